@@ -1,0 +1,147 @@
+/**
+ * The agentauth command line (DESIGN.md §7): serve, migrate, and the management of clients and
+ * agents. It reads the same environment as the server. --json prints one JSON object.
+ */
+import { Command, Option } from 'commander';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
+import type { Context } from '../context.ts';
+import { registerAgent, rotateAgentSecret, setAgentStatus } from '../domain/agents.ts';
+import { registerClient, rotateClientSecret, setClientStatus } from '../domain/clients.ts';
+import { createContext, resolveJwtSecret, startServer } from '../server.ts';
+import { openStore, redactUrl } from '../store/open.ts';
+import type { AgentRecord, ClientRecord } from '../store/types.ts';
+
+class UsageError extends Error {}
+
+const warn = (message: string) => process.stderr.write(`warning: ${message}\n`);
+
+async function withContext<T>(work: (ctx: Context) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  if (!config.jwtSecret && !config.databaseUrl.startsWith('sqlite:')) {
+    throw new UsageError('JWT_SECRET is required to manage clients on this database (client secrets are encrypted with it)');
+  }
+  const store = await openStore(config.databaseUrl, { poolSize: 1 });
+  try {
+    await store.migrate();
+    return await work(createContext(config, store, resolveJwtSecret(config, () => {})));
+  } finally {
+    await store.close();
+  }
+}
+
+function print(json: boolean, value: object, text: string): void {
+  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
+}
+
+const publicClient = (c: ClientRecord) => ({ client_id: c.id, name: c.name, redirect_uris: c.redirect_uris, status: c.status, approval: c.approval, created_at: new Date(c.created_at * 1000).toISOString() });
+const publicAgent = (a: AgentRecord) => ({
+  agent_id: a.id,
+  name: a.name,
+  owner_email: a.owner_email,
+  owner_name: a.owner_name,
+  email_verified: a.owner_email_verified,
+  status: a.status,
+  created_at: new Date(a.created_at * 1000).toISOString(),
+  last_used_at: a.last_used_at === null ? null : new Date(a.last_used_at * 1000).toISOString(),
+});
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+export function buildCli(): Command {
+  const program = new Command('agentauth').description('OAuth 2.1 / OpenID Connect authorization server for AI agents').showHelpAfterError();
+
+  program.command('serve').description('run the server (configured by the environment: PORT, DATABASE_URL, JWT_SECRET, …)').action(async () => {
+    const config: Config = loadConfig();
+    const server = await startServer(config, { warn });
+    server.app.log.info({ issuer: config.baseUrl, database: redactUrl(config.databaseUrl) }, 'agentauth is serving');
+    const stop = (signal: string) => {
+      server.app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+      server.close().then(() => process.exit(0), () => process.exit(1));
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+
+  program.command('migrate').description('apply database migrations and exit').action(async () => {
+    const config = loadConfig();
+    const store = await openStore(config.databaseUrl, { poolSize: 1 });
+    try {
+      await store.migrate();
+    } finally {
+      await store.close();
+    }
+    process.stdout.write(`migrations applied to ${redactUrl(config.databaseUrl)}\n`);
+  });
+
+  const client = program.command('client').description('manage client applications (relying parties)');
+  client
+    .command('create')
+    .description('register a client; prints its client_secret once')
+    .requiredOption('--name <name>', 'display name shown on the authorization page')
+    .requiredOption('--redirect-uri <uri>', 'redirect URI (repeat for several)', collect, [])
+    .addOption(new Option('--approval <mode>', 'auto: continue as soon as the agent authenticates; manual: the person confirms').choices(['auto', 'manual']).default('auto'))
+    .option('--json', 'print JSON')
+    .action(async (options: { name: string; redirectUri: string[]; approval: 'auto' | 'manual'; json?: boolean }) => {
+      const { client: created, secret } = await withContext((ctx) => registerClient(ctx, { name: options.name, redirectUris: options.redirectUri, approval: options.approval }));
+      print(!!options.json, { ...publicClient(created), client_secret: secret },
+        `client_id:     ${created.id}\nclient_secret: ${secret}\n(the secret is shown only now; store it safely)`);
+    });
+  client.command('list').description('list clients').option('--json', 'print JSON').action(async (options: { json?: boolean }) => {
+    const clients = await withContext((ctx) => ctx.store.listClients());
+    print(!!options.json, { clients: clients.map(publicClient) },
+      clients.map((c) => `${c.id}  ${c.status.padEnd(8)}  ${c.approval.padEnd(6)}  ${c.name}  ${c.redirect_uris.join(' ')}`).join('\n') || '(no clients)');
+  });
+  for (const [name, status] of [['disable', 'inactive'], ['enable', 'active']] as const) {
+    client.command(`${name} <client_id>`).description(`${name} a client`).option('--json', 'print JSON').action(async (id: string, options: { json?: boolean }) => {
+      await withContext((ctx) => setClientStatus(ctx, id, status));
+      print(!!options.json, { client_id: id, status }, `${id} is ${status}`);
+    });
+  }
+  client.command('rotate-secret <client_id>').description('issue a new client secret (the old one stops working)').option('--json', 'print JSON').action(async (id: string, options: { json?: boolean }) => {
+    const secret = await withContext((ctx) => rotateClientSecret(ctx, id));
+    print(!!options.json, { client_id: id, client_secret: secret }, `client_secret: ${secret}\n(the secret is shown only now)`);
+  });
+
+  const agent = program.command('agent').description('manage agent credentials');
+  agent
+    .command('create')
+    .description('register an agent; prints its agent_secret once')
+    .requiredOption('--owner-email <email>', "the owner's email (the email claim)")
+    .option('--owner-name <name>', "the owner's name (the name claim)")
+    .option('--name <label>', 'a label for the agent')
+    .option('--email-verified', "the owner's email address has been verified (email_verified claim)")
+    .option('--json', 'print JSON')
+    .action(async (options: { ownerEmail: string; ownerName?: string; name?: string; emailVerified?: boolean; json?: boolean }) => {
+      const { agent: created, secret } = await withContext((ctx) =>
+        registerAgent(ctx, { ownerEmail: options.ownerEmail, ownerName: options.ownerName, name: options.name, emailVerified: !!options.emailVerified }));
+      print(!!options.json, { ...publicAgent(created), agent_secret: secret },
+        `agent_id:     ${created.id}\nagent_secret: ${secret}\n(the secret is shown only now; give it to the agent, never to a browser)`);
+    });
+  agent.command('list').description('list agents').option('--json', 'print JSON').action(async (options: { json?: boolean }) => {
+    const agents = await withContext((ctx) => ctx.store.listAgents());
+    print(!!options.json, { agents: agents.map(publicAgent) },
+      agents.map((a) => `${a.id}  ${a.status.padEnd(8)}  ${a.name}  <${a.owner_email}>`).join('\n') || '(no agents)');
+  });
+  for (const [name, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
+    agent.command(`${name} <agent_id>`).description(`${name} an agent`).option('--json', 'print JSON').action(async (id: string, options: { json?: boolean }) => {
+      await withContext((ctx) => setAgentStatus(ctx, id, status));
+      print(!!options.json, { agent_id: id, status }, `${id} is ${status}`);
+    });
+  }
+  agent.command('rotate-secret <agent_id>').description('issue a new agent secret (the old one stops working)').option('--json', 'print JSON').action(async (id: string, options: { json?: boolean }) => {
+    const secret = await withContext((ctx) => rotateAgentSecret(ctx, id));
+    print(!!options.json, { agent_id: id, agent_secret: secret }, `agent_secret: ${secret}\n(the secret is shown only now)`);
+  });
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (error) {
+    const known = error instanceof ConfigError || error instanceof UsageError || (error instanceof Error && !(error instanceof TypeError));
+    process.stderr.write(`agentauth: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (!known) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
+    process.exit(1);
+  }
+}

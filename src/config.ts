@@ -1,0 +1,124 @@
+/**
+ * Configuration from the environment (DESIGN.md §8). Every setting has a documented
+ * default; an invalid value stops start-up with one clear line (ConfigError).
+ */
+export interface Config {
+  port: number;
+  host: string;
+  /** The issuer: an absolute URL without a trailing slash. */
+  baseUrl: string;
+  databaseUrl: string;
+  /** Current secret signing access tokens; null means "generate or load a development secret". */
+  jwtSecret: string | null;
+  /** Earlier secrets still accepted while a rotation is under way. */
+  jwtPreviousSecrets: string[];
+  logLevel: string;
+  production: boolean;
+  requestTtl: number;
+  codeTtl: number;
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  /** How long expired rows are kept (so expiry stays reportable) before the purge deletes them. */
+  purgeAfter: number;
+  purgeInterval: number;
+  auditRetention: number;
+  /** Failed agent authentications allowed per agent_id, and per client IP, within the window. */
+  authFailuresPerAgent: number;
+  authFailuresPerIp: number;
+  authFailureWindow: number;
+  /** Whether to trust X-Forwarded-* from a reverse proxy (for the client IP and https). */
+  trustProxy: boolean;
+  databasePoolSize: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min = 1): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(`${name} must be a whole number >= ${min} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes)$/i.test(raw)) return true;
+  if (/^(0|false|no)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+const MIN_SECRET_BYTES = 32;
+
+function secret(name: string, value: string): string {
+  if (Buffer.byteLength(value, 'utf8') < MIN_SECRET_BYTES) {
+    throw new ConfigError(`${name} must be at least ${MIN_SECRET_BYTES} bytes long`);
+  }
+  return value;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0);
+  if (port > 65535) throw new ConfigError(`PORT must be at most 65535 (got "${port}")`);
+  const production = env.NODE_ENV === 'production';
+
+  const baseUrlRaw = env.BASE_URL || `http://localhost:${port}`;
+  let baseUrl: URL;
+  try {
+    baseUrl = new URL(baseUrlRaw);
+  } catch {
+    throw new ConfigError(`BASE_URL must be an absolute URL (got "${baseUrlRaw}")`);
+  }
+  if (!['http:', 'https:'].includes(baseUrl.protocol) || baseUrl.search || baseUrl.hash) {
+    throw new ConfigError(`BASE_URL must be an http(s) URL without query or fragment (got "${baseUrlRaw}")`);
+  }
+
+  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/agentauth.db';
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+  }
+
+  const jwtSecret = env.JWT_SECRET ? secret('JWT_SECRET', env.JWT_SECRET) : null;
+  if (!jwtSecret && production) {
+    throw new ConfigError('JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)');
+  }
+  const jwtPreviousSecrets = (env.JWT_PREVIOUS_SECRETS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => secret('JWT_PREVIOUS_SECRETS', s));
+
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  }
+
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    baseUrl: baseUrl.href.replace(/\/+$/, ''),
+    databaseUrl,
+    jwtSecret,
+    jwtPreviousSecrets,
+    logLevel,
+    production,
+    requestTtl: integer(env, 'REQUEST_TTL', 600),
+    codeTtl: integer(env, 'CODE_TTL', 600),
+    accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600),
+    refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 2592000),
+    purgeAfter: integer(env, 'PURGE_AFTER', 86400, 0),
+    purgeInterval: integer(env, 'PURGE_INTERVAL', 300),
+    auditRetention: integer(env, 'AUDIT_RETENTION', 7776000),
+    authFailuresPerAgent: integer(env, 'AUTH_FAILURES_PER_AGENT', 10),
+    authFailuresPerIp: integer(env, 'AUTH_FAILURES_PER_IP', 50),
+    authFailureWindow: integer(env, 'AUTH_FAILURE_WINDOW', 300),
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10),
+  };
+}

@@ -1,0 +1,92 @@
+/** Random identifiers, digests and the encryption of client secrets (DESIGN.md §3). */
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** Readable prefixes of everything the server generates. */
+export const PREFIX = {
+  request: 'req_',
+  agent: 'agt_',
+  agentSecret: 'aas_',
+  client: 'cli_',
+  clientSecret: 'cls_',
+  code: 'cod_',
+  refreshToken: 'rft_',
+  grant: 'grt_',
+  token: 'atk_',
+} as const;
+
+/** A prefixed random value of `bytes` bytes from crypto.randomBytes, base64url-encoded. */
+export function randomId(prefix: string, bytes: number): string {
+  return prefix + randomBytes(bytes).toString('base64url');
+}
+
+export const newRequestId = () => randomId(PREFIX.request, 24);
+export const newAgentId = () => randomId(PREFIX.agent, 12);
+export const newAgentSecret = () => randomId(PREFIX.agentSecret, 32);
+export const newClientId = () => randomId(PREFIX.client, 12);
+export const newClientSecret = () => randomId(PREFIX.clientSecret, 32);
+export const newCode = () => randomId(PREFIX.code, 32);
+export const newRefreshToken = () => randomId(PREFIX.refreshToken, 32);
+export const newGrantId = () => randomId(PREFIX.grant, 16);
+export const newTokenId = () => randomId(PREFIX.token, 16);
+export const newBrowserBinding = () => randomBytes(32).toString('base64url');
+
+/**
+ * SHA-256 digest, base64url. Used to store high-entropy server-generated secrets (agent
+ * secrets, codes, refresh tokens, browser bindings): non-recoverable and cheap to check.
+ */
+export function digest(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('base64url');
+}
+
+/** Constant-time comparison of two strings (length differences leak only the length). */
+export function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** PKCE S256 (RFC 7636 §4.6): BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge. */
+export function pkceS256Matches(verifier: string, challenge: string): boolean {
+  return safeEqual(createHash('sha256').update(verifier, 'ascii').digest('base64url'), challenge);
+}
+
+/** A short, public identifier of a server secret, used as `kid` and to tag ciphertexts. */
+export function secretKeyId(secret: string): string {
+  return createHash('sha256').update('agentauth-kid:').update(secret, 'utf8').digest('base64url').slice(0, 12);
+}
+
+/**
+ * Encrypts client secrets at rest with AES-256-GCM under a key derived (HKDF-SHA256) from the
+ * server secret. Ciphertexts carry the key id, so after a JWT_SECRET rotation the secrets
+ * encrypted under a previous one still decrypt while it is listed in JWT_PREVIOUS_SECRETS.
+ */
+export class SecretBox {
+  private readonly keys = new Map<string, Buffer>();
+  private readonly currentKid: string;
+
+  constructor(current: string, previous: string[] = []) {
+    this.currentKid = secretKeyId(current);
+    for (const secret of [current, ...previous]) {
+      const key = Buffer.from(hkdfSync('sha256', secret, 'agentauth', 'client-secret-encryption', 32));
+      this.keys.set(secretKeyId(secret), key);
+    }
+  }
+
+  seal(plaintext: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.currentKid)!, iv);
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return ['v1', this.currentKid, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+  }
+
+  open(sealed: string): string {
+    const [version, kid, iv, body, tag] = sealed.split('.');
+    const key = kid === undefined ? undefined : this.keys.get(kid);
+    if (version !== 'v1' || !key || !iv || body === undefined || !tag) {
+      throw new Error('client secret was sealed under an unknown server secret');
+    }
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}

@@ -1,0 +1,91 @@
+/** Client (relying party) registration and authentication (SPEC.md "Client", DESIGN.md §7). */
+import { newClientId, newClientSecret, safeEqual } from '../crypto.ts';
+import type { Context } from '../context.ts';
+import { InvalidClient } from '../protocol/errors.ts';
+import type { Approval, ClientRecord, ClientStatus } from '../store/types.ts';
+
+type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+export const MAX_REDIRECT_URI_LENGTH = 2000;
+
+/**
+ * Why a redirect URI cannot be registered, or null when it can: absolute, no fragment,
+ * no userinfo, https — or http for localhost, 127.0.0.1 and [::1] only (SPEC.md, RFC 8252 §8.3).
+ */
+export function redirectUriProblem(uri: string): string | null {
+  if (uri.length > MAX_REDIRECT_URI_LENGTH) return `is longer than ${MAX_REDIRECT_URI_LENGTH} characters`;
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (uri.includes('#')) return 'must not contain a fragment';
+  if (url.username || url.password) return 'must not contain user information';
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
+  return 'must use https (http is allowed only for localhost, 127.0.0.1 and [::1])';
+}
+
+export interface NewClient {
+  name: string;
+  redirectUris: string[];
+  approval?: Approval;
+}
+
+export async function registerClient(deps: Deps, input: NewClient): Promise<{ client: ClientRecord; secret: string }> {
+  const name = input.name.trim();
+  if (!name || name.length > 200) throw new Error('client name must be 1 to 200 characters');
+  if (input.redirectUris.length === 0) throw new Error('at least one redirect URI is required');
+  for (const uri of input.redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new Error(`redirect URI ${uri} ${problem}`);
+  }
+  const secret = newClientSecret();
+  const client: ClientRecord = {
+    id: newClientId(),
+    name,
+    secret_sealed: deps.secrets.box.seal(secret),
+    redirect_uris: [...new Set(input.redirectUris)],
+    status: 'active',
+    approval: input.approval ?? 'auto',
+    created_at: deps.clock(),
+  };
+  await deps.store.insertClient(client);
+  return { client, secret };
+}
+
+export async function rotateClientSecret(deps: Deps, clientId: string): Promise<string> {
+  const secret = newClientSecret();
+  if (!(await deps.store.updateClient(clientId, { secret_sealed: deps.secrets.box.seal(secret) }))) {
+    throw new Error(`no client ${clientId}`);
+  }
+  return secret;
+}
+
+export async function setClientStatus(deps: Deps, clientId: string, status: ClientStatus): Promise<void> {
+  if (!(await deps.store.updateClient(clientId, { status }))) throw new Error(`no client ${clientId}`);
+}
+
+/** The client's secret in clear: the HS256 key of its ID tokens (OpenID Connect Core §10.1). */
+export function clientSecretOf(deps: Pick<Context, 'secrets'>, client: ClientRecord): string {
+  return deps.secrets.box.open(client.secret_sealed);
+}
+
+/**
+ * client_secret_post (RFC 6749 §2.3.1): the same answer for an unknown client, a wrong secret
+ * and an inactive client, so the endpoint does not tell which client ids exist.
+ */
+export async function authenticateClient(deps: Deps, clientId: string | undefined, clientSecret: string | undefined): Promise<ClientRecord> {
+  if (!clientId || !clientSecret) {
+    throw new InvalidClient('client authentication failed: client_id and client_secret are required (client_secret_post)');
+  }
+  const client = await deps.store.findClient(clientId);
+  const expected = client ? clientSecretOf(deps, client) : undefined;
+  const matches = safeEqual(clientSecret, expected ?? clientSecret + '\0');
+  if (!client || !matches || client.status !== 'active') {
+    throw new InvalidClient('client authentication failed');
+  }
+  return client;
+}

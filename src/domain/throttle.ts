@@ -1,0 +1,33 @@
+/**
+ * Throttling of failed agent authentications, per agent_id and per client IP (DESIGN.md §5).
+ * Only failures count; once either key has used its allowance within the window, attempts are
+ * refused with 429 and Retry-After until the window has passed.
+ */
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { Config } from '../config.ts';
+import { SlowDown } from '../protocol/errors.ts';
+
+export class AuthThrottle {
+  private readonly perAgent: RateLimiterMemory;
+  private readonly perIp: RateLimiterMemory;
+
+  constructor(config: Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>) {
+    this.perAgent = new RateLimiterMemory({ keyPrefix: 'agent', points: config.authFailuresPerAgent, duration: config.authFailureWindow });
+    this.perIp = new RateLimiterMemory({ keyPrefix: 'ip', points: config.authFailuresPerIp, duration: config.authFailureWindow });
+  }
+
+  /** Throws SlowDown when the agent_id or the IP has no failures left in the window. */
+  async check(agentId: string, ip: string): Promise<void> {
+    const [agent, address] = await Promise.all([this.perAgent.get(agentId), this.perIp.get(ip)]);
+    const waits = [
+      agent && agent.consumedPoints >= this.perAgent.points ? agent.msBeforeNext : 0,
+      address && address.consumedPoints >= this.perIp.points ? address.msBeforeNext : 0,
+    ];
+    const wait = Math.max(...waits);
+    if (wait > 0) throw new SlowDown('too many failed authentication attempts; retry later', wait / 1000);
+  }
+
+  async recordFailure(agentId: string, ip: string): Promise<void> {
+    await Promise.all([this.perAgent.penalty(agentId, 1), this.perIp.penalty(ip, 1)]);
+  }
+}

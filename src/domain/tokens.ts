@@ -1,0 +1,303 @@
+/**
+ * Token issuance and the rules of the token, introspection, revocation and userinfo endpoints
+ * (DESIGN.md §6). Access tokens are HS256 JWTs (RFC 9068 profile) whose `jti` is recorded, so
+ * revocation is visible to /introspect and /userinfo; refresh tokens and codes are stored as
+ * digests only.
+ */
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from '../crypto.ts';
+import type { Context } from '../context.ts';
+import { InvalidGrant, InvalidRequest, InvalidScope, InvalidToken, UnauthorizedClient, OAuthError } from '../protocol/errors.ts';
+import type { AccessTokenRecord, AgentRecord, ClientRecord, GrantRecord, IssuedTokens } from '../store/types.ts';
+import { clientSecretOf } from './clients.ts';
+import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+  id_token?: string;
+}
+
+/** RFC 7636 §4.1: 43 to 128 unreserved characters. */
+const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+// ---------------------------------------------------------------------------------------------
+// Issuance
+
+interface Issue {
+  client: ClientRecord;
+  grant: GrantRecord;
+  /** Scope of this access token (may be narrower than the grant's on refresh). */
+  scope: string;
+  nonce: string | null;
+}
+
+async function signAccessToken(ctx: Context, grant: GrantRecord, scope: string, jti: string, now: number): Promise<string> {
+  return new SignJWT({ client_id: grant.client_id, scope, model: grant.model })
+    .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: ctx.secrets.kid })
+    .setIssuer(ctx.config.baseUrl)
+    .setSubject(grant.agent_id)
+    .setAudience(grant.client_id)
+    .setIssuedAt(now)
+    .setExpirationTime(now + ctx.config.accessTokenTtl)
+    .setJti(jti)
+    .sign(ctx.secrets.signingKey);
+}
+
+/** OpenID Connect Core §2, §5.4: the ID token, keyed with the client's secret (§10.1). */
+async function signIdToken(ctx: Context, issue: Issue, agent: AgentRecord, now: number): Promise<string> {
+  const claims: Record<string, unknown> = { auth_time: issue.grant.auth_time, ...userClaims(agent, issue.scope) };
+  delete claims.sub;
+  if (issue.nonce !== null) claims.nonce = issue.nonce;
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(ctx.config.baseUrl)
+    .setSubject(agent.id)
+    .setAudience(issue.client.id)
+    .setIssuedAt(now)
+    .setExpirationTime(now + ctx.config.accessTokenTtl)
+    .sign(new TextEncoder().encode(clientSecretOf(ctx, issue.client)));
+}
+
+/** Prepares the rows and the response of one issuance; the caller stores the rows atomically. */
+async function prepareTokens(ctx: Context, issue: Issue, agent: AgentRecord, now: number): Promise<{ rows: IssuedTokens; response: TokenResponse }> {
+  const jti = newTokenId();
+  const refreshToken = newRefreshToken();
+  const response: TokenResponse = {
+    access_token: await signAccessToken(ctx, issue.grant, issue.scope, jti, now),
+    token_type: 'Bearer',
+    expires_in: ctx.config.accessTokenTtl,
+    refresh_token: refreshToken,
+    scope: issue.scope,
+  };
+  if (hasScope(issue.scope, 'openid')) response.id_token = await signIdToken(ctx, issue, agent, now);
+  const rows: IssuedTokens = {
+    accessToken: { jti, grant_id: issue.grant.id, client_id: issue.client.id, scope: issue.scope, expires_at: now + ctx.config.accessTokenTtl, revoked_at: null },
+    refreshToken: { digest: digest(refreshToken), grant_id: issue.grant.id, created_at: now, expires_at: now + ctx.config.refreshTokenTtl, used_at: null },
+  };
+  return { rows, response };
+}
+
+async function activeAgent(ctx: Context, agentId: string): Promise<AgentRecord> {
+  const agent = await ctx.store.findAgent(agentId);
+  if (!agent || agent.status !== 'active') throw new InvalidGrant('The agent of this grant is disabled.');
+  return agent;
+}
+
+// ---------------------------------------------------------------------------------------------
+// grant_type=authorization_code
+
+export interface CodeExchange {
+  code?: string;
+  code_verifier?: string;
+  redirect_uri?: string;
+}
+
+export async function exchangeCode(ctx: Context, client: ClientRecord, input: CodeExchange): Promise<TokenResponse> {
+  if (!input.code) throw new InvalidRequest('code is required');
+  if (!input.code_verifier) throw new InvalidRequest('code_verifier is required (PKCE S256)');
+  if (!CODE_VERIFIER.test(input.code_verifier)) throw new InvalidRequest('code_verifier must be 43 to 128 unreserved characters');
+
+  const codeDigest = digest(input.code);
+  const code = await ctx.store.findCode(codeDigest);
+  const now = ctx.clock();
+  // A code of another client, an expired code, a wrong verifier or redirect_uri: refused, and
+  // nothing is revoked, so a stolen code cannot be used to destroy the owner's tokens.
+  if (!code || code.client_id !== client.id) throw new InvalidGrant('The authorization code is invalid.');
+  if (now >= code.expires_at) throw new InvalidGrant('The authorization code has expired.');
+  if (input.redirect_uri !== undefined && input.redirect_uri !== code.redirect_uri) {
+    throw new InvalidGrant('redirect_uri does not match the one of the authorization request.');
+  }
+  if (!pkceS256Matches(input.code_verifier, code.code_challenge)) throw new InvalidGrant('The code_verifier does not match the code_challenge.');
+
+  const replay = async (): Promise<never> => {
+    // RFC 6749 §4.1.2 / RFC 9700 §4.5: a second use of a code revokes what it issued.
+    const redeemed = await ctx.store.findCode(codeDigest);
+    if (redeemed?.grant_id) await ctx.store.revokeGrant(redeemed.grant_id, ctx.clock());
+    throw new InvalidGrant('The authorization code has already been used; the tokens issued from it are revoked.');
+  };
+  if (code.redeemed_at !== null) return replay();
+
+  const agent = await activeAgent(ctx, code.agent_id);
+  const grant: GrantRecord = {
+    id: newGrantId(),
+    client_id: client.id,
+    agent_id: code.agent_id,
+    scope: code.scope,
+    model: code.model,
+    auth_time: code.auth_time,
+    created_at: now,
+    revoked_at: null,
+  };
+  const { rows, response } = await prepareTokens(ctx, { client, grant, scope: code.scope, nonce: code.nonce }, agent, now);
+  if (!(await ctx.store.redeemCode(codeDigest, now, grant, rows))) return replay();
+  return response;
+}
+
+// ---------------------------------------------------------------------------------------------
+// grant_type=refresh_token
+
+export async function refreshTokens(ctx: Context, client: ClientRecord, input: { refresh_token?: string; scope?: string }): Promise<TokenResponse> {
+  if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
+  const tokenDigest = digest(input.refresh_token);
+  const token = await ctx.store.findRefreshToken(tokenDigest);
+  const grant = token && (await ctx.store.findGrant(token.grant_id));
+  const now = ctx.clock();
+  if (!token || !grant || grant.client_id !== client.id) throw new InvalidGrant('The refresh token is invalid.');
+  if (grant.revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
+
+  const reuse = async (): Promise<never> => {
+    // RFC 9700 §4.14.2: a rotated refresh token presented again means one of the two parties
+    // holding it is an attacker; revoke the whole grant.
+    await ctx.store.revokeGrant(grant.id, ctx.clock());
+    throw new InvalidGrant('The refresh token has already been used; the grant is revoked.');
+  };
+  if (token.used_at !== null) return reuse();
+  if (now >= token.expires_at) throw new InvalidGrant('The refresh token has expired.');
+
+  let scope = grant.scope;
+  if (input.scope !== undefined) {
+    if (unknownScopes(input.scope).length > 0 || !isSubset(input.scope, grant.scope) || !normalizeScope(input.scope)) {
+      throw new InvalidScope('The requested scope exceeds the scope of the grant.');
+    }
+    scope = normalizeScope(input.scope);
+  }
+  const agent = await activeAgent(ctx, grant.agent_id);
+  const { rows, response } = await prepareTokens(ctx, { client, grant, scope, nonce: null }, agent, now);
+  if (!(await ctx.store.rotateRefreshToken(tokenDigest, now, rows))) return reuse();
+  return response;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Access tokens in use: userinfo, introspection, revocation
+
+export interface AccessTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  client_id: string;
+  scope: string;
+  iat: number;
+  exp: number;
+  jti: string;
+  model: string;
+}
+
+/** Verifies signature, type, issuer and lifetime; null when the JWT is not one of our valid access tokens. */
+async function verifyAccessJwt(ctx: Context, token: string): Promise<AccessTokenClaims | null> {
+  try {
+    const { payload } = await jwtVerify(token, (header) => {
+      const key = header.kid === undefined ? undefined : ctx.secrets.verificationKeys.get(header.kid);
+      if (!key) throw new joseErrors.JWKSNoMatchingKey();
+      return key;
+    }, { algorithms: ['HS256'], issuer: ctx.config.baseUrl, typ: 'at+jwt', currentDate: new Date(ctx.clock() * 1000) });
+    return payload as unknown as AccessTokenClaims;
+  } catch {
+    return null;
+  }
+}
+
+/** The token's claims when it is active: valid JWT, not revoked, grant not revoked, agent active. */
+async function activeAccessToken(ctx: Context, token: string): Promise<{ claims: AccessTokenClaims; record: AccessTokenRecord; grant: GrantRecord } | null> {
+  const claims = await verifyAccessJwt(ctx, token);
+  if (!claims) return null;
+  const record = await ctx.store.findAccessToken(claims.jti);
+  if (!record || record.revoked_at !== null) return null;
+  const grant = await ctx.store.findGrant(record.grant_id);
+  if (!grant || grant.revoked_at !== null) return null;
+  return { claims, record, grant };
+}
+
+/** Claims about the agent's owner, per scope (DESIGN.md §6). */
+export function userClaims(agent: AgentRecord, scope: string): Record<string, unknown> {
+  const claims: Record<string, unknown> = { sub: agent.id };
+  if (hasScope(scope, 'email')) {
+    claims.email = agent.owner_email;
+    claims.email_verified = agent.owner_email_verified;
+  }
+  if (hasScope(scope, 'profile')) claims.name = agent.owner_name ?? agent.name;
+  return claims;
+}
+
+export class InsufficientScope extends OAuthError {
+  readonly error = 'insufficient_scope';
+  override readonly statusCode = 403;
+  constructor(description: string) {
+    super(description);
+    this.headers['www-authenticate'] = 'Bearer error="insufficient_scope", scope="openid"';
+  }
+}
+
+export async function userinfo(ctx: Context, token: string | undefined): Promise<Record<string, unknown>> {
+  if (!token) {
+    const error = new InvalidToken('An access token is required (Authorization: Bearer).');
+    error.headers['www-authenticate'] = 'Bearer';
+    throw error;
+  }
+  const active = await activeAccessToken(ctx, token);
+  if (!active) throw new InvalidToken('The access token is invalid, expired or revoked.');
+  if (!hasScope(active.record.scope, 'openid')) throw new InsufficientScope('The access token was not granted the openid scope.');
+  const agent = await ctx.store.findAgent(active.grant.agent_id);
+  if (!agent || agent.status !== 'active') throw new InvalidToken('The agent of this access token is disabled.');
+  return userClaims(agent, active.record.scope);
+}
+
+/**
+ * Which kind a presented token is follows from its form (refresh tokens carry the rft_ prefix,
+ * access tokens are JWTs), so token_type_hint is accepted and not needed (RFC 7662 §2.1, RFC 7009 §2.1).
+ */
+type TokenHint = string | undefined;
+const isRefreshToken = (token: string) => token.startsWith('rft_');
+
+/** RFC 7662: { active: false } for anything not active or not issued to this client. */
+export async function introspect(ctx: Context, client: ClientRecord, token: string, _hint?: TokenHint): Promise<Record<string, unknown>> {
+  const inactive = { active: false };
+  if (isRefreshToken(token)) {
+    const record = await ctx.store.findRefreshToken(digest(token));
+    const grant = record && (await ctx.store.findGrant(record.grant_id));
+    const now = ctx.clock();
+    if (!record || !grant || grant.client_id !== client.id || grant.revoked_at !== null || record.used_at !== null || now >= record.expires_at) return inactive;
+    return { active: true, client_id: grant.client_id, scope: grant.scope, sub: grant.agent_id, iss: ctx.config.baseUrl, iat: record.created_at, exp: record.expires_at, token_type: 'refresh_token' };
+  }
+  const active = await activeAccessToken(ctx, token);
+  if (!active || active.record.client_id !== client.id) return inactive;
+  const { claims } = active;
+  return {
+    active: true,
+    scope: claims.scope,
+    client_id: claims.client_id,
+    token_type: 'Bearer',
+    exp: claims.exp,
+    iat: claims.iat,
+    sub: claims.sub,
+    aud: claims.aud,
+    iss: claims.iss,
+    jti: claims.jti,
+    model: claims.model,
+  };
+}
+
+/**
+ * RFC 7009. Unknown, invalid and expired tokens answer 200 (§2.2). A token issued to another
+ * client is refused (§2.1). Revoking a refresh token revokes its whole grant.
+ */
+export async function revoke(ctx: Context, client: ClientRecord, token: string, _hint?: TokenHint): Promise<void> {
+  const now = ctx.clock();
+  if (isRefreshToken(token)) {
+    const record = await ctx.store.findRefreshToken(digest(token));
+    const grant = record && (await ctx.store.findGrant(record.grant_id));
+    if (!grant) return;
+    if (grant.client_id !== client.id) throw new UnauthorizedClient('The token was not issued to this client.');
+    await ctx.store.revokeGrant(grant.id, now);
+    return;
+  }
+  const claims = await verifyAccessJwt(ctx, token);
+  if (!claims) return;
+  const record = await ctx.store.findAccessToken(claims.jti);
+  if (!record) return;
+  if (record.client_id !== client.id) throw new UnauthorizedClient('The token was not issued to this client.');
+  await ctx.store.revokeAccessToken(record.jti, now);
+}

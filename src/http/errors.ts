@@ -1,0 +1,82 @@
+/**
+ * One error handler for every endpoint: OAuthErrors answer with their own status and body;
+ * Fastify's own 4xx errors (validation, content type, size, malformed JSON) become
+ * invalid_request in the documented shape; anything else is logged and answered 500
+ * server_error, or 503 temporarily_unavailable when the database is unreachable. Never a stack trace.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { OAuthError } from '../protocol/errors.ts';
+
+interface ErrorBody {
+  error: string;
+  error_description: string;
+}
+
+const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; description: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, description: 'Unsupported Content-Type for this endpoint.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, description: 'Content-Length does not match the body.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, description: 'The request body is too large (64 KiB at most).' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, description: 'The request body is empty; a JSON object is expected.' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, description: 'The request body is not valid JSON.' },
+  FST_ERR_CTP_INVALID_CONTENT_TYPE: { status: 415, description: 'The Content-Type header is malformed.' },
+};
+
+/** Error codes of the database drivers that mean "the database cannot be reached right now". */
+const UNAVAILABLE = /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|57P0[1-3]|08\d{3}|53300)/;
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  const message = (error as { message?: unknown })?.message;
+  return (typeof code === 'string' && UNAVAILABLE.test(code)) || (typeof message === 'string' && /Connection terminated|database connection is not open|timeout exceeded when trying to connect/i.test(message));
+}
+
+/** Translates any thrown value into a status, headers and the documented error body. */
+export function describeError(error: unknown): { status: number; headers: Record<string, string>; body: ErrorBody; unexpected: boolean } {
+  if (error instanceof OAuthError) return { status: error.statusCode, headers: error.headers, body: error.toJSON(), unexpected: false };
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    return { status: 400, headers: {}, body: { error: 'invalid_request', error_description: fastifyError.message }, unexpected: false };
+  }
+  const known = fastifyError.code ? FASTIFY_CLIENT_ERRORS[fastifyError.code] : undefined;
+  if (known) return { status: known.status, headers: {}, body: { error: 'invalid_request', error_description: known.description }, unexpected: false };
+  if (isDatabaseUnavailable(error)) {
+    return { status: 503, headers: { 'retry-after': '5' }, body: { error: 'temporarily_unavailable', error_description: 'The service is temporarily unavailable; retry shortly.' }, unexpected: true };
+  }
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return { status: fastifyError.statusCode, headers: {}, body: { error: 'invalid_request', error_description: 'The request is malformed.' }, unexpected: false };
+  }
+  return { status: 500, headers: {}, body: { error: 'server_error', error_description: 'An unexpected error occurred.' }, unexpected: true };
+}
+
+export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const { status, headers, body, unexpected } = describeError(error);
+  if (unexpected) request.log.error({ err: error }, 'request failed');
+  else request.log.debug({ error: body.error, status }, 'request refused');
+  void reply.code(status).headers({ 'cache-control': 'no-store', ...headers }).send(body);
+}
+
+/**
+ * AJV's first error as a sentence naming the field ("agent_id is required", "model must be a
+ * string"), for error_description.
+ */
+export function schemaErrorMessage(errors: Array<{ keyword: string; instancePath: string; params: Record<string, unknown> }>): string {
+  const first = errors[0];
+  if (!first) return 'The request is invalid.';
+  const field = first.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  switch (first.keyword) {
+    case 'required':
+      return `${String(first.params.missingProperty)} is required`;
+    case 'type':
+      return field ? `${field} must be a ${String(first.params.type)}` : `the request must be a JSON ${String(first.params.type)}`;
+    case 'minLength':
+      return `${field} must not be empty`;
+    case 'maxLength':
+      return `${field} is longer than ${String(first.params.limit)} characters`;
+    case 'pattern':
+      return `${field} contains characters that are not allowed`;
+    case 'enum':
+      return `${field} must be one of ${(first.params.allowedValues as unknown[]).join(', ')}`;
+    default:
+      return `${field || 'the request'} is invalid`;
+  }
+}

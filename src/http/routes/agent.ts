@@ -1,0 +1,43 @@
+/** The agent back channel: POST /api/agent/authenticate and GET /api/check-status (SPEC.md, DESIGN.md §5). */
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Context } from '../../context.ts';
+import { authenticateAgent, statusView } from '../../domain/authorization-request.ts';
+import { NotFound } from '../../protocol/errors.ts';
+
+const AuthenticateBody = Type.Object({
+  request_id: Type.String({ minLength: 1, maxLength: 128 }),
+  agent_id: Type.String({ minLength: 1, maxLength: 128 }),
+  agent_secret: Type.String({ minLength: 1, maxLength: 512 }),
+  model: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$' }),
+});
+
+const AuthenticateResponse = Type.Object({ status: Type.Literal('authenticated'), message: Type.String() });
+
+const StatusQuery = Type.Object({ request_id: Type.String({ minLength: 1, maxLength: 128 }) });
+
+const StatusResponse = Type.Object({
+  status: Type.Union([Type.Literal('pending'), Type.Literal('authenticated'), Type.Literal('completed'), Type.Literal('error')]),
+  error: Type.Optional(Type.String()),
+  error_description: Type.Optional(Type.String()),
+});
+
+export async function agentRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
+  app.post<{ Body: Static<typeof AuthenticateBody> }>('/api/agent/authenticate', {
+    schema: { body: AuthenticateBody, response: { 200: AuthenticateResponse } },
+  }, async (request, reply) => {
+    const { client } = await authenticateAgent(ctx, request.body, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null });
+    return reply.header('cache-control', 'no-store').send({
+      status: 'authenticated',
+      message: `Agent authenticated. The browser will now continue to ${client.name}.`,
+    });
+  });
+
+  app.get<{ Querystring: Static<typeof StatusQuery> }>('/api/check-status', {
+    schema: { querystring: StatusQuery, response: { 200: StatusResponse } },
+  }, async (request, reply) => {
+    const found = await ctx.store.findRequest(request.query.request_id);
+    if (!found) throw new NotFound('The authorization request does not exist.');
+    return reply.header('cache-control', 'no-store').send(statusView(found, ctx.clock()));
+  });
+}

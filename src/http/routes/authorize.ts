@@ -1,0 +1,108 @@
+/** GET /authorize, POST /authorize/continue and the page's static assets (SPEC.md, DESIGN.md §4). */
+import { readFileSync } from 'node:fs';
+import formbody from '@fastify/formbody';
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Context } from '../../context.ts';
+import {
+  type AuthorizeQuery,
+  continueAuthorization,
+  startAuthorization,
+  validateAuthorization,
+} from '../../domain/authorization-request.ts';
+import { OAuthError } from '../../protocol/errors.ts';
+import { authorizePage, confirmPage } from '../../pages/authorize-page.ts';
+import { errorPage } from '../../pages/error-page.ts';
+import { pageHeaders } from '../../pages/layout.ts';
+import { describeError } from '../errors.ts';
+
+const ASSETS: Record<string, { type: string; body: Buffer }> = {
+  'authorize.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../pages/assets/authorize.js', import.meta.url)) },
+  'agentauth.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../../pages/assets/agentauth.css', import.meta.url)) },
+};
+
+/** The browser binding cookie (DESIGN.md §4); __Host- prefixed when served over https. */
+export function bindingCookieName(baseUrl: string): string {
+  return baseUrl.startsWith('https:') ? '__Host-agentauth_browser' : 'agentauth_browser';
+}
+
+function sendErrorPage(reply: FastifyReply, error: unknown): FastifyReply {
+  const { status, body, unexpected } = describeError(error);
+  if (unexpected) reply.log.error({ err: error }, 'authorization page failed');
+  return reply.code(status).headers(pageHeaders()).send(errorPage(body.error, body.error_description));
+}
+
+const ContinueBody = Type.Object({
+  request_id: Type.String({ minLength: 1, maxLength: 128 }),
+  action: Type.Optional(Type.Union([Type.Literal('approve'), Type.Literal('cancel')])),
+  confirmed: Type.Optional(Type.String({ maxLength: 8 })),
+});
+
+export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
+  const cookieName = bindingCookieName(ctx.config.baseUrl);
+  const secure = ctx.config.baseUrl.startsWith('https:');
+  const baseOrigin = new URL(ctx.config.baseUrl).origin;
+
+  app.get('/authorize', async (request, reply) => {
+    try {
+      const valid = await validateAuthorization(ctx, request.query as AuthorizeQuery);
+      const { request: created, browserBinding } = await startAuthorization(ctx, valid, request.cookies[cookieName]);
+      reply.setCookie(cookieName, browserBinding, { httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: ctx.config.requestTtl });
+      return reply
+        .headers(pageHeaders([new URL(valid.redirectUri).origin]))
+        .send(authorizePage({ baseUrl: ctx.config.baseUrl, request: created, client: valid.client }));
+    } catch (error) {
+      return sendErrorPage(reply, error);
+    }
+  });
+
+  // The continue form is posted form-encoded by the browser; its parser lives only here.
+  await app.register(async (scope) => {
+    await scope.register(formbody);
+    scope.post<{ Body: Static<typeof ContinueBody> }>('/authorize/continue', {
+      schema: { body: ContinueBody },
+      attachValidation: true,
+    }, async (request, reply) => {
+      try {
+        if (request.validationError) throw request.validationError;
+        refuseCrossSite(request, baseOrigin);
+        const outcome = await continueAuthorization(
+          ctx,
+          { requestId: request.body.request_id, action: request.body.action ?? 'approve', confirmed: request.body.confirmed === '1' },
+          request.cookies[cookieName],
+        );
+        const formTarget = [new URL((outcome.kind === 'redirect' ? outcome.location : outcome.request.redirect_uri)).origin];
+        if (outcome.kind === 'redirect') return reply.code(302).headers(pageHeaders()).header('location', outcome.location).send();
+        if (outcome.kind === 'confirm') return reply.headers(pageHeaders(formTarget)).send(confirmPage(outcome));
+        return reply.headers(pageHeaders(formTarget)).send(
+          authorizePage({ baseUrl: ctx.config.baseUrl, request: outcome.request, client: outcome.client, notice: 'Your agent has not authenticated yet. This page continues as soon as it has.' }),
+        );
+      } catch (error) {
+        return sendErrorPage(reply, error);
+      }
+    });
+  });
+
+  app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
+    const asset = ASSETS[request.params.name];
+    if (!asset) return reply.code(404).send({ error: 'not_found', error_description: 'No such asset.' });
+    return reply.headers({ 'content-type': asset.type, 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' }).send(asset.body);
+  });
+}
+
+class CrossSiteRequest extends OAuthError {
+  readonly error = 'access_denied';
+  override readonly statusCode = 403;
+}
+
+/**
+ * The continue form may only be submitted from our own pages: a browser states where a
+ * form post comes from (Sec-Fetch-Site, Origin); a foreign one is refused (login CSRF).
+ */
+function refuseCrossSite(request: FastifyRequest, baseOrigin: string): void {
+  const site = request.headers['sec-fetch-site'];
+  const origin = request.headers.origin;
+  if ((site !== undefined && site !== 'same-origin' && site !== 'none') || (origin !== undefined && origin !== baseOrigin)) {
+    throw new CrossSiteRequest('The form was submitted from another site.');
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * POST /token, /introspect and /revoke: form-encoded (RFC 6749) or JSON bodies, client
+ * authentication client_secret_post, Cache-Control: no-store (DESIGN.md §6).
+ */
+import formbody from '@fastify/formbody';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Context } from '../../context.ts';
+import { authenticateClient } from '../../domain/clients.ts';
+import { exchangeCode, introspect, refreshTokens, revoke } from '../../domain/tokens.ts';
+import { UnsupportedGrantType } from '../../protocol/errors.ts';
+
+const param = (maxLength = 2048) => Type.Optional(Type.String({ maxLength }));
+const ClientCredentials = { client_id: param(128), client_secret: param(512) };
+
+const TokenBody = Type.Object({
+  grant_type: Type.String({ minLength: 1, maxLength: 64 }),
+  ...ClientCredentials,
+  code: param(256),
+  code_verifier: param(256),
+  redirect_uri: param(2048),
+  refresh_token: param(256),
+  scope: param(200),
+});
+
+const TokenRequest = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 4096 }),
+  token_type_hint: param(64),
+  ...ClientCredentials,
+});
+
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+function schema<T extends TSchema>(body: T) {
+  return { schema: { body } };
+}
+
+export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
+  await app.register(formbody);
+
+  app.post<{ Body: Static<typeof TokenBody> }>('/token', schema(TokenBody), async (request, reply) => {
+    const body = request.body;
+    const client = await authenticateClient(ctx, body.client_id, body.client_secret);
+    let response;
+    if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, client, body);
+    else if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, client, body);
+    else throw new UnsupportedGrantType('grant_type must be authorization_code or refresh_token.');
+    return reply.headers(NO_STORE).send(response);
+  });
+
+  app.post<{ Body: Static<typeof TokenRequest> }>('/introspect', schema(TokenRequest), async (request, reply) => {
+    const client = await authenticateClient(ctx, request.body.client_id, request.body.client_secret);
+    return reply.headers(NO_STORE).send(await introspect(ctx, client, request.body.token, request.body.token_type_hint));
+  });
+
+  app.post<{ Body: Static<typeof TokenRequest> }>('/revoke', schema(TokenRequest), async (request, reply) => {
+    const client = await authenticateClient(ctx, request.body.client_id, request.body.client_secret);
+    await revoke(ctx, client, request.body.token, request.body.token_type_hint);
+    return reply.headers(NO_STORE).code(200).send({});
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * The authorization page (SPEC.md GET /authorize, DESIGN.md §4). Agents read the request id from
+ * <meta name="request-id">; the page's script polls the status and submits the continue form
+ * once the agent has authenticated; without JavaScript, "Continue" does the same.
+ */
+import { scopeValues } from '../domain/scopes.ts';
+import type { AgentRecord, AuthorizationRequestRecord, ClientRecord } from '../store/types.ts';
+import { type Html, html } from './html.ts';
+import { layout } from './layout.ts';
+
+const SCOPE_TEXT: Record<string, string> = {
+  openid: 'Sign in with the identity of your AI agent',
+  email: "Your agent owner's email address",
+  profile: "Your agent owner's name",
+};
+
+export interface AuthorizePageView {
+  baseUrl: string;
+  request: AuthorizationRequestRecord;
+  client: ClientRecord;
+  notice?: string;
+}
+
+function redirectHost(request: AuthorizationRequestRecord): string {
+  return new URL(request.redirect_uri).host;
+}
+
+function continueForm(request: AuthorizationRequestRecord, approveLabel: string, confirmed: boolean): Html {
+  return html`<form method="post" action="/authorize/continue" id="continue-form">
+<input type="hidden" name="request_id" value="${request.id}">
+${confirmed ? html`<input type="hidden" name="confirmed" value="1">` : ''}
+<button type="submit" name="action" value="approve" id="approve">${approveLabel}</button>
+<button type="submit" name="action" value="cancel" id="cancel" class="secondary">Cancel</button>
+</form>`;
+}
+
+export function authorizePage(view: AuthorizePageView): string {
+  const { request, client, baseUrl } = view;
+  const host = redirectHost(request);
+  return layout(
+    `Authorize ${client.name} — agentauth`,
+    html`<meta name="request-id" content="${request.id}">
+<meta name="agent-authenticate-endpoint" content="${baseUrl}/api/agent/authenticate">
+<meta name="agent-status-endpoint" content="${baseUrl}/api/check-status">
+<meta name="client-name" content="${client.name}">
+<meta name="redirect-host" content="${host}">
+<meta name="scope" content="${request.scope}">
+<script src="/assets/authorize.js" defer></script>`,
+    html`<h1><span id="client-name">${client.name}</span> asks your AI agent to sign in</h1>
+<p>After sign-in you will be sent to <strong id="redirect-host">${host}</strong>.</p>
+<h2>Requested access</h2>
+<ul id="scopes">${scopeValues(request.scope).map((s) => html`<li>${SCOPE_TEXT[s] ?? s} <code>${s}</code></li>`)}</ul>
+<h2>Request ID for your agent</h2>
+<p class="request-id"><code id="request-id">${request.id}</code></p>
+<p>Give this request ID to your AI agent. It authenticates on its own; this page continues when it has.</p>
+<p id="status" role="status" aria-live="polite">${view.notice ?? 'Waiting for your agent to authenticate…'}</p>
+${continueForm(request, 'Continue', false)}`,
+  );
+}
+
+export interface ConfirmPageView {
+  request: AuthorizationRequestRecord;
+  client: ClientRecord;
+  agent: AgentRecord | undefined;
+}
+
+/** approval=manual: who authenticated, and the person's explicit confirmation. */
+export function confirmPage(view: ConfirmPageView): string {
+  const { request, client, agent } = view;
+  return layout(
+    `Confirm sign-in to ${client.name} — agentauth`,
+    html`<meta name="request-id" content="${request.id}">`,
+    html`<h1>Confirm sign-in to <span id="client-name">${client.name}</span></h1>
+<p>An agent has authenticated for this request. Approve only if you expected it.</p>
+<dl id="agent-details">
+<dt>Agent</dt><dd id="agent-name">${agent?.name ?? request.agent_id}</dd>
+<dt>Owner</dt><dd id="agent-owner">${agent?.owner_email ?? ''}</dd>
+<dt>Model</dt><dd id="agent-model">${request.model}</dd>
+<dt>Destination</dt><dd>${redirectHost(request)}</dd>
+</dl>
+${continueForm(request, 'Approve', true)}`,
+  );
+}

@@ -1,0 +1,43 @@
+/** The page shell and the security headers every HTML page carries (DESIGN.md §4). */
+import { type Html, html } from './html.ts';
+
+export interface PageHeaders {
+  [name: string]: string;
+}
+
+/**
+ * Headers for an HTML page. `formTargets` are origins a form on the page may end up at:
+ * Chromium applies form-action to the redirect that follows a form post, so the client's
+ * redirect_uri origin must be listed for the continue form to work.
+ */
+export function pageHeaders(formTargets: string[] = []): PageHeaders {
+  const formAction = ["'self'", ...formTargets].join(' ');
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    pragma: 'no-cache',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+  };
+}
+
+export function layout(title: string, head: Html, body: Html): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+${head}
+<link rel="stylesheet" href="/assets/agentauth.css">
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`.value;
+}

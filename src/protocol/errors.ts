@@ -1,0 +1,133 @@
+/**
+ * OAuth errors as classes named after their error codes (RFC 6749 §5.2, RFC 6750 §3.1 and
+ * the codes SPEC.md / DESIGN.md add). Every error body has the shape
+ * { error, error_description }.
+ */
+export abstract class OAuthError extends Error {
+  abstract readonly error: string;
+  readonly statusCode: number = 400;
+  /** Extra response headers (WWW-Authenticate, Retry-After). */
+  headers: Record<string, string> = {};
+
+  constructor(readonly description: string) {
+    super(description);
+  }
+
+  override get name(): string {
+    return this.constructor.name;
+  }
+
+  toJSON(): { error: string; error_description: string } {
+    return { error: this.error, error_description: this.description };
+  }
+}
+
+export class InvalidRequest extends OAuthError {
+  readonly error = 'invalid_request';
+}
+
+/** SPEC.md: POST /api/agent/authenticate answers 404 invalid_request for an unknown request. */
+export class RequestNotFound extends OAuthError {
+  readonly error = 'invalid_request';
+  override readonly statusCode = 404;
+}
+
+export class InvalidClient extends OAuthError {
+  readonly error = 'invalid_client';
+  override readonly statusCode: number;
+  /** At /authorize an unknown client is a 400 page; at the token endpoint it is 401 (RFC 6749 §5.2). */
+  constructor(description: string, statusCode = 401) {
+    super(description);
+    this.statusCode = statusCode;
+  }
+}
+
+export class InvalidGrant extends OAuthError {
+  readonly error = 'invalid_grant';
+}
+
+export class UnauthorizedClient extends OAuthError {
+  readonly error = 'unauthorized_client';
+}
+
+export class UnsupportedGrantType extends OAuthError {
+  readonly error = 'unsupported_grant_type';
+}
+
+export class UnsupportedResponseType extends OAuthError {
+  readonly error = 'unsupported_response_type';
+}
+
+export class UnsupportedTokenType extends OAuthError {
+  readonly error = 'unsupported_token_type';
+}
+
+export class InvalidScope extends OAuthError {
+  readonly error = 'invalid_scope';
+}
+
+export class AccessDenied extends OAuthError {
+  readonly error = 'access_denied';
+  override readonly statusCode: number;
+  constructor(description: string, statusCode = 403) {
+    super(description);
+    this.statusCode = statusCode;
+  }
+}
+
+export class InvalidToken extends OAuthError {
+  readonly error = 'invalid_token';
+  override readonly statusCode = 401;
+  constructor(description: string) {
+    super(description);
+    this.headers['www-authenticate'] = `Bearer error="invalid_token", error_description="${description.replace(/["\\]/g, '')}"`;
+  }
+}
+
+export class InvalidCredentials extends OAuthError {
+  readonly error = 'invalid_credentials';
+  override readonly statusCode = 401;
+}
+
+export class NotFound extends OAuthError {
+  readonly error = 'not_found';
+  override readonly statusCode = 404;
+}
+
+export class RequestExpired extends OAuthError {
+  readonly error = 'request_expired';
+}
+
+export class RequestAlreadyUsed extends OAuthError {
+  readonly error = 'request_already_used';
+  override readonly statusCode = 409;
+}
+
+export class UnsupportedMediaType extends OAuthError {
+  readonly error = 'invalid_request';
+  override readonly statusCode = 415;
+}
+
+export class PayloadTooLarge extends OAuthError {
+  readonly error = 'invalid_request';
+  override readonly statusCode = 413;
+}
+
+export class SlowDown extends OAuthError {
+  readonly error = 'too_many_requests';
+  override readonly statusCode = 429;
+  constructor(description: string, retryAfterSeconds: number) {
+    super(description);
+    this.headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
+  }
+}
+
+export class TemporarilyUnavailable extends OAuthError {
+  readonly error = 'temporarily_unavailable';
+  override readonly statusCode = 503;
+}
+
+export class ServerError extends OAuthError {
+  readonly error = 'server_error';
+  override readonly statusCode = 500;
+}

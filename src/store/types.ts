@@ -1,0 +1,166 @@
+/**
+ * The storage interface (DESIGN.md §9). Records use the column names of the schema. Times are
+ * epoch seconds. Every operation that must happen once is a conditional statement or a
+ * transaction in the implementation, reported back as a boolean "this call won".
+ */
+export type ClientStatus = 'active' | 'inactive';
+export type Approval = 'auto' | 'manual';
+export type AgentStatus = 'active' | 'disabled';
+export type RequestStatus = 'pending' | 'authenticated' | 'completed' | 'error';
+
+export interface ClientRecord {
+  id: string;
+  name: string;
+  secret_sealed: string;
+  redirect_uris: string[];
+  status: ClientStatus;
+  approval: Approval;
+  created_at: number;
+}
+
+export interface AgentRecord {
+  id: string;
+  secret_digest: string;
+  name: string;
+  owner_email: string;
+  owner_name: string | null;
+  owner_email_verified: boolean;
+  status: AgentStatus;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface AuthorizationRequestRecord {
+  id: string;
+  client_id: string;
+  redirect_uri: string;
+  scope: string;
+  state: string;
+  code_challenge: string;
+  nonce: string | null;
+  browser_digest: string;
+  status: RequestStatus;
+  error: string | null;
+  error_description: string | null;
+  agent_id: string | null;
+  model: string | null;
+  authenticated_at: number | null;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface CodeRecord {
+  digest: string;
+  request_id: string;
+  client_id: string;
+  redirect_uri: string;
+  scope: string;
+  code_challenge: string;
+  nonce: string | null;
+  agent_id: string;
+  model: string;
+  auth_time: number;
+  expires_at: number;
+  redeemed_at: number | null;
+  grant_id: string | null;
+}
+
+export interface GrantRecord {
+  id: string;
+  client_id: string;
+  agent_id: string;
+  scope: string;
+  model: string;
+  auth_time: number;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface RefreshTokenRecord {
+  digest: string;
+  grant_id: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface AccessTokenRecord {
+  jti: string;
+  grant_id: string;
+  client_id: string;
+  scope: string;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface AuditEvent {
+  at: number;
+  agent_id: string | null;
+  request_id: string | null;
+  client_id: string | null;
+  model: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  outcome: string;
+}
+
+/** Tokens written together when a code is redeemed or a refresh token rotated. */
+export interface IssuedTokens {
+  accessToken: AccessTokenRecord;
+  refreshToken: RefreshTokenRecord;
+}
+
+export interface PurgeCounts {
+  requests: number;
+  codes: number;
+  refreshTokens: number;
+  accessTokens: number;
+  grants: number;
+  auditEvents: number;
+}
+
+export interface Store {
+  readonly engine: 'sqlite' | 'postgres';
+  migrate(): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  insertClient(client: ClientRecord): Promise<void>;
+  findClient(id: string): Promise<ClientRecord | undefined>;
+  listClients(): Promise<ClientRecord[]>;
+  updateClient(id: string, patch: Partial<Pick<ClientRecord, 'status' | 'secret_sealed'>>): Promise<boolean>;
+
+  insertAgent(agent: AgentRecord): Promise<void>;
+  findAgent(id: string): Promise<AgentRecord | undefined>;
+  listAgents(): Promise<AgentRecord[]>;
+  updateAgent(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'secret_digest' | 'last_used_at'>>): Promise<boolean>;
+
+  insertRequest(request: AuthorizationRequestRecord): Promise<void>;
+  findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
+  /** pending → authenticated, only while pending and unexpired. */
+  markRequestAuthenticated(id: string, by: { agent_id: string; model: string }, now: number): Promise<boolean>;
+  /** authenticated → completed and the code stored, in one transaction, for the bound browser. */
+  completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean>;
+  /** pending|authenticated → error (for example access_denied), for the bound browser. */
+  failRequest(id: string, browserDigest: string, now: number, error: string, description: string): Promise<boolean>;
+
+  findCode(digest: string): Promise<CodeRecord | undefined>;
+  /** Marks the code redeemed and stores grant and tokens in one transaction; false if it was already redeemed. */
+  redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean>;
+
+  findGrant(id: string): Promise<GrantRecord | undefined>;
+  revokeGrant(id: string, now: number): Promise<boolean>;
+
+  findRefreshToken(digest: string): Promise<RefreshTokenRecord | undefined>;
+  /** Marks the refresh token used and stores its successors in one transaction; false if it was already used. */
+  rotateRefreshToken(digest: string, now: number, tokens: IssuedTokens): Promise<boolean>;
+
+  findAccessToken(jti: string): Promise<AccessTokenRecord | undefined>;
+  revokeAccessToken(jti: string, now: number): Promise<boolean>;
+
+  recordAuditEvent(event: AuditEvent): Promise<void>;
+  listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]>;
+
+  /** Deletes rows expired before `expiredBefore`, and audit events older than `auditBefore`. */
+  purge(expiredBefore: number, auditBefore: number): Promise<PurgeCounts>;
+}

@@ -1,0 +1,82 @@
+/**
+ * A real agentauth server for tests: real HTTP on 127.0.0.1, a real SQLite file in a fresh
+ * temporary directory, and a clock the test can move forward.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { registerAgent, type NewAgent } from '../../src/domain/agents.ts';
+import { registerClient, type NewClient } from '../../src/domain/clients.ts';
+import { type RunningServer, startServer } from '../../src/server.ts';
+
+export const TEST_JWT_SECRET = 'test-secret-of-at-least-32-bytes-0123456789';
+
+export interface TestClock {
+  (): number;
+  advance(seconds: number): void;
+}
+
+export function testClock(): TestClock {
+  let offset = 0;
+  const clock = (() => Math.floor(Date.now() / 1000) + offset) as TestClock;
+  clock.advance = (seconds: number) => {
+    offset += seconds;
+  };
+  return clock;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export interface TestServer extends RunningServer {
+  baseUrl: string;
+  clock: TestClock;
+  dir: string;
+  createClient(input?: Partial<NewClient>): Promise<{ clientId: string; clientSecret: string; redirectUri: string }>;
+  createAgent(input?: Partial<NewAgent>): Promise<{ agentId: string; agentSecret: string }>;
+}
+
+export async function startTestServer(options: { env?: Record<string, string>; logStream?: NodeJS.WritableStream; dir?: string } = {}): Promise<TestServer> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'agentauth-test-'));
+  const port = await freePort();
+  const config = loadConfig({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: `sqlite:${join(dir, 'agentauth.db')}`,
+    JWT_SECRET: TEST_JWT_SECRET,
+    LOG_LEVEL: 'silent',
+    ...options.env,
+  });
+  const clock = testClock();
+  const server = await startServer(config, { clock, logStream: options.logStream, warn: () => {} });
+  return {
+    ...server,
+    baseUrl: config.baseUrl,
+    clock,
+    dir,
+    async createClient(input = {}) {
+      const redirectUri = input.redirectUris?.[0] ?? 'http://localhost:8080/callback';
+      const { client, secret } = await registerClient(server.ctx, { name: 'Test App', redirectUris: [redirectUri], ...input });
+      return { clientId: client.id, clientSecret: secret, redirectUri };
+    },
+    async createAgent(input = {}) {
+      const { agent, secret } = await registerAgent(server.ctx, { ownerEmail: 'ada@example.com', ownerName: 'Ada Lovelace', ...input });
+      return { agentId: agent.id, agentSecret: secret };
+    },
+    async close() {
+      await server.close();
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
