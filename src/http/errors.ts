@@ -27,7 +27,7 @@ const UNAVAILABLE = /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL)|ECONNREFUSED|ECO
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   const message = (error as { message?: unknown })?.message;
-  return (typeof code === 'string' && UNAVAILABLE.test(code)) || (typeof message === 'string' && /Connection terminated|database connection is not open|timeout exceeded when trying to connect/i.test(message));
+  return (typeof code === 'string' && UNAVAILABLE.test(code)) || (typeof message === 'string' && /Connection terminated|database connection is not open|driver has already been destroyed|timeout exceeded when trying to connect/i.test(message));
 }
 
 /** Translates any thrown value into a status, headers and the documented error body. */

@@ -1,0 +1,172 @@
+/** GET /authorize: SPEC.md's error rows, the page, and DESIGN.md §4. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authorizeUrl, metaContent, type Party, pkcePair, setupParty } from './helpers/flow.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let server: TestServer;
+let party: Party;
+let inactiveClientId: string;
+const { challenge } = pkcePair();
+
+beforeAll(async () => {
+  server = await startTestServer();
+  party = await setupParty(server);
+  const inactive = await server.createClient();
+  await server.ctx.store.updateClient(inactive.clientId, { status: 'inactive' });
+  inactiveClientId = inactive.clientId;
+});
+afterAll(() => server.close());
+
+function valid(): Record<string, string | undefined> {
+  return {
+    client_id: party.clientId,
+    redirect_uri: party.redirectUri,
+    response_type: 'code',
+    state: 'abc123',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  };
+}
+
+async function get(params: Record<string, string | undefined>, extra = ''): Promise<{ status: number; page: string; response: Response }> {
+  const response = await fetch(authorizeUrl(server, params) + extra, { redirect: 'manual' });
+  return { status: response.status, page: await response.text(), response };
+}
+
+async function expectErrorPage(params: Record<string, string | undefined>, error: string, description: RegExp, extra = '') {
+  const { status, page, response } = await get(params, extra);
+  expect(status).toBe(400);
+  expect(response.headers.get('location')).toBeNull();
+  expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+  expect(metaContent(page, 'error')).toBe(error);
+  expect(metaContent(page, 'error-description')).toMatch(description);
+  expect(page).toContain(`<code id="error">${error}</code>`);
+  expect(metaContent(page, 'request-id')).toBeUndefined();
+}
+
+describe('GET /authorize errors (SPEC.md table)', () => {
+  it.each(['client_id', 'redirect_uri', 'response_type', 'state', 'code_challenge', 'code_challenge_method'])(
+    '400 invalid_request when %s is missing',
+    async (name) => {
+      const params = valid();
+      delete params[name];
+      await expectErrorPage(params, 'invalid_request', new RegExp(`${name} is required`));
+    },
+  );
+
+  it('400 invalid_client for an unknown client', async () => {
+    await expectErrorPage({ ...valid(), client_id: 'cli_nobody' }, 'invalid_client', /unknown or inactive/);
+  });
+
+  it('400 invalid_client for an inactive client', async () => {
+    await expectErrorPage({ ...valid(), client_id: inactiveClientId }, 'invalid_client', /unknown or inactive/);
+  });
+
+  it('400 unsupported_response_type when response_type is not code', async () => {
+    await expectErrorPage({ ...valid(), response_type: 'token' }, 'unsupported_response_type', /must be code/);
+  });
+
+  it('400 invalid_request for code_challenge_method plain (S256 only)', async () => {
+    await expectErrorPage({ ...valid(), code_challenge_method: 'plain' }, 'invalid_request', /S256/);
+  });
+
+  it('400 invalid_request for a code_challenge that is not a base64url SHA-256', async () => {
+    await expectErrorPage({ ...valid(), code_challenge: 'short' }, 'invalid_request', /code_challenge/);
+  });
+
+  it.each([
+    ['an unregistered URI', 'https://evil.example/callback'],
+    ['a trailing slash', 'http://localhost:8080/callback/'],
+    ['an extra query', 'http://localhost:8080/callback?x=1'],
+    ['another port', 'http://localhost:8081/callback'],
+    ['userinfo', 'http://evil@localhost:8080/callback'],
+  ])('400 invalid_request, never a redirect, for a redirect_uri with %s', async (_case, redirectUri) => {
+    await expectErrorPage({ ...valid(), redirect_uri: redirectUri }, 'invalid_request', /redirect_uri/);
+  });
+
+  it('checks the client before the redirect_uri, and both before anything else', async () => {
+    await expectErrorPage({ client_id: 'cli_nobody', redirect_uri: 'https://evil.example/', response_type: 'token' }, 'invalid_client', /unknown/);
+    await expectErrorPage({ ...valid(), redirect_uri: 'https://evil.example/', response_type: 'token' }, 'invalid_request', /redirect_uri/);
+  });
+});
+
+describe('GET /authorize decisions (DESIGN.md §4)', () => {
+  it('a parameter given twice is invalid_request', async () => {
+    await expectErrorPage(valid(), 'invalid_request', /state was given more than once/, '&state=again');
+  });
+
+  it('an unknown scope value is invalid_scope', async () => {
+    await expectErrorPage({ ...valid(), scope: 'openid admin' }, 'invalid_scope', /admin/);
+  });
+
+  it('state must be printable ASCII', async () => {
+    await expectErrorPage({ ...valid(), state: 'line\nbreak' }, 'invalid_request', /state/);
+  });
+
+  it('unknown parameters are ignored', async () => {
+    expect((await get({ ...valid(), prompt: 'consent', foo: 'bar' })).status).toBe(200);
+  });
+
+  it('escapes every value it renders on the error page', async () => {
+    const { page } = await get({ ...valid(), scope: '<script>alert(1)</script>' });
+    expect(page).not.toContain('<script>alert(1)</script>');
+    expect(page).toContain('&lt;script&gt;');
+  });
+});
+
+describe('the authorization page', () => {
+  it('carries the request id and agent metadata, and stores a pending request', async () => {
+    const { status, page, response } = await get({ ...valid(), scope: 'openid email', nonce: 'n-123' });
+    expect(status).toBe(200);
+    const requestId = metaContent(page, 'request-id')!;
+    expect(requestId).toMatch(/^req_[A-Za-z0-9_-]{32}$/);
+    expect(metaContent(page, 'agent-authenticate-endpoint')).toBe(`${server.baseUrl}/api/agent/authenticate`);
+    expect(metaContent(page, 'client-name')).toBe('Test App');
+    expect(metaContent(page, 'redirect-host')).toBe('localhost:8080');
+    expect(metaContent(page, 'scope')).toBe('openid email');
+    expect(page).toMatch(/<form method="post" action="\/authorize\/continue"/);
+    expect(page).toContain('<script src="/assets/authorize.js" defer></script>');
+    const stored = await server.ctx.store.findRequest(requestId);
+    expect(stored).toMatchObject({ status: 'pending', client_id: party.clientId, scope: 'openid email', nonce: 'n-123', state: 'abc123' });
+    expect(stored!.expires_at - stored!.created_at).toBe(600);
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('defaults scope to openid email profile', async () => {
+    const { page } = await get(valid());
+    expect(metaContent(page, 'scope')).toBe('openid email profile');
+  });
+
+  it('sets an HttpOnly SameSite=Lax binding cookie whose digest is stored, and reuses it', async () => {
+    const first = await get(valid());
+    const cookie = first.response.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^agentauth_browser=[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/);
+    const value = cookie.split(';')[0]!;
+    const second = await fetch(authorizeUrl(server, valid()), { headers: { cookie: value } });
+    expect(second.headers.get('set-cookie')!.split(';')[0]).toBe(value);
+  });
+
+  it('sends the security headers of DESIGN.md §4', async () => {
+    for (const { response } of [await get(valid()), await get({ ...valid(), client_id: 'cli_nobody' })]) {
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      const csp = response.headers.get('content-security-policy')!;
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+    }
+  });
+
+  it('lets the continue form reach the client origin (CSP form-action)', async () => {
+    const { response } = await get(valid());
+    expect(response.headers.get('content-security-policy')).toContain("form-action 'self' http://localhost:8080");
+  });
+
+  it('escapes the client name', async () => {
+    const evil = await server.createClient({ name: '<img src=x onerror=alert(1)> "quoted"' });
+    const { page } = await get({ ...valid(), client_id: evil.clientId, redirect_uri: evil.redirectUri });
+    expect(page).not.toContain('<img src=x');
+    expect(metaContent(page, 'client-name')).toBe('&lt;img src=x onerror=alert(1)&gt; &quot;quoted&quot;');
+  });
+});

@@ -1,0 +1,102 @@
+/** The agentauth CLI (DESIGN.md §7) and `agentauth serve` as a real process (§8, §10). */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from './helpers/server.ts';
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'agentauth-cli-'));
+// Vite puts BASE_URL=/ into the test environment; the CLI must not inherit it.
+const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'cli.db')}`, JWT_SECRET: undefined, NODE_ENV: undefined, BASE_URL: undefined } as NodeJS.ProcessEnv;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function cli(...args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await run('./bin/agentauth', [...args, '--json'], { env });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+async function cliFails(args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
+  try {
+    await run('./bin/agentauth', args, { env: { ...env, ...extraEnv } });
+  } catch (error) {
+    const failure = error as { code: number; stderr: string };
+    expect(failure.code).toBe(1);
+    return failure.stderr;
+  }
+  throw new Error('expected the command to fail');
+}
+
+describe('agentauth client and agent commands', () => {
+  it('creates, lists, disables, enables and rotates clients', async () => {
+    const created = await cli('client', 'create', '--name', 'My App', '--redirect-uri', 'https://app.example/cb', '--redirect-uri', 'http://localhost:9000/cb', '--approval', 'manual');
+    expect(created).toMatchObject({ client_id: expect.stringMatching(/^cli_/), client_secret: expect.stringMatching(/^cls_[A-Za-z0-9_-]{43}$/), name: 'My App', approval: 'manual', status: 'active' });
+    expect(created.redirect_uris).toEqual(['https://app.example/cb', 'http://localhost:9000/cb']);
+    const id = created.client_id as string;
+    expect(await cli('client', 'disable', id)).toEqual({ client_id: id, status: 'inactive' });
+    const listed = (await cli('client', 'list')).clients as Array<Record<string, unknown>>;
+    expect(listed.find((c) => c.client_id === id)).toMatchObject({ status: 'inactive' });
+    expect(JSON.stringify(listed)).not.toContain('cls_');
+    expect(await cli('client', 'enable', id)).toEqual({ client_id: id, status: 'active' });
+    const rotated = await cli('client', 'rotate-secret', id);
+    expect(rotated.client_secret).toMatch(/^cls_/);
+    expect(rotated.client_secret).not.toBe(created.client_secret);
+    // The development secret that encrypts client secrets is kept beside the database, private.
+    expect(statSync(join(dir, 'jwt-secret')).mode & 0o777).toBe(0o600);
+  });
+
+  it('creates, lists, disables and rotates agents; the secret is shown once and stored hashed', async () => {
+    const created = await cli('agent', 'create', '--owner-email', 'owner@example.com', '--owner-name', 'Owner', '--name', 'bot');
+    expect(created).toMatchObject({ agent_id: expect.stringMatching(/^agt_/), agent_secret: expect.stringMatching(/^aas_[A-Za-z0-9_-]{43}$/), owner_email: 'owner@example.com', name: 'bot', email_verified: false });
+    const id = created.agent_id as string;
+    const listed = await cli('agent', 'list');
+    expect(JSON.stringify(listed)).not.toContain(created.agent_secret as string);
+    expect(await cli('agent', 'disable', id)).toEqual({ agent_id: id, status: 'disabled' });
+    const rotated = await cli('agent', 'rotate-secret', id);
+    expect(rotated.agent_secret).not.toBe(created.agent_secret);
+  });
+
+  it('refuses bad input with one clear line and exit code 1', async () => {
+    expect(await cliFails(['client', 'create', '--name', 'X', '--redirect-uri', 'http://app.example/cb'])).toMatch(/^agentauth: redirect URI http:\/\/app.example\/cb must use https.*\n$/);
+    expect(await cliFails(['client', 'create', '--name', 'X', '--redirect-uri', 'https://app.example/cb#frag'])).toMatch(/fragment/);
+    expect(await cliFails(['agent', 'create', '--owner-email', 'not-an-email'])).toMatch(/not an email address/);
+    expect(await cliFails(['client', 'disable', 'cli_nobody'])).toMatch(/no client cli_nobody/);
+    expect(await cliFails(['client', 'list'], { PORT: 'abc' })).toBe('agentauth: PORT must be a whole number >= 0 (got "abc")\n');
+  });
+});
+
+describe('agentauth serve', () => {
+  let child: ChildProcess | undefined;
+  afterAll(() => child?.kill('SIGKILL'));
+
+  it('serves with the environment, answers /healthz and /readyz, and stops cleanly on SIGTERM', async () => {
+    const port = await freePort();
+    child = spawn('node', ['bin/agentauth', 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    const base = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 100; i++) {
+      try {
+        if ((await fetch(`${base}/healthz`)).ok) break;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', database: 'sqlite' });
+    const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
+    expect(metadata.issuer).toBe(`http://localhost:${port}`);
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(output).toContain('shutting down');
+    expect(output).toContain('JWT_SECRET is not set');
+  });
+
+  it('refuses to start in production without JWT_SECRET, with one clear line', async () => {
+    expect(await cliFails(['serve'], { NODE_ENV: 'production' })).toBe('agentauth: JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)\n');
+  });
+});

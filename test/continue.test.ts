@@ -1,0 +1,102 @@
+/** The browser's step: POST /authorize/continue (DESIGN.md §4). */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticate, checkStatus, continueFlow, metaContent, type Party, postForm, setupParty, startFlow } from './helpers/flow.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let server: TestServer;
+let party: Party;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  party = await setupParty(server);
+});
+afterAll(() => server.close());
+
+async function expectPage(response: Response, status: number, error: string) {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('location')).toBeNull();
+  const page = await response.text();
+  expect(metaContent(page, 'error')).toBe(error);
+}
+
+describe('POST /authorize/continue', () => {
+  it('before the agent authenticated: shows the page again, still pending', async () => {
+    const started = await startFlow(server, party);
+    const response = await continueFlow(server, started);
+    expect(response.status).toBe(200);
+    const page = await response.text();
+    expect(metaContent(page, 'request-id')).toBe(started.requestId);
+    expect(page).toContain('has not authenticated yet');
+    expect((await checkStatus(server, started.requestId)).body.status).toBe('pending');
+  });
+
+  it('releases the code only to the browser holding the binding cookie (login CSRF)', async () => {
+    const attacker = await startFlow(server, party);
+    await authenticate(server, party, attacker.requestId);
+    // A victim's browser with its own cookie, or with none, submits the attacker's request_id.
+    const victim = await startFlow(server, party);
+    await expectPage(await continueFlow(server, { requestId: attacker.requestId, cookie: victim.cookie }), 403, 'access_denied');
+    await expectPage(await continueFlow(server, { requestId: attacker.requestId, cookie: '' }), 403, 'access_denied');
+    expect((await checkStatus(server, attacker.requestId)).body.status).toBe('authenticated');
+    expect((await continueFlow(server, attacker)).status).toBe(302);
+  });
+
+  it('refuses a form posted from another site', async () => {
+    const started = await startFlow(server, party);
+    await authenticate(server, party, started.requestId);
+    const foreign = await postForm(server, '/authorize/continue', { request_id: started.requestId }, { cookie: started.cookie, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' });
+    await expectPage(foreign, 403, 'access_denied');
+    const same = await postForm(server, '/authorize/continue', { request_id: started.requestId }, { cookie: started.cookie, origin: server.baseUrl, 'sec-fetch-site': 'same-origin' });
+    expect(same.status).toBe(302);
+  });
+
+  it('Cancel redirects with access_denied, state and iss, and the request becomes error', async () => {
+    const started = await startFlow(server, party, { state: 's&t=1' });
+    const response = await continueFlow(server, started, { action: 'cancel' });
+    expect(response.status).toBe(302);
+    const location = new URL(response.headers.get('location')!);
+    expect(location.searchParams.get('error')).toBe('access_denied');
+    expect(location.searchParams.get('state')).toBe('s&t=1');
+    expect(location.searchParams.get('iss')).toBe(server.baseUrl);
+    expect(location.searchParams.get('code')).toBeNull();
+    expect((await checkStatus(server, started.requestId)).body).toMatchObject({ status: 'error', error: 'access_denied' });
+  });
+
+  it('a completed request cannot be continued again', async () => {
+    const started = await startFlow(server, party);
+    await authenticate(server, party, started.requestId);
+    expect((await continueFlow(server, started)).status).toBe(302);
+    await expectPage(await continueFlow(server, started), 409, 'request_already_used');
+    await expectPage(await continueFlow(server, started, { action: 'cancel' }), 409, 'request_already_used');
+  });
+
+  it('an unknown request is a 400 page', async () => {
+    await expectPage(await continueFlow(server, { requestId: 'req_unknown', cookie: '' }), 400, 'invalid_request');
+  });
+
+  it('keeps the registered redirect_uri query and adds code, state and iss', async () => {
+    const client = await server.createClient({ redirectUris: ['https://app.example/cb?tenant=a%20b'] });
+    const other = { ...party, ...client };
+    const started = await startFlow(server, other);
+    await authenticate(server, other, started.requestId);
+    const location = (await continueFlow(server, started)).headers.get('location')!;
+    expect(location.startsWith('https://app.example/cb?tenant=a%20b&code=cod_')).toBe(true);
+  });
+
+  it('approval=manual: shows who authenticated and waits for the confirmation', async () => {
+    const manual = { ...(await server.createAgent({ name: 'Research bot', ownerEmail: 'grace@example.com' })), ...(await server.createClient({ approval: 'manual' })) };
+    const started = await startFlow(server, manual);
+    await authenticate(server, manual, started.requestId, 'model-x');
+    const confirm = await continueFlow(server, started);
+    expect(confirm.status).toBe(200);
+    const page = await confirm.text();
+    expect(page).toContain('<dd id="agent-name">Research bot</dd>');
+    expect(page).toContain('<dd id="agent-owner">grace@example.com</dd>');
+    expect(page).toContain('<dd id="agent-model">model-x</dd>');
+    expect(page).toContain('name="confirmed" value="1"');
+    expect((await checkStatus(server, started.requestId)).body.status).toBe('authenticated');
+    const approved = await continueFlow(server, started, { confirmed: '1' });
+    expect(approved.status).toBe(302);
+    expect(new URL(approved.headers.get('location')!).searchParams.get('code')).toMatch(/^cod_/);
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * The Store contract (DESIGN.md §9), run against every engine: each exactly-once transition
+ * has one winner, and the transactions write all of their rows or none.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/store/open.ts';
+import type { AuthorizationRequestRecord, CodeRecord, GrantRecord, IssuedTokens, Store } from '../src/store/types.ts';
+
+interface Engine {
+  name: string;
+  open(): Promise<{ store: Store; dispose(): Promise<void> }>;
+}
+
+const engines: Engine[] = [
+  {
+    name: 'sqlite',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'agentauth-store-'));
+      const store = await openStore(`sqlite:${join(dir, 'store.db')}`);
+      return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+    },
+  },
+];
+
+const NOW = 1_800_000_000;
+let sequence = 0;
+const unique = (prefix: string) => `${prefix}${++sequence}_${Math.random().toString(36).slice(2)}`;
+
+function request(overrides: Partial<AuthorizationRequestRecord> = {}): AuthorizationRequestRecord {
+  return {
+    id: unique('req_'), client_id: 'cli_1', redirect_uri: 'https://app.example/cb', scope: 'openid', state: 's', code_challenge: 'c'.repeat(43),
+    nonce: null, browser_digest: 'browser', status: 'pending', error: null, error_description: null, agent_id: null, model: null,
+    authenticated_at: null, created_at: NOW, expires_at: NOW + 600, ...overrides,
+  };
+}
+
+function code(requestId: string): CodeRecord {
+  return {
+    digest: unique('code_'), request_id: requestId, client_id: 'cli_1', redirect_uri: 'https://app.example/cb', scope: 'openid', code_challenge: 'c'.repeat(43),
+    nonce: null, agent_id: 'agt_1', model: 'm', auth_time: NOW, expires_at: NOW + 600, redeemed_at: null, grant_id: null,
+  };
+}
+
+function grant(): GrantRecord {
+  return { id: unique('grt_'), client_id: 'cli_1', agent_id: 'agt_1', scope: 'openid', model: 'm', auth_time: NOW, created_at: NOW, revoked_at: null };
+}
+
+function tokens(grantId: string): IssuedTokens {
+  return {
+    accessToken: { jti: unique('atk_'), grant_id: grantId, client_id: 'cli_1', scope: 'openid', expires_at: NOW + 3600, revoked_at: null },
+    refreshToken: { digest: unique('rft_'), grant_id: grantId, created_at: NOW, expires_at: NOW + 86400, used_at: null },
+  };
+}
+
+describe.each(engines)('Store on $name', (engine) => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+  beforeAll(async () => {
+    ({ store, dispose } = await engine.open());
+    await store.migrate();
+    await store.migrate(); // idempotent
+  });
+  afterAll(() => dispose());
+
+  it('pending → authenticated has exactly one winner under concurrency', async () => {
+    const r = request();
+    await store.insertRequest(r);
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.markRequestAuthenticated(r.id, { agent_id: `agt_${i}`, model: 'm' }, NOW + 1)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.findRequest(r.id)).toMatchObject({ status: 'authenticated', authenticated_at: NOW + 1 });
+  });
+
+  it('an expired request cannot be authenticated', async () => {
+    const r = request();
+    await store.insertRequest(r);
+    expect(await store.markRequestAuthenticated(r.id, { agent_id: 'agt_1', model: 'm' }, NOW + 600)).toBe(false);
+    expect((await store.findRequest(r.id))!.status).toBe('pending');
+  });
+
+  it('authenticated → completed stores the code in the same transaction, once, for the bound browser only', async () => {
+    const r = request({ status: 'authenticated', agent_id: 'agt_1', model: 'm', authenticated_at: NOW });
+    await store.insertRequest(r);
+    const wrongBrowser = code(r.id);
+    expect(await store.completeRequestWithCode(r.id, 'other-browser', NOW + 1, wrongBrowser)).toBe(false);
+    expect(await store.findCode(wrongBrowser.digest)).toBeUndefined();
+    const attempts = Array.from({ length: 5 }, () => code(r.id));
+    const results = await Promise.all(attempts.map((c) => store.completeRequestWithCode(r.id, 'browser', NOW + 1, c)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const stored = await Promise.all(attempts.map((c) => store.findCode(c.digest)));
+    expect(stored.filter(Boolean)).toHaveLength(1);
+    expect((await store.findRequest(r.id))!.status).toBe('completed');
+  });
+
+  it('failRequest moves pending or authenticated to error, never a completed request', async () => {
+    const r = request();
+    await store.insertRequest(r);
+    expect(await store.failRequest(r.id, 'browser', NOW, 'access_denied', 'cancelled')).toBe(true);
+    expect(await store.findRequest(r.id)).toMatchObject({ status: 'error', error: 'access_denied', error_description: 'cancelled' });
+    const done = request({ status: 'completed' });
+    await store.insertRequest(done);
+    expect(await store.failRequest(done.id, 'browser', NOW, 'access_denied', 'x')).toBe(false);
+  });
+
+  it('a code is redeemed once: one winner writes grant and tokens, losers write nothing', async () => {
+    const c = code('req_x');
+    await store.insertRequest(request({ id: 'req_x_' + c.digest, status: 'authenticated' }));
+    await store.completeRequestWithCode('req_x_' + c.digest, 'browser', NOW, c);
+    const attempts = Array.from({ length: 10 }, () => {
+      const g = grant();
+      return { g, t: tokens(g.id) };
+    });
+    const results = await Promise.all(attempts.map(({ g, t }) => store.redeemCode(c.digest, NOW + 1, g, t)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = attempts[results.indexOf(true)]!;
+    expect(await store.findCode(c.digest)).toMatchObject({ redeemed_at: NOW + 1, grant_id: winner.g.id });
+    for (const { g, t } of attempts) {
+      const present = g === winner.g;
+      expect(!!(await store.findGrant(g.id))).toBe(present);
+      expect(!!(await store.findAccessToken(t.accessToken.jti))).toBe(present);
+      expect(!!(await store.findRefreshToken(t.refreshToken.digest))).toBe(present);
+    }
+  });
+
+  it('a refresh token rotates once under concurrency', async () => {
+    const g = grant();
+    const c = code('req_y');
+    await store.insertRequest(request({ id: 'req_y_' + c.digest, status: 'authenticated' }));
+    await store.completeRequestWithCode('req_y_' + c.digest, 'browser', NOW, c);
+    const first = tokens(g.id);
+    await store.redeemCode(c.digest, NOW, g, first);
+    const successors = Array.from({ length: 10 }, () => tokens(g.id));
+    const results = await Promise.all(successors.map((t) => store.rotateRefreshToken(first.refreshToken.digest, NOW + 1, t)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.findRefreshToken(first.refreshToken.digest)).toMatchObject({ used_at: NOW + 1 });
+    const stored = await Promise.all(successors.map((t) => store.findRefreshToken(t.refreshToken.digest)));
+    expect(stored.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('revocation happens once and is idempotent', async () => {
+    const g = grant();
+    const c = code('req_z');
+    await store.insertRequest(request({ id: 'req_z_' + c.digest, status: 'authenticated' }));
+    await store.completeRequestWithCode('req_z_' + c.digest, 'browser', NOW, c);
+    const t = tokens(g.id);
+    await store.redeemCode(c.digest, NOW, g, t);
+    expect((await Promise.all([store.revokeGrant(g.id, NOW), store.revokeGrant(g.id, NOW)])).filter(Boolean)).toHaveLength(1);
+    expect((await store.findGrant(g.id))!.revoked_at).toBe(NOW);
+    expect(await store.revokeAccessToken(t.accessToken.jti, NOW)).toBe(true);
+    expect(await store.revokeAccessToken(t.accessToken.jti, NOW)).toBe(false);
+  });
+
+  it('clients and agents round-trip, including redirect URI lists and booleans', async () => {
+    await store.insertClient({ id: 'cli_rt', name: 'N', secret_sealed: 'v1.x', redirect_uris: ['https://a/cb', 'http://localhost/cb'], status: 'active', approval: 'manual', created_at: NOW });
+    expect(await store.findClient('cli_rt')).toMatchObject({ redirect_uris: ['https://a/cb', 'http://localhost/cb'], approval: 'manual' });
+    await store.insertAgent({ id: 'agt_rt', secret_digest: 'd', name: 'A', owner_email: 'a@b.c', owner_name: null, owner_email_verified: true, status: 'active', created_at: NOW, last_used_at: null });
+    expect(await store.findAgent('agt_rt')).toMatchObject({ owner_email_verified: true, owner_name: null, last_used_at: null });
+    expect(await store.updateAgent('agt_rt', { status: 'disabled' })).toBe(true);
+    expect(await store.updateAgent('agt_nobody', { status: 'disabled' })).toBe(false);
+  });
+
+  it('purge deletes only what expired before the cut-off', async () => {
+    const old = request({ expires_at: NOW - 10 });
+    const fresh = request({ expires_at: NOW + 10 });
+    await store.insertRequest(old);
+    await store.insertRequest(fresh);
+    await store.recordAuditEvent({ at: NOW - 100, agent_id: 'agt_1', request_id: old.id, client_id: null, model: null, ip: null, user_agent: null, outcome: 'x' });
+    const counts = await store.purge(NOW, NOW - 50);
+    expect(counts.requests).toBeGreaterThanOrEqual(1);
+    expect(counts.auditEvents).toBeGreaterThanOrEqual(1);
+    expect(await store.findRequest(old.id)).toBeUndefined();
+    expect(await store.findRequest(fresh.id)).toBeDefined();
+  });
+});
