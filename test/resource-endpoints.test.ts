@@ -71,6 +71,7 @@ describe('GET|POST /userinfo', () => {
     const tokens = await obtainTokens(server, agent);
     await setAgentStatus(server.ctx, agent.agentId, 'disabled');
     expect((await userinfo(tokens.access_token)).status).toBe(401);
+    expect(await (await introspect(tokens.access_token)).json()).toEqual({ active: false });
   });
 });
 

@@ -200,15 +200,20 @@ async function verifyAccessJwt(ctx: Context, token: string): Promise<AccessToken
   }
 }
 
-/** The token's claims when it is active: valid JWT, not revoked, grant not revoked, agent active. */
-async function activeAccessToken(ctx: Context, token: string): Promise<{ claims: AccessTokenClaims; record: AccessTokenRecord; grant: GrantRecord } | null> {
+/**
+ * The token's claims when it is active: a valid JWT, not revoked, its grant not revoked, and
+ * its agent and client still active — disabling a compromised agent ends its tokens at once.
+ */
+async function activeAccessToken(ctx: Context, token: string): Promise<{ claims: AccessTokenClaims; record: AccessTokenRecord; grant: GrantRecord; agent: AgentRecord } | null> {
   const claims = await verifyAccessJwt(ctx, token);
   if (!claims) return null;
   const record = await ctx.store.findAccessToken(claims.jti);
   if (!record || record.revoked_at !== null) return null;
   const grant = await ctx.store.findGrant(record.grant_id);
   if (!grant || grant.revoked_at !== null) return null;
-  return { claims, record, grant };
+  const [agent, client] = await Promise.all([ctx.store.findAgent(grant.agent_id), ctx.store.findClient(grant.client_id)]);
+  if (agent?.status !== 'active' || client?.status !== 'active') return null;
+  return { claims, record, grant, agent };
 }
 
 /** Claims about the agent's owner, per scope (DESIGN.md §6). */
@@ -240,9 +245,7 @@ export async function userinfo(ctx: Context, token: string | undefined): Promise
   const active = await activeAccessToken(ctx, token);
   if (!active) throw new InvalidToken('The access token is invalid, expired or revoked.');
   if (!hasScope(active.record.scope, 'openid')) throw new InsufficientScope('The access token was not granted the openid scope.');
-  const agent = await ctx.store.findAgent(active.grant.agent_id);
-  if (!agent || agent.status !== 'active') throw new InvalidToken('The agent of this access token is disabled.');
-  return userClaims(agent, active.record.scope);
+  return userClaims(active.agent, active.record.scope);
 }
 
 /**
