@@ -179,6 +179,18 @@ describe('throttling of failed authentications (DESIGN.md §5)', () => {
     }
   });
 
+  it("does not count an agent's own request errors against its agent_id", async () => {
+    const throttled = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '2', AUTH_FAILURES_PER_IP: '100' } });
+    try {
+      const agent = await setupParty(throttled);
+      for (let i = 0; i < 3; i++) expect((await authenticate(throttled, agent, 'req_unknown')).status).toBe(404);
+      const { requestId } = await startFlow(throttled, agent);
+      expect((await authenticate(throttled, agent, requestId)).status).toBe(200);
+    } finally {
+      await throttled.close();
+    }
+  });
+
   it('answers 429 per client IP across agent ids', async () => {
     const throttled = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '100', AUTH_FAILURES_PER_IP: '5', AUTH_FAILURE_WINDOW: '60' } });
     try {

@@ -2,6 +2,7 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setAgentStatus } from '../src/domain/agents.ts';
+import { resealClientSecrets } from '../src/domain/clients.ts';
 import { obtainTokens, type Party, postForm, postJson, setupParty } from './helpers/flow.ts';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from './helpers/server.ts';
 
@@ -72,6 +73,15 @@ describe('GET|POST /userinfo', () => {
     await setAgentStatus(server.ctx, agent.agentId, 'disabled');
     expect((await userinfo(tokens.access_token)).status).toBe(401);
     expect(await (await introspect(tokens.access_token)).json()).toEqual({ active: false });
+    expect(await (await introspect(tokens.refresh_token)).json()).toEqual({ active: false });
+  });
+
+  it('ignores whatever body POST /userinfo is sent', async () => {
+    const tokens = await obtainTokens(server, party);
+    for (const [type, body] of [['application/json', '{broken'], ['application/x-www-form-urlencoded', 'a=1&a=2'], ['text/plain', 'x']]) {
+      const response = await fetch(`${server.baseUrl}/userinfo`, { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': type! }, body });
+      expect(response.status).toBe(200);
+    }
   });
 });
 
@@ -177,6 +187,32 @@ describe('POST /revoke', () => {
       expect(await introspected.json()).toMatchObject({ active: true });
     } finally {
       await rotated.close();
+    }
+  });
+
+  it('after a rotation, reseal lets the previous JWT_SECRET be dropped; without it a client is 401, never 500', async () => {
+    const next = 'the-next-secret-of-at-least-32-bytes!!';
+    const stale = await startTestServer({ dir: server.dir, env: { BASE_URL: server.baseUrl, JWT_SECRET: next } });
+    const staleTarget = { ...stale, baseUrl: stale.url };
+    const tokens = await obtainTokens(server, party);
+    try {
+      const refused = await postForm(staleTarget, '/introspect', { token: tokens.access_token, client_id: party.clientId, client_secret: party.clientSecret });
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
+    } finally {
+      await stale.close();
+    }
+    const rotating = await startTestServer({ dir: server.dir, env: { BASE_URL: server.baseUrl, JWT_SECRET: next, JWT_PREVIOUS_SECRETS: TEST_JWT_SECRET } });
+    const result = await resealClientSecrets(rotating.ctx);
+    expect(result.unreadable).toEqual([]);
+    expect(result.resealed).toContain(party.clientId);
+    await rotating.close();
+    const done = await startTestServer({ dir: server.dir, env: { BASE_URL: server.baseUrl, JWT_SECRET: next } });
+    try {
+      const introspected = await postForm({ ...done, baseUrl: done.url }, '/introspect', { token: 'x', client_id: party.clientId, client_secret: party.clientSecret });
+      expect(introspected.status).toBe(200);
+    } finally {
+      await done.close();
     }
   });
 });

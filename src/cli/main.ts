@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import type { Context } from '../context.ts';
 import { registerAgent, rotateAgentSecret, setAgentStatus } from '../domain/agents.ts';
-import { registerClient, rotateClientSecret, setClientStatus } from '../domain/clients.ts';
+import { registerClient, resealClientSecrets, rotateClientSecret, setClientStatus } from '../domain/clients.ts';
 import { createContext, resolveJwtSecret, startServer } from '../server.ts';
 import { openStore, redactUrl } from '../store/open.ts';
 import type { AgentRecord, ClientRecord } from '../store/types.ts';
@@ -101,6 +101,17 @@ export function buildCli(): Command {
     const secret = await withContext((ctx) => rotateClientSecret(ctx, id));
     print(!!options.json, { client_id: id, client_secret: secret }, `client_secret: ${secret}\n(the secret is shown only now)`);
   });
+
+  client
+    .command('reseal')
+    .description('re-encrypt all client secrets under the current JWT_SECRET (after a rotation, before dropping JWT_PREVIOUS_SECRETS)')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      const result = await withContext((ctx) => resealClientSecrets(ctx));
+      print(!!options.json, result,
+        `resealed ${result.resealed.length} client secret(s)` + (result.unreadable.length ? `; unreadable (sealed under a secret not configured): ${result.unreadable.join(' ')}` : ''));
+      if (result.unreadable.length) process.exitCode = 1;
+    });
 
   const agent = program.command('agent').description('manage agent credentials');
   agent

@@ -191,7 +191,7 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
       outcome,
     });
   const fail = async (error: OAuthError, clientId: string | null = null): Promise<never> => {
-    await ctx.throttle.recordFailure(input.agent_id, caller.ip);
+    await ctx.throttle.recordFailure(input.agent_id, caller.ip, error instanceof InvalidCredentials);
     await audit(error.error, clientId);
     throw error;
   };

@@ -73,16 +73,48 @@ export function clientSecretOf(deps: Pick<Context, 'secrets'>, client: ClientRec
   return deps.secrets.box.open(client.secret_sealed);
 }
 
+/** The secret in clear, or null when it was sealed under a server secret this process does not have. */
+function openableSecret(deps: Pick<Context, 'secrets'>, client: ClientRecord): string | null {
+  try {
+    return clientSecretOf(deps, client);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Re-encrypts every client secret under the current JWT_SECRET, so that a previous secret can
+ * be dropped from JWT_PREVIOUS_SECRETS. Returns the ids it resealed and those it could not open.
+ */
+export async function resealClientSecrets(deps: Deps): Promise<{ resealed: string[]; unreadable: string[] }> {
+  const resealed: string[] = [];
+  const unreadable: string[] = [];
+  for (const client of await deps.store.listClients()) {
+    const secret = openableSecret(deps, client);
+    if (secret === null) unreadable.push(client.id);
+    else if (await deps.store.updateClient(client.id, { secret_sealed: deps.secrets.box.seal(secret) })) resealed.push(client.id);
+  }
+  return { resealed, unreadable };
+}
+
 /**
  * client_secret_post (RFC 6749 §2.3.1): the same answer for an unknown client, a wrong secret
  * and an inactive client, so the endpoint does not tell which client ids exist.
  */
-export async function authenticateClient(deps: Deps, clientId: string | undefined, clientSecret: string | undefined): Promise<ClientRecord> {
+export async function authenticateClient(
+  deps: Deps,
+  clientId: string | undefined,
+  clientSecret: string | undefined,
+  log: (message: string) => void = () => {},
+): Promise<ClientRecord> {
   if (!clientId || !clientSecret) {
     throw new InvalidClient('client authentication failed: client_id and client_secret are required (client_secret_post)');
   }
   const client = await deps.store.findClient(clientId);
-  const expected = client ? clientSecretOf(deps, client) : undefined;
+  const expected = client ? openableSecret(deps, client) : null;
+  if (client && expected === null) {
+    log(`client ${client.id}: its secret was encrypted under a JWT_SECRET this server does not have; list that secret in JWT_PREVIOUS_SECRETS, or rotate the client's secret`);
+  }
   const matches = safeEqual(clientSecret, expected ?? clientSecret + '\0');
   if (!client || !matches || client.status !== 'active') {
     throw new InvalidClient('client authentication failed');

@@ -27,7 +27,11 @@ export class AuthThrottle {
     if (wait > 0) throw new SlowDown('too many failed authentication attempts; retry later', wait / 1000);
   }
 
-  async recordFailure(agentId: string, ip: string): Promise<void> {
-    await Promise.all([this.perAgent.penalty(agentId, 1), this.perIp.penalty(ip, 1)]);
+  /**
+   * Every failure counts against the IP; only wrong credentials count against the agent_id, so
+   * an agent's own mistakes (an expired or used request) never lock it out.
+   */
+  async recordFailure(agentId: string, ip: string, credentialsWrong: boolean): Promise<void> {
+    await Promise.all([credentialsWrong ? this.perAgent.penalty(agentId, 1) : undefined, this.perIp.penalty(ip, 1)]);
   }
 }

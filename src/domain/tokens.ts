@@ -200,20 +200,26 @@ async function verifyAccessJwt(ctx: Context, token: string): Promise<AccessToken
   }
 }
 
-/**
- * The token's claims when it is active: a valid JWT, not revoked, its grant not revoked, and
- * its agent and client still active — disabling a compromised agent ends its tokens at once.
- */
+/** The token's claims when it is active: a valid JWT, not revoked, of a usable grant. */
 async function activeAccessToken(ctx: Context, token: string): Promise<{ claims: AccessTokenClaims; record: AccessTokenRecord; grant: GrantRecord; agent: AgentRecord } | null> {
   const claims = await verifyAccessJwt(ctx, token);
   if (!claims) return null;
   const record = await ctx.store.findAccessToken(claims.jti);
   if (!record || record.revoked_at !== null) return null;
   const grant = await ctx.store.findGrant(record.grant_id);
-  if (!grant || grant.revoked_at !== null) return null;
-  const [agent, client] = await Promise.all([ctx.store.findAgent(grant.agent_id), ctx.store.findClient(grant.client_id)]);
-  if (agent?.status !== 'active' || client?.status !== 'active') return null;
+  const agent = grant && (await usableGrantAgent(ctx, grant));
+  if (!grant || !agent) return null;
   return { claims, record, grant, agent };
+}
+
+/**
+ * The agent of a grant whose tokens may still be used: the grant is not revoked and its agent
+ * and client are still active — disabling a compromised agent ends all of its tokens at once.
+ */
+async function usableGrantAgent(ctx: Context, grant: GrantRecord): Promise<AgentRecord | null> {
+  if (grant.revoked_at !== null) return null;
+  const [agent, client] = await Promise.all([ctx.store.findAgent(grant.agent_id), ctx.store.findClient(grant.client_id)]);
+  return agent?.status === 'active' && client?.status === 'active' ? agent : null;
 }
 
 /** Claims about the agent's owner, per scope (DESIGN.md §6). */
@@ -262,7 +268,8 @@ export async function introspect(ctx: Context, client: ClientRecord, token: stri
     const record = await ctx.store.findRefreshToken(digest(token));
     const grant = record && (await ctx.store.findGrant(record.grant_id));
     const now = ctx.clock();
-    if (!record || !grant || grant.client_id !== client.id || grant.revoked_at !== null || record.used_at !== null || now >= record.expires_at) return inactive;
+    if (!record || !grant || grant.client_id !== client.id || record.used_at !== null || now >= record.expires_at) return inactive;
+    if (!(await usableGrantAgent(ctx, grant))) return inactive;
     return { active: true, client_id: grant.client_id, scope: grant.scope, sub: grant.agent_id, iss: ctx.config.baseUrl, iat: record.created_at, exp: record.expires_at, token_type: 'refresh_token' };
   }
   const active = await activeAccessToken(ctx, token);

@@ -40,7 +40,7 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<v
 
   app.post<{ Body: Static<typeof TokenBody> }>('/token', schema(TokenBody), async (request, reply) => {
     const body = request.body;
-    const client = await authenticateClient(ctx, body.client_id, body.client_secret);
+    const client = await authenticateClient(ctx, body.client_id, body.client_secret, (m) => request.log.error(m));
     let response;
     if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, client, body);
     else if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, client, body);
@@ -49,12 +49,12 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<v
   });
 
   app.post<{ Body: Static<typeof TokenRequest> }>('/introspect', schema(TokenRequest), async (request, reply) => {
-    const client = await authenticateClient(ctx, request.body.client_id, request.body.client_secret);
+    const client = await authenticateClient(ctx, request.body.client_id, request.body.client_secret, (m) => request.log.error(m));
     return reply.headers(NO_STORE).send(await introspect(ctx, client, request.body.token, request.body.token_type_hint));
   });
 
   app.post<{ Body: Static<typeof TokenRequest> }>('/revoke', schema(TokenRequest), async (request, reply) => {
-    const client = await authenticateClient(ctx, request.body.client_id, request.body.client_secret);
+    const client = await authenticateClient(ctx, request.body.client_id, request.body.client_secret, (m) => request.log.error(m));
     await revoke(ctx, client, request.body.token, request.body.token_type_hint);
     return reply.headers(NO_STORE).code(200).send({});
   });

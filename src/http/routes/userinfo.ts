@@ -10,7 +10,8 @@ function bearerToken(request: FastifyRequest): string | undefined {
 
 export async function userinfoRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
   const handler = async (request: FastifyRequest) => userinfo(ctx, bearerToken(request));
-  // POST /userinfo needs no body; accept any content type and ignore it.
+  // POST /userinfo needs no body: whatever is sent, of any content type, is ignored.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   app.route({
     method: ['GET', 'POST'],
