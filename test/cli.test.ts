@@ -100,3 +100,12 @@ describe('agentauth serve', () => {
     expect(await cliFails(['serve'], { NODE_ENV: 'production' })).toBe('agentauth: JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)\n');
   });
 });
+
+describe('npm run demo', () => {
+  it('walks the whole flow and exits 0 without printing a secret in full', async () => {
+    const { stdout } = await run('node', ['--import', 'tsx', 'scripts/demo.ts'], { env });
+    expect(stdout).toMatch(/Done: all 12 steps answered as expected/);
+    expect(stdout).toMatch(/"email": "ada@example.com"|"email":"ada@example.com"/);
+    expect(stdout).not.toMatch(/cls_[A-Za-z0-9_-]{43}|aas_[A-Za-z0-9_-]{43}|rft_[A-Za-z0-9_-]{43}|cod_[A-Za-z0-9_-]{43}/);
+  });
+});
