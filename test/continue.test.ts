@@ -50,6 +50,22 @@ describe('POST /authorize/continue', () => {
     expect(same.status).toBe(302);
   });
 
+  it('accepts Origin: null (what browsers send under no-referrer) unless the browser says cross-site', async () => {
+    const started = await startFlow(server, party);
+    expect((await authenticate(server, party, started.requestId)).status).toBe(200);
+    for (const site of ['cross-site', 'same-site']) {
+      const refused = await postForm(server, '/authorize/continue', { request_id: started.requestId }, { cookie: started.cookie, origin: 'null', 'sec-fetch-site': site });
+      expect(refused.status, `Sec-Fetch-Site: ${site}`).toBe(403);
+    }
+    const accepted = await postForm(server, '/authorize/continue', { request_id: started.requestId }, { cookie: started.cookie, origin: 'null', 'sec-fetch-site': 'same-origin' });
+    expect(accepted.status).toBe(302);
+    // Without Sec-Fetch-Site (plain http off localhost), the binding cookie decides.
+    const other = await startFlow(server, party);
+    await authenticate(server, party, other.requestId);
+    expect((await postForm(server, '/authorize/continue', { request_id: other.requestId }, { origin: 'null' })).status).toBe(403);
+    expect((await postForm(server, '/authorize/continue', { request_id: other.requestId }, { cookie: other.cookie, origin: 'null' })).status).toBe(302);
+  });
+
   it('Cancel redirects with access_denied, state and iss, and the request becomes error', async () => {
     const started = await startFlow(server, party, { state: 's&t=1' });
     const response = await continueFlow(server, started, { action: 'cancel' });

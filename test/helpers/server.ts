@@ -18,9 +18,11 @@ export interface TestClock {
   advance(seconds: number): void;
 }
 
+/** A clock that stands still unless the test moves it, so expiry boundaries are exact. */
 export function testClock(): TestClock {
+  const start = Math.floor(Date.now() / 1000);
   let offset = 0;
-  const clock = (() => Math.floor(Date.now() / 1000) + offset) as TestClock;
+  const clock = (() => start + offset) as TestClock;
   clock.advance = (seconds: number) => {
     offset += seconds;
   };

@@ -83,6 +83,9 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
     });
   });
 
+  // Browsers ask for it on every page; there is none, and a 404 would be logged as a console error.
+  app.get('/favicon.ico', async (_request, reply) => reply.code(204).header('cache-control', 'public, max-age=86400').send());
+
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
     const asset = ASSETS[request.params.name];
     if (!asset) return reply.code(404).send({ error: 'not_found', error_description: 'No such asset.' });
@@ -96,13 +99,17 @@ class CrossSiteRequest extends OAuthError {
 }
 
 /**
- * The continue form may only be submitted from our own pages: a browser states where a
- * form post comes from (Sec-Fetch-Site, Origin); a foreign one is refused (login CSRF).
+ * The continue form may only be submitted from our own pages (login CSRF, cross-site
+ * submission). A browser that says where a form post comes from must say it comes from us:
+ * Sec-Fetch-Site same-origin, or an Origin equal to ours. Our pages send Referrer-Policy:
+ * no-referrer, under which browsers post `Origin: null`, so null is not foreign by itself.
+ * Where a browser says neither (plain http off localhost), the SameSite=Lax binding cookie,
+ * which a cross-site post does not carry, is the defence.
  */
 function refuseCrossSite(request: FastifyRequest, baseOrigin: string): void {
   const site = request.headers['sec-fetch-site'];
   const origin = request.headers.origin;
-  if ((site !== undefined && site !== 'same-origin' && site !== 'none') || (origin !== undefined && origin !== baseOrigin)) {
-    throw new CrossSiteRequest('The form was submitted from another site.');
-  }
+  const foreignSite = site !== undefined && site !== 'same-origin' && site !== 'none';
+  const foreignOrigin = origin !== undefined && origin !== 'null' && origin !== baseOrigin;
+  if (foreignSite || foreignOrigin) throw new CrossSiteRequest('The form was submitted from another site.');
 }

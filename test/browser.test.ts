@@ -1,0 +1,365 @@
+/**
+ * The whole flow in a real browser: playwright-core drives Debian's Chromium against a real
+ * agentauth server, and the client's redirect URI is a real HTTP server on 127.0.0.1.
+ * The test plays the agent: it reads the request id from the page's DOM and authenticates
+ * over the back channel; the browser has to reach the callback on its own (DESIGN.md §4).
+ */
+import { existsSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticate, authorizeUrl, checkStatus, type Party, pkcePair, postForm, redeem, startFlow } from './helpers/flow.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  console.warn('browser tests skipped: /usr/bin/chromium not found; install Debian\'s chromium package (apt-get install -y chromium)');
+}
+
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** How long the browser may take to reach the callback on its own (the page polls every second). */
+const ARRIVAL_TIMEOUT = 10_000;
+
+// ---------------------------------------------------------------------------------------------
+// The client's callback: a tiny real HTTP server that records what it received.
+
+interface CallbackHit {
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+}
+
+interface CallbackServer {
+  server: Server;
+  /** The redirect URI to register: http://127.0.0.1:<port>/callback */
+  uri: string;
+  origin: string;
+  hits: CallbackHit[];
+  close(): Promise<void>;
+}
+
+async function startCallbackServer(): Promise<CallbackServer> {
+  const hits: CallbackHit[] = [];
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname === '/callback') {
+      hits.push({ query: url.searchParams, headers: req.headers });
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Callback</title></head><body><h1 id="callback">Callback received</h1></body></html>');
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' });
+    res.end('not found');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+  return {
+    server,
+    uri: `${origin}/callback`,
+    origin,
+    hits,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pages with their console messages and errors collected.
+
+interface WatchedPage {
+  page: Page;
+  console: string[];
+  errors: string[];
+  /** Responses of 400 and above the page received, as "status url". */
+  failed: string[];
+}
+
+async function watchedPage(context: BrowserContext): Promise<WatchedPage> {
+  const page = await context.newPage();
+  const watched: WatchedPage = { page, console: [], errors: [], failed: [] };
+  page.on('console', (message) => watched.console.push(`${message.type()}: ${message.text()} (${message.location().url})`));
+  page.on('pageerror', (error) => watched.errors.push(String(error)));
+  page.on('response', (response) => {
+    if (response.status() >= 400) watched.failed.push(`${response.status()} ${response.url()}`);
+  });
+  return watched;
+}
+
+function cspViolations(watched: WatchedPage): string[] {
+  return watched.console.filter((line) => /Content Security Policy|Refused to|violates/i.test(line));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** A state an OAuth client could send that needs careful encoding on every hop. */
+const AWKWARD_STATE = 'a state with spaces & amp=equals/slash?q+plus%25';
+
+describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
+  let server: TestServer;
+  let callback: CallbackServer;
+  let browser: Browser;
+  let party: Party;
+  /** Console and errors of scenario a, checked in scenario e. */
+  let scenarioA: WatchedPage | undefined;
+  let scenarioADone = false;
+
+  beforeAll(async () => {
+    [server, callback, browser] = await Promise.all([
+      startTestServer(),
+      startCallbackServer(),
+      chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS }),
+    ]);
+    party = { ...(await server.createClient({ name: 'Acme Notes', redirectUris: [callback.uri] })), ...(await server.createAgent({ name: 'Research bot' })) };
+  });
+
+  afterAll(async () => {
+    // Close all three even when one of them fails to close.
+    const results = await Promise.allSettled([browser?.close(), callback?.close(), server?.close()]);
+    const failed = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed.length > 0) throw failed[0]!.reason;
+  });
+
+  /** Opens /authorize in the page with a fresh PKCE pair. */
+  async function openAuthorize(page: Page, forParty: Party, state: string) {
+    const { verifier, challenge } = pkcePair();
+    const url = authorizeUrl(server, {
+      client_id: forParty.clientId,
+      redirect_uri: forParty.redirectUri,
+      response_type: 'code',
+      state,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const response = await page.goto(url);
+    expect(response?.status()).toBe(200);
+    // The agent's view: the request id as the DOM carries it, not as a regex over the source.
+    const requestId = await page.locator('meta[name="request-id"]').getAttribute('content');
+    expect(requestId).toMatch(/^req_[A-Za-z0-9_-]+$/);
+    return { verifier, requestId: requestId!, response: response! };
+  }
+
+  function isCallback(url: URL): boolean {
+    return url.origin === callback.origin && url.pathname === '/callback';
+  }
+
+  /** Waits for the browser to be at the callback and returns what the callback server recorded. */
+  async function arrival(watched: WatchedPage, state: string): Promise<{ query: URLSearchParams; hit: CallbackHit }> {
+    const { page } = watched;
+    try {
+      await page.waitForURL(isCallback, { timeout: ARRIVAL_TIMEOUT });
+    } catch (error) {
+      // Say where the browser is stuck and what it complained about (a CSP block shows here).
+      const heading = await page.locator('h1').first().textContent({ timeout: 500 }).catch(() => null);
+      throw new Error(
+        `the browser did not reach the callback: ${String(error).split('\n')[0]}\n  at: ${page.url()}\n  heading: ${heading}\n  console:\n    ${watched.console.join('\n    ')}\n  page errors: ${watched.errors.join('; ')}`,
+      );
+    }
+    const query = new URL(page.url()).searchParams;
+    const hits = callback.hits.filter((hit) => hit.query.get('state') === state);
+    expect(hits).toHaveLength(1);
+    const hit = hits[0]!;
+    // What the browser shows and what the server received are the same.
+    expect([...hit.query]).toEqual([...query]);
+    expect(await page.locator('#callback').textContent()).toBe('Callback received');
+    return { query, hit };
+  }
+
+  it('a. with JavaScript and approval=auto, the browser reaches the callback unaided once the agent has authenticated', async () => {
+    const context = await browser.newContext();
+    try {
+      const watched = await watchedPage(context);
+      scenarioA = watched;
+      const { page } = watched;
+      const { verifier, requestId } = await openAuthorize(page, party, AWKWARD_STATE);
+      expect(await checkStatus(server, requestId)).toEqual({ status: 200, body: { status: 'pending' } });
+      expect(await page.locator('#client-name').textContent()).toBe('Acme Notes');
+
+      const auth = await authenticate(server, party, requestId, 'claude-sonnet-4');
+      expect(auth.status).toBe(200);
+      expect(await auth.json()).toMatchObject({ status: 'authenticated' });
+
+      // Nobody clicks: the page's script polls /api/check-status and submits the form.
+      const { query, hit } = await arrival(watched, AWKWARD_STATE);
+      expect(query.get('code')).toMatch(/^cod_[A-Za-z0-9_-]{43}$/);
+      expect(query.get('state')).toBe(AWKWARD_STATE);
+      expect(query.get('iss')).toBe(server.baseUrl);
+      expect(query.get('error')).toBeNull();
+      // Referrer-Policy: no-referrer holds across the redirect.
+      expect(hit.headers.referer).toBeUndefined();
+
+      const token = await redeem(server, party, query.get('code')!, verifier);
+      expect(token.status).toBe(200);
+      const tokens = (await token.json()) as Record<string, unknown>;
+      expect(tokens).toMatchObject({ token_type: 'Bearer', access_token: expect.any(String), refresh_token: expect.any(String) });
+
+      expect(await checkStatus(server, requestId)).toEqual({ status: 200, body: { status: 'completed' } });
+      scenarioADone = true;
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('b. without JavaScript, clicking "Continue" after the agent authenticated reaches the callback', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    try {
+      const watched = await watchedPage(context);
+      const { page } = watched;
+      const state = 'no-js state & more=/';
+      const { requestId } = await openAuthorize(page, party, state);
+      expect((await authenticate(server, party, requestId)).status).toBe(200);
+
+      // Without a script nothing happens by itself.
+      await page.waitForTimeout(1_500);
+      expect(isCallback(new URL(page.url()))).toBe(false);
+      expect(callback.hits.some((hit) => hit.query.get('state') === state)).toBe(false);
+
+      await page.click('#approve');
+      const { query } = await arrival(watched, state);
+      expect(query.get('code')).toMatch(/^cod_[A-Za-z0-9_-]{43}$/);
+      expect(query.get('state')).toBe(state);
+      expect(query.get('iss')).toBe(server.baseUrl);
+      expect(await checkStatus(server, requestId)).toEqual({ status: 200, body: { status: 'completed' } });
+      expect(cspViolations(watched)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('c. "Cancel" reaches the callback with error=access_denied, the state and iss', async () => {
+    const context = await browser.newContext();
+    try {
+      const watched = await watchedPage(context);
+      const { page } = watched;
+      const state = 'cancel me & please=/';
+      const { requestId } = await openAuthorize(page, party, state);
+
+      await page.click('#cancel');
+      const { query } = await arrival(watched, state);
+      expect(query.get('error')).toBe('access_denied');
+      expect(query.get('state')).toBe(state);
+      expect(query.get('iss')).toBe(server.baseUrl);
+      expect(query.get('code')).toBeNull();
+
+      const status = await checkStatus(server, requestId);
+      expect(status).toEqual({ status: 200, body: { status: 'error', error: 'access_denied', error_description: expect.any(String) } });
+      expect(cspViolations(watched)).toEqual([]);
+      expect(watched.errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('d. approval=manual: the page shows who authenticated and waits for the click', async () => {
+    const manual: Party = {
+      ...(await server.createClient({ name: 'Careful Bank', redirectUris: [callback.uri], approval: 'manual' })),
+      ...(await server.createAgent({ name: 'Ledger agent', ownerEmail: 'grace@example.com', ownerName: 'Grace Hopper' })),
+    };
+    const context = await browser.newContext();
+    try {
+      const watched = await watchedPage(context);
+      const { page } = watched;
+      const state = 'manual approval & state=/';
+      const { verifier, requestId } = await openAuthorize(page, manual, state);
+      expect((await authenticate(server, manual, requestId, 'gpt-5-mini-2025')).status).toBe(200);
+
+      // The script submits the form on its own; the server answers with the confirmation page.
+      await page.locator('#agent-details').waitFor({ state: 'visible', timeout: ARRIVAL_TIMEOUT });
+      expect(await page.locator('#agent-name').textContent()).toBe('Ledger agent');
+      expect(await page.locator('#agent-owner').textContent()).toContain('grace@example.com');
+      expect(await page.locator('#agent-model').textContent()).toBe('gpt-5-mini-2025');
+      expect(await page.locator('#client-name').textContent()).toBe('Careful Bank');
+
+      // And stays there: no code without the person's click.
+      await page.waitForTimeout(1_500);
+      expect(isCallback(new URL(page.url()))).toBe(false);
+      expect(callback.hits.some((hit) => hit.query.get('state') === state)).toBe(false);
+      expect(await checkStatus(server, requestId)).toEqual({ status: 200, body: { status: 'authenticated' } });
+
+      await page.click('#approve');
+      const { query } = await arrival(watched, state);
+      expect(query.get('code')).toMatch(/^cod_[A-Za-z0-9_-]{43}$/);
+      expect(query.get('state')).toBe(state);
+      expect(query.get('iss')).toBe(server.baseUrl);
+      expect((await redeem(server, manual, query.get('code')!, verifier)).status).toBe(200);
+      expect(await checkStatus(server, requestId)).toEqual({ status: 200, body: { status: 'completed' } });
+      expect(cspViolations(watched)).toEqual([]);
+      expect(watched.errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('e. scenario a ran without CSP violations and without page errors', () => {
+    expect(scenarioA, 'scenario a must have run').toBeDefined();
+    expect(scenarioADone, 'scenario a must have completed').toBe(true);
+    expect(cspViolations(scenarioA!)).toEqual([]);
+    expect(scenarioA!.errors).toEqual([]);
+    // Nothing else went wrong either; Chromium's own favicon requests (404) are no page's doing.
+    expect(scenarioA!.console.filter((line) => line.startsWith('error:') && !line.includes('/favicon.ico'))).toEqual([]);
+    expect(scenarioA!.failed).toEqual([]);
+  });
+
+  it('f. the authorization page cannot be framed', async () => {
+    const context = await browser.newContext();
+    try {
+      const watched = await watchedPage(context);
+      const { page } = watched;
+      const { response } = await openAuthorize(page, party, 'framing');
+      const headers = response.headers();
+      expect(headers['x-frame-options']).toBe('DENY');
+      const csp = headers['content-security-policy'] ?? '';
+      expect(csp.split(';').map((directive) => directive.trim())).toContain("frame-ancestors 'none'");
+      expect(headers['cache-control']).toContain('no-store');
+      expect(headers['referrer-policy']).toBe('no-referrer');
+
+      // And Chromium really refuses to show it in a frame of another origin.
+      const framer = await context.newPage();
+      const refusal = framer.waitForEvent('console', { predicate: (message) => /frame-ancestors|X-Frame-Options/.test(message.text()), timeout: 5_000 });
+      await framer.setContent(`<iframe id="victim" src="${page.url().replace(/&/g, '&amp;')}"></iframe>`);
+      expect((await refusal).text()).toMatch(/has been blocked|Refused to (frame|display)/);
+      const frame = framer.frames().find((f) => f !== framer.mainFrame());
+      expect(frame).toBeDefined();
+      expect(await frame!.locator('meta[name="request-id"]').count()).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('renders the authorization page and the 400 error page (screenshots for review in /tmp)', async () => {
+    const context = await browser.newContext({ viewport: { width: 900, height: 800 } });
+    try {
+      const { page } = await watchedPage(context);
+      await openAuthorize(page, party, 'screenshot');
+      await page.screenshot({ path: '/tmp/authorize-page.png', fullPage: true });
+
+      const response = await page.goto(
+        authorizeUrl(server, { client_id: 'cli_unknown', redirect_uri: callback.uri, response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+      );
+      expect(response?.status()).toBe(400);
+      expect(await page.locator('meta[name="error"]').getAttribute('content')).toBe('invalid_client');
+      expect(await page.locator('#error').textContent()).toBe('invalid_client');
+      await page.screenshot({ path: '/tmp/error-page.png', fullPage: true });
+      // The error page never sends the browser to the unverified redirect_uri.
+      expect(isCallback(new URL(page.url()))).toBe(false);
+    } finally {
+      await context.close();
+    }
+  });
+});
