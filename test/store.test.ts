@@ -65,6 +65,24 @@ describe.each(engines)('Store on $name', (engine) => {
   });
   afterAll(() => dispose());
 
+  /** A request taken to completed, with its code stored: what a token exchange starts from. */
+  async function issuedCode(): Promise<CodeRecord> {
+    const r = request({ status: 'authenticated' });
+    await store.insertRequest(r);
+    const c = code(r.id);
+    expect(await store.completeRequestWithCode(r.id, 'browser', NOW, c)).toBe(true);
+    return c;
+  }
+
+  /** A redeemed code's grant and its first tokens. */
+  async function redeemedGrant(): Promise<{ g: GrantRecord; t: IssuedTokens }> {
+    const c = await issuedCode();
+    const g = grant();
+    const t = tokens(g.id);
+    expect(await store.redeemCode(c.digest, NOW, g, t)).toBe(true);
+    return { g, t };
+  }
+
   it('pending → authenticated has exactly one winner under concurrency', async () => {
     const r = request();
     await store.insertRequest(r);
@@ -105,9 +123,7 @@ describe.each(engines)('Store on $name', (engine) => {
   });
 
   it('a code is redeemed once: one winner writes grant and tokens, losers write nothing', async () => {
-    const c = code('req_x');
-    await store.insertRequest(request({ id: 'req_x_' + c.digest, status: 'authenticated' }));
-    await store.completeRequestWithCode('req_x_' + c.digest, 'browser', NOW, c);
+    const c = await issuedCode();
     const attempts = Array.from({ length: 10 }, () => {
       const g = grant();
       return { g, t: tokens(g.id) };
@@ -125,12 +141,7 @@ describe.each(engines)('Store on $name', (engine) => {
   });
 
   it('a refresh token rotates once under concurrency', async () => {
-    const g = grant();
-    const c = code('req_y');
-    await store.insertRequest(request({ id: 'req_y_' + c.digest, status: 'authenticated' }));
-    await store.completeRequestWithCode('req_y_' + c.digest, 'browser', NOW, c);
-    const first = tokens(g.id);
-    await store.redeemCode(c.digest, NOW, g, first);
+    const { g, t: first } = await redeemedGrant();
     const successors = Array.from({ length: 10 }, () => tokens(g.id));
     const results = await Promise.all(successors.map((t) => store.rotateRefreshToken(first.refreshToken.digest, NOW + 1, t)));
     expect(results.filter(Boolean)).toHaveLength(1);
@@ -140,12 +151,7 @@ describe.each(engines)('Store on $name', (engine) => {
   });
 
   it('revocation happens once and is idempotent', async () => {
-    const g = grant();
-    const c = code('req_z');
-    await store.insertRequest(request({ id: 'req_z_' + c.digest, status: 'authenticated' }));
-    await store.completeRequestWithCode('req_z_' + c.digest, 'browser', NOW, c);
-    const t = tokens(g.id);
-    await store.redeemCode(c.digest, NOW, g, t);
+    const { g, t } = await redeemedGrant();
     expect((await Promise.all([store.revokeGrant(g.id, NOW), store.revokeGrant(g.id, NOW)])).filter(Boolean)).toHaveLength(1);
     expect((await store.findGrant(g.id))!.revoked_at).toBe(NOW);
     expect(await store.revokeAccessToken(t.accessToken.jti, NOW)).toBe(true);
