@@ -54,6 +54,8 @@ describe('POST /api/agent/authenticate', () => {
     ['an object', { a: 1 }],
     ['null', null],
     ['an empty string', ''],
+    ['a string with a C0 control character', 'model\u0007'],
+    ['a string with a C1 control character', 'model\u0085'],
   ])('400 invalid_request when a field is %s', async (_case, value) => {
     const { requestId } = await startFlow(server, party);
     await expectError(await postJson(server, '/api/agent/authenticate', body(requestId, { model: value })), 400, 'invalid_request');

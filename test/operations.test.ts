@@ -1,4 +1,5 @@
 /** Operations (DESIGN.md §10): health, readiness, metrics, purge, log redaction. */
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';
@@ -29,6 +30,24 @@ describe('health, readiness and metrics', () => {
     const response = await fetch(`${server.baseUrl}/nope`);
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ error: 'not_found', error_description: expect.any(String) });
+  });
+
+  it('answers errors of the HTTP parser in the documented shape (huge or malformed headers)', async () => {
+    const raw = (head: string) =>
+      new Promise<string>((resolve, reject) => {
+        const url = new URL(server.baseUrl);
+        const socket = connect(Number(url.port), url.hostname, () => socket.write(head));
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk.toString()));
+        socket.on('end', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    const huge = await raw(`GET /authorize HTTP/1.1\r\nhost: x\r\nx-pad: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(huge).toMatch(/^HTTP\/1.1 431 /);
+    expect(JSON.parse(huge.split('\r\n\r\n')[1]!)).toEqual({ error: 'invalid_request', error_description: 'The request headers are too large.' });
+    const malformed = await raw('GET /healthz HTTP/1.1\r\nhost: x\r\nx-bad: a\x01b\r\n\r\n');
+    expect(malformed).toMatch(/^HTTP\/1.1 400 /);
+    expect(JSON.parse(malformed.split('\r\n\r\n')[1]!)).toEqual({ error: 'invalid_request', error_description: 'The request is malformed.' });
   });
 
   it('/readyz fails with 503 and requests answer 503 when the database is gone', async () => {

@@ -3,7 +3,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { Context } from '../context.ts';
-import { errorHandler, schemaErrorMessage } from './errors.ts';
+import { clientErrorHandler, errorHandler, schemaErrorMessage } from './errors.ts';
 import { loggerOptions } from './logger.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { authorizeRoutes } from './routes/authorize.ts';
@@ -29,6 +29,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: (errors) => new Error(schemaErrorMessage(errors)),
+    clientErrorHandler,
   });
 
   const registry = new Registry();

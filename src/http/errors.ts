@@ -4,6 +4,7 @@
  * invalid_request in the documented shape; anything else is logged and answered 500
  * server_error, or 503 temporarily_unavailable when the database is unreachable. Never a stack trace.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../protocol/errors.ts';
 
@@ -79,4 +80,22 @@ export function schemaErrorMessage(errors: Array<{ keyword: string; instancePath
     default:
       return `${field || 'the request'} is invalid`;
   }
+}
+
+/**
+ * Errors Node's HTTP parser raises before any route runs (a head over the header size limit,
+ * a malformed request line or header) get the documented error shape too, and the
+ * connection is closed, as the parser cannot go on with it.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  const body = JSON.stringify({
+    error: 'invalid_request',
+    error_description: tooLarge ? 'The request headers are too large.' : 'The request is malformed.',
+  });
+  socket.end(
+    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

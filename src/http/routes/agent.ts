@@ -9,7 +9,7 @@ const AuthenticateBody = Type.Object({
   request_id: Type.String({ minLength: 1, maxLength: 128 }),
   agent_id: Type.String({ minLength: 1, maxLength: 128 }),
   agent_secret: Type.String({ minLength: 1, maxLength: 512 }),
-  model: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$' }),
+  model: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$' }),
 });
 
 const AuthenticateResponse = Type.Object({ status: Type.Literal('authenticated'), message: Type.String() });
