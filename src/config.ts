@@ -88,6 +88,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (!jwtSecret && production) {
     throw new ConfigError('JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)');
   }
+  if (!jwtSecret && !databaseUrl.startsWith('sqlite:')) {
+    throw new ConfigError('JWT_SECRET is required with PostgreSQL: every node must sign and verify with the same secret (at least 32 bytes)');
+  }
   const jwtPreviousSecrets = (env.JWT_PREVIOUS_SECRETS ?? '')
     .split(',')
     .map((s) => s.trim())

@@ -36,8 +36,8 @@ export function resolveJwtSecret(config: Config, warn: Warn): string {
   return randomBytes(48).toString('base64url');
 }
 
-export function createContext(config: Config, store: Store, jwtSecret: string, clock: Clock = systemClock): Context {
-  return { config, store, clock, secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets), throttle: new AuthThrottle(config) };
+export async function createContext(config: Config, store: Store, jwtSecret: string, clock: Clock = systemClock): Promise<Context> {
+  return { config, store, clock, secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets), throttle: await AuthThrottle.create(config, store) };
 }
 
 /** Deletes expired rows, keeping them `purgeAfter` seconds past expiry so expiry stays reportable. */
@@ -55,9 +55,9 @@ export interface RunningServer {
 
 export async function startServer(config: Config, options: AppOptions & { clock?: Clock; store?: Store; warn?: Warn } = {}): Promise<RunningServer> {
   const warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
-  const store = options.store ?? (await openStore(config.databaseUrl, { poolSize: config.databasePoolSize }));
+  const store = options.store ?? (await openStore(config.databaseUrl, { poolSize: config.databasePoolSize, onBackgroundError: (error) => warn(`database connection lost (${error.message}); reconnecting on the next query`) }));
   await store.migrate();
-  const ctx = createContext(config, store, resolveJwtSecret(config, warn), options.clock);
+  const ctx = await createContext(config, store, resolveJwtSecret(config, warn), options.clock);
   const app = await buildApp(ctx, options);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';
 import { purgeOnce } from '../src/server.ts';
 import { authenticate, continueFlow, obtainTokens, type Party, postForm, setupParty, startFlow } from './helpers/flow.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { startTestServer, TEST_ENGINE, type TestServer } from './helpers/server.ts';
 
 describe('health, readiness and metrics', () => {
   let server: TestServer;
@@ -16,7 +16,7 @@ describe('health, readiness and metrics', () => {
 
   it('/healthz and /readyz answer 200', async () => {
     expect(await (await fetch(`${server.baseUrl}/healthz`)).json()).toEqual({ status: 'ok' });
-    expect(await (await fetch(`${server.baseUrl}/readyz`)).json()).toEqual({ status: 'ready', database: 'sqlite' });
+    expect(await (await fetch(`${server.baseUrl}/readyz`)).json()).toEqual({ status: 'ready', database: TEST_ENGINE });
   });
 
   it('/metrics is Prometheus text with request counts by route', async () => {

@@ -175,7 +175,7 @@ describe('POST /revoke', () => {
   });
 
   it('verifies access tokens signed under a previous JWT_SECRET during a rotation', async () => {
-    const rotated = await startTestServer({ dir: server.dir, env: { BASE_URL: server.baseUrl, JWT_SECRET: 'the-next-secret-of-at-least-32-bytes!!', JWT_PREVIOUS_SECRETS: TEST_JWT_SECRET } });
+    const rotated = await startTestServer({ databaseUrl: server.databaseUrl, env: { BASE_URL: server.baseUrl, JWT_SECRET: 'the-next-secret-of-at-least-32-bytes!!', JWT_PREVIOUS_SECRETS: TEST_JWT_SECRET } });
     try {
       // Same issuer, another process: requests go to the rotated server's own address.
       const target = { ...rotated, baseUrl: rotated.url };
@@ -192,7 +192,7 @@ describe('POST /revoke', () => {
 
   it('after a rotation, reseal lets the previous JWT_SECRET be dropped; without it a client is 401, never 500', async () => {
     const next = 'the-next-secret-of-at-least-32-bytes!!';
-    const stale = await startTestServer({ dir: server.dir, env: { BASE_URL: server.baseUrl, JWT_SECRET: next } });
+    const stale = await startTestServer({ databaseUrl: server.databaseUrl, env: { BASE_URL: server.baseUrl, JWT_SECRET: next } });
     const staleTarget = { ...stale, baseUrl: stale.url };
     const tokens = await obtainTokens(server, party);
     try {
@@ -202,12 +202,12 @@ describe('POST /revoke', () => {
     } finally {
       await stale.close();
     }
-    const rotating = await startTestServer({ dir: server.dir, env: { BASE_URL: server.baseUrl, JWT_SECRET: next, JWT_PREVIOUS_SECRETS: TEST_JWT_SECRET } });
+    const rotating = await startTestServer({ databaseUrl: server.databaseUrl, env: { BASE_URL: server.baseUrl, JWT_SECRET: next, JWT_PREVIOUS_SECRETS: TEST_JWT_SECRET } });
     const result = await resealClientSecrets(rotating.ctx);
     expect(result.unreadable).toEqual([]);
     expect(result.resealed).toContain(party.clientId);
     await rotating.close();
-    const done = await startTestServer({ dir: server.dir, env: { BASE_URL: server.baseUrl, JWT_SECRET: next } });
+    const done = await startTestServer({ databaseUrl: server.databaseUrl, env: { BASE_URL: server.baseUrl, JWT_SECRET: next } });
     try {
       const introspected = await postForm({ ...done, baseUrl: done.url }, '/introspect', { token: 'x', client_id: party.clientId, client_secret: party.clientSecret });
       expect(introspected.status).toBe(200);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open.ts';
+import { freshDatabase, TEST_ENGINE } from './helpers/server.ts';
 import type { AuthorizationRequestRecord, CodeRecord, GrantRecord, IssuedTokens, Store } from '../src/store/types.ts';
 
 interface Engine {
@@ -14,13 +15,22 @@ interface Engine {
   open(): Promise<{ store: Store; dispose(): Promise<void> }>;
 }
 
+/** The store of the project's engine (vitest.config.ts runs this suite once per engine). */
 const engines: Engine[] = [
   {
-    name: 'sqlite',
+    name: TEST_ENGINE,
     async open() {
       const dir = mkdtempSync(join(tmpdir(), 'agentauth-store-'));
-      const store = await openStore(`sqlite:${join(dir, 'store.db')}`);
-      return { store, dispose: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+      const database = await freshDatabase(dir);
+      const store = await openStore(database.url);
+      return {
+        store,
+        dispose: async () => {
+          await store.close();
+          await database.dispose();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
     },
   },
 ];

@@ -11,19 +11,14 @@ import { createContext, resolveJwtSecret, startServer } from '../server.ts';
 import { openStore, redactUrl } from '../store/open.ts';
 import type { AgentRecord, ClientRecord } from '../store/types.ts';
 
-class UsageError extends Error {}
-
 const warn = (message: string) => process.stderr.write(`warning: ${message}\n`);
 
 async function withContext<T>(work: (ctx: Context) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  if (!config.jwtSecret && !config.databaseUrl.startsWith('sqlite:')) {
-    throw new UsageError('JWT_SECRET is required to manage clients on this database (client secrets are encrypted with it)');
-  }
   const store = await openStore(config.databaseUrl, { poolSize: 1 });
   try {
     await store.migrate();
-    return await work(createContext(config, store, resolveJwtSecret(config, () => {})));
+    return await work(await createContext(config, store, resolveJwtSecret(config, () => {})));
   } finally {
     await store.close();
   }
@@ -150,7 +145,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await buildCli().parseAsync(argv);
   } catch (error) {
-    const known = error instanceof ConfigError || error instanceof UsageError || (error instanceof Error && !(error instanceof TypeError));
+    const known = error instanceof ConfigError || (error instanceof Error && !(error instanceof TypeError));
     process.stderr.write(`agentauth: ${error instanceof Error ? error.message : String(error)}\n`);
     if (!known) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
     process.exit(1);

@@ -1,19 +1,26 @@
 /**
  * Throttling of failed agent authentications, per agent_id and per client IP (DESIGN.md §5).
  * Only failures count; once either key has used its allowance within the window, attempts are
- * refused with 429 and Retry-After until the window has passed.
+ * refused with 429 and Retry-After until the window has passed. The counters come from the
+ * store, so every node sees the same ones.
  */
-import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Config } from '../config.ts';
 import { SlowDown } from '../protocol/errors.ts';
+import type { Limiter, Store } from '../store/types.ts';
+
+type ThrottleConfig = Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>;
 
 export class AuthThrottle {
-  private readonly perAgent: RateLimiterMemory;
-  private readonly perIp: RateLimiterMemory;
+  private constructor(
+    private readonly perAgent: Limiter,
+    private readonly perIp: Limiter,
+  ) {}
 
-  constructor(config: Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>) {
-    this.perAgent = new RateLimiterMemory({ keyPrefix: 'agent', points: config.authFailuresPerAgent, duration: config.authFailureWindow });
-    this.perIp = new RateLimiterMemory({ keyPrefix: 'ip', points: config.authFailuresPerIp, duration: config.authFailureWindow });
+  static async create(config: ThrottleConfig, store: Pick<Store, 'createLimiter'>): Promise<AuthThrottle> {
+    return new AuthThrottle(
+      await store.createLimiter({ keyPrefix: 'agent', points: config.authFailuresPerAgent, duration: config.authFailureWindow }),
+      await store.createLimiter({ keyPrefix: 'ip', points: config.authFailuresPerIp, duration: config.authFailureWindow }),
+    );
   }
 
   /** Throws SlowDown when the agent_id or the IP has no failures left in the window. */

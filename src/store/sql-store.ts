@@ -15,6 +15,8 @@ import type {
   CodeRecord,
   GrantRecord,
   IssuedTokens,
+  Limiter,
+  LimiterOptions,
   PurgeCounts,
   RefreshTokenRecord,
   Store,
@@ -39,12 +41,22 @@ const toAgent = (row: AgentRow): AgentRecord => ({ ...row, owner_email_verified:
 const changed = (result: { numUpdatedRows: bigint } | { numDeletedRows: bigint }) =>
   Number('numUpdatedRows' in result ? result.numUpdatedRows : result.numDeletedRows);
 
+export interface EngineHooks {
+  createLimiter(options: LimiterOptions): Promise<Limiter>;
+  /** Runs after the Kysely instance is destroyed. */
+  close?(): Promise<void>;
+}
+
 export class SqlStore implements Store {
   constructor(
     readonly engine: 'sqlite' | 'postgres',
     private readonly db: Kysely<Database>,
-    private readonly onClose: () => Promise<void> = async () => {},
+    private readonly hooks: EngineHooks,
   ) {}
+
+  createLimiter(options: LimiterOptions): Promise<Limiter> {
+    return this.hooks.createLimiter(options);
+  }
 
   async migrate(): Promise<void> {
     const { error } = await new Migrator({ db: this.db, provider: migrationProvider }).migrateToLatest();
@@ -57,7 +69,7 @@ export class SqlStore implements Store {
 
   async close(): Promise<void> {
     await this.db.destroy();
-    await this.onClose();
+    await this.hooks.close?.();
   }
 
   // Clients

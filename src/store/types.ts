@@ -119,8 +119,27 @@ export interface PurgeCounts {
   auditEvents: number;
 }
 
+/** A failure counter of rate-limiter-flexible, as the throttle uses it. */
+export interface Limiter {
+  readonly points: number;
+  get(key: string): Promise<{ consumedPoints: number; msBeforeNext: number } | null>;
+  penalty(key: string, points: number): Promise<unknown>;
+}
+
+export interface LimiterOptions {
+  keyPrefix: string;
+  points: number;
+  /** Window in seconds. */
+  duration: number;
+}
+
 export interface Store {
   readonly engine: 'sqlite' | 'postgres';
+  /**
+   * A counter seen by every node that uses this store: process memory for SQLite (one node),
+   * a shared table for PostgreSQL, so throttling holds however many nodes there are.
+   */
+  createLimiter(options: LimiterOptions): Promise<Limiter>;
   migrate(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;

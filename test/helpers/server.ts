@@ -6,10 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { registerAgent, type NewAgent } from '../../src/domain/agents.ts';
 import { registerClient, type NewClient } from '../../src/domain/clients.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
+import { createDatabase } from './postgres-cluster.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-of-at-least-32-bytes-0123456789';
 
@@ -40,22 +42,38 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The engine the current vitest project runs against (vitest.config.ts). */
+export const TEST_ENGINE: 'sqlite' | 'postgres' = process.env.AGENTAUTH_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+
+/**
+ * A fresh, empty database of the project's engine: a SQLite file in `dir`, or a new database
+ * in the run's PostgreSQL cluster. `dispose` removes it.
+ */
+export async function freshDatabase(dir: string): Promise<{ url: string; dispose(): Promise<void> }> {
+  if (TEST_ENGINE === 'sqlite') return { url: `sqlite:${join(dir, 'agentauth.db')}`, dispose: async () => {} };
+  const database = await createDatabase(inject('postgresUrl'));
+  return { url: database.url, dispose: () => database.drop() };
+}
+
 export interface TestServer extends RunningServer {
   baseUrl: string;
   clock: TestClock;
   dir: string;
+  /** The DATABASE_URL; pass it to another startTestServer to share the database. */
+  databaseUrl: string;
   createClient(input?: Partial<NewClient>): Promise<{ clientId: string; clientSecret: string; redirectUri: string }>;
   createAgent(input?: Partial<NewAgent>): Promise<{ agentId: string; agentSecret: string }>;
 }
 
-export async function startTestServer(options: { env?: Record<string, string>; logStream?: NodeJS.WritableStream; dir?: string } = {}): Promise<TestServer> {
-  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'agentauth-test-'));
+export async function startTestServer(options: { env?: Record<string, string>; logStream?: NodeJS.WritableStream; databaseUrl?: string } = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentauth-test-'));
+  const database = options.databaseUrl ? { url: options.databaseUrl, dispose: async () => {} } : await freshDatabase(dir);
   const port = await freePort();
   const config = loadConfig({
     PORT: String(port),
     HOST: '127.0.0.1',
     BASE_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: `sqlite:${join(dir, 'agentauth.db')}`,
+    DATABASE_URL: database.url,
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: 'silent',
     ...options.env,
@@ -67,6 +85,7 @@ export async function startTestServer(options: { env?: Record<string, string>; l
     baseUrl: config.baseUrl,
     clock,
     dir,
+    databaseUrl: database.url,
     async createClient(input = {}) {
       const redirectUri = input.redirectUris?.[0] ?? 'http://localhost:8080/callback';
       const { client, secret } = await registerClient(server.ctx, { name: 'Test App', redirectUris: [redirectUri], ...input });
@@ -78,7 +97,8 @@ export async function startTestServer(options: { env?: Record<string, string>; l
     },
     async close() {
       await server.close();
-      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+      await database.dispose();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
