@@ -1,0 +1,160 @@
+/**
+ * Several stateless nodes on one PostgreSQL database (DESIGN.md §9): three `agentauth serve`
+ * processes share a database and JWT_SECRET behind one issuer, as behind a load balancer
+ * without sticky sessions. Flows hop between nodes at every step, and the exactly-once
+ * transitions are raced across nodes.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import type { Context } from '../src/context.ts';
+import { registerAgent } from '../src/domain/agents.ts';
+import { registerClient } from '../src/domain/clients.ts';
+import { createContext } from '../src/server.ts';
+import { openStore } from '../src/store/open.ts';
+import { authenticate, checkStatus, continueFlow, obtainCode, type Party, postForm, redeem, startFlow, type Tokens } from './helpers/flow.ts';
+import { createDatabase } from './helpers/postgres-cluster.ts';
+import { freePort, type TestServer } from './helpers/server.ts';
+
+const JWT_SECRET = 'multi-node-shared-secret-of-at-least-32-bytes';
+const ISSUER = 'http://agentauth.test:8080';
+const NODE_COUNT = 3;
+const FLOWS = 30;
+
+let database: { url: string; drop(): Promise<void> };
+let children: ChildProcess[] = [];
+/** The nodes as the flow helpers see them: only baseUrl is used to address requests. */
+let nodes: TestServer[] = [];
+let admin: Context;
+let party: Party;
+
+async function waitReady(url: string): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`node ${url} did not become ready`);
+}
+
+beforeAll(async () => {
+  database = await createDatabase(inject('postgresUrl'));
+  const ports = await Promise.all(Array.from({ length: NODE_COUNT }, () => freePort()));
+  // All nodes start at once: their migrations race and must settle on one schema.
+  children = ports.map((port) =>
+    spawn('node', ['bin/agentauth', 'serve'], {
+      env: { ...process.env, BASE_URL: ISSUER, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, JWT_SECRET, LOG_LEVEL: 'warn', AUTH_FAILURES_PER_AGENT: '5', AUTH_FAILURES_PER_IP: '1000' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
+  nodes = ports.map((port) => ({ baseUrl: `http://127.0.0.1:${port}` }) as TestServer);
+  await Promise.all(nodes.map((node) => waitReady(node.baseUrl)));
+
+  const config = loadConfig({ DATABASE_URL: database.url, JWT_SECRET, BASE_URL: ISSUER });
+  admin = await createContext(config, await openStore(database.url, { poolSize: 2 }), JWT_SECRET);
+  const { client, secret: clientSecret } = await registerClient(admin, { name: 'Multi-node App', redirectUris: ['http://localhost:8080/callback'] });
+  const { agent, secret: agentSecret } = await registerAgent(admin, { ownerEmail: 'ada@example.com', ownerName: 'Ada Lovelace' });
+  party = { clientId: client.id, clientSecret, redirectUri: 'http://localhost:8080/callback', agentId: agent.id, agentSecret };
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+        }),
+    ),
+  );
+  await admin?.store.close();
+  await database?.drop();
+});
+
+const node = (i: number) => nodes[i % NODE_COUNT]!;
+const introspect = async (at: TestServer, token: string) =>
+  (await (await postForm(at, '/introspect', { token, client_id: party.clientId, client_secret: party.clientSecret })).json()) as { active: boolean };
+const refresh = (at: TestServer, token: string) =>
+  postForm(at, '/token', { grant_type: 'refresh_token', refresh_token: token, client_id: party.clientId, client_secret: party.clientSecret });
+
+describe(`${NODE_COUNT} nodes on one PostgreSQL database`, () => {
+  it(`runs ${FLOWS} flows whose every step lands on another node`, async () => {
+    for (let flow = 0; flow < FLOWS; flow++) {
+      // Rotate the roles so that every node plays every step: A authorizes, B authenticates,
+      // C reports the status, A continues, B exchanges, C introspects and refreshes, A revokes, B sees it.
+      const [a, b, c] = [node(flow), node(flow + 1), node(flow + 2)];
+      const started = await startFlow(a, party);
+      expect((await authenticate(b, party, started.requestId)).status).toBe(200);
+      expect((await checkStatus(c, started.requestId)).body).toEqual({ status: 'authenticated' });
+      const redirect = await continueFlow(a, started);
+      expect(redirect.status).toBe(302);
+      const location = new URL(redirect.headers.get('location')!);
+      expect(location.searchParams.get('iss')).toBe(ISSUER);
+      expect(location.searchParams.get('state')).toBe(started.state);
+      expect((await checkStatus(b, started.requestId)).body).toEqual({ status: 'completed' });
+      const exchanged = await redeem(b, party, location.searchParams.get('code')!, started.verifier);
+      expect(exchanged.status).toBe(200);
+      const tokens = (await exchanged.json()) as Tokens;
+      expect((await introspect(c, tokens.access_token)).active).toBe(true);
+      const refreshed = await refresh(c, tokens.refresh_token);
+      expect(refreshed.status).toBe(200);
+      const next = (await refreshed.json()) as Tokens;
+      expect((await postForm(a, '/revoke', { token: next.access_token, client_id: party.clientId, client_secret: party.clientSecret })).status).toBe(200);
+      expect((await introspect(b, next.access_token)).active).toBe(false);
+      expect((await fetch(`${b.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${next.access_token}` } })).status).toBe(401);
+    }
+  });
+
+  it('of 20 concurrent authentications of one request spread over the nodes, exactly one succeeds (10 races)', async () => {
+    for (let race = 0; race < 10; race++) {
+      const started = await startFlow(node(race), party);
+      const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => authenticate(node(i), party, started.requestId)));
+      const statuses = responses.map((response) => response.status);
+      expect(statuses.filter((status) => status === 200), `race ${race}: ${statuses.join(',')}`).toHaveLength(1);
+      expect(statuses.filter((status) => status === 409)).toHaveLength(19);
+    }
+  });
+
+  it('one code redeemed concurrently on two nodes gives one success and revokes what it issued (10 races)', async () => {
+    for (let race = 0; race < 10; race++) {
+      const { code, verifier } = await obtainCode(node(race), party);
+      const responses = await Promise.all([redeem(node(race), party, code, verifier), redeem(node(race + 1), party, code, verifier)]);
+      const winners = responses.filter((response) => response.status === 200);
+      expect(winners, `race ${race}`).toHaveLength(1);
+      expect(responses.filter((response) => response.status === 400)).toHaveLength(1);
+      const tokens = (await winners[0]!.json()) as Tokens;
+      // The loser was a replay of a redeemed code: RFC 6749 §4.1.2, the tokens it issued are revoked.
+      expect((await introspect(node(race + 2), tokens.access_token)).active).toBe(false);
+    }
+  });
+
+  it('one refresh token used concurrently on every node gives exactly one success (10 races)', async () => {
+    for (let race = 0; race < 10; race++) {
+      const { code, verifier } = await obtainCode(node(race), party);
+      const tokens = (await (await redeem(node(race), party, code, verifier)).json()) as Tokens;
+      const responses = await Promise.all(Array.from({ length: 6 }, (_, i) => refresh(node(i), tokens.refresh_token)));
+      expect(responses.filter((response) => response.status === 200), `race ${race}`).toHaveLength(1);
+      expect(responses.filter((response) => response.status === 400)).toHaveLength(5);
+    }
+  });
+
+  it('counts failed authentications across nodes: the limit holds however the attempts are spread', async () => {
+    // An agent of its own, since this test leaves its agent_id throttled.
+    const { agent } = await registerAgent(admin, { ownerEmail: 'target@example.com' });
+    const started = await startFlow(node(0), party);
+    const wrong = (at: TestServer) => authenticate(at, { ...party, agentId: agent.id, agentSecret: 'aas_wrong' }, started.requestId);
+    for (let attempt = 0; attempt < 5; attempt++) expect((await wrong(node(attempt))).status).toBe(401);
+    for (let i = 0; i < NODE_COUNT; i++) expect((await wrong(node(i))).status).toBe(429);
+  });
+
+  it('serves the same metadata from every node, with the shared issuer', async () => {
+    for (const at of nodes) {
+      const metadata = (await (await fetch(`${at.baseUrl}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
+      expect(metadata.issuer).toBe(ISSUER);
+    }
+  });
+});
