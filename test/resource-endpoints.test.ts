@@ -1,9 +1,9 @@
 /** /userinfo (RFC 6750, OIDC Core §5.3), /introspect (RFC 7662) and /revoke (RFC 7009), DESIGN.md §6. */
-import { SignJWT } from 'jose';
+import { jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setAgentStatus } from '../src/domain/agents.ts';
-import { resealClientSecrets } from '../src/domain/clients.ts';
-import { obtainTokens, type Party, postForm, postJson, setupParty } from './helpers/flow.ts';
+import { rotateAgentSecret, setAgentStatus } from '../src/domain/agents.ts';
+import { resealClientSecrets, rotateClientSecret } from '../src/domain/clients.ts';
+import { authenticate, obtainTokens, type Party, postForm, postJson, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -214,5 +214,34 @@ describe('POST /revoke', () => {
     } finally {
       await done.close();
     }
+  });
+});
+
+describe('secret rotation without downtime', () => {
+  it('a rotated agent secret keeps working for the grace period only; without grace it stops at once', async () => {
+    const agent = { ...party, ...(await server.createAgent()) };
+    const newSecret = await rotateAgentSecret(server.ctx, agent.agentId, 600);
+    expect((await authenticate(server, agent, (await startFlow(server, agent)).requestId)).status).toBe(200);
+    expect((await authenticate(server, { ...agent, agentSecret: newSecret }, (await startFlow(server, agent)).requestId)).status).toBe(200);
+    server.clock.advance(600);
+    expect((await authenticate(server, agent, (await startFlow(server, agent)).requestId)).status).toBe(401);
+    server.clock.advance(-600);
+    const immediate = await rotateAgentSecret(server.ctx, agent.agentId);
+    expect((await authenticate(server, { ...agent, agentSecret: newSecret }, (await startFlow(server, agent)).requestId)).status).toBe(401);
+    expect((await authenticate(server, { ...agent, agentSecret: immediate }, (await startFlow(server, agent)).requestId)).status).toBe(200);
+  });
+
+  it('a rotated client secret keeps working for the grace period, and keys the ID token it presented', async () => {
+    const client = { ...party, ...(await server.createClient()) };
+    const oldSecret = client.clientSecret;
+    const newSecret = await rotateClientSecret(server.ctx, client.clientId, 600);
+    for (const secret of [oldSecret, newSecret]) {
+      const tokens = await obtainTokens(server, { ...client, clientSecret: secret });
+      await expect(jwtVerify(tokens.id_token!, new TextEncoder().encode(secret))).resolves.toBeDefined();
+    }
+    server.clock.advance(600);
+    const late = await postForm(server, '/introspect', { token: 'x', client_id: client.clientId, client_secret: oldSecret });
+    expect(late.status).toBe(401);
+    server.clock.advance(-600);
   });
 });

@@ -42,6 +42,11 @@ const publicAgent = (a: AgentRecord) => ({
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
+function seconds(value: string): number {
+  if (!/^\d+$/.test(value)) throw new Error(`--grace takes a whole number of seconds (got "${value}")`);
+  return Number(value);
+}
+
 export function buildCli(): Command {
   const program = new Command('agentauth').description('OAuth 2.1 / OpenID Connect authorization server for AI agents').showHelpAfterError();
 
@@ -92,10 +97,16 @@ export function buildCli(): Command {
       print(!!options.json, { client_id: id, status }, `${id} is ${status}`);
     });
   }
-  client.command('rotate-secret <client_id>').description('issue a new client secret (the old one stops working)').option('--json', 'print JSON').action(async (id: string, options: { json?: boolean }) => {
-    const secret = await withContext((ctx) => rotateClientSecret(ctx, id));
-    print(!!options.json, { client_id: id, client_secret: secret }, `client_secret: ${secret}\n(the secret is shown only now)`);
-  });
+  client
+    .command('rotate-secret <client_id>')
+    .description('issue a new client secret; the old one stops working at once, or after --grace seconds')
+    .option('--grace <seconds>', 'keep accepting the old secret this long (zero-downtime rotation)', seconds, 0)
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { grace: number; json?: boolean }) => {
+      const secret = await withContext((ctx) => rotateClientSecret(ctx, id, options.grace));
+      const until = options.grace > 0 ? `\nthe previous secret keeps working for ${options.grace} s` : '\nthe previous secret no longer works';
+      print(!!options.json, { client_id: id, client_secret: secret, previous_secret_valid_for: options.grace }, `client_secret: ${secret}\n(the secret is shown only now)${until}`);
+    });
 
   client
     .command('reseal')
@@ -134,10 +145,16 @@ export function buildCli(): Command {
       print(!!options.json, { agent_id: id, status }, `${id} is ${status}`);
     });
   }
-  agent.command('rotate-secret <agent_id>').description('issue a new agent secret (the old one stops working)').option('--json', 'print JSON').action(async (id: string, options: { json?: boolean }) => {
-    const secret = await withContext((ctx) => rotateAgentSecret(ctx, id));
-    print(!!options.json, { agent_id: id, agent_secret: secret }, `agent_secret: ${secret}\n(the secret is shown only now)`);
-  });
+  agent
+    .command('rotate-secret <agent_id>')
+    .description('issue a new agent secret; the old one stops working at once, or after --grace seconds')
+    .option('--grace <seconds>', 'keep accepting the old secret this long (zero-downtime rotation)', seconds, 0)
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { grace: number; json?: boolean }) => {
+      const secret = await withContext((ctx) => rotateAgentSecret(ctx, id, options.grace));
+      const until = options.grace > 0 ? `\nthe previous secret keeps working for ${options.grace} s` : '\nthe previous secret no longer works';
+      print(!!options.json, { agent_id: id, agent_secret: secret, previous_secret_valid_for: options.grace }, `agent_secret: ${secret}\n(the secret is shown only now)${until}`);
+    });
   return program;
 }
 

@@ -22,6 +22,8 @@ export async function registerAgent(deps: Deps, input: NewAgent): Promise<{ agen
   const agent: AgentRecord = {
     id: newAgentId(),
     secret_digest: digest(secret),
+    previous_secret_digest: null,
+    previous_secret_expires_at: null,
     name,
     owner_email: input.ownerEmail,
     owner_name: input.ownerName?.trim() || null,
@@ -34,9 +36,20 @@ export async function registerAgent(deps: Deps, input: NewAgent): Promise<{ agen
   return { agent, secret };
 }
 
-export async function rotateAgentSecret(deps: Deps, agentId: string): Promise<string> {
+/**
+ * Issues a new secret. With `graceSeconds` > 0 the old secret keeps working that long, so the
+ * agent can be switched over without downtime; with 0 (a compromised secret) it stops at once.
+ */
+export async function rotateAgentSecret(deps: Deps, agentId: string, graceSeconds = 0): Promise<string> {
+  const agent = await deps.store.findAgent(agentId);
+  if (!agent) throw new Error(`no agent ${agentId}`);
   const secret = newAgentSecret();
-  if (!(await deps.store.updateAgent(agentId, { secret_digest: digest(secret) }))) throw new Error(`no agent ${agentId}`);
+  const keepOld = graceSeconds > 0;
+  await deps.store.updateAgent(agentId, {
+    secret_digest: digest(secret),
+    previous_secret_digest: keepOld ? agent.secret_digest : null,
+    previous_secret_expires_at: keepOld ? deps.clock() + graceSeconds : null,
+  });
   return secret;
 }
 
@@ -50,6 +63,10 @@ const NO_AGENT_DIGEST = digest('agentauth: no such agent');
 /** The active agent these credentials belong to, or null; unknown, wrong secret and disabled look alike. */
 export async function verifyAgentCredentials(deps: Deps, agentId: string, secret: string): Promise<AgentRecord | null> {
   const agent = await deps.store.findAgent(agentId);
-  const matches = safeEqual(digest(secret), agent?.secret_digest ?? NO_AGENT_DIGEST);
-  return agent && matches && agent.status === 'active' ? agent : null;
+  const presented = digest(secret);
+  // Both comparisons always run, so timing does not tell which secret (if any) matched.
+  const current = safeEqual(presented, agent?.secret_digest ?? NO_AGENT_DIGEST);
+  const previous = safeEqual(presented, agent?.previous_secret_digest ?? NO_AGENT_DIGEST);
+  const previousValid = previous && agent?.previous_secret_expires_at != null && deps.clock() < agent.previous_secret_expires_at;
+  return agent && (current || previousValid) && agent.status === 'active' ? agent : null;
 }

@@ -47,6 +47,8 @@ export async function registerClient(deps: Deps, input: NewClient): Promise<{ cl
     id: newClientId(),
     name,
     secret_sealed: deps.secrets.box.seal(secret),
+    previous_secret_sealed: null,
+    previous_secret_expires_at: null,
     redirect_uris: [...new Set(input.redirectUris)],
     status: 'active',
     approval: input.approval ?? 'auto',
@@ -56,11 +58,21 @@ export async function registerClient(deps: Deps, input: NewClient): Promise<{ cl
   return { client, secret };
 }
 
-export async function rotateClientSecret(deps: Deps, clientId: string): Promise<string> {
+/**
+ * Issues a new secret. With `graceSeconds` > 0 the old secret keeps working that long (and ID
+ * tokens are keyed with whichever secret the client authenticated with), so the client can
+ * be switched over without downtime; with 0 (a compromised secret) it stops at once.
+ */
+export async function rotateClientSecret(deps: Deps, clientId: string, graceSeconds = 0): Promise<string> {
+  const client = await deps.store.findClient(clientId);
+  if (!client) throw new Error(`no client ${clientId}`);
   const secret = newClientSecret();
-  if (!(await deps.store.updateClient(clientId, { secret_sealed: deps.secrets.box.seal(secret) }))) {
-    throw new Error(`no client ${clientId}`);
-  }
+  const keepOld = graceSeconds > 0;
+  await deps.store.updateClient(clientId, {
+    secret_sealed: deps.secrets.box.seal(secret),
+    previous_secret_sealed: keepOld ? client.secret_sealed : null,
+    previous_secret_expires_at: keepOld ? deps.clock() + graceSeconds : null,
+  });
   return secret;
 }
 
@@ -68,15 +80,10 @@ export async function setClientStatus(deps: Deps, clientId: string, status: Clie
   if (!(await deps.store.updateClient(clientId, { status }))) throw new Error(`no client ${clientId}`);
 }
 
-/** The client's secret in clear: the HS256 key of its ID tokens (OpenID Connect Core §10.1). */
-export function clientSecretOf(deps: Pick<Context, 'secrets'>, client: ClientRecord): string {
-  return deps.secrets.box.open(client.secret_sealed);
-}
-
-/** The secret in clear, or null when it was sealed under a server secret this process does not have. */
-function openableSecret(deps: Pick<Context, 'secrets'>, client: ClientRecord): string | null {
+/** A sealed secret in clear, or null when it was sealed under a server secret this process does not have. */
+function openSealed(deps: Pick<Context, 'secrets'>, sealed: string): string | null {
   try {
-    return clientSecretOf(deps, client);
+    return deps.secrets.box.open(sealed);
   } catch {
     return null;
   }
@@ -90,9 +97,14 @@ export async function resealClientSecrets(deps: Deps): Promise<{ resealed: strin
   const resealed: string[] = [];
   const unreadable: string[] = [];
   for (const client of await deps.store.listClients()) {
-    const secret = openableSecret(deps, client);
-    if (secret === null) unreadable.push(client.id);
-    else if (await deps.store.updateClient(client.id, { secret_sealed: deps.secrets.box.seal(secret) })) resealed.push(client.id);
+    const secret = openSealed(deps, client.secret_sealed);
+    const previous = client.previous_secret_sealed === null ? null : openSealed(deps, client.previous_secret_sealed);
+    if (secret === null || (client.previous_secret_sealed !== null && previous === null)) {
+      unreadable.push(client.id);
+      continue;
+    }
+    const patch = { secret_sealed: deps.secrets.box.seal(secret), ...(previous === null ? {} : { previous_secret_sealed: deps.secrets.box.seal(previous) }) };
+    if (await deps.store.updateClient(client.id, patch)) resealed.push(client.id);
   }
   return { resealed, unreadable };
 }
@@ -111,12 +123,16 @@ export async function authenticateClient(
     throw new InvalidClient('client authentication failed: client_id and client_secret are required (client_secret_post)');
   }
   const client = await deps.store.findClient(clientId);
-  const expected = client ? openableSecret(deps, client) : null;
+  const expected = client ? openSealed(deps, client.secret_sealed) : null;
   if (client && expected === null) {
     log(`client ${client.id}: its secret was encrypted under a JWT_SECRET this server does not have; list that secret in JWT_PREVIOUS_SECRETS, or rotate the client's secret`);
   }
-  const matches = safeEqual(clientSecret, expected ?? clientSecret + '\0');
-  if (!client || !matches || client.status !== 'active') {
+  const previousValid = client?.previous_secret_sealed != null && client.previous_secret_expires_at != null && deps.clock() < client.previous_secret_expires_at;
+  const previous = previousValid ? openSealed(deps, client!.previous_secret_sealed!) : null;
+  // Both comparisons always run, so timing does not tell which secret (if any) matched.
+  const matchesCurrent = safeEqual(clientSecret, expected ?? clientSecret + '\0');
+  const matchesPrevious = safeEqual(clientSecret, previous ?? clientSecret + '\0');
+  if (!client || !(matchesCurrent || matchesPrevious) || client.status !== 'active') {
     throw new InvalidClient('client authentication failed');
   }
   return client;

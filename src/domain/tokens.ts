@@ -9,7 +9,6 @@ import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from
 import type { Context } from '../context.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidToken, UnauthorizedClient, OAuthError } from '../protocol/errors.ts';
 import type { AccessTokenRecord, AgentRecord, ClientRecord, GrantRecord, IssuedTokens } from '../store/types.ts';
-import { clientSecretOf } from './clients.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
 
 export interface TokenResponse {
@@ -29,6 +28,11 @@ const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 
 interface Issue {
   client: ClientRecord;
+  /**
+   * The secret the client authenticated with at this request: the HS256 key of its ID token
+   * (OIDC Core §10.1). During a rotation's grace period it may be the previous one.
+   */
+  clientSecret: string;
   grant: GrantRecord;
   /** Scope of this access token (may be narrower than the grant's on refresh). */
   scope: string;
@@ -59,7 +63,7 @@ async function signIdToken(ctx: Context, issue: Issue, agent: AgentRecord, now: 
     .setAudience(issue.client.id)
     .setIssuedAt(now)
     .setExpirationTime(now + ctx.config.accessTokenTtl)
-    .sign(new TextEncoder().encode(clientSecretOf(ctx, issue.client)));
+    .sign(new TextEncoder().encode(issue.clientSecret));
 }
 
 /** Prepares the rows and the response of one issuance; the caller stores the rows atomically. */
@@ -91,6 +95,8 @@ async function activeAgent(ctx: Context, agentId: string): Promise<AgentRecord> 
 // grant_type=authorization_code
 
 export interface CodeExchange {
+  /** Already verified by authenticateClient. */
+  client_secret: string;
   code?: string;
   code_verifier?: string;
   redirect_uri?: string;
@@ -132,7 +138,7 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
     created_at: now,
     revoked_at: null,
   };
-  const { rows, response } = await prepareTokens(ctx, { client, grant, scope: code.scope, nonce: code.nonce }, agent, now);
+  const { rows, response } = await prepareTokens(ctx, { client, clientSecret: input.client_secret, grant, scope: code.scope, nonce: code.nonce }, agent, now);
   if (!(await ctx.store.redeemCode(codeDigest, now, grant, rows))) return replay();
   return response;
 }
@@ -140,7 +146,7 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
 // ---------------------------------------------------------------------------------------------
 // grant_type=refresh_token
 
-export async function refreshTokens(ctx: Context, client: ClientRecord, input: { refresh_token?: string; scope?: string }): Promise<TokenResponse> {
+export async function refreshTokens(ctx: Context, client: ClientRecord, input: { client_secret: string; refresh_token?: string; scope?: string }): Promise<TokenResponse> {
   if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
   const tokenDigest = digest(input.refresh_token);
   const token = await ctx.store.findRefreshToken(tokenDigest);
@@ -166,7 +172,7 @@ export async function refreshTokens(ctx: Context, client: ClientRecord, input: {
     scope = normalizeScope(input.scope);
   }
   const agent = await activeAgent(ctx, grant.agent_id);
-  const { rows, response } = await prepareTokens(ctx, { client, grant, scope, nonce: null }, agent, now);
+  const { rows, response } = await prepareTokens(ctx, { client, clientSecret: input.client_secret, grant, scope, nonce: null }, agent, now);
   if (!(await ctx.store.rotateRefreshToken(tokenDigest, now, rows))) return reuse();
   return response;
 }

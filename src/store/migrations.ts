@@ -120,6 +120,17 @@ const migrations: Record<string, Migration> = {
   },
 };
 
+migrations['0002_secret_rotation_grace'] = {
+  // A rotated agent or client secret may stay valid for a grace period (zero-downtime rotation).
+  // One ADD COLUMN per statement: SQLite accepts no more.
+  async up(db: Kysely<any>) {
+    await db.schema.alterTable('agents').addColumn('previous_secret_digest', 'varchar(64)').execute();
+    await db.schema.alterTable('agents').addColumn('previous_secret_expires_at', 'bigint').execute();
+    await db.schema.alterTable('clients').addColumn('previous_secret_sealed', 'varchar(400)').execute();
+    await db.schema.alterTable('clients').addColumn('previous_secret_expires_at', 'bigint').execute();
+  },
+};
+
 export const migrationProvider: MigrationProvider = {
   async getMigrations() {
     return migrations;

@@ -87,7 +87,7 @@ export class SqlStore implements Store {
     return (await this.db.selectFrom('clients').selectAll().orderBy('created_at').orderBy('id').execute()).map(toClient);
   }
 
-  async updateClient(id: string, patch: Partial<Pick<ClientRecord, 'status' | 'secret_sealed'>>): Promise<boolean> {
+  async updateClient(id: string, patch: Partial<Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>>): Promise<boolean> {
     return changed(await this.db.updateTable('clients').set(patch).where('id', '=', id).executeTakeFirst()) === 1;
   }
 
@@ -106,7 +106,7 @@ export class SqlStore implements Store {
     return (await this.db.selectFrom('agents').selectAll().orderBy('created_at').orderBy('id').execute()).map(toAgent);
   }
 
-  async updateAgent(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'secret_digest' | 'last_used_at'>>): Promise<boolean> {
+  async updateAgent(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'>>): Promise<boolean> {
     return changed(await this.db.updateTable('agents').set(patch).where('id', '=', id).executeTakeFirst()) === 1;
   }
 

@@ -12,6 +12,9 @@ export interface ClientRecord {
   id: string;
   name: string;
   secret_sealed: string;
+  /** The secret before the last rotation, still accepted until previous_secret_expires_at. */
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: number | null;
   redirect_uris: string[];
   status: ClientStatus;
   approval: Approval;
@@ -21,6 +24,9 @@ export interface ClientRecord {
 export interface AgentRecord {
   id: string;
   secret_digest: string;
+  /** The secret before the last rotation, still accepted until previous_secret_expires_at. */
+  previous_secret_digest: string | null;
+  previous_secret_expires_at: number | null;
   name: string;
   owner_email: string;
   owner_name: string | null;
@@ -147,12 +153,12 @@ export interface Store {
   insertClient(client: ClientRecord): Promise<void>;
   findClient(id: string): Promise<ClientRecord | undefined>;
   listClients(): Promise<ClientRecord[]>;
-  updateClient(id: string, patch: Partial<Pick<ClientRecord, 'status' | 'secret_sealed'>>): Promise<boolean>;
+  updateClient(id: string, patch: Partial<Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>>): Promise<boolean>;
 
   insertAgent(agent: AgentRecord): Promise<void>;
   findAgent(id: string): Promise<AgentRecord | undefined>;
   listAgents(): Promise<AgentRecord[]>;
-  updateAgent(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'secret_digest' | 'last_used_at'>>): Promise<boolean>;
+  updateAgent(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'>>): Promise<boolean>;
 
   insertRequest(request: AuthorizationRequestRecord): Promise<void>;
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;

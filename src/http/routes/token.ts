@@ -41,9 +41,10 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<v
   app.post<{ Body: Static<typeof TokenBody> }>('/token', schema(TokenBody), async (request, reply) => {
     const body = request.body;
     const client = await authenticateClient(ctx, body.client_id, body.client_secret, (m) => request.log.error(m));
+    const verified = { ...body, client_secret: body.client_secret! };
     let response;
-    if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, client, body);
-    else if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, client, body);
+    if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, client, verified);
+    else if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, client, verified);
     else throw new UnsupportedGrantType('grant_type must be authorization_code or refresh_token.');
     return reply.headers(NO_STORE).send(response);
   });
