@@ -15,9 +15,12 @@ const ENGINE_SUITES = [
   'test/discovery.test.ts',
   'test/operations.test.ts',
   'test/properties.test.ts',
+  'test/security/*.test.ts',
+  'test/faults/sigkill.test.ts',
+  'test/faults/log-secrets.test.ts',
 ];
 /** Suites that need PostgreSQL itself (several nodes on one database). */
-const POSTGRES_ONLY = ['test/multinode.test.ts'];
+const POSTGRES_ONLY = ['test/multinode.test.ts', 'test/faults/database-outage.test.ts'];
 
 const postgresMissing = postgresUnavailableReason();
 // Vitest evaluates this file more than once; say it once.

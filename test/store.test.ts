@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open.ts';
 import { freshDatabase, TEST_ENGINE } from './helpers/server.ts';
-import type { AuthorizationRequestRecord, CodeRecord, GrantRecord, IssuedTokens, Store } from '../src/store/types.ts';
+import type { AuditEvent, AuthorizationRequestRecord, CodeRecord, GrantRecord, IssuedTokens, Store } from '../src/store/types.ts';
 
 interface Engine {
   name: string;
@@ -54,6 +54,10 @@ function code(requestId: string): CodeRecord {
   };
 }
 
+function audit(agentId: string, requestId: string): AuditEvent {
+  return { at: NOW, agent_id: agentId, request_id: requestId, client_id: 'cli_1', model: 'm', ip: '127.0.0.1', user_agent: null, outcome: 'authenticated' };
+}
+
 function grant(): GrantRecord {
   return { id: unique('grt_'), client_id: 'cli_1', agent_id: 'agt_1', scope: 'openid', model: 'm', auth_time: NOW, created_at: NOW, revoked_at: null };
 }
@@ -96,15 +100,19 @@ describe.each(engines)('Store on $name', (engine) => {
   it('pending → authenticated has exactly one winner under concurrency', async () => {
     const r = request();
     await store.insertRequest(r);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.markRequestAuthenticated(r.id, { agent_id: `agt_${i}`, model: 'm' }, NOW + 1)));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.markRequestAuthenticated(r.id, { agent_id: `agt_${i}`, model: 'm' }, NOW + 1, audit(`agt_${i}`, r.id))));
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await store.findRequest(r.id)).toMatchObject({ status: 'authenticated', authenticated_at: NOW + 1 });
+    // The winner's audit event was written with the transition; the losers' were rolled back with theirs.
+    const winner = `agt_${results.indexOf(true)}`;
+    const events = (await Promise.all(Array.from({ length: 20 }, (_, i) => store.listAuditEvents({ agent_id: `agt_${i}`, limit: 10 })))).flat().filter((e) => e.request_id === r.id);
+    expect(events.map((e) => e.agent_id)).toEqual([winner]);
   });
 
   it('an expired request cannot be authenticated', async () => {
     const r = request();
     await store.insertRequest(r);
-    expect(await store.markRequestAuthenticated(r.id, { agent_id: 'agt_1', model: 'm' }, NOW + 600)).toBe(false);
+    expect(await store.markRequestAuthenticated(r.id, { agent_id: 'agt_1', model: 'm' }, NOW + 600, audit('agt_1', r.id))).toBe(false);
     expect((await store.findRequest(r.id))!.status).toBe('pending');
   });
 

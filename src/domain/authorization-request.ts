@@ -46,6 +46,8 @@ export interface ValidAuthorization {
 
 /** RFC 6749 Appendix A: state (and, here, nonce) are VSCHAR, printable ASCII. */
 const VSCHAR = /^[\x20-\x7e]+$/;
+/** Every identifier the server issues is visible ASCII; anything else names nothing. */
+const ISSUED_ID = /^[\x21-\x7e]+$/;
 /** A SHA-256 digest in base64url without padding is exactly 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -69,7 +71,7 @@ function required(query: AuthorizeQuery, name: string, maxLength: number): strin
  */
 export async function validateAuthorization(ctx: Pick<Context, 'store'>, query: AuthorizeQuery): Promise<ValidAuthorization> {
   const clientId = required(query, 'client_id', LIMITS.clientId);
-  const client = await ctx.store.findClient(clientId);
+  const client = ISSUED_ID.test(clientId) ? await ctx.store.findClient(clientId) : undefined;
   if (!client || client.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
 
   const redirectUri = required(query, 'redirect_uri', LIMITS.redirectUri);
@@ -179,17 +181,17 @@ export interface CallerInfo {
  * (400 request_expired, 409 request_already_used). Every attempt is an audit event.
  */
 export async function authenticateAgent(ctx: Context, input: AgentAuthentication, caller: CallerInfo): Promise<{ agent: AgentRecord; client: ClientRecord }> {
-  const audit = (outcome: string, clientId: string | null = null) =>
-    ctx.store.recordAuditEvent({
-      at: ctx.clock(),
-      agent_id: input.agent_id,
-      request_id: input.request_id,
-      client_id: clientId,
-      model: input.model,
-      ip: caller.ip,
-      user_agent: caller.userAgent?.slice(0, 512) ?? null,
-      outcome,
-    });
+  const auditEvent = (outcome: string, clientId: string | null = null) => ({
+    at: ctx.clock(),
+    agent_id: input.agent_id,
+    request_id: input.request_id,
+    client_id: clientId,
+    model: input.model,
+    ip: caller.ip,
+    user_agent: caller.userAgent?.slice(0, 512) ?? null,
+    outcome,
+  });
+  const audit = (outcome: string, clientId: string | null = null) => ctx.store.recordAuditEvent(auditEvent(outcome, clientId));
   const fail = async (error: OAuthError, clientId: string | null = null): Promise<never> => {
     await ctx.throttle.recordFailure(input.agent_id, caller.ip, error instanceof InvalidCredentials);
     await audit(error.error, clientId);
@@ -212,14 +214,12 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
   if (!client || client.status !== 'active') return fail(new InvalidClient('The client of this authorization request is no longer active.', 400), request.client_id);
 
   const now = ctx.clock();
-  if (!(await ctx.store.markRequestAuthenticated(request.id, { agent_id: agent.id, model: input.model }, now))) {
+  if (!(await ctx.store.markRequestAuthenticated(request.id, { agent_id: agent.id, model: input.model }, now, auditEvent('authenticated', request.client_id)))) {
     // Lost the conditional update: tell the caller why from the row as it is now.
     const current = (await ctx.store.findRequest(request.id)) ?? request;
     if (isExpired(current, ctx.clock())) return fail(new RequestExpired(EXPIRED_DESCRIPTION), request.client_id);
     return fail(new RequestAlreadyUsed('The authorization request has already been used; an authorization request can be authenticated only once.'), request.client_id);
   }
-  await ctx.store.updateAgent(agent.id, { last_used_at: now });
-  await audit('authenticated', request.client_id);
   return { agent, client };
 }
 

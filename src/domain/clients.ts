@@ -21,6 +21,11 @@ export function redirectUriProblem(uri: string): string | null {
   } catch {
     return 'is not an absolute URL';
   }
+  // URL parsers silently drop tabs and newlines and read a backslash as a slash; a Location
+  // header carries only ASCII. A URI must be registered exactly as it will travel
+  // (percent-encoded, punycode host), so that what matches is what the browser is sent to.
+  if (!/^[\x21-\x7e]+$/.test(uri)) return 'must consist of visible ASCII characters (percent-encode the rest)';
+  if (uri.includes('\\')) return 'must not contain a backslash';
   if (uri.includes('#')) return 'must not contain a fragment';
   if (url.username || url.password) return 'must not contain user information';
   if (url.protocol === 'https:') return null;

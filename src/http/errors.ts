@@ -23,12 +23,18 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; description: strin
 };
 
 /** Error codes of the database drivers that mean "the database cannot be reached right now". */
-const UNAVAILABLE = /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|57P0[1-3]|08\d{3}|53300)/;
+const UNAVAILABLE = /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|ENOENT|EACCES|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|57P0[1-3]|57014|08\d{3}|53300)/;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   const message = (error as { message?: unknown })?.message;
-  return (typeof code === 'string' && UNAVAILABLE.test(code)) || (typeof message === 'string' && /Connection terminated|database connection is not open|driver has already been destroyed|timeout exceeded when trying to connect/i.test(message));
+  return (typeof code === 'string' && UNAVAILABLE.test(code)) || (typeof message === 'string' && /Connection terminated|database connection is not open|Cannot use a pool after calling end|not queryable|timeout exceeded when trying to connect/i.test(message));
+}
+
+/** PostgreSQL's SQLSTATE class 22 (data exception): for example a NUL byte in a text value. */
+function isDataException(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }
 
 /** Translates any thrown value into a status, headers and the documented error body. */
@@ -40,6 +46,9 @@ export function describeError(error: unknown): { status: number; headers: Record
   }
   const known = fastifyError.code ? FASTIFY_CLIENT_ERRORS[fastifyError.code] : undefined;
   if (known) return { status: known.status, headers: {}, body: { error: 'invalid_request', error_description: known.description }, unexpected: false };
+  if (isDataException(error)) {
+    return { status: 400, headers: {}, body: { error: 'invalid_request', error_description: 'The request contains a value that cannot be stored.' }, unexpected: false };
+  }
   if (isDatabaseUnavailable(error)) {
     return { status: 503, headers: { 'retry-after': '5' }, body: { error: 'temporarily_unavailable', error_description: 'The service is temporarily unavailable; retry shortly.' }, unexpected: true };
   }

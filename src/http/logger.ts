@@ -11,7 +11,9 @@ export const REDACTED_PATHS = [
   'res.headers["set-cookie"]',
   '*.agent_secret',
   '*.client_secret',
-  '*.code',
+  // Authorization codes: never in logs. (Not '*.code', which would hide every error's code.)
+  'req.body.code',
+  'req.query.code',
   '*.code_verifier',
   '*.refresh_token',
   '*.access_token',

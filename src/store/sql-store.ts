@@ -1,11 +1,12 @@
 /**
- * The Store over Kysely. The same statements serve SQLite and PostgreSQL; each exactly-once
- * transition is a conditional UPDATE whose affected-row count says who won, inside a
- * transaction when it writes more than one row.
+ * The Store in SQL, one text for SQLite and PostgreSQL. Each exactly-once transition is a
+ * guarded UPDATE (a conditional statement whose changed-row count says who won); when a
+ * transition writes more than one row, its statements form one unit that commits or rolls
+ * back as a whole (driver.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { type Kysely, Migrator, type Transaction, sql } from 'kysely';
-import { migrationProvider } from './migrations.ts';
+import type { Driver, Step } from './driver.ts';
+import { migrations } from './migrations.ts';
 import type {
   AccessTokenRecord,
   AgentRecord,
@@ -25,230 +26,204 @@ import type {
 type ClientRow = Omit<ClientRecord, 'redirect_uris'> & { redirect_uris: string };
 type AgentRow = Omit<AgentRecord, 'owner_email_verified'> & { owner_email_verified: number };
 
-export interface Database {
-  clients: ClientRow;
-  agents: AgentRow;
-  authorization_requests: AuthorizationRequestRecord;
-  authorization_codes: CodeRecord;
-  grants: GrantRecord;
-  refresh_tokens: RefreshTokenRecord;
-  access_tokens: AccessTokenRecord;
-  audit_events: AuditEvent & { id: string };
-}
-
 const toClient = (row: ClientRow): ClientRecord => ({ ...row, redirect_uris: JSON.parse(row.redirect_uris) as string[] });
 const toAgent = (row: AgentRow): AgentRecord => ({ ...row, owner_email_verified: row.owner_email_verified === 1 });
-const changed = (result: { numUpdatedRows: bigint } | { numDeletedRows: bigint }) =>
-  Number('numUpdatedRows' in result ? result.numUpdatedRows : result.numDeletedRows);
 
-export interface EngineHooks {
-  createLimiter(options: LimiterOptions): Promise<Limiter>;
-  /** Runs after the Kysely instance is destroyed. */
-  close?(): Promise<void>;
+/** An INSERT of every column of a record, in a fixed order. */
+function insert(table: string, record: object): Step {
+  const columns = Object.keys(record);
+  return { sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, params: Object.values(record) };
+}
+
+/** UPDATE … SET for the given fields (only known column names reach here, from typed patches). */
+function update(table: string, key: string, id: string, patch: object): Step {
+  const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
+  if (entries.length === 0) throw new Error(`empty update of ${table}`);
+  return { sql: `UPDATE ${table} SET ${entries.map(([column]) => `${column} = ?`).join(', ')} WHERE ${key} = ?`, params: [...entries.map(([, value]) => value), id], guard: true };
+}
+
+function tokenSteps(tokens: IssuedTokens): Step[] {
+  return [insert('access_tokens', tokens.accessToken), insert('refresh_tokens', tokens.refreshToken)];
 }
 
 export class SqlStore implements Store {
-  constructor(
-    readonly engine: 'sqlite' | 'postgres',
-    private readonly db: Kysely<Database>,
-    private readonly hooks: EngineHooks,
-  ) {}
+  readonly engine: 'sqlite' | 'postgres';
 
-  createLimiter(options: LimiterOptions): Promise<Limiter> {
-    return this.hooks.createLimiter(options);
+  constructor(private readonly driver: Driver) {
+    this.engine = driver.engine;
   }
 
-  async migrate(): Promise<void> {
-    const { error } = await new Migrator({ db: this.db, provider: migrationProvider }).migrateToLatest();
-    if (error) throw error;
+  migrate(): Promise<void> {
+    return this.driver.migrate(migrations);
   }
 
   async ping(): Promise<void> {
-    await sql`select 1`.execute(this.db);
+    await this.driver.one('SELECT 1 AS ok');
   }
 
-  async close(): Promise<void> {
-    await this.db.destroy();
-    await this.hooks.close?.();
+  close(): Promise<void> {
+    return this.driver.close();
+  }
+
+  createLimiter(options: LimiterOptions): Promise<Limiter> {
+    return this.driver.createLimiter(options);
+  }
+
+  /** Runs one unit; true when its guard held. */
+  private async won(...steps: Step[]): Promise<boolean> {
+    return (await this.driver.write(steps)) !== null;
   }
 
   // Clients
 
   async insertClient(client: ClientRecord): Promise<void> {
-    await this.db.insertInto('clients').values({ ...client, redirect_uris: JSON.stringify(client.redirect_uris) }).execute();
+    await this.driver.write([insert('clients', { ...client, redirect_uris: JSON.stringify(client.redirect_uris) })]);
   }
 
   async findClient(id: string): Promise<ClientRecord | undefined> {
-    const row = await this.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.driver.one<ClientRow>('SELECT * FROM clients WHERE id = ?', [id]);
     return row && toClient(row);
   }
 
   async listClients(): Promise<ClientRecord[]> {
-    return (await this.db.selectFrom('clients').selectAll().orderBy('created_at').orderBy('id').execute()).map(toClient);
+    return (await this.driver.all<ClientRow>('SELECT * FROM clients ORDER BY created_at, id')).map(toClient);
   }
 
-  async updateClient(id: string, patch: Partial<Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>>): Promise<boolean> {
-    return changed(await this.db.updateTable('clients').set(patch).where('id', '=', id).executeTakeFirst()) === 1;
+  updateClient(id: string, patch: Partial<Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>>): Promise<boolean> {
+    return this.won(update('clients', 'id', id, patch));
   }
 
   // Agents
 
   async insertAgent(agent: AgentRecord): Promise<void> {
-    await this.db.insertInto('agents').values({ ...agent, owner_email_verified: agent.owner_email_verified ? 1 : 0 }).execute();
+    await this.driver.write([insert('agents', { ...agent, owner_email_verified: agent.owner_email_verified ? 1 : 0 })]);
   }
 
   async findAgent(id: string): Promise<AgentRecord | undefined> {
-    const row = await this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.driver.one<AgentRow>('SELECT * FROM agents WHERE id = ?', [id]);
     return row && toAgent(row);
   }
 
   async listAgents(): Promise<AgentRecord[]> {
-    return (await this.db.selectFrom('agents').selectAll().orderBy('created_at').orderBy('id').execute()).map(toAgent);
+    return (await this.driver.all<AgentRow>('SELECT * FROM agents ORDER BY created_at, id')).map(toAgent);
   }
 
-  async updateAgent(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'>>): Promise<boolean> {
-    return changed(await this.db.updateTable('agents').set(patch).where('id', '=', id).executeTakeFirst()) === 1;
+  updateAgent(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'>>): Promise<boolean> {
+    return this.won(update('agents', 'id', id, patch));
   }
 
   // Authorization requests
 
   async insertRequest(request: AuthorizationRequestRecord): Promise<void> {
-    await this.db.insertInto('authorization_requests').values(request).execute();
+    await this.driver.write([insert('authorization_requests', request)]);
   }
 
-  async findRequest(id: string): Promise<AuthorizationRequestRecord | undefined> {
-    return this.db.selectFrom('authorization_requests').selectAll().where('id', '=', id).executeTakeFirst();
+  findRequest(id: string): Promise<AuthorizationRequestRecord | undefined> {
+    return this.driver.one<AuthorizationRequestRecord>('SELECT * FROM authorization_requests WHERE id = ?', [id]);
   }
 
-  async markRequestAuthenticated(id: string, by: { agent_id: string; model: string }, now: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('authorization_requests')
-      .set({ status: 'authenticated', agent_id: by.agent_id, model: by.model, authenticated_at: now })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .where('expires_at', '>', now)
-      .executeTakeFirst();
-    return changed(result) === 1;
+  markRequestAuthenticated(id: string, by: { agent_id: string; model: string }, now: number, audit: AuditEvent): Promise<boolean> {
+    return this.won(
+      {
+        sql: "UPDATE authorization_requests SET status = 'authenticated', agent_id = ?, model = ?, authenticated_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?",
+        params: [by.agent_id, by.model, now, id, now],
+        guard: true,
+      },
+      { sql: 'UPDATE agents SET last_used_at = ? WHERE id = ?', params: [now, by.agent_id] },
+      auditStep(audit),
+    );
   }
 
-  async completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const result = await trx
-        .updateTable('authorization_requests')
-        .set({ status: 'completed' })
-        .where('id', '=', id)
-        .where('status', '=', 'authenticated')
-        .where('browser_digest', '=', browserDigest)
-        .where('expires_at', '>', now)
-        .executeTakeFirst();
-      if (changed(result) !== 1) return false;
-      await trx.insertInto('authorization_codes').values(code).execute();
-      return true;
+  completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean> {
+    return this.won(
+      {
+        sql: "UPDATE authorization_requests SET status = 'completed' WHERE id = ? AND status = 'authenticated' AND browser_digest = ? AND expires_at > ?",
+        params: [id, browserDigest, now],
+        guard: true,
+      },
+      insert('authorization_codes', code),
+    );
+  }
+
+  failRequest(id: string, browserDigest: string, now: number, error: string, description: string): Promise<boolean> {
+    return this.won({
+      sql: "UPDATE authorization_requests SET status = 'error', error = ?, error_description = ? WHERE id = ? AND status IN ('pending', 'authenticated') AND browser_digest = ? AND expires_at > ?",
+      params: [error, description, id, browserDigest, now],
+      guard: true,
     });
-  }
-
-  async failRequest(id: string, browserDigest: string, now: number, error: string, description: string): Promise<boolean> {
-    const result = await this.db
-      .updateTable('authorization_requests')
-      .set({ status: 'error', error, error_description: description })
-      .where('id', '=', id)
-      .where('status', 'in', ['pending', 'authenticated'])
-      .where('browser_digest', '=', browserDigest)
-      .where('expires_at', '>', now)
-      .executeTakeFirst();
-    return changed(result) === 1;
   }
 
   // Codes, grants and tokens
 
-  async findCode(digest: string): Promise<CodeRecord | undefined> {
-    return this.db.selectFrom('authorization_codes').selectAll().where('digest', '=', digest).executeTakeFirst();
+  findCode(digest: string): Promise<CodeRecord | undefined> {
+    return this.driver.one<CodeRecord>('SELECT * FROM authorization_codes WHERE digest = ?', [digest]);
   }
 
-  async redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const result = await trx
-        .updateTable('authorization_codes')
-        .set({ redeemed_at: now, grant_id: grant.id })
-        .where('digest', '=', digest)
-        .where('redeemed_at', 'is', null)
-        .executeTakeFirst();
-      if (changed(result) !== 1) return false;
-      await trx.insertInto('grants').values(grant).execute();
-      await insertTokens(trx, tokens);
-      return true;
-    });
+  redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean> {
+    return this.won(
+      { sql: 'UPDATE authorization_codes SET redeemed_at = ?, grant_id = ? WHERE digest = ? AND redeemed_at IS NULL', params: [now, grant.id, digest], guard: true },
+      insert('grants', grant),
+      ...tokenSteps(tokens),
+    );
   }
 
-  async findGrant(id: string): Promise<GrantRecord | undefined> {
-    return this.db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
+  findGrant(id: string): Promise<GrantRecord | undefined> {
+    return this.driver.one<GrantRecord>('SELECT * FROM grants WHERE id = ?', [id]);
   }
 
-  async revokeGrant(id: string, now: number): Promise<boolean> {
-    const result = await this.db.updateTable('grants').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
-    return changed(result) === 1;
+  revokeGrant(id: string, now: number): Promise<boolean> {
+    return this.won({ sql: 'UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', params: [now, id], guard: true });
   }
 
-  async findRefreshToken(digest: string): Promise<RefreshTokenRecord | undefined> {
-    return this.db.selectFrom('refresh_tokens').selectAll().where('digest', '=', digest).executeTakeFirst();
+  findRefreshToken(digest: string): Promise<RefreshTokenRecord | undefined> {
+    return this.driver.one<RefreshTokenRecord>('SELECT * FROM refresh_tokens WHERE digest = ?', [digest]);
   }
 
-  async rotateRefreshToken(digest: string, now: number, tokens: IssuedTokens): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const result = await trx
-        .updateTable('refresh_tokens')
-        .set({ used_at: now })
-        .where('digest', '=', digest)
-        .where('used_at', 'is', null)
-        .executeTakeFirst();
-      if (changed(result) !== 1) return false;
-      await insertTokens(trx, tokens);
-      return true;
-    });
+  rotateRefreshToken(digest: string, now: number, tokens: IssuedTokens): Promise<boolean> {
+    return this.won({ sql: 'UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL', params: [now, digest], guard: true }, ...tokenSteps(tokens));
   }
 
-  async findAccessToken(jti: string): Promise<AccessTokenRecord | undefined> {
-    return this.db.selectFrom('access_tokens').selectAll().where('jti', '=', jti).executeTakeFirst();
+  findAccessToken(jti: string): Promise<AccessTokenRecord | undefined> {
+    return this.driver.one<AccessTokenRecord>('SELECT * FROM access_tokens WHERE jti = ?', [jti]);
   }
 
-  async revokeAccessToken(jti: string, now: number): Promise<boolean> {
-    const result = await this.db.updateTable('access_tokens').set({ revoked_at: now }).where('jti', '=', jti).where('revoked_at', 'is', null).executeTakeFirst();
-    return changed(result) === 1;
+  revokeAccessToken(jti: string, now: number): Promise<boolean> {
+    return this.won({ sql: 'UPDATE access_tokens SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL', params: [now, jti], guard: true });
   }
 
   // Audit and housekeeping
 
   async recordAuditEvent(event: AuditEvent): Promise<void> {
-    await this.db.insertInto('audit_events').values({ id: `evt_${randomBytes(15).toString('base64url')}`, ...event }).execute();
+    await this.driver.write([auditStep(event)]);
   }
 
-  async listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]> {
-    let query = this.db.selectFrom('audit_events').select(['at', 'agent_id', 'request_id', 'client_id', 'model', 'ip', 'user_agent', 'outcome']);
-    if (filter.agent_id !== undefined) query = query.where('agent_id', '=', filter.agent_id);
-    return query.orderBy('at', 'desc').limit(filter.limit).execute();
+  listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]> {
+    const columns = 'at, agent_id, request_id, client_id, model, ip, user_agent, outcome';
+    return filter.agent_id === undefined
+      ? this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events ORDER BY at DESC LIMIT ?`, [filter.limit])
+      : this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events WHERE agent_id = ? ORDER BY at DESC LIMIT ?`, [filter.agent_id, filter.limit]);
   }
 
   async purge(expiredBefore: number, auditBefore: number): Promise<PurgeCounts> {
-    const db = this.db;
-    const requests = changed(await db.deleteFrom('authorization_requests').where('expires_at', '<', expiredBefore).executeTakeFirst());
-    const codes = changed(await db.deleteFrom('authorization_codes').where('expires_at', '<', expiredBefore).executeTakeFirst());
-    const accessTokens = changed(await db.deleteFrom('access_tokens').where('expires_at', '<', expiredBefore).executeTakeFirst());
-    const refreshTokens = changed(await db.deleteFrom('refresh_tokens').where('expires_at', '<', expiredBefore).executeTakeFirst());
-    // A grant goes once nothing refers to it any more: no refresh token and no access token left.
-    const grants = changed(
-      await db
-        .deleteFrom('grants')
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('refresh_tokens').select('digest').whereRef('refresh_tokens.grant_id', '=', 'grants.id'))))
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('access_tokens').select('jti').whereRef('access_tokens.grant_id', '=', 'grants.id'))))
-        .where('created_at', '<', expiredBefore)
-        .executeTakeFirst(),
-    );
-    const auditEvents = changed(await db.deleteFrom('audit_events').where('at', '<', auditBefore).executeTakeFirst());
+    const changes = await this.driver.write([
+      { sql: 'DELETE FROM authorization_requests WHERE expires_at < ?', params: [expiredBefore] },
+      { sql: 'DELETE FROM authorization_codes WHERE expires_at < ?', params: [expiredBefore] },
+      { sql: 'DELETE FROM access_tokens WHERE expires_at < ?', params: [expiredBefore] },
+      { sql: 'DELETE FROM refresh_tokens WHERE expires_at < ?', params: [expiredBefore] },
+      // A grant goes once nothing refers to it any more: no refresh token and no access token left.
+      {
+        sql: `DELETE FROM grants WHERE created_at < ?
+          AND NOT EXISTS (SELECT 1 FROM refresh_tokens WHERE refresh_tokens.grant_id = grants.id)
+          AND NOT EXISTS (SELECT 1 FROM access_tokens WHERE access_tokens.grant_id = grants.id)`,
+        params: [expiredBefore],
+      },
+      { sql: 'DELETE FROM audit_events WHERE at < ?', params: [auditBefore] },
+    ]);
+    const [requests = 0, codes = 0, accessTokens = 0, refreshTokens = 0, grants = 0, auditEvents = 0] = changes ?? [];
     return { requests, codes, refreshTokens, accessTokens, grants, auditEvents };
   }
 }
 
-async function insertTokens(trx: Transaction<Database>, tokens: IssuedTokens): Promise<void> {
-  await trx.insertInto('access_tokens').values(tokens.accessToken).execute();
-  await trx.insertInto('refresh_tokens').values(tokens.refreshToken).execute();
+function auditStep(event: AuditEvent): Step {
+  return insert('audit_events', { id: `evt_${randomBytes(15).toString('base64url')}`, ...event });
 }

@@ -162,8 +162,11 @@ export interface Store {
 
   insertRequest(request: AuthorizationRequestRecord): Promise<void>;
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
-  /** pending → authenticated, only while pending and unexpired. */
-  markRequestAuthenticated(id: string, by: { agent_id: string; model: string }, now: number): Promise<boolean>;
+  /**
+   * pending → authenticated, only while pending and unexpired, together with the agent's
+   * last use and the audit event of the success: all of it or none.
+   */
+  markRequestAuthenticated(id: string, by: { agent_id: string; model: string }, now: number, audit: AuditEvent): Promise<boolean>;
   /** authenticated → completed and the code stored, in one transaction, for the bound browser. */
   completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean>;
   /** pending|authenticated → error (for example access_denied), for the bound browser. */

@@ -4,17 +4,18 @@ import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { authenticateAgent, statusView } from '../../domain/authorization-request.ts';
 import { NotFound } from '../../protocol/errors.ts';
+import { Token } from '../schemas.ts';
 
 const AuthenticateBody = Type.Object({
-  request_id: Type.String({ minLength: 1, maxLength: 128 }),
-  agent_id: Type.String({ minLength: 1, maxLength: 128 }),
-  agent_secret: Type.String({ minLength: 1, maxLength: 512 }),
+  request_id: Token(128),
+  agent_id: Token(128),
+  agent_secret: Token(512),
   model: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$' }),
 });
 
 const AuthenticateResponse = Type.Object({ status: Type.Literal('authenticated'), message: Type.String() });
 
-const StatusQuery = Type.Object({ request_id: Type.String({ minLength: 1, maxLength: 128 }) });
+const StatusQuery = Type.Object({ request_id: Token(128) });
 
 const StatusResponse = Type.Object({
   status: Type.Union([Type.Literal('pending'), Type.Literal('authenticated'), Type.Literal('completed'), Type.Literal('error')]),

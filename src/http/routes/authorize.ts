@@ -15,6 +15,7 @@ import { authorizePage, confirmPage } from '../../pages/authorize-page.ts';
 import { errorPage } from '../../pages/error-page.ts';
 import { pageHeaders } from '../../pages/layout.ts';
 import { describeError } from '../errors.ts';
+import { Token } from '../schemas.ts';
 
 const ASSETS: Record<string, { type: string; body: Buffer }> = {
   'authorize.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../pages/assets/authorize.js', import.meta.url)) },
@@ -33,7 +34,7 @@ function sendErrorPage(reply: FastifyReply, error: unknown): FastifyReply {
 }
 
 const ContinueBody = Type.Object({
-  request_id: Type.String({ minLength: 1, maxLength: 128 }),
+  request_id: Token(128),
   action: Type.Optional(Type.Union([Type.Literal('approve'), Type.Literal('cancel')])),
   confirmed: Type.Optional(Type.String({ maxLength: 8 })),
 });
@@ -59,13 +60,19 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
   // The continue form is posted form-encoded by the browser; its parser lives only here.
   await app.register(async (scope) => {
     await scope.register(formbody);
+    // A browser posted this form: whatever goes wrong, even before the handler (content type,
+    // size, parsing), it gets the HTML error page rather than a JSON body.
+    scope.setErrorHandler((error, _request, reply) => {
+      void sendErrorPage(reply, error);
+    });
     scope.post<{ Body: Static<typeof ContinueBody> }>('/authorize/continue', {
       schema: { body: ContinueBody },
       attachValidation: true,
     }, async (request, reply) => {
       try {
-        if (request.validationError) throw request.validationError;
+        // A post from another site is refused whatever it carries.
         refuseCrossSite(request, baseOrigin);
+        if (request.validationError) throw request.validationError;
         const outcome = await continueAuthorization(
           ctx,
           { requestId: request.body.request_id, action: request.body.action ?? 'approve', confirmed: request.body.confirmed === '1' },

@@ -9,22 +9,24 @@ import type { Context } from '../../context.ts';
 import { authenticateClient } from '../../domain/clients.ts';
 import { exchangeCode, introspect, refreshTokens, revoke } from '../../domain/tokens.ts';
 import { UnsupportedGrantType } from '../../protocol/errors.ts';
+import { Token } from '../schemas.ts';
 
 const param = (maxLength = 2048) => Type.Optional(Type.String({ maxLength }));
-const ClientCredentials = { client_id: param(128), client_secret: param(512) };
+const token = (maxLength: number) => Type.Optional(Token(maxLength));
+const ClientCredentials = { client_id: token(128), client_secret: token(512) };
 
 const TokenBody = Type.Object({
   grant_type: Type.String({ minLength: 1, maxLength: 64 }),
   ...ClientCredentials,
-  code: param(256),
-  code_verifier: param(256),
+  code: token(256),
+  code_verifier: token(256),
   redirect_uri: param(2048),
-  refresh_token: param(256),
+  refresh_token: token(256),
   scope: param(200),
 });
 
 const TokenRequest = Type.Object({
-  token: Type.String({ minLength: 1, maxLength: 4096 }),
+  token: Token(4096),
   token_type_hint: param(64),
   ...ClientCredentials,
 });
