@@ -1,0 +1,445 @@
+/**
+ * npm run bench [-- --quick] [--figures=flows,refresh] [--no-postgres] [--sqlite-dir=DIR]
+ *                 [--agentauth-dir=DIR] [--profile]
+ *
+ * Starts, side by side in one run on this machine, the raw node:http baseline, agentauth on
+ * SQLite (durable defaults) and on PostgreSQL (a durable throwaway cluster, when installed),
+ * and the peer oidc-provider, each in its own process; measures every figure on every server
+ * that has it, one server after the other within each figure (so a noisy moment hurts one
+ * figure rather than one server); and prints each figure as a ratio to its reference measured
+ * in the same run: the baseline for check-status, oidc-provider for the rest. The machine is
+ * shared and noisy, so only those ratios are meant to be compared across runs.
+ *
+ * Writes the whole result as JSON to bench/results/<time>[-quick].json. Exits 1 when any
+ * response was not the expected one (the figure is then flagged with "!").
+ *
+ * --sqlite-dir=DIR puts agentauth's SQLite file in DIR (default: the system temporary
+ * directory); --sqlite-dir=/dev/shm (tmpfs, where fsync costs nothing) shows what durability
+ * costs, by comparison with a run on disk.
+ *
+ * --agentauth-dir=DIR runs the agentauth of another checkout (another revision) against the
+ * same baseline and peer.
+ *
+ * --profile runs agentauth under `node --cpu-prof` and prints where its CPU time went (the
+ * figures of such a run are slowed down by the profiler and are not comparable).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, freemem, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDatabase, postgresUnavailableReason, startCluster, type Cluster } from '../test/helpers/postgres-cluster.ts';
+import { cannon, closedLoop, type DriverResult, type Window } from './driver.ts';
+import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts';
+import { formatProfile, summarizeProfile } from './profile.ts';
+import { CONCURRENCY, type DatabaseReport, logPath, startAgentauth, startBaseline, startPeer, type Target } from './targets.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const profiling = args.includes('--profile');
+const withPostgres = !args.includes('--no-postgres');
+const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const sqliteDir = option('sqlite-dir');
+const agentauthDirOption = option('agentauth-dir');
+const agentauthDir = agentauthDirOption === undefined ? undefined : resolve(agentauthDirOption);
+const WINDOW: Window = quick ? { warmupMs: 500, durationMs: 1000 } : { warmupMs: 3000, durationMs: 10_000 };
+
+type FigureKey = 'check-status' | 'authorize' | 'flows' | 'refresh' | 'introspection' | 'userinfo';
+
+interface Figure {
+  key: FigureKey;
+  label: string;
+  unit: string;
+  /** What the ratio is taken against. */
+  versus: 'baseline' | 'peer';
+  /** The target ratio, when the issue sets one. */
+  goal?: number;
+}
+
+const FIGURES: Figure[] = [
+  { key: 'check-status', label: 'check-status', unit: 'req/s', versus: 'baseline', goal: 0.5 },
+  { key: 'authorize', label: 'authorize page', unit: 'req/s', versus: 'peer' },
+  { key: 'flows', label: 'full flows', unit: 'flows/s', versus: 'peer', goal: 5 },
+  { key: 'refresh', label: 'token refresh', unit: 'req/s', versus: 'peer', goal: 3 },
+  { key: 'introspection', label: 'introspection', unit: 'req/s', versus: 'peer', goal: 3 },
+  { key: 'userinfo', label: 'userinfo', unit: 'req/s', versus: 'peer', goal: 3 },
+];
+const RSS_LIMIT_MB = 150;
+
+const only = option('figures')?.split(',');
+for (const key of only ?? []) if (!FIGURES.some((f) => f.key === key)) throw new Error(`unknown figure ${key}; figures: ${FIGURES.map((f) => f.key).join(', ')}`);
+const figures = FIGURES.filter((f) => !only || only.includes(f.key));
+
+/** Which agentauth is measured: its checkout, commit and whether its sources differ from it. */
+function agentauthRevision(dir: string): { dir: string; commit: string; modified: boolean } {
+  const git = (...a: string[]) => execFileSync('git', ['-C', dir, ...a], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    return { dir, commit: git('rev-parse', '--short', 'HEAD'), modified: git('status', '--porcelain', '--', 'src', 'bin', 'package.json') !== '' };
+  } catch {
+    return { dir, commit: 'unknown (not a git checkout)', modified: false };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring one figure on one server
+
+interface Measurement extends DriverResult {
+  figure: FigureKey;
+  target: string;
+  cpuMsPerOp: number;
+  /** Share of the server's CPU spent in the kernel (sockets, fsync). */
+  systemCpuShare: number;
+  /** CPU of the load generator (this process) per operation: it shares the machine's cores. */
+  clientCpuMsPerOp: number;
+  /** Server CPU time / window: 1 = one core busy all the time (more with helper threads). */
+  serverBusy: number;
+  /** Time the server waited for a CPU / window: how much the machine held it back. */
+  serverCpuWait: number;
+  /** PostgreSQL's own CPU per operation (the cluster's processes). */
+  dbCpuMsPerOp?: number;
+  peakRssMb: number;
+  peakIsLifetime: boolean;
+  /** The measured window, Date.now() ms. */
+  window: { start: number; end: number };
+  /** For the full-flow load on agentauth: the database before and after. */
+  database?: { before: DatabaseReport; after: DatabaseReport };
+}
+
+/** Access tokens to introspect or present, one per connection, from fresh flows. */
+const freshAccessTokens = async (target: Target) => (await Promise.all(Array.from({ length: CONCURRENCY }, () => target.flow!()))).map((t) => t.accessToken);
+
+async function measure(figure: Figure, target: Target): Promise<Measurement | undefined> {
+  let usage: Usage | undefined;
+  let clientCpu = process.cpuUsage();
+  const window = { start: 0, end: 0 };
+  const meter = {
+    start: () => {
+      target.meter.start();
+      clientCpu = process.cpuUsage();
+      window.start = Date.now();
+    },
+    stop: () => {
+      window.end = Date.now();
+      clientCpu = process.cpuUsage(clientCpu);
+      usage = target.meter.stop();
+    },
+  };
+  const load = { connections: CONCURRENCY, window: WINDOW, measure: meter };
+  let result: DriverResult;
+  let database: Measurement['database'];
+  switch (figure.key) {
+    case 'check-status':
+      if (!target.checkStatus) return undefined;
+      result = await cannon(await target.checkStatus(), load);
+      break;
+    case 'authorize':
+      if (!target.authorizePage) return undefined;
+      result = await cannon(target.authorizePage(), load);
+      break;
+    case 'flows': {
+      if (!target.flow) return undefined;
+      const before = await target.database?.();
+      result = await closedLoop({ concurrency: CONCURRENCY, window: WINDOW, init: async () => undefined, operation: async () => void (await target.flow!()), measure: meter });
+      const after = await target.database?.();
+      if (before && after) database = { before, after };
+      break;
+    }
+    case 'refresh': {
+      if (!target.refresh) return undefined;
+      // Each virtual user keeps its own chain; a failed refresh ends the chain and a new flow starts another.
+      const newChain = async () => (await target.flow!()).refreshToken;
+      result = await closedLoop({ concurrency: CONCURRENCY, window: WINDOW, init: newChain, operation: (token) => target.refresh!(token), recover: newChain, measure: meter });
+      break;
+    }
+    case 'introspection':
+      if (!target.introspection) return undefined;
+      result = await cannon(target.introspection(await freshAccessTokens(target)), load);
+      break;
+    case 'userinfo':
+      if (!target.userinfo) return undefined;
+      result = await cannon(target.userinfo(await freshAccessTokens(target)), load);
+      break;
+  }
+  const used = usage!;
+  return {
+    ...result,
+    figure: figure.key,
+    target: target.name,
+    cpuMsPerOp: used.cpuMs / result.ok,
+    systemCpuShare: used.cpuMs > 0 ? used.systemCpuMs / used.cpuMs : 0,
+    clientCpuMsPerOp: (clientCpu.user + clientCpu.system) / 1000 / result.ok,
+    serverBusy: used.cpuMs / (window.end - window.start),
+    serverCpuWait: used.runQueueWaitMs / (window.end - window.start),
+    ...(used.dbCpuMs !== undefined ? { dbCpuMsPerOp: used.dbCpuMs / result.ok } : {}),
+    peakRssMb: used.peakRssMb,
+    peakIsLifetime: used.peakIsLifetime,
+    window,
+    ...(database ? { database } : {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formatting
+
+const number = (n: number | undefined, digits?: number) => {
+  if (n === undefined || !Number.isFinite(n)) return '—';
+  const d = digits ?? (n >= 100 ? 0 : n >= 10 ? 1 : 2);
+  return n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+};
+/** A latency: whole ms (and "<1") where the tool measured whole ms. */
+const latency = (m: Measurement, ms: number) => (m.latencyResolutionMs === 1 ? (ms < 1 ? '<1' : number(ms, 0)) : number(ms));
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const flag = (m: Measurement | undefined) => (m && m.errors > 0 ? '!' : '');
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('   ')).join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-').replace(/Z$/, '');
+  const resultsDir = new URL('results/', import.meta.url).pathname;
+  mkdirSync(resultsDir, { recursive: true });
+  const work = mkdtempSync(join(sqliteDir ?? tmpdir(), 'agentauth-bench-'));
+  const profileDir = join(work, 'profiles');
+  const commitMs = durableCommitMs(work);
+  const agentauth = agentauthRevision(resolve(agentauthDir ?? fileURLToPath(new URL('..', import.meta.url))));
+  const machine = {
+    nproc: availableParallelism(),
+    cpu: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    kernel: release(),
+    memoryGb: Number((totalmem() / 1024 ** 3).toFixed(1)),
+    freeMemoryGbAtStart: Number((freemem() / 1024 ** 3).toFixed(1)),
+    loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
+    durableSqliteCommitMs: Number(commitMs.toFixed(3)),
+  };
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  say(`agentauth benchmark, ${quick ? 'quick' : 'full'} mode: ${WINDOW.warmupMs / 1000} s warm-up + ${WINDOW.durationMs / 1000} s per figure, concurrency ${CONCURRENCY}`);
+  say(`machine: ${machine.nproc} cores (${machine.cpu}), Node ${machine.node}, Linux ${machine.kernel}, load average ${machine.loadAverageAtStart.join(' ')}`);
+  say(`agentauth: ${agentauth.dir} at ${agentauth.commit}${agentauth.modified ? ' with uncommitted changes to its sources' : ''}`);
+  say(`disk: a durable SQLite commit (WAL, synchronous=FULL) takes ${number(commitMs, 2)} ms here (median): at most ${number(1000 / commitMs, 0)} commits/s made one at a time`);
+  if (quick) say('quick mode is a smoke test: its windows are too short for stable ratios; use the full mode for those');
+  if (profiling) say(`profiling agentauth with --cpu-prof: the figures of this run are slowed down by the profiler`);
+
+  const targets: Target[] = [];
+  let failed = false;
+  let cluster: Cluster | undefined;
+  let dropDatabase: (() => Promise<void>) | undefined;
+  const cleanup = async () => {
+    await Promise.allSettled(targets.map((t) => t.stop()));
+    await dropDatabase?.().catch(() => {});
+    try {
+      cluster?.stop();
+    } catch {
+      // already gone
+    }
+  };
+  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+
+  try {
+    // Servers: started together (PostgreSQL's cluster first: it starts synchronously) before
+    // any measurement, stopped after the last.
+    const nodeFlags = profiling ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+    let postgres: Promise<Target> | undefined;
+    const unavailable = postgresUnavailableReason();
+    if (!withPostgres) say('PostgreSQL: skipped (--no-postgres)');
+    else if (unavailable) say(`PostgreSQL: skipped. ${unavailable}`);
+    else {
+      cluster = startCluster({ durable: true });
+      const database = await createDatabase(cluster.url);
+      dropDatabase = database.drop;
+      const socketDir = new URL(cluster.url).searchParams.get('host');
+      const dbRootPid = socketDir && !process.env.TEST_DATABASE_URL ? postmasterPid(join(socketDir, 'data')) : undefined;
+      postgres = startAgentauth({ name: 'agentauth/postgres', databaseUrl: database.url, logFile: logPath(work, 'agentauth-postgres'), dbRootPid, nodeFlags, dir: agentauthDir });
+    }
+    const starting = [
+      startBaseline(logPath(work, 'baseline')),
+      startAgentauth({ name: 'agentauth/sqlite', databaseUrl: `sqlite:${join(work, 'agentauth.db')}`, logFile: logPath(work, 'agentauth-sqlite'), nodeFlags, dir: agentauthDir }),
+      ...(postgres ? [postgres] : []),
+      startPeer(logPath(work, 'oidc-provider')),
+    ];
+    const started = await Promise.allSettled(starting);
+    for (const outcome of started) if (outcome.status === 'fulfilled') targets.push(outcome.value);
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    // Resident memory of each server right after start, before any load: what the peaks start from.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const idleRssMb = Object.fromEntries(targets.map((t) => [t.name, rssMb(t.meter.pid)]));
+    say(`servers: ${targets.map((t) => `${t.name} (pid ${t.meter.pid}, ${number(idleRssMb[t.name], 0)} MB RSS idle)`).join(', ')}`);
+    say(`SQLite file and server logs in ${work} (removed at the end unless something failed)`);
+    say('(busy: server CPU time / window, 100% = one core; waited: time its event loop was ready to run but had no CPU)');
+    say('');
+
+    const measurements: Measurement[] = [];
+    for (const figure of figures) {
+      for (const target of targets) {
+        const m = await measure(figure, target);
+        if (!m) continue;
+        measurements.push(m);
+        const db = m.dbCpuMsPerOp === undefined ? '' : ` + db ${number(m.dbCpuMsPerOp)}`;
+        say(
+          `${figure.label.padEnd(15)} ${target.name.padEnd(19)} ${number(m.perSecond).padStart(8)} ${figure.unit.padEnd(7)} p50 ${latency(m, m.p50Ms)} ms  p99 ${latency(m, m.p99Ms)} ms  ` +
+            `cpu ${number(m.cpuMsPerOp)}${db} ms/op (${number(100 * m.systemCpuShare, 0)}% sys)  client ${number(m.clientCpuMsPerOp)} ms/op  server busy ${number(100 * m.serverBusy, 0)}% waited ${number(100 * m.serverCpuWait, 0)}%  peak rss ${number(m.peakRssMb, 0)} MB` +
+            (m.errors ? `  ! ${m.errors} errors: ${m.errorSamples.join(' | ')}` : ''),
+        );
+      }
+    }
+
+    await report({ measurements, idleRssMb, machine, agentauth, startedAt, stamp, resultsDir });
+    if (profiling) {
+      await Promise.all(targets.map((t) => t.stop())); // the profile is written at exit
+      for (const target of targets.filter((t) => t.kind === 'agentauth')) {
+        const file = readdirSync(profileDir).find((f) => f.includes(`.${target.meter.pid}.`));
+        if (!file) continue;
+        // Only the samples of each figure's measured window, not those of start-up or warm-up.
+        for (const m of measurements.filter((x) => x.target === target.name)) {
+          const window: [number, number] = [m.window.start - target.spawnedAt, m.window.end - target.spawnedAt];
+          say(`\n${formatProfile(`${target.name}, ${m.figure}`, summarizeProfile(join(profileDir, file), [window], 12))}`);
+        }
+      }
+    }
+    say(`\nfinished in ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)} s`);
+  } catch (error) {
+    failed = true;
+    throw error;
+  } finally {
+    await cleanup();
+    // Kept when something went wrong (the server logs say why) or for the profiles.
+    if (failed || process.exitCode || profiling) say(`kept ${work} (server logs, SQLite file${profiling ? ', profiles' : ''})`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function report(run: { measurements: Measurement[]; idleRssMb: Record<string, number>; machine: Record<string, unknown>; agentauth: object; startedAt: Date; stamp: string; resultsDir: string }): Promise<void> {
+  const { measurements } = run;
+  const say = (line = '') => process.stdout.write(`${line}\n`);
+  const names = [...new Set(measurements.map((m) => m.target))];
+  const engines = names.filter((n) => n.startsWith('agentauth/'));
+  const find = (figure: FigureKey, target: string) => measurements.find((m) => m.figure === figure && m.target === target);
+  const reference = (figure: Figure) => find(figure.key, figure.versus === 'baseline' ? 'baseline' : 'oidc-provider');
+  const ratio = (figure: Figure, target: string) => {
+    const ref = reference(figure);
+    const m = find(figure.key, target);
+    return ref && m && ref.perSecond > 0 ? m.perSecond / ref.perSecond : undefined;
+  };
+
+  // Throughput, each agentauth figure with its ratio to the reference.
+  const rows: string[][] = [['figure', ...names]];
+  for (const figure of figures) {
+    rows.push([
+      `${figure.label} ${figure.unit} (× ${figure.versus === 'baseline' ? 'baseline' : 'oidc-provider'})`,
+      ...names.map((name) => {
+        const m = find(figure.key, name);
+        if (!m) return '—';
+        const r = name.startsWith('agentauth/') ? ratio(figure, name) : undefined;
+        return `${number(m.perSecond)}${flag(m)}${r === undefined ? '' : ` (${number(r)}×)`}`;
+      }),
+    ]);
+    rows.push([`  ${figure.key === 'flows' ? 'flow p50 / p99 ms' : 'p50 / p99 ms'}`, ...names.map((name) => {
+      const m = find(figure.key, name);
+      return m ? `${latency(m, m.p50Ms)} / ${latency(m, m.p99Ms)}` : '—';
+    })]);
+  }
+  say();
+  say(table(rows));
+  const peerAuthorize = find('authorize', 'oidc-provider');
+  if (peerAuthorize) say(`(oidc-provider's /auth answers 303 to its interaction page, counted as its authorize page)`);
+
+  // Cost per operation on the server side.
+  const cost: string[][] = [['server CPU ms/op · peak RSS MB', ...names]];
+  cost.push(['(RSS after start, idle)', ...names.map((name) => `${number(run.idleRssMb[name], 0)}`)]);
+  for (const figure of figures) {
+    cost.push([figure.label, ...names.map((name) => {
+      const m = find(figure.key, name);
+      if (!m) return '—';
+      const db = m.dbCpuMsPerOp === undefined ? '' : ` (+${number(m.dbCpuMsPerOp)} db)`;
+      return `${number(m.cpuMsPerOp)}${db} · ${number(m.peakRssMb, 0)}${m.peakIsLifetime ? '*' : ''}`;
+    })]);
+  }
+  say();
+  say(table(cost));
+  if (measurements.some((m) => m.peakIsLifetime)) say('* peak RSS since the process started (resetting the peak through /proc/<pid>/clear_refs was not permitted)');
+
+  // Targets.
+  const targetRows: string[][] = [['target', ...engines]];
+  const targets: { target: string; engine: string; value: number | undefined; pass: boolean | undefined; flagged: boolean }[] = [];
+  for (const figure of figures.filter((f) => f.goal !== undefined)) {
+    const label = `${figure.label} ≥ ${figure.goal} × ${figure.versus === 'baseline' ? 'baseline' : 'oidc-provider'}`;
+    targetRows.push([label, ...engines.map((engine) => {
+      const r = ratio(figure, engine);
+      const flagged = !!(flag(find(figure.key, engine)) || flag(reference(figure)));
+      const pass = r === undefined ? undefined : r >= figure.goal!;
+      targets.push({ target: label, engine, value: r, pass, flagged });
+      return r === undefined ? '—' : `${pass ? 'PASS' : 'FAIL'}${flagged ? '!' : ''} ${number(r)}×`;
+    })]);
+  }
+  if (figures.some((f) => f.key === 'flows')) {
+    const label = `peak RSS under full-flow load ≤ ${RSS_LIMIT_MB} MB`;
+    targetRows.push([label, ...engines.map((engine) => {
+      const m = find('flows', engine);
+      const pass = m ? m.peakRssMb <= RSS_LIMIT_MB : undefined;
+      targets.push({ target: label, engine, value: m?.peakRssMb, pass, flagged: !!flag(m) });
+      return m ? `${pass ? 'PASS' : 'FAIL'}${flag(m)} ${number(m.peakRssMb, 0)} MB` : '—';
+    })]);
+  }
+  say();
+  say(table(targetRows));
+
+  // The database under the full-flow load.
+  const withDatabase = measurements.filter((m) => m.database);
+  if (withDatabase.length) {
+    say();
+    say('database during the full-flow load (before the warm-up → after the window; default TTLs, purge after 1 day):');
+    for (const m of withDatabase) {
+      const { before, after } = m.database!;
+      // Every flow creates one authorization request (warm-up included); m.ok counts the window only.
+      const requests = (r: DatabaseReport) => r.rows.authorization_requests;
+      const flows = requests(after) !== undefined && requests(before) !== undefined ? requests(after)! - requests(before)! : m.ok;
+      say(`  ${m.target}: ${mb(before.bytes)} → ${mb(after.bytes)} for ${number(flows, 0)} flows (${number((after.bytes - before.bytes) / Math.max(flows, 1), 0)} bytes per flow)`);
+      say(`    rows: ${Object.keys(after.rows).map((t) => `${t} ${number(before.rows[t], 0)} → ${number(after.rows[t], 0)}`).join(', ')}`);
+    }
+  }
+
+  const flagged = measurements.filter((m) => m.errors > 0);
+  say();
+  if (flagged.length) {
+    say(`! ${flagged.length} measurement(s) had errors (wrong status or body); their figures are not valid:`);
+    for (const m of flagged) say(`  ${m.figure} on ${m.target}: ${m.errors} errors: ${m.errorSamples.join(' | ')}`);
+    process.exitCode = 1;
+  } else {
+    say('every response had the expected status and body (no errors)');
+  }
+
+  const file = join(run.resultsDir, `${run.stamp}${quick ? '-quick' : ''}.json`);
+  writeFileSync(
+    file,
+    `${JSON.stringify(
+      {
+        startedAt: run.startedAt.toISOString(),
+        mode: quick ? 'quick' : 'full',
+        profiling,
+        window: WINDOW,
+        concurrency: CONCURRENCY,
+        agentauth: run.agentauth,
+        machine: { ...run.machine, loadAverageAtEnd: loadavg().map((l) => Number(l.toFixed(2))) },
+        idleRssMb: run.idleRssMb,
+        figures: figures.map((f) => ({ ...f, reference: f.versus === 'baseline' ? 'baseline' : 'oidc-provider' })),
+        measurements: measurements.map((m) => ({ ...m, ratio: ratio(FIGURES.find((f) => f.key === m.figure)!, m.target) })),
+        targets,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  say(`results written to ${file}`);
+}
+
+await main();

@@ -1,0 +1,399 @@
+/**
+ * The servers under test, each in its own child process (so CPU and memory are its own), and
+ * how each one is driven: the same figure means the equivalent requests on each server.
+ *
+ *   baseline       bench/servers/baseline.ts         raw node:http, {"status":"pending"}
+ *   agentauth      node bin/agentauth serve           SQLite (durable defaults) or PostgreSQL
+ *   oidc-provider  bench/servers/oidc-provider.ts     the peer
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { type CannonRequest, CookieJar, expectStatus, HttpClient, json, location, metaContent, pkcePair, randomState, sleep, Unexpected } from './driver.ts';
+import { ProcessMeter } from './measure.ts';
+
+/** This checkout: the benchmark's own servers run from here, and agentauth unless told otherwise. */
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const REDIRECT_URI = 'http://localhost:8080/callback';
+const SCOPE = 'openid email profile';
+/** Concurrency of every figure: connections for autocannon, virtual users for the driver. */
+export const CONCURRENCY = 16;
+
+export interface Tokens {
+  accessToken: string;
+  refreshToken: string;
+}
+
+export interface DatabaseReport {
+  /** Bytes on disk: the SQLite file with its -wal and -shm, or pg_database_size. */
+  bytes: number;
+  rows: Record<string, number>;
+}
+
+export interface Target {
+  name: string;
+  kind: 'baseline' | 'agentauth' | 'peer';
+  meter: ProcessMeter;
+  /** Date.now() when the process was spawned (to place profile samples in time). */
+  spawnedAt: number;
+  /** The GET /api/check-status request (baseline: its equivalent). */
+  checkStatus?(): Promise<CannonRequest>;
+  authorizePage?(): CannonRequest;
+  /** One whole flow, every step checked; returns the tokens it obtained. */
+  flow?(): Promise<Tokens>;
+  /** One refresh of a chain; returns the chain's next refresh token. */
+  refresh?(refreshToken: string): Promise<string>;
+  introspection?(accessTokens: string[]): CannonRequest;
+  userinfo?(accessTokens: string[]): CannonRequest;
+  database?(): Promise<DatabaseReport>;
+  /** Where the server's output went. */
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+interface Child {
+  process: ChildProcess;
+  spawnedAt: number;
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `node <args>` in `cwd` with `env`, its output in `logFile`, and waits until `readyPath` answers 200. */
+async function startChild(cwd: string, args: string[], env: Record<string, string>, port: number, readyPath: string, logFile: string): Promise<Child> {
+  const log = createWriteStream(logFile);
+  const spawnedAt = Date.now();
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout!.pipe(log);
+  child.stderr!.pipe(log);
+  let exited: string | undefined;
+  const exit = new Promise<void>((resolve) => child.once('exit', (code, signal) => ((exited = `exited with ${signal ?? code}`), resolve())));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const probe = new HttpClient(baseUrl, 1);
+  const deadline = Date.now() + 60_000;
+  try {
+    for (;;) {
+      if (exited) throw new Error(`${args.join(' ')} ${exited} before it was ready; see ${logFile}`);
+      if (Date.now() > deadline) throw new Error(`${args.join(' ')} not ready after 60 s; see ${logFile}`);
+      const reply = await probe.send(readyPath).catch(() => undefined);
+      if (reply?.status === 200) break;
+      await sleep(100);
+    }
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  } finally {
+    probe.close();
+  }
+  return {
+    process: child,
+    spawnedAt,
+    baseUrl,
+    async stop() {
+      if (exited) return;
+      child.kill('SIGTERM'); // graceful: agentauth closes its database, --cpu-prof writes its profile
+      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exit;
+      clearTimeout(killer);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baseline
+
+export async function startBaseline(logFile: string): Promise<Target> {
+  const port = await freePort();
+  const child = await startChild(ROOT, ['--import', 'tsx', 'bench/servers/baseline.ts'], { PORT: String(port), HOST: '127.0.0.1' }, port, '/', logFile);
+  return {
+    name: 'baseline',
+    kind: 'baseline',
+    meter: new ProcessMeter(child.process.pid!),
+    spawnedAt: child.spawnedAt,
+    logFile,
+    async checkStatus() {
+      return { url: `${child.baseUrl}/api/check-status?request_id=req_baseline`, expect: [200], verifyBody: (body) => body === '{"status":"pending"}' };
+    },
+    stop: () => child.stop(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// agentauth
+
+function authorizeQuery(clientId: string, challenge: string, state: string): string {
+  return new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code', scope: SCOPE, state, code_challenge: challenge, code_challenge_method: 'S256' }).toString();
+}
+
+const pathOf = (url: URL) => url.pathname + url.search;
+
+/** Runs `<dir>/bin/agentauth <args>` with `env` and returns the JSON object it prints. */
+function cli(dir: string, env: Record<string, string>, args: string[]): Promise<Record<string, string | undefined>> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['bin/agentauth', ...args], { cwd: dir, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`agentauth ${args.slice(0, 2).join(' ')} failed: ${stderr || error.message}`));
+      else resolve(JSON.parse(stdout) as Record<string, string | undefined>);
+    });
+  });
+}
+
+export interface AgentauthOptions {
+  name: string;
+  /** sqlite:<absolute path> or postgres://… */
+  databaseUrl: string;
+  logFile: string;
+  /** The postmaster of the PostgreSQL cluster, to count the database's CPU. */
+  dbRootPid?: number;
+  /** Extra node flags (--cpu-prof …). */
+  nodeFlags?: string[];
+  /** The agentauth checkout to run (default: this one), to measure another revision. */
+  dir?: string;
+}
+
+export async function startAgentauth(options: AgentauthOptions): Promise<Target> {
+  const dir = options.dir ?? ROOT;
+  const port = await freePort();
+  const env = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: options.databaseUrl,
+    JWT_SECRET: randomBytes(48).toString('base64url'),
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+  };
+
+  // Register the client and the agent with the CLI, as an operator would (it migrates the
+  // database first). Going through the CLI rather than src/ keeps the benchmark independent of
+  // the store's internals.
+  const client = await cli(dir, env, ['client', 'create', '--name', 'Benchmark', '--redirect-uri', REDIRECT_URI, '--json']);
+  const agent = await cli(dir, env, ['agent', 'create', '--owner-email', 'bench@example.com', '--owner-name', 'Bench User', '--json']);
+  const party = { clientId: client.client_id!, clientSecret: client.client_secret!, agentId: agent.agent_id!, agentSecret: agent.agent_secret! };
+
+  const child = await startChild(dir, [...(options.nodeFlags ?? []), 'bin/agentauth', 'serve'], env, port, '/readyz', options.logFile);
+  const http = new HttpClient(child.baseUrl, CONCURRENCY);
+  const clientAuth = { client_id: party.clientId, client_secret: party.clientSecret };
+
+  /** GET /authorize as a new browser: the request id and the binding cookie. */
+  async function authorize(challenge: string, state: string): Promise<{ requestId: string; cookie: string }> {
+    const page = expectStatus('authorize', await http.send(`/authorize?${authorizeQuery(party.clientId, challenge, state)}`), 200);
+    const requestId = metaContent(page.body, 'request-id');
+    const setCookie = page.headers['set-cookie'];
+    const cookie = (Array.isArray(setCookie) ? setCookie[0] : setCookie)?.split(';')[0];
+    if (!requestId || !cookie) throw new Unexpected('authorize: no request-id or binding cookie');
+    return { requestId, cookie };
+  }
+
+  const target: Target = {
+    name: options.name,
+    kind: 'agentauth',
+    meter: new ProcessMeter(child.process.pid!, options.dbRootPid),
+    spawnedAt: child.spawnedAt,
+    logFile: options.logFile,
+
+    async checkStatus() {
+      const { requestId } = await authorize(pkcePair().challenge, randomState());
+      return { url: `${child.baseUrl}/api/check-status?request_id=${requestId}`, expect: [200], verifyBody: (body) => body === '{"status":"pending"}' };
+    },
+
+    authorizePage() {
+      return {
+        url: `${child.baseUrl}/authorize?${authorizeQuery(party.clientId, pkcePair().challenge, randomState())}`,
+        expect: [200],
+        verifyBody: (body) => body.includes('<meta name="request-id" content="req_'),
+      };
+    },
+
+    async flow() {
+      const { verifier, challenge } = pkcePair();
+      const state = randomState();
+      const { requestId, cookie } = await authorize(challenge, state);
+      expectStatus('authenticate', await http.send('/api/agent/authenticate', { json: { request_id: requestId, agent_id: party.agentId, agent_secret: party.agentSecret, model: 'bench-model' } }), 200);
+      const redirect = location('continue', expectStatus('continue', await http.send('/authorize/continue', { form: { request_id: requestId, action: 'approve' }, headers: { cookie } }), 302));
+      const code = redirect.searchParams.get('code');
+      if (!code || redirect.searchParams.get('state') !== state) throw new Unexpected('continue: no code or wrong state in the redirect');
+      const tokens = json<{ access_token: string; refresh_token: string }>(
+        expectStatus('token', await http.send('/token', { form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, ...clientAuth } }), 200),
+      );
+      expectStatus('userinfo', await http.send('/userinfo', { headers: { authorization: `Bearer ${tokens.access_token}` } }), 200);
+      return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token };
+    },
+
+    async refresh(refreshToken) {
+      const reply = expectStatus('refresh', await http.send('/token', { form: { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientAuth } }), 200);
+      return json<{ refresh_token: string }>(reply).refresh_token;
+    },
+
+    introspection(accessTokens) {
+      let i = 0;
+      return {
+        url: `${child.baseUrl}/introspect`,
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        next: () => ({ body: new URLSearchParams({ token: accessTokens[i++ % accessTokens.length]!, ...clientAuth }).toString() }),
+        expect: [200],
+        verifyBody: (body) => body.includes('"active":true'),
+      };
+    },
+
+    userinfo(accessTokens) {
+      let i = 0;
+      return {
+        url: `${child.baseUrl}/userinfo`,
+        next: () => ({ headers: { authorization: `Bearer ${accessTokens[i++ % accessTokens.length]!}` } }),
+        expect: [200],
+        verifyBody: (body) => body.includes('"sub":"agt_'),
+      };
+    },
+
+    database: () => databaseReport(options.databaseUrl),
+
+    async stop() {
+      http.close();
+      await child.stop();
+    },
+  };
+  return target;
+}
+
+/** Tables of the schema's bookkeeping (migrations, locks), left out of the row counts. */
+const BOOKKEEPING = /migration|lock|^sqlite_/i;
+
+/** Size and row counts of agentauth's database, read beside the running server. */
+async function databaseReport(databaseUrl: string): Promise<DatabaseReport> {
+  const rows: Record<string, number> = {};
+  if (databaseUrl.startsWith('sqlite:')) {
+    const file = databaseUrl.slice('sqlite:'.length);
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      const tables = db.prepare("select name from sqlite_master where type = 'table' order by name").all() as { name: string }[];
+      for (const { name } of tables.filter((t) => !BOOKKEEPING.test(t.name))) {
+        rows[name] = (db.prepare(`select count(*) as n from "${name}"`).get() as { n: number }).n;
+      }
+    } finally {
+      db.close();
+    }
+    const bytes = ['', '-wal', '-shm'].reduce((sum, suffix) => sum + (existsSync(file + suffix) ? statSync(file + suffix).size : 0), 0);
+    return { bytes, rows };
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const tables = await client.query<{ name: string }>("select table_name as name from information_schema.tables where table_schema = 'public' order by 1");
+    for (const { name } of tables.rows.filter((t) => !BOOKKEEPING.test(t.name))) {
+      rows[name] = Number((await client.query(`select count(*) as n from "${name}"`)).rows[0].n);
+    }
+    const bytes = Number((await client.query('select pg_database_size(current_database()) as n')).rows[0].n);
+    return { bytes, rows };
+  } finally {
+    await client.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The peer: oidc-provider
+
+export async function startPeer(logFile: string): Promise<Target> {
+  const port = await freePort();
+  const clientId = 'bench-client';
+  const clientSecret = randomBytes(32).toString('base64url');
+  const child = await startChild(
+    ROOT,
+    ['--import', 'tsx', 'bench/servers/oidc-provider.ts'],
+    { PORT: String(port), HOST: '127.0.0.1', CLIENT_ID: clientId, CLIENT_SECRET: clientSecret, REDIRECT_URI, NODE_ENV: 'production' },
+    port,
+    '/.well-known/openid-configuration',
+    logFile,
+  );
+  const http = new HttpClient(child.baseUrl, CONCURRENCY);
+  const clientAuth = { client_id: clientId, client_secret: clientSecret };
+  const authQuery = (challenge: string, state: string) => authorizeQuery(clientId, challenge, state);
+
+  return {
+    name: 'oidc-provider',
+    kind: 'peer',
+    meter: new ProcessMeter(child.process.pid!),
+    spawnedAt: child.spawnedAt,
+    logFile,
+
+    authorizePage() {
+      // oidc-provider answers a valid authorization request with 303 to its interaction
+      // (login) page, having stored the interaction; that is its equivalent of the page.
+      return { url: `${child.baseUrl}/auth?${authQuery(pkcePair().challenge, randomState())}`, expect: [302, 303, 200] };
+    },
+
+    async flow() {
+      // A new browser per flow, so every flow logs in and consents, as every agentauth flow
+      // authenticates its agent: /auth → /interaction/:uid (login + consent) → /auth/:uid → code.
+      const jar = new CookieJar();
+      const { verifier, challenge } = pkcePair();
+      const state = randomState();
+      const auth = expectStatus('auth', await http.send(`/auth?${authQuery(challenge, state)}`), 302, 303);
+      jar.take(auth);
+      const interaction = expectStatus('interaction', await http.send(pathOf(location('auth', auth)), { headers: jar.header() }), 302, 303);
+      jar.take(interaction);
+      const resume = expectStatus('resume', await http.send(pathOf(location('interaction', interaction)), { headers: jar.header() }), 302, 303);
+      const redirect = location('resume', resume);
+      const code = redirect.searchParams.get('code');
+      if (!code || redirect.searchParams.get('state') !== state) throw new Unexpected(`resume: no code or wrong state in ${redirect.href.slice(0, 200)}`);
+      const tokens = json<{ access_token: string; refresh_token: string }>(
+        expectStatus('token', await http.send('/token', { form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, ...clientAuth } }), 200),
+      );
+      if (!tokens.refresh_token) throw new Unexpected('token: no refresh_token issued');
+      expectStatus('userinfo', await http.send('/me', { headers: { authorization: `Bearer ${tokens.access_token}` } }), 200);
+      return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token };
+    },
+
+    async refresh(refreshToken) {
+      const reply = expectStatus('refresh', await http.send('/token', { form: { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientAuth } }), 200);
+      return json<{ refresh_token: string }>(reply).refresh_token;
+    },
+
+    introspection(accessTokens) {
+      let i = 0;
+      return {
+        url: `${child.baseUrl}/token/introspection`,
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        next: () => ({ body: new URLSearchParams({ token: accessTokens[i++ % accessTokens.length]!, ...clientAuth }).toString() }),
+        expect: [200],
+        verifyBody: (body) => body.includes('"active":true'),
+      };
+    },
+
+    userinfo(accessTokens) {
+      let i = 0;
+      return {
+        url: `${child.baseUrl}/me`,
+        next: () => ({ headers: { authorization: `Bearer ${accessTokens[i++ % accessTokens.length]!}` } }),
+        expect: [200],
+        verifyBody: (body) => body.includes('"sub":"bench-user"'),
+      };
+    },
+
+    async stop() {
+      http.close();
+      await child.stop();
+    },
+  };
+}
+
+export const logPath = (dir: string, name: string) => join(dir, `${name}.log`);
