@@ -37,7 +37,7 @@ export function resolveJwtSecret(config: Config, warn: Warn): string {
 }
 
 export async function createContext(config: Config, store: Store, jwtSecret: string, clock: Clock = systemClock): Promise<Context> {
-  return { config, store, clock, secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets), throttle: await AuthThrottle.create(config, store) };
+  return { config, store, clock, secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets, config.baseUrl), throttle: await AuthThrottle.create(config, store) };
 }
 
 /** Deletes expired rows, keeping them `purgeAfter` seconds past expiry so expiry stays reportable. */

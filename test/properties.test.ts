@@ -980,7 +980,7 @@ const authorizationHeader = (realToken: string) =>
 
 async function signForged(forged: Forged): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const kid = forged.kid === 'server' ? server.ctx.secrets.kid : forged.kid === 'random' ? 'k1' : undefined;
+  const kid = forged.kid === 'server' ? server.ctx.secrets.accessTokens.kid : forged.kid === 'random' ? 'k1' : undefined;
   return new SignJWT({ client_id: party.clientId, scope: 'openid email profile', model: 'm' })
     .setProtectedHeader({ alg: 'HS256', typ: forged.typ, ...(kid === undefined ? {} : { kid }) })
     .setIssuer(server.baseUrl)

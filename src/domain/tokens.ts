@@ -4,11 +4,11 @@
  * revocation is visible to /introspect and /userinfo; refresh tokens and codes are stored as
  * digests only.
  */
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidToken, UnauthorizedClient, OAuthError } from '../protocol/errors.ts';
 import type { AccessTokenRecord, AgentRecord, ClientRecord, GrantRecord, IssuedTokens } from '../store/types.ts';
+import { signIdToken } from './jwt.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
 
 export interface TokenResponse {
@@ -39,31 +39,33 @@ interface Issue {
   nonce: string | null;
 }
 
-async function signAccessToken(ctx: Context, grant: GrantRecord, scope: string, jti: string, now: number): Promise<string> {
-  return new SignJWT({ client_id: grant.client_id, scope, model: grant.model })
-    .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: ctx.secrets.kid })
-    .setIssuer(ctx.config.baseUrl)
-    .setSubject(grant.agent_id)
-    .setAudience(grant.client_id)
-    .setIssuedAt(now)
-    .setExpirationTime(now + ctx.config.accessTokenTtl)
-    .setJti(jti)
-    .sign(ctx.secrets.signingKey);
+function signAccessToken(ctx: Context, grant: GrantRecord, scope: string, jti: string, now: number): string {
+  return ctx.secrets.accessTokens.sign({
+    iss: ctx.config.baseUrl,
+    sub: grant.agent_id,
+    aud: grant.client_id,
+    client_id: grant.client_id,
+    scope,
+    iat: now,
+    exp: now + ctx.config.accessTokenTtl,
+    jti,
+    model: grant.model,
+  });
 }
 
 /** OpenID Connect Core §2, §5.4: the ID token, keyed with the client's secret (§10.1). */
-async function signIdToken(ctx: Context, issue: Issue, agent: AgentRecord, now: number): Promise<string> {
-  const claims: Record<string, unknown> = { auth_time: issue.grant.auth_time, ...userClaims(agent, issue.scope) };
-  delete claims.sub;
-  if (issue.nonce !== null) claims.nonce = issue.nonce;
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuer(ctx.config.baseUrl)
-    .setSubject(agent.id)
-    .setAudience(issue.client.id)
-    .setIssuedAt(now)
-    .setExpirationTime(now + ctx.config.accessTokenTtl)
-    .sign(new TextEncoder().encode(issue.clientSecret));
+function idToken(ctx: Context, issue: Issue, agent: AgentRecord, now: number): string {
+  const { sub: _sub, ...claims } = userClaims(agent, issue.scope);
+  return signIdToken(issue.clientSecret, {
+    iss: ctx.config.baseUrl,
+    sub: agent.id,
+    aud: issue.client.id,
+    iat: now,
+    exp: now + ctx.config.accessTokenTtl,
+    auth_time: issue.grant.auth_time,
+    ...(issue.nonce === null ? {} : { nonce: issue.nonce }),
+    ...claims,
+  });
 }
 
 /** Prepares the rows and the response of one issuance; the caller stores the rows atomically. */
@@ -71,13 +73,13 @@ async function prepareTokens(ctx: Context, issue: Issue, agent: AgentRecord, now
   const jti = newTokenId();
   const refreshToken = newRefreshToken();
   const response: TokenResponse = {
-    access_token: await signAccessToken(ctx, issue.grant, issue.scope, jti, now),
+    access_token: signAccessToken(ctx, issue.grant, issue.scope, jti, now),
     token_type: 'Bearer',
     expires_in: ctx.config.accessTokenTtl,
     refresh_token: refreshToken,
     scope: issue.scope,
   };
-  if (hasScope(issue.scope, 'openid')) response.id_token = await signIdToken(ctx, issue, agent, now);
+  if (hasScope(issue.scope, 'openid')) response.id_token = idToken(ctx, issue, agent, now);
   const rows: IssuedTokens = {
     accessToken: { jti, grant_id: issue.grant.id, client_id: issue.client.id, scope: issue.scope, expires_at: now + ctx.config.accessTokenTtl, revoked_at: null },
     refreshToken: { digest: digest(refreshToken), grant_id: issue.grant.id, created_at: now, expires_at: now + ctx.config.refreshTokenTtl, used_at: null },
@@ -193,22 +195,14 @@ export interface AccessTokenClaims {
 }
 
 /** Verifies signature, type, issuer and lifetime; null when the JWT is not one of our valid access tokens. */
-async function verifyAccessJwt(ctx: Context, token: string): Promise<AccessTokenClaims | null> {
-  try {
-    const { payload } = await jwtVerify(token, (header) => {
-      const key = header.kid === undefined ? undefined : ctx.secrets.verificationKeys.get(header.kid);
-      if (!key) throw new joseErrors.JWKSNoMatchingKey();
-      return key;
-    }, { algorithms: ['HS256'], issuer: ctx.config.baseUrl, typ: 'at+jwt', currentDate: new Date(ctx.clock() * 1000) });
-    return payload as unknown as AccessTokenClaims;
-  } catch {
-    return null;
-  }
+function verifyAccessJwt(ctx: Context, token: string): AccessTokenClaims | null {
+  const claims = ctx.secrets.accessTokens.verify(token, ctx.clock());
+  return claims && typeof claims.jti === 'string' ? (claims as unknown as AccessTokenClaims) : null;
 }
 
 /** The token's claims when it is active: a valid JWT, not revoked, of a usable grant. */
 async function activeAccessToken(ctx: Context, token: string): Promise<{ claims: AccessTokenClaims; record: AccessTokenRecord; grant: GrantRecord; agent: AgentRecord } | null> {
-  const claims = await verifyAccessJwt(ctx, token);
+  const claims = verifyAccessJwt(ctx, token);
   if (!claims) return null;
   const record = await ctx.store.findAccessToken(claims.jti);
   if (!record || record.revoked_at !== null) return null;
@@ -310,7 +304,7 @@ export async function revoke(ctx: Context, client: ClientRecord, token: string, 
     await ctx.store.revokeGrant(grant.id, now);
     return;
   }
-  const claims = await verifyAccessJwt(ctx, token);
+  const claims = verifyAccessJwt(ctx, token);
   if (!claims) return;
   const record = await ctx.store.findAccessToken(claims.jti);
   if (!record) return;

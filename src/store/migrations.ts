@@ -118,4 +118,10 @@ export const migrations: Migration[] = [
       'ALTER TABLE clients ADD COLUMN previous_secret_expires_at bigint',
     ],
   },
+  {
+    // The purge deletes a grant once no token refers to it; without this index each candidate
+    // grant scanned access_tokens (2,000 grants against 100,000 tokens: 10 s on the event loop).
+    version: '0003_access_tokens_grant_id',
+    statements: ['CREATE INDEX access_tokens_grant_id ON access_tokens (grant_id)'],
+  },
 ];
