@@ -6,7 +6,7 @@
  * its commit.
  */
 import Database from 'better-sqlite3';
-import pg from 'pg';
+import type pg from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { Limiter, LimiterOptions } from './types.ts';
 
@@ -193,7 +193,9 @@ export class PostgresDriver implements Driver {
 
   constructor(private readonly pool: pg.Pool) {}
 
-  static open(databaseUrl: string, options: { poolSize?: number; onBackgroundError?: (error: Error) => void }): PostgresDriver {
+  static async open(databaseUrl: string, options: { poolSize?: number; onBackgroundError?: (error: Error) => void }): Promise<PostgresDriver> {
+    // Loaded only when PostgreSQL is configured: a SQLite node never pays for it.
+    const { default: pg } = await import('pg');
     const pool = new pg.Pool({
       connectionString: databaseUrl,
       max: options.poolSize ?? 10,

@@ -26,7 +26,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     return new SqlStore(new SqliteDriver(new Database(path)));
   }
-  return new SqlStore(PostgresDriver.open(databaseUrl, options));
+  return new SqlStore(await PostgresDriver.open(databaseUrl, options));
 }
 
 /** A database URL with its password removed, for messages and logs. */

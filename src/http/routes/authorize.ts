@@ -1,5 +1,4 @@
 /** GET /authorize, POST /authorize/continue and the page's static assets (SPEC.md, DESIGN.md §4). */
-import { readFileSync } from 'node:fs';
 import formbody from '@fastify/formbody';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -11,16 +10,13 @@ import {
   validateAuthorization,
 } from '../../domain/authorization-request.ts';
 import { OAuthError } from '../../protocol/errors.ts';
+import { ASSETS } from '../../pages/assets.ts';
 import { authorizePage, confirmPage } from '../../pages/authorize-page.ts';
 import { errorPage } from '../../pages/error-page.ts';
 import { pageHeaders } from '../../pages/layout.ts';
 import { describeError } from '../errors.ts';
 import { Token } from '../schemas.ts';
 
-const ASSETS: Record<string, { type: string; body: Buffer }> = {
-  'authorize.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('../../pages/assets/authorize.js', import.meta.url)) },
-  'agentauth.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('../../pages/assets/agentauth.css', import.meta.url)) },
-};
 
 /** The browser binding cookie (DESIGN.md §4); __Host- prefixed when served over https. */
 export function bindingCookieName(baseUrl: string): string {
