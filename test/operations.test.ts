@@ -113,7 +113,7 @@ describe('logs', () => {
     } finally {
       await server.close();
     }
-    expect(logs).toContain('request completed');
+    expect(logs).toContain('"msg":"request"');
     for (const secret of secrets) expect(logs).not.toContain(secret);
   });
 });

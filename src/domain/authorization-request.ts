@@ -23,7 +23,7 @@ import {
   RequestNotFound,
   UnsupportedResponseType,
 } from '../protocol/errors.ts';
-import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStatus } from '../store/types.ts';
+import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestStatusFields } from '../store/types.ts';
 import { verifyAgentCredentials } from './agents.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes } from './scopes.ts';
 
@@ -147,12 +147,12 @@ export type StatusView =
   | { status: Exclude<RequestStatus, 'error'> }
   | { status: 'error'; error: string; error_description: string };
 
-export function isExpired(request: AuthorizationRequestRecord, now: number): boolean {
+export function isExpired(request: Pick<RequestStatusFields, 'status' | 'expires_at'>, now: number): boolean {
   return (request.status === 'pending' || request.status === 'authenticated') && now >= request.expires_at;
 }
 
 /** The state of a request at `now` (SPEC.md GET /api/check-status); never the code, state or redirect_uri. */
-export function statusView(request: AuthorizationRequestRecord, now: number): StatusView {
+export function statusView(request: RequestStatusFields, now: number): StatusView {
   if (isExpired(request, now)) return { status: 'error', error: 'request_expired', error_description: EXPIRED_DESCRIPTION };
   if (request.status === 'error') {
     return { status: 'error', error: request.error ?? 'server_error', error_description: request.error_description ?? '' };

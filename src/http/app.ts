@@ -1,5 +1,4 @@
 /** Builds the Fastify application for a Context: routes, error shape, headers and metrics. */
-import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { Context } from '../context.ts';
@@ -26,6 +25,8 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     bodyLimit: BODY_LIMIT,
     trustProxy: ctx.config.trustProxy,
     return503OnClosing: true,
+    // One access-log line per request (onResponse below) rather than Fastify's two.
+    disableRequestLogging: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: (errors) => new Error(schemaErrorMessage(errors)),
@@ -42,8 +43,11 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     registers: [registry],
   });
   new Counter({ name: 'agentauth_info', help: 'Build and storage information', labelNames: ['engine'], registers: [registry] }).inc({ engine: ctx.store.engine });
-  app.addHook('onResponse', async (request, reply) => {
+  // Hooks on every request are plain functions: an async one costs a promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
     requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode }, reply.elapsedTime / 1000);
+    request.log.info({ req: request, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    done();
   });
 
   app.setErrorHandler(errorHandler);
@@ -51,14 +55,14 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     void reply.code(404).send({ error: 'not_found', error_description: 'No such endpoint.' });
   });
   // Every JSON answer: no sniffing, and nothing of ours may be framed.
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
     if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
+    done(null, payload);
   });
 
   // No endpoint takes plain text: JSON endpoints answer 415 to anything but JSON (DESIGN.md §5).
   app.removeContentTypeParser('text/plain');
-  await app.register(cookie);
   await app.register(authorizeRoutes, ctx);
   await app.register(agentRoutes, ctx);
   await app.register(tokenRoutes, ctx);

@@ -20,6 +20,7 @@ import type {
   LimiterOptions,
   PurgeCounts,
   RefreshTokenRecord,
+  RequestStatusFields,
   Store,
 } from './types.ts';
 
@@ -120,6 +121,10 @@ export class SqlStore implements Store {
 
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined> {
     return this.driver.one<AuthorizationRequestRecord>('SELECT * FROM authorization_requests WHERE id = ?', [id]);
+  }
+
+  findRequestStatus(id: string): Promise<RequestStatusFields | undefined> {
+    return this.driver.one<RequestStatusFields>('SELECT status, error, error_description, expires_at FROM authorization_requests WHERE id = ?', [id]);
   }
 
   markRequestAuthenticated(id: string, by: { agent_id: string; model: string }, now: number, audit: AuditEvent): Promise<boolean> {

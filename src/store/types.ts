@@ -55,6 +55,8 @@ export interface AuthorizationRequestRecord {
   expires_at: number;
 }
 
+export type RequestStatusFields = Pick<AuthorizationRequestRecord, 'status' | 'error' | 'error_description' | 'expires_at'>;
+
 export interface CodeRecord {
   digest: string;
   request_id: string;
@@ -162,6 +164,8 @@ export interface Store {
 
   insertRequest(request: AuthorizationRequestRecord): Promise<void>;
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
+  /** Only what the status of a request is derived from (GET /api/check-status, the hottest read). */
+  findRequestStatus(id: string): Promise<RequestStatusFields | undefined>;
   /**
    * pending → authenticated, only while pending and unexpired, together with the agent's
    * last use and the audit event of the success: all of it or none.

@@ -207,7 +207,7 @@ describe(`secrets in logs and error answers (${TEST_ENGINE}, LOG_LEVEL=trace)`, 
     expect(JSON.parse(grant500.text)).toEqual({ error: 'server_error', error_description: 'An unexpected error occurred.' });
 
     // --- The checks.
-    expect(logs).toContain('request completed');
+    expect(logs).toContain('"msg":"request"');
     expect(logs, 'the 500s are logged').toMatch(/"level":50.*request failed/);
     const leaks: string[] = [];
     for (const [secret, what] of secrets) {

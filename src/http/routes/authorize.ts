@@ -1,6 +1,7 @@
 /** GET /authorize, POST /authorize/continue and the page's static assets (SPEC.md, DESIGN.md §4). */
 import formbody from '@fastify/formbody';
 import { type Static, Type } from '@sinclair/typebox';
+import { parseCookie, stringifySetCookie } from 'cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import {
@@ -36,15 +37,20 @@ const ContinueBody = Type.Object({
 });
 
 export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
+  // Only these routes use a cookie, so it is read here rather than by a hook on every request.
   const cookieName = bindingCookieName(ctx.config.baseUrl);
+  const bindingOf = (request: FastifyRequest): string | undefined => {
+    const header = request.headers.cookie;
+    return header ? parseCookie(header)[cookieName] : undefined;
+  };
   const secure = ctx.config.baseUrl.startsWith('https:');
   const baseOrigin = new URL(ctx.config.baseUrl).origin;
 
   app.get('/authorize', async (request, reply) => {
     try {
       const valid = await validateAuthorization(ctx, request.query as AuthorizeQuery);
-      const { request: created, browserBinding } = await startAuthorization(ctx, valid, request.cookies[cookieName]);
-      reply.setCookie(cookieName, browserBinding, { httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: ctx.config.requestTtl });
+      const { request: created, browserBinding } = await startAuthorization(ctx, valid, bindingOf(request));
+      reply.header('set-cookie', stringifySetCookie({ name: cookieName, value: browserBinding, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: ctx.config.requestTtl }));
       return reply
         .headers(pageHeaders([new URL(valid.redirectUri).origin]))
         .send(authorizePage({ baseUrl: ctx.config.baseUrl, request: created, client: valid.client }));
@@ -72,7 +78,7 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
         const outcome = await continueAuthorization(
           ctx,
           { requestId: request.body.request_id, action: request.body.action ?? 'approve', confirmed: request.body.confirmed === '1' },
-          request.cookies[cookieName],
+          bindingOf(request),
         );
         const formTarget = [new URL((outcome.kind === 'redirect' ? outcome.location : outcome.request.redirect_uri)).origin];
         if (outcome.kind === 'redirect') return reply.code(302).headers(pageHeaders()).header('location', outcome.location).send();
