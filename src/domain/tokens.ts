@@ -7,7 +7,7 @@
 import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidToken, UnauthorizedClient, OAuthError } from '../protocol/errors.ts';
-import type { AccessTokenRecord, AgentRecord, ClientRecord, GrantRecord, IssuedTokens } from '../store/types.ts';
+import type { AccessTokenRecord, AgentRecord, ClientRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
 import { signIdToken } from './jwt.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
 
@@ -151,10 +151,10 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
 export async function refreshTokens(ctx: Context, client: ClientRecord, input: { client_secret: string; refresh_token?: string; scope?: string }): Promise<TokenResponse> {
   if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
   const tokenDigest = digest(input.refresh_token);
-  const token = await ctx.store.findRefreshToken(tokenDigest);
-  const grant = token && (await ctx.store.findGrant(token.grant_id));
+  const found = await ctx.store.findRefreshTokenContext(tokenDigest);
   const now = ctx.clock();
-  if (!token || !grant || grant.client_id !== client.id) throw new InvalidGrant('The refresh token is invalid.');
+  if (!found || found.grant.client_id !== client.id) throw new InvalidGrant('The refresh token is invalid.');
+  const { token, grant } = found;
   if (grant.revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
 
   const reuse = async (): Promise<never> => {
@@ -173,7 +173,8 @@ export async function refreshTokens(ctx: Context, client: ClientRecord, input: {
     }
     scope = normalizeScope(input.scope);
   }
-  const agent = await activeAgent(ctx, grant.agent_id);
+  const agent = usableAgent(found);
+  if (!agent) throw new InvalidGrant('The agent of this grant is disabled.');
   const { rows, response } = await prepareTokens(ctx, { client, clientSecret: input.client_secret, grant, scope, nonce: null }, agent, now);
   if (!(await ctx.store.rotateRefreshToken(tokenDigest, now, rows))) return reuse();
   return response;
@@ -204,22 +205,18 @@ function verifyAccessJwt(ctx: Context, token: string): AccessTokenClaims | null 
 async function activeAccessToken(ctx: Context, token: string): Promise<{ claims: AccessTokenClaims; record: AccessTokenRecord; grant: GrantRecord; agent: AgentRecord } | null> {
   const claims = verifyAccessJwt(ctx, token);
   if (!claims) return null;
-  const record = await ctx.store.findAccessToken(claims.jti);
-  if (!record || record.revoked_at !== null) return null;
-  const grant = await ctx.store.findGrant(record.grant_id);
-  const agent = grant && (await usableGrantAgent(ctx, grant));
-  if (!grant || !agent) return null;
-  return { claims, record, grant, agent };
+  const found = await ctx.store.findAccessTokenContext(claims.jti);
+  const agent = found && usableAgent(found);
+  if (!found || !agent || found.token.revoked_at !== null) return null;
+  return { claims, record: found.token, grant: found.grant, agent };
 }
 
 /**
  * The agent of a grant whose tokens may still be used: the grant is not revoked and its agent
  * and client are still active — disabling a compromised agent ends all of its tokens at once.
  */
-async function usableGrantAgent(ctx: Context, grant: GrantRecord): Promise<AgentRecord | null> {
-  if (grant.revoked_at !== null) return null;
-  const [agent, client] = await Promise.all([ctx.store.findAgent(grant.agent_id), ctx.store.findClient(grant.client_id)]);
-  return agent?.status === 'active' && client?.status === 'active' ? agent : null;
+function usableAgent(found: TokenContext<unknown>): AgentRecord | null {
+  return found.grant.revoked_at === null && found.agent?.status === 'active' && found.clientActive ? found.agent : null;
 }
 
 /** Claims about the agent's owner, per scope (DESIGN.md §6). */
@@ -265,11 +262,10 @@ const isRefreshToken = (token: string) => token.startsWith('rft_');
 export async function introspect(ctx: Context, client: ClientRecord, token: string, _hint?: TokenHint): Promise<Record<string, unknown>> {
   const inactive = { active: false };
   if (isRefreshToken(token)) {
-    const record = await ctx.store.findRefreshToken(digest(token));
-    const grant = record && (await ctx.store.findGrant(record.grant_id));
+    const found = await ctx.store.findRefreshTokenContext(digest(token));
     const now = ctx.clock();
-    if (!record || !grant || grant.client_id !== client.id || record.used_at !== null || now >= record.expires_at) return inactive;
-    if (!(await usableGrantAgent(ctx, grant))) return inactive;
+    if (!found || found.grant.client_id !== client.id || found.token.used_at !== null || now >= found.token.expires_at || !usableAgent(found)) return inactive;
+    const { token: record, grant } = found;
     return { active: true, client_id: grant.client_id, scope: grant.scope, sub: grant.agent_id, iss: ctx.config.baseUrl, iat: record.created_at, exp: record.expires_at, token_type: 'refresh_token' };
   }
   const active = await activeAccessToken(ctx, token);
@@ -297,8 +293,7 @@ export async function introspect(ctx: Context, client: ClientRecord, token: stri
 export async function revoke(ctx: Context, client: ClientRecord, token: string, _hint?: TokenHint): Promise<void> {
   const now = ctx.clock();
   if (isRefreshToken(token)) {
-    const record = await ctx.store.findRefreshToken(digest(token));
-    const grant = record && (await ctx.store.findGrant(record.grant_id));
+    const grant = (await ctx.store.findRefreshTokenContext(digest(token)))?.grant;
     if (!grant) return;
     if (grant.client_id !== client.id) throw new UnauthorizedClient('The token was not issued to this client.');
     await ctx.store.revokeGrant(grant.id, now);

@@ -22,6 +22,7 @@ import type {
   RefreshTokenRecord,
   RequestStatusFields,
   Store,
+  TokenContext,
 } from './types.ts';
 
 type ClientRow = Omit<ClientRecord, 'redirect_uris'> & { redirect_uris: string };
@@ -192,6 +193,16 @@ export class SqlStore implements Store {
     return this.driver.one<AccessTokenRecord>('SELECT * FROM access_tokens WHERE jti = ?', [jti]);
   }
 
+  async findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined> {
+    const row = await this.driver.one<Row>(tokenContextSql('access_tokens', ACCESS_TOKEN_COLUMNS, 'jti'), [jti]);
+    return row && tokenContext<AccessTokenRecord>(row, ACCESS_TOKEN_COLUMNS);
+  }
+
+  async findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined> {
+    const row = await this.driver.one<Row>(tokenContextSql('refresh_tokens', REFRESH_TOKEN_COLUMNS, 'digest'), [digest]);
+    return row && tokenContext<RefreshTokenRecord>(row, REFRESH_TOKEN_COLUMNS);
+  }
+
   revokeAccessToken(jti: string, now: number): Promise<boolean> {
     return this.won({ sql: 'UPDATE access_tokens SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL', params: [now, jti], guard: true });
   }
@@ -227,6 +238,33 @@ export class SqlStore implements Store {
     const [requests = 0, codes = 0, accessTokens = 0, refreshTokens = 0, grants = 0, auditEvents = 0] = changes ?? [];
     return { requests, codes, refreshTokens, accessTokens, grants, auditEvents };
   }
+}
+
+// Joined reads: columns are aliased as <table alias>_<column> and taken apart again.
+type Row = Record<string, unknown>;
+const ACCESS_TOKEN_COLUMNS = ['jti', 'grant_id', 'client_id', 'scope', 'expires_at', 'revoked_at'];
+const REFRESH_TOKEN_COLUMNS = ['digest', 'grant_id', 'created_at', 'expires_at', 'used_at'];
+const GRANT_COLUMNS = ['id', 'client_id', 'agent_id', 'scope', 'model', 'auth_time', 'created_at', 'revoked_at'];
+const AGENT_COLUMNS = ['id', 'secret_digest', 'previous_secret_digest', 'previous_secret_expires_at', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status', 'created_at', 'last_used_at'];
+
+const aliased = (alias: string, columns: string[]) => columns.map((column) => `${alias}.${column} AS ${alias}_${column}`).join(', ');
+function taken<T>(row: Row, alias: string, columns: string[]): T {
+  return Object.fromEntries(columns.map((column) => [column, row[`${alias}_${column}`]])) as T;
+}
+
+function tokenContextSql(table: string, columns: string[], key: string): string {
+  return `SELECT ${aliased('t', columns)}, ${aliased('g', GRANT_COLUMNS)}, ${aliased('a', AGENT_COLUMNS)}, c.status AS c_status
+    FROM ${table} t JOIN grants g ON g.id = t.grant_id LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id
+    WHERE t.${key} = ?`;
+}
+
+function tokenContext<T>(row: Row, columns: string[]): TokenContext<T> {
+  return {
+    token: taken<T>(row, 't', columns),
+    grant: taken<GrantRecord>(row, 'g', GRANT_COLUMNS),
+    agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, 'a', AGENT_COLUMNS)),
+    clientActive: row.c_status === 'active',
+  };
 }
 
 function auditStep(event: AuditEvent): Step {

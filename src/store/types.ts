@@ -112,6 +112,15 @@ export interface AuditEvent {
   outcome: string;
 }
 
+/** A token with everything that decides whether it may be used, read in one query. */
+export interface TokenContext<T> {
+  token: T;
+  grant: GrantRecord;
+  /** Undefined only if the agent row is gone. */
+  agent: AgentRecord | undefined;
+  clientActive: boolean;
+}
+
 /** Tokens written together when a code is redeemed or a refresh token rotated. */
 export interface IssuedTokens {
   accessToken: AccessTokenRecord;
@@ -188,6 +197,10 @@ export interface Store {
   rotateRefreshToken(digest: string, now: number, tokens: IssuedTokens): Promise<boolean>;
 
   findAccessToken(jti: string): Promise<AccessTokenRecord | undefined>;
+  /** The access token with its grant, agent and client status: one read on the hot path of introspection and userinfo. */
+  findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined>;
+  /** The refresh token with its grant, agent and client status: one read for refresh and introspection. */
+  findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined>;
   revokeAccessToken(jti: string, now: number): Promise<boolean>;
 
   recordAuditEvent(event: AuditEvent): Promise<void>;
