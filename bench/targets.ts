@@ -6,10 +6,10 @@
  *   agentauth      node bin/agentauth serve           SQLite (durable defaults) or PostgreSQL
  *   oidc-provider  bench/servers/oidc-provider.ts     the peer
  */
+import { freePort } from '../test/helpers/net.ts';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -59,16 +59,6 @@ export interface Target {
 // ---------------------------------------------------------------------------------------------
 // Child processes
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 interface Child {
   process: ChildProcess;
@@ -242,27 +232,8 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
       return json<{ refresh_token: string }>(reply).refresh_token;
     },
 
-    introspection(accessTokens) {
-      let i = 0;
-      return {
-        url: `${child.baseUrl}/introspect`,
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        next: () => ({ body: new URLSearchParams({ token: accessTokens[i++ % accessTokens.length]!, ...clientAuth }).toString() }),
-        expect: [200],
-        verifyBody: (body) => body.includes('"active":true'),
-      };
-    },
-
-    userinfo(accessTokens) {
-      let i = 0;
-      return {
-        url: `${child.baseUrl}/userinfo`,
-        next: () => ({ headers: { authorization: `Bearer ${accessTokens[i++ % accessTokens.length]!}` } }),
-        expect: [200],
-        verifyBody: (body) => body.includes('"sub":"agt_'),
-      };
-    },
+    introspection: (accessTokens) => introspectionLoad(`${child.baseUrl}/introspect`, accessTokens, clientAuth),
+    userinfo: (accessTokens) => userinfoLoad(`${child.baseUrl}/userinfo`, accessTokens, '"sub":"agt_'),
 
     database: () => databaseReport(options.databaseUrl),
 
@@ -367,27 +338,8 @@ export async function startPeer(logFile: string): Promise<Target> {
       return json<{ refresh_token: string }>(reply).refresh_token;
     },
 
-    introspection(accessTokens) {
-      let i = 0;
-      return {
-        url: `${child.baseUrl}/token/introspection`,
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        next: () => ({ body: new URLSearchParams({ token: accessTokens[i++ % accessTokens.length]!, ...clientAuth }).toString() }),
-        expect: [200],
-        verifyBody: (body) => body.includes('"active":true'),
-      };
-    },
-
-    userinfo(accessTokens) {
-      let i = 0;
-      return {
-        url: `${child.baseUrl}/me`,
-        next: () => ({ headers: { authorization: `Bearer ${accessTokens[i++ % accessTokens.length]!}` } }),
-        expect: [200],
-        verifyBody: (body) => body.includes('"sub":"bench-user"'),
-      };
-    },
+    introspection: (accessTokens) => introspectionLoad(`${child.baseUrl}/token/introspection`, accessTokens, clientAuth),
+    userinfo: (accessTokens) => userinfoLoad(`${child.baseUrl}/me`, accessTokens, '"sub":"bench-user"'),
 
     async stop() {
       http.close();
@@ -397,3 +349,28 @@ export async function startPeer(logFile: string): Promise<Target> {
 }
 
 export const logPath = (dir: string, name: string) => join(dir, `${name}.log`);
+
+// ---------------------------------------------------------------------------------------------
+// autocannon loads shared by agentauth and the peer: each request takes the next token in turn
+
+function introspectionLoad(url: string, accessTokens: string[], clientAuth: Record<string, string>): CannonRequest {
+  let i = 0;
+  return {
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    next: () => ({ body: new URLSearchParams({ token: accessTokens[i++ % accessTokens.length]!, ...clientAuth }).toString() }),
+    expect: [200],
+    verifyBody: (body) => body.includes('"active":true'),
+  };
+}
+
+function userinfoLoad(url: string, accessTokens: string[], subjectMarker: string): CannonRequest {
+  let i = 0;
+  return {
+    url,
+    next: () => ({ headers: { authorization: `Bearer ${accessTokens[i++ % accessTokens.length]!}` } }),
+    expect: [200],
+    verifyBody: (body) => body.includes(subjectMarker),
+  };
+}

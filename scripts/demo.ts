@@ -7,10 +7,10 @@
  * prints every step. Secrets, codes and tokens are shortened, never printed in full.
  * Exits 0 when every step answered as expected, 1 otherwise.
  */
+import { freePort } from '../test/helpers/net.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
@@ -105,16 +105,6 @@ function metaContent(page: string, name: string): string | undefined {
   return raw?.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** The client website's redirect_uri: records what the browser brings back. */
 async function startCallbackServer(): Promise<{ server: Server; url: string; received: Promise<URLSearchParams> }> {

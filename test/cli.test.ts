@@ -1,11 +1,12 @@
 /** The agentauth CLI (DESIGN.md §7) and `agentauth serve` as a real process (§8, §10). */
+import { freePort } from './helpers/net.ts';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from './helpers/server.ts';
+
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'agentauth-cli-'));

@@ -4,6 +4,7 @@
  * without sticky sessions. Flows hop between nodes at every step, and the exactly-once
  * transitions are raced across nodes.
  */
+import { freePort } from './helpers/net.ts';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
@@ -14,7 +15,7 @@ import { createContext } from '../src/server.ts';
 import { openStore } from '../src/store/open.ts';
 import { authenticate, checkStatus, continueFlow, obtainCode, type Party, postForm, redeem, startFlow, type Tokens } from './helpers/flow.ts';
 import { createDatabase } from './helpers/postgres-cluster.ts';
-import { freePort, type TestServer } from './helpers/server.ts';
+import { type TestServer } from './helpers/server.ts';
 
 const JWT_SECRET = 'multi-node-shared-secret-of-at-least-32-bytes';
 const ISSUER = 'http://agentauth.test:8080';

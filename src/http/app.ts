@@ -1,5 +1,5 @@
 /** Builds the Fastify application for a Context: routes, error shape, headers and metrics. */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { Context } from '../context.ts';
 import { clientErrorHandler, errorHandler, schemaErrorMessage } from './errors.ts';
@@ -26,7 +26,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     trustProxy: ctx.config.trustProxy,
     return503OnClosing: true,
     // One access-log line per request (onResponse below) rather than Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: 'idle',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: (errors) => new Error(schemaErrorMessage(errors)),

@@ -15,6 +15,7 @@
  * Two outages: a fast shutdown (sessions are told 57P01 and closed) and an immediate one (the
  * server is gone without a word, as after a crash).
  */
+import { freePort } from '../helpers/net.ts';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +30,7 @@ import { createContext } from '../../src/server.ts';
 import { openStore } from '../../src/store/open.ts';
 import { authenticate, checkStatus, continueFlow, metaContent, type Party, postForm, redeem, startFlow, type Started, type Tokens } from '../helpers/flow.ts';
 import { postgresBinDir } from '../helpers/postgres-cluster.ts';
-import { freePort, type TestServer } from '../helpers/server.ts';
+import { type TestServer } from '../helpers/server.ts';
 import { type ServerProcess, spawnServer, waitReady } from './support.ts';
 
 const JWT_SECRET = 'outage-test-secret-of-at-least-32-bytes-01234';

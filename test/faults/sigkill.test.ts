@@ -12,6 +12,7 @@
  *     flows work.
  * Three kill-restart cycles.
  */
+import { freePort } from '../helpers/net.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +25,7 @@ import { registerClient } from '../../src/domain/clients.ts';
 import { createContext } from '../../src/server.ts';
 import { openStore } from '../../src/store/open.ts';
 import { authorizeUrl, metaContent, type Party, pkcePair } from '../helpers/flow.ts';
-import { freePort, freshDatabase, TEST_ENGINE, type TestServer } from '../helpers/server.ts';
+import { freshDatabase, TEST_ENGINE, type TestServer } from '../helpers/server.ts';
 import { integrityViolations, type RawSql, rawSql, type ServerProcess, spawnServer, waitReady } from './support.ts';
 
 const JWT_SECRET = 'sigkill-test-secret-of-at-least-32-bytes-0123';

@@ -3,7 +3,6 @@
  * temporary directory, and a clock the test can move forward.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
@@ -11,6 +10,7 @@ import { loadConfig } from '../../src/config.ts';
 import { registerAgent, type NewAgent } from '../../src/domain/agents.ts';
 import { registerClient, type NewClient } from '../../src/domain/clients.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
+import { freePort } from './net.ts';
 import { createDatabase } from './postgres-cluster.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-of-at-least-32-bytes-0123456789';
@@ -31,16 +31,6 @@ export function testClock(): TestClock {
   return clock;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** The engine the current vitest project runs against (vitest.config.ts). */
 export const TEST_ENGINE: 'sqlite' | 'postgres' = process.env.AGENTAUTH_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
