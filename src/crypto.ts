@@ -79,7 +79,25 @@ export class SecretBox {
     return ['v1', this.currentKid, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
   }
 
+  /**
+   * Opened secrets by their ciphertext: every client authentication opens one, and a
+   * rotation or reseal changes the ciphertext, so an entry can never be stale. It holds
+   * nothing the process could not open anyway with the secret it already has.
+   */
+  private readonly opened = new Map<string, string>();
+  private static readonly MAX_OPENED = 10_000;
+
   open(sealed: string): string {
+    let plaintext = this.opened.get(sealed);
+    if (plaintext === undefined) {
+      plaintext = this.decrypt(sealed);
+      if (this.opened.size >= SecretBox.MAX_OPENED) this.opened.clear();
+      this.opened.set(sealed, plaintext);
+    }
+    return plaintext;
+  }
+
+  private decrypt(sealed: string): string {
     const [version, kid, iv, body, tag] = sealed.split('.');
     const key = kid === undefined ? undefined : this.keys.get(kid);
     if (version !== 'v1' || !key || !iv || body === undefined || !tag) {
