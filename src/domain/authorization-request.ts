@@ -25,10 +25,11 @@ import {
 } from '../protocol/errors.ts';
 import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestStatusFields } from '../store/types.ts';
 import { verifyAgentCredentials } from './agents.ts';
+import { MAX_REDIRECT_URI_LENGTH } from './clients.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes } from './scopes.ts';
 
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
-export const LIMITS = { clientId: 128, redirectUri: 2000, state: 2048, nonce: 512, scope: 200 } as const;
+export const LIMITS = { clientId: 128, state: 2048, nonce: 512, scope: 200 } as const;
 
 // ---------------------------------------------------------------------------------------------
 // GET /authorize: validation
@@ -74,7 +75,7 @@ export async function validateAuthorization(ctx: Pick<Context, 'store'>, query: 
   const client = ISSUED_ID.test(clientId) ? await ctx.store.findClient(clientId) : undefined;
   if (!client || client.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
 
-  const redirectUri = required(query, 'redirect_uri', LIMITS.redirectUri);
+  const redirectUri = required(query, 'redirect_uri', MAX_REDIRECT_URI_LENGTH);
   if (!client.redirect_uris.includes(redirectUri)) {
     throw new InvalidRequest('redirect_uri does not match any redirect URI registered for this client.');
   }

@@ -6,7 +6,7 @@
  */
 import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidGrant, InvalidRequest, InvalidScope, InvalidToken, UnauthorizedClient, OAuthError } from '../protocol/errors.ts';
+import { InsufficientScope, InvalidGrant, InvalidRequest, InvalidScope, InvalidToken, UnauthorizedClient } from '../protocol/errors.ts';
 import type { AccessTokenRecord, AgentRecord, ClientRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
 import { signIdToken } from './jwt.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
@@ -69,7 +69,7 @@ function idToken(ctx: Context, issue: Issue, agent: AgentRecord, now: number): s
 }
 
 /** Prepares the rows and the response of one issuance; the caller stores the rows atomically. */
-async function prepareTokens(ctx: Context, issue: Issue, agent: AgentRecord, now: number): Promise<{ rows: IssuedTokens; response: TokenResponse }> {
+function prepareTokens(ctx: Context, issue: Issue, agent: AgentRecord, now: number): { rows: IssuedTokens; response: TokenResponse } {
   const jti = newTokenId();
   const refreshToken = newRefreshToken();
   const response: TokenResponse = {
@@ -140,7 +140,7 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
     created_at: now,
     revoked_at: null,
   };
-  const { rows, response } = await prepareTokens(ctx, { client, clientSecret: input.client_secret, grant, scope: code.scope, nonce: code.nonce }, agent, now);
+  const { rows, response } = prepareTokens(ctx, { client, clientSecret: input.client_secret, grant, scope: code.scope, nonce: code.nonce }, agent, now);
   if (!(await ctx.store.redeemCode(codeDigest, now, grant, rows))) return replay();
   return response;
 }
@@ -175,7 +175,7 @@ export async function refreshTokens(ctx: Context, client: ClientRecord, input: {
   }
   const agent = usableAgent(found);
   if (!agent) throw new InvalidGrant('The agent of this grant is disabled.');
-  const { rows, response } = await prepareTokens(ctx, { client, clientSecret: input.client_secret, grant, scope, nonce: null }, agent, now);
+  const { rows, response } = prepareTokens(ctx, { client, clientSecret: input.client_secret, grant, scope, nonce: null }, agent, now);
   if (!(await ctx.store.rotateRefreshToken(tokenDigest, now, rows))) return reuse();
   return response;
 }
@@ -230,15 +230,6 @@ export function userClaims(agent: AgentRecord, scope: string): Record<string, un
   return claims;
 }
 
-export class InsufficientScope extends OAuthError {
-  readonly error = 'insufficient_scope';
-  override readonly statusCode = 403;
-  constructor(description: string) {
-    super(description);
-    this.headers['www-authenticate'] = 'Bearer error="insufficient_scope", scope="openid"';
-  }
-}
-
 export async function userinfo(ctx: Context, token: string | undefined): Promise<Record<string, unknown>> {
   if (!token) {
     const error = new InvalidToken('An access token is required (Authorization: Bearer).');
@@ -247,7 +238,7 @@ export async function userinfo(ctx: Context, token: string | undefined): Promise
   }
   const active = await activeAccessToken(ctx, token);
   if (!active) throw new InvalidToken('The access token is invalid, expired or revoked.');
-  if (!hasScope(active.record.scope, 'openid')) throw new InsufficientScope('The access token was not granted the openid scope.');
+  if (!hasScope(active.record.scope, 'openid')) throw new InsufficientScope('The access token was not granted the openid scope.', 'openid');
   return userClaims(active.agent, active.record.scope);
 }
 

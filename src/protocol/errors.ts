@@ -58,10 +58,6 @@ export class UnsupportedResponseType extends OAuthError {
   readonly error = 'unsupported_response_type';
 }
 
-export class UnsupportedTokenType extends OAuthError {
-  readonly error = 'unsupported_token_type';
-}
-
 export class InvalidScope extends OAuthError {
   readonly error = 'invalid_scope';
 }
@@ -89,6 +85,16 @@ export class InvalidCredentials extends OAuthError {
   override readonly statusCode = 401;
 }
 
+/** RFC 6750 §3.1: the access token lacks a scope the resource needs. */
+export class InsufficientScope extends OAuthError {
+  readonly error = 'insufficient_scope';
+  override readonly statusCode = 403;
+  constructor(description: string, scope: string) {
+    super(description);
+    this.headers['www-authenticate'] = `Bearer error="insufficient_scope", scope="${scope}"`;
+  }
+}
+
 export class NotFound extends OAuthError {
   readonly error = 'not_found';
   override readonly statusCode = 404;
@@ -103,16 +109,6 @@ export class RequestAlreadyUsed extends OAuthError {
   override readonly statusCode = 409;
 }
 
-export class UnsupportedMediaType extends OAuthError {
-  readonly error = 'invalid_request';
-  override readonly statusCode = 415;
-}
-
-export class PayloadTooLarge extends OAuthError {
-  readonly error = 'invalid_request';
-  override readonly statusCode = 413;
-}
-
 export class SlowDown extends OAuthError {
   readonly error = 'too_many_requests';
   override readonly statusCode = 429;
@@ -122,12 +118,3 @@ export class SlowDown extends OAuthError {
   }
 }
 
-export class TemporarilyUnavailable extends OAuthError {
-  readonly error = 'temporarily_unavailable';
-  override readonly statusCode = 503;
-}
-
-export class ServerError extends OAuthError {
-  readonly error = 'server_error';
-  override readonly statusCode = 500;
-}
