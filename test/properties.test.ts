@@ -462,11 +462,17 @@ describe('GET /authorize with generated query parameters', () => {
 // 2. POST /api/agent/authenticate
 
 /** Placeholders for real values, filled in when the request is made (a fresh request per run). */
-type Ref = { $: 'fresh request' } | { $: 'used request' } | { $: 'agent id'; who: Who } | { $: 'agent secret'; who: Who };
 type Who = 'A' | 'B' | 'disabled';
-const MISSING = { $: 'missing' } as const;
+/** A class, so that no generated JSON value (a dictionary like {"$": 0}) can pass for a placeholder. */
+class Ref {
+  constructor(
+    readonly $: 'fresh request' | 'used request' | 'agent id' | 'agent secret',
+    readonly who: Who = 'A',
+  ) {}
+}
+const MISSING = Symbol('missing field');
 
-const isRef = (value: unknown): value is Ref => value !== null && typeof value === 'object' && '$' in value && (value as { $: string }).$ !== 'missing';
+const isRef = (value: unknown): value is Ref => value instanceof Ref;
 
 /** Non-string JSON values and the other ways a field can be malformed. */
 const simpleJson = fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.boolean(), fc.constant(null));
@@ -487,20 +493,20 @@ const authenticateFields = () =>
   fc
   .record({
     request_id: fc.oneof(
-      { weight: 8, arbitrary: fc.constant<unknown>({ $: 'fresh request' }) },
-      { weight: 3, arbitrary: fc.constant<unknown>({ $: 'used request' }) },
+      { weight: 8, arbitrary: fc.constant<unknown>(new Ref('fresh request')) },
+      { weight: 3, arbitrary: fc.constant<unknown>(new Ref('used request')) },
       { weight: 3, arbitrary: fc.oneof(b64(32).map((s) => `req_${s}`), printable({ minLength: 1, maxLength: 40 })) },
       { weight: 1, arbitrary: malformedField },
       { weight: 1, arbitrary: oddString },
     ),
     agent_id: fc.oneof(
-      { weight: 12, arbitrary: fc.constantFrom<Who>('A', 'B', 'disabled').map((who): unknown => ({ $: 'agent id', who })) },
+      { weight: 12, arbitrary: fc.constantFrom<Who>('A', 'B', 'disabled').map((who): unknown => new Ref('agent id', who)) },
       { weight: 1, arbitrary: fc.oneof(b64(16).map((s) => `agt_${s}`), printable({ minLength: 1, maxLength: 40 })) },
       { weight: 1, arbitrary: malformedField },
       { weight: 1, arbitrary: oddString },
     ),
     agent_secret: fc.oneof(
-      { weight: 12, arbitrary: fc.constantFrom<Who>('A', 'B', 'disabled').map((who): unknown => ({ $: 'agent secret', who })) },
+      { weight: 12, arbitrary: fc.constantFrom<Who>('A', 'B', 'disabled').map((who): unknown => new Ref('agent secret', who)) },
       { weight: 1, arbitrary: fc.oneof(b64(43).map((s) => `aas_${s}`), printable({ minLength: 1, maxLength: 40 })) },
       { weight: 1, arbitrary: malformedField },
       { weight: 1, arbitrary: oddString },
@@ -517,7 +523,7 @@ const authenticateFields = () =>
   .map(({ paired, ...fields }) => {
     const agent = fields.agent_id;
     const secret = fields.agent_secret;
-    if (paired && isRef(agent) && isRef(secret) && agent.$ === 'agent id' && secret.$ === 'agent secret') return { ...fields, agent_secret: { $: 'agent secret', who: agent.who } };
+    if (paired && isRef(agent) && isRef(secret) && agent.$ === 'agent id' && secret.$ === 'agent secret') return { ...fields, agent_secret: new Ref('agent secret', agent.who) };
     return fields;
   });
 type AuthenticateFields = ReturnType<typeof authenticateFields> extends fc.Arbitrary<infer T> ? T : never;
@@ -681,8 +687,15 @@ describe('POST /api/agent/authenticate with generated bodies and content types',
 // ---------------------------------------------------------------------------------------------
 // 3. POST /token, /introspect, /revoke and GET /api/check-status
 
-type TokenRef = { $: 'client'; which: 'party' | 'other' | 'inactive' } | { $: 'secret'; which: 'party' | 'other' | 'inactive' } | { $: 'code' } | { $: 'verifier' } | { $: 'access token' } | { $: 'refresh token' };
-const isTokenRef = (value: unknown): value is TokenRef => value !== null && typeof value === 'object' && '$' in value;
+type Which = 'party' | 'other' | 'inactive';
+/** A placeholder for a real client, secret, code or token; a class, like Ref, so generated values never pass for one. */
+class TokenRef {
+  constructor(
+    readonly $: 'client' | 'secret' | 'code' | 'verifier' | 'access token' | 'refresh token',
+    readonly which: Which = 'party',
+  ) {}
+}
+const isTokenRef = (value: unknown): value is TokenRef => value instanceof TokenRef;
 
 function resolveTokenRef(ref: TokenRef): string {
   const clients = { party: { clientId: party.clientId, clientSecret: party.clientSecret }, other: otherClient, inactive: inactiveClient };
@@ -702,7 +715,7 @@ function resolveTokenRef(ref: TokenRef): string {
   }
 }
 
-const which = fc.constantFrom<'party' | 'other' | 'inactive'>('party', 'party', 'other', 'inactive');
+const which = fc.constantFrom<Which>('party', 'party', 'other', 'inactive');
 /** Mostly well-formed values (real or not), sometimes malformed ones. */
 const field = (good: fc.Arbitrary<unknown>, bad: fc.Arbitrary<unknown> = badString) => fc.oneof({ weight: 12, arbitrary: good }, { weight: 1, arbitrary: bad });
 const tokenFieldValue: Record<string, fc.Arbitrary<unknown>> = {
@@ -712,17 +725,17 @@ const tokenFieldValue: Record<string, fc.Arbitrary<unknown>> = {
       { weight: 1, arbitrary: fc.constantFrom('client_credentials', 'password', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code', 'AUTHORIZATION_CODE', 'authorization_code ') },
     ),
   ),
-  code: field(fc.oneof(fc.constant<unknown>({ $: 'code' }), b64(43).map((s) => `cod_${s}`))),
-  code_verifier: field(fc.oneof(fc.constant<unknown>({ $: 'verifier' }), fc.string({ unit: fc.constantFrom(...`${B64URL}.~`), minLength: 43, maxLength: 128 }))),
-  client_id: field(fc.oneof({ weight: 6, arbitrary: which.map((w): unknown => ({ $: 'client', which: w })) }, { weight: 1, arbitrary: b64(16).map((s) => `cli_${s}`) })),
-  client_secret: field(fc.oneof({ weight: 6, arbitrary: which.map((w): unknown => ({ $: 'secret', which: w })) }, { weight: 1, arbitrary: b64(43).map((s) => `cls_${s}`) })),
+  code: field(fc.oneof(fc.constant<unknown>(new TokenRef('code')), b64(43).map((s) => `cod_${s}`))),
+  code_verifier: field(fc.oneof(fc.constant<unknown>(new TokenRef('verifier')), fc.string({ unit: fc.constantFrom(...`${B64URL}.~`), minLength: 43, maxLength: 128 }))),
+  client_id: field(fc.oneof({ weight: 6, arbitrary: which.map((w): unknown => new TokenRef('client', w)) }, { weight: 1, arbitrary: b64(16).map((s) => `cli_${s}`) })),
+  client_secret: field(fc.oneof({ weight: 6, arbitrary: which.map((w): unknown => new TokenRef('secret', w)) }, { weight: 1, arbitrary: b64(43).map((s) => `cls_${s}`) })),
   redirect_uri: field(fc.constant(REGISTERED), wrongRedirectUri(REGISTERED)),
-  refresh_token: field(fc.oneof(fc.constant<unknown>({ $: 'refresh token' }), b64(43).map((s) => `rft_${s}`))),
+  refresh_token: field(fc.oneof(fc.constant<unknown>(new TokenRef('refresh token')), b64(43).map((s) => `rft_${s}`))),
   scope: field(fc.oneof(validScope, badScope)),
   token: field(
     fc.oneof(
-      fc.constant<unknown>({ $: 'access token' }),
-      fc.constant<unknown>({ $: 'refresh token' }),
+      fc.constant<unknown>(new TokenRef('access token')),
+      fc.constant<unknown>(new TokenRef('refresh token')),
       b64(43).map((s) => `rft_${s}`),
       fc.tuple(b64(10, 40), b64(10, 80), b64(43)).map(([h, p, s]) => `${h}.${p}.${s}`),
     ),
@@ -753,7 +766,7 @@ const tokenEntries = (endpoint: string) =>
       // Usually the secret is the one of the client named (which may still be the inactive client).
       const client = entries.find(([name, value]) => name === 'client_id' && isTokenRef(value))?.[1] as TokenRef | undefined;
       return entries.map(([name, value]): [string, unknown] =>
-        name === 'client_secret' && client?.$ === 'client' && isTokenRef(value) && value.$ === 'secret' && base.length % 4 !== 0 ? [name, { $: 'secret', which: client.which }] : [name, value],
+        name === 'client_secret' && client?.$ === 'client' && isTokenRef(value) && value.$ === 'secret' && base.length % 4 !== 0 ? [name, new TokenRef('secret', client.which)] : [name, value],
       );
     });
 
