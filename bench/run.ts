@@ -20,6 +20,11 @@
  * --agentauth-dir=DIR runs the agentauth of another checkout (another revision) against the
  * same baseline and peer.
  *
+ * After the figures, a sustained run (--figures=sustained alone, or left out by any other
+ * --figures list) takes full flows for 40 s (10 s quick) on a separate agentauth/sqlite whose
+ * lifetimes are seconds and whose purge runs every second, samples its database, and checks
+ * that rows and file size stop growing: the purge keeps up (bench/sustained.ts).
+ *
  * --profile runs agentauth under `node --cpu-prof` and prints where its CPU time went (the
  * figures of such a run are slowed down by the profiler and are not comparable).
  */
@@ -32,6 +37,7 @@ import { createDatabase, postgresUnavailableReason, startCluster, type Cluster }
 import { cannon, closedLoop, type DriverResult, type Window } from './driver.ts';
 import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts';
 import { formatProfile, summarizeProfile } from './profile.ts';
+import { sustainedRun, type SustainedResult } from './sustained.ts';
 import { CONCURRENCY, type DatabaseReport, logPath, startAgentauth, startBaseline, startPeer, type Target } from './targets.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -70,8 +76,13 @@ const FIGURES: Figure[] = [
 const RSS_LIMIT_MB = 150;
 
 const only = option('figures')?.split(',');
-for (const key of only ?? []) if (!FIGURES.some((f) => f.key === key)) throw new Error(`unknown figure ${key}; figures: ${FIGURES.map((f) => f.key).join(', ')}`);
+for (const key of only ?? []) {
+  if (key !== 'sustained' && !FIGURES.some((f) => f.key === key)) throw new Error(`unknown figure ${key}; figures: ${FIGURES.map((f) => f.key).join(', ')}, sustained`);
+}
 const figures = FIGURES.filter((f) => !only || only.includes(f.key));
+/** The sustained run (does the purge keep up?), on agentauth/sqlite only. */
+const withSustained = !only || only.includes('sustained');
+const SUSTAINED_SECONDS = quick ? 10 : 40;
 
 /** Which agentauth is measured: its checkout, commit and whether its sources differ from it. */
 function agentauthRevision(dir: string): { dir: string; commit: string; modified: boolean } {
@@ -293,7 +304,14 @@ async function main(): Promise<void> {
       }
     }
 
-    await report({ measurements, idleRssMb, machine, agentauth, startedAt, stamp, resultsDir });
+    let sustained: SustainedResult | undefined;
+    if (withSustained) {
+      // Alone on the machine: the other servers stay up but idle.
+      say(`\nsustained run: full flows for ${SUSTAINED_SECONDS} s on a separate agentauth/sqlite whose lifetimes are seconds and whose purge runs every second`);
+      sustained = await sustainedRun({ work, seconds: SUSTAINED_SECONDS, dir: agentauthDir });
+    }
+
+    await report({ measurements, sustained, idleRssMb, machine, agentauth, startedAt, stamp, resultsDir });
     if (profiling) {
       await Promise.all(targets.map((t) => t.stop())); // the profile is written at exit
       for (const target of targets.filter((t) => t.kind === 'agentauth')) {
@@ -318,7 +336,7 @@ async function main(): Promise<void> {
   }
 }
 
-async function report(run: { measurements: Measurement[]; idleRssMb: Record<string, number>; machine: Record<string, unknown>; agentauth: object; startedAt: Date; stamp: string; resultsDir: string }): Promise<void> {
+async function report(run: { measurements: Measurement[]; sustained?: SustainedResult; idleRssMb: Record<string, number>; machine: Record<string, unknown>; agentauth: object; startedAt: Date; stamp: string; resultsDir: string }): Promise<void> {
   const { measurements } = run;
   const say = (line = '') => process.stdout.write(`${line}\n`);
   const names = [...new Set(measurements.map((m) => m.target))];
@@ -348,8 +366,10 @@ async function report(run: { measurements: Measurement[]; idleRssMb: Record<stri
       return m ? `${latency(m, m.p50Ms)} / ${latency(m, m.p99Ms)}` : '—';
     })]);
   }
-  say();
-  say(table(rows));
+  if (measurements.length) {
+    say();
+    say(table(rows));
+  }
   const peerAuthorize = find('authorize', 'oidc-provider');
   if (peerAuthorize) say(`(oidc-provider's /auth answers 303 to its interaction page, counted as its authorize page)`);
 
@@ -364,8 +384,10 @@ async function report(run: { measurements: Measurement[]; idleRssMb: Record<stri
       return `${number(m.cpuMsPerOp)}${db} · ${number(m.peakRssMb, 0)}${m.peakIsLifetime ? '*' : ''}`;
     })]);
   }
-  say();
-  say(table(cost));
+  if (measurements.length) {
+    say();
+    say(table(cost));
+  }
   if (measurements.some((m) => m.peakIsLifetime)) say('* peak RSS since the process started (resetting the peak through /proc/<pid>/clear_refs was not permitted)');
 
   // Targets.
@@ -390,8 +412,10 @@ async function report(run: { measurements: Measurement[]; idleRssMb: Record<stri
       return m ? `${pass ? 'PASS' : 'FAIL'}${flag(m)} ${number(m.peakRssMb, 0)} MB` : '—';
     })]);
   }
-  say();
-  say(table(targetRows));
+  if (measurements.length) {
+    say();
+    say(table(targetRows));
+  }
 
   // The database under the full-flow load.
   const withDatabase = measurements.filter((m) => m.database);
@@ -406,6 +430,20 @@ async function report(run: { measurements: Measurement[]; idleRssMb: Record<stri
       say(`  ${m.target}: ${mb(before.bytes)} → ${mb(after.bytes)} for ${number(flows, 0)} flows (${number((after.bytes - before.bytes) / Math.max(flows, 1), 0)} bytes per flow)`);
       say(`    rows: ${Object.keys(after.rows).map((t) => `${t} ${number(before.rows[t], 0)} → ${number(after.rows[t], 0)}`).join(', ')}`);
     }
+  }
+
+  const { sustained } = run;
+  if (sustained) {
+    const settings = Object.entries(sustained.settings).map(([k, v]) => `${k}=${v}`).join(' ');
+    say();
+    say(`sustained run (${settings}): ${number(sustained.flows.ok, 0)} flows in ${number(sustained.flows.seconds, 0)} s, ${number(sustained.flows.perSecond)} flows/s, ${sustained.flows.errors} errors`);
+    say(`  rows / file size every ${number(sustained.samples[1] ? sustained.samples[1].second - sustained.samples[0]!.second : 0, 1)} s: ${sustained.samples.map((s) => `${number(s.rows, 0)}/${mb(s.bytes)}`).join(' ')}`);
+    say(
+      `  ${sustained.pass ? 'PASS' : 'FAIL'}: the purge keeps up: ${number(sustained.middle.rows, 0)} rows (${mb(sustained.middle.bytes)}) at ${number(sustained.middle.second, 0)} s, ` +
+        `${number(sustained.end.rows, 0)} rows (${mb(sustained.end.bytes)}) at the end, of ${number(sustained.rowsCreated, 0)} rows written`,
+    );
+    if (sustained.flows.errors) say(`  ! errors: ${sustained.flows.errorSamples.join(' | ')}`);
+    if (!sustained.pass) process.exitCode = 1;
   }
 
   const flagged = measurements.filter((m) => m.errors > 0);
@@ -434,6 +472,7 @@ async function report(run: { measurements: Measurement[]; idleRssMb: Record<stri
         figures: figures.map((f) => ({ ...f, reference: f.versus === 'baseline' ? 'baseline' : 'oidc-provider' })),
         measurements: measurements.map((m) => ({ ...m, ratio: ratio(FIGURES.find((f) => f.key === m.figure)!, m.target) })),
         targets,
+        ...(sustained ? { sustained } : {}),
       },
       null,
       2,

@@ -156,6 +156,8 @@ export interface AgentauthOptions {
   nodeFlags?: string[];
   /** The agentauth checkout to run (default: this one), to measure another revision. */
   dir?: string;
+  /** Settings beyond the defaults (the sustained run shortens lifetimes and the purge interval). */
+  env?: Record<string, string>;
 }
 
 export async function startAgentauth(options: AgentauthOptions): Promise<Target> {
@@ -169,6 +171,7 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
     JWT_SECRET: randomBytes(48).toString('base64url'),
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
+    ...options.env,
   };
 
   // Register the client and the agent with the CLI, as an operator would (it migrates the

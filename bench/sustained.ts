@@ -1,0 +1,87 @@
+/**
+ * The sustained run: does the purge keep up? A separate agentauth on durable SQLite with every
+ * lifetime shortened to seconds and the purge running every second takes full flows for the
+ * whole run while its database is sampled. With the default lifetimes (days) a run would have
+ * to last days to reach the steady state; shortened, it reaches it within seconds, and from
+ * then on the row count and the file must stop growing.
+ */
+import { join } from 'node:path';
+import { closedLoop, sleep, type DriverResult } from './driver.ts';
+import { CONCURRENCY, type DatabaseReport, logPath, startAgentauth } from './targets.ts';
+
+/** Every lifetime in seconds; the longest (the refresh token's) bounds how long a row lives. */
+export const SUSTAINED_SETTINGS = {
+  REQUEST_TTL: '2',
+  CODE_TTL: '2',
+  ACCESS_TOKEN_TTL: '2',
+  REFRESH_TOKEN_TTL: '4',
+  AUDIT_RETENTION: '4',
+  PURGE_AFTER: '0',
+  PURGE_INTERVAL: '1',
+};
+/** Longest lifetime + purge interval: after this, every row older than the run's start is gone. */
+const SETTLE_SECONDS = 4 + 1;
+/** Growth allowed between the middle and the end of the run (load varies on a shared machine). */
+const TOLERANCE = 1.25;
+const SLACK_BYTES = 1024 * 1024;
+
+export interface Sample {
+  second: number;
+  rows: number;
+  bytes: number;
+}
+
+export interface SustainedResult {
+  flows: DriverResult;
+  settings: typeof SUSTAINED_SETTINGS;
+  samples: Sample[];
+  /** Rows all the flows of the run created (what the database would hold without the purge). */
+  rowsCreated: number;
+  middle: Sample;
+  end: Sample;
+  pass: boolean;
+}
+
+const totalRows = (report: DatabaseReport) => Object.values(report.rows).reduce((sum, n) => sum + n, 0);
+
+export async function sustainedRun(options: { work: string; seconds: number; dir?: string }): Promise<SustainedResult> {
+  const target = await startAgentauth({
+    name: 'agentauth/sqlite (sustained)',
+    databaseUrl: `sqlite:${join(options.work, 'sustained.db')}`,
+    logFile: logPath(options.work, 'agentauth-sustained'),
+    dir: options.dir,
+    env: SUSTAINED_SETTINGS,
+  });
+  try {
+    const samples: Sample[] = [];
+    const started = Date.now();
+    let running = true;
+    const sampler = (async () => {
+      while (running) {
+        const report = await target.database!();
+        samples.push({ second: (Date.now() - started) / 1000, rows: totalRows(report), bytes: report.bytes });
+        await sleep((options.seconds * 1000) / 20);
+      }
+    })();
+    const before = totalRows(await target.database!());
+    const flows = await closedLoop({
+      concurrency: CONCURRENCY,
+      window: { warmupMs: 0, durationMs: options.seconds * 1000 },
+      init: async () => undefined,
+      operation: async () => void (await target.flow!()),
+      measure: { start() {}, stop() {} },
+    });
+    running = false;
+    await sampler;
+    // Each flow writes a request, a code, a grant, an access and a refresh token and an audit event.
+    const rowsCreated = before + 6 * flows.ok;
+    // The middle sample is well past the settling time; from there to the end nothing may grow.
+    const settled = samples.filter((s) => s.second >= Math.max(SETTLE_SECONDS + 1, options.seconds / 2));
+    const middle = settled[0] ?? samples[samples.length - 1]!;
+    const end = samples[samples.length - 1]!;
+    const pass = flows.errors === 0 && end.rows <= middle.rows * TOLERANCE + CONCURRENCY * 6 && end.bytes <= middle.bytes * TOLERANCE + SLACK_BYTES && end.rows < rowsCreated / 2;
+    return { flows, settings: SUSTAINED_SETTINGS, samples, rowsCreated, middle, end, pass };
+  } finally {
+    await target.stop();
+  }
+}
