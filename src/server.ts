@@ -63,11 +63,18 @@ export async function startServer(config: Config, options: AppOptions & { clock?
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
 
-  // Purges run on every node; they are idempotent deletes, so overlapping runs are harmless.
+  // Purges run on every node; they are idempotent deletes, so runs of several nodes may
+  // overlap. Within a node, a purge that outlasts the interval is not started twice.
+  let purging = false;
   const purge = setInterval(() => {
+    if (purging) return;
+    purging = true;
     purgeOnce(ctx)
       .then((counts) => app.log.debug({ counts }, 'purged expired rows'))
-      .catch((error: unknown) => app.log.warn({ err: error }, 'purge failed'));
+      .catch((error: unknown) => app.log.warn({ err: error }, 'purge failed'))
+      .finally(() => {
+        purging = false;
+      });
   }, config.purgeInterval * 1000);
   purge.unref();
 

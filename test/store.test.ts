@@ -197,4 +197,14 @@ describe.each(engines)('Store on $name', (engine) => {
     expect(await store.findRequest(old.id)).toBeUndefined();
     expect(await store.findRequest(fresh.id)).toBeDefined();
   });
+
+  it('purge deletes a backlog larger than its batch in several transactions, and nothing fresh', async () => {
+    const expired = Array.from({ length: 25 }, () => request({ expires_at: NOW - 10 }));
+    const fresh = Array.from({ length: 3 }, () => request({ expires_at: NOW + 10 }));
+    await Promise.all([...expired, ...fresh].map((r) => store.insertRequest(r)));
+    const counts = await store.purge(NOW, NOW - 50, 10);
+    expect(counts.requests).toBeGreaterThanOrEqual(25);
+    for (const r of expired) expect(await store.findRequest(r.id)).toBeUndefined();
+    for (const r of fresh) expect(await store.findRequest(r.id)).toBeDefined();
+  });
 });

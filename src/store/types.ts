@@ -206,6 +206,9 @@ export interface Store {
   recordAuditEvent(event: AuditEvent): Promise<void>;
   listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]>;
 
-  /** Deletes rows expired before `expiredBefore`, and audit events older than `auditBefore`. */
-  purge(expiredBefore: number, auditBefore: number): Promise<PurgeCounts>;
+  /**
+   * Deletes rows expired before `expiredBefore`, and audit events older than `auditBefore`,
+   * at most `batchSize` rows per transaction (default PURGE_BATCH).
+   */
+  purge(expiredBefore: number, auditBefore: number, batchSize?: number): Promise<PurgeCounts>;
 }
