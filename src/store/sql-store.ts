@@ -194,13 +194,13 @@ export class SqlStore implements Store {
   }
 
   async findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined> {
-    const row = await this.driver.one<Row>(tokenContextSql('access_tokens', ACCESS_TOKEN_COLUMNS, 'jti'), [jti]);
-    return row && tokenContext<AccessTokenRecord>(row, ACCESS_TOKEN_COLUMNS);
+    const row = await this.driver.one<Row>(ACCESS_TOKEN_CONTEXT.sql, [jti]);
+    return row && ACCESS_TOKEN_CONTEXT.parse(row);
   }
 
   async findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined> {
-    const row = await this.driver.one<Row>(tokenContextSql('refresh_tokens', REFRESH_TOKEN_COLUMNS, 'digest'), [digest]);
-    return row && tokenContext<RefreshTokenRecord>(row, REFRESH_TOKEN_COLUMNS);
+    const row = await this.driver.one<Row>(REFRESH_TOKEN_CONTEXT.sql, [digest]);
+    return row && REFRESH_TOKEN_CONTEXT.parse(row);
   }
 
   revokeAccessToken(jti: string, now: number): Promise<boolean> {
@@ -264,32 +264,51 @@ export class SqlStore implements Store {
  */
 export const PURGE_BATCH = 5000;
 
-// Joined reads: columns are aliased as <table alias>_<column> and taken apart again.
+// Joined reads: columns are aliased as <table alias>_<column> and taken apart again. These
+// reads serve every introspection, userinfo and refresh, so their SQL and the alias of each
+// column are built once, not per call.
 type Row = Record<string, unknown>;
-const ACCESS_TOKEN_COLUMNS = ['jti', 'grant_id', 'client_id', 'scope', 'expires_at', 'revoked_at'];
-const REFRESH_TOKEN_COLUMNS = ['digest', 'grant_id', 'created_at', 'expires_at', 'used_at'];
+/** [column, aliased column] pairs of one table of a joined read. */
+type Picks = ReadonlyArray<readonly [string, string]>;
+
 const GRANT_COLUMNS = ['id', 'client_id', 'agent_id', 'scope', 'model', 'auth_time', 'created_at', 'revoked_at'];
 const AGENT_COLUMNS = ['id', 'secret_digest', 'previous_secret_digest', 'previous_secret_expires_at', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status', 'created_at', 'last_used_at'];
 
+const picks = (alias: string, columns: string[]): Picks => columns.map((column) => [column, `${alias}_${column}`] as const);
 const aliased = (alias: string, columns: string[]) => columns.map((column) => `${alias}.${column} AS ${alias}_${column}`).join(', ');
-function taken<T>(row: Row, alias: string, columns: string[]): T {
-  return Object.fromEntries(columns.map((column) => [column, row[`${alias}_${column}`]])) as T;
+function taken<T>(row: Row, columns: Picks): T {
+  const record: Row = {};
+  for (const [column, key] of columns) record[column] = row[key];
+  return record as T;
 }
 
-function tokenContextSql(table: string, columns: string[], key: string): string {
-  return `SELECT ${aliased('t', columns)}, ${aliased('g', GRANT_COLUMNS)}, ${aliased('a', AGENT_COLUMNS)}, c.status AS c_status
-    FROM ${table} t JOIN grants g ON g.id = t.grant_id LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id
-    WHERE t.${key} = ?`;
+const GRANT_PICKS = picks('g', GRANT_COLUMNS);
+const AGENT_PICKS = picks('a', AGENT_COLUMNS);
+
+/** A token read with its grant, its agent and its client's status, in one statement. */
+class TokenContextRead<T> {
+  readonly sql: string;
+  private readonly tokenPicks: Picks;
+
+  constructor(table: string, columns: string[], key: string) {
+    this.tokenPicks = picks('t', columns);
+    this.sql = `SELECT ${aliased('t', columns)}, ${aliased('g', GRANT_COLUMNS)}, ${aliased('a', AGENT_COLUMNS)}, c.status AS c_status
+      FROM ${table} t JOIN grants g ON g.id = t.grant_id LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id
+      WHERE t.${key} = ?`;
+  }
+
+  parse(row: Row): TokenContext<T> {
+    return {
+      token: taken<T>(row, this.tokenPicks),
+      grant: taken<GrantRecord>(row, GRANT_PICKS),
+      agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, AGENT_PICKS)),
+      clientActive: row.c_status === 'active',
+    };
+  }
 }
 
-function tokenContext<T>(row: Row, columns: string[]): TokenContext<T> {
-  return {
-    token: taken<T>(row, 't', columns),
-    grant: taken<GrantRecord>(row, 'g', GRANT_COLUMNS),
-    agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, 'a', AGENT_COLUMNS)),
-    clientActive: row.c_status === 'active',
-  };
-}
+const ACCESS_TOKEN_CONTEXT = new TokenContextRead<AccessTokenRecord>('access_tokens', ['jti', 'grant_id', 'client_id', 'scope', 'expires_at', 'revoked_at'], 'jti');
+const REFRESH_TOKEN_CONTEXT = new TokenContextRead<RefreshTokenRecord>('refresh_tokens', ['digest', 'grant_id', 'created_at', 'expires_at', 'used_at'], 'digest');
 
 function auditStep(event: AuditEvent): Step {
   return insert('audit_events', { id: `evt_${randomBytes(15).toString('base64url')}`, ...event });
