@@ -1,6 +1,6 @@
 /**
  * npm run bench [-- --quick] [--figures=flows,refresh] [--no-postgres] [--sqlite-dir=DIR]
- *                 [--agentauth-dir=DIR] [--profile]
+ *                 [--sqlite-synchronous=normal] [--agentauth-dir=DIR] [--profile]
  *
  * Starts, side by side in one run on this machine, the raw node:http baseline, agentauth on
  * SQLite (durable defaults) and on PostgreSQL (a durable throwaway cluster, when installed),
@@ -16,6 +16,9 @@
  * --sqlite-dir=DIR puts agentauth's SQLite file in DIR (default: the system temporary
  * directory); --sqlite-dir=/dev/shm (tmpfs, where fsync costs nothing) shows what durability
  * costs, by comparison with a run on disk.
+ *
+ * --sqlite-synchronous=normal runs agentauth/sqlite with SQLITE_SYNCHRONOUS=normal (the opt-in
+ * without an fsync per commit) to show what the default durability costs.
  *
  * --agentauth-dir=DIR runs the agentauth of another checkout (another revision) against the
  * same baseline and peer.
@@ -49,6 +52,8 @@ const profiling = args.includes('--profile');
 const withPostgres = !args.includes('--no-postgres');
 const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const sqliteDir = option('sqlite-dir');
+const sqliteSynchronous = option('sqlite-synchronous');
+if (sqliteSynchronous !== undefined && !['full', 'normal'].includes(sqliteSynchronous)) throw new Error('--sqlite-synchronous must be full or normal');
 const agentauthDirOption = option('agentauth-dir');
 const agentauthDir = agentauthDirOption === undefined ? undefined : resolve(agentauthDirOption);
 const WINDOW: Window = quick ? { warmupMs: 500, durationMs: 1000 } : { warmupMs: 3000, durationMs: 10_000 };
@@ -237,6 +242,7 @@ async function main(): Promise<void> {
   say(`machine: ${machine.nproc} cores (${machine.cpu}), Node ${machine.node}, Linux ${machine.kernel}, load average ${machine.loadAverageAtStart.join(' ')}`);
   say(`agentauth: ${agentauth.dir} at ${agentauth.commit}${agentauth.modified ? ' with uncommitted changes to its sources' : ''}`);
   say(`disk: a durable SQLite commit (WAL, synchronous=FULL) takes ${number(commitMs, 2)} ms here (median): at most ${number(1000 / commitMs, 0)} commits/s made one at a time`);
+  if (sqliteSynchronous === 'normal') say('agentauth/sqlite runs with SQLITE_SYNCHRONOUS=normal: no fsync per commit, so not durable against power loss (the default is full)');
   if (quick) say('quick mode is a smoke test: its windows are too short for stable ratios; use the full mode for those');
   if (profiling) say(`profiling agentauth with --cpu-prof: the figures of this run are slowed down by the profiler`);
 
@@ -273,7 +279,14 @@ async function main(): Promise<void> {
     }
     const starting = [
       startBaseline(logPath(work, 'baseline')),
-      startAgentauth({ name: 'agentauth/sqlite', databaseUrl: `sqlite:${join(work, 'agentauth.db')}`, logFile: logPath(work, 'agentauth-sqlite'), nodeFlags, dir: agentauthDir }),
+      startAgentauth({
+        name: 'agentauth/sqlite',
+        databaseUrl: `sqlite:${join(work, 'agentauth.db')}`,
+        logFile: logPath(work, 'agentauth-sqlite'),
+        nodeFlags,
+        dir: agentauthDir,
+        env: sqliteSynchronous ? { SQLITE_SYNCHRONOUS: sqliteSynchronous } : {},
+      }),
       ...(postgres ? [postgres] : []),
       startPeer(logPath(work, 'oidc-provider')),
     ];
@@ -467,6 +480,7 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
         window: WINDOW,
         concurrency: CONCURRENCY,
         agentauth: run.agentauth,
+        sqliteSynchronous: sqliteSynchronous ?? 'full',
         machine: { ...run.machine, loadAverageAtEnd: loadavg().map((l) => Number(l.toFixed(2))) },
         idleRssMb: run.idleRssMb,
         figures: figures.map((f) => ({ ...f, reference: f.versus === 'baseline' ? 'baseline' : 'oidc-provider' })),

@@ -29,6 +29,11 @@ export interface Config {
   /** Whether to trust X-Forwarded-* from a reverse proxy (for the client IP and https). */
   trustProxy: boolean;
   databasePoolSize: number;
+  /**
+   * SQLite durability: 'full' (default) puts every commit on disk before its answer; 'normal'
+   * survives a crash of the process but may lose the last commits on power loss.
+   */
+  sqliteSynchronous: 'full' | 'normal';
 }
 
 export class ConfigError extends Error {}
@@ -102,6 +107,11 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
   }
 
+  const sqliteSynchronous = (env.SQLITE_SYNCHRONOUS || 'full').toLowerCase();
+  if (sqliteSynchronous !== 'full' && sqliteSynchronous !== 'normal') {
+    throw new ConfigError(`SQLITE_SYNCHRONOUS must be full or normal (got "${env.SQLITE_SYNCHRONOUS}")`);
+  }
+
   return {
     port,
     host: env.HOST || '0.0.0.0',
@@ -123,5 +133,6 @@ export function loadConfig(env: Env = process.env): Config {
     authFailureWindow: integer(env, 'AUTH_FAILURE_WINDOW', 300),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10),
+    sqliteSynchronous,
   };
 }

@@ -55,7 +55,16 @@ export interface RunningServer {
 
 export async function startServer(config: Config, options: AppOptions & { clock?: Clock; store?: Store; warn?: Warn } = {}): Promise<RunningServer> {
   const warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
-  const store = options.store ?? (await openStore(config.databaseUrl, { poolSize: config.databasePoolSize, onBackgroundError: (error) => warn(`database connection lost (${error.message}); reconnecting on the next query`) }));
+  const store =
+    options.store ??
+    (await openStore(config.databaseUrl, {
+      poolSize: config.databasePoolSize,
+      sqliteSynchronous: config.sqliteSynchronous,
+      onBackgroundError: (error) => warn(`database connection lost (${error.message}); reconnecting on the next query`),
+    }));
+  if (config.sqliteSynchronous === 'normal' && store.engine === 'sqlite') {
+    warn('SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose the last few seconds of them');
+  }
   await store.migrate();
   const ctx = await createContext(config, store, resolveJwtSecret(config, warn), options.clock);
   const app = await buildApp(ctx, options);

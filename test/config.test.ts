@@ -1,6 +1,8 @@
 /** Configuration (DESIGN.md §8): documented defaults, and one clear line for every invalid value. */
 import { describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { SqliteDriver } from '../src/store/driver.ts';
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -16,6 +18,7 @@ describe('loadConfig', () => {
       accessTokenTtl: 3600,
       refreshTokenTtl: 2592000,
       purgeAfter: 86400,
+      sqliteSynchronous: 'full',
     });
     expect(loadConfig({ PORT: '8080' }).baseUrl).toBe('http://localhost:8080');
   });
@@ -32,8 +35,20 @@ describe('loadConfig', () => {
     [{ REQUEST_TTL: '0' }, /REQUEST_TTL must be a whole number >= 1/],
     [{ ACCESS_TOKEN_TTL: '1.5' }, /ACCESS_TOKEN_TTL must be a whole number/],
     [{ TRUST_PROXY: 'maybe' }, /TRUST_PROXY must be true or false/],
+    [{ SQLITE_SYNCHRONOUS: 'off' }, /SQLITE_SYNCHRONOUS must be full or normal/],
   ])('refuses %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('SQLITE_SYNCHRONOUS=normal is the opt-in without an fsync per commit; full is the default', () => {
+    expect(loadConfig({ SQLITE_SYNCHRONOUS: 'NORMAL' }).sqliteSynchronous).toBe('normal');
+    // PRAGMA synchronous: 2 = FULL, 1 = NORMAL.
+    for (const [mode, expected] of [[undefined, 2], ['full', 2], ['normal', 1]] as const) {
+      const db = new Database(':memory:');
+      new SqliteDriver(db, mode);
+      expect(db.pragma('synchronous', { simple: true })).toBe(expected);
+      db.close();
+    }
   });
 });

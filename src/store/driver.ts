@@ -54,11 +54,15 @@ export class SqliteDriver implements Driver {
   private queue: QueuedUnit[] = [];
   private flushScheduled = false;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    synchronous: 'full' | 'normal' = 'full',
+  ) {
     // WAL with synchronous=FULL: a commit is on disk before it returns, so a 200 survives
-    // kill -9 and power loss (DESIGN.md §9).
+    // kill -9 and power loss (DESIGN.md §9). NORMAL, which an operator may choose, skips the
+    // fsync of each commit: a 200 still survives kill -9, not a power loss.
     db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
+    db.pragma(`synchronous = ${synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
     db.pragma('busy_timeout = 5000');
   }
 

@@ -11,6 +11,8 @@ export interface StoreOptions {
   poolSize?: number;
   /** Called with errors of broken connections, which must not crash the process. */
   onBackgroundError?: (error: Error) => void;
+  /** SQLite only: SQLITE_SYNCHRONOUS (default 'full'). */
+  sqliteSynchronous?: 'full' | 'normal';
 }
 
 /** The file behind a `sqlite:` URL (`sqlite:./data/x.db`, `sqlite:///abs/x.db`, `sqlite::memory:`). */
@@ -24,7 +26,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
   if (databaseUrl.startsWith('sqlite:')) {
     const path = sqlitePath(databaseUrl);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    return new SqlStore(new SqliteDriver(new Database(path)));
+    return new SqlStore(new SqliteDriver(new Database(path), options.sqliteSynchronous));
   }
   return new SqlStore(await PostgresDriver.open(databaseUrl, options));
 }
