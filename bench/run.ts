@@ -24,7 +24,7 @@
  * same baseline and peer.
  *
  * After the figures, a sustained run (--figures=sustained alone, or left out by any other
- * --figures list) takes full flows for 40 s (10 s quick) on a separate agentauth/sqlite whose
+ * --figures list) takes full flows for 40 s (8 s quick) on a separate agentauth/sqlite whose
  * lifetimes are seconds and whose purge runs every second, samples its database, and checks
  * that rows and file size stop growing: the purge keeps up (bench/sustained.ts).
  *
@@ -87,7 +87,7 @@ for (const key of only ?? []) {
 const figures = FIGURES.filter((f) => !only || only.includes(f.key));
 /** The sustained run (does the purge keep up?), on agentauth/sqlite only. */
 const withSustained = !only || only.includes('sustained');
-const SUSTAINED_SECONDS = quick ? 10 : 40;
+const SUSTAINED_SECONDS = quick ? 8 : 40;
 
 /** Which agentauth is measured: its checkout, commit and whether its sources differ from it. */
 function agentauthRevision(dir: string): { dir: string; commit: string; modified: boolean } {
