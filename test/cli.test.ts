@@ -72,9 +72,9 @@ describe('agentauth serve', () => {
   let child: ChildProcess | undefined;
   afterAll(() => child?.kill('SIGKILL'));
 
-  it('serves with the environment, answers /healthz and /readyz, and stops cleanly on SIGTERM', async () => {
+  it('serves with the environment, answers /healthz and /readyz, warns about SQLITE_SYNCHRONOUS=normal, and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
-    child = spawn('node', ['bin/agentauth', 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn('node', ['bin/agentauth', 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SQLITE_SYNCHRONOUS: 'normal' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
@@ -95,6 +95,7 @@ describe('agentauth serve', () => {
     expect(await exited).toBe(0);
     expect(output).toContain('shutting down');
     expect(output).toContain('JWT_SECRET is not set');
+    expect(output).toContain('SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose');
   });
 
   it('refuses to start in production without JWT_SECRET, with one clear line', async () => {
