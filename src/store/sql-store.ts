@@ -268,22 +268,20 @@ export const PURGE_BATCH = 5000;
 // reads serve every introspection, userinfo and refresh, so their SQL and the alias of each
 // column are built once, not per call.
 type Row = Record<string, unknown>;
-/** [column, aliased column] pairs of one table of a joined read. */
-type Picks = ReadonlyArray<readonly [string, string]>;
+/** The columns of one table of a joined read: each with its aliased key and its select item (`t.jti AS t_jti`). */
+type Picks = ReadonlyArray<{ column: string; key: string; select: string }>;
 
-const GRANT_COLUMNS = ['id', 'client_id', 'agent_id', 'scope', 'model', 'auth_time', 'created_at', 'revoked_at'];
-const AGENT_COLUMNS = ['id', 'secret_digest', 'previous_secret_digest', 'previous_secret_expires_at', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status', 'created_at', 'last_used_at'];
-
-const picks = (alias: string, columns: string[]): Picks => columns.map((column) => [column, `${alias}_${column}`] as const);
-const aliased = (alias: string, columns: string[]) => columns.map((column) => `${alias}.${column} AS ${alias}_${column}`).join(', ');
+const picks = (alias: string, columns: string[]): Picks =>
+  columns.map((column) => ({ column, key: `${alias}_${column}`, select: `${alias}.${column} AS ${alias}_${column}` }));
+const selected = (columns: Picks) => columns.map((pick) => pick.select).join(', ');
 function taken<T>(row: Row, columns: Picks): T {
   const record: Row = {};
-  for (const [column, key] of columns) record[column] = row[key];
+  for (const { column, key } of columns) record[column] = row[key];
   return record as T;
 }
 
-const GRANT_PICKS = picks('g', GRANT_COLUMNS);
-const AGENT_PICKS = picks('a', AGENT_COLUMNS);
+const GRANT_PICKS = picks('g', ['id', 'client_id', 'agent_id', 'scope', 'model', 'auth_time', 'created_at', 'revoked_at']);
+const AGENT_PICKS = picks('a', ['id', 'secret_digest', 'previous_secret_digest', 'previous_secret_expires_at', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status', 'created_at', 'last_used_at']);
 
 /** A token read with its grant, its agent and its client's status, in one statement. */
 class TokenContextRead<T> {
@@ -292,7 +290,7 @@ class TokenContextRead<T> {
 
   constructor(table: string, columns: string[], key: string) {
     this.tokenPicks = picks('t', columns);
-    this.sql = `SELECT ${aliased('t', columns)}, ${aliased('g', GRANT_COLUMNS)}, ${aliased('a', AGENT_COLUMNS)}, c.status AS c_status
+    this.sql = `SELECT ${selected(this.tokenPicks)}, ${selected(GRANT_PICKS)}, ${selected(AGENT_PICKS)}, c.status AS c_status
       FROM ${table} t JOIN grants g ON g.id = t.grant_id LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id
       WHERE t.${key} = ?`;
   }
