@@ -352,6 +352,12 @@ async function main(): Promise<void> {
 async function report(run: { measurements: Measurement[]; sustained?: SustainedResult; idleRssMb: Record<string, number>; machine: Record<string, unknown>; agentauth: object; startedAt: Date; stamp: string; resultsDir: string }): Promise<void> {
   const { measurements } = run;
   const say = (line = '') => process.stdout.write(`${line}\n`);
+  // A run of only the sustained check has no measurement to tabulate.
+  const sayTable = (rows: string[][]) => {
+    if (!measurements.length) return;
+    say();
+    say(table(rows));
+  };
   const names = [...new Set(measurements.map((m) => m.target))];
   const engines = names.filter((n) => n.startsWith('agentauth/'));
   const find = (figure: FigureKey, target: string) => measurements.find((m) => m.figure === figure && m.target === target);
@@ -379,10 +385,7 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
       return m ? `${latency(m, m.p50Ms)} / ${latency(m, m.p99Ms)}` : '—';
     })]);
   }
-  if (measurements.length) {
-    say();
-    say(table(rows));
-  }
+  sayTable(rows);
   const peerAuthorize = find('authorize', 'oidc-provider');
   if (peerAuthorize) say(`(oidc-provider's /auth answers 303 to its interaction page, counted as its authorize page)`);
 
@@ -397,10 +400,7 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
       return `${number(m.cpuMsPerOp)}${db} · ${number(m.peakRssMb, 0)}${m.peakIsLifetime ? '*' : ''}`;
     })]);
   }
-  if (measurements.length) {
-    say();
-    say(table(cost));
-  }
+  sayTable(cost);
   if (measurements.some((m) => m.peakIsLifetime)) say('* peak RSS since the process started (resetting the peak through /proc/<pid>/clear_refs was not permitted)');
 
   // Targets.
@@ -425,10 +425,7 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
       return m ? `${pass ? 'PASS' : 'FAIL'}${flag(m)} ${number(m.peakRssMb, 0)} MB` : '—';
     })]);
   }
-  if (measurements.length) {
-    say();
-    say(table(targetRows));
-  }
+  sayTable(targetRows);
 
   // The database under the full-flow load.
   const withDatabase = measurements.filter((m) => m.database);

@@ -20,7 +20,9 @@ export const SUSTAINED_SETTINGS = {
   PURGE_INTERVAL: '1',
 };
 /** Longest lifetime + purge interval: after this, every row older than the run's start is gone. */
-const SETTLE_SECONDS = 4 + 1;
+const SETTLE_SECONDS = Number(SUSTAINED_SETTINGS.REFRESH_TOKEN_TTL) + Number(SUSTAINED_SETTINGS.PURGE_INTERVAL);
+/** Each flow writes a request, a code, a grant, an access and a refresh token and an audit event. */
+const ROWS_PER_FLOW = 6;
 /** Growth allowed between the middle and the end of the run (load varies on a shared machine). */
 const TOLERANCE = 1.25;
 const SLACK_BYTES = 1024 * 1024;
@@ -73,15 +75,14 @@ export async function sustainedRun(options: { work: string; seconds: number; dir
     });
     running = false;
     await sampler;
-    // Each flow writes a request, a code, a grant, an access and a refresh token and an audit event.
-    const rowsCreated = before + 6 * flows.ok;
+    const rowsCreated = before + ROWS_PER_FLOW * flows.ok;
     // The middle sample is well past the settling time; from there to the end nothing may grow.
     const settled = samples.filter((s) => s.second >= Math.max(SETTLE_SECONDS + 1, options.seconds / 2));
     const middle = settled[0] ?? samples[samples.length - 1]!;
     const end = samples[samples.length - 1]!;
     // Bounded: no more rows at the end than in the middle (within the tolerance), and well
     // below what was written (without a purge the two would be equal).
-    const pass = flows.errors === 0 && end.rows <= middle.rows * TOLERANCE + CONCURRENCY * 6 && end.bytes <= middle.bytes * TOLERANCE + SLACK_BYTES && end.rows < rowsCreated * 0.75;
+    const pass = flows.errors === 0 && end.rows <= middle.rows * TOLERANCE + CONCURRENCY * ROWS_PER_FLOW && end.bytes <= middle.bytes * TOLERANCE + SLACK_BYTES && end.rows < rowsCreated * 0.75;
     return { flows, settings: SUSTAINED_SETTINGS, samples, rowsCreated, middle, end, pass };
   } finally {
     await target.stop();
