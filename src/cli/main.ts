@@ -42,6 +42,20 @@ const publicAgent = (a: AgentRecord) => ({
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
+/** `<kind> rotate-secret <id> [--grace s]`, the same for clients and agents. */
+function rotateSecretCommand(parent: Command, kind: 'client' | 'agent', rotate: (ctx: Context, id: string, grace: number) => Promise<string>): void {
+  parent
+    .command(`rotate-secret <${kind}_id>`)
+    .description(`issue a new ${kind} secret; the old one stops working at once, or after --grace seconds`)
+    .option('--grace <seconds>', 'keep accepting the old secret this long (zero-downtime rotation)', seconds, 0)
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { grace: number; json?: boolean }) => {
+      const secret = await withContext((ctx) => rotate(ctx, id, options.grace));
+      const until = options.grace > 0 ? `\nthe previous secret keeps working for ${options.grace} s` : '\nthe previous secret no longer works';
+      print(!!options.json, { [`${kind}_id`]: id, [`${kind}_secret`]: secret, previous_secret_valid_for: options.grace }, `${kind}_secret: ${secret}\n(the secret is shown only now)${until}`);
+    });
+}
+
 function seconds(value: string): number {
   if (!/^\d+$/.test(value)) throw new Error(`--grace takes a whole number of seconds (got "${value}")`);
   return Number(value);
@@ -97,16 +111,7 @@ export function buildCli(): Command {
       print(!!options.json, { client_id: id, status }, `${id} is ${status}`);
     });
   }
-  client
-    .command('rotate-secret <client_id>')
-    .description('issue a new client secret; the old one stops working at once, or after --grace seconds')
-    .option('--grace <seconds>', 'keep accepting the old secret this long (zero-downtime rotation)', seconds, 0)
-    .option('--json', 'print JSON')
-    .action(async (id: string, options: { grace: number; json?: boolean }) => {
-      const secret = await withContext((ctx) => rotateClientSecret(ctx, id, options.grace));
-      const until = options.grace > 0 ? `\nthe previous secret keeps working for ${options.grace} s` : '\nthe previous secret no longer works';
-      print(!!options.json, { client_id: id, client_secret: secret, previous_secret_valid_for: options.grace }, `client_secret: ${secret}\n(the secret is shown only now)${until}`);
-    });
+  rotateSecretCommand(client, 'client', rotateClientSecret);
 
   client
     .command('reseal')
@@ -145,16 +150,7 @@ export function buildCli(): Command {
       print(!!options.json, { agent_id: id, status }, `${id} is ${status}`);
     });
   }
-  agent
-    .command('rotate-secret <agent_id>')
-    .description('issue a new agent secret; the old one stops working at once, or after --grace seconds')
-    .option('--grace <seconds>', 'keep accepting the old secret this long (zero-downtime rotation)', seconds, 0)
-    .option('--json', 'print JSON')
-    .action(async (id: string, options: { grace: number; json?: boolean }) => {
-      const secret = await withContext((ctx) => rotateAgentSecret(ctx, id, options.grace));
-      const until = options.grace > 0 ? `\nthe previous secret keeps working for ${options.grace} s` : '\nthe previous secret no longer works';
-      print(!!options.json, { agent_id: id, agent_secret: secret, previous_secret_valid_for: options.grace }, `agent_secret: ${secret}\n(the secret is shown only now)${until}`);
-    });
+  rotateSecretCommand(agent, 'agent', rotateAgentSecret);
   return program;
 }
 
