@@ -23,7 +23,7 @@ export const SUSTAINED_SETTINGS = {
 const SETTLE_SECONDS = Number(SUSTAINED_SETTINGS.REFRESH_TOKEN_TTL) + Number(SUSTAINED_SETTINGS.PURGE_INTERVAL);
 /** Each flow writes a request, a code, a grant, an access and a refresh token and an audit event. */
 const ROWS_PER_FLOW = 6;
-/** Growth allowed between the middle and the end of the run (load varies on a shared machine). */
+/** Growth allowed from the first settled half of the run to the second (load varies on a shared machine). */
 const TOLERANCE = 1.25;
 const SLACK_BYTES = 1024 * 1024;
 
@@ -40,8 +40,8 @@ export interface SustainedResult {
   /** Rows all the flows of the run created (what the database would hold without the purge). */
   rowsCreated: number;
   /** Peaks of the first and of the second half of the run's settled part. */
-  middle: Sample;
-  end: Sample;
+  firstHalf: Sample;
+  secondHalf: Sample;
   pass: boolean;
 }
 
@@ -89,15 +89,15 @@ export async function sustainedRun(options: { work: string; seconds: number; dir
     const settledFrom = Math.min(Math.max(SETTLE_SECONDS + 1, options.seconds / 2), options.seconds * 0.75);
     const settled = samples.filter((s) => s.second >= settledFrom);
     const half = Math.ceil(settled.length / 2);
-    const middle = peak(settled.slice(0, half));
-    const end = peak(settled.slice(half));
+    const firstHalf = peak(settled.slice(0, half));
+    const secondHalf = peak(settled.slice(half));
     // Bounded: and well below what was written (without a purge the two would be equal).
     const pass =
       flows.errors === 0 &&
-      end.rows <= middle.rows * TOLERANCE + CONCURRENCY * ROWS_PER_FLOW &&
-      end.bytes <= middle.bytes * TOLERANCE + SLACK_BYTES &&
-      end.rows < rowsCreated * 0.75;
-    return { flows, settings: SUSTAINED_SETTINGS, samples, rowsCreated, middle, end, pass };
+      secondHalf.rows <= firstHalf.rows * TOLERANCE + CONCURRENCY * ROWS_PER_FLOW &&
+      secondHalf.bytes <= firstHalf.bytes * TOLERANCE + SLACK_BYTES &&
+      secondHalf.rows < rowsCreated * 0.75;
+    return { flows, settings: SUSTAINED_SETTINGS, samples, rowsCreated, firstHalf, secondHalf, pass };
   } finally {
     await target.stop();
   }
