@@ -874,6 +874,8 @@ describe('POST /token, /introspect and /revoke with generated form and JSON bodi
           token !== undefined &&
           token !== '' &&
           codePoints(token) <= 4096 &&
+          // A control character makes the token parameter malformed: 400 (src/http/schemas.ts, Token).
+          !/[\u0000-\u001f\u007f]/.test(token) &&
           (hint === undefined || codePoints(String(hint[0])) <= 64) &&
           !body.includes('__proto__') &&
           !body.includes('constructor')
