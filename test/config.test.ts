@@ -46,7 +46,7 @@ describe('loadConfig', () => {
     // PRAGMA synchronous: 2 = FULL, 1 = NORMAL.
     for (const [mode, expected] of [[undefined, 2], ['full', 2], ['normal', 1]] as const) {
       const db = new Database(':memory:');
-      new SqliteDriver(db, mode);
+      new SqliteDriver(db, { synchronous: mode });
       expect(db.pragma('synchronous', { simple: true })).toBe(expected);
       db.close();
     }

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { Limiter, LimiterOptions } from './types.ts';
+import { type SyncFile, WalSync } from './wal-sync.ts';
 
 export type Params = readonly unknown[];
 
@@ -48,21 +49,33 @@ interface QueuedUnit {
   reject(error: unknown): void;
 }
 
+export interface SqliteDriverOptions {
+  /** SQLITE_SYNCHRONOUS: 'full' (the default) or the operator's opt-in 'normal'. */
+  synchronous?: 'full' | 'normal';
+  /** How the WAL file is synced (fs.fdatasync; tests pass one they control). */
+  syncFile?: SyncFile;
+}
+
 export class SqliteDriver implements Driver {
   readonly engine = 'sqlite';
   private readonly statements = new Map<string, Database.Statement>();
   private queue: QueuedUnit[] = [];
   private flushScheduled = false;
+  /** Syncs commits to disk off the event loop; absent for :memory: and for the opt-in 'normal'. */
+  private readonly wal: WalSync | undefined;
 
   constructor(
     private readonly db: Database.Database,
-    synchronous: 'full' | 'normal' = 'full',
+    options: SqliteDriverOptions = {},
   ) {
-    // WAL with synchronous=FULL: a commit is on disk before it returns, so a 200 survives
-    // kill -9 and power loss (DESIGN.md §9). NORMAL, which an operator may choose, skips the
-    // fsync of each commit: a 200 still survives kill -9, not a power loss.
+    // 'full': a commit is on disk before its answer, so a 200 survives kill -9 and power loss
+    // (DESIGN.md §9). SQLite's own FULL would fsync inside COMMIT, on the event loop; the WAL
+    // is synced by WalSync in the thread pool instead, and every answer waits for it. 'normal',
+    // which an operator may choose, skips that fsync: a 200 survives kill -9, not a power loss.
     db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    const durable = options.synchronous !== 'normal';
+    this.wal = durable && !db.memory ? new WalSync(`${db.name}-wal`, options.syncFile) : undefined;
+    db.pragma(`synchronous = ${durable && !this.wal ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 5000');
   }
 
@@ -76,11 +89,15 @@ export class SqliteDriver implements Driver {
   }
 
   async one<T>(sql: string, params: Params = []): Promise<T | undefined> {
-    return this.statement(sql).get(...params) as T | undefined;
+    const row = this.statement(sql).get(...params) as T | undefined;
+    if (this.wal?.pending) await this.wal.settled();
+    return row;
   }
 
   async all<T>(sql: string, params: Params = []): Promise<T[]> {
-    return this.statement(sql).all(...params) as T[];
+    const rows = this.statement(sql).all(...params) as T[];
+    if (this.wal?.pending) await this.wal.settled();
+    return rows;
   }
 
   write(steps: Step[]): Promise<number[] | null> {
@@ -100,6 +117,11 @@ export class SqliteDriver implements Driver {
     this.queue = [];
     this.flushScheduled = false;
     const outcomes: Array<{ ok: true; value: number[] | null } | { ok: false; error: unknown }> = [];
+    const syncFailure = this.wal?.failure;
+    if (syncFailure) {
+      for (const unit of batch) unit.reject(syncFailure);
+      return;
+    }
     try {
       this.statement('BEGIN IMMEDIATE').run();
     } catch (error) {
@@ -126,10 +148,14 @@ export class SqliteDriver implements Driver {
       for (const unit of batch) unit.reject(error);
       return;
     }
-    batch.forEach((unit, i) => {
+    const answer = () => batch.forEach((unit, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) unit.resolve(outcome.value);
       else unit.reject(outcome.error);
+    });
+    if (!this.wal) return answer();
+    this.wal.committedNow().then(answer, (error: unknown) => {
+      for (const unit of batch) unit.reject(error);
     });
   }
 
@@ -168,6 +194,8 @@ export class SqliteDriver implements Driver {
   async close(): Promise<void> {
     // Let queued units commit before the file closes.
     if (this.queue.length > 0) await new Promise<void>((resolve) => setImmediate(() => resolve()));
+    await this.wal?.settled().catch(() => undefined);
+    this.wal?.close();
     this.db.close();
   }
 }

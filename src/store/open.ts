@@ -26,7 +26,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
   if (databaseUrl.startsWith('sqlite:')) {
     const path = sqlitePath(databaseUrl);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    return new SqlStore(new SqliteDriver(new Database(path), options.sqliteSynchronous));
+    return new SqlStore(new SqliteDriver(new Database(path), { synchronous: options.sqliteSynchronous }));
   }
   return new SqlStore(await PostgresDriver.open(databaseUrl, options));
 }
