@@ -10,6 +10,10 @@
  * in the same run: the baseline for check-status, oidc-provider for the rest. The machine is
  * shared and noisy, so only those ratios are meant to be compared across runs.
  *
+ * After the targets it prints what this machine can show at all: the load generator (flow
+ * driver or autocannon) runs on one thread of this process, so its CPU per operation caps the
+ * rate it can drive, and with it the highest ratio to the peer any server could reach here.
+ *
  * Writes the whole result as JSON to bench/results/<time>[-quick].json. Exits 1 when any
  * response was not the expected one (the figure is then flagged with "!").
  *
@@ -349,6 +353,36 @@ async function main(): Promise<void> {
   }
 }
 
+interface Ceiling {
+  figure: FigureKey;
+  label: string;
+  target: string;
+  clientCpuMsPerOp: number;
+  /** 1000 / clientCpuMsPerOp: the most one thread of the generator can drive. */
+  perSecond: number;
+  /** That rate over the peer's measured rate, against the figure's goal. */
+  ratio: number;
+  goal: number;
+}
+
+/**
+ * For each figure with a target against the peer: the highest ratio a run on this machine could
+ * show, whatever agentauth did. The generator (flow driver or autocannon) runs on one thread,
+ * so 1 / (its CPU per operation) caps the operations per second it can drive.
+ */
+function loadGeneratorCeilings(measurements: Measurement[], find: (figure: FigureKey, target: string) => Measurement | undefined): Ceiling[] {
+  const ceilings: Ceiling[] = [];
+  for (const figure of figures.filter((f) => f.versus === 'peer' && f.goal !== undefined)) {
+    const peer = find(figure.key, 'oidc-provider');
+    for (const m of measurements.filter((x) => x.figure === figure.key && x.target.startsWith('agentauth/'))) {
+      if (!peer || peer.perSecond <= 0 || m.clientCpuMsPerOp <= 0) continue;
+      const perSecond = 1000 / m.clientCpuMsPerOp;
+      ceilings.push({ figure: figure.key, label: figure.label, target: m.target, clientCpuMsPerOp: m.clientCpuMsPerOp, perSecond, ratio: perSecond / peer.perSecond, goal: figure.goal! });
+    }
+  }
+  return ceilings;
+}
+
 async function report(run: { measurements: Measurement[]; sustained?: SustainedResult; idleRssMb: Record<string, number>; machine: Record<string, unknown>; agentauth: object; startedAt: Date; stamp: string; resultsDir: string }): Promise<void> {
   const { measurements } = run;
   const say = (line = '') => process.stdout.write(`${line}\n`);
@@ -426,6 +460,15 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
     })]);
   }
   sayTable(targetRows);
+  const ceilings = loadGeneratorCeilings(measurements, find);
+  if (ceilings.length) {
+    say();
+    say('what this machine can show: the load generator is one thread of this process; its CPU per operation caps the rate it could drive even against a server that cost nothing:');
+    for (const c of ceilings) {
+      const verdict = c.ratio < c.goal ? `below the ${c.goal}× target: the target cannot be shown here` : `the ${c.goal}× target is within reach`;
+      say(`  ${c.label} on ${c.target}: ${number(c.clientCpuMsPerOp, 3)} ms per op → at most about ${number(c.perSecond, 0)}/s = ${number(c.ratio)}× oidc-provider (${verdict})`);
+    }
+  }
 
   // The database under the full-flow load.
   const withDatabase = measurements.filter((m) => m.database);
@@ -483,6 +526,7 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
         figures: figures.map((f) => ({ ...f, reference: f.versus === 'baseline' ? 'baseline' : 'oidc-provider' })),
         measurements: measurements.map((m) => ({ ...m, ratio: ratio(FIGURES.find((f) => f.key === m.figure)!, m.target) })),
         targets,
+        loadGeneratorCeilings: ceilings,
         ...(sustained ? { sustained } : {}),
       },
       null,

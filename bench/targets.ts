@@ -354,25 +354,23 @@ export async function startPeer(logFile: string): Promise<Target> {
 export const logPath = (dir: string, name: string) => join(dir, `${name}.log`);
 
 // ---------------------------------------------------------------------------------------------
-// autocannon loads shared by agentauth and the peer: each request takes the next token in turn
+// autocannon loads shared by agentauth and the peer: each connection presents the tokens in turn
 
 function introspectionLoad(url: string, accessTokens: string[], clientAuth: Record<string, string>): CannonRequest {
-  let i = 0;
   return {
     url,
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    next: () => ({ body: new URLSearchParams({ token: accessTokens[i++ % accessTokens.length]!, ...clientAuth }).toString() }),
+    variants: accessTokens.map((token) => ({ body: new URLSearchParams({ token, ...clientAuth }).toString() })),
     expect: [200],
     verifyBody: (body) => body.includes('"active":true'),
   };
 }
 
 function userinfoLoad(url: string, accessTokens: string[], subjectMarker: string): CannonRequest {
-  let i = 0;
   return {
     url,
-    next: () => ({ headers: { authorization: `Bearer ${accessTokens[i++ % accessTokens.length]!}` } }),
+    variants: accessTokens.map((token) => ({ headers: { authorization: `Bearer ${token}` } })),
     expect: [200],
     verifyBody: (body) => body.includes(subjectMarker),
   };
