@@ -2,6 +2,7 @@
  * The SQLite driver's durability: with SQLITE_SYNCHRONOUS=full (the default) no write and no
  * read is answered before the WAL holding its commit has been synced to disk, and the sync
  * runs off the event loop. The syncs are held and released by the test to see the order.
+ * Also what reads see, now that the reads of one turn share a read transaction.
  */
 import { fdatasync, fstatSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -119,6 +120,29 @@ describe('SQLite durability (SQLITE_SYNCHRONOUS=full)', () => {
     await driver.close();
     driver = new SqliteDriver(new Database(path));
     expect(await driver.all('SELECT k FROM t')).toEqual([{ k: 'a' }]);
+  });
+
+  it('shares one read transaction among the reads of a turn of the event loop, and sees every commit made before the turn', async () => {
+    driver = new SqliteDriver(new Database(path));
+    const other = new Database(path);
+    try {
+      const read = () => driver!.all<{ k: string }>('SELECT k FROM t ORDER BY k');
+      const first = read(); // opens this turn's read transaction
+      other.prepare('INSERT INTO t (k) VALUES (?)').run('from another connection');
+      const second = read(); // same turn, same snapshot
+      expect(await first).toEqual([]);
+      expect(await second).toEqual([]);
+      await nextTurn();
+      expect(await read()).toEqual([{ k: 'from another connection' }]);
+
+      // A write in the same turn as a read commits, and a read after its answer sees it.
+      const beforeWrite = read();
+      expect(await driver.write(insert('mine'))).toEqual([1]);
+      expect(await beforeWrite).toEqual([{ k: 'from another connection' }]);
+      expect(await read()).toEqual([{ k: 'from another connection' }, { k: 'mine' }]);
+    } finally {
+      other.close();
+    }
   });
 
   it('runs SQLite with synchronous=NORMAL and syncs the WAL itself; the opt-in normal syncs nothing per commit', async () => {
