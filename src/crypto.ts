@@ -12,6 +12,7 @@ export const PREFIX = {
   refreshToken: 'rft_',
   grant: 'grt_',
   token: 'atk_',
+  auditEvent: 'evt_',
 } as const;
 
 /** A prefixed random value of `bytes` bytes from crypto.randomBytes, base64url-encoded. */
@@ -28,6 +29,7 @@ export const newCode = () => randomId(PREFIX.code, 32);
 export const newRefreshToken = () => randomId(PREFIX.refreshToken, 32);
 export const newGrantId = () => randomId(PREFIX.grant, 16);
 export const newTokenId = () => randomId(PREFIX.token, 16);
+export const newAuditEventId = () => randomId(PREFIX.auditEvent, 15);
 export const newBrowserBinding = () => randomBytes(32).toString('base64url');
 
 /**

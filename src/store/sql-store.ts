@@ -4,7 +4,7 @@
  * transition writes more than one row, its statements form one unit that commits or rolls
  * back as a whole (driver.ts).
  */
-import { randomBytes } from 'node:crypto';
+import { newAuditEventId } from '../crypto.ts';
 import type { Driver, Step } from './driver.ts';
 import { migrations } from './migrations.ts';
 import type {
@@ -309,5 +309,5 @@ const ACCESS_TOKEN_CONTEXT = new TokenContextRead<AccessTokenRecord>('access_tok
 const REFRESH_TOKEN_CONTEXT = new TokenContextRead<RefreshTokenRecord>('refresh_tokens', ['digest', 'grant_id', 'created_at', 'expires_at', 'used_at'], 'digest');
 
 function auditStep(event: AuditEvent): Step {
-  return insert('audit_events', { id: `evt_${randomBytes(15).toString('base64url')}`, ...event });
+  return insert('audit_events', { id: newAuditEventId(), ...event });
 }
