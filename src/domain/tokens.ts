@@ -202,13 +202,13 @@ function verifyAccessJwt(ctx: Context, token: string): AccessTokenClaims | null 
 }
 
 /** The token's claims when it is active: a valid JWT, not revoked, of a usable grant. */
-async function activeAccessToken(ctx: Context, token: string): Promise<{ claims: AccessTokenClaims; record: AccessTokenRecord; grant: GrantRecord; agent: AgentRecord } | null> {
+async function activeAccessToken(ctx: Context, token: string): Promise<{ claims: AccessTokenClaims; record: AccessTokenRecord; agent: AgentRecord } | null> {
   const claims = verifyAccessJwt(ctx, token);
   if (!claims) return null;
   const found = await ctx.store.findAccessTokenContext(claims.jti);
   const agent = found && usableAgent(found);
   if (!found || !agent || found.token.revoked_at !== null) return null;
-  return { claims, record: found.token, grant: found.grant, agent };
+  return { claims, record: found.token, agent };
 }
 
 /**
