@@ -140,12 +140,12 @@ export class SqliteDriver implements Driver {
     this.queue = [];
     this.flushScheduled = false;
     this.endReads();
-    const outcomes: Array<{ ok: true; value: number[] | null } | { ok: false; error: unknown }> = [];
     const syncFailure = this.wal?.failure;
     if (syncFailure) {
       for (const unit of batch) unit.reject(syncFailure);
       return;
     }
+    const outcomes: Array<{ ok: true; value: number[] | null } | { ok: false; error: unknown }> = [];
     try {
       this.statement('BEGIN IMMEDIATE').run();
     } catch (error) {
