@@ -107,6 +107,30 @@ async function startChild(cwd: string, args: string[], env: Record<string, strin
   };
 }
 
+/** What every target takes from its process: its meter, its start time and its log. */
+function measured(child: Child, logFile: string, dbRootPid?: number): Pick<Target, 'meter' | 'spawnedAt' | 'logFile'> {
+  return { meter: new ProcessMeter(child.process.pid!, dbRootPid), spawnedAt: child.spawnedAt, logFile };
+}
+
+/**
+ * The token endpoint as a client_secret_post client calls it: agentauth and the peer take the
+ * same form at `/token`.
+ */
+function tokenEndpoint(http: HttpClient, clientAuth: Record<string, string>) {
+  return {
+    async exchange(code: string, verifier: string): Promise<Tokens> {
+      const reply = await http.send('/token', { form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, ...clientAuth } });
+      const tokens = json<{ access_token: string; refresh_token: string }>(expectStatus('token', reply, 200));
+      if (!tokens.refresh_token) throw new Unexpected('token: no refresh_token issued');
+      return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token };
+    },
+    async refresh(refreshToken: string): Promise<string> {
+      const reply = expectStatus('refresh', await http.send('/token', { form: { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientAuth } }), 200);
+      return json<{ refresh_token: string }>(reply).refresh_token;
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Baseline
 
@@ -116,9 +140,7 @@ export async function startBaseline(logFile: string): Promise<Target> {
   return {
     name: 'baseline',
     kind: 'baseline',
-    meter: new ProcessMeter(child.process.pid!),
-    spawnedAt: child.spawnedAt,
-    logFile,
+    ...measured(child, logFile),
     async checkStatus() {
       return { url: `${child.baseUrl}/api/check-status?request_id=req_baseline`, expect: [200], verifyBody: (body) => body === '{"status":"pending"}' };
     },
@@ -184,6 +206,7 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
   const child = await startChild(dir, [...(options.nodeFlags ?? []), 'bin/agentauth', 'serve'], env, port, '/readyz', options.logFile);
   const http = new HttpClient(child.baseUrl, CONCURRENCY);
   const clientAuth = { client_id: party.clientId, client_secret: party.clientSecret };
+  const token = tokenEndpoint(http, clientAuth);
 
   /** GET /authorize as a new browser: the request id and the binding cookie. */
   async function authorize(challenge: string, state: string): Promise<{ requestId: string; cookie: string }> {
@@ -198,9 +221,7 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
   const target: Target = {
     name: options.name,
     kind: 'agentauth',
-    meter: new ProcessMeter(child.process.pid!, options.dbRootPid),
-    spawnedAt: child.spawnedAt,
-    logFile: options.logFile,
+    ...measured(child, options.logFile, options.dbRootPid),
 
     async checkStatus() {
       const { requestId } = await authorize(pkcePair().challenge, randomState());
@@ -223,17 +244,12 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
       const redirect = location('continue', expectStatus('continue', await http.send('/authorize/continue', { form: { request_id: requestId, action: 'approve' }, headers: { cookie } }), 302));
       const code = redirect.searchParams.get('code');
       if (!code || redirect.searchParams.get('state') !== state) throw new Unexpected('continue: no code or wrong state in the redirect');
-      const tokens = json<{ access_token: string; refresh_token: string }>(
-        expectStatus('token', await http.send('/token', { form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, ...clientAuth } }), 200),
-      );
-      expectStatus('userinfo', await http.send('/userinfo', { headers: { authorization: `Bearer ${tokens.access_token}` } }), 200);
-      return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token };
+      const tokens = await token.exchange(code, verifier);
+      expectStatus('userinfo', await http.send('/userinfo', { headers: { authorization: `Bearer ${tokens.accessToken}` } }), 200);
+      return tokens;
     },
 
-    async refresh(refreshToken) {
-      const reply = expectStatus('refresh', await http.send('/token', { form: { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientAuth } }), 200);
-      return json<{ refresh_token: string }>(reply).refresh_token;
-    },
+    refresh: token.refresh,
 
     introspection: (accessTokens) => introspectionLoad(`${child.baseUrl}/introspect`, accessTokens, clientAuth),
     userinfo: (accessTokens) => userinfoLoad(`${child.baseUrl}/userinfo`, accessTokens, '"sub":"agt_'),
@@ -299,14 +315,13 @@ export async function startPeer(logFile: string): Promise<Target> {
   );
   const http = new HttpClient(child.baseUrl, CONCURRENCY);
   const clientAuth = { client_id: clientId, client_secret: clientSecret };
+  const token = tokenEndpoint(http, clientAuth);
   const authQuery = (challenge: string, state: string) => authorizeQuery(clientId, challenge, state);
 
   return {
     name: 'oidc-provider',
     kind: 'peer',
-    meter: new ProcessMeter(child.process.pid!),
-    spawnedAt: child.spawnedAt,
-    logFile,
+    ...measured(child, logFile),
 
     authorizePage() {
       // oidc-provider answers a valid authorization request with 303 to its interaction
@@ -328,18 +343,12 @@ export async function startPeer(logFile: string): Promise<Target> {
       const redirect = location('resume', resume);
       const code = redirect.searchParams.get('code');
       if (!code || redirect.searchParams.get('state') !== state) throw new Unexpected(`resume: no code or wrong state in ${redirect.href.slice(0, 200)}`);
-      const tokens = json<{ access_token: string; refresh_token: string }>(
-        expectStatus('token', await http.send('/token', { form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, ...clientAuth } }), 200),
-      );
-      if (!tokens.refresh_token) throw new Unexpected('token: no refresh_token issued');
-      expectStatus('userinfo', await http.send('/me', { headers: { authorization: `Bearer ${tokens.access_token}` } }), 200);
-      return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token };
+      const tokens = await token.exchange(code, verifier);
+      expectStatus('userinfo', await http.send('/me', { headers: { authorization: `Bearer ${tokens.accessToken}` } }), 200);
+      return tokens;
     },
 
-    async refresh(refreshToken) {
-      const reply = expectStatus('refresh', await http.send('/token', { form: { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientAuth } }), 200);
-      return json<{ refresh_token: string }>(reply).refresh_token;
-    },
+    refresh: token.refresh,
 
     introspection: (accessTokens) => introspectionLoad(`${child.baseUrl}/token/introspection`, accessTokens, clientAuth),
     userinfo: (accessTokens) => userinfoLoad(`${child.baseUrl}/me`, accessTokens, '"sub":"bench-user"'),
