@@ -296,8 +296,8 @@ async function main(): Promise<void> {
     ];
     const started = await Promise.allSettled(starting);
     for (const outcome of started) if (outcome.status === 'fulfilled') targets.push(outcome.value);
-    const failed = started.find((outcome) => outcome.status === 'rejected');
-    if (failed) throw failed.reason;
+    const rejected = started.find((outcome) => outcome.status === 'rejected');
+    if (rejected) throw rejected.reason;
     // Resident memory of each server right after start, before any load: what the peaks start from.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const idleRssMb = Object.fromEntries(targets.map((t) => [t.name, rssMb(t.meter.pid)]));
