@@ -10,12 +10,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import type { Context } from '../src/context.ts';
 import { registerAgent } from '../src/domain/agents.ts';
-import { registerClient } from '../src/domain/clients.ts';
 import { createContext } from '../src/server.ts';
 import { openStore } from '../src/store/open.ts';
 import { authenticate, checkStatus, continueFlow, obtainCode, type Party, postForm, redeem, startFlow, type Tokens } from './helpers/flow.ts';
 import { createDatabase } from './helpers/postgres-cluster.ts';
-import { type TestServer } from './helpers/server.ts';
+import { registerParty, type TestServer } from './helpers/server.ts';
 
 const JWT_SECRET = 'multi-node-shared-secret-of-at-least-32-bytes';
 const ISSUER = 'http://agentauth.test:8080';
@@ -56,9 +55,7 @@ beforeAll(async () => {
 
   const config = loadConfig({ DATABASE_URL: database.url, JWT_SECRET, BASE_URL: ISSUER });
   admin = await createContext(config, await openStore(database.url, { poolSize: 2 }), JWT_SECRET);
-  const { client, secret: clientSecret } = await registerClient(admin, { name: 'Multi-node App', redirectUris: ['http://localhost:8080/callback'] });
-  const { agent, secret: agentSecret } = await registerAgent(admin, { ownerEmail: 'ada@example.com', ownerName: 'Ada Lovelace' });
-  party = { clientId: client.id, clientSecret, redirectUri: 'http://localhost:8080/callback', agentId: agent.id, agentSecret };
+  party = await registerParty(admin, 'Multi-node App');
 }, 60_000);
 
 afterAll(async () => {

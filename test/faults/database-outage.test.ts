@@ -24,13 +24,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { Context } from '../../src/context.ts';
-import { registerAgent } from '../../src/domain/agents.ts';
-import { registerClient } from '../../src/domain/clients.ts';
 import { createContext } from '../../src/server.ts';
 import { openStore } from '../../src/store/open.ts';
 import { authenticate, checkStatus, continueFlow, metaContent, type Party, postForm, redeem, startFlow, type Started, type Tokens } from '../helpers/flow.ts';
 import { postgresBinDir } from '../helpers/postgres-cluster.ts';
-import { type TestServer } from '../helpers/server.ts';
+import { registerParty, type TestServer } from '../helpers/server.ts';
 import { type ServerProcess, spawnServer, waitReady } from './support.ts';
 
 const JWT_SECRET = 'outage-test-secret-of-at-least-32-bytes-01234';
@@ -277,9 +275,7 @@ describe.skipIf(skip)('PostgreSQL outage under running servers', () => {
     const store = await openStore(cluster.tcpUrl, { poolSize: 1 });
     await store.migrate();
     admin = await createContext(config, store, JWT_SECRET);
-    const { client, secret: clientSecret } = await registerClient(admin, { name: 'Outage App', redirectUris: ['http://localhost:8080/callback'] });
-    const { agent, secret: agentSecret } = await registerAgent(admin, { ownerEmail: 'ada@example.com', ownerName: 'Ada Lovelace' });
-    party = { clientId: client.id, clientSecret, redirectUri: 'http://localhost:8080/callback', agentId: agent.id, agentSecret };
+    party = await registerParty(admin, 'Outage App');
     // The admin connection is not needed any more, and must not be in the way of the outage.
     await store.close();
 

@@ -20,12 +20,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { Context } from '../../src/context.ts';
-import { registerAgent } from '../../src/domain/agents.ts';
-import { registerClient } from '../../src/domain/clients.ts';
 import { createContext } from '../../src/server.ts';
 import { openStore } from '../../src/store/open.ts';
 import { authorizeUrl, metaContent, type Party, pkcePair } from '../helpers/flow.ts';
-import { freshDatabase, TEST_ENGINE, type TestServer } from '../helpers/server.ts';
+import { freshDatabase, registerParty, TEST_ENGINE, type TestServer } from '../helpers/server.ts';
 import { integrityViolations, type RawSql, rawSql, type ServerProcess, spawnServer, waitReady } from './support.ts';
 
 const JWT_SECRET = 'sigkill-test-secret-of-at-least-32-bytes-0123';
@@ -352,9 +350,7 @@ beforeAll(async () => {
   const store = await openStore(database.url, { poolSize: 4 });
   await store.migrate();
   admin = await createContext(config, store, JWT_SECRET);
-  const { client, secret: clientSecret } = await registerClient(admin, { name: 'Kill Test App', redirectUris: ['http://localhost:8080/callback'] });
-  const { agent, secret: agentSecret } = await registerAgent(admin, { ownerEmail: 'ada@example.com', ownerName: 'Ada Lovelace' });
-  party = { clientId: client.id, clientSecret, redirectUri: 'http://localhost:8080/callback', agentId: agent.id, agentSecret };
+  party = await registerParty(admin, 'Kill Test App');
   sql = await rawSql(database.url);
   await waitReady(start());
 }, 60_000);

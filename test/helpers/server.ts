@@ -7,9 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import type { Context } from '../../src/context.ts';
 import { registerAgent, type NewAgent } from '../../src/domain/agents.ts';
 import { registerClient, type NewClient } from '../../src/domain/clients.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
+import type { Party } from './flow.ts';
 import { freePort } from './net.ts';
 import { createDatabase } from './postgres-cluster.ts';
 
@@ -45,6 +47,19 @@ export async function freshDatabase(dir: string): Promise<{ url: string; dispose
   return { url: database.url, dispose: () => database.drop() };
 }
 
+const DEFAULT_REDIRECT_URI = 'http://localhost:8080/callback';
+const DEFAULT_OWNER = { ownerEmail: 'ada@example.com', ownerName: 'Ada Lovelace' };
+
+/**
+ * A client and an agent registered through a Context, for suites that run the server as a
+ * separate process and keep a context of their own on its database.
+ */
+export async function registerParty(ctx: Context, clientName: string): Promise<Party> {
+  const { client, secret: clientSecret } = await registerClient(ctx, { name: clientName, redirectUris: [DEFAULT_REDIRECT_URI] });
+  const { agent, secret: agentSecret } = await registerAgent(ctx, DEFAULT_OWNER);
+  return { clientId: client.id, clientSecret, redirectUri: DEFAULT_REDIRECT_URI, agentId: agent.id, agentSecret };
+}
+
 export interface TestServer extends RunningServer {
   baseUrl: string;
   clock: TestClock;
@@ -77,12 +92,12 @@ export async function startTestServer(options: { env?: Record<string, string>; l
     dir,
     databaseUrl: database.url,
     async createClient(input = {}) {
-      const redirectUri = input.redirectUris?.[0] ?? 'http://localhost:8080/callback';
+      const redirectUri = input.redirectUris?.[0] ?? DEFAULT_REDIRECT_URI;
       const { client, secret } = await registerClient(server.ctx, { name: 'Test App', redirectUris: [redirectUri], ...input });
       return { clientId: client.id, clientSecret: secret, redirectUri };
     },
     async createAgent(input = {}) {
-      const { agent, secret } = await registerAgent(server.ctx, { ownerEmail: 'ada@example.com', ownerName: 'Ada Lovelace', ...input });
+      const { agent, secret } = await registerAgent(server.ctx, { ...DEFAULT_OWNER, ...input });
       return { agentId: agent.id, agentSecret: secret };
     },
     async close() {
