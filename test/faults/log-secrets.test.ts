@@ -34,6 +34,12 @@ const keep = (what: string, value: string | undefined | null) => {
   if (value) secrets.set(value, what);
   return value!;
 };
+/** The three tokens of a token response. */
+const keepTokens = (tokens: Tokens) => {
+  keep('access token', tokens.access_token);
+  keep('refresh token', tokens.refresh_token);
+  keep('id token', tokens.id_token);
+};
 
 /** Records the answer (status, headers, body) and returns the body text. */
 async function record(what: string, response: Response | Promise<Response>): Promise<{ status: number; text: string; response: Response }> {
@@ -53,9 +59,7 @@ async function freshTokens(): Promise<Tokens> {
   const { status, text } = await record('token exchange', redeem(server, party, code, verifier));
   expect(status).toBe(200);
   const tokens = JSON.parse(text) as Tokens;
-  keep('access token', tokens.access_token);
-  keep('refresh token', tokens.refresh_token);
-  keep('id token', tokens.id_token);
+  keepTokens(tokens);
   return tokens;
 }
 
@@ -103,9 +107,7 @@ describe(`secrets in logs and error answers (${TEST_ENGINE}, LOG_LEVEL=trace)`, 
     const exchanged = await record('token exchange', redeem(server, party, code, started.verifier));
     expect(exchanged.status).toBe(200);
     const tokens = JSON.parse(exchanged.text) as Tokens;
-    keep('access token', tokens.access_token);
-    keep('refresh token', tokens.refresh_token);
-    keep('id token', tokens.id_token);
+    keepTokens(tokens);
     const bearer = { authorization: `Bearer ${tokens.access_token}` };
     expect((await record('userinfo GET', fetch(`${server.baseUrl}/userinfo`, { headers: bearer }))).status).toBe(200);
     expect((await record('userinfo POST', fetch(`${server.baseUrl}/userinfo`, { method: 'POST', headers: bearer }))).status).toBe(200);
@@ -114,9 +116,7 @@ describe(`secrets in logs and error answers (${TEST_ENGINE}, LOG_LEVEL=trace)`, 
     const refreshed = await record('refresh', postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...client() }));
     expect(refreshed.status).toBe(200);
     const next = JSON.parse(refreshed.text) as Tokens;
-    keep('access token', next.access_token);
-    keep('refresh token', next.refresh_token);
-    keep('id token', next.id_token);
+    keepTokens(next);
 
     // --- Error paths.
     const wrongClientSecret = keep('wrong client secret', `cls_${randomBytes(32).toString('base64url')}`);
@@ -140,9 +140,7 @@ describe(`secrets in logs and error answers (${TEST_ENGINE}, LOG_LEVEL=trace)`, 
     const rotated = await record('refresh before reuse', postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: reuse.refresh_token, ...client() }));
     expect(rotated.status).toBe(200);
     const rotatedTokens = JSON.parse(rotated.text) as Tokens;
-    keep('access token', rotatedTokens.access_token);
-    keep('refresh token', rotatedTokens.refresh_token);
-    keep('id token', rotatedTokens.id_token);
+    keepTokens(rotatedTokens);
     expect((await record('refresh token reuse', postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: reuse.refresh_token, ...client() }))).status).toBe(400);
     expect((await record('refresh of the revoked grant', postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: rotatedTokens.refresh_token, ...client() }))).status).toBe(400);
 
