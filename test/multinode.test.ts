@@ -5,7 +5,6 @@
  * transitions are raced across nodes.
  */
 import { freePort } from './helpers/net.ts';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import type { Context } from '../src/context.ts';
@@ -15,6 +14,7 @@ import { openStore } from '../src/store/open.ts';
 import { authenticate, checkStatus, continueFlow, obtainCode, type Party, postForm, redeem, startFlow, type Tokens } from './helpers/flow.ts';
 import { createDatabase } from './helpers/postgres-cluster.ts';
 import { registerParty, type TestServer } from './helpers/server.ts';
+import { type ServerProcess, spawnServer, waitReady } from './helpers/server-process.ts';
 
 const JWT_SECRET = 'multi-node-shared-secret-of-at-least-32-bytes';
 const ISSUER = 'http://agentauth.test:8080';
@@ -22,36 +22,21 @@ const NODE_COUNT = 3;
 const FLOWS = 30;
 
 let database: { url: string; drop(): Promise<void> };
-let children: ChildProcess[] = [];
+let processes: ServerProcess[] = [];
 /** The nodes as the flow helpers see them: only baseUrl is used to address requests. */
 let nodes: TestServer[] = [];
 let admin: Context;
 let party: Party;
 
-async function waitReady(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`node ${url} did not become ready`);
-}
-
 beforeAll(async () => {
   database = await createDatabase(inject('postgresUrl'));
   const ports = await Promise.all(Array.from({ length: NODE_COUNT }, () => freePort()));
   // All nodes start at once: their migrations race and must settle on one schema.
-  children = ports.map((port) =>
-    spawn('node', ['bin/agentauth', 'serve'], {
-      env: { ...process.env, BASE_URL: ISSUER, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, JWT_SECRET, LOG_LEVEL: 'warn', AUTH_FAILURES_PER_AGENT: '5', AUTH_FAILURES_PER_IP: '1000' },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    }),
+  processes = ports.map((port) =>
+    spawnServer({ BASE_URL: ISSUER, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, JWT_SECRET, LOG_LEVEL: 'warn', AUTH_FAILURES_PER_AGENT: '5', AUTH_FAILURES_PER_IP: '1000' }),
   );
-  nodes = ports.map((port) => ({ baseUrl: `http://127.0.0.1:${port}` }) as TestServer);
-  await Promise.all(nodes.map((node) => waitReady(node.baseUrl)));
+  nodes = processes.map((server) => ({ baseUrl: server.baseUrl }) as TestServer);
+  await Promise.all(processes.map((server) => waitReady(server)));
 
   const config = loadConfig({ DATABASE_URL: database.url, JWT_SECRET, BASE_URL: ISSUER });
   admin = await createContext(config, await openStore(database.url, { poolSize: 2 }), JWT_SECRET);
@@ -59,16 +44,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
+  await Promise.all(processes.map((server) => server.kill('SIGTERM')));
   await admin?.store.close();
   await database?.drop();
 });

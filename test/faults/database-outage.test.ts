@@ -29,7 +29,7 @@ import { openStore } from '../../src/store/open.ts';
 import { authenticate, checkStatus, continueFlow, metaContent, type Party, postForm, redeem, startFlow, type Started, type Tokens } from '../helpers/flow.ts';
 import { postgresBinDir } from '../helpers/postgres-cluster.ts';
 import { registerParty, type TestServer } from '../helpers/server.ts';
-import { type ServerProcess, spawnServer, waitReady } from './support.ts';
+import { type ServerProcess, spawnServer, waitReady } from '../helpers/server-process.ts';
 
 const JWT_SECRET = 'outage-test-secret-of-at-least-32-bytes-01234';
 /** An answer during the outage must come within this (the pool's connect timeout is 5 s). */

@@ -24,7 +24,8 @@ import { createContext } from '../../src/server.ts';
 import { openStore } from '../../src/store/open.ts';
 import { authorizeUrl, metaContent, type Party, pkcePair } from '../helpers/flow.ts';
 import { freshDatabase, registerParty, TEST_ENGINE, type TestServer } from '../helpers/server.ts';
-import { integrityViolations, type RawSql, rawSql, type ServerProcess, spawnServer, waitReady } from './support.ts';
+import { type ServerProcess, spawnServer, waitReady } from '../helpers/server-process.ts';
+import { integrityViolations, type RawSql, rawSql } from './support.ts';
 
 const JWT_SECRET = 'sigkill-test-secret-of-at-least-32-bytes-0123';
 const WORKERS = 16;
