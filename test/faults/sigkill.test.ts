@@ -13,13 +13,14 @@
  * Three kill-restart cycles.
  */
 import { freePort } from '../helpers/net.ts';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { Context } from '../../src/context.ts';
+import { digest } from '../../src/crypto.ts';
 import { createContext } from '../../src/server.ts';
 import { openStore } from '../../src/store/open.ts';
 import { authorizeUrl, metaContent, type Party, pkcePair } from '../helpers/flow.ts';
@@ -54,8 +55,6 @@ interface Flow {
   /** The step whose request was sent and never answered (the server died under it). */
   unanswered?: Step;
 }
-
-const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest('base64url');
 const jti = (jwt: string) => (JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
 
 let dir: string;
