@@ -9,6 +9,7 @@
  */
 import { Agent, request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { metaContent, pkcePair } from '../test/helpers/flow.ts';
 
@@ -204,8 +205,6 @@ export async function closedLoop<S>(options: {
     p99Ms: percentile(latencies, 99),
   };
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---------------------------------------------------------------------------------------------
 // autocannon

@@ -6,7 +6,8 @@
  * then on the row count and the file must stop growing.
  */
 import { join } from 'node:path';
-import { closedLoop, sleep, type DriverResult } from './driver.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { closedLoop, type DriverResult } from './driver.ts';
 import { CONCURRENCY, type DatabaseReport, logPath, startAgentauth } from './targets.ts';
 
 /** Every lifetime in seconds; the longest (the refresh token's) bounds how long a row lives. */

@@ -11,10 +11,11 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { type CannonRequest, CookieJar, expectStatus, HttpClient, json, location, metaContent, pkcePair, randomState, sleep, Unexpected } from './driver.ts';
+import { type CannonRequest, CookieJar, expectStatus, HttpClient, json, location, metaContent, pkcePair, randomState, Unexpected } from './driver.ts';
 import { ProcessMeter } from './measure.ts';
 
 /** This checkout: the benchmark's own servers run from here, and agentauth unless told otherwise. */

@@ -19,7 +19,8 @@ import { setAgentStatus } from '../../src/domain/agents.ts';
 import { setClientStatus } from '../../src/domain/clients.ts';
 import { authenticate, checkStatus, type Party, postJson, setupParty, startFlow } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { expectJsonError, median, sleep } from './support.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expectJsonError, median } from './support.ts';
 
 /** Throttling out of the way: enumeration, timing and state checks. */
 let server: TestServer;

@@ -112,8 +112,6 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Every response header whose name starts with access-control- (CORS). */
 export function corsHeaders(response: Response | RawResponse): string[] {
   const names = response instanceof Response ? [...response.headers.keys()] : Object.keys(response.headers);
