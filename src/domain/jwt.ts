@@ -16,7 +16,7 @@ interface Header {
 }
 
 /** The protected header of a compact JWS, or null when it is not one. */
-export function jwtHeader(token: string): Header | null {
+function jwtHeader(token: string): Header | null {
   const dot = token.indexOf('.');
   if (dot <= 0) return null;
   try {
