@@ -25,7 +25,7 @@ import {
 } from '../protocol/errors.ts';
 import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestStatusFields } from '../store/types.ts';
 import { verifyAgentCredentials } from './agents.ts';
-import { MAX_REDIRECT_URI_LENGTH } from './clients.ts';
+import { MAX_REDIRECT_URI_LENGTH, VISIBLE_ASCII } from './clients.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes } from './scopes.ts';
 
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
@@ -47,8 +47,6 @@ export interface ValidAuthorization {
 
 /** RFC 6749 Appendix A: state (and, here, nonce) are VSCHAR, printable ASCII. */
 const VSCHAR = /^[\x20-\x7e]+$/;
-/** Every identifier the server issues is visible ASCII; anything else names nothing. */
-const ISSUED_ID = /^[\x21-\x7e]+$/;
 /** A SHA-256 digest in base64url without padding is exactly 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -72,7 +70,8 @@ function required(query: AuthorizeQuery, name: string, maxLength: number): strin
  */
 export async function validateAuthorization(ctx: Pick<Context, 'store'>, query: AuthorizeQuery): Promise<ValidAuthorization> {
   const clientId = required(query, 'client_id', LIMITS.clientId);
-  const client = ISSUED_ID.test(clientId) ? await ctx.store.findClient(clientId) : undefined;
+  // Every identifier the server issues is visible ASCII; anything else names nothing.
+  const client = VISIBLE_ASCII.test(clientId) ? await ctx.store.findClient(clientId) : undefined;
   if (!client || client.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
 
   const redirectUri = required(query, 'redirect_uri', MAX_REDIRECT_URI_LENGTH);

@@ -8,6 +8,8 @@ type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 export const MAX_REDIRECT_URI_LENGTH = 2000;
+/** Visible ASCII, no space: what every issued identifier and every registered redirect URI consists of. */
+export const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 
 /**
  * Why a redirect URI cannot be registered, or null when it can: absolute, no fragment,
@@ -24,7 +26,7 @@ export function redirectUriProblem(uri: string): string | null {
   // URL parsers silently drop tabs and newlines and read a backslash as a slash; a Location
   // header carries only ASCII. A URI must be registered exactly as it will travel
   // (percent-encoded, punycode host), so that what matches is what the browser is sent to.
-  if (!/^[\x21-\x7e]+$/.test(uri)) return 'must consist of visible ASCII characters (percent-encode the rest)';
+  if (!VISIBLE_ASCII.test(uri)) return 'must consist of visible ASCII characters (percent-encode the rest)';
   if (uri.includes('\\')) return 'must not contain a backslash';
   if (uri.includes('#')) return 'must not contain a fragment';
   if (url.username || url.password) return 'must not contain user information';
