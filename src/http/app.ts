@@ -44,9 +44,11 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   });
   new Counter({ name: 'agentauth_info', help: 'Build and storage information', labelNames: ['engine'], registers: [registry] }).inc({ engine: ctx.store.engine });
   // Hooks on every request are plain functions: an async one costs a promise per request.
+  // The level is fixed at start, so whether an access-log line is written is decided once.
+  const accessLog = ['info', 'debug', 'trace'].includes(app.log.level);
   app.addHook('onResponse', (request, reply, done) => {
     requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode }, reply.elapsedTime / 1000);
-    request.log.info({ req: request, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    if (accessLog) request.log.info({ req: request, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
     done();
   });
 
