@@ -16,9 +16,7 @@
  * server is gone without a word, as after a crash).
  */
 import { freePort } from '../helpers/net.ts';
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,7 +25,7 @@ import type { Context } from '../../src/context.ts';
 import { createContext } from '../../src/server.ts';
 import { openStore } from '../../src/store/open.ts';
 import { authenticate, checkStatus, continueFlow, metaContent, type Party, postForm, redeem, startFlow, type Started, type Tokens } from '../helpers/flow.ts';
-import { postgresBinDir } from '../helpers/postgres-cluster.ts';
+import { initDataDirectory, postgresBinDir } from '../helpers/postgres-cluster.ts';
 import { registerParty, type TestServer } from '../helpers/server.ts';
 import { type ServerProcess, spawnServer, waitReady } from '../helpers/server-process.ts';
 
@@ -51,14 +49,7 @@ interface RestartableCluster {
 }
 
 function restartableCluster(port: number): RestartableCluster {
-  const bin = postgresBinDir()!;
-  const dir = mkdtempSync(join(tmpdir(), 'agentauth-pg-outage-'));
-  chmodSync(dir, 0o777);
-  const data = join(dir, 'data');
-  const asRoot = process.getuid?.() === 0;
-  const run = (tool: string, args: string[]) =>
-    asRoot ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' }) : execFileSync(join(bin, tool), args, { stdio: 'pipe' });
-  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
+  const { dir, data, run } = initDataDirectory('agentauth-pg-outage-');
   const options = `-c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -p ${port} -c max_connections=100 -c fsync=off`;
   let running = false;
   const cluster: RestartableCluster = {

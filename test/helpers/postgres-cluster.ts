@@ -31,18 +31,28 @@ export function postgresUnavailableReason(): string | undefined {
   return 'PostgreSQL tests skipped: no /usr/lib/postgresql/*/bin/initdb and TEST_DATABASE_URL is not set; install PostgreSQL (apt-get install -y postgresql) or set TEST_DATABASE_URL=postgres://… to enable them';
 }
 
-export function startCluster(options: { durable?: boolean } = {}): Cluster {
-  if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop() {} };
+/**
+ * A new data directory made by initdb in a fresh temporary directory (which also holds the
+ * socket and the log), and `run` for PostgreSQL's tools on it: as the postgres user when this
+ * process is root, since PostgreSQL refuses to run as root.
+ */
+export function initDataDirectory(prefix: string): { dir: string; data: string; run(tool: string, args: string[]): void } {
   const bin = postgresBinDir();
   if (!bin) throw new Error(postgresUnavailableReason());
-  const dir = mkdtempSync(join(tmpdir(), 'agentauth-pg-'));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   chmodSync(dir, 0o777);
   const data = join(dir, 'data');
   const asRoot = process.getuid?.() === 0;
   const run = (tool: string, args: string[]) =>
-    asRoot ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' }) : execFileSync(join(bin, tool), args, { stdio: 'pipe' });
-  const port = 20000 + Math.floor(Math.random() * 20000);
+    void (asRoot ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' }) : execFileSync(join(bin, tool), args, { stdio: 'pipe' }));
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
+  return { dir, data, run };
+}
+
+export function startCluster(options: { durable?: boolean } = {}): Cluster {
+  if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop() {} };
+  const { dir, data, run } = initDataDirectory('agentauth-pg-');
+  const port = 20000 + Math.floor(Math.random() * 20000);
   // Tests do not need the database itself to survive a power cut (our server's durability is
   // about its answers being committed); the benchmark asks for a durable one.
   const speed = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
