@@ -47,6 +47,20 @@ interface QueuedUnit {
   steps: Step[];
   resolve(changes: number[] | null): void;
   reject(error: unknown): void;
+  /** When it stops waiting for a lock held by another connection (epoch ms); 0 until it meets one. */
+  deadline: number;
+}
+
+/** How long a unit or a read waits for a lock held by another connection before it fails with SQLITE_BUSY (503). */
+const LOCK_WAIT_MS = 5000;
+/** The first and the longest pause between two attempts to take such a lock. */
+const RETRY_FIRST_MS = 1;
+const RETRY_MAX_MS = 32;
+
+/** SQLITE_BUSY and its extended codes: another connection holds a lock this one needs. */
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
 export interface SqliteDriverOptions {
@@ -54,6 +68,8 @@ export interface SqliteDriverOptions {
   synchronous?: 'full' | 'normal';
   /** How the WAL file is synced (fs.fdatasync; tests pass one they control). */
   syncFile?: SyncFile;
+  /** How long to wait for a lock held by another connection (5000 ms; tests pass less). */
+  lockWaitMs?: number;
 }
 
 export class SqliteDriver implements Driver {
@@ -64,6 +80,10 @@ export class SqliteDriver implements Driver {
   /** Syncs commits to disk off the event loop; absent for :memory: and for the opt-in 'normal'. */
   private readonly wal: WalSync | undefined;
   private readsOpen = false;
+  private readonly lockWaitMs: number;
+  /** While the queued units wait for a lock held by another connection: the next pause. */
+  private retryPause = RETRY_FIRST_MS;
+  private waitingForLock = false;
 
   constructor(
     private readonly db: Database.Database,
@@ -77,7 +97,13 @@ export class SqliteDriver implements Driver {
     const durable = options.synchronous !== 'normal';
     this.wal = durable && !db.memory ? new WalSync(`${db.name}-wal`, options.syncFile) : undefined;
     db.pragma(`synchronous = ${durable && !this.wal ? 'FULL' : 'NORMAL'}`);
-    db.pragma('busy_timeout = 5000');
+    // A lock held by another connection (a sqlite3 shell, a backup, a second process) is never
+    // waited for inside SQLite, whose busy handler sleeps on the event loop: a statement that
+    // meets one fails at once with SQLITE_BUSY, and the driver tries again on a timer
+    // (retryLater, readLater) while the process serves everything else (DESIGN.md §10). Only
+    // migrate, at start-up, waits inside SQLite.
+    this.lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;
+    db.pragma('busy_timeout = 0');
   }
 
   private statement(sql: string): Database.Statement {
@@ -90,17 +116,56 @@ export class SqliteDriver implements Driver {
   }
 
   async one<T>(sql: string, params: Params = []): Promise<T | undefined> {
-    this.beginReads();
-    const row = this.statement(sql).get(...params) as T | undefined;
+    let row: T | undefined;
+    try {
+      this.beginReads();
+      row = this.statement(sql).get(...params) as T | undefined;
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      return this.readLater(() => this.statement(sql).get(...params) as T | undefined, error);
+    }
     if (this.wal?.pending) await this.wal.settled();
     return row;
   }
 
   async all<T>(sql: string, params: Params = []): Promise<T[]> {
-    this.beginReads();
-    const rows = this.statement(sql).all(...params) as T[];
+    let rows: T[];
+    try {
+      this.beginReads();
+      rows = this.statement(sql).all(...params) as T[];
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      return this.readLater(() => this.statement(sql).all(...params) as T[], error);
+    }
     if (this.wal?.pending) await this.wal.settled();
     return rows;
+  }
+
+  /**
+   * A read that met a lock held by another connection (rare in WAL mode, where readers do not
+   * wait for writers: a connection recovering the WAL, or one holding the file exclusively) is
+   * tried again on a timer, as a write is, until its deadline.
+   */
+  private async readLater<T>(read: () => T, error: unknown): Promise<T> {
+    const deadline = Date.now() + this.lockWaitMs;
+    for (let pause = RETRY_FIRST_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+      // Should SQLite have ended the turn's read transaction, endReads must not commit it.
+      if (this.readsOpen && !this.db.inTransaction) this.readsOpen = false;
+      const left = deadline - Date.now();
+      if (left <= 0) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+      let value: T;
+      try {
+        this.beginReads();
+        value = read();
+      } catch (retryError) {
+        if (!isBusy(retryError)) throw retryError;
+        error = retryError;
+        continue;
+      }
+      if (this.wal?.pending) await this.wal.settled();
+      return value;
+    }
   }
 
   /**
@@ -125,7 +190,7 @@ export class SqliteDriver implements Driver {
 
   write(steps: Step[]): Promise<number[] | null> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ steps, resolve, reject });
+      this.queue.push({ steps, resolve, reject, deadline: 0 });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         // Units queued by requests handled in this turn of the event loop join the same commit.
@@ -134,44 +199,43 @@ export class SqliteDriver implements Driver {
     });
   }
 
-  /** Runs every queued unit in one transaction, each in a savepoint of its own; one commit for all. */
+  /**
+   * Runs every queued unit in one transaction, each in a savepoint of its own; one commit for
+   * all. The queue is taken once committed: when another connection holds the lock (SQLITE_BUSY
+   * from BEGIN IMMEDIATE, or from any later statement), the transaction is rolled back whole
+   * and the units stay queued, in order, for retryLater.
+   */
   private flush(): void {
-    const batch = this.queue;
-    this.queue = [];
-    this.flushScheduled = false;
     this.endReads();
     const syncFailure = this.wal?.failure;
-    if (syncFailure) {
-      for (const unit of batch) unit.reject(syncFailure);
-      return;
-    }
+    if (syncFailure) return this.failQueue(syncFailure);
+    const batch = this.queue;
     const outcomes: Array<{ ok: true; value: number[] | null } | { ok: false; error: unknown }> = [];
     try {
       this.statement('BEGIN IMMEDIATE').run();
-    } catch (error) {
-      for (const unit of batch) unit.reject(error);
-      return;
-    }
-    for (const unit of batch) {
-      this.statement('SAVEPOINT unit').run();
-      try {
-        const value = this.runUnit(unit.steps);
-        if (value === null) this.statement('ROLLBACK TO unit').run();
-        this.statement('RELEASE unit').run();
-        outcomes.push({ ok: true, value });
-      } catch (error) {
-        this.statement('ROLLBACK TO unit').run();
-        this.statement('RELEASE unit').run();
-        outcomes.push({ ok: false, error });
+      for (const unit of batch) {
+        this.statement('SAVEPOINT unit').run();
+        try {
+          const value = this.runUnit(unit.steps);
+          if (value === null) this.statement('ROLLBACK TO unit').run();
+          this.statement('RELEASE unit').run();
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          if (isBusy(error)) throw error; // the whole batch waits and runs again
+          this.statement('ROLLBACK TO unit').run();
+          this.statement('RELEASE unit').run();
+          outcomes.push({ ok: false, error });
+        }
       }
-    }
-    try {
       this.statement('COMMIT').run();
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      for (const unit of batch) unit.reject(error);
-      return;
+      if (isBusy(error)) return this.retryLater(error);
+      return this.failQueue(error);
     }
+    this.queue = [];
+    this.flushScheduled = false;
+    if (this.waitingForLock) this.lockFree();
     const answer = () => batch.forEach((unit, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) unit.resolve(outcome.value);
@@ -181,6 +245,45 @@ export class SqliteDriver implements Driver {
     this.wal.committedNow().then(answer, (error: unknown) => {
       for (const unit of batch) unit.reject(error);
     });
+  }
+
+  /**
+   * Another connection holds the lock. The queued units wait for it on a timer, the event loop
+   * serving everything else meanwhile; units queued in the meantime join them (flushScheduled
+   * stays set) and commit with them. Each unit waits at most lockWaitMs from the first attempt
+   * that found the lock taken, then fails with SQLITE_BUSY (answered 503); the units wait in
+   * the order they came, so they time out from the front of the queue.
+   */
+  private retryLater(error: unknown): void {
+    const now = Date.now();
+    let expired = 0;
+    while (expired < this.queue.length && this.queue[expired]!.deadline !== 0 && this.queue[expired]!.deadline <= now) expired++;
+    const failed = this.queue.splice(0, expired);
+    for (const unit of this.queue) if (unit.deadline === 0) unit.deadline = now + this.lockWaitMs;
+    if (this.queue.length === 0) {
+      this.flushScheduled = false;
+      this.lockFree();
+    } else {
+      this.waitingForLock = true;
+      const pause = Math.min(this.retryPause, this.queue[0]!.deadline - now);
+      this.retryPause = Math.min(this.retryPause * 2, RETRY_MAX_MS);
+      setTimeout(() => this.flush(), pause);
+    }
+    for (const unit of failed) unit.reject(error);
+  }
+
+  private lockFree(): void {
+    this.waitingForLock = false;
+    this.retryPause = RETRY_FIRST_MS;
+  }
+
+  /** Fails every queued unit with this error. */
+  private failQueue(error: unknown): void {
+    const batch = this.queue;
+    this.queue = [];
+    this.flushScheduled = false;
+    if (this.waitingForLock) this.lockFree();
+    for (const unit of batch) unit.reject(error);
   }
 
   private runUnit(steps: Step[]): number[] | null {
@@ -195,6 +298,18 @@ export class SqliteDriver implements Driver {
 
   async migrate(migrations: Migration[]): Promise<void> {
     this.endReads();
+    // At start-up, before anything is served, SQLite's own busy wait is harmless: a second
+    // process migrating the same file waits here for the first.
+    this.db.pragma(`busy_timeout = ${this.lockWaitMs}`);
+    try {
+      this.migrateNow(migrations);
+    } finally {
+      this.db.pragma('busy_timeout = 0');
+    }
+    this.statements.clear();
+  }
+
+  private migrateNow(migrations: Migration[]): void {
     this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version varchar(100) PRIMARY KEY, applied_at bigint NOT NULL)');
     adoptKyselyHistory((sql) => this.db.prepare(sql).all() as Array<{ name: string }>, (version) =>
       this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(version, Date.now()),
@@ -208,7 +323,6 @@ export class SqliteDriver implements Driver {
         this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, Date.now());
       }
     }).immediate();
-    this.statements.clear();
   }
 
   async createLimiter(options: LimiterOptions): Promise<Limiter> {
@@ -217,8 +331,9 @@ export class SqliteDriver implements Driver {
   }
 
   async close(): Promise<void> {
-    // Let queued units commit before the file closes.
-    if (this.queue.length > 0) await new Promise<void>((resolve) => setImmediate(() => resolve()));
+    // Let queued units commit before the file closes (or, while another connection holds the
+    // lock, wait for it until their deadline).
+    while (this.queue.length > 0) await new Promise<void>((resolve) => (this.waitingForLock ? setTimeout(resolve, RETRY_MAX_MS) : setImmediate(resolve)));
     this.endReads();
     await this.wal?.settled().catch(() => undefined);
     this.wal?.close();
