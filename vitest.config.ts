@@ -1,25 +1,13 @@
 import { defineConfig } from 'vitest/config';
 import { postgresUnavailableReason } from './test/helpers/postgres-cluster.ts';
 
-/** Suites that exercise the store through the server: they run once per engine. */
-const ENGINE_SUITES = [
-  'test/store.test.ts',
-  'test/flow.test.ts',
-  'test/authorize.test.ts',
-  'test/agent-authenticate.test.ts',
-  'test/check-status.test.ts',
-  'test/continue.test.ts',
-  'test/token.test.ts',
-  'test/resource-endpoints.test.ts',
-  'test/oauth-client.test.ts',
-  'test/discovery.test.ts',
-  'test/operations.test.ts',
-  'test/properties.test.ts',
-  'test/security/*.test.ts',
-  'test/faults/sigkill.test.ts',
-  'test/faults/log-secrets.test.ts',
-];
-/** Suites that need PostgreSQL itself (several nodes on one database). */
+/**
+ * Every suite runs once per engine, except those that pin SQLite by their nature (they test
+ * SQLite itself, the configuration parser, or the CLI on a file of its own) and those that
+ * need PostgreSQL itself (several nodes on one database, a database that goes away). A new
+ * suite therefore runs on both engines without being listed anywhere.
+ */
+const SQLITE_ONLY = ['test/config.test.ts', 'test/cli.test.ts', 'test/sqlite-*.test.ts'];
 const POSTGRES_ONLY = ['test/multinode.test.ts', 'test/faults/database-outage.test.ts'];
 
 const postgresMissing = postgresUnavailableReason();
@@ -46,7 +34,8 @@ export default defineConfig({
               extends: true as const,
               test: {
                 name: 'postgres',
-                include: [...ENGINE_SUITES, ...POSTGRES_ONLY],
+                include: ['test/**/*.test.ts'],
+                exclude: SQLITE_ONLY,
                 env: { AGENTAUTH_TEST_ENGINE: 'postgres' },
                 globalSetup: ['test/setup/postgres.ts'],
               },

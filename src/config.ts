@@ -2,6 +2,8 @@
  * Configuration from the environment (DESIGN.md §8). Every setting has a documented
  * default; an invalid value stops start-up with one clear line (ConfigError).
  */
+import { isIP } from 'node:net';
+
 export interface Config {
   port: number;
   host: string;
@@ -26,8 +28,23 @@ export interface Config {
   authFailuresPerAgent: number;
   authFailuresPerIp: number;
   authFailureWindow: number;
-  /** Whether to trust X-Forwarded-* from a reverse proxy (for the client IP and https). */
-  trustProxy: boolean;
+  /**
+   * Which reverse proxies' X-Forwarded-* to believe (for the client IP and https): false (none),
+   * the number of proxies nearest the server, or their addresses and CIDRs. Never "all".
+   */
+  trustProxy: false | number | string[];
+  /** Seconds to receive a request's headers, and the whole request (DESIGN.md §10). */
+  headersTimeout: number;
+  requestTimeout: number;
+  /** Seconds an idle keep-alive connection is kept open. */
+  keepAliveTimeout: number;
+  /** Seconds a shutdown may take: in-flight requests finish, then remaining connections are closed. */
+  shutdownTimeout: number;
+  /** Bearer token that opens /metrics on the main listener; null: /metrics is not served there. */
+  metricsToken: string | null;
+  /** A separate listener serving only /metrics, without a token; null: none. */
+  metricsPort: number | null;
+  metricsHost: string;
   databasePoolSize: number;
   /**
    * SQLite durability: 'full' (default) puts every commit on disk before its answer; 'normal'
@@ -49,12 +66,34 @@ function integer(env: Env, name: string, fallback: number, min = 1): number {
   return Number(raw);
 }
 
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (/^(1|true|yes)$/i.test(raw)) return true;
-  if (/^(0|false|no)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+/** Names proxy-addr (Fastify's trustProxy) knows for whole ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY: off (unset, false, 0, no), a number of proxies, or a comma-separated list of
+ * proxy addresses and CIDRs. `true` would believe the left-most X-Forwarded-For entry, which
+ * the client writes itself, so it is refused.
+ */
+function trustProxy(raw: string | undefined): false | number | string[] {
+  const value = raw?.trim() ?? '';
+  if (value === '' || /^(0|false|no)$/i.test(value)) return false;
+  if (/^(true|yes)$/i.test(value)) {
+    throw new ConfigError('TRUST_PROXY=true would trust any X-Forwarded-For the client writes; set TRUST_PROXY to the number of proxies in front of the server (e.g. 1) or their addresses (e.g. 10.0.0.5,10.1.0.0/16)');
+  }
+  if (/^\d+$/.test(value)) {
+    if (!Number.isSafeInteger(Number(value))) throw new ConfigError(`TRUST_PROXY must be a number of proxies or a list of addresses (got "${raw}")`);
+    return Number(value);
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const validBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!(PROXY_RANGE_NAMES.includes(entry) || (family !== 0 && validBits && extra === undefined))) {
+      throw new ConfigError(`TRUST_PROXY must be a number of proxies or a comma-separated list of proxy addresses or CIDRs (got "${entry}" in "${raw}")`);
+    }
+  }
+  return entries;
 }
 
 const MIN_SECRET_BYTES = 32;
@@ -112,6 +151,19 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`SQLITE_SYNCHRONOUS must be full or normal (got "${env.SQLITE_SYNCHRONOUS}")`);
   }
 
+  const headersTimeout = integer(env, 'HEADERS_TIMEOUT', 10);
+  const requestTimeout = integer(env, 'REQUEST_TIMEOUT', 30);
+  if (headersTimeout > requestTimeout) {
+    throw new ConfigError(`HEADERS_TIMEOUT must not exceed REQUEST_TIMEOUT (got ${headersTimeout} and ${requestTimeout})`);
+  }
+  const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0) : null;
+  if (metricsPort !== null && metricsPort > 65535) throw new ConfigError(`METRICS_PORT must be at most 65535 (got "${metricsPort}")`);
+  if (metricsPort !== null && metricsPort === port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${port})`);
+  const metricsToken = env.METRICS_TOKEN ? secret('METRICS_TOKEN', env.METRICS_TOKEN) : null;
+  if (metricsToken !== null && !/^[\x21-\x7e]+$/.test(metricsToken)) {
+    throw new ConfigError('METRICS_TOKEN must be printable ASCII without spaces (it is sent as a bearer token)');
+  }
+
   return {
     port,
     host: env.HOST || '0.0.0.0',
@@ -131,7 +183,14 @@ export function loadConfig(env: Env = process.env): Config {
     authFailuresPerAgent: integer(env, 'AUTH_FAILURES_PER_AGENT', 10),
     authFailuresPerIp: integer(env, 'AUTH_FAILURES_PER_IP', 50),
     authFailureWindow: integer(env, 'AUTH_FAILURE_WINDOW', 300),
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 5),
+    shutdownTimeout: integer(env, 'SHUTDOWN_TIMEOUT', 10),
+    metricsToken,
+    metricsPort,
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10),
     sqliteSynchronous,
   };

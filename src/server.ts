@@ -2,35 +2,94 @@
  * Running the server: configuration → store → migrations → secret → app → listen, plus the
  * purge timer and graceful shutdown on SIGTERM/SIGINT.
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config.ts';
+import { type Config, ConfigError } from './config.ts';
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
 import { AuthThrottle } from './domain/throttle.ts';
-import { buildApp, type AppOptions } from './http/app.ts';
-import { openStore, sqlitePath } from './store/open.ts';
+import { buildApp, buildMetricsApp, type AppOptions } from './http/app.ts';
+import { openStore, prepareDataDirectory, sqlitePath, warnIfOpenToOthers } from './store/open.ts';
 import type { Store } from './store/types.ts';
 
 export interface Warn {
   (message: string): void;
 }
 
+/** The least a development secret may have, as JWT_SECRET (config.ts). */
+const MIN_DEVELOPMENT_SECRET_BYTES = 32;
+
+/** The development secret in `file`, validated like JWT_SECRET; undefined when there is no file. */
+function readDevelopmentSecret(file: string, warn: Warn): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw new ConfigError(`cannot read the development secret ${file} (${code ?? String(error)}): make it readable by this user, or set JWT_SECRET (at least 32 bytes)`);
+  }
+  warnIfOpenToOthers(file, 'file', warn);
+  const secret = text.trim();
+  const bytes = Buffer.byteLength(secret, 'utf8');
+  if (bytes < MIN_DEVELOPMENT_SECRET_BYTES) {
+    throw new ConfigError(
+      `the development secret ${file} is ${bytes === 0 ? 'empty' : `only ${bytes} byte(s)`} and must be at least ${MIN_DEVELOPMENT_SECRET_BYTES} bytes: set JWT_SECRET (at least 32 bytes), or delete the file to have a new one generated (tokens and client secrets made with the old one then stop working)`,
+    );
+  }
+  return secret;
+}
+
+/**
+ * Writes a new development secret to `file` atomically and exclusively: into a temporary file
+ * (created 0600, never shared), synced, then hard-linked to its name, which fails if another
+ * process got there first. Then that process's secret is used: both end up with the same one,
+ * and nobody ever reads a half-written file.
+ */
+function createDevelopmentSecret(file: string, warn: Warn): string {
+  const secret = randomBytes(48).toString('base64url');
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const fd = openSync(temporary, 'wx', 0o600);
+  try {
+    writeSync(fd, secret);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(temporary, file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return readDevelopmentSecret(file, warn)!;
+    throw new ConfigError(`cannot create the development secret ${file} (${code ?? String(error)}): set JWT_SECRET (at least 32 bytes)`);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+  // The new name on disk too, so the secret survives a crash right after start.
+  const directory = openSync(dirname(file), 'r');
+  try {
+    fsyncSync(directory);
+  } finally {
+    closeSync(directory);
+  }
+  return secret;
+}
+
 /**
  * JWT_SECRET, or in development one generated once and kept next to the SQLite database
- * (mode 0600), so tokens survive restarts. Production refuses to start without one (config.ts).
+ * (mode 0600, in a 0700 directory), so tokens survive restarts. Production refuses to start
+ * without one (config.ts). A secret file shorter than 32 bytes stops start-up (ConfigError).
  */
 export function resolveJwtSecret(config: Config, warn: Warn): string {
   if (config.jwtSecret) return config.jwtSecret;
   if (config.databaseUrl.startsWith('sqlite:') && sqlitePath(config.databaseUrl) !== ':memory:') {
-    const file = join(dirname(sqlitePath(config.databaseUrl)), 'jwt-secret');
-    if (!existsSync(file)) {
-      writeFileSync(file, randomBytes(48).toString('base64url'), { mode: 0o600 });
-      chmodSync(file, 0o600);
-    }
+    const directory = dirname(sqlitePath(config.databaseUrl));
+    const file = join(directory, 'jwt-secret');
+    prepareDataDirectory(directory); // openStore warns about the directory's mode
+    const secret = readDevelopmentSecret(file, warn) ?? createDevelopmentSecret(file, warn);
     warn(`JWT_SECRET is not set: using the development secret in ${file}. Set JWT_SECRET (>= 32 bytes) in production.`);
-    return readFileSync(file, 'utf8').trim();
+    return secret;
   }
   warn('JWT_SECRET is not set: using a random secret for this process only; tokens will not survive a restart.');
   return randomBytes(48).toString('base64url');
@@ -44,6 +103,14 @@ export async function createContext(config: Config, store: Store, jwtSecret: str
 export async function purgeOnce(ctx: Context) {
   const now = ctx.clock();
   return ctx.store.purge(now - ctx.config.purgeAfter, now - ctx.config.auditRetention);
+}
+
+/**
+ * Milliseconds in-flight requests get at shutdown: SHUTDOWN_TIMEOUT less half a second for
+ * closing the database (at least half of SHUTDOWN_TIMEOUT).
+ */
+export function shutdownGrace(config: Pick<Config, 'shutdownTimeout'>): number {
+  return Math.max(config.shutdownTimeout * 1000 - 500, config.shutdownTimeout * 500);
 }
 
 export interface RunningServer {
@@ -61,6 +128,7 @@ export async function startServer(config: Config, options: AppOptions & { clock?
       poolSize: config.databasePoolSize,
       sqliteSynchronous: config.sqliteSynchronous,
       onBackgroundError: (error) => warn(`database connection lost (${error.message}); reconnecting on the next query`),
+      warn,
     }));
   if (config.sqliteSynchronous === 'normal' && store.engine === 'sqlite') {
     warn('SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose the last few seconds of them');
@@ -69,6 +137,17 @@ export async function startServer(config: Config, options: AppOptions & { clock?
   const ctx = await createContext(config, store, resolveJwtSecret(config, warn), options.clock);
   const app = await buildApp(ctx, options);
   await app.listen({ port: config.port, host: config.host });
+  // METRICS_PORT: /metrics without a token on a listener of its own (127.0.0.1 by default).
+  let metrics: FastifyInstance | undefined;
+  if (config.metricsPort !== null) {
+    metrics = await buildMetricsApp(ctx, app);
+    try {
+      await metrics.listen({ port: config.metricsPort, host: config.metricsHost });
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
 
@@ -95,7 +174,17 @@ export async function startServer(config: Config, options: AppOptions & { clock?
     close() {
       closing ??= (async () => {
         clearInterval(purge);
-        await app.close(); // stops accepting, lets in-flight requests finish
+        // Stops accepting and lets in-flight requests finish, for at most the grace: then the
+        // connections still open (in flight, half-sent, idle) are closed.
+        const listeners = metrics ? [app, metrics] : [app];
+        const force = setTimeout(() => {
+          for (const listener of listeners) listener.server.closeAllConnections();
+        }, shutdownGrace(config));
+        try {
+          await Promise.all(listeners.map((listener) => listener.close()));
+        } finally {
+          clearTimeout(force);
+        }
         await store.close();
       })();
       return closing;

@@ -19,6 +19,14 @@ describe('loadConfig', () => {
       refreshTokenTtl: 2592000,
       purgeAfter: 86400,
       sqliteSynchronous: 'full',
+      trustProxy: false,
+      headersTimeout: 10,
+      requestTimeout: 30,
+      keepAliveTimeout: 5,
+      shutdownTimeout: 10,
+      metricsToken: null,
+      metricsPort: null,
+      metricsHost: '127.0.0.1',
     });
     expect(loadConfig({ PORT: '8080' }).baseUrl).toBe('http://localhost:8080');
   });
@@ -34,11 +42,42 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
     [{ REQUEST_TTL: '0' }, /REQUEST_TTL must be a whole number >= 1/],
     [{ ACCESS_TOKEN_TTL: '1.5' }, /ACCESS_TOKEN_TTL must be a whole number/],
-    [{ TRUST_PROXY: 'maybe' }, /TRUST_PROXY must be true or false/],
+    [{ TRUST_PROXY: 'maybe' }, /TRUST_PROXY must be a number of proxies or a comma-separated list of proxy addresses or CIDRs/],
+    [{ TRUST_PROXY: 'true' }, /^TRUST_PROXY=true would trust any X-Forwarded-For the client writes; set TRUST_PROXY to the number of proxies in front of the server \(e\.g\. 1\) or their addresses/],
+    [{ TRUST_PROXY: 'yes' }, /^TRUST_PROXY=true would trust any X-Forwarded-For/],
+    [{ TRUST_PROXY: 'TRUE' }, /^TRUST_PROXY=true would trust any X-Forwarded-For/],
+    [{ TRUST_PROXY: '10.0.0.1,' }, /TRUST_PROXY must be a number of proxies or a comma-separated list/],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY must be a number of proxies or a comma-separated list/],
+    [{ TRUST_PROXY: '10.0.0.300' }, /TRUST_PROXY must be a number of proxies or a comma-separated list/],
+    [{ TRUST_PROXY: '-1' }, /TRUST_PROXY must be a number of proxies or a comma-separated list/],
+    [{ HEADERS_TIMEOUT: '0' }, /HEADERS_TIMEOUT must be a whole number >= 1/],
+    [{ REQUEST_TIMEOUT: '2.5' }, /REQUEST_TIMEOUT must be a whole number >= 1/],
+    [{ HEADERS_TIMEOUT: '40' }, /HEADERS_TIMEOUT must not exceed REQUEST_TIMEOUT \(got 40 and 30\)/],
+    [{ KEEP_ALIVE_TIMEOUT: 'x' }, /KEEP_ALIVE_TIMEOUT must be a whole number >= 1/],
+    [{ SHUTDOWN_TIMEOUT: '0' }, /SHUTDOWN_TIMEOUT must be a whole number >= 1/],
+    [{ METRICS_TOKEN: 'short' }, /METRICS_TOKEN must be at least 32 bytes/],
+    [{ METRICS_TOKEN: 'a token of at least 32 bytes with spaces' }, /METRICS_TOKEN must be printable ASCII without spaces/],
+    [{ METRICS_PORT: '70000' }, /METRICS_PORT must be at most 65535/],
+    [{ METRICS_PORT: '0' }, /METRICS_PORT must be a whole number >= 1/],
+    [{ METRICS_PORT: '3000' }, /METRICS_PORT must differ from PORT/],
     [{ SQLITE_SYNCHRONOUS: 'off' }, /SQLITE_SYNCHRONOUS must be full or normal/],
   ])('refuses %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('TRUST_PROXY takes a number of proxies or a list of proxy addresses and CIDRs; false, 0 and unset trust none', () => {
+    for (const off of [undefined, '', '0', 'false', 'FALSE', 'no']) expect(loadConfig({ TRUST_PROXY: off }).trustProxy, off).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.5' }).trustProxy).toEqual(['10.0.0.5']);
+    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.5 , 10.1.0.0/16,::1, fd00::/8 ,loopback' }).trustProxy).toEqual(['10.0.0.5', '10.1.0.0/16', '::1', 'fd00::/8', 'loopback']);
+  });
+
+  it('timeouts and the metrics listener take their values', () => {
+    expect(loadConfig({ HEADERS_TIMEOUT: '5', REQUEST_TIMEOUT: '5', KEEP_ALIVE_TIMEOUT: '2', SHUTDOWN_TIMEOUT: '3' })).toMatchObject({ headersTimeout: 5, requestTimeout: 5, keepAliveTimeout: 2, shutdownTimeout: 3 });
+    const token = 'metrics-token-of-at-least-32-bytes-0123456789';
+    expect(loadConfig({ METRICS_TOKEN: token, METRICS_PORT: '9100', METRICS_HOST: '0.0.0.0' })).toMatchObject({ metricsToken: token, metricsPort: 9100, metricsHost: '0.0.0.0' });
   });
 
   it('SQLITE_SYNCHRONOUS=normal is the opt-in without an fsync per commit; full is the default', () => {

@@ -1,10 +1,12 @@
 /** Operations (DESIGN.md §10): health, readiness, metrics, purge, log redaction. */
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';
 import { purgeOnce } from '../src/server.ts';
 import { authenticate, continueFlow, obtainTokens, type Party, postForm, setupParty, startFlow } from './helpers/flow.ts';
+import { freePort } from './helpers/net.ts';
 import { startTestServer, TEST_ENGINE, type TestServer } from './helpers/server.ts';
 
 describe('health, readiness and metrics', () => {
@@ -19,11 +21,55 @@ describe('health, readiness and metrics', () => {
     expect(await (await fetch(`${server.baseUrl}/readyz`)).json()).toEqual({ status: 'ready', database: TEST_ENGINE });
   });
 
-  it('/metrics is Prometheus text with request counts by route', async () => {
-    await fetch(`${server.baseUrl}/healthz`);
+  it('/metrics is not public: 404 in the documented shape on the main listener by default', async () => {
     const response = await fetch(`${server.baseUrl}/metrics`);
-    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
-    expect(await response.text()).toMatch(/agentauth_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} \d+/);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ error: 'not_found', error_description: 'No such endpoint.' });
+  });
+
+  it('/metrics with METRICS_TOKEN: Prometheus text with request counts by route for the bearer token, 401 with WWW-Authenticate otherwise', async () => {
+    const token = 'metrics-token-of-at-least-32-bytes-0123456789';
+    const guarded = await startTestServer({ env: { METRICS_TOKEN: token } });
+    try {
+      await fetch(`${guarded.baseUrl}/healthz`);
+      for (const authorization of [undefined, 'Bearer wrong-token', `Bearer ${token}x`, `Basic ${token}`, token]) {
+        const refused = await fetch(`${guarded.baseUrl}/metrics`, { headers: authorization ? { authorization } : {} });
+        expect(refused.status, authorization).toBe(401);
+        expect(refused.headers.get('www-authenticate'), authorization).toMatch(/^Bearer\b/);
+        const text = await refused.text();
+        expect(JSON.parse(text), authorization).toEqual({ error: 'invalid_token', error_description: expect.any(String) });
+        expect(text).not.toContain(token);
+      }
+      const response = await fetch(`${guarded.baseUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await response.text()).toMatch(/agentauth_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} \d+/);
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it('/metrics with METRICS_PORT: served without a token on a listener of its own that serves nothing else, closed with the server', async () => {
+    const metricsPort = await freePort();
+    const separate = await startTestServer({ env: { METRICS_PORT: String(metricsPort) } });
+    const metricsUrl = `http://127.0.0.1:${metricsPort}`;
+    let closed = false;
+    try {
+      await fetch(`${separate.baseUrl}/healthz`);
+      const response = await fetch(`${metricsUrl}/metrics`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await response.text()).toMatch(/agentauth_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} \d+/);
+      const other = await fetch(`${metricsUrl}/healthz`);
+      expect(other.status).toBe(404);
+      expect(await other.json()).toEqual({ error: 'not_found', error_description: 'No such endpoint.' });
+      expect((await fetch(`${separate.baseUrl}/metrics`)).status).toBe(404);
+      await separate.close();
+      closed = true;
+      await expect(fetch(`${metricsUrl}/metrics`)).rejects.toThrow();
+    } finally {
+      if (!closed) await separate.close();
+    }
   });
 
   it('unknown paths are 404 in the documented shape', async () => {
@@ -87,6 +133,38 @@ describe('purge', () => {
 });
 
 describe('logs', () => {
+  it('an upload the client aborts is logged quietly as the client\'s doing: no error line, no 503', async () => {
+    let logs = '';
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        logs += chunk.toString();
+        done();
+      },
+    });
+    const server = await startTestServer({ env: { LOG_LEVEL: 'debug' }, logStream: stream });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const url = new URL(server.baseUrl);
+        const socket = connect(Number(url.port), url.hostname);
+        await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+        socket.write('POST /api/agent/authenticate HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"request_id":"req_');
+        await sleep(200);
+        socket.destroy();
+      }
+      // The server notices the aborts and logs them; then a normal request, so the log is flushed past them.
+      await sleep(300);
+      expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+    const lines = logs.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; msg: string; status?: number });
+    expect(lines.filter((line) => line.msg === 'request').length).toBeGreaterThan(0);
+    // pino levels: 50 error, 60 fatal.
+    expect(lines.filter((line) => line.level >= 50), logs).toEqual([]);
+    expect(lines.filter((line) => line.status === 503 || line.status === 500), logs).toEqual([]);
+    expect(lines.filter((line) => line.msg === 'client aborted the request'), logs).toHaveLength(3);
+  });
+
   it('a full flow at LOG_LEVEL=trace logs no secret, code, token or cookie', async () => {
     let logs = '';
     const stream = new Writable({

@@ -71,6 +71,12 @@ export function buildCli(): Command {
     const stop = (signal: string) => {
       server.app.log.info({ signal }, 'shutting down: finishing in-flight requests');
       server.close().then(() => process.exit(0), () => process.exit(1));
+      // close() ends the connections after the grace; this holds the bound even if closing
+      // the database hangs.
+      setTimeout(() => {
+        server.app.log.error({ signal }, `shutdown did not finish within SHUTDOWN_TIMEOUT (${config.shutdownTimeout} s); exiting`);
+        process.exit(1);
+      }, config.shutdownTimeout * 1000).unref();
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));

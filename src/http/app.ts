@@ -1,13 +1,15 @@
 /** Builds the Fastify application for a Context: routes, error shape, headers and metrics. */
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
+import { closeUnreadBodies, type TimeoutOptions, timeoutOptions } from './connections.ts';
 import { clientErrorHandler, errorHandler, schemaErrorMessage } from './errors.ts';
 import { loggerOptions } from './logger.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { authorizeRoutes } from './routes/authorize.ts';
 import { discoveryRoutes } from './routes/discovery.ts';
-import { healthRoutes } from './routes/health.ts';
+import { healthRoutes, metricsOnlyRoutes } from './routes/health.ts';
 import { tokenRoutes } from './routes/token.ts';
 import { userinfoRoutes } from './routes/userinfo.ts';
 
@@ -18,22 +20,55 @@ export interface AppOptions {
   logStream?: NodeJS.WritableStream;
 }
 
-export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<FastifyInstance> {
-  const logger = ctx.config.logLevel === 'silent' ? false : { ...loggerOptions(ctx.config.logLevel), ...(options.logStream ? { stream: options.logStream } : {}) };
-  const app = Fastify({
-    logger,
-    bodyLimit: BODY_LIMIT,
-    trustProxy: ctx.config.trustProxy,
+/**
+ * TRUST_PROXY as Fastify's trustProxy. A number of proxies is a function of the hop: Fastify
+ * itself trusts nothing when given a number.
+ */
+export function fastifyTrustProxy(trust: Config['trustProxy']): FastifyServerOptions['trustProxy'] {
+  return typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust;
+}
+
+/** What the main listener and the metrics listener share: timeouts, errors, shutdown. */
+function serverOptions(config: Config): FastifyServerOptions & TimeoutOptions {
+  return {
+    ...timeoutOptions(config),
     return503OnClosing: true,
     // One access-log line per request (onResponse below) rather than Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: 'idle',
+    clientErrorHandler,
+  };
+}
+
+/** Answers that must close their connection: early answers to unread bodies, and all answers during shutdown. */
+function addConnectionHooks(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    closeUnreadBodies(request, reply, payload, done);
+  });
+}
+
+const registries = new WeakMap<FastifyInstance, Registry>();
+
+export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<FastifyInstance> {
+  const logger = ctx.config.logLevel === 'silent' ? false : { ...loggerOptions(ctx.config.logLevel), ...(options.logStream ? { stream: options.logStream } : {}) };
+  const app = Fastify({
+    ...serverOptions(ctx.config),
+    logger,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: (errors) => new Error(schemaErrorMessage(errors)),
-    clientErrorHandler,
   });
+  addConnectionHooks(app);
 
   const registry = new Registry();
+  registries.set(app, registry);
   collectDefaultMetrics({ register: registry });
   const requests = new Histogram({
     name: 'agentauth_http_request_duration_seconds',
@@ -71,5 +106,22 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   await app.register(userinfoRoutes, ctx);
   await app.register(discoveryRoutes, ctx);
   await app.register(async (scope) => healthRoutes(scope, ctx, registry));
+  return app;
+}
+
+/**
+ * The listener of METRICS_PORT: /metrics of `main` without a token, and nothing else (404 in
+ * the documented shape), with the same timeouts and error answers as the main listener.
+ */
+export async function buildMetricsApp(ctx: Context, main: FastifyInstance): Promise<FastifyInstance> {
+  const registry = registries.get(main);
+  if (!registry) throw new Error('buildMetricsApp needs an app made by buildApp');
+  const app = Fastify({ ...serverOptions(ctx.config), loggerInstance: main.log });
+  addConnectionHooks(app);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((_request, reply) => {
+    void reply.code(404).send({ error: 'not_found', error_description: 'No such endpoint.' });
+  });
+  await app.register(async (scope) => metricsOnlyRoutes(scope, registry));
   return app;
 }

@@ -1,12 +1,14 @@
 /**
  * One error handler for every endpoint: OAuthErrors answer with their own status and body;
  * Fastify's own 4xx errors (validation, content type, size, malformed JSON) become
- * invalid_request in the documented shape; anything else is logged and answered 500
- * server_error, or 503 temporarily_unavailable when the database is unreachable. Never a stack trace.
+ * invalid_request in the documented shape, and so does an upload the client aborted (logged at
+ * debug only); anything else is logged and answered 500 server_error, or 503
+ * temporarily_unavailable when the database is unreachable. Never a stack trace.
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../protocol/errors.ts';
+import { closeAfterLinger, isLingering } from './connections.ts';
 
 interface ErrorBody {
   error: string;
@@ -31,6 +33,16 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return (typeof code === 'string' && UNAVAILABLE.test(code)) || (typeof message === 'string' && /Connection terminated|database connection is not open|Cannot use a pool after calling end|not queryable|timeout exceeded when trying to connect/i.test(message));
 }
 
+/**
+ * The client closed the connection while its request was being read (an aborted upload): the
+ * request stream fails with ECONNRESET "aborted". The client's doing, not an outage, although
+ * the code is one the database drivers use too.
+ */
+export function isClientAbort(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === 'ECONNRESET' && message === 'aborted';
+}
+
 /** PostgreSQL's SQLSTATE class 22 (data exception): for example a NUL byte in a text value. */
 function isDataException(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
@@ -46,6 +58,10 @@ export function describeError(error: unknown): { status: number; headers: Record
   }
   const known = fastifyError.code ? FASTIFY_CLIENT_ERRORS[fastifyError.code] : undefined;
   if (known) return { status: known.status, headers: {}, body: { error: 'invalid_request', error_description: known.description }, unexpected: false };
+  if (isClientAbort(error)) {
+    // Nobody is left to read it; the answer only completes the request.
+    return { status: 400, headers: {}, body: { error: 'invalid_request', error_description: 'The client closed the connection before the request was complete.' }, unexpected: false };
+  }
   if (isDataException(error)) {
     return { status: 400, headers: {}, body: { error: 'invalid_request', error_description: 'The request contains a value that cannot be stored.' }, unexpected: false };
   }
@@ -61,6 +77,7 @@ export function describeError(error: unknown): { status: number; headers: Record
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const { status, headers, body, unexpected } = describeError(error);
   if (unexpected) request.log.error({ err: error }, 'request failed');
+  else if (isClientAbort(error)) request.log.debug('client aborted the request');
   else request.log.debug({ error: body.error, status }, 'request refused');
   void reply.code(status).headers({ 'cache-control': 'no-store', ...headers }).send(body);
 }
@@ -93,18 +110,28 @@ export function schemaErrorMessage(errors: Array<{ keyword: string; instancePath
 
 /**
  * Errors Node's HTTP parser raises before any route runs (a head over the header size limit,
- * a malformed request line or header) get the documented error shape too, and the
- * connection is closed, as the parser cannot go on with it.
+ * a malformed request line or header, a request not received within HEADERS_TIMEOUT or
+ * REQUEST_TIMEOUT) get the documented error shape too, and the connection is closed, as the
+ * parser cannot go on with it: after a short linger, so that a client that never closes its
+ * side cannot keep the socket.
  */
 export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable) return;
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
-  const body = JSON.stringify({
-    error: 'invalid_request',
-    error_description: tooLarge ? 'The request headers are too large.' : 'The request is malformed.',
-  });
-  socket.end(
+  const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || inProgress?.headersSent) {
+    // Nothing can be answered any more (a reset, or an answer already under way): just close,
+    // unless the socket is already lingering after an answer.
+    if (!isLingering(socket)) socket.destroy();
+    return;
+  }
+  const [status, description] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['431 Request Header Fields Too Large', 'The request headers are too large.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['408 Request Timeout', 'The request was not received in time.']
+        : ['400 Bad Request', 'The request is malformed.'];
+  const body = JSON.stringify({ error: 'invalid_request', error_description: description });
+  socket.write(
     `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`,
   );
+  closeAfterLinger(socket);
 }

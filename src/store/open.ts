@@ -1,5 +1,5 @@
 /** Opens the store named by DATABASE_URL: SQLite (one node) or PostgreSQL (many nodes). */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { PostgresDriver, SqliteDriver } from './driver.ts';
@@ -13,6 +13,8 @@ export interface StoreOptions {
   onBackgroundError?: (error: Error) => void;
   /** SQLite only: SQLITE_SYNCHRONOUS (default 'full'). */
   sqliteSynchronous?: 'full' | 'normal';
+  /** SQLite only: told about a data directory or database file that group or others can read or write. */
+  warn?: (message: string) => void;
 }
 
 /** The file behind a `sqlite:` URL (`sqlite:./data/x.db`, `sqlite:///abs/x.db`, `sqlite::memory:`). */
@@ -22,10 +24,53 @@ export function sqlitePath(databaseUrl: string): string {
   return resolve(rest.startsWith('//') ? rest.slice(2) : rest);
 }
 
+/** Permission bits that let group or others read or write. */
+const OPEN_TO_OTHERS = 0o066;
+
+/** Warns when group or others can read or write `path` (DESIGN.md §10); never changes it. */
+export function warnIfOpenToOthers(path: string, kind: 'directory' | 'file', warn: ((message: string) => void) | undefined): void {
+  const mode = statSync(path).mode & 0o777;
+  if (mode & OPEN_TO_OTHERS) {
+    warn?.(`${path} is readable or writable by group or others (mode 0${mode.toString(8)}); it holds the database or its secret: chmod ${kind === 'directory' ? '700' : '600'} ${path}`);
+  }
+}
+
+/**
+ * The directory of the SQLite database and the development secret: created 0700 (with any
+ * missing parents); an existing one open to group or others is warned about.
+ */
+export function prepareDataDirectory(dir: string, warn?: (message: string) => void): void {
+  if (mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined) chmodSync(dir, 0o700);
+  else warnIfOpenToOthers(dir, 'directory', warn);
+}
+
+/**
+ * Creates the database file 0600 before SQLite opens it: SQLite creates its -wal and -shm
+ * files with the database file's mode. An existing file open to others is warned about.
+ */
+function prepareDatabaseFile(path: string, warn?: (message: string) => void): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    warnIfOpenToOthers(path, 'file', warn);
+    return;
+  }
+  try {
+    fchmodSync(fd, 0o600); // whatever the umask
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = sqlitePath(databaseUrl);
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') {
+      prepareDataDirectory(dirname(path), options.warn);
+      prepareDatabaseFile(path, options.warn);
+    }
     return new SqlStore(new SqliteDriver(new Database(path), { synchronous: options.sqliteSynchronous }));
   }
   return new SqlStore(await PostgresDriver.open(databaseUrl, options));
