@@ -28,6 +28,11 @@ export interface Config {
   authFailuresPerAgent: number;
   authFailuresPerIp: number;
   authFailureWindow: number;
+  /** GET /authorize requests allowed per client address and node within the window; 0 turns the limit off. */
+  authorizeLimitPerIp: number;
+  authorizeLimitWindow: number;
+  /** How long requests that never reached `authenticated` are kept after expiry (shorter than purgeAfter). */
+  purgeUnauthenticatedAfter: number;
   /**
    * Which reverse proxies' X-Forwarded-* to believe (for the client IP and https): false (none),
    * the number of proxies nearest the server, or their addresses and CIDRs. Never "all".
@@ -183,6 +188,9 @@ export function loadConfig(env: Env = process.env): Config {
     authFailuresPerAgent: integer(env, 'AUTH_FAILURES_PER_AGENT', 10),
     authFailuresPerIp: integer(env, 'AUTH_FAILURES_PER_IP', 50),
     authFailureWindow: integer(env, 'AUTH_FAILURE_WINDOW', 300),
+    authorizeLimitPerIp: integer(env, 'AUTHORIZE_LIMIT_PER_IP', 300, 0),
+    authorizeLimitWindow: integer(env, 'AUTHORIZE_LIMIT_WINDOW', 60),
+    purgeUnauthenticatedAfter: integer(env, 'PURGE_UNAUTHENTICATED_AFTER', 600, 0),
     trustProxy: trustProxy(env.TRUST_PROXY),
     headersTimeout,
     requestTimeout,

@@ -1,8 +1,8 @@
 /** What every rule of the server works with; built once at start-up (see app.ts). */
 import type { Config } from './config.ts';
-import { SecretBox } from './crypto.ts';
+import { BrowserBindings, SecretBox } from './crypto.ts';
 import { AccessTokenKeys } from './domain/jwt.ts';
-import type { AuthThrottle } from './domain/throttle.ts';
+import type { AuthorizeLimit, AuthThrottle } from './domain/throttle.ts';
 import type { Store } from './store/types.ts';
 
 /** Current time in epoch seconds; injectable so tests can move time forward. */
@@ -14,10 +14,16 @@ export interface ServerSecrets {
   accessTokens: AccessTokenKeys;
   /** Encrypts client secrets at rest. */
   box: SecretBox;
+  /** Issues and recognises the browser binding cookie's values. */
+  bindings: BrowserBindings;
 }
 
 export function serverSecrets(current: string, previous: string[], issuer: string): ServerSecrets {
-  return { accessTokens: new AccessTokenKeys(current, previous, issuer), box: new SecretBox(current, previous) };
+  return {
+    accessTokens: new AccessTokenKeys(current, previous, issuer),
+    box: new SecretBox(current, previous),
+    bindings: new BrowserBindings(current, previous),
+  };
 }
 
 export interface Context {
@@ -26,4 +32,5 @@ export interface Context {
   clock: Clock;
   secrets: ServerSecrets;
   throttle: AuthThrottle;
+  authorizeLimit: AuthorizeLimit;
 }

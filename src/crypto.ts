@@ -1,5 +1,5 @@
 /** Random identifiers, digests and the encryption of client secrets (DESIGN.md §3). */
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Readable prefixes of everything the server generates. */
 export const PREFIX = {
@@ -30,7 +30,6 @@ export const newRefreshToken = () => randomId(PREFIX.refreshToken, 32);
 export const newGrantId = () => randomId(PREFIX.grant, 16);
 export const newTokenId = () => randomId(PREFIX.token, 16);
 export const newAuditEventId = () => randomId(PREFIX.auditEvent, 15);
-export const newBrowserBinding = () => randomBytes(32).toString('base64url');
 
 /**
  * SHA-256 digest, base64url. Used to store high-entropy server-generated secrets (agent
@@ -57,6 +56,47 @@ export function secretKeyId(secret: string): string {
   return createHash('sha256').update('agentauth-kid:').update(secret, 'utf8').digest('base64url').slice(0, 12);
 }
 
+/** A key for one purpose, derived (HKDF-SHA256) from a server secret. */
+function derivedKey(secret: string, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, 'agentauth', purpose, 32));
+}
+
+/**
+ * Issues and recognises browser binding values (the `agentauth_browser` cookie): a random value
+ * and its HMAC under a key derived from the server secret. /authorize adopts a cookie the
+ * browser already has only if this server issued it, so a value planted by someone else is
+ * replaced rather than bound to the victim's request. Values issued under a previous secret are
+ * still recognised during a rotation.
+ *
+ * @example
+ * const bindings = new BrowserBindings(process.env.JWT_SECRET!);
+ * const value = bindings.issue();   // 'k3…Q.Zt…8' (random . MAC)
+ * bindings.issuedByUs(value);       // true
+ * bindings.issuedByUs('planted');   // false
+ */
+export class BrowserBindings {
+  private readonly keys: Buffer[];
+
+  constructor(current: string, previous: string[] = []) {
+    this.keys = [current, ...previous].map((secret) => derivedKey(secret, 'browser-binding'));
+  }
+
+  issue(): string {
+    const value = randomBytes(32).toString('base64url');
+    return `${value}.${this.mac(this.keys[0]!, value)}`;
+  }
+
+  issuedByUs(candidate: string): boolean {
+    const [value, mac, extra] = candidate.split('.');
+    if (extra !== undefined || !value || !mac || !/^[A-Za-z0-9_-]{43}$/.test(value)) return false;
+    return this.keys.some((key) => safeEqual(this.mac(key, value), mac));
+  }
+
+  private mac(key: Buffer, value: string): string {
+    return createHmac('sha256', key).update(value).digest('base64url');
+  }
+}
+
 /**
  * Encrypts client secrets at rest with AES-256-GCM under a key derived (HKDF-SHA256) from the
  * server secret. Ciphertexts carry the key id, so after a JWT_SECRET rotation the secrets
@@ -69,8 +109,7 @@ export class SecretBox {
   constructor(current: string, previous: string[] = []) {
     this.currentKid = secretKeyId(current);
     for (const secret of [current, ...previous]) {
-      const key = Buffer.from(hkdfSync('sha256', secret, 'agentauth', 'client-secret-encryption', 32));
-      this.keys.set(secretKeyId(secret), key);
+      this.keys.set(secretKeyId(secret), derivedKey(secret, 'client-secret-encryption'));
     }
   }
 

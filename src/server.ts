@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError } from './config.ts';
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
-import { AuthThrottle } from './domain/throttle.ts';
+import { AuthorizeLimit, AuthThrottle } from './domain/throttle.ts';
 import { buildApp, buildMetricsApp, type AppOptions } from './http/app.ts';
 import { openStore, prepareDataDirectory, sqlitePath, warnIfOpenToOthers } from './store/open.ts';
 import type { Store } from './store/types.ts';
@@ -96,13 +96,24 @@ export function resolveJwtSecret(config: Config, warn: Warn): string {
 }
 
 export async function createContext(config: Config, store: Store, jwtSecret: string, clock: Clock = systemClock): Promise<Context> {
-  return { config, store, clock, secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets, config.baseUrl), throttle: await AuthThrottle.create(config, store) };
+  return {
+    config,
+    store,
+    clock,
+    secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets, config.baseUrl),
+    throttle: await AuthThrottle.create(config, store),
+    authorizeLimit: new AuthorizeLimit(config),
+  };
 }
 
 /** Deletes expired rows, keeping them `purgeAfter` seconds past expiry so expiry stays reportable. */
 export async function purgeOnce(ctx: Context) {
   const now = ctx.clock();
-  return ctx.store.purge(now - ctx.config.purgeAfter, now - ctx.config.auditRetention);
+  return ctx.store.purge({
+    expiredBefore: now - ctx.config.purgeAfter,
+    unauthenticatedBefore: now - Math.min(ctx.config.purgeUnauthenticatedAfter, ctx.config.purgeAfter),
+    auditBefore: now - ctx.config.auditRetention,
+  });
 }
 
 /**

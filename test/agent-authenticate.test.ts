@@ -161,21 +161,53 @@ describe('POST /api/agent/authenticate', () => {
 });
 
 describe('throttling of failed authentications (DESIGN.md §5)', () => {
-  it('answers 429 with Retry-After per agent_id, and lets the agent in after the window', async () => {
-    const throttled = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '3', AUTH_FAILURES_PER_IP: '100', AUTH_FAILURE_WINDOW: '1' } });
+  it('answers 429 with Retry-After to wrong secrets per agent_id, and never to the right one (no lock-out)', async () => {
+    const throttled = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '3', AUTH_FAILURES_PER_IP: '100', AUTH_FAILURE_WINDOW: '60', TRUST_PROXY: '1' } });
     try {
       const victim = await setupParty(throttled);
       const { requestId } = await startFlow(throttled, victim);
-      const wrong = () => postJson(throttled, '/api/agent/authenticate', { request_id: requestId, agent_id: victim.agentId, agent_secret: 'aas_guess', model: 'm' });
-      for (let i = 0; i < 3; i++) expect((await wrong()).status).toBe(401);
-      const blocked = await wrong();
-      await expectError(blocked, 429, 'too_many_requests');
-      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      // Even the right secret waits while the agent_id is throttled ...
-      expect((await authenticate(throttled, victim, requestId)).status).toBe(429);
-      // ... and gets in once the attacker has stopped and the window has passed.
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-      expect((await authenticate(throttled, victim, requestId)).status).toBe(200);
+      // Guessers from several addresses, each well within its own address's allowance.
+      const wrong = (i: number) => postJson(throttled, '/api/agent/authenticate', { request_id: requestId, agent_id: victim.agentId, agent_secret: 'aas_guess', model: 'm' }, { 'x-forwarded-for': `198.51.100.${i}` });
+      for (let i = 0; i < 3; i++) expect((await wrong(i)).status).toBe(401);
+      for (let i = 3; i < 6; i++) {
+        const blocked = await wrong(i);
+        await expectError(blocked, 429, 'too_many_requests');
+        expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+      // The agent that knows its secret gets in at once, from its own address, in the same window.
+      const own = await postJson(throttled, '/api/agent/authenticate', body(requestId, { agent_id: victim.agentId, agent_secret: victim.agentSecret }), { 'x-forwarded-for': '203.0.113.10' });
+      expect(own.status).toBe(200);
+    } finally {
+      await throttled.close();
+    }
+  });
+
+  it('a throttled key writes one audit event per window, not one per attempt', async () => {
+    const throttled = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '2', AUTH_FAILURES_PER_IP: '3', AUTH_FAILURE_WINDOW: '60', TRUST_PROXY: '1' } });
+    try {
+      const victim = await setupParty(throttled);
+      const guess = (ip: string, agentId = victim.agentId) =>
+        postJson(throttled, '/api/agent/authenticate', { request_id: 'req_x', agent_id: agentId, agent_secret: 'aas_guess', model: 'm' }, { 'x-forwarded-for': ip });
+      // Per agent_id: 2 failures, then 30 refusals from fresh addresses.
+      for (let i = 0; i < 32; i++) expect((await guess(`198.51.100.${i}`)).status).toBe(i < 2 ? 401 : 429);
+      // Per address: 3 failures, then 30 refusals for fresh agent ids.
+      for (let i = 0; i < 33; i++) expect((await guess('203.0.113.7', `agt_other${i}`)).status).toBe(i < 3 ? 401 : 429);
+      const events = await throttled.ctx.store.listAuditEvents({ limit: 1000 });
+      expect(events.filter((e) => e.outcome === 'invalid_credentials')).toHaveLength(5);
+      const refusals = events.filter((e) => e.outcome === 'throttled');
+      expect(refusals.map((e) => e.ip).sort()).toEqual(['198.51.100.2', '203.0.113.7']);
+    } finally {
+      await throttled.close();
+    }
+  });
+
+  it('counts the addresses of one IPv6 /64 as one client', async () => {
+    const throttled = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '100', AUTH_FAILURES_PER_IP: '3', AUTH_FAILURE_WINDOW: '60', TRUST_PROXY: '1' } });
+    try {
+      const guess = (ip: string) => postJson(throttled, '/api/agent/authenticate', { request_id: 'req_x', agent_id: 'agt_guess', agent_secret: 'aas_x', model: 'm' }, { 'x-forwarded-for': ip });
+      for (const ip of ['2001:db8:1:2::1', '2001:db8:1:2:aaaa::2', '2001:0db8:0001:0002:ffff:ffff:ffff:fffe']) expect((await guess(ip)).status).toBe(401);
+      expect((await guess('2001:db8:1:2:1234::99')).status).toBe(429);
+      expect((await guess('2001:db8:1:3::1')).status).toBe(401);
     } finally {
       await throttled.close();
     }

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeUrl, metaContent, type Party, pkcePair, setupParty } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { digest } from '../src/crypto.ts';
 
 let server: TestServer;
 let party: Party;
@@ -99,8 +100,19 @@ describe('GET /authorize decisions (DESIGN.md §4)', () => {
     await expectErrorPage({ ...valid(), scope: 'openid admin' }, 'invalid_scope', /admin/);
   });
 
-  it('state must be printable ASCII', async () => {
-    await expectErrorPage({ ...valid(), state: 'line\nbreak' }, 'invalid_request', /state/);
+  it('state may be any text without control characters; a control character or broken UTF-8 is invalid_request', async () => {
+    for (const state of ['a b&c=d/é+%', '日本語 ✓ 🙂', '"<>\\`{}|^']) expect((await get({ ...valid(), state })).status, state).toBe(200);
+    for (const state of ['line\nbreak', 'tab\there', 'del\x7f', 'c1\x85']) await expectErrorPage({ ...valid(), state }, 'invalid_request', /state must not contain control characters/);
+    const { state: _omitted, ...rest } = valid();
+    await expectErrorPage(rest, 'invalid_request', /state must be percent-encoded UTF-8/, '&state=%C3%28');
+    await expectErrorPage(rest, 'invalid_request', /state must be percent-encoded UTF-8/, '&state=ok%ED%A0%80');
+  });
+
+  it('login_hint must be an agent_id', async () => {
+    for (const login_hint of ['ada@example.com', 'agt_', 'agt_a b', `agt_${'a'.repeat(130)}`]) {
+      await expectErrorPage({ ...valid(), login_hint }, 'invalid_request', /login_hint/);
+    }
+    expect((await get({ ...valid(), login_hint: 'agt_AbC-_9' })).status).toBe(200);
   });
 
   it('unknown parameters are ignored', async () => {
@@ -140,10 +152,27 @@ describe('the authorization page', () => {
   it('sets an HttpOnly SameSite=Lax binding cookie whose digest is stored, and reuses it', async () => {
     const first = await get(valid());
     const cookie = first.response.headers.get('set-cookie')!;
-    expect(cookie).toMatch(/^agentauth_browser=[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(cookie).toMatch(/^agentauth_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/);
     const value = cookie.split(';')[0]!;
+    expect((await server.ctx.store.findRequest(metaContent(first.page, 'request-id')!))!.browser_digest).toBe(digest(value.slice('agentauth_browser='.length)));
     const second = await fetch(authorizeUrl(server, valid()), { headers: { cookie: value } });
     expect(second.headers.get('set-cookie')!.split(';')[0]).toBe(value);
+  });
+
+  it('replaces a binding cookie it did not issue (fixation): planted values are never bound to a request', async () => {
+    const issued = (await get(valid())).response.headers.get('set-cookie')!.split(';')[0]!.slice('agentauth_browser='.length);
+    const [random] = issued.split('.');
+    const planted = ['A'.repeat(43), `${random}.${'B'.repeat(43)}`, `${random}`, `${issued}.x`, 'anything'];
+    for (const value of planted) {
+      const response = await fetch(authorizeUrl(server, valid()), { headers: { cookie: `agentauth_browser=${value}` } });
+      expect(response.status).toBe(200);
+      const replaced = response.headers.get('set-cookie')!.split(';')[0]!.slice('agentauth_browser='.length);
+      expect(replaced, value).not.toBe(value);
+      const requestId = metaContent(await response.text(), 'request-id')!;
+      const stored = (await server.ctx.store.findRequest(requestId))!.browser_digest;
+      expect(stored).toBe(digest(replaced));
+      expect(stored).not.toBe(digest(value));
+    }
   });
 
   it('sends the security headers of DESIGN.md §4', async () => {

@@ -216,6 +216,29 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
     }
   });
 
+  it('a2. the page says which agent signed in (name, owner, model) before the browser goes on', async () => {
+    const context = await browser.newContext();
+    try {
+      const watched = await watchedPage(context);
+      const { page } = watched;
+      // Everything the page says in its status line, reported as it happens (the page leaves soon after).
+      const said: string[] = [];
+      await page.exposeFunction('reportStatus', (text: string) => said.push(text));
+      const { requestId } = await openAuthorize(page, party, 'state-shows-agent');
+      await page.evaluate(() => {
+        const status = document.getElementById('status')!;
+        const report = (window as unknown as { reportStatus(text: string): void }).reportStatus;
+        new MutationObserver(() => report(status.textContent ?? '')).observe(status, { childList: true, characterData: true, subtree: true });
+      });
+      expect((await authenticate(server, party, requestId, 'claude-opus')).status).toBe(200);
+      await arrival(watched, 'state-shows-agent');
+      expect(said).toContain('Signed in by the agent Research bot of Ada Lovelace <ada@example.com> (claude-opus). Continuing…');
+      expect(cspViolations(watched)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('b. without JavaScript, clicking "Continue" after the agent authenticated reaches the callback', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     try {
@@ -281,7 +304,7 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
 
       // The script submits the form on its own; the server answers with the confirmation page.
       await page.locator('#agent-details').waitFor({ state: 'visible', timeout: ARRIVAL_TIMEOUT });
-      expect(await page.locator('#agent-name').textContent()).toBe('Ledger agent');
+      expect(await page.locator('#agent-name').textContent()).toBe(`Ledger agent ${manual.agentId}`);
       expect(await page.locator('#agent-owner').textContent()).toContain('grace@example.com');
       expect(await page.locator('#agent-model').textContent()).toBe('gpt-5-mini-2025');
       expect(await page.locator('#client-name').textContent()).toBe('Careful Bank');

@@ -88,6 +88,7 @@ describe('GET /api/check-status', () => {
 
   it('answers request_expired until the purge retention has passed, then 404 (DESIGN.md §9)', async () => {
     const { requestId } = await startFlow(server, party);
+    expect((await authenticate(server, party, requestId)).status).toBe(200);
     server.clock.advance(600 + 86_400 - 1);
     await purgeOnce(server.ctx);
     expect((await checkStatus(server, requestId)).body).toEqual(EXPIRED);
@@ -95,5 +96,22 @@ describe('GET /api/check-status', () => {
     await purgeOnce(server.ctx);
     expect((await checkStatus(server, requestId)).status).toBe(404);
     server.clock.advance(-(600 + 86_400 + 1));
+  });
+
+  it('purges a request no agent ever authenticated PURGE_UNAUTHENTICATED_AFTER (600 s) after expiry, not a day', async () => {
+    const never = await startFlow(server, party);
+    const cancelled = await startFlow(server, party);
+    expect((await continueFlow(server, cancelled, { action: 'cancel' })).status).toBe(302);
+    const authenticated = await startFlow(server, party);
+    expect((await authenticate(server, party, authenticated.requestId)).status).toBe(200);
+    server.clock.advance(600 + 600 - 1);
+    await purgeOnce(server.ctx);
+    expect((await checkStatus(server, never.requestId)).body).toEqual(EXPIRED);
+    server.clock.advance(2);
+    await purgeOnce(server.ctx);
+    expect((await checkStatus(server, never.requestId)).status).toBe(404);
+    expect((await checkStatus(server, cancelled.requestId)).status).toBe(404);
+    expect((await checkStatus(server, authenticated.requestId)).body).toEqual(EXPIRED);
+    server.clock.advance(-(600 + 600 + 1));
   });
 });

@@ -99,6 +99,23 @@ describe('POST /authorize/continue', () => {
     expect(location.startsWith('https://app.example/cb?tenant=a%20b&code=cod_')).toBe(true);
   });
 
+  it('returns a non-ASCII state byte-identical, percent-encoded, on success and on Cancel (SPEC: returned unchanged)', async () => {
+    const state = 'a b&c=d/é+%';
+    const encoded = 'state=a%20b%26c%3Dd%2F%C3%A9%2B%25';
+    const approved = await startFlow(server, party, { state });
+    await authenticate(server, party, approved.requestId);
+    const cancelled = await startFlow(server, party, { state });
+    for (const response of [await continueFlow(server, approved), await continueFlow(server, cancelled, { action: 'cancel' })]) {
+      expect(response.status).toBe(302);
+      const location = response.headers.get('location')!;
+      expect(location).toContain(`&${encoded}&`);
+      // Form-style and RFC 3986 decoders alike give back the exact value.
+      expect(new URL(location).searchParams.get('state')).toBe(state);
+      const raw = location.split('?')[1]!.split('&').find((pair) => pair.startsWith('state='))!;
+      expect(decodeURIComponent(raw.slice('state='.length))).toBe(state);
+    }
+  });
+
   it('approval=manual: shows who authenticated and waits for the confirmation', async () => {
     const manual = { ...(await server.createAgent({ name: 'Research bot', ownerEmail: 'grace@example.com' })), ...(await server.createClient({ approval: 'manual' })) };
     const started = await startFlow(server, manual);
@@ -106,8 +123,8 @@ describe('POST /authorize/continue', () => {
     const confirm = await continueFlow(server, started);
     expect(confirm.status).toBe(200);
     const page = await confirm.text();
-    expect(page).toContain('<dd id="agent-name">Research bot</dd>');
-    expect(page).toContain('<dd id="agent-owner">grace@example.com</dd>');
+    expect(page).toContain(`<dd id="agent-name">Research bot <code>${manual.agentId}</code></dd>`);
+    expect(page).toContain('<dd id="agent-owner">Ada Lovelace &lt;grace@example.com&gt;</dd>');
     expect(page).toContain('<dd id="agent-model">model-x</dd>');
     expect(page).toContain('name="confirmed" value="1"');
     expect((await checkStatus(server, started.requestId)).body.status).toBe('authenticated');

@@ -118,6 +118,8 @@ const withControl = fc.tuple(printable({ maxLength: 10 }), controlChar, printabl
 const nonAscii = fc.tuple(printable({ maxLength: 8 }), fc.string({ unit: nonAsciiChar, minLength: 1, maxLength: 8 })).map(([a, b]) => a + b);
 /** 100 to 5000 characters: a few arbitrary printable ones, then filler. */
 const long = fc.tuple(fc.integer({ min: 100, max: 5000 }), printable({ maxLength: 8 })).map(([n, head]) => (head + 'a'.repeat(n)).slice(0, n));
+/** What a client may put in state: printable and non-ASCII text, no control characters. */
+const opaqueText = fc.string({ unit: fc.oneof(printableChar, nonAsciiChar), minLength: 1, maxLength: 64 });
 /** Strings that are wrong for almost any parameter. */
 const badString = fc.oneof(fc.constant(''), weird, withControl, nonAscii, long);
 
@@ -155,7 +157,7 @@ async function send(url: string, init: RequestInit): Promise<Response | undefine
 type Entry = [string, string];
 type Verdict = 'valid' | 'invalid' | 'either';
 
-const KNOWN_AUTHORIZE = ['client_id', 'redirect_uri', 'response_type', 'state', 'code_challenge', 'code_challenge_method', 'scope', 'nonce'];
+const KNOWN_AUTHORIZE = ['client_id', 'redirect_uri', 'response_type', 'state', 'code_challenge', 'code_challenge_method', 'scope', 'nonce', 'login_hint'];
 const AUTHORIZE_ERRORS = ['invalid_request', 'invalid_client', 'unsupported_response_type', 'invalid_scope'];
 
 /** Redirect URIs that differ from the registered one, each in a way an attacker might try. */
@@ -252,7 +254,7 @@ const wrongRedirectUri = (uri: string) => fc.oneof(fc.constantFrom(...nearMisses
 /** Names of parameters the server does not know (it must ignore them). */
 const unknownName = fc
   .oneof(
-    fc.constantFrom('prompt', 'response_mode', 'login_hint', 'request', 'request_uri', 'claims', 'foo', '', 'Client_ID', 'CLIENT_ID', 'REDIRECT_URI', 'Response_Type', 'client_id ', ' client_id', 'client_id[]', 'redirect_uri[0]', 'state.x', 'scope[]', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'client%5Fid'),
+    fc.constantFrom('prompt', 'response_mode', 'request', 'request_uri', 'claims', 'foo', '', 'Client_ID', 'CLIENT_ID', 'REDIRECT_URI', 'Response_Type', 'client_id ', ' client_id', 'client_id[]', 'redirect_uri[0]', 'state.x', 'scope[]', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'client%5Fid'),
     printable({ maxLength: 16 }),
     weird,
   )
@@ -281,7 +283,7 @@ function authorizeQueries(): fc.Arbitrary<Entry[]> {
     weight: 2,
     arbitrary: fc.oneof(fc.constantFrom('token', 'CODE', 'Code', 'code ', ' code', 'code token', 'code id_token', 'id_token', 'none', 'code\u0000'), badString),
   });
-  const state = fc.oneof(good(printable({ minLength: 1, maxLength: 64 })), { weight: 1, arbitrary: badString }, { weight: 1, arbitrary: printable({ minLength: 500, maxLength: 3000 }) });
+  const state = fc.oneof(good(printable({ minLength: 1, maxLength: 64 })), good(opaqueText, 5), { weight: 1, arbitrary: badString }, { weight: 1, arbitrary: printable({ minLength: 500, maxLength: 3000 }) });
   const codeChallenge = fc.oneof(good(validChallenge), good(b64(43), 5), {
     weight: 2,
     arbitrary: fc.oneof(b64(42), b64(44), b64(0, 41), b64(44, 200), validChallenge.map((c) => `${c}=`), validChallenge.map((c) => c.replace(/[-_]/g, '+')), badString),
@@ -289,6 +291,7 @@ function authorizeQueries(): fc.Arbitrary<Entry[]> {
   const method = fc.oneof(good(fc.constant('S256')), { weight: 1, arbitrary: fc.oneof(fc.constantFrom('plain', 'PLAIN', 's256', 'S256 ', ' S256', 'SHA256', 'S384', 'S512', 'S256\u0000'), badString) });
   const scope = fc.oneof(good(validScope), { weight: 6, arbitrary: fc.oneof(badScope, fc.constantFrom('', ' ', '   '), badString, validScope.map((s) => `${s} `.repeat(40))) });
   const nonce = fc.oneof(good(printable({ minLength: 1, maxLength: 64 })), { weight: 1, arbitrary: badString });
+  const loginHint = fc.oneof(good(b64(1, 30).map((s) => `agt_${s}`)), { weight: 1, arbitrary: fc.oneof(fc.constantFrom('agt_', 'ada@example.com', 'AGT_x'), badString) });
 
   return fc
     .tuple(
@@ -300,6 +303,7 @@ function authorizeQueries(): fc.Arbitrary<Entry[]> {
       occurrences('code_challenge_method', method, false),
       occurrences('scope', scope, true),
       occurrences('nonce', nonce, true),
+      occurrences('login_hint', loginHint, true),
       unknownParams,
     )
     .chain((parts) => {
@@ -329,7 +333,8 @@ function authorizeVerdict(entries: Entry[]): Verdict {
   once('client_id', exactly(party.clientId));
   once('redirect_uri', exactly(REGISTERED));
   once('response_type', exactly('code'));
-  once('state', (v) => (v === '' ? 'invalid' : /^[\x20-\x7e]+$/.test(v) ? (v.length <= 500 ? 'valid' : 'either') : 'either'));
+  // state is opaque (docs/design.md §4): any text without control characters, up to 2048.
+  once('state', (v) => (v === '' || /\p{Cc}/u.test(v) || v.length > 2048 ? 'invalid' : 'valid'));
   once('code_challenge', (v) => (/^[A-Za-z0-9_-]{43}$/.test(v) ? 'valid' : 'invalid'));
   once('code_challenge_method', exactly('S256'));
   once(
@@ -342,6 +347,7 @@ function authorizeVerdict(entries: Entry[]): Verdict {
     true,
   );
   once('nonce', (v) => (/^[\x20-\x7e]+$/.test(v) && v.length <= 256 ? 'valid' : 'either'), true);
+  once('login_hint', (v) => (v === '' || /^agt_[A-Za-z0-9_-]{1,124}$/.test(v) ? 'valid' : 'invalid'), true);
   if (verdicts.includes('invalid')) return 'invalid';
   return verdicts.includes('either') ? 'either' : 'valid';
 }
@@ -409,7 +415,7 @@ describe('GET /authorize with generated query parameters', () => {
 
   const validRequest = () =>
     fc.record({
-      state: printable({ minLength: 1, maxLength: 64 }),
+      state: fc.oneof(printable({ minLength: 1, maxLength: 64 }), opaqueText),
       codeChallenge: validChallenge,
       scope: fc.option(validScope, { nil: undefined }),
       nonce: fc.option(printable({ minLength: 1, maxLength: 64 }), { nil: undefined }),
@@ -564,8 +570,12 @@ async function materialize(value: unknown): Promise<unknown> {
   switch (value.$) {
     case 'fresh request':
       return (await startFlow(server, party)).requestId;
-    case 'used request':
-      return usedRequestId;
+    case 'used request': {
+      // A request of its own each time: another agent on it contests it, which ends it.
+      const { requestId } = await startFlow(server, party);
+      await authenticate(server, party, requestId);
+      return requestId;
+    }
     case 'agent id':
       return AGENT_CREDENTIALS()[value.who].agentId;
     case 'agent secret':
@@ -619,7 +629,7 @@ function credentialsValid(fields: AuthenticateFields): boolean {
 
 /**
  * What SPEC.md and DESIGN.md §5 decide for a well-typed JSON body: the order of checks is body
- * shape (400) → credentials (401) → request exists (404) → request state (409 when used).
+ * shape (400) → credentials (401) → request exists (404) → request state (409 when used or contested).
  */
 function expectedAuthentication(fields: AuthenticateFields): { status: number; error?: string } | 'open' {
   const classes = (['request_id', 'agent_id', 'agent_secret', 'model'] as const).map((name) => classify(name, fields[name]));
@@ -628,7 +638,8 @@ function expectedAuthentication(fields: AuthenticateFields): { status: number; e
   if (!credentialsValid(fields)) return { status: 401, error: 'invalid_credentials' };
   const request = fields.request_id;
   if (isRef(request) && request.$ === 'fresh request') return { status: 200 };
-  if (isRef(request) && request.$ === 'used request') return { status: 409, error: 'request_already_used' };
+  // The agent that authenticated it, again: used; another agent: contested (docs/design.md §5).
+  if (isRef(request) && request.$ === 'used request') return { status: 409, error: (fields.agent_id as Ref).who === 'A' ? 'request_already_used' : 'request_contested' };
   return { status: 404, error: 'invalid_request' };
 }
 

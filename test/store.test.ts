@@ -42,7 +42,7 @@ const unique = (prefix: string) => `${prefix}${++sequence}_${Math.random().toStr
 function request(overrides: Partial<AuthorizationRequestRecord> = {}): AuthorizationRequestRecord {
   return {
     id: unique('req_'), client_id: 'cli_1', redirect_uri: 'https://app.example/cb', scope: 'openid', state: 's', code_challenge: 'c'.repeat(43),
-    nonce: null, browser_digest: 'browser', status: 'pending', error: null, error_description: null, agent_id: null, model: null,
+    nonce: null, login_hint: null, browser_digest: 'browser', status: 'pending', error: null, error_description: null, agent_id: null, model: null,
     authenticated_at: null, created_at: NOW, expires_at: NOW + 600, ...overrides,
   };
 }
@@ -191,7 +191,7 @@ describe.each(engines)('Store on $name', (engine) => {
     await store.insertRequest(old);
     await store.insertRequest(fresh);
     await store.recordAuditEvent({ at: NOW - 100, agent_id: 'agt_1', request_id: old.id, client_id: null, model: null, ip: null, user_agent: null, outcome: 'x' });
-    const counts = await store.purge(NOW, NOW - 50);
+    const counts = await store.purge({ expiredBefore: NOW, unauthenticatedBefore: NOW, auditBefore: NOW - 50 });
     expect(counts.requests).toBeGreaterThanOrEqual(1);
     expect(counts.auditEvents).toBeGreaterThanOrEqual(1);
     expect(await store.findRequest(old.id)).toBeUndefined();
@@ -202,7 +202,7 @@ describe.each(engines)('Store on $name', (engine) => {
     const expired = Array.from({ length: 25 }, () => request({ expires_at: NOW - 10 }));
     const fresh = Array.from({ length: 3 }, () => request({ expires_at: NOW + 10 }));
     await Promise.all([...expired, ...fresh].map((r) => store.insertRequest(r)));
-    const counts = await store.purge(NOW, NOW - 50, 10);
+    const counts = await store.purge({ expiredBefore: NOW, unauthenticatedBefore: NOW, auditBefore: NOW - 50 }, 10);
     expect(counts.requests).toBeGreaterThanOrEqual(25);
     for (const r of expired) expect(await store.findRequest(r.id)).toBeUndefined();
     for (const r of fresh) expect(await store.findRequest(r.id)).toBeDefined();

@@ -9,17 +9,20 @@
  * sees the same state at the same moment; the conditional updates of the store refuse
  * expired rows.
  */
-import { digest, newBrowserBinding, newCode, newRequestId, safeEqual } from '../crypto.ts';
+import { digest, newCode, newRequestId, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import {
   AccessDenied,
+  AgentMismatch,
   InvalidClient,
   InvalidCredentials,
   InvalidRequest,
   InvalidScope,
   type OAuthError,
   RequestAlreadyUsed,
+  RequestContested,
   RequestExpired,
+  RequestMismatch,
   RequestNotFound,
   UnsupportedResponseType,
 } from '../protocol/errors.ts';
@@ -27,9 +30,11 @@ import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStat
 import { verifyAgentCredentials } from './agents.ts';
 import { MAX_REDIRECT_URI_LENGTH, VISIBLE_ASCII } from './clients.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes } from './scopes.ts';
+import { Throttled } from './throttle.ts';
 
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
-export const LIMITS = { clientId: 128, state: 2048, nonce: 512, scope: 200 } as const;
+export const CONTESTED_DESCRIPTION = 'Two different agents authenticated this authorization request, so it was stopped; start a new one.';
+export const LIMITS = { clientId: 128, state: 2048, nonce: 512, scope: 200, loginHint: 128 } as const;
 
 // ---------------------------------------------------------------------------------------------
 // GET /authorize: validation
@@ -43,10 +48,19 @@ export interface ValidAuthorization {
   codeChallenge: string;
   scope: string;
   nonce: string | null;
+  /** The only agent that may authenticate (OIDC login_hint), or null. */
+  loginHint: string | null;
 }
 
-/** RFC 6749 Appendix A: state (and, here, nonce) are VSCHAR, printable ASCII. */
+/** RFC 6749 Appendix A: the nonce is VSCHAR, printable ASCII. */
 const VSCHAR = /^[\x20-\x7e]+$/;
+/**
+ * state is opaque and returned unchanged (docs/contract.md): any Unicode text without control
+ * characters (and without lone surrogates, which no UTF-8 query can carry).
+ */
+const OPAQUE_TEXT = /^[^\p{Cc}\p{Cs}]+$/u;
+/** What the server issues as an agent_id (crypto.ts): the only thing login_hint may name. */
+const AGENT_ID = /^agt_[A-Za-z0-9_-]{1,124}$/;
 /** A SHA-256 digest in base64url without padding is exactly 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -64,11 +78,31 @@ function required(query: AuthorizeQuery, name: string, maxLength: number): strin
 }
 
 /**
+ * Whether every raw (still percent-encoded) value of the parameter decodes as UTF-8. The query
+ * parser keeps a value it cannot decode as it came, which would change it without a word.
+ */
+export function decodesAsUtf8(rawQuery: string, name: string): boolean {
+  for (const pair of rawQuery.split('&')) {
+    const eq = pair.indexOf('=');
+    if (eq >= 0 && formDecoded(pair.slice(0, eq)) === name && formDecoded(pair.slice(eq + 1)) === null) return false;
+  }
+  return true;
+}
+
+function formDecoded(text: string): string | null {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Validates an authorization request in the order of DESIGN.md §4: the client and its
  * redirect_uri first, then everything else. Throws the OAuthError to show on the 400 page;
  * nothing here ever leads to a redirect.
  */
-export async function validateAuthorization(ctx: Pick<Context, 'store'>, query: AuthorizeQuery): Promise<ValidAuthorization> {
+export async function validateAuthorization(ctx: Pick<Context, 'store'>, query: AuthorizeQuery, rawQuery = ''): Promise<ValidAuthorization> {
   const clientId = required(query, 'client_id', LIMITS.clientId);
   // Every identifier the server issues is visible ASCII; anything else names nothing.
   const client = VISIBLE_ASCII.test(clientId) ? await ctx.store.findClient(clientId) : undefined;
@@ -83,7 +117,8 @@ export async function validateAuthorization(ctx: Pick<Context, 'store'>, query: 
   if (responseType !== 'code') throw new UnsupportedResponseType('response_type must be code.');
 
   const state = required(query, 'state', LIMITS.state);
-  if (!VSCHAR.test(state)) throw new InvalidRequest('state must consist of printable ASCII characters.');
+  if (!OPAQUE_TEXT.test(state)) throw new InvalidRequest('state must not contain control characters.');
+  if (!decodesAsUtf8(rawQuery, 'state')) throw new InvalidRequest('state must be percent-encoded UTF-8.');
 
   const codeChallenge = required(query, 'code_challenge', 128);
   const method = required(query, 'code_challenge_method', 100);
@@ -104,19 +139,24 @@ export async function validateAuthorization(ctx: Pick<Context, 'store'>, query: 
   const nonce = single(query, 'nonce', LIMITS.nonce) ?? null;
   if (nonce !== null && !VSCHAR.test(nonce)) throw new InvalidRequest('nonce must consist of printable ASCII characters.');
 
-  return { client, redirectUri, state, codeChallenge, scope, nonce };
+  const loginHint = single(query, 'login_hint', LIMITS.loginHint) || null;
+  if (loginHint !== null && !AGENT_ID.test(loginHint)) throw new InvalidRequest('login_hint must be the agent_id of the agent that is to sign in.');
+
+  return { client, redirectUri, state, codeChallenge, scope, nonce, loginHint };
 }
 
 /**
  * Creates the request for a validated authorization. The browser binding is the value of the
- * browser's binding cookie (a new one when it has none); only its digest is stored.
+ * browser's binding cookie if this server issued it (several tabs of one browser share it), a
+ * new one otherwise, so a planted value is never adopted; only its digest is stored.
  */
 export async function startAuthorization(
-  ctx: Pick<Context, 'store' | 'clock' | 'config'>,
+  ctx: Pick<Context, 'store' | 'clock' | 'config' | 'secrets'>,
   valid: ValidAuthorization,
   browserBinding: string | undefined,
 ): Promise<{ request: AuthorizationRequestRecord; browserBinding: string }> {
-  const binding = browserBinding && /^[A-Za-z0-9_-]{43}$/.test(browserBinding) ? browserBinding : newBrowserBinding();
+  const bindings = ctx.secrets.bindings;
+  const binding = browserBinding && bindings.issuedByUs(browserBinding) ? browserBinding : bindings.issue();
   const now = ctx.clock();
   const request: AuthorizationRequestRecord = {
     id: newRequestId(),
@@ -126,6 +166,7 @@ export async function startAuthorization(
     state: valid.state,
     code_challenge: valid.codeChallenge,
     nonce: valid.nonce,
+    login_hint: valid.loginHint,
     browser_digest: digest(binding),
     status: 'pending',
     error: null,
@@ -168,6 +209,10 @@ export interface AgentAuthentication {
   agent_id: string;
   agent_secret: string;
   model: string;
+  /** The client the agent expects to sign in to; a different one is refused (412). */
+  expected_client_id?: string;
+  /** The host (and port) the agent expects the browser to be sent to; a different one is refused (412). */
+  expected_redirect_host?: string;
 }
 
 export interface CallerInfo {
@@ -175,10 +220,18 @@ export interface CallerInfo {
   userAgent: string | null;
 }
 
+/** The host (and port, when not the default) the code will be sent to. */
+export function redirectHost(request: Pick<AuthorizationRequestRecord, 'redirect_uri'>): string {
+  return new URL(request.redirect_uri).host;
+}
+
 /**
- * pending → authenticated (DESIGN.md §5). Checks, in order: throttle, credentials (401, the same
- * for unknown agent, wrong secret and disabled agent), request exists (404), request state
- * (400 request_expired, 409 request_already_used). Every attempt is an audit event.
+ * pending → authenticated (docs/design.md §5). Checks, in order: the client address's throttle
+ * (429), credentials (401, the same for unknown agent, wrong secret and disabled agent; 429
+ * instead once the agent_id has had too many wrong secrets), request exists (404), request's
+ * client still active (400), the agent's expectations (412), login_hint (403), request state
+ * (400 request_expired, 409 request_already_used or request_contested). Every attempt is an
+ * audit event, except that a throttled key writes one per window.
  */
 export async function authenticateAgent(ctx: Context, input: AgentAuthentication, caller: CallerInfo): Promise<{ agent: AgentRecord; client: ClientRecord }> {
   const auditEvent = (outcome: string, clientId: string | null = null) => ({
@@ -192,35 +245,103 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
     outcome,
   });
   const audit = (outcome: string, clientId: string | null = null) => ctx.store.recordAuditEvent(auditEvent(outcome, clientId));
+  const refuse = async (error: Throttled): Promise<never> => {
+    if (error.firstInWindow) await audit('throttled');
+    throw error;
+  };
   const fail = async (error: OAuthError, clientId: string | null = null): Promise<never> => {
-    await ctx.throttle.recordFailure(input.agent_id, caller.ip, error instanceof InvalidCredentials);
+    await ctx.throttle.recordFailure(caller.ip);
     await audit(error.error, clientId);
     throw error;
   };
 
   try {
-    await ctx.throttle.check(input.agent_id, caller.ip);
+    await ctx.throttle.checkClient(caller.ip);
   } catch (error) {
-    await audit('throttled');
+    if (error instanceof Throttled) return refuse(error);
     throw error;
   }
 
   const agent = await verifyAgentCredentials(ctx, input.agent_id, input.agent_secret);
-  if (!agent) return fail(new InvalidCredentials('The agent credentials are invalid.'));
+  if (!agent) {
+    const throttled = await ctx.throttle.recordWrongCredentials(input.agent_id, caller.ip);
+    if (throttled) return refuse(throttled);
+    await audit('invalid_credentials');
+    throw new InvalidCredentials('The agent credentials are invalid.');
+  }
 
   const request = await ctx.store.findRequest(input.request_id);
   if (!request) return fail(new RequestNotFound('The authorization request does not exist.'));
   const client = await ctx.store.findClient(request.client_id);
   if (!client || client.status !== 'active') return fail(new InvalidClient('The client of this authorization request is no longer active.', 400), request.client_id);
 
-  const now = ctx.clock();
-  if (!(await ctx.store.markRequestAuthenticated(request.id, { agent_id: agent.id, model: input.model }, now, auditEvent('authenticated', request.client_id)))) {
-    // Lost the conditional update: tell the caller why from the row as it is now.
-    const current = (await ctx.store.findRequest(request.id)) ?? request;
-    if (isExpired(current, ctx.clock())) return fail(new RequestExpired(EXPIRED_DESCRIPTION), request.client_id);
-    return fail(new RequestAlreadyUsed('The authorization request has already been used; an authorization request can be authenticated only once.'), request.client_id);
+  // Refused before any state change: the agent was handed a request for a site it did not expect.
+  if (input.expected_client_id !== undefined && input.expected_client_id !== request.client_id) {
+    return fail(new RequestMismatch(`This authorization request is for client ${request.client_id}, not ${input.expected_client_id}.`), request.client_id);
   }
-  return { agent, client };
+  const host = redirectHost(request);
+  if (input.expected_redirect_host !== undefined && input.expected_redirect_host.toLowerCase() !== host.toLowerCase()) {
+    return fail(new RequestMismatch(`This authorization request sends the browser to ${host}, not ${input.expected_redirect_host}.`), request.client_id);
+  }
+  if (request.login_hint !== null && request.login_hint !== agent.id) {
+    return fail(new AgentMismatch('This authorization request was started for another agent (login_hint).'), request.client_id);
+  }
+
+  const now = ctx.clock();
+  if (await ctx.store.markRequestAuthenticated(request.id, { agent_id: agent.id, model: input.model }, now, auditEvent('authenticated', request.client_id))) {
+    return { agent, client };
+  }
+  // Lost the conditional update: tell the caller why from the row as it is now.
+  const current = (await ctx.store.findRequest(request.id)) ?? request;
+  if (isExpired(current, ctx.clock())) return fail(new RequestExpired(EXPIRED_DESCRIPTION), request.client_id);
+  if (current.status === 'authenticated' && current.agent_id !== agent.id) {
+    // Someone else's agent got there first (a leaked request_id) or this one did: either way the
+    // browser must not be signed in as whichever came first. No code is released.
+    if (await ctx.store.contestRequest(request.id, agent.id, now, CONTESTED_DESCRIPTION, auditEvent('request_contested', request.client_id))) {
+      await ctx.throttle.recordFailure(caller.ip);
+      throw new RequestContested(CONTESTED_DESCRIPTION);
+    }
+  }
+  return fail(new RequestAlreadyUsed('The authorization request has already been used; an authorization request can be authenticated only once.'), request.client_id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/agent/request: what an agent may know before it authenticates
+
+/**
+ * What an agent handed only a request_id may learn of it, to refuse a site it did not expect
+ * (consent phishing, RFC 10027). Public by request_id like the status, so nothing secret:
+ * never the state, the code, the PKCE challenge, the nonce or the redirect URI's path.
+ */
+export interface AgentRequestView {
+  request_id: string;
+  client_id: string;
+  client_name: string;
+  redirect_host: string;
+  scope: string;
+  /** Epoch seconds. */
+  expires_at: number;
+  expires_in: number;
+  status: RequestStatus;
+  error?: string;
+  error_description?: string;
+}
+
+export async function describeRequestForAgent(ctx: Pick<Context, 'store' | 'clock'>, requestId: string): Promise<AgentRequestView | undefined> {
+  const request = await ctx.store.findRequest(requestId);
+  if (!request) return undefined;
+  const client = await ctx.store.findClient(request.client_id);
+  const now = ctx.clock();
+  return {
+    request_id: request.id,
+    client_id: request.client_id,
+    client_name: client?.name ?? request.client_id,
+    redirect_host: redirectHost(request),
+    scope: request.scope,
+    expires_at: request.expires_at,
+    expires_in: Math.max(0, request.expires_at - now),
+    ...statusView(request, now),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,9 +356,47 @@ export type ContinueOutcome =
   /** approval=manual: show who authenticated and ask the person to confirm. */
   | { kind: 'confirm'; request: AuthorizationRequestRecord; client: ClientRecord; agent: AgentRecord | undefined };
 
-/** Adds parameters to a redirect URI, keeping its own query exactly as registered. */
+/**
+ * Adds parameters to a redirect URI, keeping its own query exactly as registered. Values are
+ * percent-encoded as RFC 3986 says (a space is %20, not +), so that every query decoder, form
+ * style or not, gives back the exact value, the opaque state above all.
+ */
 export function withQuery(uri: string, params: Record<string, string>): string {
-  return uri + (uri.includes('?') ? '&' : '?') + new URLSearchParams(params).toString();
+  const query = Object.entries(params).map(([name, value]) => `${name}=${encodeURIComponent(value)}`).join('&');
+  return uri + (uri.includes('?') ? '&' : '?') + query;
+}
+
+/** The request, if this browser started it (the binding cookie proves it); throws for the 400/403 page otherwise. */
+async function boundRequest(ctx: Pick<Context, 'store'>, requestId: string, browserBinding: string | undefined): Promise<AuthorizationRequestRecord> {
+  const request = await ctx.store.findRequest(requestId);
+  if (!request) throw new InvalidRequest('The authorization request does not exist.');
+  const bindingDigest = browserBinding ? digest(browserBinding) : '';
+  if (!safeEqual(bindingDigest, request.browser_digest)) {
+    throw new AccessDenied('This authorization request was started in another browser; start again from the application.');
+  }
+  return request;
+}
+
+/** Who authenticated a request, as the browser that started it is shown before it goes on. */
+export interface AuthenticatedAgentView {
+  status: RequestStatus;
+  agent?: { agent_id: string; name: string; owner_name: string | null; owner_email: string; model: string };
+}
+
+/**
+ * For the page's script: the request's status and, once an agent has authenticated, which
+ * one, so the person sees who signs them in (identity swap, docs/design.md §5). Only the
+ * browser holding the binding cookie may ask; the public status endpoint never says.
+ */
+export async function authenticatedAgentFor(ctx: Pick<Context, 'store' | 'clock'>, requestId: string, browserBinding: string | undefined): Promise<AuthenticatedAgentView> {
+  const request = await boundRequest(ctx, requestId, browserBinding);
+  const { status } = statusView(request, ctx.clock());
+  if (status !== 'authenticated' || !request.agent_id) return { status };
+  const agent = await ctx.store.findAgent(request.agent_id);
+  return {
+    status,
+    agent: { agent_id: request.agent_id, name: agent?.name ?? request.agent_id, owner_name: agent?.owner_name ?? null, owner_email: agent?.owner_email ?? '', model: request.model ?? '' },
+  };
 }
 
 /**
@@ -249,12 +408,7 @@ export async function continueAuthorization(
   input: { requestId: string; action: ContinueAction; confirmed: boolean },
   browserBinding: string | undefined,
 ): Promise<ContinueOutcome> {
-  const request = await ctx.store.findRequest(input.requestId);
-  if (!request) throw new InvalidRequest('The authorization request does not exist.');
-  const bindingDigest = browserBinding ? digest(browserBinding) : '';
-  if (!safeEqual(bindingDigest, request.browser_digest)) {
-    throw new AccessDenied('This authorization request was started in another browser; start again from the application.');
-  }
+  const request = await boundRequest(ctx, input.requestId, browserBinding);
   const client = await ctx.store.findClient(request.client_id);
   if (!client || client.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
 
@@ -299,6 +453,7 @@ export async function continueAuthorization(
 
 function errorOf(error: string, description: string): OAuthError {
   if (error === 'request_expired') return new RequestExpired(description);
+  if (error === 'request_contested') return new RequestContested(description);
   if (error === 'access_denied') return new AccessDenied(description, 400);
   return new InvalidRequest(description);
 }

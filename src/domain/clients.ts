@@ -8,6 +8,8 @@ type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 export const MAX_REDIRECT_URI_LENGTH = 2000;
+/** What the authorization response appends to a redirect URI; a registered query must leave them free. */
+const RESPONSE_PARAMETERS = ['code', 'state', 'iss', 'error', 'error_description'];
 /** Visible ASCII, no space: what every issued identifier and every registered redirect URI consists of. */
 export const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 
@@ -30,6 +32,8 @@ export function redirectUriProblem(uri: string): string | null {
   if (uri.includes('\\')) return 'must not contain a backslash';
   if (uri.includes('#')) return 'must not contain a fragment';
   if (url.username || url.password) return 'must not contain user information';
+  const taken = RESPONSE_PARAMETERS.filter((name) => url.searchParams.has(name));
+  if (taken.length > 0) return `must not already carry ${taken.join(', ')} in its query (the server adds them to the redirect)`;
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
   return 'must use https (http is allowed only for localhost, 127.0.0.1 and [::1])';

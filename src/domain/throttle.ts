@@ -1,14 +1,52 @@
 /**
- * Throttling of failed agent authentications, per agent_id and per client IP (DESIGN.md §5).
- * Only failures count; once either key has used its allowance within the window, attempts are
- * refused with 429 and Retry-After until the window has passed. The counters come from the
- * store, so every node sees the same ones.
+ * Throttling (docs/design.md §5, §10): failed agent authentications per client IP and per
+ * agent_id, and GET /authorize per client IP.
+ *
+ * The agent_id is public (it is the `sub` of every token), so a limit that refused an agent
+ * after other people's wrong guesses would let anyone lock it out. Hence:
+ * - the client IP (an IPv6 /64 counts as one) is the key that stops a guesser: once it has used
+ *   its failures, everything from it is refused before credentials are even checked;
+ * - the agent_id's counter only changes how a wrong secret is answered (429 instead of 401) once
+ *   many have been tried; correct credentials are never refused because of it.
+ * Every throttled key writes one audit event per window, not one per attempt.
  */
+import { isIPv4, isIPv6 } from 'node:net';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Config } from '../config.ts';
 import { SlowDown } from '../protocol/errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 
 type ThrottleConfig = Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>;
+
+/**
+ * The throttling key of a client address: an IPv4 address as it is (also when written as an
+ * IPv4-mapped IPv6 address), an IPv6 address by its /64, which one subscriber usually holds
+ * whole (RFC 6177), so rotating through it gains nothing.
+ *
+ * @example
+ * clientKey('2001:db8:1:2:aaaa::1') // '2001:db8:1:2::/64'
+ * clientKey('::ffff:192.0.2.7')     // '192.0.2.7'
+ */
+export function clientKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (isIPv4(ip) || !isIPv6(ip)) return ip;
+  const [head = '', tail = ''] = ip.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = ip.includes('::') ? (tail ? tail.split(':') : []) : [];
+  const groups = ip.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+/** A refusal of the throttle, with whether it is the first of its key's window (the one audited). */
+export class Throttled extends SlowDown {
+  constructor(
+    retryAfterSeconds: number,
+    readonly firstInWindow: boolean,
+  ) {
+    super('too many failed authentication attempts; retry later', retryAfterSeconds);
+  }
+}
 
 export class AuthThrottle {
   private constructor(
@@ -23,22 +61,61 @@ export class AuthThrottle {
     );
   }
 
-  /** Throws SlowDown when the agent_id or the IP has no failures left in the window. */
-  async check(agentId: string, ip: string): Promise<void> {
-    const [agent, address] = await Promise.all([this.perAgent.get(agentId), this.perIp.get(ip)]);
-    const waits = [
-      agent && agent.consumedPoints >= this.perAgent.points ? agent.msBeforeNext : 0,
-      address && address.consumedPoints >= this.perIp.points ? address.msBeforeNext : 0,
-    ];
-    const wait = Math.max(...waits);
-    if (wait > 0) throw new SlowDown('too many failed authentication attempts; retry later', wait / 1000);
+  /** Throws Throttled when this client address has no failures left in the window. */
+  async checkClient(ip: string): Promise<void> {
+    const key = clientKey(ip);
+    const used = await this.perIp.get(key);
+    if (used && used.consumedPoints >= this.perIp.points) throw await this.refusal(this.perIp, key);
+  }
+
+  /** Any failure after the body was accepted counts against the client address. */
+  async recordFailure(ip: string): Promise<void> {
+    await this.perIp.penalty(clientKey(ip), 1);
   }
 
   /**
-   * Every failure counts against the IP; only wrong credentials count against the agent_id, so
-   * an agent's own mistakes (an expired or used request) never lock it out.
+   * A wrong secret counts against the client address and the agent_id. Returns the Throttled
+   * refusal to answer instead of 401 once the agent_id has used its failures in the window.
    */
-  async recordFailure(agentId: string, ip: string, credentialsWrong: boolean): Promise<void> {
-    await Promise.all([credentialsWrong ? this.perAgent.penalty(agentId, 1) : undefined, this.perIp.penalty(ip, 1)]);
+  async recordWrongCredentials(agentId: string, ip: string): Promise<Throttled | null> {
+    const [agent] = await Promise.all([this.perAgent.penalty(agentId, 1), this.recordFailure(ip)]);
+    return exhausted(agent, this.perAgent.points) ? throttled(agent, this.perAgent.points) : null;
+  }
+
+  /** Counts the refused attempt too, so that the first refusal of the window can be told apart. */
+  private async refusal(limiter: Limiter, key: string): Promise<Throttled> {
+    return throttled(await limiter.penalty(key, 1), limiter.points);
+  }
+}
+
+interface Used {
+  consumedPoints: number;
+  msBeforeNext: number;
+}
+
+const exhausted = (used: Used, points: number) => used.consumedPoints > points;
+const throttled = (used: Used, points: number) => new Throttled(used.msBeforeNext / 1000, used.consumedPoints === points + 1);
+
+/**
+ * GET /authorize per client address and node: a flood guard, generous because one address
+ * (a NAT, a company proxy) can hide many people. Counted in process memory: an extra database
+ * write on every sign-in would cost more than the limit is worth.
+ */
+export class AuthorizeLimit {
+  private readonly limiter: RateLimiterMemory | null;
+
+  constructor(config: Pick<Config, 'authorizeLimitPerIp' | 'authorizeLimitWindow'>) {
+    this.limiter = config.authorizeLimitPerIp > 0 ? new RateLimiterMemory({ keyPrefix: 'authorize', points: config.authorizeLimitPerIp, duration: config.authorizeLimitWindow }) : null;
+  }
+
+  /** Throws SlowDown when this client address has started too many authorizations in the window. */
+  async take(ip: string): Promise<void> {
+    if (!this.limiter) return;
+    try {
+      await this.limiter.consume(clientKey(ip), 1);
+    } catch (refused) {
+      const { msBeforeNext } = refused as Used;
+      throw new SlowDown('Too many sign-in requests from your network; wait a moment and try again.', msBeforeNext / 1000);
+    }
   }
 }

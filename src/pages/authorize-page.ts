@@ -3,6 +3,7 @@
  * <meta name="request-id">; the page's script polls the status and submits the continue form
  * once the agent has authenticated; without JavaScript, "Continue" does the same.
  */
+import { redirectHost } from '../domain/authorization-request.ts';
 import { scopeValues } from '../domain/scopes.ts';
 import type { AgentRecord, AuthorizationRequestRecord, ClientRecord } from '../store/types.ts';
 import { type Html, html } from './html.ts';
@@ -19,10 +20,6 @@ export interface AuthorizePageView {
   request: AuthorizationRequestRecord;
   client: ClientRecord;
   notice?: string;
-}
-
-function redirectHost(request: AuthorizationRequestRecord): string {
-  return new URL(request.redirect_uri).host;
 }
 
 function continueForm(request: AuthorizationRequestRecord, approveLabel: string, confirmed: boolean): Html {
@@ -53,7 +50,9 @@ export function authorizePage(view: AuthorizePageView): string {
 <h2>Request ID for your agent</h2>
 <p class="request-id"><code id="request-id">${request.id}</code></p>
 <p>Give this request ID to your AI agent. It authenticates on its own; this page continues when it has.</p>
+${request.login_hint ? html`<p id="login-hint">Only the agent <code>${request.login_hint}</code> can sign in to this request.</p>` : ''}
 <p id="status" role="status" aria-live="polite">${view.notice ?? 'Waiting for your agent to authenticate…'}</p>
+<p id="signed-in-agent" hidden></p>
 ${continueForm(request, 'Continue', false)}`,
   );
 }
@@ -73,8 +72,8 @@ export function confirmPage(view: ConfirmPageView): string {
     html`<h1>Confirm sign-in to <span id="client-name">${client.name}</span></h1>
 <p>An agent has authenticated for this request. Approve only if you expected it.</p>
 <dl id="agent-details">
-<dt>Agent</dt><dd id="agent-name">${agent?.name ?? request.agent_id}</dd>
-<dt>Owner</dt><dd id="agent-owner">${agent?.owner_email ?? ''}</dd>
+<dt>Agent</dt><dd id="agent-name">${agent?.name ?? request.agent_id} <code>${request.agent_id}</code></dd>
+<dt>Owner</dt><dd id="agent-owner">${agent?.owner_name ? `${agent.owner_name} <${agent.owner_email}>` : agent?.owner_email ?? ''}</dd>
 <dt>Model</dt><dd id="agent-model">${request.model}</dd>
 <dt>Destination</dt><dd>${redirectHost(request)}</dd>
 </dl>

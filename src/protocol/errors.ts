@@ -109,6 +109,24 @@ export class RequestAlreadyUsed extends OAuthError {
   override readonly statusCode = 409;
 }
 
+/** The request is not for the site the agent said it expected (expected_client_id, expected_redirect_host). */
+export class RequestMismatch extends OAuthError {
+  readonly error = 'request_mismatch';
+  override readonly statusCode = 412;
+}
+
+/** The request was started for another agent (login_hint). */
+export class AgentMismatch extends OAuthError {
+  readonly error = 'agent_mismatch';
+  override readonly statusCode = 403;
+}
+
+/** Two different agents authenticated one request: it ends in error and releases no code. */
+export class RequestContested extends OAuthError {
+  readonly error = 'request_contested';
+  override readonly statusCode = 409;
+}
+
 export class SlowDown extends OAuthError {
   readonly error = 'too_many_requests';
   override readonly statusCode = 429;

@@ -124,4 +124,14 @@ export const migrations: Migration[] = [
     version: '0003_access_tokens_grant_id',
     statements: ['CREATE INDEX access_tokens_grant_id ON access_tokens (grant_id)'],
   },
+  {
+    // login_hint binds a request to one agent (docs/design.md §5, cross-device defences); the
+    // grants of one agent or one client are revoked together (incident response).
+    version: '0004_login_hint_and_grant_owners',
+    statements: [
+      'ALTER TABLE authorization_requests ADD COLUMN login_hint varchar(128)',
+      'CREATE INDEX grants_agent_id ON grants (agent_id)',
+      'CREATE INDEX grants_client_id ON grants (client_id)',
+    ],
+  },
 ];

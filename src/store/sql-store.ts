@@ -14,13 +14,16 @@ import type {
   AuthorizationRequestRecord,
   ClientRecord,
   CodeRecord,
+  GrantOwner,
   GrantRecord,
   IssuedTokens,
   Limiter,
   LimiterOptions,
   PurgeCounts,
+  PurgeCutoffs,
   RefreshTokenRecord,
   RequestStatusFields,
+  RevokedGrants,
   Store,
   TokenContext,
 } from './types.ts';
@@ -151,6 +154,17 @@ export class SqlStore implements Store {
     );
   }
 
+  contestRequest(id: string, otherAgentId: string, now: number, description: string, audit: AuditEvent): Promise<boolean> {
+    return this.won(
+      {
+        sql: "UPDATE authorization_requests SET status = 'error', error = 'request_contested', error_description = ? WHERE id = ? AND status = 'authenticated' AND agent_id <> ? AND expires_at > ?",
+        params: [description, id, otherAgentId, now],
+        guard: true,
+      },
+      auditStep(audit),
+    );
+  }
+
   failRequest(id: string, browserDigest: string, now: number, error: string, description: string): Promise<boolean> {
     return this.won({
       sql: "UPDATE authorization_requests SET status = 'error', error = ?, error_description = ? WHERE id = ? AND status IN ('pending', 'authenticated') AND browser_digest = ? AND expires_at > ?",
@@ -179,6 +193,22 @@ export class SqlStore implements Store {
 
   revokeGrant(id: string, now: number): Promise<boolean> {
     return this.won({ sql: 'UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', params: [now, id], guard: true });
+  }
+
+  async revokeGrantsOf(owner: GrantOwner, now: number, description: string): Promise<RevokedGrants> {
+    // Only these two column names reach the SQL, from the typed owner.
+    const [column, id] = 'agent_id' in owner ? ['agent_id', owner.agent_id] : ['client_id', owner.client_id];
+    const [grants = 0, codes = 0, requests = 0] = (await this.driver.write([
+      { sql: `UPDATE grants SET revoked_at = ? WHERE ${column} = ? AND revoked_at IS NULL`, params: [now, id] },
+      // An unredeemed code would otherwise still open a new grant. It expires at epoch 0, which
+      // every node's clock has passed, whatever their skew, and the next purge deletes it.
+      { sql: `UPDATE authorization_codes SET expires_at = 0 WHERE ${column} = ? AND redeemed_at IS NULL AND expires_at > ?`, params: [id, now] },
+      {
+        sql: `UPDATE authorization_requests SET status = 'error', error = 'access_denied', error_description = ? WHERE ${column} = ? AND status = 'authenticated' AND expires_at > ?`,
+        params: [description, id, now],
+      },
+    ])) ?? [];
+    return { grants, codes, requests };
   }
 
   findRefreshToken(digest: string): Promise<RefreshTokenRecord | undefined> {
@@ -220,9 +250,13 @@ export class SqlStore implements Store {
       : this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events WHERE agent_id = ? ORDER BY at DESC LIMIT ?`, [filter.agent_id, filter.limit]);
   }
 
-  async purge(expiredBefore: number, auditBefore: number, batchSize = PURGE_BATCH): Promise<PurgeCounts> {
+  async purge({ expiredBefore, unauthenticatedBefore, auditBefore }: PurgeCutoffs, batchSize = PURGE_BATCH): Promise<PurgeCounts> {
     const expired = [expiredBefore];
-    const requests = await this.deleteInBatches('authorization_requests', 'id', 'expires_at < ?', expired, batchSize);
+    // Requests no agent ever authenticated are most of what an unauthenticated caller can make;
+    // they go sooner, so a flood of /authorize cannot fill the disk for PURGE_AFTER.
+    const requests =
+      (await this.deleteInBatches('authorization_requests', 'id', 'authenticated_at IS NULL AND expires_at < ?', [unauthenticatedBefore], batchSize)) +
+      (await this.deleteInBatches('authorization_requests', 'id', 'expires_at < ?', expired, batchSize));
     const codes = await this.deleteInBatches('authorization_codes', 'digest', 'expires_at < ?', expired, batchSize);
     const accessTokens = await this.deleteInBatches('access_tokens', 'jti', 'expires_at < ?', expired, batchSize);
     const refreshTokens = await this.deleteInBatches('refresh_tokens', 'digest', 'expires_at < ?', expired, batchSize);

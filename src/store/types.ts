@@ -44,6 +44,8 @@ export interface AuthorizationRequestRecord {
   state: string;
   code_challenge: string;
   nonce: string | null;
+  /** OIDC login_hint naming the only agent that may authenticate, or null for any agent. */
+  login_hint: string | null;
   browser_digest: string;
   status: RequestStatus;
   error: string | null;
@@ -127,6 +129,27 @@ export interface IssuedTokens {
   refreshToken: RefreshTokenRecord;
 }
 
+/** Whose grants an incident response revokes: one agent's, or one client's. */
+export type GrantOwner = { agent_id: string } | { client_id: string };
+
+export interface RevokedGrants {
+  grants: number;
+  /** Issued but not yet redeemed codes, which now can no longer be. */
+  codes: number;
+  /** Authenticated requests whose browser had not yet received a code; they end as error. */
+  requests: number;
+}
+
+/** Cut-offs of one purge run, in epoch seconds. */
+export interface PurgeCutoffs {
+  /** Requests, codes and tokens that expired before this. */
+  expiredBefore: number;
+  /** Requests that never reached `authenticated` and expired before this (sooner than expiredBefore). */
+  unauthenticatedBefore: number;
+  /** Audit events older than this. */
+  auditBefore: number;
+}
+
 export interface PurgeCounts {
   requests: number;
   codes: number;
@@ -140,7 +163,8 @@ export interface PurgeCounts {
 export interface Limiter {
   readonly points: number;
   get(key: string): Promise<{ consumedPoints: number; msBeforeNext: number } | null>;
-  penalty(key: string, points: number): Promise<unknown>;
+  /** Adds points to the key's count; resolves with the count after it. */
+  penalty(key: string, points: number): Promise<{ consumedPoints: number; msBeforeNext: number }>;
 }
 
 export interface LimiterOptions {
@@ -182,6 +206,11 @@ export interface Store {
   markRequestAuthenticated(id: string, by: { agent_id: string; model: string }, now: number, audit: AuditEvent): Promise<boolean>;
   /** authenticated → completed and the code stored, in one transaction, for the bound browser. */
   completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean>;
+  /**
+   * authenticated → error/request_contested when another agent than the one that authenticated
+   * presents valid credentials, with the audit event: all of it or none.
+   */
+  contestRequest(id: string, otherAgentId: string, now: number, description: string, audit: AuditEvent): Promise<boolean>;
   /** pending|authenticated → error (for example access_denied), for the bound browser. */
   failRequest(id: string, browserDigest: string, now: number, error: string, description: string): Promise<boolean>;
 
@@ -191,6 +220,11 @@ export interface Store {
 
   findGrant(id: string): Promise<GrantRecord | undefined>;
   revokeGrant(id: string, now: number): Promise<boolean>;
+  /**
+   * Incident response: revokes every live grant of an agent or a client, expires its unredeemed
+   * codes and ends its authenticated, not yet completed requests, in one transaction.
+   */
+  revokeGrantsOf(owner: GrantOwner, now: number, description: string): Promise<RevokedGrants>;
 
   findRefreshToken(digest: string): Promise<RefreshTokenRecord | undefined>;
   /** Marks the refresh token used and stores its successors in one transaction; false if it was already used. */
@@ -206,9 +240,6 @@ export interface Store {
   recordAuditEvent(event: AuditEvent): Promise<void>;
   listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]>;
 
-  /**
-   * Deletes rows expired before `expiredBefore`, and audit events older than `auditBefore`,
-   * at most `batchSize` rows per transaction (default PURGE_BATCH).
-   */
-  purge(expiredBefore: number, auditBefore: number, batchSize?: number): Promise<PurgeCounts>;
+  /** Deletes what the cut-offs say, at most `batchSize` rows per transaction (default PURGE_BATCH). */
+  purge(cutoffs: PurgeCutoffs, batchSize?: number): Promise<PurgeCounts>;
 }

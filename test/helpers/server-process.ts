@@ -16,7 +16,8 @@ export interface ServerProcess {
 
 /** Starts `node bin/agentauth serve` with this environment (on top of the test's own). */
 export function spawnServer(env: Record<string, string>): ServerProcess {
-  const child = spawn('node', ['bin/agentauth', 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Load from one address would otherwise meet the /authorize flood guard.
+  const child = spawn('node', ['bin/agentauth', 'serve'], { env: { ...process.env, AUTHORIZE_LIMIT_PER_IP: '100000', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

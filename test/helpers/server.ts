@@ -81,6 +81,8 @@ export async function startTestServer(options: { env?: Record<string, string>; l
     DATABASE_URL: database.url,
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: 'silent',
+    // Suites start hundreds of flows from 127.0.0.1; the suite of the limit sets its own.
+    AUTHORIZE_LIMIT_PER_IP: '100000',
     ...options.env,
   });
   const clock = testClock();

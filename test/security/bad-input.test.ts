@@ -576,6 +576,13 @@ describe('__proto__ and constructor keys (prototype pollution)', () => {
     }
     expect(polluted().polluted).toBeUndefined();
   });
+
+  it('/assets/ names of Object.prototype members are 404, not an empty 200', async () => {
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      await expectJsonError(await get(`/assets/${name}`, ''), 404, 'not_found', name);
+    }
+    expect((await get('/assets/authorize.js', '')).status).toBe(200);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

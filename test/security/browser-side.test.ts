@@ -69,11 +69,12 @@ describe('cross-site scripting through rendered values', () => {
     const response = await continueFlow(server, started);
     expect(response.status).toBe(200);
     const page = await response.text();
-    expect(page).toContain(`<dd id="agent-name">${escapeHtml(SCRIPT)}</dd>`);
-    expect(page).toContain(`<dd id="agent-owner">${escapeHtml('"><svg/onload=alert(1)>@evil.example')}</dd>`);
+    expect(page).toContain(`<dd id="agent-name">${escapeHtml(SCRIPT)} <code>${manual.agentId}</code></dd>`);
+    expect(page).toContain(`<dd id="agent-owner">${escapeHtml(`${SINGLE_QUOTE_BREAK} <"><svg/onload=alert(1)>@evil.example>`)}</dd>`);
     expect(page).toContain(`<dd id="agent-model">${escapeHtml(ATTRIBUTE_BREAK)}</dd>`);
     expectEscaped(page, SCRIPT, 'agent name');
     expectEscaped(page, ATTRIBUTE_BREAK, 'model');
+    expectEscaped(page, SINGLE_QUOTE_BREAK, 'owner name');
     expect(page).not.toContain('<svg/onload');
   });
 
@@ -207,7 +208,7 @@ describe('the browser binding cookie', () => {
       const setCookie = response.headers.get('set-cookie')!;
       const cookie = attributes(setCookie);
       expect(cookie.name, setCookie).toBe('__Host-agentauth_browser');
-      expect(cookie.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(cookie.value).toMatch(/^[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}$/);
       expect(cookie.attrs.has('secure'), setCookie).toBe(true);
       expect(cookie.attrs.has('httponly'), setCookie).toBe(true);
       expect(cookie.attrs.get('samesite')?.toLowerCase(), setCookie).toBe('lax');

@@ -247,11 +247,21 @@ describe('registration refuses redirect URIs that could become open redirects', 
     await expect(register(uri)).rejects.toThrow(/https/);
   });
 
+  it.each([
+    ['https://app.example/cb?code=planted'],
+    ['https://app.example/cb?a=1&state=fixed'],
+    ['https://app.example/cb?iss=https%3A%2F%2Fevil.example'],
+    ['http://localhost:8080/callback?error=x'],
+    ['https://app.example/cb?error_description='],
+  ])('refuses a query that already carries a parameter the server appends: %s', async (uri) => {
+    await expect(register(uri)).rejects.toThrow(/must not already carry/);
+  });
+
   it.each([['/callback'], ['//app.example/cb'], ['app.example/cb'], ['']])('refuses a relative reference: %s', async (uri) => {
     await expect(register(uri)).rejects.toThrow(/absolute/);
   });
 
-  it.each([['https://app.example/cb'], ['http://localhost:8080/callback'], ['http://127.0.0.1:8080/callback'], ['http://[::1]:8080/callback']])(
+  it.each([['https://app.example/cb'], ['http://localhost:8080/callback'], ['http://127.0.0.1:8080/callback'], ['http://[::1]:8080/callback'], ['https://app.example/cb?codes=1&tenant=a']])(
     'control: accepts %s',
     async (uri) => {
       await expect(register(uri)).resolves.toMatchObject({ client: { redirect_uris: [uri] } });

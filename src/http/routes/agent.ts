@@ -2,7 +2,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
-import { authenticateAgent, statusView } from '../../domain/authorization-request.ts';
+import { authenticateAgent, describeRequestForAgent, statusView } from '../../domain/authorization-request.ts';
 import { NotFound } from '../../protocol/errors.ts';
 import { Token } from '../schemas.ts';
 
@@ -11,14 +11,31 @@ const AuthenticateBody = Type.Object({
   agent_id: Token(128),
   agent_secret: Token(512),
   model: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$' }),
+  expected_client_id: Type.Optional(Token(128)),
+  expected_redirect_host: Type.Optional(Token(300)),
 });
 
 const AuthenticateResponse = Type.Object({ status: Type.Literal('authenticated'), message: Type.String() });
 
 const StatusQuery = Type.Object({ request_id: Token(128) });
 
+const Status = Type.Union([Type.Literal('pending'), Type.Literal('authenticated'), Type.Literal('completed'), Type.Literal('error')]);
+
+const AgentRequestResponse = Type.Object({
+  request_id: Type.String(),
+  client_id: Type.String(),
+  client_name: Type.String(),
+  redirect_host: Type.String(),
+  scope: Type.String(),
+  expires_at: Type.Integer(),
+  expires_in: Type.Integer(),
+  status: Status,
+  error: Type.Optional(Type.String()),
+  error_description: Type.Optional(Type.String()),
+});
+
 const StatusResponse = Type.Object({
-  status: Type.Union([Type.Literal('pending'), Type.Literal('authenticated'), Type.Literal('completed'), Type.Literal('error')]),
+  status: Status,
   error: Type.Optional(Type.String()),
   error_description: Type.Optional(Type.String()),
 });
@@ -40,5 +57,14 @@ export async function agentRoutes(app: FastifyInstance, ctx: Context): Promise<v
     const found = await ctx.store.findRequestStatus(request.query.request_id);
     if (!found) throw new NotFound('The authorization request does not exist.');
     return reply.header('cache-control', 'no-store').send(statusView(found, ctx.clock()));
+  });
+
+  // What an agent handed only a request_id checks before it authenticates (docs/design.md §5).
+  app.get<{ Querystring: Static<typeof StatusQuery> }>('/api/agent/request', {
+    schema: { querystring: StatusQuery, response: { 200: AgentRequestResponse } },
+  }, async (request, reply) => {
+    const view = await describeRequestForAgent(ctx, request.query.request_id);
+    if (!view) throw new NotFound('The authorization request does not exist.');
+    return reply.header('cache-control', 'no-store').send(view);
   });
 }

@@ -5,6 +5,7 @@ import { parseCookie, stringifySetCookie } from 'cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import {
+  authenticatedAgentFor,
   type AuthorizeQuery,
   continueAuthorization,
   startAuthorization,
@@ -25,10 +26,18 @@ export function bindingCookieName(baseUrl: string): string {
 }
 
 function sendErrorPage(reply: FastifyReply, error: unknown): FastifyReply {
-  const { status, body, unexpected } = describeError(error);
+  const { status, headers, body, unexpected } = describeError(error);
   if (unexpected) reply.log.error({ err: error }, 'authorization page failed');
-  return reply.code(status).headers(pageHeaders()).send(errorPage(body.error, body.error_description));
+  return reply.code(status).headers({ ...pageHeaders(), ...headers }).send(errorPage(body.error, body.error_description));
 }
+
+/** The query string as it came, still percent-encoded. */
+const rawQuery = (request: FastifyRequest) => {
+  const at = request.url.indexOf('?');
+  return at < 0 ? '' : request.url.slice(at + 1);
+};
+
+const AgentQuery = Type.Object({ request_id: Token(128) });
 
 const ContinueBody = Type.Object({
   request_id: Token(128),
@@ -46,9 +55,10 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
   const secure = ctx.config.baseUrl.startsWith('https:');
   const baseOrigin = new URL(ctx.config.baseUrl).origin;
 
-  app.get('/authorize', async (request, reply) => {
+  app.get('/authorize', { exposeHeadRoute: false }, async (request, reply) => {
     try {
-      const valid = await validateAuthorization(ctx, request.query as AuthorizeQuery);
+      await ctx.authorizeLimit.take(request.ip);
+      const valid = await validateAuthorization(ctx, request.query as AuthorizeQuery, rawQuery(request));
       const { request: created, browserBinding } = await startAuthorization(ctx, valid, bindingOf(request));
       reply.header('set-cookie', stringifySetCookie({ name: cookieName, value: browserBinding, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: ctx.config.requestTtl }));
       return reply
@@ -57,6 +67,25 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
     } catch (error) {
       return sendErrorPage(reply, error);
     }
+  });
+
+  // HEAD (link previews, prefetchers, monitors) answers what GET would, but starts nothing:
+  // no request row, no cookie.
+  app.head('/authorize', async (request, reply) => {
+    try {
+      await ctx.authorizeLimit.take(request.ip);
+      const valid = await validateAuthorization(ctx, request.query as AuthorizeQuery, rawQuery(request));
+      return reply.headers(pageHeaders([new URL(valid.redirectUri).origin])).send();
+    } catch (error) {
+      return sendErrorPage(reply, error);
+    }
+  });
+
+  // The page's script asks which agent authenticated, to show it before the browser goes on.
+  // Only the browser that started the request may ask (binding cookie).
+  app.get<{ Querystring: Static<typeof AgentQuery> }>('/authorize/agent', { schema: { querystring: AgentQuery } }, async (request, reply) => {
+    const view = await authenticatedAgentFor(ctx, request.query.request_id, bindingOf(request));
+    return reply.header('cache-control', 'no-store').send(view);
   });
 
   // The continue form is posted form-encoded by the browser; its parser lives only here.
@@ -96,7 +125,7 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
   app.get('/favicon.ico', async (_request, reply) => reply.code(204).header('cache-control', 'public, max-age=86400').send());
 
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
-    const asset = ASSETS[request.params.name];
+    const asset = ASSETS.get(request.params.name);
     if (!asset) return reply.code(404).send({ error: 'not_found', error_description: 'No such asset.' });
     return reply.headers({ 'content-type': asset.type, 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' }).send(asset.body);
   });

@@ -7,12 +7,37 @@
   var form = document.getElementById('continue-form');
   var approve = document.getElementById('approve');
   var status = document.getElementById('status');
+  var signedIn = document.getElementById('signed-in-agent');
   if (!meta || !form || !approve || !status) return;
   var url = '/api/check-status?request_id=' + encodeURIComponent(meta.getAttribute('content'));
   var done = false;
   form.addEventListener('submit', function () { done = true; });
 
   function show(text) { status.textContent = text; }
+
+  function submit() {
+    if (form.requestSubmit) form.requestSubmit(approve); else approve.click();
+  }
+
+  // Before the browser goes on, say which agent signed in (only this browser may ask), so a
+  // person whose request id reached someone else's agent sees it. Continue either way: the
+  // server decides what the browser receives.
+  function showAgentThenContinue() {
+    fetch('/authorize/agent?request_id=' + encodeURIComponent(meta.getAttribute('content')), { cache: 'no-store', credentials: 'same-origin' })
+      .then(function (res) { return res.ok ? res.json() : {}; })
+      .then(function (body) {
+        var agent = body.agent;
+        var text = 'Your agent has authenticated. Continuing…';
+        if (agent) {
+          var owner = agent.owner_name ? agent.owner_name + ' <' + agent.owner_email + '>' : agent.owner_email;
+          text = 'Signed in by the agent ' + agent.name + (owner ? ' of ' + owner : '') + ' (' + agent.model + '). Continuing…';
+          if (signedIn) { signedIn.textContent = 'Agent: ' + agent.name + ' (' + agent.agent_id + ')'; signedIn.hidden = false; }
+        }
+        show(text);
+      })
+      .catch(function () { show('Your agent has authenticated. Continuing…'); })
+      .then(submit);
+  }
 
   function poll() {
     if (done) return;
@@ -22,8 +47,7 @@
         if (done) return;
         if (body.status === 'authenticated') {
           done = true;
-          show('Your agent has authenticated. Continuing…');
-          if (form.requestSubmit) form.requestSubmit(approve); else approve.click();
+          showAgentThenContinue();
           return;
         }
         if (body.status === 'error') {
