@@ -194,8 +194,8 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
     JWT_SECRET: randomBytes(48).toString('base64url'),
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
-    // The load generator is one address; in production the flood guard counts per client address.
-    AUTHORIZE_LIMIT_PER_IP: '0',
+    // The load generator is one address: a limit it never reaches, so the guard's cost is measured.
+    AUTHORIZE_LIMIT_PER_IP: '1000000000',
     ...options.env,
   };
 

@@ -1,5 +1,5 @@
 /**
- * Configuration from the environment (DESIGN.md §8). Every setting has a documented
+ * Configuration from the environment (docs/design.md §8). Every setting has a documented
  * default; an invalid value stops start-up with one clear line (ConfigError).
  */
 import { isIP } from 'node:net';
@@ -38,7 +38,7 @@ export interface Config {
    * the number of proxies nearest the server, or their addresses and CIDRs. Never "all".
    */
   trustProxy: false | number | string[];
-  /** Seconds to receive a request's headers, and the whole request (DESIGN.md §10). */
+  /** Seconds to receive a request's headers, and the whole request (docs/design.md §10). */
   headersTimeout: number;
   requestTimeout: number;
   /** Seconds an idle keep-alive connection is kept open. */

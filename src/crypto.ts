@@ -1,4 +1,4 @@
-/** Random identifiers, digests and the encryption of client secrets (DESIGN.md §3). */
+/** Random identifiers, digests and the encryption of client secrets (docs/design.md §3). */
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Readable prefixes of everything the server generates. */

@@ -1,4 +1,4 @@
-/** POST /api/agent/authenticate: SPEC.md's error rows and DESIGN.md §5. */
+/** POST /api/agent/authenticate: docs/contract.md's error rows and docs/design.md §5. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setAgentStatus } from '../src/domain/agents.ts';
 import { authenticate, checkStatus, continueFlow, type Party, postJson, setupParty, startFlow } from './helpers/flow.ts';
@@ -160,7 +160,7 @@ describe('POST /api/agent/authenticate', () => {
   });
 });
 
-describe('throttling of failed authentications (DESIGN.md §5)', () => {
+describe('throttling of failed authentications (docs/design.md §5)', () => {
   it('answers 429 with Retry-After to wrong secrets per agent_id, and never to the right one (no lock-out)', async () => {
     const throttled = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '3', AUTH_FAILURES_PER_IP: '100', AUTH_FAILURE_WINDOW: '60', TRUST_PROXY: '1' } });
     try {

@@ -1,4 +1,4 @@
-/** GET /authorize: SPEC.md's error rows, the page, and DESIGN.md §4. */
+/** GET /authorize: docs/contract.md's error rows, the page, and docs/design.md §4. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeUrl, metaContent, type Party, pkcePair, setupParty } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
@@ -45,7 +45,7 @@ async function expectErrorPage(params: Record<string, string | undefined>, error
   expect(metaContent(page, 'request-id')).toBeUndefined();
 }
 
-describe('GET /authorize errors (SPEC.md table)', () => {
+describe('GET /authorize errors (docs/contract.md table)', () => {
   it.each(['client_id', 'redirect_uri', 'response_type', 'state', 'code_challenge', 'code_challenge_method'])(
     '400 invalid_request when %s is missing',
     async (name) => {
@@ -91,7 +91,7 @@ describe('GET /authorize errors (SPEC.md table)', () => {
   });
 });
 
-describe('GET /authorize decisions (DESIGN.md §4)', () => {
+describe('GET /authorize decisions (docs/design.md §4)', () => {
   it('a parameter given twice is invalid_request', async () => {
     await expectErrorPage(valid(), 'invalid_request', /state was given more than once/, '&state=again');
   });
@@ -175,7 +175,7 @@ describe('the authorization page', () => {
     }
   });
 
-  it('sends the security headers of DESIGN.md §4', async () => {
+  it('sends the security headers of docs/design.md §4', async () => {
     for (const { response } of [await get(valid()), await get({ ...valid(), client_id: 'cli_nobody' })]) {
       expect(response.headers.get('cache-control')).toBe('no-store');
       expect(response.headers.get('referrer-policy')).toBe('no-referrer');

@@ -2,7 +2,7 @@
  * The whole flow in a real browser: playwright-core drives Debian's Chromium against a real
  * agentauth server, and the client's redirect URI is a real HTTP server on 127.0.0.1.
  * The test plays the agent: it reads the request id from the page's DOM and authenticates
- * over the back channel; the browser has to reach the callback on its own (DESIGN.md §4).
+ * over the back channel; the browser has to reach the callback on its own (docs/design.md §4).
  */
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';

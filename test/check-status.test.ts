@@ -1,4 +1,4 @@
-/** GET /api/check-status: SPEC.md's state table and error rows, DESIGN.md §5 and §9. */
+/** GET /api/check-status: docs/contract.md's state table and error rows, docs/design.md §5 and §9. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeOnce } from '../src/server.ts';
 import { authenticate, checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
@@ -86,7 +86,7 @@ describe('GET /api/check-status', () => {
     for (const secret of [code, 'secret-state-value', party.redirectUri, 'localhost:8080']) expect(raw).not.toContain(secret);
   });
 
-  it('answers request_expired until the purge retention has passed, then 404 (DESIGN.md §9)', async () => {
+  it('answers request_expired until the purge retention has passed, then 404 (docs/design.md §9)', async () => {
     const { requestId } = await startFlow(server, party);
     expect((await authenticate(server, party, requestId)).status).toBe(200);
     server.clock.advance(600 + 86_400 - 1);

@@ -1,4 +1,4 @@
-/** The agentauth CLI (DESIGN.md §7) and `agentauth serve` as a real process (§8, §10). */
+/** The agentauth CLI (docs/design.md §7) and `agentauth serve` as a real process (§8, §10). */
 import { freePort } from './helpers/net.ts';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';

@@ -1,4 +1,4 @@
-/** Configuration (DESIGN.md §8): documented defaults, and one clear line for every invalid value. */
+/** Configuration (docs/design.md §8): documented defaults, and one clear line for every invalid value. */
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../src/config.ts';

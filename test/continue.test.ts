@@ -1,4 +1,4 @@
-/** The browser's step: POST /authorize/continue (DESIGN.md §4). */
+/** The browser's step: POST /authorize/continue (docs/design.md §4). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, checkStatus, continueFlow, metaContent, type Party, postForm, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';

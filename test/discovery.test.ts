@@ -1,4 +1,4 @@
-/** Metadata (RFC 8414) with SPEC.md's exact values, OpenID discovery and the empty key set. */
+/** Metadata (RFC 8414) with docs/contract.md's exact values, OpenID discovery and the empty key set. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -16,7 +16,7 @@ const get = async (path: string) => {
 };
 
 describe('discovery', () => {
-  it('GET /.well-known/oauth-authorization-server publishes SPEC.md values', async () => {
+  it('GET /.well-known/oauth-authorization-server publishes docs/contract.md values', async () => {
     const issuer = server.baseUrl;
     expect(await get('/.well-known/oauth-authorization-server')).toEqual({
       issuer,

@@ -1,5 +1,5 @@
 /**
- * Several stateless nodes on one PostgreSQL database (DESIGN.md §9): three `agentauth serve`
+ * Several stateless nodes on one PostgreSQL database (docs/design.md §9): three `agentauth serve`
  * processes share a database and JWT_SECRET behind one issuer, as behind a load balancer
  * without sticky sessions. Flows hop between nodes at every step, and the exactly-once
  * transitions are raced across nodes.

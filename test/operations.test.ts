@@ -1,4 +1,4 @@
-/** Operations (DESIGN.md §10): health, readiness, metrics, purge, log redaction. */
+/** Operations (docs/design.md §10): health, readiness, metrics, purge, log redaction. */
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -3,7 +3,7 @@
  * whatever a caller sends, the server answers with a documented status and the documented
  * shape, never 5xx, never a stack trace, and GET /authorize never redirects.
  *
- * Where SPEC.md / DESIGN.md decide the outcome of a generated request, the properties check it
+ * Where docs/contract.md / docs/design.md decide the outcome of a generated request, the properties check it
  * exactly (a model of the rules); where they leave it open (for instance a 3000-character
  * state), only the invariants are checked.
  */
@@ -313,7 +313,7 @@ function authorizeQueries(): fc.Arbitrary<Entry[]> {
 }
 
 /**
- * The outcome SPEC.md / DESIGN.md §4 decide for a query: 'valid' (200), 'invalid' (400) or
+ * The outcome docs/contract.md / docs/design.md §4 decide for a query: 'valid' (200), 'invalid' (400) or
  * 'either' (an implementation limit decides: over-long state, empty scope, non-ASCII nonce…).
  */
 function authorizeVerdict(entries: Entry[]): Verdict {
@@ -396,7 +396,7 @@ describe('GET /authorize with generated query parameters', () => {
         if (verdict === 'valid') expect(response.status, context).toBe(200);
         if (verdict === 'invalid') expect(response.status, context).toBe(400);
 
-        // DESIGN.md §4 order: an unknown or inactive client is invalid_client; then a redirect_uri
+        // docs/design.md §4 order: an unknown or inactive client is invalid_client; then a redirect_uri
         // that is not the registered one is invalid_request, before anything else is looked at.
         const clientIds = entries.filter(([n]) => wellFormed(n) === 'client_id').map(([, v]) => wellFormed(v));
         const redirectUris = entries.filter(([n]) => wellFormed(n) === 'redirect_uri').map(([, v]) => wellFormed(v));
@@ -551,7 +551,7 @@ const authenticateBody: fc.Arbitrary<Body> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Body>({ kind: 'big' }) },
 );
 
-/** Content types: JSON ones the endpoint must parse, others it must refuse (415), and ones SPEC.md / DESIGN.md leave open. */
+/** Content types: JSON ones the endpoint must parse, others it must refuse (415), and ones docs/contract.md / docs/design.md leave open. */
 const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'Application/JSON'];
 const OTHER_TYPES = ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=----x', 'text/html', 'application/xml', 'application/octet-stream', 'application/jsonx', 'json'];
 const OPEN_TYPES = ['application/vnd.api+json', 'application/ld+json', 'application/json; charset=utf-16', '*/*', 'application/*'];
@@ -628,7 +628,7 @@ function credentialsValid(fields: AuthenticateFields): boolean {
 }
 
 /**
- * What SPEC.md and DESIGN.md §5 decide for a well-typed JSON body: the order of checks is body
+ * What docs/contract.md and docs/design.md §5 decide for a well-typed JSON body: the order of checks is body
  * shape (400) → credentials (401) → request exists (404) → request state (409 when used or contested).
  */
 function expectedAuthentication(fields: AuthenticateFields): { status: number; error?: string } | 'open' {
@@ -660,7 +660,7 @@ describe('POST /api/agent/authenticate with generated bodies and content types',
         expect(text, context).not.toMatch(STACK_TRACE);
 
         // Success needs the fresh request and real credentials; the model may be any non-empty
-        // string the server accepts (SPEC.md does not restrict its characters).
+        // string the server accepts (docs/contract.md does not restrict its characters).
         const mayAuthenticate =
           body.kind === 'fields' &&
           isRef(body.fields.request_id) &&

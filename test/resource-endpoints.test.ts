@@ -1,4 +1,4 @@
-/** /userinfo (RFC 6750, OIDC Core §5.3), /introspect (RFC 7662) and /revoke (RFC 7009), DESIGN.md §6. */
+/** /userinfo (RFC 6750, OIDC Core §5.3), /introspect (RFC 7662) and /revoke (RFC 7009), docs/design.md §6. */
 import { jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotateAgentSecret, setAgentStatus } from '../src/domain/agents.ts';

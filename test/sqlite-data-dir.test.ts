@@ -1,5 +1,5 @@
 /**
- * The data directory and the development secret (DESIGN.md §10): the directory is created
+ * The data directory and the development secret (docs/design.md §10): the directory is created
  * 0700, the database and its -wal and -shm files and the secret 0600; looser modes found at
  * start are warned about; the secret file is validated like JWT_SECRET and written atomically
  * and exclusively, so processes starting together share one secret. SQLite only: these are

@@ -1,5 +1,5 @@
 /**
- * The Store contract (DESIGN.md §9), run against every engine: each exactly-once transition
+ * The Store contract (docs/design.md §9), run against every engine: each exactly-once transition
  * has one winner, and the transactions write all of their rows or none.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

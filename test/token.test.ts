@@ -1,4 +1,4 @@
-/** POST /token (DESIGN.md §6): code exchange, PKCE, replay, refresh rotation, token formats. */
+/** POST /token (docs/design.md §6): code exchange, PKCE, replay, refresh rotation, token formats. */
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';

@@ -1,5 +1,5 @@
 /**
- * The agentauth command line (DESIGN.md §7): serve, migrate, and the management of clients and
+ * The agentauth command line (docs/design.md §7): serve, migrate, and the management of clients and
  * agents. It reads the same environment as the server. --json prints one JSON object.
  */
 import { Command, Option } from 'commander';

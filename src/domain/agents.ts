@@ -1,4 +1,4 @@
-/** Agent credentials (SPEC.md "Agent credentials", DESIGN.md §3, §7). */
+/** Agent credentials (docs/contract.md "Agent credentials", docs/design.md §3, §7). */
 import { digest, newAgentId, newAgentSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import type { AgentRecord, AgentStatus } from '../store/types.ts';

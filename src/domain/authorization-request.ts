@@ -1,5 +1,5 @@
 /**
- * The authorization request and its state machine (SPEC.md "States and transitions"):
+ * The authorization request and its state machine (docs/contract.md "States and transitions"):
  *
  *   pending --agent authenticates--> authenticated --browser approves--> completed
  *   pending|authenticated --10 minutes--> error (request_expired)
@@ -98,7 +98,7 @@ function formDecoded(text: string): string | null {
 }
 
 /**
- * Validates an authorization request in the order of DESIGN.md §4: the client and its
+ * Validates an authorization request in the order of docs/design.md §4: the client and its
  * redirect_uri first, then everything else. Throws the OAuthError to show on the 400 page;
  * nothing here ever leads to a redirect.
  */
@@ -192,7 +192,7 @@ export function isExpired(request: Pick<RequestStatusFields, 'status' | 'expires
   return (request.status === 'pending' || request.status === 'authenticated') && now >= request.expires_at;
 }
 
-/** The state of a request at `now` (SPEC.md GET /api/check-status); never the code, state or redirect_uri. */
+/** The state of a request at `now` (docs/contract.md GET /api/check-status); never the code, state or redirect_uri. */
 export function statusView(request: RequestStatusFields, now: number): StatusView {
   if (isExpired(request, now)) return { status: 'error', error: 'request_expired', error_description: EXPIRED_DESCRIPTION };
   if (request.status === 'error') {

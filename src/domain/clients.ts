@@ -1,4 +1,4 @@
-/** Client (relying party) registration and authentication (SPEC.md "Client", DESIGN.md §7). */
+/** Client (relying party) registration and authentication (docs/contract.md "Client", docs/design.md §7). */
 import { newClientId, newClientSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClient } from '../protocol/errors.ts';
@@ -15,7 +15,7 @@ export const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 
 /**
  * Why a redirect URI cannot be registered, or null when it can: absolute, no fragment,
- * no userinfo, https — or http for localhost, 127.0.0.1 and [::1] only (SPEC.md, RFC 8252 §8.3).
+ * no userinfo, https — or http for localhost, 127.0.0.1 and [::1] only (docs/contract.md, RFC 8252 §8.3).
  */
 export function redirectUriProblem(uri: string): string | null {
   if (uri.length > MAX_REDIRECT_URI_LENGTH) return `is longer than ${MAX_REDIRECT_URI_LENGTH} characters`;

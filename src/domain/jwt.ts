@@ -1,5 +1,5 @@
 /**
- * HS256 JWTs through fast-jwt (node:crypto). jose, which DESIGN.md names, signs and verifies
+ * HS256 JWTs through fast-jwt (node:crypto). jose, which docs/design.md names, signs and verifies
  * through WebCrypto, which costs 85–140 µs per operation on Node 20 here against 6–8 µs
  * (measured with bench/; a flow signs twice and each userinfo or introspection verifies
  * once), so the server uses fast-jwt and the tests verify its tokens with jose.
@@ -28,7 +28,7 @@ function jwtHeader(token: string): Header | null {
 }
 
 /**
- * Access tokens: signed with JWT_SECRET (its UTF-8 bytes exactly as configured, DESIGN.md §3)
+ * Access tokens: signed with JWT_SECRET (its UTF-8 bytes exactly as configured, docs/design.md §3)
  * under its kid; verified with the current secret or one still listed as previous.
  */
 export class AccessTokenKeys {

@@ -1,4 +1,4 @@
-/** Scopes of SPEC.md: openid, email, profile. */
+/** Scopes of docs/contract.md: openid, email, profile. */
 export const SUPPORTED_SCOPES = ['openid', 'email', 'profile'] as const;
 export const DEFAULT_SCOPE = 'openid email profile';
 

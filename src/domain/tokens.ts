@@ -1,6 +1,6 @@
 /**
  * Token issuance and the rules of the token, introspection, revocation and userinfo endpoints
- * (DESIGN.md §6). Access tokens are HS256 JWTs (RFC 9068 profile) whose `jti` is recorded, so
+ * (docs/design.md §6). Access tokens are HS256 JWTs (RFC 9068 profile) whose `jti` is recorded, so
  * revocation is visible to /introspect and /userinfo; refresh tokens and codes are stored as
  * digests only.
  */
@@ -219,7 +219,7 @@ function usableAgent(found: TokenContext<unknown>): AgentRecord | null {
   return found.grant.revoked_at === null && found.agent?.status === 'active' && found.clientActive ? found.agent : null;
 }
 
-/** Claims about the agent's owner, per scope (DESIGN.md §6). */
+/** Claims about the agent's owner, per scope (docs/design.md §6). */
 export function userClaims(agent: AgentRecord, scope: string): Record<string, unknown> {
   const claims: Record<string, unknown> = { sub: agent.id };
   if (hasScope(scope, 'email')) {

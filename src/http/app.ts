@@ -98,7 +98,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     done(null, payload);
   });
 
-  // No endpoint takes plain text: JSON endpoints answer 415 to anything but JSON (DESIGN.md §5).
+  // No endpoint takes plain text: JSON endpoints answer 415 to anything but JSON (docs/design.md §5).
   app.removeContentTypeParser('text/plain');
   await app.register(authorizeRoutes, ctx);
   await app.register(agentRoutes, ctx);

@@ -1,5 +1,5 @@
 /**
- * Slow or endless clients cannot hold the server (DESIGN.md §10): header, request and
+ * Slow or endless clients cannot hold the server (docs/design.md §10): header, request and
  * keep-alive timeouts, and connections answered before their body was read are closed rather
  * than drained.
  */

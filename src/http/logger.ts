@@ -1,6 +1,6 @@
 /**
  * Logger options: JSON (pino), request lines without query strings (they carry state and
- * request ids), and every header or field that can hold a secret redacted (DESIGN.md §10).
+ * request ids), and every header or field that can hold a secret redacted (docs/design.md §10).
  */
 import type { FastifyRequest } from 'fastify';
 import type { LoggerOptions } from 'pino';

@@ -1,5 +1,5 @@
 /**
- * The authorization page (SPEC.md GET /authorize, DESIGN.md §4). Agents read the request id from
+ * The authorization page (docs/contract.md GET /authorize, docs/design.md §4). Agents read the request id from
  * <meta name="request-id">; the page's script polls the status and submits the continue form
  * once the agent has authenticated; without JavaScript, "Continue" does the same.
  */

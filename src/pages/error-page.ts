@@ -1,4 +1,4 @@
-/** The 400 HTML error page of GET /authorize (SPEC.md): shows error and error_description. */
+/** The 400 HTML error page of GET /authorize (docs/contract.md): shows error and error_description. */
 import { html } from './html.ts';
 import { layout } from './layout.ts';
 

@@ -1,4 +1,4 @@
-/** The page shell and the security headers every HTML page carries (DESIGN.md §4). */
+/** The page shell and the security headers every HTML page carries (docs/design.md §4). */
 import { type Html, html } from './html.ts';
 
 export interface PageHeaders {

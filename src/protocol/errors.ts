@@ -1,6 +1,6 @@
 /**
  * OAuth errors as classes named after their error codes (RFC 6749 §5.2, RFC 6750 §3.1 and
- * the codes SPEC.md / DESIGN.md add). Every error body has the shape
+ * the codes docs/contract.md / docs/design.md add). Every error body has the shape
  * { error, error_description }.
  */
 export abstract class OAuthError extends Error {
@@ -26,7 +26,7 @@ export class InvalidRequest extends OAuthError {
   readonly error = 'invalid_request';
 }
 
-/** SPEC.md: POST /api/agent/authenticate answers 404 invalid_request for an unknown request. */
+/** docs/contract.md: POST /api/agent/authenticate answers 404 invalid_request for an unknown request. */
 export class RequestNotFound extends OAuthError {
   readonly error = 'invalid_request';
   override readonly statusCode = 404;

@@ -90,7 +90,7 @@ export class SqliteDriver implements Driver {
     options: SqliteDriverOptions = {},
   ) {
     // 'full': a commit is on disk before its answer, so a 200 survives kill -9 and power loss
-    // (DESIGN.md §9). SQLite's own FULL would fsync inside COMMIT, on the event loop; the WAL
+    // (docs/design.md §9). SQLite's own FULL would fsync inside COMMIT, on the event loop; the WAL
     // is synced by WalSync in the thread pool instead, and every answer waits for it. 'normal',
     // which an operator may choose, skips that fsync: a 200 survives kill -9, not a power loss.
     db.pragma('journal_mode = WAL');
@@ -100,7 +100,7 @@ export class SqliteDriver implements Driver {
     // A lock held by another connection (a sqlite3 shell, a backup, a second process) is never
     // waited for inside SQLite, whose busy handler sleeps on the event loop: a statement that
     // meets one fails at once with SQLITE_BUSY, and the driver tries again on a timer
-    // (retryLater, readLater) while the process serves everything else (DESIGN.md §10). Only
+    // (retryLater, readLater) while the process serves everything else (docs/design.md §10). Only
     // migrate, at start-up, waits inside SQLite.
     this.lockWaitMs = options.lockWaitMs ?? LOCK_WAIT_MS;
     db.pragma('busy_timeout = 0');

@@ -27,7 +27,7 @@ export function sqlitePath(databaseUrl: string): string {
 /** Permission bits that let group or others read or write. */
 const OPEN_TO_OTHERS = 0o066;
 
-/** Warns when group or others can read or write `path` (DESIGN.md §10); never changes it. */
+/** Warns when group or others can read or write `path` (docs/design.md §10); never changes it. */
 export function warnIfOpenToOthers(path: string, kind: 'directory' | 'file', warn: ((message: string) => void) | undefined): void {
   const mode = statSync(path).mode & 0o777;
   if (mode & OPEN_TO_OTHERS) {

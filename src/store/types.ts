@@ -1,5 +1,5 @@
 /**
- * The storage interface (DESIGN.md §9). Records use the column names of the schema. Times are
+ * The storage interface (docs/design.md §9). Records use the column names of the schema. Times are
  * epoch seconds. Every operation that must happen once is a conditional statement or a
  * transaction in the implementation, reported back as a boolean "this call won".
  */

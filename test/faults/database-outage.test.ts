@@ -178,7 +178,7 @@ function outageProblem(answer: Answer): string | undefined {
   if (answer.status !== 503) return `not 503: ${describe}`;
   if (/\bat .+:\d+:\d+|node_modules|Error:/.test(answer.body)) return `stack trace or internal error in the body: ${describe}`;
   if (answer.contentType.startsWith('text/html')) {
-    // The authorization page endpoints answer with their HTML error page (SPEC.md), the error in its meta elements.
+    // The authorization page endpoints answer with their HTML error page (docs/contract.md), the error in its meta elements.
     if (metaContent(answer.body, 'error') !== 'temporarily_unavailable' || !metaContent(answer.body, 'error-description')) return `HTML error page without temporarily_unavailable: ${describe}`;
     return undefined;
   }

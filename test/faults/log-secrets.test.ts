@@ -1,5 +1,5 @@
 /**
- * No secret in the logs or in an error answer (DESIGN.md §10), on the project's engine, with
+ * No secret in the logs or in an error answer (docs/design.md §10), on the project's engine, with
  * LOG_LEVEL=trace: a full flow, and then the error paths, where a careless handler is most
  * likely to log or echo what it was given — a wrong client secret, a replayed code, a reused
  * refresh token, forged and revoked JWTs at /userinfo, a wrong agent secret, malformed bodies

@@ -1,5 +1,5 @@
 /**
- * Durability under a crash (DESIGN.md §9: "a 200 means it is committed and survives kill -9"),
+ * Durability under a crash (docs/design.md §9: "a 200 means it is committed and survives kill -9"),
  * on the project's engine. `agentauth serve` runs as a child process; 16 workers drive flows
  * through it (authorize → authenticate → continue → token → refresh → refresh), recording every
  * answer; in the middle of the load the process is killed with SIGKILL and started again on

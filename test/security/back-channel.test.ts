@@ -1,6 +1,6 @@
 /**
  * Attacks on the agent back channel, POST /api/agent/authenticate and GET /api/check-status
- * (SPEC.md; DESIGN.md §5): agent_id enumeration by answer and by timing, online guessing of
+ * (docs/contract.md; docs/design.md §5): agent_id enumeration by answer and by timing, online guessing of
  * agent secrets (throttling per agent_id and per IP), request_id probing, and authentication
  * against a disabled client or by a disabled agent.
  *

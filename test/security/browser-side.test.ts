@@ -1,5 +1,5 @@
 /**
- * Attacks through the browser (DESIGN.md §4): cross-site scripting through every value the
+ * Attacks through the browser (docs/design.md §4): cross-site scripting through every value the
  * pages render, login CSRF with a foreign request_id, cross-site submission of the continue
  * form, and the binding cookie's attributes (theft by script, cross-site sending, tossing).
  *

@@ -1,5 +1,5 @@
 /**
- * Forged X-Forwarded-For (DESIGN.md §10): behind a proxy the client IP is taken from a
+ * Forged X-Forwarded-For (docs/design.md §10): behind a proxy the client IP is taken from a
  * configured number of hops or trusted proxy addresses, never from what the client wrote
  * first. Observed where it matters: the IP of the audit event of a failed authentication,
  * and the per-IP throttle.

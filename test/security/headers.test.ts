@@ -1,8 +1,8 @@
 /**
- * Response headers as a defence (DESIGN.md §4, §6; RFC 6749 §5.1; RFC 9700 §4.2.4, §4.16):
+ * Response headers as a defence (docs/design.md §4, §6; RFC 6749 §5.1; RFC 9700 §4.2.4, §4.16):
  * clickjacking, caching of secrets, Referer leakage and cross-origin reads.
  *
- * Related tests elsewhere: test/authorize.test.ts "sends the security headers of DESIGN.md §4"
+ * Related tests elsewhere: test/authorize.test.ts "sends the security headers of docs/design.md §4"
  * (authorization page and /authorize error page) and the no-store checks of test/token.test.ts,
  * test/check-status.test.ts and test/resource-endpoints.test.ts. Here every HTML page and every
  * response that carries a token, a code or request state is checked in one place.

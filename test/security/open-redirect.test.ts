@@ -1,6 +1,6 @@
 /**
  * Open redirects through redirect_uri (RFC 9700 §4.1, §2.1: exact string matching; RFC 6749
- * §10.15; DESIGN.md §4: nothing is ever redirected before the client and redirect_uri are
+ * §10.15; docs/design.md §4: nothing is ever redirected before the client and redirect_uri are
  * known good, and every validation failure is the 400 page).
  *
  * Every attack sends an otherwise valid authorization request whose redirect_uri differs from

@@ -1,6 +1,6 @@
 /**
  * Attacks on PKCE, authorization codes, refresh tokens and the authorization response
- * (RFC 7636, RFC 9700 §2.1.1, §4.2, §4.4, §4.5, §4.14, RFC 9207; DESIGN.md §4, §6).
+ * (RFC 7636, RFC 9700 §2.1.1, §4.2, §4.4, §4.5, §4.14, RFC 9207; docs/design.md §4, §6).
  *
  * Related tests elsewhere: test/token.test.ts "PKCE: a missing, malformed or wrong verifier is
  * refused", "a code is bound to its client: another client's code is invalid_grant", "a replayed
@@ -8,7 +8,7 @@
  * client revokes nothing", "reuse of a rotated refresh token revokes the whole grant";
  * test/authorize.test.ts "400 invalid_request for code_challenge_method plain (S256 only)";
  * test/continue.test.ts "Cancel redirects with access_denied, state and iss, …";
- * test/discovery.test.ts "GET /.well-known/oauth-authorization-server publishes SPEC.md values".
+ * test/discovery.test.ts "GET /.well-known/oauth-authorization-server publishes docs/contract.md values".
  * The tests below restate each as an attack, with the attacker's best inputs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Slow and endless clients (DESIGN.md §10): a half-sent request (headers or body) is closed
+ * Slow and endless clients (docs/design.md §10): a half-sent request (headers or body) is closed
  * within the header or request timeout, an idle keep-alive connection within the keep-alive
  * timeout, a body sent after an early error answer (413, 415) is not read, and shutdown ends
  * within SHUTDOWN_TIMEOUT whatever the connections are doing. Real sockets, real timings; the

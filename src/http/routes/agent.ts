@@ -1,4 +1,4 @@
-/** The agent back channel: POST /api/agent/authenticate and GET /api/check-status (SPEC.md, DESIGN.md §5). */
+/** The agent back channel: POST /api/agent/authenticate and GET /api/check-status (docs/contract.md, docs/design.md §5). */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';

@@ -1,4 +1,4 @@
-/** GET /authorize, POST /authorize/continue and the page's static assets (SPEC.md, DESIGN.md §4). */
+/** GET /authorize, POST /authorize/continue and the page's static assets (docs/contract.md, docs/design.md §4). */
 import formbody from '@fastify/formbody';
 import { type Static, Type } from '@sinclair/typebox';
 import { parseCookie, stringifySetCookie } from 'cookie';
@@ -20,7 +20,7 @@ import { describeError } from '../errors.ts';
 import { Token } from '../schemas.ts';
 
 
-/** The browser binding cookie (DESIGN.md §4); __Host- prefixed when served over https. */
+/** The browser binding cookie (docs/design.md §4); __Host- prefixed when served over https. */
 export function bindingCookieName(baseUrl: string): string {
   return baseUrl.startsWith('https:') ? '__Host-agentauth_browser' : 'agentauth_browser';
 }

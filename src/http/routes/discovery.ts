@@ -1,4 +1,4 @@
-/** RFC 8414 metadata, OpenID Connect discovery and the (empty) key set (SPEC.md). */
+/** RFC 8414 metadata, OpenID Connect discovery and the (empty) key set (docs/contract.md). */
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { SUPPORTED_SCOPES } from '../../domain/scopes.ts';

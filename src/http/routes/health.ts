@@ -18,7 +18,7 @@ export async function healthRoutes(app: FastifyInstance, ctx: Context, registry:
     }
   });
 
-  // /metrics is not public (DESIGN.md §10): on this listener only with METRICS_TOKEN, as a
+  // /metrics is not public (docs/design.md §10): on this listener only with METRICS_TOKEN, as a
   // bearer token; without it, 404 like any unknown path. METRICS_PORT serves it separately.
   const token = ctx.config.metricsToken;
   if (token) {

@@ -1,6 +1,6 @@
 /**
  * POST /token, /introspect and /revoke: form-encoded (RFC 6749) or JSON bodies, client
- * authentication client_secret_post, Cache-Control: no-store (DESIGN.md §6).
+ * authentication client_secret_post, Cache-Control: no-store (docs/design.md §6).
  */
 import formbody from '@fastify/formbody';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
