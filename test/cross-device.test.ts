@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, checkStatus, continueFlow, metaContent, type Party, postJson, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { expectJsonError } from './security/support.ts';
 
 let server: TestServer;
 let party: Party;
@@ -18,13 +19,6 @@ afterAll(() => server.close());
 async function lookup(requestId: string): Promise<{ status: number; body: Record<string, unknown>; response: Response }> {
   const response = await fetch(new URL(`/api/agent/request?request_id=${encodeURIComponent(requestId)}`, server.baseUrl));
   return { status: response.status, body: (await response.json()) as Record<string, unknown>, response };
-}
-
-async function expectError(response: Response, status: number, error: string) {
-  expect(response.status).toBe(status);
-  const json = (await response.json()) as Record<string, unknown>;
-  expect(Object.keys(json).sort()).toEqual(['error', 'error_description']);
-  expect(json.error).toBe(error);
 }
 
 const outcomes = async (requestId: string) =>
@@ -62,16 +56,16 @@ describe('consent phishing: an agent can look a request up and refuse a site it 
       server.clock.advance(-600);
     }
     const unknown = await fetch(new URL('/api/agent/request?request_id=req_nobody', server.baseUrl));
-    await expectError(unknown, 404, 'not_found');
+    await expectJsonError(unknown, 404, 'not_found');
   });
 
   it('412 request_mismatch for an unexpected client or redirect host, before any state change', async () => {
     const started = await startFlow(server, party);
     const attempt = (expectations: Record<string, string>) =>
       postJson(server, '/api/agent/authenticate', { request_id: started.requestId, agent_id: party.agentId, agent_secret: party.agentSecret, model: 'm', ...expectations });
-    await expectError(await attempt({ expected_client_id: 'cli_the_one_i_meant' }), 412, 'request_mismatch');
-    await expectError(await attempt({ expected_redirect_host: 'shop.example' }), 412, 'request_mismatch');
-    await expectError(await attempt({ expected_redirect_host: 'evil.example:8443' }), 412, 'request_mismatch');
+    await expectJsonError(await attempt({ expected_client_id: 'cli_the_one_i_meant' }), 412, 'request_mismatch');
+    await expectJsonError(await attempt({ expected_redirect_host: 'shop.example' }), 412, 'request_mismatch');
+    await expectJsonError(await attempt({ expected_redirect_host: 'evil.example:8443' }), 412, 'request_mismatch');
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'pending' });
     expect(await outcomes(started.requestId)).toEqual(['request_mismatch', 'request_mismatch', 'request_mismatch']);
     // The expected site, host compared without regard to case: authenticated.
@@ -84,7 +78,7 @@ describe('identity swap: a leaked request_id cannot sign a browser in as someone
     const intruder = await server.createAgent({ ownerEmail: 'mallory@example.com' });
     const started = await startFlow(server, party, { login_hint: party.agentId });
     expect(started.page).toContain(`Only the agent <code>${party.agentId}</code> can sign in`);
-    await expectError(await authenticate(server, { ...party, ...intruder }, started.requestId), 403, 'agent_mismatch');
+    await expectJsonError(await authenticate(server, { ...party, ...intruder }, started.requestId), 403, 'agent_mismatch');
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'pending' });
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
     expect((await server.ctx.store.findRequest(started.requestId))!.agent_id).toBe(party.agentId);
@@ -94,7 +88,7 @@ describe('identity swap: a leaked request_id cannot sign a browser in as someone
     const intruder = await server.createAgent({ ownerEmail: 'mallory@example.com' });
     const started = await startFlow(server, party);
     expect((await authenticate(server, { ...party, ...intruder }, started.requestId)).status).toBe(200);
-    await expectError(await authenticate(server, party, started.requestId), 409, 'request_contested');
+    await expectJsonError(await authenticate(server, party, started.requestId), 409, 'request_contested');
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'error', error: 'request_contested', error_description: expect.any(String) });
     const page = await continueFlow(server, started);
     expect(page.status).toBe(409);
@@ -103,23 +97,23 @@ describe('identity swap: a leaked request_id cannot sign a browser in as someone
     expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({ status: 'error', error: 'request_contested' });
     expect(await outcomes(started.requestId)).toEqual(expect.arrayContaining(['authenticated', 'request_contested']));
     // Either agent trying again: the request is spent.
-    await expectError(await authenticate(server, { ...party, ...intruder }, started.requestId), 409, 'request_already_used');
+    await expectJsonError(await authenticate(server, { ...party, ...intruder }, started.requestId), 409, 'request_already_used');
   });
 
   it('the same agent twice is request_already_used, and a completed request is not contested', async () => {
     const other = await server.createAgent({ ownerEmail: 'bob@example.com' });
     const started = await startFlow(server, party);
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
-    await expectError(await authenticate(server, party, started.requestId), 409, 'request_already_used');
+    await expectJsonError(await authenticate(server, party, started.requestId), 409, 'request_already_used');
     expect((await continueFlow(server, started)).status).toBe(302);
-    await expectError(await authenticate(server, { ...party, ...other }, started.requestId), 409, 'request_already_used');
+    await expectJsonError(await authenticate(server, { ...party, ...other }, started.requestId), 409, 'request_already_used');
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'completed' });
   });
 
   it('wrong credentials never contest a request', async () => {
     const started = await startFlow(server, party);
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
-    await expectError(await authenticate(server, { ...party, agentSecret: 'aas_wrong' }, started.requestId), 401, 'invalid_credentials');
+    await expectJsonError(await authenticate(server, { ...party, agentSecret: 'aas_wrong' }, started.requestId), 401, 'invalid_credentials');
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'authenticated' });
   });
 
@@ -134,9 +128,9 @@ describe('identity swap: a leaked request_id cannot sign a browser in as someone
       status: 'authenticated',
       agent: { agent_id: party.agentId, name: 'Ada Lovelace', owner_name: 'Ada Lovelace', owner_email: 'ada@example.com', model: 'claude-x' },
     });
-    await expectError(await ask(), 403, 'access_denied');
+    await expectJsonError(await ask(), 403, 'access_denied');
     const otherBrowser = await startFlow(server, party);
-    await expectError(await ask(otherBrowser.cookie.replace(/=.*/, '=A'.padEnd(88, 'A'))), 403, 'access_denied');
+    await expectJsonError(await ask(otherBrowser.cookie.replace(/=.*/, '=A'.padEnd(88, 'A'))), 403, 'access_denied');
     // The public status endpoint still says only what the contract says.
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'authenticated' });
   });

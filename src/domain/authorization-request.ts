@@ -82,9 +82,14 @@ function required(query: AuthorizeQuery, name: string, maxLength: number): strin
  * parser keeps a value it cannot decode as it came, which would change it without a word.
  */
 export function decodesAsUtf8(rawQuery: string, name: string): boolean {
+  // Only a value with a percent sign can fail to decode; most queries need no decoding at all.
+  if (!rawQuery.includes('%')) return true;
   for (const pair of rawQuery.split('&')) {
     const eq = pair.indexOf('=');
-    if (eq >= 0 && formDecoded(pair.slice(0, eq)) === name && formDecoded(pair.slice(eq + 1)) === null) return false;
+    if (eq < 0 || !pair.includes('%', eq)) continue;
+    const key = pair.slice(0, eq);
+    // A key spelled plainly is compared as it is; only an encoded one needs decoding.
+    if ((key === name || (/[%+]/.test(key) && formDecoded(key) === name)) && formDecoded(pair.slice(eq + 1)) === null) return false;
   }
   return true;
 }

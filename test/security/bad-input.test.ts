@@ -58,6 +58,8 @@ const ENDPOINTS: Endpoint[] = [
   { name: 'GET /.well-known/oauth-authorization-server', method: 'GET', path: '/.well-known/oauth-authorization-server', kind: 'json', body: 'none' },
   { name: 'GET /.well-known/openid-configuration', method: 'GET', path: '/.well-known/openid-configuration', kind: 'json', body: 'none' },
   { name: 'GET /.well-known/jwks.json', method: 'GET', path: '/.well-known/jwks.json', kind: 'json', body: 'none' },
+  { name: 'GET /api/agent/request', method: 'GET', path: '/api/agent/request', kind: 'json', body: 'none' },
+  { name: 'GET /authorize/agent', method: 'GET', path: '/authorize/agent', kind: 'json', body: 'none' },
 ];
 const POST_ENDPOINTS = ENDPOINTS.filter((e) => e.method === 'POST');
 const GET_ENDPOINTS = ENDPOINTS.filter((e) => e.method === 'GET');

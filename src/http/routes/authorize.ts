@@ -19,7 +19,6 @@ import { pageHeaders } from '../../pages/layout.ts';
 import { describeError } from '../errors.ts';
 import { Token } from '../schemas.ts';
 
-
 /** The browser binding cookie (docs/design.md §4); __Host- prefixed when served over https. */
 export function bindingCookieName(baseUrl: string): string {
   return baseUrl.startsWith('https:') ? '__Host-agentauth_browser' : 'agentauth_browser';
@@ -55,10 +54,15 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
   const secure = ctx.config.baseUrl.startsWith('https:');
   const baseOrigin = new URL(ctx.config.baseUrl).origin;
 
+  /** The flood guard, then validation: what GET and HEAD share. */
+  const validated = async (request: FastifyRequest) => {
+    await ctx.authorizeLimit.take(request.ip);
+    return validateAuthorization(ctx, request.query as AuthorizeQuery, rawQuery(request));
+  };
+
   app.get('/authorize', { exposeHeadRoute: false }, async (request, reply) => {
     try {
-      await ctx.authorizeLimit.take(request.ip);
-      const valid = await validateAuthorization(ctx, request.query as AuthorizeQuery, rawQuery(request));
+      const valid = await validated(request);
       const { request: created, browserBinding } = await startAuthorization(ctx, valid, bindingOf(request));
       reply.header('set-cookie', stringifySetCookie({ name: cookieName, value: browserBinding, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: ctx.config.requestTtl }));
       return reply
@@ -73,8 +77,7 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
   // no request row, no cookie.
   app.head('/authorize', async (request, reply) => {
     try {
-      await ctx.authorizeLimit.take(request.ip);
-      const valid = await validateAuthorization(ctx, request.query as AuthorizeQuery, rawQuery(request));
+      const valid = await validated(request);
       return reply.headers(pageHeaders([new URL(valid.redirectUri).origin])).send();
     } catch (error) {
       return sendErrorPage(reply, error);
