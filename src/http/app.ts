@@ -7,6 +7,7 @@ import { closeUnreadBodies, type TimeoutOptions, timeoutOptions } from './connec
 import { clientErrorHandler, errorHandler, schemaErrorMessage } from './errors.ts';
 import { loggerOptions } from './logger.ts';
 import { agentRoutes } from './routes/agent.ts';
+import { assetRoutes } from './routes/assets.ts';
 import { authorizeRoutes } from './routes/authorize.ts';
 import { discoveryRoutes } from './routes/discovery.ts';
 import { healthRoutes, metricsOnlyRoutes } from './routes/health.ts';
@@ -101,6 +102,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   // No endpoint takes plain text: JSON endpoints answer 415 to anything but JSON (docs/design.md §5).
   app.removeContentTypeParser('text/plain');
   await app.register(authorizeRoutes, ctx);
+  await app.register(assetRoutes);
   await app.register(agentRoutes, ctx);
   await app.register(tokenRoutes, ctx);
   await app.register(userinfoRoutes, ctx);

@@ -1,8 +1,6 @@
-/** GET /authorize, POST /authorize/continue and the page's static assets (docs/contract.md, docs/design.md §4). */
-import formbody from '@fastify/formbody';
+/** GET and HEAD /authorize, GET /authorize/agent and POST /authorize/continue (docs/contract.md, docs/design.md §4). */
 import { type Static, Type } from '@sinclair/typebox';
-import { parseCookie, stringifySetCookie } from 'cookie';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import {
   authenticatedAgentFor,
@@ -11,24 +9,10 @@ import {
   startAuthorization,
   validateAuthorization,
 } from '../../domain/authorization-request.ts';
-import { OAuthError } from '../../protocol/errors.ts';
-import { ASSETS } from '../../pages/assets.ts';
 import { authorizePage, confirmPage } from '../../pages/authorize-page.ts';
-import { errorPage } from '../../pages/error-page.ts';
 import { pageHeaders } from '../../pages/layout.ts';
-import { describeError } from '../errors.ts';
+import { browserCookie, formRoutes, refuseCrossSite, sendErrorPage } from '../browser.ts';
 import { Token } from '../schemas.ts';
-
-/** The browser binding cookie (docs/design.md §4); __Host- prefixed when served over https. */
-export function bindingCookieName(baseUrl: string): string {
-  return baseUrl.startsWith('https:') ? '__Host-agentauth_browser' : 'agentauth_browser';
-}
-
-function sendErrorPage(reply: FastifyReply, error: unknown): FastifyReply {
-  const { status, headers, body, unexpected } = describeError(error);
-  if (unexpected) reply.log.error({ err: error }, 'authorization page failed');
-  return reply.code(status).headers({ ...pageHeaders(), ...headers }).send(errorPage(body.error, body.error_description));
-}
 
 /** The query string as it came, still percent-encoded. */
 const rawQuery = (request: FastifyRequest) => {
@@ -45,13 +29,9 @@ const ContinueBody = Type.Object({
 });
 
 export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
-  // Only these routes use a cookie, so it is read here rather than by a hook on every request.
-  const cookieName = bindingCookieName(ctx.config.baseUrl);
-  const bindingOf = (request: FastifyRequest): string | undefined => {
-    const header = request.headers.cookie;
-    return header ? parseCookie(header)[cookieName] : undefined;
-  };
-  const secure = ctx.config.baseUrl.startsWith('https:');
+  // The browser binding (docs/design.md §4).
+  const binding = browserCookie(ctx.config.baseUrl, 'agentauth_browser');
+  const bindingOf = (request: FastifyRequest) => binding.read(request);
   const baseOrigin = new URL(ctx.config.baseUrl).origin;
 
   /** The flood guard, then validation: what GET and HEAD share. */
@@ -64,7 +44,7 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
     try {
       const valid = await validated(request);
       const { request: created, browserBinding } = await startAuthorization(ctx, valid, bindingOf(request));
-      reply.header('set-cookie', stringifySetCookie({ name: cookieName, value: browserBinding, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: ctx.config.requestTtl }));
+      binding.set(reply, browserBinding, ctx.config.requestTtl);
       return reply
         .headers(pageHeaders([new URL(valid.redirectUri).origin]))
         .send(authorizePage({ baseUrl: ctx.config.baseUrl, request: created, client: valid.client }));
@@ -91,14 +71,7 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
     return reply.header('cache-control', 'no-store').send(view);
   });
 
-  // The continue form is posted form-encoded by the browser; its parser lives only here.
-  await app.register(async (scope) => {
-    await scope.register(formbody);
-    // A browser posted this form: whatever goes wrong, even before the handler (content type,
-    // size, parsing), it gets the HTML error page rather than a JSON body.
-    scope.setErrorHandler((error, _request, reply) => {
-      void sendErrorPage(reply, error);
-    });
+  await formRoutes(app, (scope) => {
     scope.post<{ Body: Static<typeof ContinueBody> }>('/authorize/continue', {
       schema: { body: ContinueBody },
       attachValidation: true,
@@ -123,34 +96,4 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
       }
     });
   });
-
-  // Browsers ask for it on every page; there is none, and a 404 would be logged as a console error.
-  app.get('/favicon.ico', async (_request, reply) => reply.code(204).header('cache-control', 'public, max-age=86400').send());
-
-  app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
-    const asset = ASSETS.get(request.params.name);
-    if (!asset) return reply.code(404).send({ error: 'not_found', error_description: 'No such asset.' });
-    return reply.headers({ 'content-type': asset.type, 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' }).send(asset.body);
-  });
-}
-
-class CrossSiteRequest extends OAuthError {
-  readonly error = 'access_denied';
-  override readonly statusCode = 403;
-}
-
-/**
- * The continue form may only be submitted from our own pages (login CSRF, cross-site
- * submission). A browser that says where a form post comes from must say it comes from us:
- * Sec-Fetch-Site same-origin, or an Origin equal to ours. Our pages send Referrer-Policy:
- * no-referrer, under which browsers post `Origin: null`, so null is not foreign by itself.
- * Where a browser says neither (plain http off localhost), the SameSite=Lax binding cookie,
- * which a cross-site post does not carry, is the defence.
- */
-function refuseCrossSite(request: FastifyRequest, baseOrigin: string): void {
-  const site = request.headers['sec-fetch-site'];
-  const origin = request.headers.origin;
-  const foreignSite = site !== undefined && site !== 'same-origin' && site !== 'none';
-  const foreignOrigin = origin !== undefined && origin !== 'null' && origin !== baseOrigin;
-  if (foreignSite || foreignOrigin) throw new CrossSiteRequest('The form was submitted from another site.');
 }

@@ -1,0 +1,100 @@
+/**
+ * What every HTML feature shares (the authorization page now, the console next): cookies, the
+ * cross-site check of form posts, the HTML error page, and a scope for form-posted routes.
+ * JSON endpoints use none of it.
+ */
+import formbody from '@fastify/formbody';
+import { parseCookie, stringifySetCookie } from 'cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorPage } from '../pages/error-page.ts';
+import { pageHeaders } from '../pages/layout.ts';
+import { OAuthError } from '../protocol/errors.ts';
+import { describeError } from './errors.ts';
+
+/** A cookie of ours: HttpOnly, SameSite=Lax, Path=/; `__Host-` prefixed and Secure under https. */
+export interface BrowserCookie {
+  readonly name: string;
+  /** Its value in this request, if the browser sent it. */
+  read(request: FastifyRequest): string | undefined;
+  /** Sets it on the reply for `maxAge` seconds. */
+  set(reply: FastifyReply, value: string, maxAge: number): void;
+}
+
+/**
+ * @example
+ * const binding = browserCookie('https://id.example', 'agentauth_browser');
+ * binding.name;                       // '__Host-agentauth_browser'
+ * binding.set(reply, value, 600);     // Set-Cookie: __Host-agentauth_browser=…; Max-Age=600; Path=/; HttpOnly; Secure; SameSite=Lax
+ * binding.read(request);              // the value, or undefined
+ */
+export function browserCookie(baseUrl: string, name: string): BrowserCookie {
+  const secure = baseUrl.startsWith('https:');
+  const fullName = secure ? `__Host-${name}` : name;
+  return {
+    name: fullName,
+    // Read where it is needed rather than parsed by a hook on every request.
+    read: (request) => {
+      const header = request.headers.cookie;
+      return header ? parseCookie(header)[fullName] : undefined;
+    },
+    set: (reply, value, maxAge) => {
+      reply.header('set-cookie', stringifySetCookie({ name: fullName, value, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge }));
+    },
+  };
+}
+
+/** A form posted from another site (403 access_denied). */
+export class CrossSiteRequest extends OAuthError {
+  readonly error = 'access_denied';
+  override readonly statusCode = 403;
+}
+
+/**
+ * Our forms may only be submitted from our own pages (login CSRF, cross-site submission). A
+ * browser that says where a form post comes from must say it comes from us: Sec-Fetch-Site
+ * same-origin, or an Origin equal to ours. Our pages send Referrer-Policy: no-referrer, under
+ * which browsers post `Origin: null`, so null is not foreign by itself. Where a browser says
+ * neither (plain http off localhost), SameSite=Lax cookies, which a cross-site post does not
+ * carry, are the defence.
+ *
+ * @example
+ * refuseCrossSite(request, 'https://id.example'); // throws CrossSiteRequest for Sec-Fetch-Site: cross-site
+ */
+export function refuseCrossSite(request: FastifyRequest, baseOrigin: string): void {
+  const site = request.headers['sec-fetch-site'];
+  const origin = request.headers.origin;
+  const foreignSite = site !== undefined && site !== 'same-origin' && site !== 'none';
+  const foreignOrigin = origin !== undefined && origin !== 'null' && origin !== baseOrigin;
+  if (foreignSite || foreignOrigin) throw new CrossSiteRequest('The form was submitted from another site.');
+}
+
+/**
+ * Answers any error as the HTML error page (with its status and headers, such as Retry-After),
+ * for people rather than programs.
+ *
+ * @example
+ * try { … } catch (error) { return sendErrorPage(reply, error); }
+ */
+export function sendErrorPage(reply: FastifyReply, error: unknown): FastifyReply {
+  const { status, headers, body, unexpected } = describeError(error);
+  if (unexpected) reply.log.error({ err: error }, 'page failed');
+  return reply.code(status).headers({ ...pageHeaders(), ...headers }).send(errorPage(body.error, body.error_description));
+}
+
+/**
+ * Registers routes that browsers post forms to, in a scope of their own: the form parser lives
+ * only there, and whatever goes wrong, even before a handler runs (content type, size,
+ * parsing), answers the HTML error page rather than a JSON body.
+ *
+ * @example
+ * await formRoutes(app, (scope) => scope.post('/authorize/continue', handler));
+ */
+export async function formRoutes(app: FastifyInstance, routes: (scope: FastifyInstance) => void | Promise<void>): Promise<void> {
+  await app.register(async (scope) => {
+    await scope.register(formbody);
+    scope.setErrorHandler((error, _request, reply) => {
+      void sendErrorPage(reply, error);
+    });
+    await routes(scope);
+  });
+}
