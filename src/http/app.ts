@@ -102,7 +102,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   // No endpoint takes plain text: JSON endpoints answer 415 to anything but JSON (docs/design.md §5).
   app.removeContentTypeParser('text/plain');
   await app.register(authorizeRoutes, ctx);
-  await app.register(assetRoutes);
+  await app.register(assetRoutes, ctx);
   await app.register(agentRoutes, ctx);
   await app.register(tokenRoutes, ctx);
   await app.register(userinfoRoutes, ctx);

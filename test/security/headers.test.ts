@@ -40,6 +40,7 @@ async function htmlPages(): Promise<Array<[string, Response]>> {
   pages.push(['error page (GET /authorize 400)', await fetch(authorizeUrl(server, { client_id: 'cli_unknown' }), { redirect: 'manual' })]);
   pages.push(['error page (POST /authorize/continue 403, foreign browser)', await continueFlow(server, { requestId: started.requestId, cookie: '' })]);
   pages.push(['error page (POST /authorize/continue 400, unknown request)', await continueFlow(server, { requestId: 'req_unknown', cookie: started.cookie })]);
+  pages.push(['landing page (GET /)', await fetch(`${server.baseUrl}/`)]);
   return pages;
 }
 
