@@ -1,6 +1,7 @@
 /** POST /api/agent/authenticate: docs/contract.md's error rows and docs/design.md §5. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setAgentStatus } from '../src/domain/agents.ts';
+import { clientKey } from '../src/domain/throttle.ts';
 import { authenticate, checkStatus, continueFlow, type Party, postJson, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -199,6 +200,15 @@ describe('throttling of failed authentications (docs/design.md §5)', () => {
     } finally {
       await throttled.close();
     }
+  });
+
+  it('clientKey: IPv4 as it is (also IPv4-mapped), IPv6 by its /64 however it is written', () => {
+    expect(clientKey('192.0.2.7')).toBe('192.0.2.7');
+    expect(clientKey('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    for (const ip of ['2001:db8:1:2::1', '2001:0DB8:0001:0002:ffff:ffff:ffff:fffe', '2001:db8:1:2:aaaa::', '2001:db8:1:2:3:4:5:6']) expect(clientKey(ip), ip).toBe('2001:db8:1:2::/64');
+    expect(clientKey('::1')).toBe('0:0:0:0::/64');
+    expect(clientKey('2001:db8::1.2.3.4')).toBe('2001:db8:0:0::/64');
+    expect(clientKey('not an address')).toBe('not an address');
   });
 
   it('counts the addresses of one IPv6 /64 as one client', async () => {
