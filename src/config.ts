@@ -101,7 +101,8 @@ function trustProxy(raw: string | undefined): false | number | string[] {
   return entries;
 }
 
-const MIN_SECRET_BYTES = 32;
+/** The least JWT_SECRET, each previous secret and the development secret file may hold. */
+export const MIN_SECRET_BYTES = 32;
 
 function secret(name: string, value: string): string {
   if (Buffer.byteLength(value, 'utf8') < MIN_SECRET_BYTES) {

@@ -6,7 +6,8 @@ import { closeSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, writeSy
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { type Config, ConfigError } from './config.ts';
+import { Registry } from 'prom-client';
+import { type Config, ConfigError, MIN_SECRET_BYTES } from './config.ts';
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
 import { AuthorizeLimit, AuthThrottle } from './domain/throttle.ts';
 import { buildApp, buildMetricsApp, type AppOptions } from './http/app.ts';
@@ -16,9 +17,6 @@ import type { Store } from './store/types.ts';
 export interface Warn {
   (message: string): void;
 }
-
-/** The least a development secret may have, as JWT_SECRET (config.ts). */
-const MIN_DEVELOPMENT_SECRET_BYTES = 32;
 
 /** The development secret in `file`, validated like JWT_SECRET; undefined when there is no file. */
 function readDevelopmentSecret(file: string, warn: Warn): string | undefined {
@@ -33,9 +31,9 @@ function readDevelopmentSecret(file: string, warn: Warn): string | undefined {
   warnIfOpenToOthers(file, 'file', warn);
   const secret = text.trim();
   const bytes = Buffer.byteLength(secret, 'utf8');
-  if (bytes < MIN_DEVELOPMENT_SECRET_BYTES) {
+  if (bytes < MIN_SECRET_BYTES) {
     throw new ConfigError(
-      `the development secret ${file} is ${bytes === 0 ? 'empty' : `only ${bytes} byte(s)`} and must be at least ${MIN_DEVELOPMENT_SECRET_BYTES} bytes: set JWT_SECRET (at least 32 bytes), or delete the file to have a new one generated (tokens and client secrets made with the old one then stop working)`,
+      `the development secret ${file} is ${bytes === 0 ? 'empty' : `only ${bytes} byte(s)`} and must be at least ${MIN_SECRET_BYTES} bytes: set JWT_SECRET (at least ${MIN_SECRET_BYTES} bytes), or delete the file to have a new one generated (tokens and client secrets made with the old one then stop working)`,
     );
   }
   return secret;
@@ -146,12 +144,13 @@ export async function startServer(config: Config, options: AppOptions & { clock?
   }
   await store.migrate();
   const ctx = await createContext(config, store, resolveJwtSecret(config, warn), options.clock);
-  const app = await buildApp(ctx, options);
+  const registry = new Registry();
+  const app = await buildApp(ctx, registry, options);
   await app.listen({ port: config.port, host: config.host });
   // METRICS_PORT: /metrics without a token on a listener of its own (127.0.0.1 by default).
   let metrics: FastifyInstance | undefined;
   if (config.metricsPort !== null) {
-    metrics = await buildMetricsApp(ctx, app);
+    metrics = await buildMetricsApp(ctx, registry, app.log);
     try {
       await metrics.listen({ port: config.metricsPort, host: config.metricsHost });
     } catch (error) {

@@ -1,5 +1,5 @@
 /** Builds the Fastify application for a Context: routes, error shape, headers and metrics. */
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
@@ -54,9 +54,16 @@ function addConnectionHooks(app: FastifyInstance): void {
   });
 }
 
-const registries = new WeakMap<FastifyInstance, Registry>();
+/** The documented error shape for every error, and a JSON 404 for unknown paths. */
+function answerErrors(app: FastifyInstance): void {
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((_request, reply) => {
+    void reply.code(404).send({ error: 'not_found', error_description: 'No such endpoint.' });
+  });
+}
 
-export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<FastifyInstance> {
+/** The main listener's application; its metrics go to `registry`, which METRICS_PORT may serve as well. */
+export async function buildApp(ctx: Context, registry: Registry, options: AppOptions = {}): Promise<FastifyInstance> {
   const logger = ctx.config.logLevel === 'silent' ? false : { ...loggerOptions(ctx.config.logLevel), ...(options.logStream ? { stream: options.logStream } : {}) };
   const app = Fastify({
     ...serverOptions(ctx.config),
@@ -68,8 +75,6 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
   });
   addConnectionHooks(app);
 
-  const registry = new Registry();
-  registries.set(app, registry);
   collectDefaultMetrics({ register: registry });
   const requests = new Histogram({
     name: 'agentauth_http_request_duration_seconds',
@@ -88,10 +93,7 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
     done();
   });
 
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((_request, reply) => {
-    void reply.code(404).send({ error: 'not_found', error_description: 'No such endpoint.' });
-  });
+  answerErrors(app);
   // Every JSON answer: no sniffing, and nothing of ours may be framed.
   app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
@@ -112,18 +114,13 @@ export async function buildApp(ctx: Context, options: AppOptions = {}): Promise<
 }
 
 /**
- * The listener of METRICS_PORT: /metrics of `main` without a token, and nothing else (404 in
- * the documented shape), with the same timeouts and error answers as the main listener.
+ * The listener of METRICS_PORT: /metrics from `registry` without a token, and nothing else (404
+ * in the documented shape), with the same timeouts and error answers as the main listener.
  */
-export async function buildMetricsApp(ctx: Context, main: FastifyInstance): Promise<FastifyInstance> {
-  const registry = registries.get(main);
-  if (!registry) throw new Error('buildMetricsApp needs an app made by buildApp');
-  const app = Fastify({ ...serverOptions(ctx.config), loggerInstance: main.log });
+export async function buildMetricsApp(ctx: Context, registry: Registry, log: FastifyBaseLogger): Promise<FastifyInstance> {
+  const app = Fastify({ ...serverOptions(ctx.config), loggerInstance: log });
   addConnectionHooks(app);
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((_request, reply) => {
-    void reply.code(404).send({ error: 'not_found', error_description: 'No such endpoint.' });
-  });
+  answerErrors(app);
   await app.register(async (scope) => metricsOnlyRoutes(scope, registry));
   return app;
 }
