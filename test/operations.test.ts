@@ -1,13 +1,12 @@
 /** Operations (docs/design.md §10): health, readiness, metrics, purge, log redaction. */
 import { connect } from 'node:net';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';
 import { purgeOnce } from '../src/server.ts';
 import { authenticate, continueFlow, obtainTokens, type Party, postForm, setupParty, startFlow } from './helpers/flow.ts';
 import { freePort } from './helpers/net.ts';
-import { startTestServer, TEST_ENGINE, type TestServer } from './helpers/server.ts';
+import { captureLogs, startTestServer, TEST_ENGINE, type TestServer } from './helpers/server.ts';
 
 describe('health, readiness and metrics', () => {
   let server: TestServer;
@@ -134,14 +133,8 @@ describe('purge', () => {
 
 describe('logs', () => {
   it('an upload the client aborts is logged quietly as the client\'s doing: no error line, no 503', async () => {
-    let logs = '';
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        logs += chunk.toString();
-        done();
-      },
-    });
-    const server = await startTestServer({ env: { LOG_LEVEL: 'debug' }, logStream: stream });
+    const captured = captureLogs();
+    const server = await startTestServer({ env: { LOG_LEVEL: 'debug' }, logStream: captured.stream });
     try {
       for (let i = 0; i < 3; i++) {
         const url = new URL(server.baseUrl);
@@ -157,6 +150,7 @@ describe('logs', () => {
     } finally {
       await server.close();
     }
+    const logs = captured.text();
     const lines = logs.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; msg: string; status?: number });
     expect(lines.filter((line) => line.msg === 'request').length).toBeGreaterThan(0);
     // pino levels: 50 error, 60 fatal.
@@ -166,14 +160,8 @@ describe('logs', () => {
   });
 
   it('a full flow at LOG_LEVEL=trace logs no secret, code, token or cookie', async () => {
-    let logs = '';
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        logs += chunk.toString();
-        done();
-      },
-    });
-    const server = await startTestServer({ env: { LOG_LEVEL: 'trace' }, logStream: stream });
+    const captured = captureLogs();
+    const server = await startTestServer({ env: { LOG_LEVEL: 'trace' }, logStream: captured.stream });
     let party: Party | undefined;
     const secrets: string[] = [];
     try {
@@ -191,6 +179,7 @@ describe('logs', () => {
     } finally {
       await server.close();
     }
+    const logs = captured.text();
     expect(logs).toContain('"msg":"request"');
     for (const secret of secrets) expect(logs).not.toContain(secret);
   });

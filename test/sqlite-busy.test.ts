@@ -61,6 +61,29 @@ describe('SqliteDriver while another connection holds the write lock', () => {
   const insert = (key: string) => [{ sql: 'INSERT INTO t (k) VALUES (?)', params: [key] }];
   const keys = () => (other.prepare('SELECT k FROM t ORDER BY rowid').all() as Array<{ k: string }>).map((row) => row.k);
 
+  /**
+   * A connection to the file whose statements `matches` selects throw SQLITE_BUSY from `method`
+   * whenever `busy(params)` says so: a lock met where no real one can be made on demand.
+   */
+  function openWithBusy(matches: (sql: string) => boolean, method: 'run' | 'get', busy: (params: unknown[]) => boolean): Database.Database {
+    const db = new Database(path);
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => {
+      const statement = prepare(sql);
+      if (matches(sql)) {
+        const original = (statement[method] as (...params: unknown[]) => unknown).bind(statement);
+        Object.assign(statement, {
+          [method]: (...params: unknown[]) => {
+            if (busy(params)) throw new Database.SqliteError('database is locked', 'SQLITE_BUSY');
+            return original(...params);
+          },
+        });
+      }
+      return statement;
+    }) as typeof db.prepare;
+    return db;
+  }
+
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'agentauth-busy-driver-'));
     path = join(dir, 'db.sqlite');
@@ -141,20 +164,8 @@ describe('SqliteDriver while another connection holds the write lock', () => {
   });
 
   it('runs the whole batch again when a statement after BEGIN IMMEDIATE reports SQLITE_BUSY, keeping nothing of the first attempt', async () => {
-    const db = new Database(path);
-    const prepare = db.prepare.bind(db);
     let busyLeft = 2;
-    db.prepare = ((sql: string) => {
-      const statement = prepare(sql);
-      if (sql.includes('INSERT')) {
-        const run = statement.run.bind(statement);
-        statement.run = ((...params: unknown[]) => {
-          if (params[0] === 'b' && busyLeft-- > 0) throw new Database.SqliteError('database is locked', 'SQLITE_BUSY');
-          return run(...params);
-        }) as typeof statement.run;
-      }
-      return statement;
-    }) as typeof db.prepare;
+    const db = openWithBusy((sql) => sql.includes('INSERT'), 'run', (params) => params[0] === 'b' && busyLeft-- > 0);
     driver = new SqliteDriver(db);
     const [a, b, c] = await Promise.all([driver.write(insert('a')), driver.write(insert('b')), driver.write(insert('c'))]);
     expect([a, b, c]).toEqual([[1], [1], [1]]); // a was run three times, committed once (its key is unique)
@@ -164,20 +175,8 @@ describe('SqliteDriver while another connection holds the write lock', () => {
 
   it('tries a read again when it reports SQLITE_BUSY, and fails it with SQLITE_BUSY after lockWaitMs', async () => {
     other.exec("INSERT INTO t (k) VALUES ('x')");
-    const db = new Database(path);
-    const prepare = db.prepare.bind(db);
     let busyLeft = 0;
-    db.prepare = ((sql: string) => {
-      const statement = prepare(sql);
-      if (sql.startsWith('SELECT')) {
-        const get = statement.get.bind(statement);
-        statement.get = ((...params: unknown[]) => {
-          if (busyLeft-- > 0) throw new Database.SqliteError('database is locked', 'SQLITE_BUSY');
-          return get(...params);
-        }) as typeof statement.get;
-      }
-      return statement;
-    }) as typeof db.prepare;
+    const db = openWithBusy((sql) => sql.startsWith('SELECT'), 'get', () => busyLeft-- > 0);
     driver = new SqliteDriver(db, { lockWaitMs: 300 });
 
     busyLeft = 3;

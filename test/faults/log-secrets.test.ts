@@ -7,11 +7,10 @@
  * while requests carry secrets.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, continueFlow, obtainCode, type Party, pkcePair, postForm, postJson, redeem, setupParty, startFlow, type Tokens } from '../helpers/flow.ts';
-import { startTestServer, TEST_ENGINE, TEST_JWT_SECRET, type TestServer } from '../helpers/server.ts';
+import { captureLogs, startTestServer, TEST_ENGINE, TEST_JWT_SECRET, type TestServer } from '../helpers/server.ts';
 import { type RawSql, rawSql } from './support.ts';
 
 interface Seen {
@@ -21,7 +20,7 @@ interface Seen {
   body: string;
 }
 
-let logs = '';
+const captured = captureLogs();
 let server: TestServer;
 let sql: RawSql;
 let party: Party;
@@ -74,13 +73,7 @@ async function withoutTable<T>(table: string, work: () => Promise<T>): Promise<T
 }
 
 beforeAll(async () => {
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      logs += chunk.toString();
-      done();
-    },
-  });
-  server = await startTestServer({ env: { LOG_LEVEL: 'trace', AUTH_FAILURES_PER_IP: '1000' }, logStream: stream });
+  server = await startTestServer({ env: { LOG_LEVEL: 'trace', AUTH_FAILURES_PER_IP: '1000' }, logStream: captured.stream });
   sql = await rawSql(server.databaseUrl);
   party = await setupParty(server);
   keep('agent secret', party.agentSecret);
@@ -205,6 +198,7 @@ describe(`secrets in logs and error answers (${TEST_ENGINE}, LOG_LEVEL=trace)`, 
     expect(JSON.parse(grant500.text)).toEqual({ error: 'server_error', error_description: 'An unexpected error occurred.' });
 
     // --- The checks.
+    const logs = captured.text();
     expect(logs).toContain('"msg":"request"');
     expect(logs, 'the 500s are logged').toMatch(/"level":50.*request failed/);
     const leaks: string[] = [];

@@ -3,6 +3,7 @@
  * temporary directory, and a clock the test can move forward.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
@@ -58,6 +59,18 @@ export async function registerParty(ctx: Context, clientName: string): Promise<P
   const { client, secret: clientSecret } = await registerClient(ctx, { name: clientName, redirectUris: [DEFAULT_REDIRECT_URI] });
   const { agent, secret: agentSecret } = await registerAgent(ctx, DEFAULT_OWNER);
   return { clientId: client.id, clientSecret, redirectUri: DEFAULT_REDIRECT_URI, agentId: agent.id, agentSecret };
+}
+
+/** A logStream for startTestServer that keeps every line the server logs, for the test to read. */
+export function captureLogs(): { stream: Writable; text(): string } {
+  let logs = '';
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      logs += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => logs };
 }
 
 export interface TestServer extends RunningServer {
