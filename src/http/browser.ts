@@ -1,11 +1,13 @@
 /**
- * What every HTML feature shares (the authorization page now, the console next): cookies, the
- * cross-site check of form posts, the HTML error page, and a scope for form-posted routes.
- * JSON endpoints use none of it.
+ * What every HTML feature shares (the authorization page and the console): cookies, the
+ * cross-site check of form posts, CSRF tokens, the HTML error page, and a scope for
+ * form-posted routes. JSON endpoints use none of it.
  */
+import fastifyCookie from '@fastify/cookie';
+import csrfProtection from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import { parseCookie, stringifySetCookie } from 'cookie';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { errorPage } from '../pages/error-page.ts';
 import { pageHeaders } from '../pages/layout.ts';
 import { OAuthError } from '../protocol/errors.ts';
@@ -75,11 +77,14 @@ export function refuseCrossSite(request: FastifyRequest, baseOrigin: string): vo
  * @example
  * try { … } catch (error) { return sendErrorPage(reply, error); }
  */
-export function sendErrorPage(reply: FastifyReply, error: unknown): FastifyReply {
+export function sendErrorPage(reply: FastifyReply, error: unknown, render: ErrorPageRenderer = errorPage): FastifyReply {
   const { status, headers, body, unexpected } = describeError(error);
   if (unexpected) reply.log.error({ err: error }, 'page failed');
-  return reply.code(status).headers({ ...pageHeaders(), ...headers }).send(errorPage(body.error, body.error_description));
+  return reply.code(status).headers({ ...pageHeaders(), ...headers }).send(render(body.error, body.error_description, status));
 }
+
+/** Renders an error as a page: the authorization page's by default, the console's in the console. */
+export type ErrorPageRenderer = (error: string, description: string, status: number) => string;
 
 /**
  * Registers routes that browsers post forms to, in a scope of their own: the form parser lives
@@ -89,12 +94,55 @@ export function sendErrorPage(reply: FastifyReply, error: unknown): FastifyReply
  * @example
  * await formRoutes(app, (scope) => scope.post('/authorize/continue', handler));
  */
-export async function formRoutes(app: FastifyInstance, routes: (scope: FastifyInstance) => void | Promise<void>): Promise<void> {
-  await app.register(async (scope) => {
-    await scope.register(formbody);
-    scope.setErrorHandler((error, _request, reply) => {
-      void sendErrorPage(reply, error);
-    });
-    await routes(scope);
+export async function formRoutes(
+  app: FastifyInstance,
+  routes: (scope: FastifyInstance) => void | Promise<void>,
+  options: {
+    prefix?: string;
+    render?: ErrorPageRenderer;
+    /** Answers an error itself (a redirect to sign in) and returns true, or leaves it to the page. */
+    intercept?: (error: unknown, request: FastifyRequest, reply: FastifyReply) => boolean;
+  } = {},
+): Promise<void> {
+  await app.register(
+    async (scope) => {
+      await scope.register(formbody);
+      scope.setErrorHandler((error, request, reply) => {
+        if (options.intercept?.(error, request, reply)) return;
+        void sendErrorPage(reply, error, options.render);
+      });
+      await routes(scope);
+    },
+    { prefix: options.prefix ?? '' },
+  );
+}
+
+/**
+ * CSRF tokens (@fastify/csrf-protection, double-submit: a secret in an HttpOnly cookie of ours,
+ * the token in each form or in an x-csrf-token header) for the scope it is called in, and the
+ * preHandler that every state-changing route of the scope runs: first the cross-site check, then
+ * the token. A missing or wrong token answers 403 (describeError).
+ *
+ * @example
+ * const guard = await csrfTokens(scope, ctx.config.baseUrl);
+ * scope.get('/form', (request, reply) => page(await reply.generateCsrf()));
+ * scope.post('/form', { preHandler: guard }, handler);
+ */
+export async function csrfTokens(scope: FastifyInstance, baseUrl: string): Promise<preHandlerHookHandler> {
+  const secure = baseUrl.startsWith('https:');
+  const baseOrigin = new URL(baseUrl).origin;
+  await scope.register(fastifyCookie);
+  await scope.register(csrfProtection, {
+    cookieKey: browserCookie(baseUrl, 'agentauth_csrf').name,
+    cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, secure },
   });
+  return function guard(this: FastifyInstance, request, reply, done) {
+    try {
+      refuseCrossSite(request, baseOrigin);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    scope.csrfProtection(request, reply, done);
+  };
 }

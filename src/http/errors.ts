@@ -22,6 +22,9 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; description: strin
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, description: 'The request body is empty; a JSON object is expected.' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, description: 'The request body is not valid JSON.' },
   FST_ERR_CTP_INVALID_CONTENT_TYPE: { status: 415, description: 'The Content-Type header is malformed.' },
+  // @fastify/csrf-protection: a console form without its token, or with another session's.
+  FST_CSRF_MISSING_SECRET: { status: 403, description: 'This form has expired or was not sent from this site; reload the page and try again.' },
+  FST_CSRF_INVALID_TOKEN: { status: 403, description: 'This form has expired or was not sent from this site; reload the page and try again.' },
 };
 
 /** Error codes of the database drivers that mean "the database cannot be reached right now". */

@@ -23,7 +23,15 @@ export function pageHeaders(formTargets: string[] = []): PageHeaders {
   };
 }
 
-export function layout(title: string, head: Html, body: Html): string {
+export interface LayoutOptions {
+  /** A class on <body> (the console's pages are wider). */
+  bodyClass?: string;
+  /** What comes before <main>: the console's navigation. */
+  header?: Html;
+}
+
+/** A whole page: `head` adds to the shared head (scripts), `body` is the content of <main>. */
+export function layout(title: string, head: Html, body: Html, options: LayoutOptions = {}): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -33,7 +41,8 @@ export function layout(title: string, head: Html, body: Html): string {
 ${head}
 <link rel="stylesheet" href="/assets/agentauth.css">
 </head>
-<body>
+<body${options.bodyClass ? html` class="${options.bodyClass}"` : ''}>
+${options.header}
 <main>
 ${body}
 </main>
