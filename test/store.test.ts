@@ -177,9 +177,9 @@ describe.each(engines)('Store on $name', (engine) => {
   });
 
   it('clients and agents round-trip, including redirect URI lists and booleans', async () => {
-    await store.insertClient({ id: 'cli_rt', name: 'N', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['https://a/cb', 'http://localhost/cb'], status: 'active', approval: 'manual', created_at: NOW });
+    await store.insertClient({ id: 'cli_rt', name: 'N', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['https://a/cb', 'http://localhost/cb'], status: 'active', approval: 'manual', account_id: null, created_at: NOW });
     expect(await store.findClient('cli_rt')).toMatchObject({ redirect_uris: ['https://a/cb', 'http://localhost/cb'], approval: 'manual' });
-    await store.insertAgent({ id: 'agt_rt', secret_digest: 'd', previous_secret_digest: null, previous_secret_expires_at: null, name: 'A', owner_email: 'a@b.c', owner_name: null, owner_email_verified: true, status: 'active', created_at: NOW, last_used_at: null });
+    await store.insertAgent({ id: 'agt_rt', secret_digest: 'd', previous_secret_digest: null, previous_secret_expires_at: null, name: 'A', owner_email: 'a@b.c', owner_name: null, owner_email_verified: true, status: 'active', created_at: NOW, last_used_at: null, account_id: null });
     expect(await store.findAgent('agt_rt')).toMatchObject({ owner_email_verified: true, owner_name: null, last_used_at: null });
     expect(await store.updateAgent('agt_rt', { status: 'disabled' })).toBe(true);
     expect(await store.updateAgent('agt_nobody', { status: 'disabled' })).toBe(false);

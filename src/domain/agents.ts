@@ -5,13 +5,15 @@ import type { AgentRecord, AgentStatus } from '../store/types.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+export const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 export interface NewAgent {
   ownerEmail: string;
   ownerName?: string;
   name?: string;
   emailVerified?: boolean;
+  /** The console account that owns the agent (its owner_* fields are then the account's). */
+  accountId?: string;
 }
 
 export async function registerAgent(deps: Deps, input: NewAgent): Promise<{ agent: AgentRecord; secret: string }> {
@@ -31,6 +33,7 @@ export async function registerAgent(deps: Deps, input: NewAgent): Promise<{ agen
     status: 'active',
     created_at: deps.clock(),
     last_used_at: null,
+    account_id: input.accountId ?? null,
   };
   await deps.store.insertAgent(agent);
   return { agent, secret };

@@ -43,6 +43,8 @@ export interface NewClient {
   name: string;
   redirectUris: string[];
   approval?: Approval;
+  /** The console account that owns the client. */
+  accountId?: string;
 }
 
 export async function registerClient(deps: Deps, input: NewClient): Promise<{ client: ClientRecord; secret: string }> {
@@ -64,6 +66,7 @@ export async function registerClient(deps: Deps, input: NewClient): Promise<{ cl
     status: 'active',
     approval: input.approval ?? 'auto',
     created_at: deps.clock(),
+    account_id: input.accountId ?? null,
   };
   await deps.store.insertClient(client);
   return { client, secret };

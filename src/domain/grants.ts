@@ -9,7 +9,7 @@ import type { GrantOwner, RevokedGrants } from '../store/types.ts';
 const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; start again.';
 
 /**
- * Revokes every live grant of the agent or client (its refresh and access tokens stop working at
+ * Revokes every live grant of the agent or client (or of the agent at that client) (its refresh and access tokens stop working at
  * /token, /introspect and /userinfo), expires its unredeemed codes and ends its authenticated,
  * not yet completed requests. Throws when there is no such agent or client.
  *
@@ -18,7 +18,7 @@ const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; s
  * // { grants: 3, codes: 0, requests: 1 }
  */
 export async function revokeGrants(ctx: Pick<Context, 'store' | 'clock'>, owner: GrantOwner): Promise<RevokedGrants> {
-  const exists = 'agent_id' in owner ? await ctx.store.findAgent(owner.agent_id) : await ctx.store.findClient(owner.client_id);
-  if (!exists) throw new Error('agent_id' in owner ? `no agent ${owner.agent_id}` : `no client ${owner.client_id}`);
+  if (owner.agent_id !== undefined && !(await ctx.store.findAgent(owner.agent_id))) throw new Error(`no agent ${owner.agent_id}`);
+  if (owner.client_id !== undefined && !(await ctx.store.findClient(owner.client_id))) throw new Error(`no client ${owner.client_id}`);
   return ctx.store.revokeGrantsOf(owner, ctx.clock(), REVOKED_DESCRIPTION);
 }

@@ -134,4 +134,81 @@ export const migrations: Migration[] = [
       'CREATE INDEX grants_client_id ON grants (client_id)',
     ],
   },
+  {
+    // The console (docs/design.md §11): accounts of people, their passkeys and sessions, one-time
+    // links (setup, invitation, email verification), WebAuthn challenges, the audit of console
+    // actions, and which account owns an agent or a client (NULL for those made with the CLI).
+    version: '0005_console',
+    statements: [
+      `CREATE TABLE accounts (
+        id varchar(64) PRIMARY KEY,
+        email varchar(320) NOT NULL,
+        email_key varchar(320) NOT NULL,
+        name varchar(200),
+        role varchar(16) NOT NULL,
+        status varchar(16) NOT NULL,
+        email_verified integer NOT NULL,
+        password_hash varchar(200),
+        created_at bigint NOT NULL,
+        last_sign_in_at bigint
+      )`,
+      'CREATE UNIQUE INDEX accounts_email_key ON accounts (email_key)',
+      `CREATE TABLE passkeys (
+        id varchar(512) PRIMARY KEY,
+        account_id varchar(64) NOT NULL,
+        public_key text NOT NULL,
+        counter bigint NOT NULL,
+        transports varchar(200),
+        name varchar(100) NOT NULL,
+        created_at bigint NOT NULL,
+        last_used_at bigint
+      )`,
+      'CREATE INDEX passkeys_account_id ON passkeys (account_id)',
+      `CREATE TABLE console_sessions (
+        id varchar(64) PRIMARY KEY,
+        digest varchar(64) NOT NULL,
+        account_id varchar(64) NOT NULL,
+        created_at bigint NOT NULL,
+        last_seen_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        ip varchar(64),
+        user_agent varchar(512),
+        method varchar(16) NOT NULL
+      )`,
+      'CREATE UNIQUE INDEX console_sessions_digest ON console_sessions (digest)',
+      'CREATE INDEX console_sessions_account_id ON console_sessions (account_id)',
+      `CREATE TABLE account_links (
+        digest varchar(64) PRIMARY KEY,
+        purpose varchar(16) NOT NULL,
+        account_id varchar(64),
+        email varchar(320),
+        role varchar(16),
+        created_by varchar(64),
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        used_at bigint
+      )`,
+      `CREATE TABLE webauthn_challenges (
+        id varchar(64) PRIMARY KEY,
+        challenge varchar(128) NOT NULL,
+        account_id varchar(64),
+        expires_at bigint NOT NULL
+      )`,
+      `CREATE TABLE console_events (
+        id varchar(40) PRIMARY KEY,
+        at bigint NOT NULL,
+        actor_id varchar(64),
+        action varchar(64) NOT NULL,
+        target varchar(256),
+        ip varchar(64),
+        detail varchar(512)
+      )`,
+      'CREATE INDEX console_events_at ON console_events (at)',
+      'ALTER TABLE agents ADD COLUMN account_id varchar(64)',
+      'CREATE INDEX agents_account_id ON agents (account_id)',
+      'ALTER TABLE clients ADD COLUMN account_id varchar(64)',
+      'CREATE INDEX clients_account_id ON clients (account_id)',
+      'CREATE INDEX audit_events_client_at ON audit_events (client_id, at)',
+    ],
+  },
 ];

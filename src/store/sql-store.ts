@@ -6,6 +6,7 @@
  */
 import { newAuditEventId } from '../crypto.ts';
 import type { Driver, Step } from './driver.ts';
+import { SqlConsoleStore } from './console-store.ts';
 import { migrations } from './migrations.ts';
 import type {
   AccessTokenRecord,
@@ -28,20 +29,20 @@ import type {
   TokenContext,
 } from './types.ts';
 
-type ClientRow = Omit<ClientRecord, 'redirect_uris'> & { redirect_uris: string };
-type AgentRow = Omit<AgentRecord, 'owner_email_verified'> & { owner_email_verified: number };
+export type ClientRow = Omit<ClientRecord, 'redirect_uris'> & { redirect_uris: string };
+export type AgentRow = Omit<AgentRecord, 'owner_email_verified'> & { owner_email_verified: number };
 
-const toClient = (row: ClientRow): ClientRecord => ({ ...row, redirect_uris: JSON.parse(row.redirect_uris) as string[] });
-const toAgent = (row: AgentRow): AgentRecord => ({ ...row, owner_email_verified: row.owner_email_verified === 1 });
+export const toClient = (row: ClientRow): ClientRecord => ({ ...row, redirect_uris: JSON.parse(row.redirect_uris) as string[] });
+export const toAgent = (row: AgentRow): AgentRecord => ({ ...row, owner_email_verified: row.owner_email_verified === 1 });
 
 /** An INSERT of every column of a record, in a fixed order. */
-function insert(table: string, record: object): Step {
+export function insert(table: string, record: object): Step {
   const columns = Object.keys(record);
   return { sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, params: Object.values(record) };
 }
 
 /** UPDATE … SET for the given fields (only known column names reach here, from typed patches). */
-function update(table: string, key: string, id: string, patch: object): Step {
+export function update(table: string, key: string, id: string, patch: object): Step {
   const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
   if (entries.length === 0) throw new Error(`empty update of ${table}`);
   return { sql: `UPDATE ${table} SET ${entries.map(([column]) => `${column} = ?`).join(', ')} WHERE ${key} = ?`, params: [...entries.map(([, value]) => value), id], guard: true };
@@ -53,9 +54,11 @@ function tokenSteps(tokens: IssuedTokens): Step[] {
 
 export class SqlStore implements Store {
   readonly engine: 'sqlite' | 'postgres';
+  readonly console: SqlConsoleStore;
 
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
+    this.console = new SqlConsoleStore(driver);
   }
 
   migrate(): Promise<void> {
@@ -196,18 +199,7 @@ export class SqlStore implements Store {
   }
 
   async revokeGrantsOf(owner: GrantOwner, now: number, description: string): Promise<RevokedGrants> {
-    // Only these two column names reach the SQL, from the typed owner.
-    const [column, id] = 'agent_id' in owner ? ['agent_id', owner.agent_id] : ['client_id', owner.client_id];
-    const [grants = 0, codes = 0, requests = 0] = (await this.driver.write([
-      { sql: `UPDATE grants SET revoked_at = ? WHERE ${column} = ? AND revoked_at IS NULL`, params: [now, id] },
-      // An unredeemed code would otherwise still open a new grant. It expires at epoch 0, which
-      // every node's clock has passed, whatever their skew, and the next purge deletes it.
-      { sql: `UPDATE authorization_codes SET expires_at = 0 WHERE ${column} = ? AND redeemed_at IS NULL AND expires_at > ?`, params: [id, now] },
-      {
-        sql: `UPDATE authorization_requests SET status = 'error', error = 'access_denied', error_description = ? WHERE ${column} = ? AND status = 'authenticated' AND expires_at > ?`,
-        params: [description, id, now],
-      },
-    ])) ?? [];
+    const [grants = 0, codes = 0, requests = 0] = (await this.driver.write(revokeGrantsSteps(owner, now, description))) ?? [];
     return { grants, codes, requests };
   }
 
@@ -341,6 +333,27 @@ class TokenContextRead<T> {
 
 const ACCESS_TOKEN_CONTEXT = new TokenContextRead<AccessTokenRecord>('access_tokens', ['jti', 'grant_id', 'client_id', 'scope', 'expires_at', 'revoked_at'], 'jti');
 const REFRESH_TOKEN_CONTEXT = new TokenContextRead<RefreshTokenRecord>('refresh_tokens', ['digest', 'grant_id', 'created_at', 'expires_at', 'used_at'], 'digest');
+
+/**
+ * Revokes the owner's live grants, expires its unredeemed codes and ends its authenticated, not
+ * yet completed requests: three steps whose changed-row counts are grants, codes, requests.
+ */
+export function revokeGrantsSteps(owner: GrantOwner, now: number, description: string): Step[] {
+  // Only the column names agent_id and client_id reach the SQL, from the typed owner.
+  const keys = (['agent_id', 'client_id'] as const).filter((key) => owner[key] !== undefined);
+  const where = keys.map((key) => `${key} = ?`).join(' AND ');
+  const ids = keys.map((key) => owner[key]);
+  return [
+    { sql: `UPDATE grants SET revoked_at = ? WHERE ${where} AND revoked_at IS NULL`, params: [now, ...ids] },
+    // An unredeemed code would otherwise still open a new grant. It expires at epoch 0, which
+    // every node's clock has passed, whatever their skew, and the next purge deletes it.
+    { sql: `UPDATE authorization_codes SET expires_at = 0 WHERE ${where} AND redeemed_at IS NULL AND expires_at > ?`, params: [...ids, now] },
+    {
+      sql: `UPDATE authorization_requests SET status = 'error', error = 'access_denied', error_description = ? WHERE ${where} AND status = 'authenticated' AND expires_at > ?`,
+      params: [description, ...ids, now],
+    },
+  ];
+}
 
 function auditStep(event: AuditEvent): Step {
   return insert('audit_events', { id: newAuditEventId(), ...event });

@@ -3,6 +3,8 @@
  * epoch seconds. Every operation that must happen once is a conditional statement or a
  * transaction in the implementation, reported back as a boolean "this call won".
  */
+import type { ConsoleStore } from './console-types.ts';
+
 export type ClientStatus = 'active' | 'inactive';
 export type Approval = 'auto' | 'manual';
 export type AgentStatus = 'active' | 'disabled';
@@ -19,6 +21,8 @@ export interface ClientRecord {
   status: ClientStatus;
   approval: Approval;
   created_at: number;
+  /** The console account that owns it; null for clients registered with the CLI. */
+  account_id: string | null;
 }
 
 export interface AgentRecord {
@@ -34,6 +38,12 @@ export interface AgentRecord {
   status: AgentStatus;
   created_at: number;
   last_used_at: number | null;
+  /**
+   * The console account that owns it; null for agents registered with the CLI. The owner_*
+   * columns of an owned agent are copies of its account's, kept in step by the console store,
+   * so the token paths read one row as before.
+   */
+  account_id: string | null;
 }
 
 export interface AuthorizationRequestRecord {
@@ -129,8 +139,8 @@ export interface IssuedTokens {
   refreshToken: RefreshTokenRecord;
 }
 
-/** Whose grants an incident response revokes: one agent's, or one client's. */
-export type GrantOwner = { agent_id: string } | { client_id: string };
+/** Whose grants an incident response revokes: one agent's, one client's, or one agent's at one client ("connected site"). */
+export type GrantOwner = { agent_id: string; client_id?: undefined } | { client_id: string; agent_id?: undefined } | { agent_id: string; client_id: string };
 
 export interface RevokedGrants {
   grants: number;
@@ -176,6 +186,8 @@ export interface LimiterOptions {
 
 export interface Store {
   readonly engine: 'sqlite' | 'postgres';
+  /** The console's records (accounts, sessions, passkeys, links, its audit), on the same database. */
+  readonly console: ConsoleStore;
   /**
    * A counter seen by every node that uses this store: process memory for SQLite (one node),
    * a shared table for PostgreSQL, so throttling holds however many nodes there are.

@@ -1,0 +1,281 @@
+/**
+ * The ConsoleStore in SQL, one text for SQLite and PostgreSQL, over the same driver as the
+ * protocol's store (sql-store.ts). Multi-row changes are one unit; what must happen once is a
+ * guarded statement.
+ */
+import { newAuditEventId } from '../crypto.ts';
+import type {
+  AccountLinkRecord,
+  AccountPatch,
+  AccountRecord,
+  ConnectedSite,
+  ConsoleEvent,
+  ConsoleEventView,
+  ConsoleSessionRecord,
+  ConsoleStore,
+  HistoryCursor,
+  LinkPurpose,
+  PasskeyRecord,
+  SignInRecord,
+  WebauthnChallengeRecord,
+} from './console-types.ts';
+import type { Driver, Step } from './driver.ts';
+import { insert, revokeGrantsSteps, toAgent, toClient, update, type AgentRow, type ClientRow } from './sql-store.ts';
+import type { AgentRecord, ClientRecord, RevokedGrants } from './types.ts';
+
+type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
+const toAccount = (row: AccountRow): AccountRecord => ({ ...row, email_verified: row.email_verified === 1 });
+const fromAccount = (account: AccountRecord) => ({ ...account, email_verified: account.email_verified ? 1 : 0 });
+
+/** SQLite's and PostgreSQL's report of a duplicate key in a unique index. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
+
+export class SqlConsoleStore implements ConsoleStore {
+  constructor(private readonly driver: Driver) {}
+
+  private async won(...steps: Step[]): Promise<boolean> {
+    return (await this.driver.write(steps)) !== null;
+  }
+
+  // Accounts
+
+  async insertAccount(account: AccountRecord): Promise<boolean> {
+    try {
+      await this.driver.write([insert('accounts', fromAccount(account))]);
+      return true;
+    } catch (error) {
+      if (isUniqueViolation(error)) return false;
+      throw error;
+    }
+  }
+
+  async insertAccountWithLink(account: AccountRecord, linkDigest: string, now: number): Promise<'created' | 'email_taken' | null> {
+    try {
+      const used = await this.won(useLinkStep(linkDigest, 'invite', now), insert('accounts', fromAccount(account)));
+      return used ? 'created' : null;
+    } catch (error) {
+      if (isUniqueViolation(error)) return 'email_taken';
+      throw error;
+    }
+  }
+
+  async findAccount(id: string): Promise<AccountRecord | undefined> {
+    const row = await this.driver.one<AccountRow>('SELECT * FROM accounts WHERE id = ?', [id]);
+    return row && toAccount(row);
+  }
+
+  async findAccountByEmail(emailKey: string): Promise<AccountRecord | undefined> {
+    const row = await this.driver.one<AccountRow>('SELECT * FROM accounts WHERE email_key = ?', [emailKey]);
+    return row && toAccount(row);
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    return (await this.driver.all<AccountRow>('SELECT * FROM accounts ORDER BY created_at, id')).map(toAccount);
+  }
+
+  async countAccounts(): Promise<number> {
+    const row = await this.driver.one<{ n: number | string }>('SELECT COUNT(*) AS n FROM accounts');
+    return Number(row?.n ?? 0);
+  }
+
+  updateAccount(id: string, patch: AccountPatch): Promise<boolean> {
+    const { email_verified, ...rest } = patch;
+    const steps: Step[] = [update('accounts', 'id', id, { ...rest, ...(email_verified === undefined ? {} : { email_verified: email_verified ? 1 : 0 }) })];
+    // The claims of the account's agents are read from the agent row on every token: keep the copies in step.
+    if (patch.name !== undefined) steps.push({ sql: 'UPDATE agents SET owner_name = ? WHERE account_id = ?', params: [patch.name, id] });
+    if (email_verified !== undefined) steps.push({ sql: 'UPDATE agents SET owner_email_verified = ? WHERE account_id = ?', params: [email_verified ? 1 : 0, id] });
+    return this.won(...steps);
+  }
+
+  // Passkeys
+
+  async insertPasskey(passkey: PasskeyRecord): Promise<void> {
+    await this.driver.write([insert('passkeys', passkey)]);
+  }
+
+  findPasskey(id: string): Promise<PasskeyRecord | undefined> {
+    return this.driver.one<PasskeyRecord>('SELECT * FROM passkeys WHERE id = ?', [id]);
+  }
+
+  listPasskeys(accountId: string): Promise<PasskeyRecord[]> {
+    return this.driver.all<PasskeyRecord>('SELECT * FROM passkeys WHERE account_id = ? ORDER BY created_at, id', [accountId]);
+  }
+
+  recordPasskeyUse(id: string, counter: number, now: number): Promise<boolean> {
+    // Authenticators that keep no counter report 0 every time; any other must go forward.
+    return this.won({ sql: 'UPDATE passkeys SET counter = ?, last_used_at = ? WHERE id = ? AND (counter < ? OR (counter = 0 AND ? = 0))', params: [counter, now, id, counter, counter], guard: true });
+  }
+
+  renamePasskey(id: string, accountId: string, name: string): Promise<boolean> {
+    return this.won({ sql: 'UPDATE passkeys SET name = ? WHERE id = ? AND account_id = ?', params: [name, id, accountId], guard: true });
+  }
+
+  deletePasskey(id: string, accountId: string): Promise<boolean> {
+    return this.won({ sql: 'DELETE FROM passkeys WHERE id = ? AND account_id = ?', params: [id, accountId], guard: true });
+  }
+
+  // Sessions
+
+  async insertSession(session: ConsoleSessionRecord): Promise<void> {
+    await this.driver.write([insert('console_sessions', session)]);
+  }
+
+  async findSession(digest: string, now: number): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | undefined> {
+    const session = await this.driver.one<ConsoleSessionRecord>('SELECT * FROM console_sessions WHERE digest = ? AND expires_at > ?', [digest, now]);
+    if (!session) return undefined;
+    const account = await this.findAccount(session.account_id);
+    return account && { session, account };
+  }
+
+  touchSession(id: string, now: number): Promise<boolean> {
+    return this.won({ sql: 'UPDATE console_sessions SET last_seen_at = ? WHERE id = ?', params: [now, id], guard: true });
+  }
+
+  listSessions(accountId: string, now: number): Promise<ConsoleSessionRecord[]> {
+    return this.driver.all<ConsoleSessionRecord>('SELECT * FROM console_sessions WHERE account_id = ? AND expires_at > ? ORDER BY last_seen_at DESC, id', [accountId, now]);
+  }
+
+  deleteSession(id: string, accountId: string): Promise<boolean> {
+    return this.won({ sql: 'DELETE FROM console_sessions WHERE id = ? AND account_id = ?', params: [id, accountId], guard: true });
+  }
+
+  async deleteSessionsOf(accountId: string, exceptId?: string): Promise<number> {
+    const [deleted = 0] = (await this.driver.write([
+      exceptId === undefined
+        ? { sql: 'DELETE FROM console_sessions WHERE account_id = ?', params: [accountId] }
+        : { sql: 'DELETE FROM console_sessions WHERE account_id = ? AND id <> ?', params: [accountId, exceptId] },
+    ])) ?? [];
+    return deleted;
+  }
+
+  // One-time links
+
+  async insertLink(link: AccountLinkRecord): Promise<void> {
+    await this.driver.write([insert('account_links', link)]);
+  }
+
+  findLink(digest: string): Promise<AccountLinkRecord | undefined> {
+    return this.driver.one<AccountLinkRecord>('SELECT * FROM account_links WHERE digest = ?', [digest]);
+  }
+
+  useLink(digest: string, purpose: LinkPurpose, now: number): Promise<boolean> {
+    return this.won(useLinkStep(digest, purpose, now));
+  }
+
+  async useVerificationLink(digest: string, now: number): Promise<AccountRecord | undefined> {
+    const link = await this.findLink(digest);
+    if (!link || link.purpose !== 'verify' || link.account_id === null) return undefined;
+    // Only while the account still has the address the link was sent to.
+    const used = await this.won(
+      useLinkStep(digest, 'verify', now),
+      { sql: 'UPDATE accounts SET email_verified = 1 WHERE id = ? AND email = ?', params: [link.account_id, link.email], guard: true },
+      { sql: 'UPDATE agents SET owner_email_verified = 1 WHERE account_id = ?', params: [link.account_id] },
+    );
+    return used ? this.findAccount(link.account_id) : undefined;
+  }
+
+  // WebAuthn challenges
+
+  async insertChallenge(challenge: WebauthnChallengeRecord): Promise<void> {
+    await this.driver.write([insert('webauthn_challenges', challenge)]);
+  }
+
+  async takeChallenge(id: string, now: number): Promise<WebauthnChallengeRecord | undefined> {
+    const challenge = await this.driver.one<WebauthnChallengeRecord>('SELECT * FROM webauthn_challenges WHERE id = ?', [id]);
+    if (!challenge) return undefined;
+    // Deleting it is what makes this caller the one that answers it.
+    const taken = await this.won({ sql: 'DELETE FROM webauthn_challenges WHERE id = ?', params: [id], guard: true });
+    return taken && challenge.expires_at > now ? challenge : undefined;
+  }
+
+  // The console's audit
+
+  async recordEvent(event: ConsoleEvent): Promise<void> {
+    await this.driver.write([insert('console_events', { id: newAuditEventId(), ...event })]);
+  }
+
+  listEvents({ limit, before }: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]> {
+    const select = 'SELECT e.*, a.email AS actor_email FROM console_events e LEFT JOIN accounts a ON a.id = e.actor_id';
+    return before
+      ? this.driver.all<ConsoleEventView>(`${select} WHERE e.at < ? OR (e.at = ? AND e.id < ?) ORDER BY e.at DESC, e.id DESC LIMIT ?`, [before.at, before.at, before.id, limit])
+      : this.driver.all<ConsoleEventView>(`${select} ORDER BY e.at DESC, e.id DESC LIMIT ?`, [limit]);
+  }
+
+  // What an owner sees of agents and clients
+
+  async listAgentsOf(accountId: string): Promise<AgentRecord[]> {
+    return (await this.driver.all<AgentRow>('SELECT * FROM agents WHERE account_id = ? ORDER BY created_at, id', [accountId])).map(toAgent);
+  }
+
+  async listClientsOf(accountId: string): Promise<ClientRecord[]> {
+    return (await this.driver.all<ClientRow>('SELECT * FROM clients WHERE account_id = ? ORDER BY created_at, id', [accountId])).map(toClient);
+  }
+
+  updateAgentName(id: string, name: string): Promise<boolean> {
+    return this.won(update('agents', 'id', id, { name }));
+  }
+
+  async deleteAgent(id: string, now: number, description: string): Promise<RevokedGrants | null> {
+    const changes = await this.driver.write([
+      ...revokeGrantsSteps({ agent_id: id }, now, description),
+      { sql: 'DELETE FROM agents WHERE id = ?', params: [id], guard: true },
+    ]);
+    if (!changes) return null;
+    const [grants = 0, codes = 0, requests = 0] = changes;
+    return { grants, codes, requests };
+  }
+
+  listSignIns(filter: { agent_id: string } | { client_id: string }, limit: number, before?: HistoryCursor): Promise<SignInRecord[]> {
+    // Only these two column names reach the SQL, from the typed filter.
+    const [column, id] = 'agent_id' in filter ? ['agent_id', filter.agent_id] : ['client_id', filter.client_id];
+    const select = `SELECT e.id, e.at, e.agent_id, e.client_id, c.name AS client_name, e.model, e.ip, e.user_agent, e.outcome
+      FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id WHERE e.${column} = ?`;
+    return before
+      ? this.driver.all<SignInRecord>(`${select} AND (e.at < ? OR (e.at = ? AND e.id < ?)) ORDER BY e.at DESC, e.id DESC LIMIT ?`, [id, before.at, before.at, before.id, limit])
+      : this.driver.all<SignInRecord>(`${select} ORDER BY e.at DESC, e.id DESC LIMIT ?`, [id, limit]);
+  }
+
+  async countSignInsByDay(agentId: string, since: number): Promise<Map<number, number>> {
+    const rows = await this.driver.all<{ day: number | string; n: number | string }>(
+      "SELECT at / 86400 AS day, COUNT(*) AS n FROM audit_events WHERE agent_id = ? AND at >= ? AND outcome = 'authenticated' GROUP BY at / 86400",
+      [agentId, since],
+    );
+    return new Map(rows.map((row) => [Math.floor(Number(row.day)), Number(row.n)]));
+  }
+
+  async listConnectedSites(agentId: string, now: number): Promise<ConnectedSite[]> {
+    const rows = await this.driver.all<Record<keyof ConnectedSite, number | string>>(
+      `SELECT g.client_id, c.name AS client_name, COUNT(*) AS grants, MIN(g.created_at) AS first_granted_at, MAX(g.auth_time) AS last_auth_at
+        FROM grants g JOIN clients c ON c.id = g.client_id
+        WHERE g.agent_id = ? AND g.revoked_at IS NULL
+          AND (EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = g.id AND r.used_at IS NULL AND r.expires_at > ?)
+            OR EXISTS (SELECT 1 FROM access_tokens t WHERE t.grant_id = g.id AND t.revoked_at IS NULL AND t.expires_at > ?))
+        GROUP BY g.client_id, c.name ORDER BY c.name, g.client_id`,
+      [agentId, now, now],
+    );
+    return rows.map((row) => ({
+      client_id: String(row.client_id),
+      client_name: String(row.client_name),
+      grants: Number(row.grants),
+      first_granted_at: Number(row.first_granted_at),
+      last_auth_at: Number(row.last_auth_at),
+    }));
+  }
+
+  async purge(now: number): Promise<number> {
+    const changes = await this.driver.write([
+      { sql: 'DELETE FROM console_sessions WHERE expires_at < ?', params: [now] },
+      { sql: 'DELETE FROM webauthn_challenges WHERE expires_at < ?', params: [now] },
+      // Used or expired links are kept a day, so that a second click says "already used", not "unknown".
+      { sql: 'DELETE FROM account_links WHERE expires_at < ?', params: [now - 86400] },
+    ]);
+    return (changes ?? []).reduce((sum, n) => sum + n, 0);
+  }
+}
+
+function useLinkStep(digest: string, purpose: LinkPurpose, now: number): Step {
+  return { sql: 'UPDATE account_links SET used_at = ? WHERE digest = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?', params: [now, digest, purpose, now], guard: true };
+}
