@@ -56,6 +56,22 @@ export interface Config {
    * survives a crash of the process but may lose the last commits on power loss.
    */
   sqliteSynchronous: 'full' | 'normal';
+  /** Who may get a console account: nobody but the CLI, people with an invitation link, or anyone. */
+  consoleSignup: 'closed' | 'invite' | 'open';
+  /** A console session ends after this many seconds without a request… */
+  consoleSessionIdle: number;
+  /** …and this many seconds after sign-in, whatever the activity. */
+  consoleSessionLifetime: number;
+  /** How long setup and invitation links stay usable. */
+  consoleLinkTtl: number;
+  /** Failed console sign-ins per account (email) and per client IP within the window. */
+  consoleSigninFailuresPerAccount: number;
+  consoleSigninFailuresPerIp: number;
+  consoleSigninWindow: number;
+  /** smtp:// or smtps:// URL of the mail relay for email verification; null: no mail is sent. */
+  smtpUrl: string | null;
+  /** The From address of the console's mail. */
+  smtpFrom: string;
 }
 
 export class ConfigError extends Error {}
@@ -170,6 +186,18 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('METRICS_TOKEN must be printable ASCII without spaces (it is sent as a bearer token)');
   }
 
+  const consoleSignup = (env.CONSOLE_SIGNUP || 'invite').toLowerCase();
+  if (consoleSignup !== 'closed' && consoleSignup !== 'invite' && consoleSignup !== 'open') {
+    throw new ConfigError(`CONSOLE_SIGNUP must be closed, invite or open (got "${env.CONSOLE_SIGNUP}")`);
+  }
+  const consoleSessionIdle = integer(env, 'CONSOLE_SESSION_IDLE', 3600);
+  const consoleSessionLifetime = integer(env, 'CONSOLE_SESSION_LIFETIME', 86400);
+  if (consoleSessionIdle > consoleSessionLifetime) {
+    throw new ConfigError(`CONSOLE_SESSION_IDLE must not exceed CONSOLE_SESSION_LIFETIME (got ${consoleSessionIdle} and ${consoleSessionLifetime})`);
+  }
+  const smtpUrl = env.SMTP_URL || null;
+  if (smtpUrl !== null && !/^smtps?:\/\/[^/]/.test(smtpUrl)) throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL');
+
   return {
     port,
     host: env.HOST || '0.0.0.0',
@@ -202,5 +230,14 @@ export function loadConfig(env: Env = process.env): Config {
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10),
     sqliteSynchronous,
+    consoleSignup,
+    consoleSessionIdle,
+    consoleSessionLifetime,
+    consoleLinkTtl: integer(env, 'CONSOLE_LINK_TTL', 604800),
+    consoleSigninFailuresPerAccount: integer(env, 'CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT', 10),
+    consoleSigninFailuresPerIp: integer(env, 'CONSOLE_SIGNIN_FAILURES_PER_IP', 50),
+    consoleSigninWindow: integer(env, 'CONSOLE_SIGNIN_WINDOW', 900),
+    smtpUrl,
+    smtpFrom: env.SMTP_FROM || `agentauth <no-reply@${baseUrl.hostname}>`,
   };
 }

@@ -1,5 +1,7 @@
 /** What every rule of the server works with; built once at start-up (see app.ts). */
 import type { Config } from './config.ts';
+import type { Mailer } from './console/mail.ts';
+import type { SignInThrottle } from './console/throttle.ts';
 import { BrowserBindings, SecretBox } from './crypto.ts';
 import { AccessTokenKeys } from './domain/jwt.ts';
 import type { AuthorizeLimit, AuthThrottle } from './domain/throttle.ts';
@@ -33,4 +35,6 @@ export interface Context {
   secrets: ServerSecrets;
   throttle: AuthThrottle;
   authorizeLimit: AuthorizeLimit;
+  /** What only the console uses: its sign-in throttle, and the mailer when SMTP_URL is set. */
+  console: { throttle: SignInThrottle; mailer: Mailer | null };
 }

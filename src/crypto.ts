@@ -3,6 +3,10 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, ran
 
 /** Readable prefixes of everything the server generates. */
 export const PREFIX = {
+  account: 'acc_',
+  consoleSession: 'ses_',
+  consoleLink: 'lnk_',
+  challenge: 'chl_',
   request: 'req_',
   agent: 'agt_',
   agentSecret: 'aas_',

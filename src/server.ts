@@ -9,6 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { type Config, ConfigError, MIN_SECRET_BYTES } from './config.ts';
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
+import { createMailer } from './console/mail.ts';
+import { SignInThrottle } from './console/throttle.ts';
 import { AuthorizeLimit, AuthThrottle } from './domain/throttle.ts';
 import { buildApp, buildMetricsApp, type AppOptions } from './http/app.ts';
 import { openStore, prepareDataDirectory, sqlitePath, warnIfOpenToOthers } from './store/open.ts';
@@ -101,17 +103,19 @@ export async function createContext(config: Config, store: Store, jwtSecret: str
     secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets, config.baseUrl),
     throttle: await AuthThrottle.create(config, store),
     authorizeLimit: new AuthorizeLimit(config),
+    console: { throttle: await SignInThrottle.create(config, store), mailer: createMailer(config) },
   };
 }
 
 /** Deletes expired rows, keeping them `purgeAfter` seconds past expiry so expiry stays reportable. */
 export async function purgeOnce(ctx: Context) {
   const now = ctx.clock();
-  return ctx.store.purge({
+  const counts = await ctx.store.purge({
     expiredBefore: now - ctx.config.purgeAfter,
     unauthenticatedBefore: now - Math.min(ctx.config.purgeUnauthenticatedAfter, ctx.config.purgeAfter),
     auditBefore: now - ctx.config.auditRetention,
   });
+  return { ...counts, console: await ctx.store.console.purge(now) };
 }
 
 /**

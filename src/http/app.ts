@@ -2,6 +2,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
+import { consoleRoutes } from '../console/routes/index.ts';
 import type { Context } from '../context.ts';
 import { closeUnreadBodies, type TimeoutOptions, timeoutOptions } from './connections.ts';
 import { clientErrorHandler, errorHandler, schemaErrorMessage } from './errors.ts';
@@ -105,6 +106,7 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
   app.removeContentTypeParser('text/plain');
   await app.register(authorizeRoutes, ctx);
   await app.register(assetRoutes, ctx);
+  await app.register(consoleRoutes, ctx);
   await app.register(agentRoutes, ctx);
   await app.register(tokenRoutes, ctx);
   await app.register(userinfoRoutes, ctx);

@@ -1,0 +1,260 @@
+/**
+ * Accounts of people in the console (docs/design.md §11): creation by the CLI, by invitation or
+ * by open sign-up, one-time links, passwords, names, roles and email verification.
+ */
+import { hash, verify } from '@node-rs/argon2';
+import { digest, PREFIX, randomId } from '../crypto.ts';
+import type { Context } from '../context.ts';
+import { EMAIL } from '../domain/agents.ts';
+import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/console-types.ts';
+import { Forbidden, InvalidField, NotFound } from './errors.ts';
+
+type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
+
+/** NIST SP 800-63B-4: at least 15 characters for a password that is the only factor; no composition rules. */
+export const MIN_PASSWORD_LENGTH = 15;
+/** Long enough for any passphrase; bounded so a request cannot make hashing slow. */
+export const MAX_PASSWORD_LENGTH = 256;
+export const MAX_NAME_LENGTH = 200;
+/** Email verification links stay usable for a day. */
+const VERIFY_LINK_TTL = 86400;
+
+/**
+ * An email as typed (trimmed) and the key that makes it unique (lower-cased).
+ *
+ * @example
+ * emailOf(' Ada@Example.com ') // { email: 'Ada@Example.com', key: 'ada@example.com' }
+ */
+export function emailOf(raw: string): { email: string; key: string } {
+  const email = raw.trim();
+  if (email.length > 320 || !EMAIL.test(email)) throw new InvalidField('email', 'Enter an email address, such as ada@example.com.');
+  return { email, key: email.toLowerCase() };
+}
+
+/** A display name: trimmed, at most 200 characters; empty means none. */
+export function nameOf(raw: string | undefined): string | null {
+  const name = (raw ?? '').trim();
+  if (name.length > MAX_NAME_LENGTH) throw new InvalidField('name', `A name can be at most ${MAX_NAME_LENGTH} characters long.`);
+  return name || null;
+}
+
+/** Refuses a password that is too short, too long, or the account's email. */
+export function checkPassword(password: string, email: string): void {
+  const length = [...password].length;
+  if (length < MIN_PASSWORD_LENGTH) throw new InvalidField('password', `Use at least ${MIN_PASSWORD_LENGTH} characters; a few unrelated words make a good password.`);
+  if (length > MAX_PASSWORD_LENGTH) throw new InvalidField('password', `Use at most ${MAX_PASSWORD_LENGTH} characters.`);
+  if (password.trim().toLowerCase() === email.toLowerCase()) throw new InvalidField('password', 'Your password must not be your email address.');
+}
+
+/** argon2id with the library's defaults (19 MiB, 2 passes, 1 lane: OWASP's minimum). */
+export function hashPassword(password: string): Promise<string> {
+  return hash(password);
+}
+
+let decoyHash: Promise<string> | undefined;
+
+/**
+ * Whether the password matches the hash. Without a hash (no such account, or one without a
+ * password) a decoy hash is checked instead, so the answer takes as long either way.
+ */
+export async function passwordMatches(passwordHash: string | null, password: string): Promise<boolean> {
+  if (passwordHash === null) {
+    decoyHash ??= hash('agentauth: no such account');
+    await verify(await decoyHash, password);
+    return false;
+  }
+  return verify(passwordHash, password);
+}
+
+export interface NewAccount {
+  email: string;
+  name?: string;
+  role: AccountRole;
+  emailVerified?: boolean;
+  password?: string;
+}
+
+function accountRecord(deps: Deps, input: NewAccount, passwordHash: string | null): AccountRecord {
+  const { email, key } = emailOf(input.email);
+  return {
+    id: randomId(PREFIX.account, 16),
+    email,
+    email_key: key,
+    name: nameOf(input.name),
+    role: input.role,
+    status: 'active',
+    email_verified: input.emailVerified ?? false,
+    password_hash: passwordHash,
+    created_at: deps.clock(),
+    last_sign_in_at: null,
+  };
+}
+
+const EMAIL_TAKEN = 'An account with this email already exists.';
+
+/**
+ * Creates an account without a link (the CLI's first admin, an admin). Throws InvalidField when
+ * the email is taken.
+ *
+ * @example
+ * const account = await createAccount(ctx, { email: 'ada@example.com', role: 'admin' });
+ */
+export async function createAccount(deps: Deps, input: NewAccount): Promise<AccountRecord> {
+  const account = accountRecord(deps, input, null);
+  if (input.password !== undefined) {
+    checkPassword(input.password, account.email);
+    account.password_hash = await hashPassword(input.password);
+  }
+  if (!(await deps.store.console.insertAccount(account))) throw new InvalidField('email', EMAIL_TAKEN);
+  return account;
+}
+
+/** A link's address on this server. */
+export function linkUrl(deps: Pick<Context, 'config'>, purpose: LinkPurpose, token: string): string {
+  const path = { setup: 'setup', invite: 'invitation', verify: 'verify-email' }[purpose];
+  return `${deps.config.baseUrl}/console/${path}/${token}`;
+}
+
+/**
+ * A one-time link: only its digest is stored, the token is in the URL returned (shown once).
+ *
+ * @example
+ * const { url } = await issueLink(ctx, 'invite', { role: 'member', createdBy: admin.id });
+ */
+export async function issueLink(
+  deps: Deps,
+  purpose: LinkPurpose,
+  input: { accountId?: string; email?: string; role?: AccountRole; createdBy?: string; ttl?: number },
+): Promise<{ url: string; expiresAt: number }> {
+  const token = randomId(PREFIX.consoleLink, 32);
+  const now = deps.clock();
+  const link: AccountLinkRecord = {
+    digest: digest(token),
+    purpose,
+    account_id: input.accountId ?? null,
+    email: input.email ?? null,
+    role: input.role ?? null,
+    created_by: input.createdBy ?? null,
+    created_at: now,
+    expires_at: now + (input.ttl ?? (purpose === 'verify' ? VERIFY_LINK_TTL : deps.config.consoleLinkTtl)),
+    used_at: null,
+  };
+  await deps.store.console.insertLink(link);
+  return { url: linkUrl(deps, purpose, token), expiresAt: link.expires_at };
+}
+
+/** The usable link of this purpose behind the token, or NotFound saying why not. */
+export async function usableLink(deps: Deps, token: string, purpose: LinkPurpose): Promise<AccountLinkRecord> {
+  const link = await deps.store.console.findLink(digest(token));
+  if (!link || link.purpose !== purpose) throw new NotFound('This link is not valid. Check that you copied all of it, or ask for a new one.');
+  if (link.used_at !== null) throw new NotFound('This link has already been used. Each link works once; ask for a new one if you need it.');
+  if (link.expires_at <= deps.clock()) throw new NotFound('This link has expired. Ask for a new one.');
+  return link;
+}
+
+/**
+ * Uses a setup link: the account it was made for, now signed in by it once. The person then adds
+ * a passkey or a password.
+ */
+export async function useSetupLink(deps: Deps, token: string): Promise<AccountRecord> {
+  const link = await usableLink(deps, token, 'setup');
+  const account = link.account_id === null ? undefined : await deps.store.console.findAccount(link.account_id);
+  if (!account) throw new NotFound('The account of this link no longer exists.');
+  if (account.status !== 'active') throw new Forbidden('This account is disabled. Ask an administrator to enable it.');
+  if (!(await deps.store.console.useLink(digest(token), 'setup', deps.clock()))) throw new NotFound('This link has already been used.');
+  return account;
+}
+
+/**
+ * Creates an account from an invitation (the link is used in the same transaction) or, with
+ * CONSOLE_SIGNUP=open, without one. The password is optional: without it the person adds a
+ * passkey next.
+ */
+export async function signUp(deps: Deps, token: string | null, input: { email: string; name?: string; password?: string }): Promise<AccountRecord> {
+  const link = token === null ? null : await usableLink(deps, token, 'invite');
+  if (link === null && deps.config.consoleSignup !== 'open') throw new Forbidden('Sign-up needs an invitation on this server.');
+  const account = accountRecord(deps, { email: input.email, name: input.name, role: link?.role ?? 'member' }, null);
+  if (input.password) {
+    checkPassword(input.password, account.email);
+    account.password_hash = await hashPassword(input.password);
+  }
+  if (link === null) {
+    if (!(await deps.store.console.insertAccount(account))) throw new InvalidField('email', EMAIL_TAKEN);
+    return account;
+  }
+  const outcome = await deps.store.console.insertAccountWithLink(account, link.digest, deps.clock());
+  if (outcome === 'email_taken') throw new InvalidField('email', EMAIL_TAKEN);
+  if (outcome === null) throw new NotFound('This invitation has already been used or has expired.');
+  return account;
+}
+
+export async function setPassword(deps: Deps, account: AccountRecord, password: string): Promise<void> {
+  checkPassword(password, account.email);
+  await deps.store.console.updateAccount(account.id, { password_hash: await hashPassword(password) });
+}
+
+/** Removes the password of an account that has a passkey to sign in with. */
+export async function removePassword(deps: Deps, account: AccountRecord): Promise<void> {
+  if ((await deps.store.console.listPasskeys(account.id)).length === 0) {
+    throw new InvalidField('password', 'Add a passkey before you remove your password, or you could not sign in again.');
+  }
+  await deps.store.console.updateAccount(account.id, { password_hash: null });
+}
+
+export async function rename(deps: Deps, account: AccountRecord, name: string): Promise<void> {
+  await deps.store.console.updateAccount(account.id, { name: nameOf(name) });
+}
+
+/** The account, or NotFound: what admin actions on another account start with. */
+export async function accountById(deps: Deps, id: string): Promise<AccountRecord> {
+  const account = await deps.store.console.findAccount(id);
+  if (!account) throw new NotFound('No such account.');
+  return account;
+}
+
+/**
+ * Disables or enables an account; disabling ends its sessions. An admin cannot disable
+ * themselves, so that the console always keeps one admin who can undo it.
+ */
+export async function setAccountStatus(deps: Deps, actor: AccountRecord, target: AccountRecord, status: 'active' | 'disabled'): Promise<void> {
+  if (actor.id === target.id && status === 'disabled') throw new Forbidden('You cannot disable your own account.');
+  await deps.store.console.updateAccount(target.id, { status });
+  if (status === 'disabled') await deps.store.console.deleteSessionsOf(target.id);
+}
+
+export async function setAccountRole(deps: Deps, actor: AccountRecord, target: AccountRecord, role: AccountRole): Promise<void> {
+  if (actor.id === target.id && role !== 'admin') throw new Forbidden('You cannot take the admin role from yourself.');
+  await deps.store.console.updateAccount(target.id, { role });
+}
+
+/** Uses an email verification link: the account, now with its email verified. */
+export async function verifyEmailWithLink(deps: Deps, token: string): Promise<AccountRecord> {
+  await usableLink(deps, token, 'verify');
+  const account = await deps.store.console.useVerificationLink(digest(token), deps.clock());
+  if (!account) throw new NotFound('This link was sent to an address the account no longer has.');
+  return account;
+}
+
+/**
+ * Mails a verification link to the account's email; false when no SMTP_URL is set (an admin
+ * then verifies the email).
+ *
+ * @example
+ * if (!(await sendVerificationEmail(ctx, account))) notice('Ask an administrator to verify your email.');
+ */
+export async function sendVerificationEmail(deps: Deps & Pick<Context, 'console'>, account: AccountRecord): Promise<boolean> {
+  const mailer = deps.console.mailer;
+  if (mailer === null) return false;
+  const { url } = await issueLink(deps, 'verify', { accountId: account.id, email: account.email });
+  await mailer.send({
+    to: account.email,
+    subject: 'Verify your email for agentauth',
+    text: `Hello${account.name ? ` ${account.name}` : ''},\n\nopen this link to confirm that ${account.email} is your address:\n\n${url}\n\nIt works once, within a day. If you did not ask for it, ignore this mail.\n`,
+  });
+  return true;
+}
+
+/** An admin vouches for the account's email. */
+export async function verifyEmailByAdmin(deps: Deps, target: AccountRecord): Promise<void> {
+  await deps.store.console.updateAccount(target.id, { email_verified: true });
+}

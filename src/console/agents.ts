@@ -1,0 +1,51 @@
+/**
+ * Agents as their owners manage them in the console (docs/design.md §11). An agent made here
+ * belongs to the account: its email, name and email_verified claims are the account's.
+ */
+import type { Context } from '../context.ts';
+import { registerAgent } from '../domain/agents.ts';
+import type { AccountRecord } from '../store/console-types.ts';
+import type { AgentRecord, RevokedGrants } from '../store/types.ts';
+import { InvalidField, NotFound } from './errors.ts';
+
+type Deps = Pick<Context, 'store' | 'clock'>;
+
+/** Grace periods a rotation may keep the old secret for, in seconds (the form's choices). */
+export const GRACE_CHOICES = [0, 3600, 86400, 604800] as const;
+
+export function agentLabel(raw: string | undefined): string {
+  const name = (raw ?? '').trim();
+  if (!name) throw new InvalidField('name', 'Give the agent a name, such as "Research assistant".');
+  if (name.length > 200) throw new InvalidField('name', 'A name can be at most 200 characters long.');
+  return name;
+}
+
+/** The form's grace choice in seconds, or InvalidField. */
+export function graceOf(raw: string | undefined): number {
+  const grace = Number(raw ?? '0');
+  if (!(GRACE_CHOICES as readonly number[]).includes(grace)) throw new InvalidField('grace', 'Choose how long the old secret keeps working.');
+  return grace;
+}
+
+/**
+ * @example
+ * const { agent, secret } = await createOwnedAgent(ctx, account, 'Research assistant');
+ */
+export function createOwnedAgent(deps: Deps, account: AccountRecord, name: string | undefined): Promise<{ agent: AgentRecord; secret: string }> {
+  return registerAgent(deps, {
+    name: agentLabel(name),
+    ownerEmail: account.email,
+    ownerName: account.name ?? undefined,
+    emailVerified: account.email_verified,
+    accountId: account.id,
+  });
+}
+
+const DELETED_DESCRIPTION = 'The agent behind this sign-in was deleted; start again.';
+
+/** Deletes the agent after revoking everything it holds. */
+export async function deleteAgent(deps: Deps, agent: AgentRecord): Promise<RevokedGrants> {
+  const revoked = await deps.store.console.deleteAgent(agent.id, deps.clock(), DELETED_DESCRIPTION);
+  if (!revoked) throw new NotFound('No such agent.');
+  return revoked;
+}

@@ -1,0 +1,119 @@
+/** The console's overview and the account page: profile, passkeys, password, sessions, invitations. */
+import { type Html, html } from '../../pages/html.ts';
+import type { AccountRecord, ConsoleSessionRecord, PasskeyRecord } from '../../store/console-types.ts';
+import type { AgentRecord, ClientRecord } from '../../store/types.ts';
+import { MIN_PASSWORD_LENGTH } from '../accounts.ts';
+import { actionButton, type ConsolePage, consolePage, csrfField, field, type PageContext, when } from './shell.ts';
+
+export function overviewPage(page: PageContext & { account: AccountRecord }, input: { agents: AgentRecord[]; websites: ClientRecord[]; hasCredential: boolean; notice: ConsolePage['notice'] }): string {
+  const { account } = page;
+  return consolePage(page, {
+    title: `Hello, ${account.name ?? account.email}`,
+    notice: input.notice,
+    body: html`${input.hasCredential ? '' : html`<p class="warning">Your account has no passkey or password yet. <a href="/console/account">Add one now</a>, or you cannot sign in again once this session ends.</p>`}
+<ul class="cards">
+<li><a href="/console/agents"><strong>${input.agents.length}</strong> ${input.agents.length === 1 ? 'agent' : 'agents'}</a><span>Create agents, rotate their secrets, read their sign-ins.</span></li>
+<li><a href="/console/websites"><strong>${input.websites.length}</strong> ${input.websites.length === 1 ? 'website' : 'websites'}</a><span>Register websites that let agents sign in.</span></li>
+<li><a href="/console/account">Your account</a><span>Passkeys, password, sessions${account.email_verified ? '' : ', email verification'}.</span></li>
+</ul>`,
+  });
+}
+
+export interface AccountPageInput {
+  passkeys: PasskeyRecord[];
+  sessions: ConsoleSessionRecord[];
+  currentSessionId: string;
+  canMail: boolean;
+  canInvite: boolean;
+  notice: ConsolePage['notice'];
+  errors?: Record<string, string>;
+  /** A just-created invitation link, shown once. */
+  invitation?: { url: string; expiresAt: number } | null;
+}
+
+function passkeyRows(csrf: string, passkeys: PasskeyRecord[], error: string | undefined): Html {
+  if (passkeys.length === 0) return html`<p>You have no passkey yet.</p>`;
+  return html`<table>
+<caption class="visually-hidden">Your passkeys</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+<tbody>
+${passkeys.map((passkey, i) => html`<tr>
+<td>${passkey.name}</td><td>${when(passkey.created_at)}</td><td>${when(passkey.last_used_at)}</td>
+<td class="actions"><form method="post" action="/console/account/passkeys/${passkey.id}/rename" class="inline">${csrfField(csrf)}<label class="visually-hidden" for="rename-${i}">New name for ${passkey.name}</label><input id="rename-${i}" name="name" value="${passkey.name}" maxlength="100" required> <button type="submit" class="secondary">Rename</button></form>
+${actionButton(csrf, `/console/account/passkeys/${passkey.id}/remove`, 'Remove', { danger: true, confirm: `Remove the passkey ${passkey.name}?` })}</td>
+</tr>`)}
+</tbody>
+</table>${error ? html`<p class="field-error" role="alert">${error}</p>` : ''}`;
+}
+
+function sessionRows(csrf: string, sessions: ConsoleSessionRecord[], currentId: string): Html {
+  return html`<table>
+<caption class="visually-hidden">Where you are signed in</caption>
+<thead><tr><th scope="col">Signed in</th><th scope="col">Last active</th><th scope="col">IP address</th><th scope="col">Browser</th><th scope="col">Actions</th></tr></thead>
+<tbody>
+${sessions.map((session) => html`<tr>
+<td>${when(session.created_at)} <span class="muted">(${session.method})</span></td><td>${when(session.last_seen_at)}</td><td>${session.ip}</td><td class="ua">${session.user_agent}</td>
+<td class="actions">${session.id === currentId ? html`<strong>This session</strong>` : actionButton(csrf, `/console/account/sessions/${session.id}/end`, 'Sign out')}</td>
+</tr>`)}
+</tbody>
+</table>`;
+}
+
+export function accountPage(page: PageContext & { account: AccountRecord }, input: AccountPageInput): string {
+  const { account, csrf } = page;
+  const errors = input.errors ?? {};
+  return consolePage(page, {
+    title: 'Your account',
+    section: 'account',
+    notice: input.notice ?? (Object.keys(errors).length > 0 ? { kind: 'error', text: 'Please correct the field marked below.' } : null),
+    body: html`<section aria-labelledby="profile-heading">
+<h2 id="profile-heading">Profile</h2>
+<dl>
+<dt>Email</dt><dd id="account-email">${account.email} ${account.email_verified ? html`<span class="badge ok">verified</span>` : html`<span class="badge">not verified</span>`}</dd>
+<dt>Role</dt><dd>${account.role}</dd>
+</dl>
+${account.email_verified ? '' : input.canMail
+  ? actionButton(csrf, '/console/account/verify-email', 'Send me a verification link')
+  : html`<p class="hint">Websites see your email as unverified until an administrator verifies it.</p>`}
+<form method="post" action="/console/account/name" class="stack">
+${csrfField(csrf)}
+${field({ label: 'Name', name: 'name', value: account.name, autocomplete: 'name', maxlength: 200, error: errors.name, hint: 'Websites see this name when your agents sign in.' })}
+<button type="submit">Save name</button>
+</form>
+</section>
+<section aria-labelledby="passkeys-heading">
+<h2 id="passkeys-heading">Passkeys</h2>
+${passkeyRows(csrf, input.passkeys, errors.passkey)}
+<div class="add-passkey">
+<label for="passkey-name">Name of the new passkey</label>
+<input id="passkey-name" name="passkey-name" maxlength="100" placeholder="For example: laptop, phone">
+<button type="button" id="passkey-register" data-csrf="${csrf}">Add a passkey</button>
+</div>
+</section>
+<section aria-labelledby="password-heading">
+<h2 id="password-heading">Password</h2>
+<p>${account.password_hash ? 'You can sign in with a password.' : 'You have no password.'}</p>
+<form method="post" action="/console/account/password" class="stack">
+${csrfField(csrf)}
+${account.password_hash ? field({ label: 'Current password', name: 'current_password', type: 'password', autocomplete: 'current-password', required: true, error: errors.current_password }) : ''}
+${field({ label: account.password_hash ? 'New password' : 'Password', name: 'password', type: 'password', autocomplete: 'new-password', required: true, minlength: MIN_PASSWORD_LENGTH, error: errors.password, hint: `At least ${MIN_PASSWORD_LENGTH} characters; a few unrelated words make a strong one.` })}
+<button type="submit">${account.password_hash ? 'Change password' : 'Set password'}</button>
+</form>
+${account.password_hash && input.passkeys.length > 0 ? actionButton(csrf, '/console/account/password/remove', 'Remove my password', { danger: true, confirm: 'Remove your password? You will sign in with a passkey only.' }) : ''}
+</section>
+<section aria-labelledby="sessions-heading">
+<h2 id="sessions-heading">Where you are signed in</h2>
+${sessionRows(csrf, input.sessions, input.currentSessionId)}
+<div class="row">
+${input.sessions.length > 1 ? actionButton(csrf, '/console/account/sessions/end-others', 'Sign out everywhere else') : ''}
+${actionButton(csrf, '/console/account/sessions/end-all', 'Sign out everywhere', { danger: true })}
+</div>
+</section>
+${input.canInvite ? html`<section aria-labelledby="invite-heading">
+<h2 id="invite-heading">Invite someone</h2>
+<p>An invitation link lets one person create an account. Send it to them yourself.</p>
+${input.invitation ? html`<div class="secret"><p><strong>Invitation link</strong> (shown only now; it works once, until ${when(input.invitation.expiresAt)})</p><div class="copy-row"><code id="invitation-url">${input.invitation.url}</code> <button type="button" class="secondary copy" data-copy="invitation-url">Copy</button></div></div>` : ''}
+${actionButton(csrf, '/console/account/invitations', 'Create an invitation link')}
+</section>` : ''}`,
+  });
+}

@@ -1,0 +1,150 @@
+/**
+ * What every console page is built from (docs/design.md §11): the page with its navigation and
+ * its live region for results, form fields with their labels, hints and errors, the CSRF field,
+ * and one-button forms for actions. Everything is escaped by `html`.
+ */
+import { type Html, html } from '../../pages/html.ts';
+import { layout } from '../../pages/layout.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
+
+export interface PageContext {
+  /** The signed-in account, or null on the sign-in pages. */
+  account: AccountRecord | null;
+  /** The CSRF token every form of the page carries. */
+  csrf: string;
+}
+
+export interface ConsolePage {
+  title: string;
+  /** A result to announce (aria-live): "Agent disabled.", or an error summary. */
+  notice?: { kind: 'success' | 'error'; text: string } | null;
+  body: Html;
+  /** Navigation entry to mark as the current page. */
+  section?: 'agents' | 'websites' | 'account' | 'admin';
+}
+
+const SCRIPTS = html`<script src="/assets/simplewebauthn-browser.js" defer></script>
+<script src="/assets/console.js" defer></script>`;
+
+function navigation(page: PageContext, section: ConsolePage['section']): Html {
+  if (!page.account) return html`<header class="console-header"><a class="brand" href="/console">agentauth console</a></header>`;
+  const link = (key: NonNullable<ConsolePage['section']>, href: string, label: string) =>
+    html`<li><a href="${href}"${section === key ? html` aria-current="page"` : ''}>${label}</a></li>`;
+  return html`<header class="console-header">
+<a class="brand" href="/console">agentauth console</a>
+<nav aria-label="Console">
+<ul>
+${link('agents', '/console/agents', 'Agents')}
+${link('websites', '/console/websites', 'Websites')}
+${link('account', '/console/account', 'Account')}
+${page.account.role === 'admin' ? link('admin', '/console/admin', 'Admin') : ''}
+</ul>
+</nav>
+<form method="post" action="/console/sign-out" class="sign-out">${csrfField(page.csrf)}<span class="who">${page.account.name ?? page.account.email}</span> <button type="submit" class="secondary">Sign out</button></form>
+</header>`;
+}
+
+/**
+ * @example
+ * reply.send(consolePage(context, { title: 'Agents', section: 'agents', body: html`…` }));
+ */
+export function consolePage(page: PageContext, content: ConsolePage): string {
+  const notice = content.notice;
+  return layout(
+    `${content.title} · agentauth console`,
+    SCRIPTS,
+    html`<h1>${content.title}</h1>
+<div id="notice" role="status" aria-live="polite" class="${notice ? `notice ${notice.kind}` : 'notice'}" tabindex="-1">${notice?.text}</div>
+${content.body}`,
+    { bodyClass: 'console', header: navigation(page, content.section) },
+  );
+}
+
+export function csrfField(token: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${token}">`;
+}
+
+export interface FieldOptions {
+  label: string;
+  name: string;
+  type?: 'text' | 'email' | 'password' | 'url' | 'textarea' | 'select';
+  value?: string | null;
+  /** The message of an InvalidField for this field. */
+  error?: string | null;
+  hint?: string;
+  autocomplete?: string;
+  required?: boolean;
+  /** For type select: [value, label] pairs. */
+  choices?: Array<[string, string]>;
+  maxlength?: number;
+  minlength?: number;
+}
+
+/** A labelled input with its hint and error, tied together by aria-describedby. */
+export function field(options: FieldOptions): Html {
+  const id = `field-${options.name}`;
+  const described = [options.hint ? `${id}-hint` : '', options.error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  const common = html` id="${id}" name="${options.name}"${options.required ? html` required` : ''}${described ? html` aria-describedby="${described}"` : ''}${options.error ? html` aria-invalid="true"` : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}`;
+  const control =
+    options.type === 'textarea'
+      ? html`<textarea${common} rows="3">${options.value}</textarea>`
+      : options.type === 'select'
+        ? html`<select${common}>${(options.choices ?? []).map(([value, label]) => html`<option value="${value}"${value === options.value ? html` selected` : ''}>${label}</option>`)}</select>`
+        : html`<input type="${options.type ?? 'text'}"${common}${options.value ? html` value="${options.value}"` : ''}${options.maxlength ? html` maxlength="${options.maxlength}"` : ''}${options.minlength ? html` minlength="${options.minlength}"` : ''}>`;
+  return html`<div class="field">
+<label for="${id}">${options.label}</label>
+${options.hint ? html`<p class="hint" id="${id}-hint">${options.hint}</p>` : ''}
+${control}
+${options.error ? html`<p class="field-error" id="${id}-error">${options.error}</p>` : ''}
+</div>`;
+}
+
+/** A form with one button that posts to `action` (disable, rotate, delete…). */
+export function actionButton(csrf: string, action: string, label: string, options: { danger?: boolean; confirm?: string; extra?: Html } = {}): Html {
+  return html`<form method="post" action="${action}" class="inline"${options.confirm ? html` data-confirm="${options.confirm}"` : ''}>${csrfField(csrf)}${options.extra}<button type="submit"${options.danger ? html` class="danger"` : html` class="secondary"`}>${label}</button></form>`;
+}
+
+/** A time as people read it, in UTC, with the machine-readable value beside. */
+export function when(epochSeconds: number | null | undefined): Html {
+  if (epochSeconds === null || epochSeconds === undefined) return html`never`;
+  const iso = new Date(Number(epochSeconds) * 1000).toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
+}
+
+/** A secret shown once, with a copy button (console.js) and a warning. */
+export function secretOnce(label: string, id: string, secret: string): Html {
+  return html`<div class="secret">
+<p><strong>${label}</strong> (shown only now: copy it and store it safely; it cannot be shown again)</p>
+<div class="copy-row"><code id="${id}">${secret}</code> <button type="button" class="secondary copy" data-copy="${id}">Copy</button></div>
+</div>`;
+}
+
+/** Results of actions, by the code a redirect carries in ?notice=; fixed texts, so nothing from the URL reaches the page. */
+const NOTICES: Record<string, string> = {
+  welcome: 'Welcome! Add a passkey or set a password now, so that you can sign in again.',
+  name_saved: 'Your name is saved.',
+  password_saved: 'Your password is saved.',
+  password_removed: 'Your password is removed; you sign in with a passkey.',
+  passkey_added: 'The passkey is added.',
+  passkey_renamed: 'The passkey is renamed.',
+  passkey_removed: 'The passkey is removed.',
+  session_ended: 'That session is signed out.',
+  sessions_ended: 'Every other session is signed out.',
+  verification_sent: 'A verification link is on its way to your email.',
+  agent_disabled: 'The agent is disabled: it cannot sign in, and its tokens stop working until you enable it.',
+  agent_enabled: 'The agent is enabled.',
+  agent_deleted: 'The agent is deleted, and everything it held is revoked.',
+  grants_revoked: 'Every grant is revoked: the tokens issued before stop working.',
+  site_revoked: 'The website is disconnected: its tokens for this agent stop working.',
+  website_disabled: 'The website is disabled: it cannot start sign-ins, and its tokens stop working.',
+  website_enabled: 'The website is enabled.',
+  account_disabled: 'The account is disabled and signed out everywhere.',
+  account_enabled: 'The account is enabled.',
+  role_changed: 'The role is changed.',
+  email_verified: 'The email is marked verified.',
+};
+
+export function noticeFor(code: string | undefined): ConsolePage['notice'] {
+  const text = code === undefined ? undefined : NOTICES[code];
+  return text ? { kind: 'success', text } : null;
+}

@@ -1,0 +1,153 @@
+/**
+ * Passkeys (WebAuthn) for console accounts, with @simplewebauthn/server: registration, sign-in
+ * with discoverable credentials, rename and removal. Each ceremony's challenge is a database row
+ * taken once, so it works across nodes and cannot be answered twice.
+ */
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server';
+import { PREFIX, randomId } from '../crypto.ts';
+import type { Context } from '../context.ts';
+import type { AccountRecord, PasskeyRecord } from '../store/console-types.ts';
+import { InvalidField, NotFound, SignInFailed } from './errors.ts';
+
+type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
+
+/** Seconds a person has to answer their authenticator. */
+const CEREMONY_TTL = 300;
+const MAX_PASSKEY_NAME = 100;
+
+/** The relying party: the issuer's host name and origin. */
+function relyingParty(deps: Pick<Context, 'config'>): { rpID: string; origin: string } {
+  const url = new URL(deps.config.baseUrl);
+  return { rpID: url.hostname, origin: url.origin };
+}
+
+async function saveChallenge(deps: Deps, challenge: string, accountId: string | null): Promise<string> {
+  const id = randomId(PREFIX.challenge, 16);
+  await deps.store.console.insertChallenge({ id, challenge, account_id: accountId, expires_at: deps.clock() + CEREMONY_TTL });
+  return id;
+}
+
+function passkeyName(raw: string | undefined): string {
+  const name = (raw ?? '').trim() || 'Passkey';
+  if (name.length > MAX_PASSKEY_NAME) throw new InvalidField('name', `A passkey's name can be at most ${MAX_PASSKEY_NAME} characters long.`);
+  return name;
+}
+
+/**
+ * Options for navigator.credentials.create(): a discoverable credential (so sign-in needs no
+ * email), none of the account's existing ones again.
+ *
+ * @example
+ * const { challengeId, options } = await registrationOptions(ctx, account);
+ * // browser: SimpleWebAuthnBrowser.startRegistration({ optionsJSON: options })
+ */
+export async function registrationOptions(deps: Deps, account: AccountRecord): Promise<{ challengeId: string; options: PublicKeyCredentialCreationOptionsJSON }> {
+  const existing = await deps.store.console.listPasskeys(account.id);
+  const options = await generateRegistrationOptions({
+    rpName: 'agentauth',
+    rpID: relyingParty(deps).rpID,
+    userName: account.email,
+    userDisplayName: account.name ?? account.email,
+    userID: new TextEncoder().encode(account.id),
+    attestationType: 'none',
+    timeout: CEREMONY_TTL * 1000,
+    excludeCredentials: existing.map((passkey) => ({ id: passkey.id, transports: passkey.transports ? (JSON.parse(passkey.transports) as string[]) : undefined })),
+    authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+  });
+  return { challengeId: await saveChallenge(deps, options.challenge, account.id), options };
+}
+
+const CEREMONY_FAILED = 'The passkey could not be verified. Try again.';
+
+/** Verifies the authenticator's answer to registrationOptions and stores the passkey. */
+export async function registerPasskey(deps: Deps, account: AccountRecord, challengeId: string, response: RegistrationResponseJSON, name?: string): Promise<PasskeyRecord> {
+  const label = passkeyName(name);
+  const challenge = await deps.store.console.takeChallenge(challengeId, deps.clock());
+  if (!challenge || challenge.account_id !== account.id) throw new InvalidField('passkey', 'This passkey request has expired; start again.');
+  const { rpID, origin } = relyingParty(deps);
+  let verification;
+  try {
+    verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
+  } catch {
+    throw new InvalidField('passkey', CEREMONY_FAILED);
+  }
+  if (!verification.verified) throw new InvalidField('passkey', CEREMONY_FAILED);
+  const { credential } = verification.registrationInfo;
+  if (await deps.store.console.findPasskey(credential.id)) throw new InvalidField('passkey', 'This passkey is already registered.');
+  const passkey: PasskeyRecord = {
+    id: credential.id,
+    account_id: account.id,
+    public_key: Buffer.from(credential.publicKey).toString('base64url'),
+    counter: credential.counter,
+    transports: credential.transports ? JSON.stringify(credential.transports) : null,
+    name: label,
+    created_at: deps.clock(),
+    last_used_at: null,
+  };
+  await deps.store.console.insertPasskey(passkey);
+  return passkey;
+}
+
+/** Options for navigator.credentials.get(), for any of this server's passkeys (no email asked). */
+export async function authenticationOptions(deps: Deps): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+  const options = await generateAuthenticationOptions({ rpID: relyingParty(deps).rpID, userVerification: 'preferred', timeout: CEREMONY_TTL * 1000 });
+  return { challengeId: await saveChallenge(deps, options.challenge, null), options };
+}
+
+/**
+ * The active account whose passkey answered the challenge. Unknown passkey, bad signature,
+ * replayed challenge, a counter gone backwards and a disabled account all answer alike.
+ */
+export async function signInWithPasskey(deps: Deps, challengeId: string, response: AuthenticationResponseJSON): Promise<AccountRecord> {
+  const failed = new SignInFailed('That passkey could not sign you in.');
+  const challenge = await deps.store.console.takeChallenge(challengeId, deps.clock());
+  const passkey = typeof response?.id === 'string' ? await deps.store.console.findPasskey(response.id) : undefined;
+  if (!challenge || challenge.account_id !== null || !passkey) throw failed;
+  const { rpID, origin } = relyingParty(deps);
+  let verification;
+  try {
+    verification = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: challenge.challenge,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      requireUserVerification: false,
+      credential: {
+        id: passkey.id,
+        publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
+        counter: passkey.counter,
+        transports: passkey.transports ? (JSON.parse(passkey.transports) as string[]) : undefined,
+      },
+    });
+  } catch {
+    throw failed;
+  }
+  if (!verification.verified) throw failed;
+  if (!(await deps.store.console.recordPasskeyUse(passkey.id, verification.authenticationInfo.newCounter, deps.clock()))) throw failed;
+  const account = await deps.store.console.findAccount(passkey.account_id);
+  if (!account || account.status !== 'active') throw failed;
+  return account;
+}
+
+export async function renamePasskey(deps: Deps, account: AccountRecord, id: string, name: string): Promise<void> {
+  if (!(await deps.store.console.renamePasskey(id, account.id, passkeyName(name)))) throw new NotFound('No such passkey.');
+}
+
+/** Removes a passkey, unless it is the account's only way to sign in. */
+export async function removePasskey(deps: Deps, account: AccountRecord, id: string): Promise<void> {
+  const passkeys = await deps.store.console.listPasskeys(account.id);
+  if (!passkeys.some((passkey) => passkey.id === id)) throw new NotFound('No such passkey.');
+  if (passkeys.length === 1 && account.password_hash === null) {
+    throw new InvalidField('passkey', 'This is your only way to sign in: set a password or add another passkey first.');
+  }
+  await deps.store.console.deletePasskey(id, account.id);
+}

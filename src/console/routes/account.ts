@@ -1,0 +1,159 @@
+/** The overview and the signed-in person's own account: profile, passkeys, password, sessions, invitations. */
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { describeError } from '../../http/errors.ts';
+import { issueLink, passwordMatches, removePassword, rename, sendVerificationEmail, setPassword } from '../accounts.ts';
+import { InvalidField, SignInFailed } from '../errors.ts';
+import { recordConsoleEvent } from '../events.ts';
+import { accountPage, overviewPage } from '../pages/account.ts';
+import { noticeFor } from '../pages/shell.ts';
+import { registerPasskey, registrationOptions, removePasskey, renamePasskey } from '../passkeys.ts';
+import { listSessions } from '../sessions.ts';
+import type { ConsoleScope } from './index.ts';
+
+type Form = Record<string, string | undefined>;
+
+export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void {
+  const { ctx, guard } = area;
+  const canInvite = ctx.config.consoleSignup !== 'closed';
+
+  scope.get<{ Querystring: Form }>('/', async (request, reply) => {
+    const page = await area.page(request, reply);
+    const [agents, websites, passkeys] = await Promise.all([
+      ctx.store.console.listAgentsOf(page.account.id),
+      ctx.store.console.listClientsOf(page.account.id),
+      ctx.store.console.listPasskeys(page.account.id),
+    ]);
+    return area.send(reply, overviewPage(page, { agents, websites, hasCredential: passkeys.length > 0 || page.account.password_hash !== null, notice: noticeFor(request.query.notice) }));
+  });
+
+  /** The account page, with a notice, field errors or a fresh invitation link. */
+  const show = async (request: FastifyRequest, reply: FastifyReply, extra: { notice?: string; errors?: Record<string, string>; invitation?: { url: string; expiresAt: number } } = {}, status = 200) => {
+    const page = await area.page(request, reply);
+    const [passkeys, sessions] = await Promise.all([ctx.store.console.listPasskeys(page.account.id), listSessions(ctx, page.account)]);
+    return area.send(reply, accountPage(page, {
+      passkeys,
+      sessions,
+      currentSessionId: request.signedIn!.session.id,
+      canMail: ctx.console.mailer !== null,
+      canInvite,
+      notice: noticeFor(extra.notice),
+      errors: extra.errors,
+      invitation: extra.invitation,
+    }), status);
+  };
+  /** Runs a form's action; an InvalidField shows the page again with the message beside its field. */
+  const act = async (request: FastifyRequest, reply: FastifyReply, action: () => Promise<string>) => {
+    try {
+      return area.redirect(reply, `/console/account?notice=${await action()}`);
+    } catch (error) {
+      if (!(error instanceof InvalidField)) throw error;
+      return show(request, reply, { errors: { [error.field]: error.description } }, 400);
+    }
+  };
+
+  scope.get<{ Querystring: Form }>('/account', (request, reply) => show(request, reply, { notice: request.query.notice }));
+
+  scope.post<{ Body: Form }>('/account/name', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async () => {
+      const account = area.account(request);
+      await rename(ctx, account, request.body?.name ?? '');
+      await recordConsoleEvent(ctx, account, 'account.rename', account.id, request.ip);
+      return 'name_saved';
+    }));
+
+  scope.post<{ Body: Form }>('/account/password', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async () => {
+      const account = area.account(request);
+      // Changing a password needs the current one: a session left open is not enough.
+      if (account.password_hash !== null && !(await passwordMatches(account.password_hash, (request.body?.current_password ?? '').slice(0, 1024)))) {
+        throw new InvalidField('current_password', 'The current password is wrong.');
+      }
+      await setPassword(ctx, account, request.body?.password ?? '');
+      await recordConsoleEvent(ctx, account, 'account.set_password', account.id, request.ip);
+      return 'password_saved';
+    }));
+
+  scope.post('/account/password/remove', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async () => {
+      const account = area.account(request);
+      await removePassword(ctx, account);
+      await recordConsoleEvent(ctx, account, 'account.remove_password', account.id, request.ip);
+      return 'password_removed';
+    }));
+
+  scope.post('/account/verify-email', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async () => {
+      const account = area.account(request);
+      if (!(await sendVerificationEmail(ctx, account))) throw new InvalidField('email', 'This server sends no mail; ask an administrator to verify your email.');
+      await recordConsoleEvent(ctx, account, 'account.send_verification', account.id, request.ip);
+      return 'verification_sent';
+    }));
+
+  // Passkey registration: two JSON calls from console.js, with the CSRF token in a header.
+  const json = (reply: FastifyReply, error: unknown) => {
+    const { status, headers, body } = describeError(error);
+    return reply.code(status).headers({ 'cache-control': 'no-store', ...headers }).send(body);
+  };
+  scope.post('/account/passkeys/options', { preHandler: guard }, async (request, reply) => {
+    if (!request.signedIn) return json(reply, new SignInFailed('Your session has ended; sign in again.'));
+    return reply.header('cache-control', 'no-store').send(await registrationOptions(ctx, request.signedIn.account));
+  });
+  scope.post<{ Body: { challengeId?: unknown; response?: unknown; name?: unknown } }>('/account/passkeys', { preHandler: guard }, async (request, reply) => {
+    try {
+      if (!request.signedIn) throw new SignInFailed('Your session has ended; sign in again.');
+      const { challengeId, response, name } = request.body ?? {};
+      if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null) throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
+      const account = request.signedIn.account;
+      const passkey = await registerPasskey(ctx, account, challengeId, response as RegistrationResponseJSON, typeof name === 'string' ? name : undefined);
+      await recordConsoleEvent(ctx, account, 'account.add_passkey', account.id, request.ip, passkey.name);
+      return reply.header('cache-control', 'no-store').send({ redirect: '/console/account?notice=passkey_added' });
+    } catch (error) {
+      return json(reply, error);
+    }
+  });
+  scope.post<{ Params: { id: string }; Body: Form }>('/account/passkeys/:id/rename', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async () => {
+      const account = area.account(request);
+      await renamePasskey(ctx, account, request.params.id, request.body?.name ?? '');
+      await recordConsoleEvent(ctx, account, 'account.rename_passkey', account.id, request.ip);
+      return 'passkey_renamed';
+    }));
+  scope.post<{ Params: { id: string } }>('/account/passkeys/:id/remove', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async () => {
+      const account = area.account(request);
+      await removePasskey(ctx, account, request.params.id);
+      await recordConsoleEvent(ctx, account, 'account.remove_passkey', account.id, request.ip);
+      return 'passkey_removed';
+    }));
+
+  scope.post<{ Params: { id: string } }>('/account/sessions/:id/end', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async () => {
+      const account = area.account(request);
+      await ctx.store.console.deleteSession(request.params.id, account.id);
+      await recordConsoleEvent(ctx, account, 'account.end_session', account.id, request.ip);
+      return 'session_ended';
+    }));
+  scope.post('/account/sessions/end-others', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async () => {
+      const account = area.account(request);
+      await ctx.store.console.deleteSessionsOf(account.id, request.signedIn!.session.id);
+      await recordConsoleEvent(ctx, account, 'account.end_other_sessions', account.id, request.ip);
+      return 'sessions_ended';
+    }));
+  scope.post('/account/sessions/end-all', { preHandler: guard }, async (request, reply) => {
+    const account = area.account(request);
+    await ctx.store.console.deleteSessionsOf(account.id);
+    await recordConsoleEvent(ctx, account, 'account.end_all_sessions', account.id, request.ip);
+    area.session.set(reply, '', 0);
+    return area.redirect(reply, '/console/sign-in');
+  });
+
+  scope.post('/account/invitations', { preHandler: guard }, async (request, reply) => {
+    const account = area.account(request);
+    if (!canInvite) return show(request, reply, { errors: {} }, 403);
+    const invitation = await issueLink(ctx, 'invite', { role: 'member', createdBy: account.id });
+    await recordConsoleEvent(ctx, account, 'account.invite', null, request.ip);
+    return show(request, reply, { invitation });
+  });
+}

@@ -1,0 +1,5 @@
+/** (to be written) */
+import type { FastifyInstance } from 'fastify';
+import type { ConsoleScope } from './index.ts';
+
+export function adminRoutes(_scope: FastifyInstance, _area: ConsoleScope): void {}

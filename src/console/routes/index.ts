@@ -1,0 +1,95 @@
+/**
+ * The console under /console (docs/design.md §11): one scope with its cookies, CSRF tokens,
+ * form parser, HTML errors and the session of each request, and the routes of each area.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { Context } from '../../context.ts';
+import { browserCookie, type BrowserCookie, csrfTokens, formRoutes } from '../../http/browser.ts';
+import { pageHeaders } from '../../pages/layout.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
+import { consoleErrorPage } from '../pages/error.ts';
+import type { PageContext } from '../pages/shell.ts';
+import { currentSession, type SignedIn } from '../sessions.ts';
+import { accountRoutes } from './account.ts';
+import { adminRoutes } from './admin.ts';
+import { agentRoutes } from './agents.ts';
+import { signInRoutes } from './sign-in.ts';
+import { websiteRoutes } from './websites.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The console session of the request, if any (set for every console route). */
+    signedIn: SignedIn | null;
+  }
+}
+
+/** What every area's routes get. */
+export interface ConsoleScope {
+  ctx: Context;
+  /** The preHandler of every state-changing route: cross-site check and CSRF token. */
+  guard: preHandlerHookHandler;
+  session: BrowserCookie;
+  /** The signed-in account, or a redirect to the sign-in page. */
+  account(request: FastifyRequest): AccountRecord;
+  /** The signed-in account and the CSRF token for the page being rendered. */
+  page(request: FastifyRequest, reply: FastifyReply): Promise<PageContext & { account: AccountRecord }>;
+  /** The CSRF token for a page of someone not signed in. */
+  anonymousPage(reply: FastifyReply): Promise<PageContext>;
+  /** Sends a console page. */
+  send(reply: FastifyReply, body: string, status?: number): FastifyReply;
+  /** 303 to a console path, for the POST-redirect-GET of every action. */
+  redirect(reply: FastifyReply, path: string): FastifyReply;
+}
+
+/** Thrown by `account()` without a session; the scope answers with a redirect to sign in. */
+class SignInRequired extends Error {}
+
+const redirectTo = (reply: FastifyReply, path: string) => reply.code(303).headers(pageHeaders()).header('location', path).send();
+
+export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
+  const session = browserCookie(ctx.config.baseUrl, 'agentauth_console');
+  await formRoutes(
+    app,
+    async (scope) => {
+      const guard = await csrfTokens(scope, ctx.config.baseUrl);
+      scope.decorateRequest('signedIn', null);
+      scope.addHook('preHandler', async (request) => {
+        request.signedIn = await currentSession(ctx, session.read(request));
+      });
+      scope.setNotFoundHandler((_request, reply) => {
+        void reply.code(404).headers(pageHeaders()).send(consoleErrorPage('not_found', 'There is no such page in the console.', 404));
+      });
+
+      const send = (reply: FastifyReply, body: string, status = 200) => reply.code(status).headers(pageHeaders()).send(body);
+      const account = (request: FastifyRequest) => {
+        if (!request.signedIn) throw new SignInRequired();
+        return request.signedIn.account;
+      };
+      const area: ConsoleScope = {
+        ctx,
+        guard,
+        session,
+        account,
+        page: async (request, reply) => ({ account: account(request), csrf: await reply.generateCsrf() }),
+        anonymousPage: async (reply) => ({ account: null, csrf: await reply.generateCsrf() }),
+        send,
+        redirect: redirectTo,
+      };
+      signInRoutes(scope, area);
+      accountRoutes(scope, area);
+      agentRoutes(scope, area);
+      websiteRoutes(scope, area);
+      adminRoutes(scope, area);
+    },
+    {
+      prefix: '/console',
+      render: consoleErrorPage,
+      // A page that needs a session, without one: sign in first, then come back.
+      intercept: (error, request, reply) => {
+        if (!(error instanceof SignInRequired)) return false;
+        void redirectTo(reply, request.method === 'GET' ? `/console/sign-in?next=${encodeURIComponent(request.url)}` : '/console/sign-in');
+        return true;
+      },
+    },
+  );
+}

@@ -1,0 +1,38 @@
+/**
+ * Websites (OAuth clients) as their owners register them in the console (docs/design.md §11),
+ * with the same validation as the CLI.
+ */
+import type { Context } from '../context.ts';
+import { type NewClient, redirectUriProblem, registerClient } from '../domain/clients.ts';
+import type { AccountRecord } from '../store/console-types.ts';
+import type { Approval, ClientRecord } from '../store/types.ts';
+import { InvalidField } from './errors.ts';
+
+type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
+
+const MAX_REDIRECT_URIS = 10;
+
+/** The form's fields as a NewClient, or InvalidField naming what to fix. */
+export function websiteInput(form: { name?: string; redirect_uris?: string; approval?: string }, accountId: string): NewClient {
+  const name = (form.name ?? '').trim();
+  if (!name) throw new InvalidField('name', 'Give the website a name; people see it on the sign-in page.');
+  if (name.length > 200) throw new InvalidField('name', 'A name can be at most 200 characters long.');
+  const uris = (form.redirect_uris ?? '').split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
+  if (uris.length === 0) throw new InvalidField('redirect_uris', 'Enter at least one redirect URI, one per line.');
+  if (uris.length > MAX_REDIRECT_URIS) throw new InvalidField('redirect_uris', `Enter at most ${MAX_REDIRECT_URIS} redirect URIs.`);
+  for (const uri of uris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new InvalidField('redirect_uris', `The redirect URI ${uri.length > 100 ? `${uri.slice(0, 100)}…` : uri} ${problem}.`);
+  }
+  const approval = form.approval ?? 'auto';
+  if (approval !== 'auto' && approval !== 'manual') throw new InvalidField('approval', 'Choose automatic or manual approval.');
+  return { name, redirectUris: uris, approval: approval as Approval, accountId };
+}
+
+/**
+ * @example
+ * const { client, secret } = await createOwnedWebsite(ctx, account, { name: 'Shop', redirect_uris: 'https://shop.example/cb' });
+ */
+export function createOwnedWebsite(deps: Deps, account: AccountRecord, form: { name?: string; redirect_uris?: string; approval?: string }): Promise<{ client: ClientRecord; secret: string }> {
+  return registerClient(deps, websiteInput(form, account.id));
+}

@@ -1,0 +1,101 @@
+// The console's script (served from /assets, so the CSP needs no inline script): copy buttons,
+// confirmation of destructive actions, and the passkey ceremonies through @simplewebauthn's
+// browser module (SimpleWebAuthnBrowser, loaded before this file). Every form also works without
+// it, except passkeys, which need JavaScript by nature.
+(function () {
+  'use strict';
+  var notice = document.getElementById('notice');
+
+  function announce(text, kind) {
+    if (!notice) return;
+    notice.textContent = text;
+    notice.className = 'notice ' + (kind || 'error');
+    notice.focus();
+  }
+
+  // Move focus to a result announced by the server, so keyboard and screen-reader users hear it.
+  if (notice && notice.textContent.trim()) notice.focus();
+
+  document.querySelectorAll('button.copy[data-copy]').forEach(function (button) {
+    button.addEventListener('click', function () {
+      var source = document.getElementById(button.getAttribute('data-copy'));
+      if (!source || !navigator.clipboard) return;
+      navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+        button.textContent = 'Copied';
+        announce('Copied to the clipboard.', 'success');
+      }, function () {
+        announce('Copying failed; select the text and copy it yourself.');
+      });
+    });
+  });
+
+  document.querySelectorAll('form[data-confirm]').forEach(function (form) {
+    form.addEventListener('submit', function (event) {
+      if (!window.confirm(form.getAttribute('data-confirm'))) event.preventDefault();
+    });
+  });
+
+  function post(url, csrf, body) {
+    return fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+      body: JSON.stringify(body || {}),
+    }).then(function (response) {
+      return response.json().then(function (data) {
+        if (!response.ok) throw new Error(data.error_description || 'The request failed.');
+        return data;
+      });
+    });
+  }
+
+  function failed(error) {
+    // The person closed the browser's dialog or it timed out: not worth an alarm.
+    if (error && error.name === 'NotAllowedError') return announce('The passkey request was cancelled or timed out.');
+    announce(error && error.message ? error.message : 'The passkey did not work.');
+  }
+
+  var webauthn = window.SimpleWebAuthnBrowser;
+  var supported = webauthn && webauthn.browserSupportsWebAuthn();
+
+  var signIn = document.getElementById('passkey-sign-in');
+  if (signIn) {
+    if (!supported) {
+      signIn.disabled = true;
+      var unsupported = document.getElementById('passkey-unsupported');
+      if (unsupported) unsupported.hidden = false;
+    }
+    signIn.addEventListener('click', function () {
+      var csrf = signIn.getAttribute('data-csrf');
+      signIn.disabled = true;
+      post('/console/sign-in/passkey/options', csrf)
+        .then(function (started) {
+          return webauthn.startAuthentication({ optionsJSON: started.options }).then(function (response) {
+            return post('/console/sign-in/passkey', csrf, { challengeId: started.challengeId, response: response, next: signIn.getAttribute('data-next') });
+          });
+        })
+        .then(function (done) { window.location.assign(done.redirect); })
+        .catch(failed)
+        .then(function () { signIn.disabled = false; });
+    });
+  }
+
+  var register = document.getElementById('passkey-register');
+  if (register) {
+    if (!supported) register.disabled = true;
+    register.addEventListener('click', function () {
+      var csrf = register.getAttribute('data-csrf');
+      var name = document.getElementById('passkey-name');
+      register.disabled = true;
+      post('/console/account/passkeys/options', csrf)
+        .then(function (started) {
+          return webauthn.startRegistration({ optionsJSON: started.options }).then(function (response) {
+            return post('/console/account/passkeys', csrf, { challengeId: started.challengeId, response: response, name: name ? name.value : '' });
+          });
+        })
+        .then(function (done) { window.location.assign(done.redirect); })
+        .catch(failed)
+        .then(function () { register.disabled = false; });
+    });
+  }
+})();
