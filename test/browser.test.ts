@@ -4,107 +4,11 @@
  * The test plays the agent: it reads the request id from the page's DOM and authenticates
  * over the back channel; the browser has to reach the callback on its own (docs/design.md §4).
  */
-import { existsSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, authorizeUrl, checkStatus, type Party, pkcePair, postForm, redeem, startFlow } from './helpers/flow.ts';
+import { ARRIVAL_TIMEOUT, type CallbackHit, type CallbackServer, cspViolations, haveChromium, launchChromium, startCallbackServer, type WatchedPage, watchedPage } from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) {
-  console.warn('browser tests skipped: /usr/bin/chromium not found; install Debian\'s chromium package (apt-get install -y chromium)');
-}
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-/** How long the browser may take to reach the callback on its own (the page polls every second). */
-const ARRIVAL_TIMEOUT = 10_000;
-
-// ---------------------------------------------------------------------------------------------
-// The client's callback: a tiny real HTTP server that records what it received.
-
-interface CallbackHit {
-  query: URLSearchParams;
-  headers: IncomingHttpHeaders;
-}
-
-interface CallbackServer {
-  server: Server;
-  /** The redirect URI to register: http://127.0.0.1:<port>/callback */
-  uri: string;
-  origin: string;
-  hits: CallbackHit[];
-  close(): Promise<void>;
-}
-
-async function startCallbackServer(): Promise<CallbackServer> {
-  const hits: CallbackHit[] = [];
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (req.method === 'GET' && url.pathname === '/callback') {
-      hits.push({ query: url.searchParams, headers: req.headers });
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Callback</title></head><body><h1 id="callback">Callback received</h1></body></html>');
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'text/plain' });
-    res.end('not found');
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
-  return {
-    server,
-    uri: `${origin}/callback`,
-    origin,
-    hits,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Pages with their console messages and errors collected.
-
-interface WatchedPage {
-  page: Page;
-  console: string[];
-  errors: string[];
-  /** Responses of 400 and above the page received, as "status url". */
-  failed: string[];
-}
-
-async function watchedPage(context: BrowserContext): Promise<WatchedPage> {
-  const page = await context.newPage();
-  const watched: WatchedPage = { page, console: [], errors: [], failed: [] };
-  page.on('console', (message) => watched.console.push(`${message.type()}: ${message.text()} (${message.location().url})`));
-  page.on('pageerror', (error) => watched.errors.push(String(error)));
-  page.on('response', (response) => {
-    if (response.status() >= 400) watched.failed.push(`${response.status()} ${response.url()}`);
-  });
-  return watched;
-}
-
-function cspViolations(watched: WatchedPage): string[] {
-  return watched.console.filter((line) => /Content Security Policy|Refused to|violates/i.test(line));
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -124,7 +28,7 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
     [server, callback, browser] = await Promise.all([
       startTestServer(),
       startCallbackServer(),
-      chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS }),
+      launchChromium(),
     ]);
     party = { ...(await server.createClient({ name: 'Acme Notes', redirectUris: [callback.uri] })), ...(await server.createAgent({ name: 'Research bot' })) };
   });

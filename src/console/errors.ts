@@ -31,3 +31,12 @@ export class SignInFailed extends OAuthError {
   readonly error = 'invalid_credentials';
   override readonly statusCode = 401;
 }
+
+/**
+ * A console page or action without a session (401 login_required, OpenID Connect's code for it).
+ * Pages answer it with a redirect to the sign-in page; console.js's JSON calls get the error.
+ */
+export class SignInRequired extends OAuthError {
+  readonly error = 'login_required';
+  override readonly statusCode = 401;
+}

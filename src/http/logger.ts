@@ -1,6 +1,6 @@
 /**
  * Logger options: JSON (pino), request lines without query strings (they carry state and
- * request ids), and every header or field that can hold a secret redacted (docs/design.md §10).
+ * request ids) or link tokens, and every header or field that can hold a secret redacted (docs/design.md §10).
  */
 import type { FastifyRequest } from 'fastify';
 import type { LoggerOptions } from 'pino';
@@ -19,7 +19,14 @@ export const REDACTED_PATHS = [
   '*.access_token',
   '*.id_token',
   '*.token',
+  // Console forms: passwords and CSRF tokens.
+  '*.password',
+  '*.current_password',
+  '*._csrf',
 ];
+
+/** The console's one-time links carry their token in the path (/console/setup/lnk_…). */
+const LINK_TOKEN = /lnk_[\w-]+/g;
 
 export function loggerOptions(level: string): LoggerOptions {
   return {
@@ -29,7 +36,7 @@ export function loggerOptions(level: string): LoggerOptions {
       req(request: FastifyRequest) {
         return {
           method: request.method,
-          path: request.url.split('?')[0],
+          path: request.url.split('?')[0]!.replace(LINK_TOKEN, 'lnk_[redacted]'),
           remoteAddress: request.ip,
           userAgent: request.headers['user-agent'],
         };

@@ -83,14 +83,18 @@ export interface TestServer extends RunningServer {
   createAgent(input?: Partial<NewAgent>): Promise<{ agentId: string; agentSecret: string }>;
 }
 
-export async function startTestServer(options: { env?: Record<string, string>; logStream?: NodeJS.WritableStream; databaseUrl?: string } = {}): Promise<TestServer> {
+/**
+ * `host` names the server in BASE_URL (127.0.0.1 by default; WebAuthn needs a domain name, such
+ * as localhost, for its relying party). The server always listens on 127.0.0.1.
+ */
+export async function startTestServer(options: { env?: Record<string, string>; logStream?: NodeJS.WritableStream; databaseUrl?: string; host?: string } = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'agentauth-test-'));
   const database = options.databaseUrl ? { url: options.databaseUrl, dispose: async () => {} } : await freshDatabase(dir);
   const port = await freePort();
   const config = loadConfig({
     PORT: String(port),
     HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${port}`,
+    BASE_URL: `http://${options.host ?? '127.0.0.1'}:${port}`,
     DATABASE_URL: database.url,
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: 'silent',

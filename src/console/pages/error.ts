@@ -8,7 +8,8 @@ export function consoleErrorPage(error: string, description: string, status: num
   const title = TITLES[status] ?? (status >= 500 ? 'Something went wrong' : 'That did not work');
   return layout(
     `${title} · agentauth console`,
-    html`<meta name="error" content="${error}">`,
+    html`<meta name="error" content="${error}">
+<meta name="error-description" content="${description}">`,
     html`<h1>${title}</h1>
 <p class="error-description" id="error-description" role="alert">${description}</p>
 <p class="error-code">Error code: <code id="error">${error}</code></p>

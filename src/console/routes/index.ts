@@ -5,8 +5,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Context } from '../../context.ts';
 import { browserCookie, type BrowserCookie, csrfTokens, formRoutes } from '../../http/browser.ts';
+import { describeError } from '../../http/errors.ts';
 import { pageHeaders } from '../../pages/layout.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
+import { SignInRequired } from '../errors.ts';
 import { consoleErrorPage } from '../pages/error.ts';
 import type { PageContext } from '../pages/shell.ts';
 import { currentSession, type SignedIn } from '../sessions.ts';
@@ -41,8 +43,6 @@ export interface ConsoleScope {
   redirect(reply: FastifyReply, path: string): FastifyReply;
 }
 
-/** Thrown by `account()` without a session; the scope answers with a redirect to sign in. */
-class SignInRequired extends Error {}
 
 const redirectTo = (reply: FastifyReply, path: string) => reply.code(303).headers(pageHeaders()).header('location', path).send();
 
@@ -62,7 +62,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
 
       const send = (reply: FastifyReply, body: string, status = 200) => reply.code(status).headers(pageHeaders()).send(body);
       const account = (request: FastifyRequest) => {
-        if (!request.signedIn) throw new SignInRequired();
+        if (!request.signedIn) throw new SignInRequired('Sign in to the console first.');
         return request.signedIn.account;
       };
       const area: ConsoleScope = {
@@ -84,8 +84,14 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
     {
       prefix: '/console',
       render: consoleErrorPage,
-      // A page that needs a session, without one: sign in first, then come back.
       intercept: (error, request, reply) => {
+        // console.js's calls (passkeys) are JSON and get their errors in the JSON shape.
+        if (request.headers['content-type']?.startsWith('application/json')) {
+          const { status, headers, body } = describeError(error);
+          void reply.code(status).headers({ 'cache-control': 'no-store', ...headers }).send(body);
+          return true;
+        }
+        // A page that needs a session, without one: sign in first, then come back.
         if (!(error instanceof SignInRequired)) return false;
         void redirectTo(reply, request.method === 'GET' ? `/console/sign-in?next=${encodeURIComponent(request.url)}` : '/console/sign-in');
         return true;

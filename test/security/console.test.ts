@@ -1,0 +1,142 @@
+/**
+ * The console's defences (issue 10, SECURITY.md "The console"): every state-changing route
+ * refuses a post without its CSRF token and a post from another site, whatever route is added
+ * later (the routes are read from the server itself); names are escaped wherever shown; a
+ * sign-up cannot choose its role; and no password, session cookie, CSRF token, link token or
+ * issued secret reaches the logs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueLink } from '../../src/console/accounts.ts';
+import { createOwnedAgent } from '../../src/console/agents.ts';
+import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
+import { captureLogs, startTestServer, type TestServer } from '../helpers/server.ts';
+import { expectNoLeak } from './support.ts';
+
+const logs = captureLogs();
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { LOG_LEVEL: 'trace' }, logStream: logs.stream });
+});
+afterAll(() => server?.close());
+
+/** Every route of the server with its methods, read from Fastify's own route tree. */
+function routes(): Array<{ path: string; methods: string[] }> {
+  const found: Array<{ path: string; methods: string[] }> = [];
+  const stack: string[] = [];
+  for (const line of server.app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^([│ ]*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const level = match[1]!.length / 4;
+    stack.length = level;
+    const path = (stack[level - 1] ?? '') + match[2]!;
+    stack.push(path);
+    if (match[3]) found.push({ path, methods: match[3].split(', ') });
+  }
+  return found;
+}
+
+const consolePosts = () => routes().filter((route) => route.path.startsWith('/console') && route.methods.includes('POST')).map((route) => route.path.replace(/:\w+/g, 'x'));
+
+describe('CSRF and cross-site posts in the console', () => {
+  it('finds the console\'s form routes (the list below is not empty by accident)', () => {
+    const posts = consolePosts();
+    expect(posts).toContain('/console/sign-in');
+    expect(posts).toContain('/console/account/password');
+    expect(posts.length).toBeGreaterThan(15);
+  });
+
+  it('every POST without the CSRF token is refused with 403, signed in or not, and changes nothing', async () => {
+    const account = await createPasswordAccount(server.ctx, { role: 'admin', name: 'Before' });
+    const person = await signIn(server.baseUrl, account.email);
+    for (const path of consolePosts()) {
+      const answer = await person.post(path, { _csrf: null, name: 'After', email: account.email, password: TEST_PASSWORD });
+      expect(answer.status, path).toBe(403);
+      expectNoLeak(answer.text, path);
+      const json = await person.postJson(path, { name: 'After' }, { 'x-csrf-token': '' });
+      expect(json.status, `${path} (JSON)`).toBe(403);
+    }
+    expect((await server.ctx.store.console.findAccount(account.id))?.name).toBe('Before');
+    expect((await person.get('/console')).status).toBe(200);
+  });
+
+  it('every POST from another site is refused with 403 even with a valid token', async () => {
+    const account = await createPasswordAccount(server.ctx, { role: 'admin', name: 'Before' });
+    const person = await signIn(server.baseUrl, account.email);
+    await person.get('/console/account');
+    for (const path of consolePosts()) {
+      const crossSite = await person.post(path, { name: 'After' }, { 'sec-fetch-site': 'cross-site' });
+      expect(crossSite.status, path).toBe(403);
+      const foreignOrigin = await person.post(path, { name: 'After' }, { origin: 'https://evil.example', 'sec-fetch-site': '' });
+      expect(foreignOrigin.status, path).toBe(403);
+    }
+    expect((await server.ctx.store.console.findAccount(account.id))?.name).toBe('Before');
+  });
+
+  it('a token from another browser does not pass (double submit: token and cookie belong together)', async () => {
+    const account = await createPasswordAccount(server.ctx, { name: 'Before' });
+    const victim = await signIn(server.baseUrl, account.email);
+    const attacker = new ConsoleSession(server.baseUrl);
+    await attacker.get('/console/sign-in');
+    await victim.get('/console/account');
+    const answer = await victim.post('/console/account/name', { name: 'After', _csrf: attacker.csrf });
+    expect(answer.status).toBe(403);
+    expect((await server.ctx.store.console.findAccount(account.id))?.name).toBe('Before');
+  });
+});
+
+describe('privilege escalation and escaping', () => {
+  it('a sign-up cannot choose its role', async () => {
+    const { url } = await issueLink(server.ctx, 'invite', { role: 'member' });
+    const person = new ConsoleSession(server.baseUrl);
+    await person.get(url.replace(server.baseUrl, ''));
+    await person.post(url.replace(server.baseUrl, ''), { email: 'climber@example.com', password: TEST_PASSWORD, role: 'admin' });
+    expect(await server.ctx.store.console.findAccountByEmail('climber@example.com')).toMatchObject({ role: 'member' });
+    expect((await person.get('/console/admin')).status).toBe(403);
+  });
+
+  it('names are escaped in the header, the overview and the account page', async () => {
+    const evil = '<script>alert(1)</script>"\'&';
+    const account = await createPasswordAccount(server.ctx, { name: evil });
+    const person = await signIn(server.baseUrl, account.email);
+    for (const path of ['/console', '/console/account']) {
+      const page = await person.get(path);
+      expect(page.text, path).not.toContain('<script>alert(1)');
+      expect(page.text, path).toContain('&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;');
+    }
+  });
+});
+
+describe('secrets in the logs', () => {
+  it('no password, cookie, CSRF token, link token or issued secret is logged at trace level', async () => {
+    const secrets = new Map<string, string>();
+    const keep = (what: string, value: string | undefined) => {
+      expect(value, what).toBeTruthy();
+      secrets.set(value!, what);
+    };
+    const account = await createPasswordAccount(server.ctx, { role: 'admin' });
+    keep('password', TEST_PASSWORD);
+    const person = await signIn(server.baseUrl, account.email);
+    keep('session cookie', person.cookies.get('agentauth_console'));
+    keep('csrf cookie', person.cookies.get('agentauth_csrf'));
+    await person.get('/console/account');
+    keep('csrf token', person.csrf);
+    await person.post('/console/account/password', { current_password: TEST_PASSWORD, password: 'another long passphrase to keep' });
+    keep('new password', 'another long passphrase to keep');
+    await person.post('/console/sign-in', { email: account.email, password: 'a wrong password, logged?' });
+    keep('wrong password', 'a wrong password, logged?');
+    const setup = await issueLink(server.ctx, 'setup', { accountId: account.id });
+    const token = setup.url.split('/').pop();
+    keep('setup link token', token);
+    await new ConsoleSession(server.baseUrl).get(`/console/setup/${token}`);
+    await fetch(`${server.baseUrl}/console/setup/${token}?x=1`, { method: 'POST' });
+    const { secret } = await createOwnedAgent(server.ctx, account, 'Logged agent');
+    keep('agent secret', secret);
+    const created = await person.post('/console/agents', { name: 'Another agent' });
+    const shown = /aas_[\w-]+/.exec(created.text)?.[0];
+    if (shown) keep('agent secret shown once', shown);
+    const text = logs.text();
+    expect(text).toContain('"path":"/console/setup/lnk_[redacted]"');
+    for (const [value, what] of secrets) expect(text.includes(value), `${what} is in the logs`).toBe(false);
+  });
+});
