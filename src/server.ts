@@ -110,12 +110,13 @@ export async function createContext(config: Config, store: Store, jwtSecret: str
 /** Deletes expired rows, keeping them `purgeAfter` seconds past expiry so expiry stays reportable. */
 export async function purgeOnce(ctx: Context) {
   const now = ctx.clock();
+  const auditBefore = now - ctx.config.auditRetention;
   const counts = await ctx.store.purge({
     expiredBefore: now - ctx.config.purgeAfter,
     unauthenticatedBefore: now - Math.min(ctx.config.purgeUnauthenticatedAfter, ctx.config.purgeAfter),
-    auditBefore: now - ctx.config.auditRetention,
+    auditBefore,
   });
-  return { ...counts, console: await ctx.store.console.purge(now) };
+  return { ...counts, console: await ctx.store.console.purge(now, auditBefore) };
 }
 
 /**

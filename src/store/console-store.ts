@@ -265,12 +265,13 @@ export class SqlConsoleStore implements ConsoleStore {
     }));
   }
 
-  async purge(now: number): Promise<number> {
+  async purge(now: number, eventsBefore: number): Promise<number> {
     const changes = await this.driver.write([
       { sql: 'DELETE FROM console_sessions WHERE expires_at < ?', params: [now] },
       { sql: 'DELETE FROM webauthn_challenges WHERE expires_at < ?', params: [now] },
       // Used or expired links are kept a day, so that a second click says "already used", not "unknown".
       { sql: 'DELETE FROM account_links WHERE expires_at < ?', params: [now - 86400] },
+      { sql: 'DELETE FROM console_events WHERE at < ?', params: [eventsBefore] },
     ]);
     return (changes ?? []).reduce((sum, n) => sum + n, 0);
   }

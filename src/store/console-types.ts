@@ -185,6 +185,6 @@ export interface ConsoleStore {
   countSignInsByDay(agentId: string, since: number): Promise<Map<number, number>>;
   /** Clients holding grants of the agent that still have a usable token. */
   listConnectedSites(agentId: string, now: number): Promise<ConnectedSite[]>;
-  /** Deletes expired sessions, challenges and links. */
-  purge(now: number): Promise<number>;
+  /** Deletes expired sessions, challenges and links, and console events older than `eventsBefore`. */
+  purge(now: number, eventsBefore: number): Promise<number>;
 }
