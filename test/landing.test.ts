@@ -21,6 +21,7 @@ describe('GET /', () => {
     expect(page).toContain('<code id="issuer">https://id.example/it&#39;s</code>');
     expect(page).toContain('<a href="https://id.example/it&#39;s/.well-known/openid-configuration">');
     expect(page).toContain('<link rel="stylesheet" href="/assets/agentauth.css">');
+    expect(page).toContain('<a id="console-link" href="/console">console</a>');
   });
 
   it('answers HEAD with the same headers and no body, and other paths still get the JSON 404', async () => {
