@@ -1,5 +1,109 @@
-/** (to be written) */
-import type { FastifyInstance } from 'fastify';
-import type { ConsoleScope } from './index.ts';
+/**
+ * The websites area (docs/design.md §11): an owner's websites (OAuth clients), registering one
+ * (its secret shown once), and a website's page with rotation, disable/enable, revocation and
+ * its sign-ins. Another owner's website answers exactly as a missing one.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { rotateClientSecret, setClientStatus } from '../../domain/clients.ts';
+import { revokeGrants } from '../../domain/grants.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
+import type { ClientRecord } from '../../store/types.ts';
+import { reachableClient } from '../access.ts';
+import { graceOf } from '../agents.ts';
+import { InvalidField } from '../errors.ts';
+import { recordConsoleEvent } from '../events.ts';
+import { decodeCursor, signInPage } from '../history.ts';
+import type { FormState } from '../pages/agents.ts';
+import { type ConsolePage, noticeFor } from '../pages/shell.ts';
+import { websiteCreatedPage, websitePage, websitePath, websiteSecretPage, websitesPage } from '../pages/websites.ts';
+import { createOwnedWebsite } from '../websites.ts';
+import { formValues, revokedDetail } from './agents.ts';
+import type { ConsoleScope, Form } from './index.ts';
 
-export function websiteRoutes(_scope: FastifyInstance, _area: ConsoleScope): void {}
+type Params = { id: string };
+
+export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void {
+  const { ctx, guard } = area;
+  /** The website if the account may reach it; NotFound otherwise, the same for a missing and a foreign one. */
+  const reachable = (account: AccountRecord, id: string) => reachableClient(ctx, account, id);
+
+  /** The list of the signed-in account's websites with the registration form. */
+  const list = async (request: FastifyRequest, reply: FastifyReply, state: FormState & { notice?: ConsolePage['notice'] }, status = 200) => {
+    const page = await area.page(request, reply);
+    const websites = await ctx.store.console.listClientsOf(page.account.id);
+    return area.send(reply, websitesPage(page, { websites, ...state }), status);
+  };
+
+  /** A website's page: details, actions and one page of its sign-ins. */
+  const show = async (request: FastifyRequest, reply: FastifyReply, client: ClientRecord, state: FormState & { notice?: ConsolePage['notice']; before?: string }, status = 200) => {
+    const page = await area.page(request, reply);
+    const before = decodeCursor(state.before);
+    const history = await signInPage(ctx, { client_id: client.id }, before);
+    return area.send(reply, websitePage(page, { client, now: ctx.clock(), issuer: ctx.config.baseUrl, history: { ...history, paged: before !== undefined }, errors: state.errors, notice: state.notice }), status);
+  };
+
+  /** Runs an action on a website the account may reach (else 404) and redirects with its notice. */
+  const act = async (request: FastifyRequest<{ Params: Params; Body: Form }>, reply: FastifyReply, action: (account: AccountRecord, client: ClientRecord) => Promise<string>) => {
+    const account = area.account(request);
+    const client = await reachable(account, request.params.id);
+    return area.redirect(reply, `${websitePath(client.id)}?notice=${await action(account, client)}`);
+  };
+
+  scope.get<{ Querystring: Form }>('/websites', (request, reply) => list(request, reply, { notice: noticeFor(request.query.notice) }));
+
+  scope.post<{ Body: Form }>('/websites', { preHandler: guard }, async (request, reply) => {
+    const account = area.account(request);
+    const form = request.body ?? {};
+    try {
+      const { client, secret } = await createOwnedWebsite(ctx, account, { name: form.name, redirect_uris: form.redirect_uris, approval: form.approval });
+      await recordConsoleEvent(ctx, account, 'website.create', client.id, request.ip, client.name);
+      return area.send(reply, websiteCreatedPage(await area.page(request, reply), { client, secret, issuer: ctx.config.baseUrl }));
+    } catch (error) {
+      if (!(error instanceof InvalidField)) throw error;
+      return list(request, reply, { values: formValues(form), errors: { [error.field]: error.description } }, 400);
+    }
+  });
+
+  scope.get<{ Params: Params; Querystring: Form }>('/websites/:id', async (request, reply) => {
+    const client = await reachable(area.account(request), request.params.id);
+    return show(request, reply, client, { notice: noticeFor(request.query.notice), before: request.query.before });
+  });
+
+  // A rotation answers with the new secret, once, rather than a redirect.
+  scope.post<{ Params: Params; Body: Form }>('/websites/:id/rotate', { preHandler: guard }, async (request, reply) => {
+    const account = area.account(request);
+    const client = await reachable(account, request.params.id);
+    let grace: number;
+    try {
+      grace = graceOf(request.body?.grace);
+    } catch (error) {
+      if (!(error instanceof InvalidField)) throw error;
+      return show(request, reply, client, { errors: { [error.field]: error.description } }, 400);
+    }
+    const secret = await rotateClientSecret(ctx, client.id, grace);
+    const rotated = await ctx.store.findClient(client.id);
+    await recordConsoleEvent(ctx, account, 'website.rotate_secret', client.id, request.ip, `grace ${grace} s`);
+    return area.send(reply, websiteSecretPage(await area.page(request, reply), { client, secret, until: rotated?.previous_secret_expires_at ?? null }));
+  });
+
+  scope.post<{ Params: Params; Body: Form }>('/websites/:id/disable', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async (account, client) => {
+      await setClientStatus(ctx, client.id, 'inactive');
+      await recordConsoleEvent(ctx, account, 'website.disable', client.id, request.ip);
+      return 'website_disabled';
+    }));
+
+  scope.post<{ Params: Params; Body: Form }>('/websites/:id/enable', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async (account, client) => {
+      await setClientStatus(ctx, client.id, 'active');
+      await recordConsoleEvent(ctx, account, 'website.enable', client.id, request.ip);
+      return 'website_enabled';
+    }));
+
+  scope.post<{ Params: Params; Body: Form }>('/websites/:id/revoke-grants', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async (account, client) => {
+      const revoked = await revokeGrants(ctx, { client_id: client.id });
+      await recordConsoleEvent(ctx, account, 'website.revoke_grants', client.id, request.ip, revokedDetail(revoked));
+      return 'grants_revoked';
+    }));
+}

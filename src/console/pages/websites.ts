@@ -1,0 +1,140 @@
+/**
+ * The console's websites area (docs/design.md §11): the list with the registration form, the
+ * page that shows a new client secret once, and a website's page with its actions and sign-ins.
+ */
+import { type Html, html } from '../../pages/html.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
+import type { ClientRecord } from '../../store/types.ts';
+import { type FormState, graceText, historyTable, type HistoryInput, pageNotice, previousSecretNote, rotateForm } from './agents.ts';
+import { actionButton, type ConsolePage, consolePage, csrfField, field, type PageContext, secretOnce, when } from './shell.ts';
+
+type SignedInPage = PageContext & { account: AccountRecord };
+
+export const websitePath = (id: string) => `/console/websites/${encodeURIComponent(id)}`;
+
+const websiteBadge = (client: ClientRecord) => (client.status === 'active' ? html`<span class="badge ok">active</span>` : html`<span class="badge off">disabled</span>`);
+
+const APPROVALS: Array<[string, string]> = [
+  ['auto', 'Automatic'],
+  ['manual', 'Manual'],
+];
+const approvalText = (approval: string) => (approval === 'manual' ? 'Manual' : 'Automatic');
+
+const uriList = (uris: string[]) => html`<ul class="uris">${uris.map((uri) => html`<li><code>${uri}</code></li>`)}</ul>`;
+
+export function websitesPage(page: SignedInPage, input: { websites: ClientRecord[]; notice?: ConsolePage['notice'] } & FormState): string {
+  const { csrf } = page;
+  const errors = input.errors ?? {};
+  return consolePage(page, {
+    title: 'Websites',
+    section: 'websites',
+    notice: pageNotice(input.notice, errors),
+    body: html`<section aria-labelledby="websites-heading">
+<h2 id="websites-heading">Your websites</h2>
+${input.websites.length === 0
+  ? html`<p id="no-websites">You have no websites yet. Register one below to let agents sign in to it.</p>`
+  : html`<table>
+<caption class="visually-hidden">Your websites</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Status</th><th scope="col">Approval</th><th scope="col">Redirect URIs</th></tr></thead>
+<tbody>
+${input.websites.map((client) => html`<tr>
+<td><a href="${websitePath(client.id)}">${client.name}</a></td><td><code>${client.id}</code></td><td>${websiteBadge(client)}</td><td>${approvalText(client.approval)}</td><td>${uriList(client.redirect_uris)}</td>
+</tr>`)}
+</tbody>
+</table>`}
+</section>
+<section aria-labelledby="register-heading">
+<h2 id="register-heading">Register a website</h2>
+<p>A website gets a client ID and a secret, to send agents to this server to sign in (OpenID Connect, authorization code with PKCE).</p>
+<form method="post" action="/console/websites" class="stack">
+${csrfField(csrf)}
+${field({ label: 'Name', name: 'name', value: input.values?.name, required: true, maxlength: 200, error: errors.name, hint: 'People see it on the sign-in page.' })}
+${field({ label: 'Redirect URIs', name: 'redirect_uris', type: 'textarea', value: input.values?.redirect_uris, required: true, error: errors.redirect_uris, hint: 'One per line, exactly as your website sends them: https, or http for localhost, 127.0.0.1 and [::1] only; no fragment (#).' })}
+${field({ label: 'Approval', name: 'approval', type: 'select', choices: APPROVALS, value: input.values?.approval ?? 'auto', error: errors.approval, hint: 'Automatic: the sign-in completes as soon as the agent has authenticated. Manual: the person in the browser first sees which agent authenticated, and for whom, and clicks Approve.' })}
+<button type="submit">Register website</button>
+</form>
+</section>`,
+  });
+}
+
+function endpoints(issuer: string): Html {
+  const discovery = `${issuer}/.well-known/openid-configuration`;
+  return html`<dt>Issuer</dt><dd><div class="copy-row"><code id="issuer">${issuer}</code> <button type="button" class="secondary copy" data-copy="issuer">Copy</button></div></dd>
+<dt>Discovery</dt><dd><div class="copy-row"><code id="discovery-url">${discovery}</code> <button type="button" class="secondary copy" data-copy="discovery-url">Copy</button></div></dd>`;
+}
+
+/** The new website's credentials, the secret shown this once. */
+export function websiteCreatedPage(page: SignedInPage, input: { client: ClientRecord; secret: string; issuer: string }): string {
+  const { client } = input;
+  return consolePage(page, {
+    title: `Website ${client.name} is registered`,
+    section: 'websites',
+    notice: { kind: 'success', text: 'The website is registered. Copy its secret now: it is shown only once.' },
+    body: html`<dl>
+<dt>Client ID</dt><dd><div class="copy-row"><code id="client-id">${client.id}</code> <button type="button" class="secondary copy" data-copy="client-id">Copy</button></div></dd>
+${endpoints(input.issuer)}
+<dt>Redirect URIs</dt><dd>${uriList(client.redirect_uris)}</dd>
+<dt>Approval</dt><dd>${approvalText(client.approval)}</dd>
+</dl>
+${secretOnce('Client secret', 'client-secret', input.secret)}
+<p>Your website authenticates at the token endpoint with the client ID and this secret (client_secret_post).</p>
+<p><a href="${websitePath(client.id)}">Go to the website's page</a></p>`,
+  });
+}
+
+/** A new client secret after a rotation, shown once. */
+export function websiteSecretPage(page: SignedInPage, input: { client: ClientRecord; secret: string; until: number | null }): string {
+  return consolePage(page, {
+    title: `New secret for ${input.client.name}`,
+    section: 'websites',
+    notice: { kind: 'success', text: 'The secret is rotated. Copy the new one now: it is shown only once.' },
+    body: html`${secretOnce('New client secret', 'client-secret', input.secret)}
+<p id="grace">${graceText(input.until)}</p>
+<p><a href="${websitePath(input.client.id)}">Back to the website's page</a></p>`,
+  });
+}
+
+export interface WebsitePageInput extends FormState {
+  client: ClientRecord;
+  now: number;
+  issuer: string;
+  history: HistoryInput;
+  notice?: ConsolePage['notice'];
+}
+
+export function websitePage(page: SignedInPage, input: WebsitePageInput): string {
+  const { csrf } = page;
+  const { client } = input;
+  const errors = input.errors ?? {};
+  const base = websitePath(client.id);
+  return consolePage(page, {
+    title: client.name,
+    section: 'websites',
+    notice: pageNotice(input.notice, errors),
+    body: html`<section aria-labelledby="details-heading">
+<h2 id="details-heading">Details</h2>
+<dl>
+<dt>Client ID</dt><dd><div class="copy-row"><code id="client-id">${client.id}</code> <button type="button" class="secondary copy" data-copy="client-id">Copy</button></div></dd>
+<dt>Status</dt><dd id="website-status">${websiteBadge(client)}</dd>
+<dt>Approval</dt><dd>${approvalText(client.approval)}</dd>
+<dt>Redirect URIs</dt><dd>${uriList(client.redirect_uris)}</dd>
+<dt>Registered</dt><dd>${when(client.created_at)}</dd>
+${endpoints(input.issuer)}
+</dl>
+${previousSecretNote(client.previous_secret_expires_at, input.now)}
+</section>
+<section aria-labelledby="actions-heading">
+<h2 id="actions-heading">Manage</h2>
+<h3>Secret</h3>
+${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this website')}
+<h3>Access</h3>
+<div class="row">
+${client.status === 'active'
+  ? actionButton(csrf, `${base}/disable`, 'Disable', { confirm: 'Disable this website? It cannot start sign-ins, and its tokens stop working until you enable it.' })
+  : actionButton(csrf, `${base}/enable`, 'Enable')}
+${actionButton(csrf, `${base}/revoke-grants`, 'Revoke all grants', { confirm: 'Revoke every grant of this website? Every token it holds stops working for good.' })}
+</div>
+</section>
+${historyTable(input.history, { heading: 'Agent', cell: (row) => html`<code>${row.agent_id}</code>` }, base, 'No agent has signed in to this website yet.')}`,
+  });
+}
