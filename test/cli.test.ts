@@ -1,5 +1,8 @@
 /** The agentauth CLI (docs/design.md §7) and `agentauth serve` as a real process (§8, §10). */
 import { freePort } from './helpers/net.ts';
+import { ConsoleSession } from './helpers/console.ts';
+import { startTestServer } from './helpers/server.ts';
+import { digest } from '../src/crypto.ts';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function cli(...args: string[]): Promise<Record<string, unknown>> {
   const { stdout } = await run('./bin/agentauth', [...args, '--json'], { env });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+/** As cli(), with more of the environment (BASE_URL of a server on the same database). */
+async function cliWith(extraEnv: Record<string, string>, ...args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await run('./bin/agentauth', [...args, '--json'], { env: { ...env, ...extraEnv } });
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
@@ -65,6 +74,91 @@ describe('agentauth client and agent commands', () => {
     expect(await cliFails(['agent', 'create', '--owner-email', 'not-an-email'])).toMatch(/not an email address/);
     expect(await cliFails(['client', 'disable', 'cli_nobody'])).toMatch(/no client cli_nobody/);
     expect(await cliFails(['client', 'list'], { PORT: 'abc' })).toBe('agentauth: PORT must be a whole number >= 0 (got "abc")\n');
+  });
+});
+
+describe('agentauth account commands', () => {
+  it('creates an admin with a one-time setup link that a server on the same database opens and signs in with', async () => {
+    const server = await startTestServer({ databaseUrl: env.DATABASE_URL! });
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      const created = await cliWith({ BASE_URL: server.baseUrl, CONSOLE_LINK_TTL: '3600' }, 'account', 'create', '--email', 'Root.Admin@Example.com', '--name', 'Root Admin', '--admin');
+      expect(created).toMatchObject({ account_id: expect.stringMatching(/^acc_/), email: 'Root.Admin@Example.com', name: 'Root Admin', role: 'admin', status: 'active', email_verified: false });
+      const url = created.setup_link as string;
+      expect(url.startsWith(`${server.baseUrl}/console/setup/`)).toBe(true);
+      const expiresAt = Date.parse(created.setup_link_expires_at as string) / 1000;
+      expect(expiresAt).toBeGreaterThanOrEqual(now + 3600);
+      expect(expiresAt).toBeLessThan(now + 3600 + 60);
+      // Only the link's digest is stored.
+      const token = url.slice(url.lastIndexOf('/') + 1);
+      expect(await server.ctx.store.console.findLink(digest(token))).toMatchObject({ purpose: 'setup', account_id: created.account_id, used_at: null });
+      const event = (await server.ctx.store.console.listEvents({ limit: 100 })).find((e) => e.action === 'admin.create_account' && e.target === created.account_id);
+      expect(event).toMatchObject({ actor_id: null, detail: 'cli' });
+
+      const person = new ConsoleSession(server.baseUrl);
+      const landing = await person.get(url.replace(server.baseUrl, ''));
+      expect(landing.status).toBe(200);
+      expect(landing.text).toContain('Set up your account');
+      expect((await person.post(url.replace(server.baseUrl, ''))).location).toBe('/console/account?notice=welcome');
+      expect((await person.get('/console/admin')).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('prints the link in text too, and refuses a duplicate, an invalid or an unknown email with one clear line and exit code 1', async () => {
+    const { stdout } = await run('./bin/agentauth', ['account', 'create', '--email', 'text.person@example.com'], { env: { ...env, BASE_URL: 'https://id.example' } });
+    expect(stdout).toMatch(/^account_id: acc_\S+\nemail: +text\.person@example\.com\nrole: +member\nsetup link: https:\/\/id\.example\/console\/setup\/lnk_[A-Za-z0-9_-]+\n\(the link works once, until \d{4}-\d\d-\d\dT/);
+    expect(await cliFails(['account', 'create', '--email', 'TEXT.person@example.com'])).toBe('agentauth: TEXT.person@example.com: An account with this email already exists.\n');
+    expect(await cliFails(['account', 'create', '--email', 'not-an-email'])).toBe('agentauth: not-an-email: Enter an email address, such as ada@example.com.\n');
+    expect(await cliFails(['account', 'create'])).toMatch(/required option '--email <email>' not specified/);
+    for (const command of ['disable', 'enable', 'setup-link']) {
+      expect(await cliFails(['account', command, 'nobody@example.com'])).toBe('agentauth: no account with the email nobody@example.com\n');
+    }
+    expect(await cliFails(['account', 'disable', 'not-an-email'])).toBe('agentauth: not-an-email is not an email address\n');
+  });
+
+  it('lists accounts, disables one (ending its sessions) and enables it, and makes a new setup link', async () => {
+    const server = await startTestServer({ databaseUrl: env.DATABASE_URL! });
+    try {
+      const created = await cliWith({ BASE_URL: server.baseUrl }, 'account', 'create', '--email', 'Member.Mia@Example.com', '--name', 'Mia');
+      const id = created.account_id as string;
+      const listed = (await cli('account', 'list')).accounts as Array<Record<string, unknown>>;
+      expect(listed.find((a) => a.account_id === id)).toMatchObject({ email: 'Member.Mia@Example.com', name: 'Mia', role: 'member', status: 'active', email_verified: false, last_sign_in_at: null });
+      expect(JSON.stringify(listed)).not.toMatch(/password|lnk_/);
+      const { stdout: text } = await run('./bin/agentauth', ['account', 'list'], { env });
+      expect(text).toMatch(new RegExp(`^${id}  active    member  Member\\.Mia@Example\\.com  \\(Mia\\)$`, 'm'));
+
+      // Signed in by the setup link; disabling (the email in any case) ends that session.
+      const person = new ConsoleSession(server.baseUrl);
+      const path = (created.setup_link as string).replace(server.baseUrl, '');
+      await person.get(path);
+      await person.post(path);
+      expect((await person.get('/console')).status).toBe(200);
+      expect(await cli('account', 'disable', 'member.mia@example.com')).toEqual({ account_id: id, email: 'Member.Mia@Example.com', status: 'disabled' });
+      expect((await server.ctx.store.console.findAccount(id))?.status).toBe('disabled');
+      expect(await server.ctx.store.console.listSessions(id, server.clock())).toEqual([]);
+      expect((await person.get('/console')).location).toBe('/console/sign-in?next=%2Fconsole');
+      expect((await cli('account', 'list')).accounts).toEqual(expect.arrayContaining([expect.objectContaining({ account_id: id, status: 'disabled' })]));
+
+      expect(await cli('account', 'enable', 'MEMBER.MIA@EXAMPLE.COM')).toEqual({ account_id: id, email: 'Member.Mia@Example.com', status: 'active' });
+      expect((await server.ctx.store.console.findAccount(id))?.status).toBe('active');
+
+      // A new link for someone who lost their passkey: it signs them in once.
+      const fresh = await cliWith({ BASE_URL: server.baseUrl }, 'account', 'setup-link', 'member.mia@example.com');
+      expect(fresh).toMatchObject({ account_id: id, email: 'Member.Mia@Example.com', setup_link: expect.stringMatching(new RegExp(`^${server.baseUrl}/console/setup/lnk_`)) });
+      expect(fresh.setup_link).not.toBe(created.setup_link);
+      const again = new ConsoleSession(server.baseUrl);
+      const freshPath = (fresh.setup_link as string).replace(server.baseUrl, '');
+      expect((await again.get(freshPath)).status).toBe(200);
+      expect((await again.post(freshPath)).location).toBe('/console/account?notice=welcome');
+
+      const actions = (await server.ctx.store.console.listEvents({ limit: 200 })).filter((e) => e.target === id);
+      expect(actions.map((e) => e.action)).toEqual(expect.arrayContaining(['admin.create_account', 'admin.setup_link', 'admin.disable_account', 'admin.enable_account']));
+      expect(actions.filter((e) => e.action.startsWith('admin.')).every((e) => e.actor_id === null && e.detail === 'cli')).toBe(true);
+    } finally {
+      await server.close();
+    }
   });
 });
 
