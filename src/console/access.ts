@@ -4,6 +4,7 @@
  * exactly as a record that does not exist, so ids cannot be probed.
  */
 import type { Context } from '../context.ts';
+import { VISIBLE_ASCII } from '../domain/clients.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../store/types.ts';
 import { Forbidden, NotFound } from './errors.ts';
@@ -13,17 +14,23 @@ type Deps = Pick<Context, 'store'>;
 const mayReach = (actor: AccountRecord, ownerId: string | null) => actor.role === 'admin' || (ownerId !== null && ownerId === actor.id);
 
 /**
+ * Whether an id from a URL is one a record could have (every issued id is visible ASCII). Others
+ * are not looked up: PostgreSQL refuses a NUL in a parameter, and they must answer 404 as well.
+ */
+export const possibleId = (id: string): boolean => VISIBLE_ASCII.test(id);
+
+/**
  * @example
  * const agent = await reachableAgent(ctx, signedIn.account, request.params.id); // or NotFound
  */
 export async function reachableAgent(deps: Deps, actor: AccountRecord, id: string): Promise<AgentRecord> {
-  const agent = await deps.store.findAgent(id);
+  const agent = possibleId(id) ? await deps.store.findAgent(id) : undefined;
   if (!agent || !mayReach(actor, agent.account_id)) throw new NotFound('No such agent.');
   return agent;
 }
 
 export async function reachableClient(deps: Deps, actor: AccountRecord, id: string): Promise<ClientRecord> {
-  const client = await deps.store.findClient(id);
+  const client = possibleId(id) ? await deps.store.findClient(id) : undefined;
   if (!client || !mayReach(actor, client.account_id)) throw new NotFound('No such website.');
   return client;
 }

@@ -214,10 +214,11 @@ export async function accountById(deps: Deps, id: string): Promise<AccountRecord
 
 /**
  * Disables or enables an account; disabling ends its sessions. An admin cannot disable
- * themselves, so that the console always keeps one admin who can undo it.
+ * themselves, so that the console always keeps one admin who can undo it. The actor is null
+ * for the CLI. The account's agents and websites keep working: an admin disables those apart.
  */
-export async function setAccountStatus(deps: Deps, actor: AccountRecord, target: AccountRecord, status: 'active' | 'disabled'): Promise<void> {
-  if (actor.id === target.id && status === 'disabled') throw new Forbidden('You cannot disable your own account.');
+export async function setAccountStatus(deps: Deps, actor: AccountRecord | null, target: AccountRecord, status: 'active' | 'disabled'): Promise<void> {
+  if (actor?.id === target.id && status === 'disabled') throw new Forbidden('You cannot disable your own account.');
   await deps.store.console.updateAccount(target.id, { status });
   if (status === 'disabled') await deps.store.console.deleteSessionsOf(target.id);
 }

@@ -16,6 +16,7 @@ import {
 import { PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import type { AccountRecord, PasskeyRecord } from '../store/console-types.ts';
+import { possibleId } from './access.ts';
 import { InvalidField, NotFound, SignInFailed } from './errors.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
@@ -139,13 +140,13 @@ export async function signInWithPasskey(deps: Deps, challengeId: string, respons
 }
 
 export async function renamePasskey(deps: Deps, account: AccountRecord, id: string, name: string): Promise<void> {
-  if (!(await deps.store.console.renamePasskey(id, account.id, passkeyName(name)))) throw new NotFound('No such passkey.');
+  if (!possibleId(id) || !(await deps.store.console.renamePasskey(id, account.id, passkeyName(name)))) throw new NotFound('No such passkey.');
 }
 
 /** Removes a passkey, unless it is the account's only way to sign in. */
 export async function removePasskey(deps: Deps, account: AccountRecord, id: string): Promise<void> {
   const passkeys = await deps.store.console.listPasskeys(account.id);
-  if (!passkeys.some((passkey) => passkey.id === id)) throw new NotFound('No such passkey.');
+  if (!possibleId(id) || !passkeys.some((passkey) => passkey.id === id)) throw new NotFound('No such passkey.');
   if (passkeys.length === 1 && account.password_hash === null) {
     throw new InvalidField('passkey', 'This is your only way to sign in: set a password or add another passkey first.');
   }

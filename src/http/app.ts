@@ -2,8 +2,10 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
+import { consoleErrorPage } from '../console/pages/error.ts';
 import { consoleRoutes } from '../console/routes/index.ts';
 import type { Context } from '../context.ts';
+import { sendErrorPage } from './browser.ts';
 import { closeUnreadBodies, type TimeoutOptions, timeoutOptions } from './connections.ts';
 import { clientErrorHandler, errorHandler, schemaErrorMessage } from './errors.ts';
 import { loggerOptions } from './logger.ts';
@@ -73,6 +75,14 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
     trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: (errors) => new Error(schemaErrorMessage(errors)),
+    // A passkey's credential id travels in console paths: up to 1,023 bytes, 1,364 in base64url.
+    routerOptions: { maxParamLength: 1400 },
+    // Errors of the router (a malformed or over-long path) in the documented shape: the
+    // console's error page under /console, JSON elsewhere.
+    frameworkErrors: (error, request, reply) => {
+      if (request.url.startsWith('/console')) return void sendErrorPage(reply, error, consoleErrorPage);
+      errorHandler(error, request, reply);
+    },
   });
   addConnectionHooks(app);
 

@@ -146,3 +146,15 @@ export async function csrfTokens(scope: FastifyInstance, baseUrl: string): Promi
     scope.csrfProtection(request, reply, done);
   };
 }
+
+/**
+ * A parsed form or query with every field a single string: a field sent twice arrives as an
+ * array, and is dropped (undefined), so a handler can read any field as `string | undefined`.
+ *
+ * @example
+ * singleValues({ name: 'Ada', role: ['a', 'b'] }) // { name: 'Ada' }
+ */
+export function singleValues(fields: unknown): Record<string, string | undefined> {
+  if (fields === null || typeof fields !== 'object') return {};
+  return Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+}

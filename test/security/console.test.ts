@@ -107,6 +107,38 @@ describe('privilege escalation and escaping', () => {
   });
 });
 
+describe('bad input in console URLs and forms', () => {
+  it('a repeated field, a NUL in an id, a malformed escape or an over-long id answer a 4xx page, never a 500', async () => {
+    const account = await createPasswordAccount(server.ctx, { name: 'Before' });
+    const person = await signIn(server.baseUrl, account.email);
+    await person.get('/console/account');
+    const repeated = await fetch(`${server.baseUrl}/console/account/name`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: [...person.cookies].map(([n, v]) => `${n}=${v}`).join('; '), 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      body: `_csrf=${encodeURIComponent(person.csrf)}&name=A&name=B`,
+    });
+    expect(repeated.status).toBe(303);
+    expect((await server.ctx.store.console.findAccount(account.id))?.name).toBeNull();
+    for (const path of ['/console/account/passkeys/%00/rename', '/console/account/passkeys/%00/remove', '/console/agents/%00/disable', '/console/websites/a%00b/disable']) {
+      const answer = await person.post(path, { name: 'x' });
+      expect(answer.status, path).toBe(404);
+      expect(answer.headers.get('content-type'), path).toMatch(/^text\/html/);
+    }
+    for (const path of ['/console/agents/%ff', '/console/agents/%', `/console/agents/${'a'.repeat(1500)}`]) {
+      const answer = await person.get(path);
+      expect([400, 414], path).toContain(answer.status);
+      expect(answer.headers.get('content-type'), path).toMatch(/^text\/html/);
+      expect(answer.text, path).toContain('Back to the console');
+      expectNoLeak(answer.text, path);
+    }
+    // Outside the console the router's errors keep the JSON shape.
+    const json = await fetch(`${server.baseUrl}/assets/%ff`);
+    expect(json.status).toBe(400);
+    expect(await json.json()).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+  });
+});
+
 describe('secrets in the logs', () => {
   it('no password, cookie, CSRF token, link token or issued secret is logged at trace level', async () => {
     const secrets = new Map<string, string>();

@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, authorizeUrl, continueFlow, obtainCode, obtainTokens, type Party, postForm, postJson, redeem, setupParty, startFlow, type Tokens } from '../helpers/flow.ts';
+import { createPasswordAccount, signIn } from '../helpers/console.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { corsHeaders } from './support.ts';
 
@@ -41,6 +42,12 @@ async function htmlPages(): Promise<Array<[string, Response]>> {
   pages.push(['error page (POST /authorize/continue 403, foreign browser)', await continueFlow(server, { requestId: started.requestId, cookie: '' })]);
   pages.push(['error page (POST /authorize/continue 400, unknown request)', await continueFlow(server, { requestId: 'req_unknown', cookie: started.cookie })]);
   pages.push(['landing page (GET /)', await fetch(`${server.baseUrl}/`)]);
+  pages.push(['console sign-in page', await fetch(`${server.baseUrl}/console/sign-in`)]);
+  pages.push(['console 404 page', await fetch(`${server.baseUrl}/console/nothing-here`)]);
+  const person = await signIn(server.baseUrl, (await createPasswordAccount(server.ctx, { role: 'admin' })).email);
+  for (const path of ['/console', '/console/account', '/console/agents', '/console/websites', '/console/admin', '/console/admin/events']) {
+    pages.push([`console page ${path}`, await fetch(`${server.baseUrl}${path}`, { headers: { cookie: [...person.cookies].map(([n, v]) => `${n}=${v}`).join('; ') } })]);
+  }
   return pages;
 }
 

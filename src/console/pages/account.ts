@@ -75,6 +75,7 @@ export function accountPage(page: PageContext & { account: AccountRecord }, inpu
 ${account.email_verified ? '' : input.canMail
   ? actionButton(csrf, '/console/account/verify-email', 'Send me a verification link')
   : html`<p class="hint">Websites see your email as unverified until an administrator verifies it.</p>`}
+${errors.email ? html`<p class="field-error" role="alert">${errors.email}</p>` : ''}
 <form method="post" action="/console/account/name" class="stack">
 ${csrfField(csrf)}
 ${field({ label: 'Name', name: 'name', value: account.name, autocomplete: 'name', maxlength: 200, error: errors.name, hint: 'Websites see this name when your agents sign in.' })}

@@ -131,6 +131,7 @@ const NOTICES: Record<string, string> = {
   session_ended: 'That session is signed out.',
   sessions_ended: 'Every other session is signed out.',
   verification_sent: 'A verification link is on its way to your email.',
+  agent_renamed: 'The agent is renamed.',
   agent_disabled: 'The agent is disabled: it cannot sign in, and its tokens stop working until you enable it.',
   agent_enabled: 'The agent is enabled.',
   agent_deleted: 'The agent is deleted, and everything it held is revoked.',

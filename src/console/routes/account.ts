@@ -9,9 +9,7 @@ import { accountPage, overviewPage } from '../pages/account.ts';
 import { noticeFor } from '../pages/shell.ts';
 import { registerPasskey, registrationOptions, removePasskey, renamePasskey } from '../passkeys.ts';
 import { listSessions } from '../sessions.ts';
-import type { ConsoleScope } from './index.ts';
-
-type Form = Record<string, string | undefined>;
+import type { ConsoleScope, Form } from './index.ts';
 
 export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;

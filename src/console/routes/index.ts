@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Context } from '../../context.ts';
-import { browserCookie, type BrowserCookie, csrfTokens, formRoutes } from '../../http/browser.ts';
+import { browserCookie, type BrowserCookie, csrfTokens, formRoutes, singleValues } from '../../http/browser.ts';
 import { describeError } from '../../http/errors.ts';
 import { pageHeaders } from '../../pages/layout.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
@@ -24,6 +24,9 @@ declare module 'fastify' {
     signedIn: SignedIn | null;
   }
 }
+
+/** A console form or query: every field one string, or absent (see the preValidation hook). */
+export type Form = Record<string, string | undefined>;
 
 /** What every area's routes get. */
 export interface ConsoleScope {
@@ -53,6 +56,12 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
     async (scope) => {
       const guard = await csrfTokens(scope, ctx.config.baseUrl);
       scope.decorateRequest('signedIn', null);
+      // Every field of a console form or query is one string (or absent), whatever was sent.
+      scope.addHook('preValidation', (request, _reply, done) => {
+        request.query = singleValues(request.query);
+        if (!request.headers['content-type']?.startsWith('application/json')) request.body = singleValues(request.body);
+        done();
+      });
       scope.addHook('preHandler', async (request) => {
         request.signedIn = await currentSession(ctx, session.read(request));
       });

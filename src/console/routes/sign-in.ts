@@ -12,9 +12,7 @@ import { recordConsoleEvent } from '../events.ts';
 import { authenticationOptions, signInWithPasskey } from '../passkeys.ts';
 import { linkPage, messagePage, signInPage, signUpPage } from '../pages/sign-in.ts';
 import { startSession } from '../sessions.ts';
-import type { ConsoleScope } from './index.ts';
-
-type Form = Record<string, string | undefined>;
+import type { ConsoleScope, Form } from './index.ts';
 
 /** Where to go after sign-in: a console path only, never another site. */
 export function safeNext(raw: string | undefined): string {
