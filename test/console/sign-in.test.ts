@@ -1,5 +1,6 @@
 /** Console sign-in by password, sign-out, and what a session reaches (issue 10, item 2). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { digest } from '../../src/crypto.ts';
 import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -44,5 +45,22 @@ describe('console sign-in with a password', () => {
     const refused = await session.post('/console/account/name', { name: 'Mallory', _csrf: null });
     expect(refused.status).toBe(403);
     expect((await server.ctx.store.console.findAccount(account.id))?.name).toBeNull();
+  });
+
+  it('replaces a session cookie planted before sign-in (fixation) and stores only its digest', async () => {
+    const account = await createPasswordAccount(server.ctx);
+    const session = new ConsoleSession(server.baseUrl);
+    session.cookies.set('agentauth_console', 'planted-by-an-attacker');
+    await session.get('/console/sign-in');
+    expect((await session.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(303);
+    const issued = session.cookies.get('agentauth_console')!;
+    expect(issued).not.toBe('planted-by-an-attacker');
+    expect(issued).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const [row] = await server.ctx.store.console.listSessions(account.id, server.clock());
+    expect(row!.digest).not.toBe(issued);
+    expect(row!.digest).toBe(digest(issued));
+    const attacker = new ConsoleSession(server.baseUrl);
+    attacker.cookies.set('agentauth_console', 'planted-by-an-attacker');
+    expect((await attacker.get('/console')).location).toMatch(/^\/console\/sign-in/);
   });
 });
