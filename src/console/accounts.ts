@@ -2,7 +2,6 @@
  * Accounts of people in the console (docs/design.md §11): creation by the CLI, by invitation or
  * by open sign-up, one-time links, passwords, names, roles and email verification.
  */
-import { hash, verify } from '@node-rs/argon2';
 import { digest, PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { EMAIL } from '../domain/agents.ts';
@@ -46,9 +45,17 @@ export function checkPassword(password: string, email: string): void {
   if (password.trim().toLowerCase() === email.toLowerCase()) throw new InvalidField('password', 'Your password must not be your email address.');
 }
 
+/**
+ * The argon2 library, loaded on first use: its native module and thread pool cost about 14 MB,
+ * which a node that never checks a password (most of them: agents and websites never do) need
+ * not pay.
+ */
+let argon2: Promise<typeof import('@node-rs/argon2')> | undefined;
+const loadArgon2 = () => (argon2 ??= import('@node-rs/argon2'));
+
 /** argon2id with the library's defaults (19 MiB, 2 passes, 1 lane: OWASP's minimum). */
-export function hashPassword(password: string): Promise<string> {
-  return hash(password);
+export async function hashPassword(password: string): Promise<string> {
+  return (await loadArgon2()).hash(password);
 }
 
 let decoyHash: Promise<string> | undefined;
@@ -58,8 +65,9 @@ let decoyHash: Promise<string> | undefined;
  * password) a decoy hash is checked instead, so the answer takes as long either way.
  */
 export async function passwordMatches(passwordHash: string | null, password: string): Promise<boolean> {
+  const { verify } = await loadArgon2();
   if (passwordHash === null) {
-    decoyHash ??= hash('agentauth: no such account');
+    decoyHash ??= hashPassword('agentauth: no such account');
     await verify(await decoyHash, password);
     return false;
   }

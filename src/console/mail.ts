@@ -2,7 +2,7 @@
  * Mail of the console (email verification), sent through the relay of SMTP_URL with nodemailer.
  * Without SMTP_URL no mail is sent and admins verify emails instead.
  */
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../config.ts';
 
 export interface Mailer {
@@ -15,11 +15,14 @@ export interface Mailer {
  * await mailer?.send({ to: 'ada@example.com', subject: 'Hello', text: '…' });
  */
 export function createMailer(config: Pick<Config, 'smtpUrl' | 'smtpFrom'>): Mailer | null {
-  if (config.smtpUrl === null) return null;
-  const transport = nodemailer.createTransport(config.smtpUrl);
+  const { smtpUrl } = config;
+  if (smtpUrl === null) return null;
+  // nodemailer (about 15 MB resident) is loaded with the first mail, not at start.
+  let transport: Promise<Transporter> | undefined;
   return {
     async send({ to, subject, text }) {
-      await transport.sendMail({ from: config.smtpFrom, to, subject, text });
+      transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpUrl));
+      await (await transport).sendMail({ from: config.smtpFrom, to, subject, text });
     },
   };
 }

@@ -3,15 +3,11 @@
  * with discoverable credentials, rename and removal. Each ceremony's challenge is a database row
  * taken once, so it works across nodes and cannot be answered twice.
  */
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
@@ -20,6 +16,13 @@ import { possibleId } from './access.ts';
 import { InvalidField, NotFound, SignInFailed } from './errors.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
+
+/**
+ * @simplewebauthn/server, loaded with the first ceremony: it costs about 25 MB resident, which
+ * nodes that serve only the protocol need not pay.
+ */
+let webauthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const loadWebauthn = () => (webauthn ??= import('@simplewebauthn/server'));
 
 /** Seconds a person has to answer their authenticator. */
 const CEREMONY_TTL = 300;
@@ -53,6 +56,7 @@ function passkeyName(raw: string | undefined): string {
  */
 export async function registrationOptions(deps: Deps, account: AccountRecord): Promise<{ challengeId: string; options: PublicKeyCredentialCreationOptionsJSON }> {
   const existing = await deps.store.console.listPasskeys(account.id);
+  const { generateRegistrationOptions } = await loadWebauthn();
   const options = await generateRegistrationOptions({
     rpName: 'agentauth',
     rpID: relyingParty(deps).rpID,
@@ -75,6 +79,7 @@ export async function registerPasskey(deps: Deps, account: AccountRecord, challe
   const challenge = await deps.store.console.takeChallenge(challengeId, deps.clock());
   if (!challenge || challenge.account_id !== account.id) throw new InvalidField('passkey', 'This passkey request has expired; start again.');
   const { rpID, origin } = relyingParty(deps);
+  const { verifyRegistrationResponse } = await loadWebauthn();
   let verification;
   try {
     verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
@@ -100,6 +105,7 @@ export async function registerPasskey(deps: Deps, account: AccountRecord, challe
 
 /** Options for navigator.credentials.get(), for any of this server's passkeys (no email asked). */
 export async function authenticationOptions(deps: Deps): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+  const { generateAuthenticationOptions } = await loadWebauthn();
   const options = await generateAuthenticationOptions({ rpID: relyingParty(deps).rpID, userVerification: 'preferred', timeout: CEREMONY_TTL * 1000 });
   return { challengeId: await saveChallenge(deps, options.challenge, null), options };
 }
@@ -114,6 +120,7 @@ export async function signInWithPasskey(deps: Deps, challengeId: string, respons
   const passkey = typeof response?.id === 'string' ? await deps.store.console.findPasskey(response.id) : undefined;
   if (!challenge || challenge.account_id !== null || !passkey) throw failed;
   const { rpID, origin } = relyingParty(deps);
+  const { verifyAuthenticationResponse } = await loadWebauthn();
   let verification;
   try {
     verification = await verifyAuthenticationResponse({

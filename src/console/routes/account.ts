@@ -1,9 +1,8 @@
 /** The overview and the signed-in person's own account: profile, passkeys, password, sessions, invitations. */
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { describeError } from '../../http/errors.ts';
 import { issueLink, passwordMatches, removePassword, rename, sendVerificationEmail, setPassword } from '../accounts.ts';
-import { InvalidField, SignInFailed } from '../errors.ts';
+import { InvalidField } from '../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { accountPage, overviewPage } from '../pages/account.ts';
 import { noticeFor } from '../pages/shell.ts';
@@ -88,27 +87,19 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       return 'verification_sent';
     }));
 
-  // Passkey registration: two JSON calls from console.js, with the CSRF token in a header.
-  const json = (reply: FastifyReply, error: unknown) => {
-    const { status, headers, body } = describeError(error);
-    return reply.code(status).headers({ 'cache-control': 'no-store', ...headers }).send(body);
-  };
+  // Passkey registration: two JSON calls from console.js, with the CSRF token in a header; their
+  // errors are answered in the JSON shape by the scope (routes/index.ts).
   scope.post('/account/passkeys/options', { preHandler: guard }, async (request, reply) => {
-    if (!request.signedIn) return json(reply, new SignInFailed('Your session has ended; sign in again.'));
-    return reply.header('cache-control', 'no-store').send(await registrationOptions(ctx, request.signedIn.account));
+    const account = area.account(request);
+    return reply.header('cache-control', 'no-store').send(await registrationOptions(ctx, account));
   });
   scope.post<{ Body: { challengeId?: unknown; response?: unknown; name?: unknown } }>('/account/passkeys', { preHandler: guard }, async (request, reply) => {
-    try {
-      if (!request.signedIn) throw new SignInFailed('Your session has ended; sign in again.');
-      const { challengeId, response, name } = request.body ?? {};
-      if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null) throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
-      const account = request.signedIn.account;
-      const passkey = await registerPasskey(ctx, account, challengeId, response as RegistrationResponseJSON, typeof name === 'string' ? name : undefined);
-      await recordConsoleEvent(ctx, account, 'account.add_passkey', account.id, request.ip, passkey.name);
-      return reply.header('cache-control', 'no-store').send({ redirect: '/console/account?notice=passkey_added' });
-    } catch (error) {
-      return json(reply, error);
-    }
+    const account = area.account(request);
+    const { challengeId, response, name } = request.body ?? {};
+    if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null) throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
+    const passkey = await registerPasskey(ctx, account, challengeId, response as RegistrationResponseJSON, typeof name === 'string' ? name : undefined);
+    await recordConsoleEvent(ctx, account, 'account.add_passkey', account.id, request.ip, passkey.name);
+    return reply.header('cache-control', 'no-store').send({ redirect: '/console/account?notice=passkey_added' });
   });
   scope.post<{ Params: { id: string }; Body: Form }>('/account/passkeys/:id/rename', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {

@@ -68,25 +68,18 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     return area.redirect(reply, next);
   });
 
-  // Passkey sign-in: two JSON calls from console.js, each carrying the CSRF token in a header.
-  const json = (reply: FastifyReply, error: unknown) => {
-    const { status, headers, body } = describeError(error);
-    return reply.code(status).headers({ 'cache-control': 'no-store', ...headers }).send(body);
-  };
+  // Passkey sign-in: two JSON calls from console.js, each carrying the CSRF token in a header;
+  // their errors are answered in the JSON shape by the scope (routes/index.ts).
   scope.post('/sign-in/passkey/options', { preHandler: guard }, async (_request, reply) => {
     const { challengeId, options } = await authenticationOptions(ctx);
     return reply.header('cache-control', 'no-store').send({ challengeId, options });
   });
   scope.post<{ Body: { challengeId?: unknown; response?: unknown; next?: unknown } }>('/sign-in/passkey', { preHandler: guard }, async (request, reply) => {
     const { challengeId, response, next } = request.body ?? {};
-    try {
-      if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null) throw new SignInFailed('That passkey could not sign you in.');
-      const account = await signInWithPasskey(ctx, challengeId, response as AuthenticationResponseJSON);
-      await signIn(request, reply, account, 'passkey');
-      return reply.header('cache-control', 'no-store').send({ redirect: safeNext(typeof next === 'string' ? next : undefined) });
-    } catch (error) {
-      return json(reply, error);
-    }
+    if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null) throw new SignInFailed('That passkey could not sign you in.');
+    const account = await signInWithPasskey(ctx, challengeId, response as AuthenticationResponseJSON);
+    await signIn(request, reply, account, 'passkey');
+    return reply.header('cache-control', 'no-store').send({ redirect: safeNext(typeof next === 'string' ? next : undefined) });
   });
 
   scope.post('/sign-out', { preHandler: guard }, async (request, reply) => {
