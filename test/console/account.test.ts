@@ -245,6 +245,37 @@ describe('throttled sign-in', () => {
   });
 });
 
+describe('passkeys on the account page', () => {
+  it('lists, renames and removes passkeys; the last way to sign in cannot be removed', async () => {
+    const account = await createPasswordAccount(server.ctx);
+    const add = (id: string, name: string) => server.ctx.store.console.insertPasskey({ id, account_id: account.id, public_key: 'x', counter: 0, transports: null, name, created_at: server.clock(), last_used_at: null });
+    await add('cred-laptop', 'Laptop');
+    await add('cred-phone', 'Phone');
+    const person = await signIn(server.baseUrl, account.email);
+    const page = await person.get('/console/account');
+    expect(page.text).toContain('value="Laptop"');
+    expect(page.text).toContain('value="Phone"');
+    expect((await person.post('/console/account/passkeys/cred-laptop/rename', { name: 'Work laptop' })).location).toBe('/console/account?notice=passkey_renamed');
+    expect((await server.ctx.store.console.findPasskey('cred-laptop'))?.name).toBe('Work laptop');
+    const tooLong = await person.post('/console/account/passkeys/cred-laptop/rename', { name: 'x'.repeat(101) });
+    expect(tooLong.status).toBe(400);
+    // Another account's passkey: 404, untouched.
+    const other = await createPasswordAccount(server.ctx);
+    const stranger = await signIn(server.baseUrl, other.email);
+    await stranger.get('/console/account');
+    expect((await stranger.post('/console/account/passkeys/cred-phone/remove')).status).toBe(404);
+    expect(await server.ctx.store.console.findPasskey('cred-phone')).toBeDefined();
+    // Without a password, the last passkey stays.
+    await person.get('/console/account');
+    expect((await person.post('/console/account/passkeys/cred-phone/remove')).location).toBe('/console/account?notice=passkey_removed');
+    expect((await person.post('/console/account/password/remove')).location).toBe('/console/account?notice=password_removed');
+    const refused = await person.post('/console/account/passkeys/cred-laptop/remove');
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('This is your only way to sign in');
+    expect((await server.ctx.store.console.listPasskeys(account.id)).map((passkey) => passkey.id)).toEqual(['cred-laptop']);
+  });
+});
+
 describe('passkey endpoints', () => {
   it('answer bad input with the documented JSON error, never a 500', async () => {
     const person = new ConsoleSession(server.baseUrl);
