@@ -110,9 +110,8 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       return show(request, reply, agent, { errors: { [error.field]: error.description } }, 400);
     }
     const secret = await rotateAgentSecret(ctx, agent.id, grace);
-    const rotated = await ctx.store.findAgent(agent.id);
     await recordConsoleEvent(ctx, account, 'agent.rotate_secret', agent.id, request.ip, `grace ${grace} s`);
-    return area.send(reply, agentSecretPage(await area.page(request, reply), { agent, secret, until: rotated?.previous_secret_expires_at ?? null }));
+    return area.send(reply, agentSecretPage(await area.page(request, reply), { agent, secret, until: grace > 0 ? ctx.clock() + grace : null }));
   });
 
   scope.post<{ Params: Params; Body: Form }>('/agents/:id/disable', { preHandler: guard }, (request, reply) =>

@@ -81,9 +81,8 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       return show(request, reply, client, { errors: { [error.field]: error.description } }, 400);
     }
     const secret = await rotateClientSecret(ctx, client.id, grace);
-    const rotated = await ctx.store.findClient(client.id);
     await recordConsoleEvent(ctx, account, 'website.rotate_secret', client.id, request.ip, `grace ${grace} s`);
-    return area.send(reply, websiteSecretPage(await area.page(request, reply), { client, secret, until: rotated?.previous_secret_expires_at ?? null }));
+    return area.send(reply, websiteSecretPage(await area.page(request, reply), { client, secret, until: grace > 0 ? ctx.clock() + grace : null }));
   });
 
   scope.post<{ Params: Params; Body: Form }>('/websites/:id/disable', { preHandler: guard }, (request, reply) =>
