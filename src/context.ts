@@ -4,6 +4,7 @@ import type { Mailer } from './console/mail.ts';
 import type { SignInThrottle } from './console/throttle.ts';
 import { BrowserBindings, SecretBox } from './crypto.ts';
 import { AccessTokenKeys } from './domain/jwt.ts';
+import type { StatusEvents } from './domain/status-events.ts';
 import type { AuthorizeLimit, AuthThrottle } from './domain/throttle.ts';
 import type { Store } from './store/types.ts';
 
@@ -35,6 +36,8 @@ export interface Context {
   secrets: ServerSecrets;
   throttle: AuthThrottle;
   authorizeLimit: AuthorizeLimit;
+  /** Push: connections waiting for a request's status hear of its changes (docs/design.md §12). */
+  statusEvents: StatusEvents;
   /** What only the console uses: its sign-in throttle, and the mailer when SMTP_URL is set. */
   console: { throttle: SignInThrottle; mailer: Mailer | null };
 }

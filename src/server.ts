@@ -11,6 +11,7 @@ import { type Config, ConfigError, MIN_SECRET_BYTES } from './config.ts';
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
 import { createMailer } from './console/mail.ts';
 import { SignInThrottle } from './console/throttle.ts';
+import { StatusEvents } from './domain/status-events.ts';
 import { AuthorizeLimit, AuthThrottle } from './domain/throttle.ts';
 import { buildApp, buildMetricsApp, type AppOptions } from './http/app.ts';
 import { openStore, prepareDataDirectory, sqlitePath, warnIfOpenToOthers } from './store/open.ts';
@@ -103,6 +104,7 @@ export async function createContext(config: Config, store: Store, jwtSecret: str
     secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets, config.baseUrl),
     throttle: await AuthThrottle.create(config, store),
     authorizeLimit: new AuthorizeLimit(config),
+    statusEvents: new StatusEvents(store),
     console: { throttle: await SignInThrottle.create(config, store), mailer: createMailer(config) },
   };
 }
@@ -200,6 +202,7 @@ export async function startServer(config: Config, options: AppOptions & { clock?
         } finally {
           clearTimeout(force);
         }
+        await ctx.statusEvents.close();
         await store.close();
       })();
       return closing;

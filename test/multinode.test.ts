@@ -5,12 +5,14 @@
  * transitions are raced across nodes.
  */
 import { freePort } from './helpers/net.ts';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import type { Context } from '../src/context.ts';
 import { registerAgent } from '../src/domain/agents.ts';
 import { createContext } from '../src/server.ts';
 import { openStore } from '../src/store/open.ts';
+import { openStatusStream } from './helpers/events.ts';
 import { authenticate, checkStatus, continueFlow, obtainCode, type Party, postForm, redeem, startFlow, type Tokens } from './helpers/flow.ts';
 import { createDatabase } from './helpers/postgres-cluster.ts';
 import { registerParty, type TestServer } from './helpers/server.ts';
@@ -130,5 +132,37 @@ describe(`${NODE_COUNT} nodes on one PostgreSQL database`, () => {
       const metadata = (await (await fetch(`${at.baseUrl}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
       expect(metadata.issuer).toBe(ISSUER);
     }
+  });
+
+  it('pushes every status change to a page waiting on another node (LISTEN/NOTIFY)', async () => {
+    const started = await startFlow(node(0), party);
+    // Three waiting connections, one per node; the changes happen on nodes 1 and 2.
+    const streams = await Promise.all(nodes.map((at) => openStatusStream(at.baseUrl, started.requestId)));
+    for (const stream of streams) expect(await stream.nextStatus()).toEqual({ status: 'pending' });
+    expect((await authenticate(node(1), party, started.requestId)).status).toBe(200);
+    for (const stream of streams) expect(await stream.nextStatus()).toEqual({ status: 'authenticated' });
+    expect((await continueFlow(node(2), started)).status).toBe(302);
+    for (const stream of streams) {
+      expect(await stream.nextStatus()).toEqual({ status: 'completed' });
+      expect(await stream.next()).toBeNull();
+    }
+  });
+
+  it('re-reads after its LISTEN connection broke, so a change made meanwhile is not lost', async () => {
+    const started = await startFlow(node(0), party);
+    const stream = await openStatusStream(node(0).baseUrl, started.requestId);
+    expect(await stream.nextStatus()).toEqual({ status: 'pending' });
+    const sql = new pg.Client({ connectionString: database.url });
+    await sql.connect();
+    try {
+      const killed = await sql.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN agentauth_status'");
+      expect(killed.rowCount).toBeGreaterThanOrEqual(1);
+    } finally {
+      await sql.end();
+    }
+    // The change lands while node 0 is still reconnecting: no notification reaches it.
+    expect((await authenticate(node(1), party, started.requestId)).status).toBe(200);
+    expect(await stream.nextStatus(10_000)).toEqual({ status: 'authenticated' });
+    await stream.close();
   });
 });

@@ -14,6 +14,7 @@ import { assetRoutes } from './routes/assets.ts';
 import { authorizeRoutes } from './routes/authorize.ts';
 import { discoveryRoutes } from './routes/discovery.ts';
 import { healthRoutes, metricsOnlyRoutes } from './routes/health.ts';
+import { statusStreamRoutes } from './routes/status-stream.ts';
 import { tokenRoutes } from './routes/token.ts';
 import { userinfoRoutes } from './routes/userinfo.ts';
 
@@ -118,6 +119,7 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
   await app.register(assetRoutes, ctx);
   await app.register(consoleRoutes, ctx);
   await app.register(agentRoutes, ctx);
+  await app.register(statusStreamRoutes, ctx);
   await app.register(tokenRoutes, ctx);
   await app.register(userinfoRoutes, ctx);
   await app.register(discoveryRoutes, ctx);

@@ -19,7 +19,23 @@ export interface Step {
   params: Params;
   /** The unit is void unless this step changes at least one row: it rolls back and reports null. */
   guard?: boolean;
+  /**
+   * When this step changes a row, the listeners of every node (listen) hear this payload once
+   * the unit has committed: an authorization request's id, or '*' for "any request may have
+   * changed". PostgreSQL: NOTIFY in the same statement; SQLite: in-process, after the commit.
+   */
+  notify?: string;
 }
+
+/** Who hears of committed status changes (Step.notify). */
+export interface ChangeListener {
+  changed(payload: string): void;
+  /** The channel was interrupted and is back: changes in between may have been missed. */
+  resumed(): void;
+}
+
+/** The PostgreSQL channel of Step.notify. */
+export const STATUS_CHANNEL = 'agentauth_status';
 
 export interface Migration {
   version: string;
@@ -37,6 +53,8 @@ export interface Driver {
   write(steps: Step[]): Promise<number[] | null>;
   migrate(migrations: Migration[]): Promise<void>;
   createLimiter(options: LimiterOptions): Promise<Limiter>;
+  /** Delivers the payloads of Step.notify to `listener` until the returned function is called. */
+  listen(listener: ChangeListener): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -75,6 +93,7 @@ export interface SqliteDriverOptions {
 export class SqliteDriver implements Driver {
   readonly engine = 'sqlite';
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly listeners = new Set<ChangeListener>();
   private queue: QueuedUnit[] = [];
   private flushScheduled = false;
   /** Syncs commits to disk off the event loop; absent for :memory: and for the opt-in 'normal'. */
@@ -211,6 +230,7 @@ export class SqliteDriver implements Driver {
     if (syncFailure) return this.failQueue(syncFailure);
     const batch = this.queue;
     const outcomes: Array<{ ok: true; value: number[] | null } | { ok: false; error: unknown }> = [];
+    const notes: string[] = [];
     try {
       this.statement('BEGIN IMMEDIATE').run();
       for (const unit of batch) {
@@ -218,6 +238,7 @@ export class SqliteDriver implements Driver {
         try {
           const value = this.runUnit(unit.steps);
           if (value === null) this.statement('ROLLBACK TO unit').run();
+          else unit.steps.forEach((step, i) => step.notify !== undefined && value[i]! > 0 && notes.push(step.notify));
           this.statement('RELEASE unit').run();
           outcomes.push({ ok: true, value });
         } catch (error) {
@@ -236,11 +257,15 @@ export class SqliteDriver implements Driver {
     this.queue = [];
     this.flushScheduled = false;
     if (this.waitingForLock) this.lockFree();
-    const answer = () => batch.forEach((unit, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) unit.resolve(outcome.value);
-      else unit.reject(outcome.error);
-    });
+    const answer = () => {
+      batch.forEach((unit, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome.ok) unit.resolve(outcome.value);
+        else unit.reject(outcome.error);
+      });
+      // One file, one process: the listeners are all here, and hear of changes once on disk.
+      for (const payload of notes) for (const listener of this.listeners) listener.changed(payload);
+    };
     if (!this.wal) return answer();
     this.wal.committedNow().then(answer, (error: unknown) => {
       for (const unit of batch) unit.reject(error);
@@ -330,6 +355,13 @@ export class SqliteDriver implements Driver {
     return new RateLimiterMemory(options);
   }
 
+  async listen(listener: ChangeListener): Promise<() => Promise<void>> {
+    this.listeners.add(listener);
+    return async () => {
+      this.listeners.delete(listener);
+    };
+  }
+
   async close(): Promise<void> {
     // Let queued units commit before the file closes (or, while another connection holds the
     // lock, wait for it until their deadline).
@@ -364,7 +396,10 @@ export class PostgresDriver implements Driver {
   readonly engine = 'postgres';
   private readonly names = new Map<string, { name: string; text: string }>();
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly connect: () => pg.Client,
+  ) {}
 
   static async open(databaseUrl: string, options: { poolSize?: number; onBackgroundError?: (error: Error) => void }): Promise<PostgresDriver> {
     // Loaded only when PostgreSQL is configured: a SQLite node never pays for it.
@@ -383,7 +418,7 @@ export class PostgresDriver implements Driver {
     // process; handled, the query in flight fails (503) and the pool replaces the connection.
     pool.on('error', (error) => options.onBackgroundError?.(error));
     pool.on('connect', (client) => client.on('error', (error) => options.onBackgroundError?.(error)));
-    return new PostgresDriver(pool);
+    return new PostgresDriver(pool, () => new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 }));
   }
 
   /** The statement with `$n` placeholders and a stable name, so each connection prepares it once. */
@@ -409,9 +444,19 @@ export class PostgresDriver implements Driver {
     return (await this.query(this.pool, sql, params)).rows as T[];
   }
 
+  /**
+   * A step's statement, with its notification in the same statement: NOTIFY is sent for each
+   * row it changes (PostgreSQL folds repeats within a transaction) and delivered at commit.
+   */
+  private run(client: pg.Pool | pg.PoolClient, step: Step) {
+    return step.notify === undefined
+      ? this.query(client, step.sql, step.params)
+      : this.query(client, `${step.sql} RETURNING pg_notify('${STATUS_CHANNEL}', ?)`, [...step.params, step.notify]);
+  }
+
   async write(steps: Step[]): Promise<number[] | null> {
     if (steps.length === 1) {
-      const changed = (await this.query(this.pool, steps[0]!.sql, steps[0]!.params)).rowCount ?? 0;
+      const changed = (await this.run(this.pool, steps[0]!)).rowCount ?? 0;
       return steps[0]!.guard && changed === 0 ? null : [changed];
     }
     const client = await this.pool.connect();
@@ -419,7 +464,7 @@ export class PostgresDriver implements Driver {
       await client.query('BEGIN');
       const changes: number[] = [];
       for (const step of steps) {
-        const changed = (await this.query(client, step.sql, step.params)).rowCount ?? 0;
+        const changed = (await this.run(client, step)).rowCount ?? 0;
         if (step.guard && changed === 0) {
           await client.query('ROLLBACK');
           return null;
@@ -469,6 +514,54 @@ export class PostgresDriver implements Driver {
         (error?: Error) => (error ? reject(error) : resolve(limiter)),
       );
     });
+  }
+
+  /**
+   * One dedicated connection per node LISTENs (not from the pool: a pooled connection would be
+   * handed to queries, and its LISTEN lost). When it breaks it is opened again, with a growing
+   * pause, and the listener is told to re-read what it watches.
+   */
+  async listen(listener: ChangeListener): Promise<() => Promise<void>> {
+    let stopped = false;
+    let client: pg.Client | undefined;
+    const attach = async (): Promise<void> => {
+      const candidate = this.connect();
+      candidate.on('error', () => undefined); // a broken connection also ends: 'end' below reopens it
+      candidate.on('notification', (message) => {
+        if (message.channel === STATUS_CHANNEL && message.payload !== undefined) listener.changed(message.payload);
+      });
+      try {
+        await candidate.connect();
+        await candidate.query(`LISTEN ${STATUS_CHANNEL}`);
+      } catch (error) {
+        await candidate.end().catch(() => undefined);
+        throw error;
+      }
+      client = candidate;
+      candidate.once('end', () => {
+        client = undefined;
+        if (!stopped) void reattach();
+      });
+    };
+    const reattach = async (): Promise<void> => {
+      for (let pause = 100; !stopped; pause = Math.min(pause * 2, 5000)) {
+        await new Promise((resolve) => setTimeout(resolve, pause).unref());
+        if (stopped) return;
+        try {
+          await attach();
+          listener.resumed();
+          return;
+        } catch {
+          // the database is still away: try again later
+        }
+      }
+    };
+    // The first attempt's failure is the caller's (it answers 503); later ones retry by themselves.
+    await attach();
+    return async () => {
+      stopped = true;
+      await client?.end().catch(() => undefined);
+    };
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@
  * back as a whole (driver.ts).
  */
 import { newAuditEventId } from '../crypto.ts';
-import type { Driver, Step } from './driver.ts';
+import type { ChangeListener, Driver, Step } from './driver.ts';
 import { SqlConsoleStore } from './console-store.ts';
 import { migrations } from './migrations.ts';
 import type {
@@ -77,6 +77,10 @@ export class SqlStore implements Store {
     return this.driver.createLimiter(options);
   }
 
+  watchStatus(listener: ChangeListener): Promise<() => Promise<void>> {
+    return this.driver.listen(listener);
+  }
+
   /** Runs one unit; true when its guard held. */
   private async won(...steps: Step[]): Promise<boolean> {
     return (await this.driver.write(steps)) !== null;
@@ -140,6 +144,7 @@ export class SqlStore implements Store {
         sql: "UPDATE authorization_requests SET status = 'authenticated', agent_id = ?, model = ?, authenticated_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?",
         params: [by.agent_id, by.model, now, id, now],
         guard: true,
+        notify: id,
       },
       { sql: 'UPDATE agents SET last_used_at = ? WHERE id = ?', params: [now, by.agent_id] },
       auditStep(audit),
@@ -152,6 +157,7 @@ export class SqlStore implements Store {
         sql: "UPDATE authorization_requests SET status = 'completed' WHERE id = ? AND status = 'authenticated' AND browser_digest = ? AND expires_at > ?",
         params: [id, browserDigest, now],
         guard: true,
+        notify: id,
       },
       insert('authorization_codes', code),
     );
@@ -163,6 +169,7 @@ export class SqlStore implements Store {
         sql: "UPDATE authorization_requests SET status = 'error', error = 'request_contested', error_description = ? WHERE id = ? AND status = 'authenticated' AND agent_id <> ? AND expires_at > ?",
         params: [description, id, otherAgentId, now],
         guard: true,
+        notify: id,
       },
       auditStep(audit),
     );
@@ -173,6 +180,7 @@ export class SqlStore implements Store {
       sql: "UPDATE authorization_requests SET status = 'error', error = ?, error_description = ? WHERE id = ? AND status IN ('pending', 'authenticated') AND browser_digest = ? AND expires_at > ?",
       params: [error, description, id, browserDigest, now],
       guard: true,
+      notify: id,
     });
   }
 
@@ -351,6 +359,8 @@ export function revokeGrantsSteps(owner: GrantOwner, now: number, description: s
     {
       sql: `UPDATE authorization_requests SET status = 'error', error = 'access_denied', error_description = ? WHERE ${where} AND status = 'authenticated' AND expires_at > ?`,
       params: [description, ...ids, now],
+      // Which requests ended is not known here: every watcher re-reads (revocations are rare).
+      notify: '*',
     },
   ];
 }

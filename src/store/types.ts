@@ -4,6 +4,7 @@
  * transaction in the implementation, reported back as a boolean "this call won".
  */
 import type { ConsoleStore } from './console-types.ts';
+import type { ChangeListener } from './driver.ts';
 
 export type ClientStatus = 'active' | 'inactive';
 export type Approval = 'auto' | 'manual';
@@ -196,6 +197,11 @@ export interface Store {
   migrate(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Hears of every committed change of an authorization request's status, on every node: the
+   * request's id, or '*' when any request may have changed (a revocation). Until stopped.
+   */
+  watchStatus(listener: ChangeListener): Promise<() => Promise<void>>;
 
   insertClient(client: ClientRecord): Promise<void>;
   findClient(id: string): Promise<ClientRecord | undefined>;

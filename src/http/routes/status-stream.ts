@@ -1,0 +1,124 @@
+/**
+ * GET /api/check-status/events (docs/design.md §12): the status of GET /api/check-status as
+ * Server-Sent Events, so that the authorization page and waiting agents learn of a change
+ * without polling. The first event is the status now; then one event per change; the stream
+ * ends after a final status (completed or error, expiry included). Nothing is read from the
+ * database while nothing changes, except once when the request expires.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Context } from '../../context.ts';
+import { type StatusView, statusView } from '../../domain/authorization-request.ts';
+import { NotFound } from '../../protocol/errors.ts';
+import type { RequestStatusFields } from '../../store/types.ts';
+import { Token } from '../schemas.ts';
+
+const StatusQuery = Type.Object({ request_id: Token(128) });
+
+/** A comment line this often keeps proxies from closing an idle stream, and notices gone clients. */
+export const KEEP_ALIVE_MS = 15_000;
+/** What EventSource waits before it reconnects after a dropped stream. */
+const RETRY_MS = 2000;
+
+const isFinal = (view: StatusView) => view.status === 'completed' || view.status === 'error';
+
+export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
+  const open = new Set<() => void>();
+  // A shutdown ends the streams (EventSource reconnects to another node) instead of waiting for them.
+  app.addHook('preClose', (done) => {
+    for (const end of [...open]) end();
+    done();
+  });
+
+  app.get<{ Querystring: Static<typeof StatusQuery> }>('/api/check-status/events', { schema: { querystring: StatusQuery } }, async (request, reply) => {
+    const id = request.query.request_id;
+    let found: RequestStatusFields | undefined;
+    let changed = () => {};
+    // Listen first, then read: a change between the two is heard, not lost.
+    const stop = await ctx.statusEvents.subscribe(id, () => changed());
+    try {
+      found = await ctx.store.findRequestStatus(id);
+    } catch (error) {
+      stop();
+      throw error;
+    }
+    if (!found) {
+      stop();
+      throw new NotFound('The authorization request does not exist.');
+    }
+    stream(reply, id, found, stop, (onChange) => (changed = onChange));
+  });
+
+  /** Takes the connection over and writes events until the status is final or the client leaves. */
+  function stream(reply: FastifyReply, id: string, first: RequestStatusFields, stop: () => void, onChange: (handler: () => void) => void): void {
+    reply.hijack();
+    const response = reply.raw;
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      // Proxies that buffer (nginx) would hold the events back.
+      'x-accel-buffering': 'no',
+    });
+    response.write(`retry: ${RETRY_MS}\n\n`);
+
+    let expiresAt = first.expires_at;
+    let last = '';
+    let ended = false;
+    let reading = false;
+    let again = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      stop();
+      clearInterval(keepAlive);
+      clearTimeout(expiry);
+      open.delete(end);
+      response.end();
+    };
+    const send = (fields: RequestStatusFields) => {
+      expiresAt = fields.expires_at;
+      const view = statusView(fields, ctx.clock());
+      const data = JSON.stringify(view);
+      if (data !== last) {
+        last = data;
+        response.write(`event: status\ndata: ${data}\n\n`);
+      }
+      if (isFinal(view)) end();
+    };
+    // One read at a time; changes heard during a read cause one more.
+    const reread = async () => {
+      if (ended) return;
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          again = false;
+          const fields = await ctx.store.findRequestStatus(id);
+          if (ended) return;
+          if (!fields) return end(); // purged: nothing more will happen
+          send(fields);
+        } while (again && !ended);
+      } catch {
+        // The database is away for now: the stream stays, and the next change or tick reads again.
+      } finally {
+        reading = false;
+      }
+    };
+    const keepAlive = setInterval(() => {
+      response.write(': keep-alive\n\n');
+      // Expiry changes the status without a write anybody could announce.
+      if (ctx.clock() >= expiresAt) void reread();
+    }, KEEP_ALIVE_MS);
+    const expiry = setTimeout(() => void reread(), Math.max(0, (first.expires_at - ctx.clock()) * 1000 + 100));
+    keepAlive.unref();
+    expiry.unref();
+    open.add(end);
+    response.on('close', end);
+    onChange(() => void reread());
+    send(first);
+  }
+}
