@@ -243,6 +243,50 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
     expect(scenarioA!.failed).toEqual([]);
   });
 
+  it('g. the page learns of the authentication by push, without polling, and exposes window.authRequest', async () => {
+    const context = await browser.newContext();
+    try {
+      const watched = await watchedPage(context);
+      const { page } = watched;
+      const requested: string[] = [];
+      page.on('request', (request) => requested.push(new URL(request.url()).pathname));
+      const state = 'pushed';
+      const { requestId } = await openAuthorize(page, party, state);
+      // What agents written for the original service read through the DevTools protocol.
+      await page.waitForFunction(() => (window as unknown as { authRequest?: unknown }).authRequest !== undefined);
+      expect(await page.evaluate(() => (window as unknown as { authRequest: { request_id: string } }).authRequest.request_id)).toBe(requestId);
+      await expect.poll(() => server.ctx.statusEvents.waiting).toBe(1);
+      // Longer than the polling interval: a polling page would have asked by now.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect((await authenticate(server, party, requestId)).status).toBe(200);
+      await arrival(watched, state);
+      expect(requested).toContain('/api/check-status/events');
+      expect(requested).not.toContain('/api/check-status');
+      expect(cspViolations(watched)).toEqual([]);
+      expect(watched.errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('h. where push fails, the page falls back to polling and still continues', async () => {
+    const context = await browser.newContext();
+    try {
+      const watched = await watchedPage(context);
+      const { page } = watched;
+      await page.route('**/api/check-status/events*', (route) => route.abort());
+      const requested: string[] = [];
+      page.on('request', (request) => requested.push(new URL(request.url()).pathname));
+      const state = 'polled';
+      const { requestId } = await openAuthorize(page, party, state);
+      expect((await authenticate(server, party, requestId)).status).toBe(200);
+      await arrival(watched, state);
+      expect(requested).toContain('/api/check-status');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('f. the authorization page cannot be framed', async () => {
     const context = await browser.newContext();
     try {

@@ -1,6 +1,7 @@
 // The authorization page's script (served from /assets, so the CSP needs no inline script).
-// It polls the request's status every second and, once the agent has authenticated, submits
-// the continue form. Without JavaScript the "Continue" button does the same.
+// It listens to the request's status (Server-Sent Events; polling every second where push
+// fails) and, once the agent has authenticated, submits the continue form. Without JavaScript
+// the "Continue" button does the same.
 (function () {
   'use strict';
   var meta = document.querySelector('meta[name="request-id"]');
@@ -9,7 +10,11 @@
   var status = document.getElementById('status');
   var signedIn = document.getElementById('signed-in-agent');
   if (!meta || !form || !approve || !status) return;
-  var url = '/api/check-status?request_id=' + encodeURIComponent(meta.getAttribute('content'));
+  var requestId = meta.getAttribute('content');
+  // Agents written for the original service read the id here (browser-use evaluates it over CDP).
+  window.authRequest = Object.freeze({ request_id: requestId });
+  var query = '?request_id=' + encodeURIComponent(requestId);
+  var url = '/api/check-status' + query;
   var done = false;
   form.addEventListener('submit', function () { done = true; });
 
@@ -39,32 +44,56 @@
       .then(submit);
   }
 
+  /** Acts on a status; true once nothing more is to be waited for. */
+  function handle(body) {
+    if (done) return true;
+    if (body.status === 'authenticated') {
+      done = true;
+      showAgentThenContinue();
+    } else if (body.status === 'error') {
+      done = true;
+      show(body.error_description || 'The authorization request failed.');
+      approve.disabled = true;
+    } else if (body.status === 'completed') {
+      done = true;
+      show('This sign-in has already been completed.');
+      approve.disabled = true;
+    }
+    return done;
+  }
+
   function poll() {
     if (done) return;
     fetch(url, { cache: 'no-store', credentials: 'same-origin' })
       .then(function (res) { return res.json(); })
-      .then(function (body) {
-        if (done) return;
-        if (body.status === 'authenticated') {
-          done = true;
-          showAgentThenContinue();
-          return;
-        }
-        if (body.status === 'error') {
-          done = true;
-          show(body.error_description || 'The authorization request failed.');
-          approve.disabled = true;
-          return;
-        }
-        if (body.status === 'completed') {
-          done = true;
-          show('This sign-in has already been completed.');
-          approve.disabled = true;
-          return;
-        }
-        setTimeout(poll, 1000);
-      })
+      .then(function (body) { if (!handle(body)) setTimeout(poll, 1000); })
       .catch(function () { setTimeout(poll, 2000); });
   }
-  setTimeout(poll, 1000);
+
+  // Push: the server sends the status now and at every change. EventSource reconnects by itself
+  // after a dropped stream (a node restarting); where the stream cannot be had, the page polls.
+  function listen() {
+    if (!window.EventSource) return setTimeout(poll, 1000);
+    var source = new EventSource('/api/check-status/events' + query);
+    var failures = 0;
+    var opened = false;
+    source.onopen = function () { opened = true; };
+    source.addEventListener('status', function (event) {
+      failures = 0;
+      var body;
+      try { body = JSON.parse(event.data); } catch (e) { return; }
+      if (handle(body)) source.close();
+    });
+    source.onerror = function () {
+      if (done) return source.close();
+      failures += 1;
+      // Never reached (blocked, not a stream): poll at once. Dropped after working: EventSource
+      // reconnects, and only repeated failures turn to polling.
+      if (!opened || source.readyState === EventSource.CLOSED || failures >= 3) {
+        source.close();
+        setTimeout(poll, 1000);
+      }
+    };
+  }
+  listen();
 })();
