@@ -44,6 +44,7 @@ import { createDatabase, postgresUnavailableReason, startCluster, type Cluster }
 import { cannon, closedLoop, type DriverResult, type Window } from './driver.ts';
 import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts';
 import { formatProfile, summarizeProfile } from './profile.ts';
+import { type PushResult, pushRun } from './push.ts';
 import { sustainedRun, type SustainedResult } from './sustained.ts';
 import { CONCURRENCY, type DatabaseReport, logPath, startAgentauth, startBaseline, startPeer, type Target } from './targets.ts';
 
@@ -86,12 +87,15 @@ const RSS_LIMIT_MB = 150;
 
 const only = option('figures')?.split(',');
 for (const key of only ?? []) {
-  if (key !== 'sustained' && !FIGURES.some((f) => f.key === key)) throw new Error(`unknown figure ${key}; figures: ${FIGURES.map((f) => f.key).join(', ')}, sustained`);
+  if (key !== 'sustained' && key !== 'push' && !FIGURES.some((f) => f.key === key)) throw new Error(`unknown figure ${key}; figures: ${FIGURES.map((f) => f.key).join(', ')}, sustained, push`);
 }
 const figures = FIGURES.filter((f) => !only || only.includes(f.key));
 /** The sustained run (does the purge keep up?), on agentauth/sqlite only. */
 const withSustained = !only || only.includes('sustained');
 const SUSTAINED_SECONDS = quick ? 8 : 40;
+/** The push run (bench/push.ts): waiting pages, seconds each way, and timed authentications. */
+const withPush = !only || only.includes('push');
+const PUSH = { waiting: 1000, seconds: quick ? 3 : 10, samples: quick ? 30 : 200 };
 
 /** Which agentauth is measured: its checkout, commit and whether its sources differ from it. */
 function agentauthRevision(dir: string): { dir: string; commit: string; modified: boolean } {
@@ -270,6 +274,7 @@ async function main(): Promise<void> {
     // any measurement, stopped after the last.
     const nodeFlags = profiling ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
     let postgres: Promise<Target> | undefined;
+    let postgresUrl: string | undefined;
     const unavailable = postgresUnavailableReason();
     if (!withPostgres) say('PostgreSQL: skipped (--no-postgres)');
     else if (unavailable) say(`PostgreSQL: skipped. ${unavailable}`);
@@ -277,6 +282,7 @@ async function main(): Promise<void> {
       cluster = startCluster({ durable: true });
       const database = await createDatabase(cluster.url);
       dropDatabase = database.drop;
+      postgresUrl = database.url;
       const socketDir = new URL(cluster.url).searchParams.get('host');
       const dbRootPid = socketDir && !process.env.TEST_DATABASE_URL ? postmasterPid(join(socketDir, 'data')) : undefined;
       postgres = startAgentauth({ name: 'agentauth/postgres', databaseUrl: database.url, logFile: logPath(work, 'agentauth-postgres'), dbRootPid, nodeFlags, dir: agentauthDir });
@@ -326,6 +332,31 @@ async function main(): Promise<void> {
       // Alone on the machine: the other servers stay up but idle.
       say(`\nsustained run: full flows for ${SUSTAINED_SECONDS} s on a separate agentauth/sqlite whose lifetimes are seconds and whose purge runs every second`);
       sustained = await sustainedRun({ work, seconds: SUSTAINED_SECONDS, dir: agentauthDir });
+    }
+
+    const push: PushResult[] = [];
+    if (withPush) {
+      say(`\npush run: ${PUSH.waiting} pages waiting for ${PUSH.seconds} s on GET /api/check-status/events, then polling GET /api/check-status once a second; then ${PUSH.samples} authentications timed to the waiting page's event`);
+      for (const target of targets.filter((t) => t.kind === 'agentauth')) {
+        const onPostgres = target.name === 'agentauth/postgres';
+        // A second node on the same database: authentications there reach the page through LISTEN/NOTIFY.
+        const other = onPostgres ? await startAgentauth({ name: 'agentauth/postgres-2', databaseUrl: postgresUrl!, logFile: logPath(work, 'agentauth-postgres-2'), dir: agentauthDir }) : undefined;
+        try {
+          const result = await pushRun({ target, otherNode: other, databaseUrl: onPostgres ? postgresUrl! : `sqlite:${join(work, 'agentauth.db')}`, ...PUSH });
+          push.push(result);
+          for (const w of result.waiting) {
+            say(
+              `${target.name.padEnd(19)} ${w.mode.padEnd(7)} ${w.connections} waiting: server cpu ${number(w.serverCpuMsPerSecond, 1)} ms/s` +
+                (w.pollsPerSecond === undefined ? '' : `, ${number(w.pollsPerSecond, 0)} polls/s (one read each)`) +
+                (w.dbTransactionsPerSecond === undefined ? '' : `, database ${number(w.dbTransactionsPerSecond, 1)} transactions/s, ${number(w.dbRowsReturnedPerSecond!, 0)} rows returned/s`),
+            );
+          }
+          say(`${target.name.padEnd(19)} memory per waiting stream: ${number(result.rssKbPerStream, 1)} KB`);
+          for (const l of result.latency) say(`${target.name.padEnd(19)} authentication → page's event${l.acrossNodes ? ' across two nodes' : ' on one node'}: p50 ${number(l.p50Ms, 1)} ms, p99 ${number(l.p99Ms, 1)} ms (${l.samples} samples)`);
+        } finally {
+          await other?.stop();
+        }
+      }
     }
 
     await report({ measurements, sustained, idleRssMb, machine, agentauth, startedAt, stamp, resultsDir });

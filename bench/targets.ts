@@ -52,6 +52,10 @@ export interface Target {
   introspection?(accessTokens: string[]): CannonRequest;
   userinfo?(accessTokens: string[]): CannonRequest;
   database?(): Promise<DatabaseReport>;
+  /** agentauth only, for the push run: its address, a new pending request, and its agent's credentials. */
+  baseUrl?: string;
+  pendingRequest?(): Promise<string>;
+  agent?: { agentId: string; agentSecret: string };
   /** Where the server's output went. */
   logFile: string;
   stop(): Promise<void>;
@@ -258,6 +262,10 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
     userinfo: (accessTokens) => userinfoLoad(`${child.baseUrl}/userinfo`, accessTokens, '"sub":"agt_'),
 
     database: () => databaseReport(options.databaseUrl),
+
+    baseUrl: child.baseUrl,
+    pendingRequest: async () => (await authorize(pkcePair().challenge, randomState())).requestId,
+    agent: { agentId: party.agentId, agentSecret: party.agentSecret },
 
     async stop() {
       http.close();
