@@ -3,11 +3,12 @@ import { postgresUnavailableReason } from './test/helpers/postgres-cluster.ts';
 
 /**
  * Every suite runs once per engine, except those that pin SQLite by their nature (they test
- * SQLite itself, the configuration parser, or the CLI on a file of its own) and those that
+ * SQLite itself, the configuration parser, the CLI on a file of its own, or the packed agent
+ * SDK, which builds packages/agent/dist in place and must not race itself) and those that
  * need PostgreSQL itself (several nodes on one database, a database that goes away). A new
  * suite therefore runs on both engines without being listed anywhere.
  */
-const SQLITE_ONLY = ['test/config.test.ts', 'test/cli.test.ts', 'test/sqlite-*.test.ts'];
+const SQLITE_ONLY = ['test/config.test.ts', 'test/cli.test.ts', 'test/sqlite-*.test.ts', 'test/agent-sdk-package.test.ts'];
 const POSTGRES_ONLY = ['test/multinode.test.ts', 'test/faults/database-outage.test.ts'];
 
 const postgresMissing = postgresUnavailableReason();

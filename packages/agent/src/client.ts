@@ -1,0 +1,691 @@
+/**
+ * The agent's side of agentauth: look a sign-in request up, check it is for the site the agent
+ * means, authenticate, and wait until the browser has continued. Only `fetch`, `AbortSignal`
+ * and `TextDecoder` are used, so it runs in Node 20+, Deno, Bun and browsers alike.
+ */
+import {
+  AgentAuthError,
+  ConfigurationError,
+  errorFromServer,
+  InvalidInputError,
+  IssuerMismatchError,
+  NetworkError,
+  RequestAlreadyUsedError,
+  RequestMismatchError,
+  TimeoutError,
+} from './errors.ts';
+import { issuerFromPageUrl, metaContents, normalizeIssuer, requestIdFrom } from './page.ts';
+import { readEvents } from './sse.ts';
+
+/**
+ * This package's version, sent in the User-Agent header outside browsers
+ * (`agentauth-agent-js/0.1.0`).
+ *
+ * @example
+ * console.log(`@agentauth/agent ${VERSION}`);
+ */
+export const VERSION = '0.1.0';
+
+/**
+ * The four states of a sign-in request.
+ *
+ * @example
+ * const status: RequestStatus = 'pending';
+ */
+export type RequestStatus = 'pending' | 'authenticated' | 'completed' | 'error';
+
+/**
+ * What `GET /api/agent/request` says about a request: the website it signs in to and its state.
+ * Field names are the server's. `error` and `error_description` are present when `status` is
+ * `error`.
+ *
+ * @example
+ * const view: RequestView = await agent.inspect(requestId);
+ * console.log(`${view.client_name} (${view.redirect_host}) asks for ${view.scope}; ${view.expires_in} s left`);
+ */
+export interface RequestView {
+  request_id: string;
+  client_id: string;
+  /** The website's registered name. */
+  client_name: string;
+  /** Host (and port, when not the default) the browser will be sent to. */
+  redirect_host: string;
+  /** Space-separated scope values, such as `openid email profile`. */
+  scope: string;
+  /** Epoch seconds. */
+  expires_at: number;
+  /** Seconds left. */
+  expires_in: number;
+  status: RequestStatus;
+  error?: string;
+  error_description?: string;
+}
+
+/**
+ * What `GET /api/check-status` says: the status, with `error` and `error_description` when it
+ * is `error`.
+ *
+ * @example
+ * const { status } = await agent.checkStatus(requestId); // 'pending' | 'authenticated' | 'completed' | 'error'
+ */
+export interface StatusView {
+  status: RequestStatus;
+  error?: string;
+  error_description?: string;
+}
+
+/**
+ * The result of a successful {@link AgentAuth.signIn}: the request as it was checked, now
+ * `authenticated`, and the server's message.
+ *
+ * @example
+ * const signedIn: SignInResult = await agent.signIn({ requestId, expect: { host: 'notes.acme.example' } });
+ * console.log(signedIn.message); // "Agent authenticated. The browser will now continue to Acme Notes."
+ */
+export interface SignInResult extends Omit<RequestView, 'status' | 'error' | 'error_description'> {
+  status: 'authenticated';
+  message: string;
+}
+
+/**
+ * The website the agent means to sign in to. Give at least one; both is best.
+ * - `host`: the redirect host, host and port as in `redirect_host` (`notes.acme.example`,
+ *   `localhost:8080`), compared without regard to case; a URL is accepted and its host used.
+ * - `clientId`: the website's `client_id`.
+ *
+ * @example
+ * const expectation: Expectation = { host: 'notes.acme.example', clientId: 'cli_4f9…' };
+ */
+export interface Expectation {
+  host?: string;
+  clientId?: string;
+}
+
+/**
+ * Settings of {@link AgentAuth}. Each falls back to an environment variable when `process.env`
+ * exists: `AGENTAUTH_ISSUER`, `AGENTAUTH_AGENT_ID`, `AGENTAUTH_AGENT_SECRET`, `AGENTAUTH_MODEL`.
+ *
+ * @example
+ * const options: AgentAuthOptions = { issuer: 'https://auth.example.com', agentId: 'agt_…', agentSecret: 'aas_…', model: 'claude-sonnet-4' };
+ */
+export interface AgentAuthOptions {
+  /** The agentauth server you trust (its BASE_URL), such as `https://auth.example.com`; it may have a path. */
+  issuer?: string;
+  agentId?: string;
+  /** Sent only to the issuer, only in the body of `POST /api/agent/authenticate`. */
+  agentSecret?: string;
+  /** The AI model the agent runs on (1 to 200 characters); it goes into the access token. */
+  model?: string;
+  /** The fetch to use; the global one by default. */
+  fetch?: typeof fetch;
+  /** Time budget of one call (inspect, checkStatus, signIn), retries included. Default 30 000 ms. */
+  timeoutMs?: number;
+  /** How often one call retries after 429 or 503 (honouring `Retry-After`). Default 3. */
+  maxRetries?: number;
+}
+
+/**
+ * Options of {@link AgentAuth.signIn}. Give the request as `requestId` (an id or the page's
+ * HTML) or `html`; `pageUrl`, when the agent read the page itself, lets the SDK check the page
+ * is the issuer's.
+ *
+ * `expect` is required: the website you mean to sign in to, or `'any'` to accept whatever the
+ * request is for. Anyone can create a request for any website and hand its id to an agent
+ * (consent phishing, RFC 10027), so `'any'` is only for an agent that has checked the request
+ * by other means.
+ *
+ * @example
+ * const options: SignInOptions = { html: pageHtml, pageUrl: 'https://auth.example.com/authorize?…', expect: { host: 'notes.acme.example' } };
+ */
+export interface SignInOptions {
+  /** The request id (`req_…`), or the authorization page's HTML. */
+  requestId?: string;
+  /** The authorization page's HTML. */
+  html?: string;
+  /** The URL the page was read from; must belong to the issuer. Never fetched. */
+  pageUrl?: string | URL;
+  expect: Expectation | 'any';
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of {@link AgentAuth.waitForCompletion}.
+ *
+ * @example
+ * const options: WaitOptions = { timeoutMs: 120_000, onStatus: (s) => console.log(s.status) };
+ */
+export interface WaitOptions {
+  /** Give up after this long: {@link TimeoutError}. Default 60 000 ms. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Try the push endpoint first (default `true`); `false` polls only. */
+  push?: boolean;
+  /** Called with each status that differs from the previous one. */
+  onStatus?: (status: StatusView) => void;
+}
+
+/**
+ * Options of the single calls {@link AgentAuth.inspect} and {@link AgentAuth.checkStatus}.
+ *
+ * @example
+ * await agent.inspect(requestId, { signal: AbortSignal.timeout(5_000) });
+ */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** The polling plan of docs/contract.md: every second for the first minute, then backing off. */
+const POLL_INTERVAL_MS = 1_000;
+const STEADY_POLLING_MS = 60_000;
+const BACKOFF_START_MS = 2_000;
+const BACKOFF_CAP_MS = 30_000;
+/** The server sends a keep-alive every 15 s; a stream silent for this long is dead. */
+const STREAM_IDLE_MS = 40_000;
+
+interface Budget {
+  signal: AbortSignal;
+  deadline: number;
+  dispose(): void;
+}
+
+/** A time budget: aborts with a TimeoutError when it runs out, or with the caller's reason. */
+function budget(timeoutMs: number, callerSignal: AbortSignal | undefined, what: string): Budget {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new TimeoutError(`${what} did not finish within ${timeoutMs} ms.`)), timeoutMs);
+  const onAbort = () => controller.abort(callerSignal?.reason);
+  if (callerSignal?.aborted) controller.abort(callerSignal.reason);
+  else callerSignal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    deadline: Date.now() + timeoutMs,
+    dispose() {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Retry-After in seconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
+function parseRetryAfter(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  try {
+    return JSON.parse(await response.text()) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const STATUSES: readonly string[] = ['pending', 'authenticated', 'completed', 'error'];
+
+function isStatusView(value: unknown): value is StatusView {
+  return isRecord(value) && typeof value.status === 'string' && STATUSES.includes(value.status);
+}
+
+function isRequestView(value: unknown): value is RequestView {
+  return (
+    isStatusView(value) &&
+    ['request_id', 'client_id', 'client_name', 'redirect_host', 'scope'].every((field) => typeof (value as unknown as Record<string, unknown>)[field] === 'string') &&
+    typeof (value as unknown as Record<string, unknown>).expires_at === 'number'
+  );
+}
+
+function unexpected(description: string, status?: number): AgentAuthError {
+  return new AgentAuthError('unexpected_response', description, status === undefined ? {} : { status });
+}
+
+/** The environment variable, when this runtime has `process.env` and lets us read it. */
+function environment(name: string): string | undefined {
+  try {
+    const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name];
+    return value === '' ? undefined : value;
+  } catch {
+    return undefined; // Deno without --allow-env throws
+  }
+}
+
+function optionalText(value: unknown, name: string): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new ConfigurationError(`${name} must be a string.`);
+  return value;
+}
+
+/** The host an expectation names: a host[:port] as given, or the host of a URL. */
+function expectedHost(value: string): string {
+  if (!value.includes('://')) return value.trim();
+  try {
+    return new URL(value).host;
+  } catch {
+    throw new InvalidInputError('expect.host is neither a host nor a URL.');
+  }
+}
+
+/**
+ * An agent's client of one agentauth server.
+ *
+ * Settings come from the options or, where `process.env` exists, from `AGENTAUTH_ISSUER`,
+ * `AGENTAUTH_AGENT_ID`, `AGENTAUTH_AGENT_SECRET` and `AGENTAUTH_MODEL`. The issuer is required
+ * at once; the agent id, secret and model when signing in. The secret is kept in a private
+ * field: it is not enumerable, not printed, and never part of an error.
+ *
+ * @example
+ * import { AgentAuth } from '@agentauth/agent';
+ *
+ * const agent = new AgentAuth(); // AGENTAUTH_ISSUER, AGENTAUTH_AGENT_ID, AGENTAUTH_AGENT_SECRET, AGENTAUTH_MODEL
+ * const signedIn = await agent.signIn({ requestId: 'req_…', expect: { host: 'notes.acme.example' } });
+ * console.log(signedIn.message);
+ * await agent.waitForCompletion(signedIn.request_id); // the browser has its code
+ */
+export class AgentAuth {
+  /** The issuer, canonical: no trailing slash. */
+  readonly issuer: string;
+  readonly #agentId: string | undefined;
+  readonly #agentSecret: string | undefined;
+  readonly #model: string | undefined;
+  readonly #fetch: typeof fetch;
+  readonly #timeoutMs: number;
+  readonly #maxRetries: number;
+
+  constructor(options: AgentAuthOptions = {}) {
+    const issuer = optionalText(options.issuer, 'issuer') ?? environment('AGENTAUTH_ISSUER');
+    if (issuer === undefined) throw new ConfigurationError('The issuer is missing: pass issuer or set AGENTAUTH_ISSUER to the agentauth server\'s URL.');
+    const canonical = normalizeIssuer(issuer);
+    if (canonical === undefined) throw new ConfigurationError('The issuer must be an absolute http(s) URL without query, fragment or credentials.');
+    this.issuer = canonical;
+    this.#agentId = optionalText(options.agentId, 'agentId') ?? environment('AGENTAUTH_AGENT_ID');
+    this.#agentSecret = optionalText(options.agentSecret, 'agentSecret') ?? environment('AGENTAUTH_AGENT_SECRET');
+    this.#model = optionalText(options.model, 'model') ?? environment('AGENTAUTH_MODEL');
+    const custom = options.fetch;
+    if (custom !== undefined && typeof custom !== 'function') throw new ConfigurationError('fetch must be a function.');
+    // Called as a plain function: a browser's fetch refuses to run with another `this`.
+    this.#fetch = custom ?? ((input, init) => globalThis.fetch(input, init));
+    this.#timeoutMs = positive(options.timeoutMs, 30_000, 'timeoutMs');
+    const maxRetries = options.maxRetries ?? 3;
+    if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new ConfigurationError('maxRetries must be a whole number >= 0.');
+    this.#maxRetries = maxRetries;
+  }
+
+  /** The agent id in use, if any (it is public: the `sub` of the agent's tokens). */
+  get agentId(): string | undefined {
+    return this.#agentId;
+  }
+
+  /** The model name sent when signing in, if any. */
+  get model(): string | undefined {
+    return this.#model;
+  }
+
+  /**
+   * What a request is for, from `GET /api/agent/request` (no credentials sent): the website
+   * (`client_id`, `client_name`, `redirect_host`), the scope, the expiry and the status.
+   * Accepts the id or the page's HTML. Throws {@link RequestNotFoundError} for an unknown id.
+   *
+   * @example
+   * const view = await agent.inspect('req_…');
+   * if (view.redirect_host !== 'notes.acme.example') throw new Error(`Not signing in to ${view.client_name}`);
+   */
+  async inspect(requestIdOrHtml: string, options: CallOptions = {}): Promise<RequestView> {
+    const requestId = requestIdFrom(requestIdOrHtml);
+    const call = budget(this.#timeoutMs, options.signal, 'inspect');
+    try {
+      return await this.#inspect(requestId, call);
+    } finally {
+      call.dispose();
+    }
+  }
+
+  /**
+   * The request's status, from `GET /api/check-status`. `waitForCompletion` is what most agents
+   * want; this is one look.
+   *
+   * @example
+   * const { status } = await agent.checkStatus('req_…'); // 'pending' | 'authenticated' | 'completed' | 'error'
+   */
+  async checkStatus(requestIdOrHtml: string, options: CallOptions = {}): Promise<StatusView> {
+    const requestId = requestIdFrom(requestIdOrHtml);
+    const call = budget(this.#timeoutMs, options.signal, 'checkStatus');
+    try {
+      return await this.#status(requestId, call);
+    } finally {
+      call.dispose();
+    }
+  }
+
+  /**
+   * Signs the agent in to one request, after checking it is for the website expected:
+   * 1. reads the id (from `requestId` or `html`); with `pageUrl`, refuses a page that is not
+   *    the issuer's ({@link IssuerMismatchError}), and so does HTML whose endpoints name
+   *    another server; nothing is sent then;
+   * 2. looks the request up ({@link AgentAuth.inspect}) and refuses, without authenticating, a
+   *    request for another website ({@link RequestMismatchError}) or one already in error (the
+   *    error's class, such as {@link RequestExpiredError});
+   * 3. authenticates with `expected_client_id` and `expected_redirect_host`, so the server
+   *    refuses too (412) should the request differ from what was looked up.
+   *
+   * Retries after 429 and 503 as the server's `Retry-After` says, within the call's budget.
+   *
+   * @example
+   * const signedIn = await agent.signIn({ requestId: 'req_…', expect: { host: 'notes.acme.example' } });
+   * console.log(`Signed in to ${signedIn.client_name}; the browser continues by itself.`);
+   */
+  async signIn(options: SignInOptions): Promise<SignInResult> {
+    const expectation = checkedExpectation(options?.expect);
+    const expected = {
+      clientId: expectation === 'any' ? undefined : expectation.clientId,
+      host: expectation === 'any' || expectation.host === undefined ? undefined : expectedHost(expectation.host),
+    };
+    const agentId = this.#agentId;
+    const agentSecret = this.#agentSecret;
+    const model = this.#model;
+    if (agentId === undefined) throw new ConfigurationError('The agent id is missing: pass agentId or set AGENTAUTH_AGENT_ID.');
+    if (agentSecret === undefined) throw new ConfigurationError('The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET.');
+    if (model === undefined) throw new ConfigurationError('The model is missing: pass model or set AGENTAUTH_MODEL (the AI model the agent runs on).');
+
+    const fromId = options.requestId === undefined ? undefined : requestIdFrom(options.requestId);
+    const fromHtml = options.html === undefined ? undefined : requestIdFrom(options.html);
+    const requestId = fromId ?? fromHtml;
+    if (requestId === undefined) throw new InvalidInputError('Pass the request as requestId (the id or the page\'s HTML) or html.');
+    if (fromId !== undefined && fromHtml !== undefined && fromId !== fromHtml) throw new InvalidInputError('requestId and html name different requests.');
+    if (options.pageUrl !== undefined) {
+      const pageIssuer = normalizeIssuer(issuerFromPageUrl(options.pageUrl));
+      if (pageIssuer !== this.issuer) throw new IssuerMismatchError(`The page belongs to ${pageIssuer ?? 'another server'}, not to the issuer ${this.issuer}.`);
+    }
+    for (const html of [options.html, options.requestId]) if (html?.includes('<')) this.#checkPageEndpoints(html);
+
+    const call = budget(this.#timeoutMs, options.signal, 'signIn');
+    try {
+      const view = await this.#inspect(requestId, call);
+      if (view.status === 'error') throw errorFromServer(view);
+      if (expected.clientId !== undefined && expected.clientId !== view.client_id) {
+        throw new RequestMismatchError('request_mismatch', `This request signs in to ${view.client_name} (client ${view.client_id}), not to client ${expected.clientId}; refused without authenticating.`);
+      }
+      if (expected.host !== undefined && expected.host.toLowerCase() !== view.redirect_host.toLowerCase()) {
+        throw new RequestMismatchError('request_mismatch', `This request sends the browser to ${view.redirect_host} (${view.client_name}), not to ${expected.host}; refused without authenticating.`);
+      }
+      // What was looked up is what gets signed in to: the server checks it in the same step.
+      const body = {
+        request_id: requestId,
+        agent_id: agentId,
+        agent_secret: agentSecret,
+        model,
+        expected_client_id: expected.clientId ?? view.client_id,
+        expected_redirect_host: expected.host ?? view.redirect_host,
+      };
+      let unsure = false;
+      let answer: unknown;
+      try {
+        answer = await this.#send('POST', '/api/agent/authenticate', requestId, call, body, (status) => {
+          unsure ||= status === 503;
+        });
+      } catch (error) {
+        // A 503 may hide an authentication that went through. Then the retry is "already used"
+        // while the request is authenticated, which only this agent can have done: another
+        // agent would have contested it. (Once completed, it could have been anyone.)
+        if (!(unsure && error instanceof RequestAlreadyUsedError)) throw error;
+        const { status } = await this.#status(requestId, call);
+        if (status !== 'authenticated') throw error;
+        answer = { status: 'authenticated', message: 'Agent authenticated (confirmed after a retry).' };
+      }
+      if (!isRecord(answer) || answer.status !== 'authenticated') throw unexpected('The authenticate answer is not {"status":"authenticated"}.');
+      const { status: _status, error: _error, error_description: _description, ...request } = view;
+      return { ...request, status: 'authenticated', message: typeof answer.message === 'string' ? answer.message : '' };
+    } finally {
+      call.dispose();
+    }
+  }
+
+  /**
+   * Waits until the browser has continued (`completed`): over the push endpoint
+   * (`/api/check-status/events`, server-sent events) when the server has it, else by polling
+   * `/api/check-status` every second for the first minute, then backing off (2, 4, 8, 16, 30,
+   * 30 … s). Resolves with `{status: 'completed'}`; throws the error's class when the request
+   * ends in `error` ({@link RequestExpiredError}, {@link AccessDeniedError},
+   * {@link RequestContestedError}), {@link RequestNotFoundError} for an unknown id, and
+   * {@link TimeoutError} after `timeoutMs` (default 60 s). An aborted `signal` rejects with its
+   * reason.
+   *
+   * @example
+   * await agent.signIn({ requestId, expect: { host: 'notes.acme.example' } });
+   * await agent.waitForCompletion(requestId, { onStatus: ({ status }) => console.log(status) });
+   */
+  async waitForCompletion(requestIdOrHtml: string, options: WaitOptions = {}): Promise<StatusView & { status: 'completed' }> {
+    const requestId = requestIdFrom(requestIdOrHtml);
+    const timeoutMs = positive(options.timeoutMs, 60_000, 'timeoutMs');
+    const call = budget(timeoutMs, options.signal, 'waitForCompletion');
+    const started = Date.now();
+    let last: StatusView | undefined;
+    /** The final status, or undefined to keep waiting; throws for error. */
+    const observe = (view: StatusView): (StatusView & { status: 'completed' }) | undefined => {
+      if (last?.status !== view.status || last.error !== view.error) options.onStatus?.(view);
+      last = view;
+      if (view.status === 'error') throw errorFromServer(view);
+      return view.status === 'completed' ? { status: 'completed' } : undefined;
+    };
+    try {
+      if (options.push !== false) {
+        const done = await this.#waitByPush(requestId, call, observe);
+        if (done) return done;
+      }
+      let backoff = BACKOFF_START_MS;
+      let failures = 0;
+      for (;;) {
+        let view: StatusView | undefined;
+        try {
+          view = await this.#status(requestId, call);
+          failures = 0;
+        } catch (error) {
+          // A dropped connection is a missed poll (a restart, a proxy); several in a row are not.
+          if (!(error instanceof NetworkError) || ++failures > this.#maxRetries) throw error;
+        }
+        const done = view && observe(view);
+        if (done) return done;
+        let wait = POLL_INTERVAL_MS;
+        if (Date.now() - started >= STEADY_POLLING_MS) {
+          wait = backoff;
+          backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
+        }
+        await sleep(wait, call.signal);
+      }
+    } catch (error) {
+      if (call.signal.aborted && call.signal.reason instanceof TimeoutError) {
+        throw new TimeoutError(`Request ${requestId} did not complete within ${timeoutMs} ms; its last status was ${last?.status ?? 'unknown'}.`);
+      }
+      throw error;
+    } finally {
+      call.dispose();
+    }
+  }
+
+  /** Refuses HTML whose agent endpoints name another server than the issuer. */
+  #checkPageEndpoints(html: string): void {
+    const endpoints = [
+      ...metaContents(html, 'agent-authenticate-endpoint').map((url) => [url, '/api/agent/authenticate'] as const),
+      ...metaContents(html, 'agent-status-endpoint').map((url) => [url, '/api/check-status'] as const),
+    ];
+    for (const [url, path] of endpoints) {
+      if (canonicalUrl(url) !== canonicalUrl(this.issuer + path)) throw new IssuerMismatchError(`The page names ${url} for its agents, which is not the issuer ${this.issuer}.`);
+    }
+  }
+
+  async #inspect(requestId: string, call: Budget): Promise<RequestView> {
+    const view = await this.#send('GET', '/api/agent/request', requestId, call);
+    if (!isRequestView(view)) throw unexpected('The request lookup answered something that is not a request.');
+    if (view.request_id !== requestId) throw unexpected('The request lookup answered for another request.');
+    return view;
+  }
+
+  async #status(requestId: string, call: Budget): Promise<StatusView> {
+    const view = await this.#send('GET', '/api/check-status', requestId, call);
+    if (!isStatusView(view)) throw unexpected('check-status answered something that is not a status.');
+    return view;
+  }
+
+  /**
+   * Follows the push endpoint to a final status. Returns undefined to fall back to polling: the
+   * server has no push endpoint, or the stream failed or closed early.
+   */
+  async #waitByPush(
+    requestId: string,
+    call: Budget,
+    observe: (view: StatusView) => (StatusView & { status: 'completed' }) | undefined,
+  ): Promise<(StatusView & { status: 'completed' }) | undefined> {
+    const stream = new AbortController();
+    const onAbort = () => stream.abort(call.signal.reason);
+    call.signal.addEventListener('abort', onAbort, { once: true });
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const alive = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => stream.abort(new Error('The event stream went silent.')), STREAM_IDLE_MS);
+    };
+    try {
+      alive();
+      let response: Response;
+      try {
+        response = await this.#fetch(this.#url('/api/check-status/events', requestId), {
+          headers: this.#headers({ accept: 'text/event-stream' }),
+          signal: stream.signal,
+          redirect: 'error',
+        });
+      } catch (error) {
+        if (call.signal.aborted) throw call.signal.reason;
+        return undefined;
+      }
+      const type = response.headers.get('content-type') ?? '';
+      if (!response.ok || !/^text\/event-stream\b/i.test(type) || !response.body) {
+        const body = await readJson(response);
+        // The request is unknown, or this server has no push endpoint (its 404 says not_found
+        // too): check-status tells them apart, answering 404 itself for an unknown request.
+        if (response.status === 404 && isRecord(body) && body.error === 'not_found') return observe(await this.#status(requestId, call));
+        return undefined;
+      }
+      for await (const event of readEvents(response.body, alive)) {
+        if (event.event !== 'status' && event.event !== 'message') continue;
+        let view: unknown;
+        try {
+          view = JSON.parse(event.data);
+        } catch {
+          continue;
+        }
+        if (!isStatusView(view)) continue;
+        const done = observe(view);
+        if (done) return done;
+      }
+      return undefined; // closed before a final status
+    } catch (error) {
+      if (call.signal.aborted) throw call.signal.reason;
+      if (error instanceof AgentAuthError) throw error;
+      return undefined; // the stream broke or went silent: poll
+    } finally {
+      clearTimeout(idle);
+      call.signal.removeEventListener('abort', onAbort);
+      stream.abort(new Error('done'));
+    }
+  }
+
+  #url(path: string, requestId: string): string {
+    return `${this.issuer}${path}?request_id=${encodeURIComponent(requestId)}`;
+  }
+
+  #headers(extra: Record<string, string>): Record<string, string> {
+    const headers: Record<string, string> = { ...extra };
+    // Browsers set their own User-Agent; elsewhere say who is calling (the server audits it).
+    if ((globalThis as { document?: unknown }).document === undefined) headers['user-agent'] = `agentauth-agent-js/${VERSION}`;
+    return headers;
+  }
+
+  /**
+   * One call to the server: the JSON body of a 2xx answer, or the typed error of any other.
+   * 429 and 503 are retried after `Retry-After` (1 s when absent) up to maxRetries times while
+   * the budget lasts. Redirects are refused, so the secret never goes anywhere but the issuer.
+   */
+  async #send(method: 'GET' | 'POST', path: string, requestId: string, call: Budget, body?: Record<string, unknown>, onRetry?: (status: number) => void): Promise<unknown> {
+    const url = method === 'GET' ? this.#url(path, requestId) : this.issuer + path;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.#fetch(url, {
+          method,
+          headers: this.#headers(body ? { accept: 'application/json', 'content-type': 'application/json' } : { accept: 'application/json' }),
+          body: body ? JSON.stringify(body) : null,
+          signal: call.signal,
+          redirect: 'error',
+        });
+      } catch (error) {
+        if (call.signal.aborted) throw call.signal.reason;
+        throw new NetworkError(`${method} ${this.issuer}${path} failed: ${error instanceof Error ? error.message : String(error)}`, error);
+      }
+      const json = await readJson(response);
+      if (response.ok) {
+        if (json === undefined) throw unexpected(`${path} answered ${response.status} without a JSON body.`, response.status);
+        return json;
+      }
+      const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
+      const error = isRecord(json) && typeof json.error === 'string'
+        ? errorFromServer(json, { status: response.status, retryAfter })
+        : response.status === 429 || response.status === 503
+          ? errorFromServer({ error: response.status === 429 ? 'too_many_requests' : 'temporarily_unavailable', error_description: `${path} answered ${response.status}.` }, { status: response.status, retryAfter })
+          : unexpected(`${path} answered ${response.status} without a JSON error body.`, response.status);
+      if ((response.status === 429 || response.status === 503) && attempt < this.#maxRetries) {
+        const waitMs = (retryAfter ?? 1) * 1000;
+        if (Date.now() + waitMs < call.deadline) {
+          onRetry?.(response.status);
+          await sleep(waitMs, call.signal);
+          continue;
+        }
+      }
+      throw error;
+    }
+  }
+}
+
+/** A URL as the URL parser writes it (scheme and host lower-cased, default port dropped), or the text itself. */
+function canonicalUrl(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new ConfigurationError(`${name} must be a positive number.`);
+  return value;
+}
+
+function checkedExpectation(expect: unknown): Expectation | 'any' {
+  if (expect === 'any') return 'any';
+  const hint = 'Pass expect: { host, clientId } (the website you mean to sign in to), or expect: \'any\' to accept any website (see RFC 10027: anyone can hand an agent a request id).';
+  if (!isRecord(expect)) throw new InvalidInputError(`signIn needs an expectation. ${hint}`);
+  const { host, clientId } = expect;
+  for (const [name, value] of [['host', host], ['clientId', clientId]] as const) {
+    if (value !== undefined && (typeof value !== 'string' || !/^[\x21-\x7e]{1,300}$/.test(value.trim()))) throw new InvalidInputError(`expect.${name} must be a non-empty string of visible ASCII.`);
+  }
+  if (host === undefined && clientId === undefined) throw new InvalidInputError(`signIn needs at least one expectation. ${hint}`);
+  return { host: host as string | undefined, clientId: (clientId as string | undefined)?.trim() };
+}
