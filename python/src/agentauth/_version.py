@@ -1,0 +1,3 @@
+"""The SDK's version (also in pyproject.toml)."""
+
+__version__ = "0.1.0"
