@@ -31,6 +31,8 @@ export interface Config {
   /** GET /authorize requests allowed per client address and node within the window; 0 turns the limit off. */
   authorizeLimitPerIp: number;
   authorizeLimitWindow: number;
+  /** Open status streams (GET /api/check-status/events) allowed per client address and node; 0: no limit. */
+  statusStreamsPerIp: number;
   /** How long requests that never reached `authenticated` are kept after expiry (shorter than purgeAfter). */
   purgeUnauthenticatedAfter: number;
   /**
@@ -220,6 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
     authorizeLimitPerIp: integer(env, 'AUTHORIZE_LIMIT_PER_IP', 300, 0),
     authorizeLimitWindow: integer(env, 'AUTHORIZE_LIMIT_WINDOW', 60),
     purgeUnauthenticatedAfter: integer(env, 'PURGE_UNAUTHENTICATED_AFTER', 600, 0),
+    statusStreamsPerIp: integer(env, 'STATUS_STREAMS_PER_IP', 100, 0),
     trustProxy: trustProxy(env.TRUST_PROXY),
     headersTimeout,
     requestTimeout,

@@ -109,4 +109,25 @@ describe('GET /api/check-status/events', () => {
       await own.close();
     }
   });
+
+  it('limits the open streams per address (STATUS_STREAMS_PER_IP): past it, 429 and the page polls', async () => {
+    const limited = await startTestServer({ env: { STATUS_STREAMS_PER_IP: '2' } });
+    try {
+      const limitedParty = await setupParty(limited);
+      const started = await startFlow(limited, limitedParty);
+      const first = await openStatusStream(limited.baseUrl, started.requestId);
+      const second = await openStatusStream(limited.baseUrl, started.requestId);
+      const refused = await fetch(`${limited.baseUrl}/api/check-status/events?request_id=${started.requestId}`);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      await expectJsonError(refused, 429, 'too_many_requests');
+      expect((await checkStatus(limited, started.requestId)).status).toBe(200);
+      await first.close();
+      await expect.poll(() => limited.ctx.statusEvents.waiting).toBe(1);
+      const third = await openStatusStream(limited.baseUrl, started.requestId);
+      expect(await third.nextStatus()).toEqual({ status: 'pending' });
+      await Promise.all([second.close(), third.close()]);
+    } finally {
+      await limited.close();
+    }
+  });
 });

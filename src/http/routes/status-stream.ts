@@ -9,7 +9,8 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
 import { type StatusView, statusView } from '../../domain/authorization-request.ts';
-import { NotFound } from '../../protocol/errors.ts';
+import { clientKey } from '../../domain/throttle.ts';
+import { NotFound, SlowDown } from '../../protocol/errors.ts';
 import type { RequestStatusFields } from '../../store/types.ts';
 import { Token } from '../schemas.ts';
 
@@ -24,6 +25,9 @@ const isFinal = (view: StatusView) => view.status === 'completed' || view.status
 
 export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
   const open = new Set<() => void>();
+  /** Open streams per client address (an IPv6 /64 as one): each holds a socket and a few KB. */
+  const perAddress = new Map<string, number>();
+  const limit = ctx.config.statusStreamsPerIp;
   // A shutdown ends the streams (EventSource reconnects to another node) instead of waiting for them.
   app.addHook('preClose', (done) => {
     for (const end of [...open]) end();
@@ -32,6 +36,10 @@ export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Pr
 
   app.get<{ Querystring: Static<typeof StatusQuery> }>('/api/check-status/events', { schema: { querystring: StatusQuery } }, async (request, reply) => {
     const id = request.query.request_id;
+    const address = clientKey(request.ip);
+    const held = perAddress.get(address) ?? 0;
+    // Past the limit the page polls instead (its EventSource fails; polling costs a read a second).
+    if (limit > 0 && held >= limit) throw new SlowDown(`At most ${limit} status streams may be open from one address; poll GET /api/check-status instead.`, 5);
     let found: RequestStatusFields | undefined;
     let changed = () => {};
     // Listen first, then read: a change between the two is heard, not lost.
@@ -46,7 +54,13 @@ export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Pr
       stop();
       throw new NotFound('The authorization request does not exist.');
     }
-    stream(reply, id, found, stop, (onChange) => (changed = onChange));
+    perAddress.set(address, held + 1);
+    stream(reply, id, found, () => {
+      stop();
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left > 0) perAddress.set(address, left);
+      else perAddress.delete(address);
+    }, (onChange) => (changed = onChange));
   });
 
   /** Takes the connection over and writes events until the status is final or the client leaves. */
