@@ -13,6 +13,8 @@ import { registerClient, resealClientSecrets, rotateClientSecret, setClientStatu
 import { revokeGrants } from '../domain/grants.ts';
 import { createContext, resolveJwtSecret, startServer } from '../server.ts';
 import { openStore, redactUrl } from '../store/open.ts';
+import { mcpCommand } from './mcp.ts';
+import { signInCommand } from './sign-in.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { AgentRecord, ClientRecord, GrantOwner, RevokedGrants } from '../store/types.ts';
 
@@ -280,6 +282,9 @@ export function buildCli(): Command {
       print(!!options.json, { account_id: target.id, email: target.email, setup_link: link.url, setup_link_expires_at: isoTime(link.expiresAt) },
         `${setupLinkText(link)}${target.status === 'active' ? '' : `\nnote: ${target.email} is disabled; the link works once the account is enabled`}`);
     });
+
+  signInCommand(program);
+  mcpCommand(program);
   return program;
 }
 

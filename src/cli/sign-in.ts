@@ -1,0 +1,215 @@
+/**
+ * `agentauth sign-in`: an agent signs in to a sign-in request from a shell (issue 11, item 3),
+ * with the agent SDK (packages/agent). Credentials and issuer come from the environment only
+ * (AGENTAUTH_ISSUER, AGENTAUTH_AGENT_ID, AGENTAUTH_AGENT_SECRET, AGENTAUTH_MODEL), never from
+ * arguments: they stay out of shell history and `ps`.
+ */
+import { type Command, type CommanderError, InvalidArgumentError } from 'commander';
+import {
+  AccessDeniedError,
+  AgentAuth,
+  AgentAuthError,
+  AgentMismatchError,
+  ConfigurationError,
+  type Expectation,
+  InvalidClientError,
+  InvalidCredentialsError,
+  InvalidInputError,
+  IssuerMismatchError,
+  NetworkError,
+  RequestAlreadyUsedError,
+  RequestContestedError,
+  RequestExpiredError,
+  RequestMismatchError,
+  RequestNotFoundError,
+  type SignInOptions,
+  TimeoutError,
+  TooManyRequestsError,
+  UnavailableError,
+} from '../../packages/agent/src/index.ts';
+
+/** The exit codes of `agentauth sign-in` (and the codes of the MCP server's errors). */
+export const EXIT = {
+  ok: 0,
+  other: 1,
+  usage: 2,
+  mismatch: 3,
+  credentials: 4,
+  unusable: 5,
+  unavailable: 6,
+  timeout: 7,
+} as const;
+
+/** The exit code for an error of the SDK (or anything else thrown). */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof ConfigurationError || error instanceof InvalidInputError || error instanceof UsageError) return EXIT.usage;
+  if (error instanceof RequestMismatchError || error instanceof IssuerMismatchError) return EXIT.mismatch;
+  if (error instanceof InvalidCredentialsError || error instanceof AgentMismatchError) return EXIT.credentials;
+  if (
+    error instanceof RequestNotFoundError ||
+    error instanceof RequestExpiredError ||
+    error instanceof RequestAlreadyUsedError ||
+    error instanceof RequestContestedError ||
+    error instanceof AccessDeniedError ||
+    error instanceof InvalidClientError
+  ) {
+    return EXIT.unusable;
+  }
+  if (error instanceof TooManyRequestsError || error instanceof UnavailableError || error instanceof NetworkError) return EXIT.unavailable;
+  if (error instanceof TimeoutError) return EXIT.timeout;
+  return EXIT.other;
+}
+
+/** A mistake in how the command was called: exit code 2. */
+export class UsageError extends Error {
+  readonly code = 'usage_error';
+}
+
+export const SIGN_IN_HELP = `
+The request:
+  REQUEST        a request id (req_…), as the person or the page gave it;
+  -              read the authorization page's HTML from stdin and take the id from it
+                 (the page's agent endpoints must be the issuer's);
+  URL            the authorization page's URL (…/authorize?…), together with
+                 --request-id: the URL is only compared with AGENTAUTH_ISSUER (exit 3 when
+                 it is another server's) and never fetched, since it does not carry the id and
+                 every fetch of it starts a new request.
+
+The website (required, so a request made for another site is refused: consent phishing):
+  --expect-host and/or --expect-client; --any only after checking the request some other
+  way (agentauth sign-in --inspect shows what it is for).
+
+Environment (never arguments, so the secret stays out of shell history and ps):
+  AGENTAUTH_ISSUER        the agentauth server you trust (its BASE_URL)
+  AGENTAUTH_AGENT_ID      agt_…
+  AGENTAUTH_AGENT_SECRET  aas_… (sent only to the issuer; never printed)
+  AGENTAUTH_MODEL         the AI model the agent runs on (goes into the access token)
+
+Exit codes:
+  0  signed in (and, with --wait, the browser continued: completed)
+  1  anything else (server error, unexpected answer)
+  2  usage or configuration error (missing environment, no expectation, bad argument)
+  3  refused: the request is not for the expected website, or the page is not the issuer's
+  4  credentials refused (invalid_credentials, agent_mismatch)
+  5  request unusable (not found, expired, already used, contested, access denied, client disabled)
+  6  rate limited, unavailable, unreachable or not answering in time, after retries
+  7  timed out waiting for the browser (--wait); the agent is signed in
+
+Output: one line on stdout (errors on stderr), or with --json one JSON object on stdout:
+  {"status":"authenticated"|"completed","request_id",…} on success,
+  {"error","error_description","exit_code","signed_in",…} on failure.`;
+
+interface SignInFlags {
+  expectHost?: string;
+  expectClient?: string;
+  any?: boolean;
+  requestId?: string;
+  inspect?: boolean;
+  wait?: boolean;
+  timeout: number;
+  json?: boolean;
+}
+
+function wholeSeconds(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('a whole number of seconds >= 1');
+  return Number(value);
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The SDK's sign-in options for the argument: an id, `-` (HTML on stdin) or a page URL. */
+async function requestOf(argument: string, flags: SignInFlags): Promise<Pick<SignInOptions, 'requestId' | 'html' | 'pageUrl'>> {
+  if (/^https?:\/\//i.test(argument)) {
+    if (flags.requestId === undefined) throw new UsageError('a page URL does not carry the request id: pass it with --request-id req_… (or pipe the page\'s HTML with -)');
+    return { requestId: flags.requestId, pageUrl: argument };
+  }
+  if (flags.requestId !== undefined) throw new UsageError('--request-id goes with a page URL only');
+  if (argument === '-') return { html: await readStdin() };
+  return { requestId: argument };
+}
+
+function expectationOf(flags: SignInFlags): Expectation | 'any' {
+  const named = flags.expectHost !== undefined || flags.expectClient !== undefined;
+  if (flags.any && named) throw new UsageError('--any cannot be combined with --expect-host or --expect-client');
+  if (flags.any) return 'any';
+  if (!named) throw new UsageError('say which website you mean with --expect-host and/or --expect-client (or --any, after checking the request some other way)');
+  return { ...(flags.expectHost !== undefined ? { host: flags.expectHost } : {}), ...(flags.expectClient !== undefined ? { clientId: flags.expectClient } : {}) };
+}
+
+/** Writes to stdout or stderr, never the secret (defence in depth: the SDK never puts it in a message). */
+function writer(secret: string | undefined) {
+  const clean = (text: string) => (secret && secret.length >= 8 ? text.split(secret).join('[redacted]') : text);
+  return {
+    out: (text: string) => process.stdout.write(clean(`${text}\n`)),
+    err: (text: string) => process.stderr.write(clean(`${text}\n`)),
+  };
+}
+
+async function runSignIn(argument: string, flags: SignInFlags): Promise<number> {
+  const io = writer(process.env.AGENTAUTH_AGENT_SECRET);
+  let signedIn = false;
+  let requestId: string | undefined;
+  try {
+    const request = await requestOf(argument, flags);
+    const expect = flags.inspect ? 'any' : expectationOf(flags);
+    const agent = new AgentAuth(); // AGENTAUTH_* from the environment
+    if (flags.inspect) {
+      const view = await agent.inspect(request.requestId ?? request.html ?? '');
+      io.out(flags.json ? JSON.stringify(view) : `${view.request_id}: ${view.client_name} (${view.redirect_host}, client ${view.client_id}) asks for "${view.scope}"; ${view.status}, ${view.expires_in} s left`);
+      return EXIT.ok;
+    }
+    const result = await agent.signIn({ ...request, expect });
+    signedIn = true;
+    requestId = result.request_id;
+    let status: 'authenticated' | 'completed' = 'authenticated';
+    if (flags.wait) status = (await agent.waitForCompletion(result.request_id, { timeoutMs: flags.timeout * 1000 })).status;
+    const { message, status: _status, ...rest } = result;
+    const text = status === 'completed'
+      ? `Signed in to ${result.client_name} (${result.redirect_host}) as ${agent.agentId}; the browser has continued (${result.request_id} completed).`
+      : `Signed in to ${result.client_name} (${result.redirect_host}) as ${agent.agentId}; the browser will now continue (${result.request_id} authenticated).`;
+    io.out(flags.json ? JSON.stringify({ status, ...rest, agent_id: agent.agentId, message }) : text);
+    return EXIT.ok;
+  } catch (error) {
+    // A timeout before signing in is the server not answering in time (30 s), not the wait's.
+    const exitCode = error instanceof TimeoutError && !signedIn ? EXIT.unavailable : exitCodeOf(error);
+    const code = error instanceof AgentAuthError || error instanceof UsageError ? error.code : 'error';
+    const description = error instanceof AgentAuthError ? error.description : error instanceof Error ? error.message : String(error);
+    if (flags.json) {
+      const retryAfter = error instanceof AgentAuthError ? error.retryAfter : undefined;
+      io.out(JSON.stringify({ error: code, error_description: description, exit_code: exitCode, signed_in: signedIn, ...(requestId ? { request_id: requestId } : {}), ...(retryAfter !== undefined ? { retry_after: retryAfter } : {}) }));
+    } else {
+      io.err(`agentauth: ${code}: ${description}${signedIn ? ' (the agent is signed in; the browser has not continued)' : ''}`);
+    }
+    if (exitCode === EXIT.other && !(error instanceof AgentAuthError)) io.err(String((error as Error)?.stack ?? ''));
+    return exitCode;
+  }
+}
+
+/** Adds `sign-in` to the program. Its own usage errors exit with 2, not commander's 1. */
+export function signInCommand(program: Command): void {
+  program
+    .command('sign-in')
+    .description('sign this agent in to a sign-in request (credentials from AGENTAUTH_* in the environment)')
+    .argument('<request>', 'req_… id, - (the page\'s HTML on stdin), or the page URL with --request-id')
+    .option('--expect-host <host>', 'the website the browser must be sent to (host[:port] or a URL)')
+    .option('--expect-client <client_id>', 'the website\'s client id')
+    .option('--any', 'accept whatever website the request is for (only after checking it otherwise)')
+    .option('--request-id <id>', 'the request id, when the argument is the page URL')
+    .option('--inspect', 'only show what the request is for (no credentials sent; no expectation needed)')
+    .option('--wait', 'then wait until the browser has continued (completed)')
+    .option('--timeout <seconds>', 'how long --wait waits', wholeSeconds, 300)
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', SIGN_IN_HELP)
+    .showHelpAfterError('(agentauth sign-in --help for the forms of the request and the exit codes)')
+    .exitOverride((error: CommanderError) => {
+      // Help and version exit 0; every other commander error (unknown option, missing argument) is a usage error.
+      process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
+    })
+    .action(async (argument: string, flags: SignInFlags) => {
+      process.exitCode = await runSignIn(argument, flags);
+    });
+}

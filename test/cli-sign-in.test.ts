@@ -1,0 +1,228 @@
+/**
+ * `agentauth sign-in` (issue 11, item 3): the real command, spawned as a process, against a real
+ * server, on both engines. Credentials come from the environment only; the secret is never
+ * printed; the exit code says what happened.
+ */
+import { spawn } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+const REDIRECT_URI = 'https://notes.acme.example/callback';
+const HOST = 'notes.acme.example';
+const MODEL = 'cli-test-model';
+
+let server: TestServer;
+let party: Party;
+const secrets: string[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '1000', AUTH_FAILURES_PER_IP: '1000' } });
+  party = await setupParty(server, { name: 'Acme Notes', redirectUris: [REDIRECT_URI] });
+  secrets.push(party.agentSecret);
+});
+afterAll(() => server.close());
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const outputs: Run[] = [];
+// Whatever a case did, the secret never reached stdout or stderr.
+afterEach(() => {
+  for (const output of outputs.splice(0)) {
+    for (const secret of secrets) {
+      expect(output.stdout).not.toContain(secret);
+      expect(output.stderr).not.toContain(secret);
+    }
+  }
+});
+
+function agentEnv(overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    AGENTAUTH_ISSUER: server.baseUrl,
+    AGENTAUTH_AGENT_ID: party.agentId,
+    AGENTAUTH_AGENT_SECRET: party.agentSecret,
+    AGENTAUTH_MODEL: MODEL,
+    ...overrides,
+  } as NodeJS.ProcessEnv;
+}
+
+/** Runs `bin/agentauth sign-in …`, feeding stdin, and resolves once it exits. */
+function signIn(args: string[], options: { env?: NodeJS.ProcessEnv; stdin?: string; onStart?: () => void } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('./bin/agentauth', ['sign-in', ...args], { env: options.env ?? agentEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const run = { code, stdout, stderr };
+      outputs.push(run);
+      resolve(run);
+    });
+    child.stdin.end(options.stdin ?? '');
+  });
+}
+
+const storedStatus = async (requestId: string) => (await server.ctx.store.findRequest(requestId))?.status;
+
+async function until(condition: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('agentauth sign-in', () => {
+  it('signs in by request id and, with --wait, exits 0 once the browser has continued', async () => {
+    const started = await startFlow(server, party, { scope: 'openid email' });
+    const running = signIn([started.requestId, '--expect-host', HOST, '--wait', '--timeout', '30']);
+    // The browser continues as soon as the agent has authenticated, while the command waits.
+    await until(async () => (await storedStatus(started.requestId)) === 'authenticated');
+    expect((await continueFlow(server, started)).status).toBe(302);
+    const run = await running;
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`Signed in to Acme Notes (${HOST}) as ${party.agentId}; the browser has continued (${started.requestId} completed).\n`);
+    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({ status: 'completed', agent_id: party.agentId, model: MODEL });
+  });
+
+  it('--json prints one object: what it signed in to, and the status', async () => {
+    const started = await startFlow(server, party, { scope: 'openid email' });
+    const run = await signIn([started.requestId, '--expect-client', party.clientId, '--expect-host', HOST, '--json']);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(run.stdout.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(run.stdout)).toEqual({
+      status: 'authenticated',
+      request_id: started.requestId,
+      client_id: party.clientId,
+      client_name: 'Acme Notes',
+      redirect_host: HOST,
+      scope: 'openid email',
+      expires_at: expect.any(Number),
+      expires_in: 600,
+      agent_id: party.agentId,
+      message: 'Agent authenticated. The browser will now continue to Acme Notes.',
+    });
+    expect(await storedStatus(started.requestId)).toBe('authenticated');
+  });
+
+  it('reads the page HTML from stdin with -', async () => {
+    const started = await startFlow(server, party);
+    const run = await signIn(['-', '--expect-host', HOST], { stdin: started.page });
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toContain(`(${started.requestId} authenticated)`);
+    expect(await storedStatus(started.requestId)).toBe('authenticated');
+  });
+
+  it('takes a page URL only with --request-id, and only the issuer\'s', async () => {
+    const started = await startFlow(server, party);
+    const alone = await signIn([started.response.url, '--expect-host', HOST]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/--request-id/);
+    const foreign = await signIn(['https://evil.example/authorize?client_id=x', '--request-id', started.requestId, '--expect-host', HOST, '--json']);
+    expect(foreign.code).toBe(3);
+    expect(JSON.parse(foreign.stdout)).toMatchObject({ error: 'issuer_mismatch', exit_code: 3, signed_in: false });
+    expect(await storedStatus(started.requestId)).toBe('pending');
+    const ours = await signIn([started.response.url, '--request-id', started.requestId, '--expect-host', HOST]);
+    expect(ours.code).toBe(0);
+    expect(await storedStatus(started.requestId)).toBe('authenticated');
+  });
+
+  it('exits 3 for a request for another website, which stays pending', async () => {
+    const started = await startFlow(server, party);
+    const text = await signIn([started.requestId, '--expect-host', 'bank.example']);
+    expect(text.code).toBe(3);
+    expect(text.stdout).toBe('');
+    expect(text.stderr).toMatch(/^agentauth: request_mismatch: This request sends the browser to notes\.acme\.example \(Acme Notes\), not to bank\.example/);
+    const json = await signIn([started.requestId, '--expect-client', 'cli_someone_else', '--json']);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: 'request_mismatch', exit_code: 3, signed_in: false });
+    expect(await storedStatus(started.requestId)).toBe('pending');
+  });
+
+  it('exits 4 when the credentials are refused', async () => {
+    const started = await startFlow(server, party);
+    const wrong = `aas_${'x'.repeat(43)}`;
+    secrets.push(wrong);
+    const run = await signIn([started.requestId, '--expect-host', HOST, '--json'], { env: agentEnv({ AGENTAUTH_AGENT_SECRET: wrong }) });
+    expect(run.code).toBe(4);
+    expect(JSON.parse(run.stdout)).toMatchObject({ error: 'invalid_credentials', exit_code: 4, signed_in: false });
+    expect(await storedStatus(started.requestId)).toBe('pending');
+  });
+
+  it('exits 5 for an unknown, an expired or an already used request', async () => {
+    const unknown = await signIn(['req_does_not_exist', '--expect-host', HOST, '--json']);
+    expect(unknown.code).toBe(5);
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ exit_code: 5, signed_in: false });
+
+    const used = await startFlow(server, party);
+    expect((await signIn([used.requestId, '--expect-host', HOST])).code).toBe(0);
+    const again = await signIn([used.requestId, '--expect-host', HOST]);
+    expect(again.code).toBe(5);
+    expect(again.stderr).toMatch(/^agentauth: request_already_used: /);
+
+    const expired = await startFlow(server, party);
+    server.clock.advance(600);
+    try {
+      const run = await signIn([expired.requestId, '--expect-host', HOST, '--json']);
+      expect(run.code).toBe(5);
+      expect(JSON.parse(run.stdout)).toMatchObject({ error: 'request_expired', exit_code: 5 });
+    } finally {
+      server.clock.advance(-600);
+    }
+  });
+
+  it('exits 7 when the browser does not continue in time; the agent is signed in', async () => {
+    const started = await startFlow(server, party);
+    const run = await signIn([started.requestId, '--expect-host', HOST, '--wait', '--timeout', '1', '--json']);
+    expect(run.code).toBe(7);
+    expect(JSON.parse(run.stdout)).toMatchObject({ error: 'timeout', exit_code: 7, signed_in: true, request_id: started.requestId });
+    expect(await storedStatus(started.requestId)).toBe('authenticated');
+  });
+
+  it('exits 2 without the environment, without an expectation, or with bad arguments; nothing is sent', async () => {
+    const started = await startFlow(server, party);
+    for (const name of ['AGENTAUTH_ISSUER', 'AGENTAUTH_AGENT_ID', 'AGENTAUTH_AGENT_SECRET', 'AGENTAUTH_MODEL']) {
+      const run = await signIn([started.requestId, '--expect-host', HOST], { env: agentEnv({ [name]: undefined }) });
+      expect(run.code, name).toBe(2);
+      expect(run.stderr).toMatch(new RegExp(`^agentauth: configuration_error: .*${name}`));
+    }
+    const none = await signIn([started.requestId]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--expect-host/);
+    const both = await signIn([started.requestId, '--any', '--expect-host', HOST]);
+    expect(both.code).toBe(2);
+    const notAnId = await signIn(['hello', '--expect-host', HOST, '--json']);
+    expect(notAnId.code).toBe(2);
+    expect(JSON.parse(notAnId.stdout)).toMatchObject({ error: 'invalid_input', exit_code: 2 });
+    // A secret on the command line is not an option at all.
+    expect((await signIn([started.requestId, '--expect-host', HOST, '--agent-secret', 'aas_nope'])).code).toBe(2);
+    expect((await signIn([])).code).toBe(2);
+    expect((await signIn([started.requestId, '--any', '--wait', '--timeout', 'soon'])).code).toBe(2);
+    expect(await storedStatus(started.requestId)).toBe('pending');
+    expect((await server.ctx.store.listAuditEvents({ limit: 1000 })).filter((event) => event.request_id === started.requestId)).toEqual([]);
+  });
+
+  it('--any signs in to whatever the request is for; --inspect only shows it', async () => {
+    const started = await startFlow(server, party);
+    const shown = await signIn([started.requestId, '--inspect', '--json'], { env: agentEnv({ AGENTAUTH_AGENT_SECRET: undefined }) });
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ request_id: started.requestId, client_id: party.clientId, redirect_host: HOST, status: 'pending' });
+    const run = await signIn([started.requestId, '--any']);
+    expect(run.code).toBe(0);
+    expect(await storedStatus(started.requestId)).toBe('authenticated');
+  });
+});
