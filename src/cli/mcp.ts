@@ -1,0 +1,163 @@
+/**
+ * `agentauth mcp`: a Model Context Protocol server over stdio (issue 11, item 4), so an AI agent
+ * signs in to agentauth requests through tools, with the agent SDK (packages/agent) doing the
+ * work. The credentials come from the server's environment (AGENTAUTH_ISSUER,
+ * AGENTAUTH_AGENT_ID, AGENTAUTH_AGENT_SECRET, AGENTAUTH_MODEL), never from a tool's arguments,
+ * and the secret is never part of a tool result nor of what goes to stderr.
+ *
+ * The MCP SDK and zod are imported when the command runs, so the other commands (serve above
+ * all) do not load them.
+ */
+import type { Command } from 'commander';
+import { AgentAuth, AgentAuthError, type Expectation, VERSION } from '../../packages/agent/src/index.ts';
+
+/** The longest wait_for_sign_in accepts: a request expires after 10 minutes anyway. */
+const MAX_WAIT_SECONDS = 600;
+const DEFAULT_WAIT_SECONDS = 50;
+
+interface ToolResult {
+  [key: string]: unknown;
+  content: Array<{ type: 'text'; text: string }>;
+  isError?: boolean;
+}
+
+/** Text of a tool result, never the secret (defence in depth: the SDK never puts it in a message). */
+function redact(text: string): string {
+  const secret = process.env.AGENTAUTH_AGENT_SECRET;
+  return secret && secret.length >= 8 ? text.split(secret).join('[redacted]') : text;
+}
+
+function ok(value: object, summary: string): ToolResult {
+  return { content: [{ type: 'text', text: redact(summary) }, { type: 'text', text: redact(JSON.stringify(value)) }] };
+}
+
+function failure(error: unknown): ToolResult {
+  const body =
+    error instanceof AgentAuthError
+      ? { error: error.code, error_description: error.description, ...(error.status !== undefined ? { status: error.status } : {}), ...(error.retryAfter !== undefined ? { retry_after: error.retryAfter } : {}) }
+      : { error: 'error', error_description: error instanceof Error ? error.message : String(error) };
+  return { isError: true, content: [{ type: 'text', text: redact(JSON.stringify(body)) }] };
+}
+
+/** Runs a tool's work; every error becomes a tool result with isError. */
+async function tool(work: (agent: AgentAuth) => Promise<ToolResult>): Promise<ToolResult> {
+  try {
+    return await work(new AgentAuth()); // AGENTAUTH_* from the environment, read per call
+  } catch (error) {
+    return failure(error);
+  }
+}
+
+export async function runMcpServer(): Promise<void> {
+  const [{ McpServer }, { StdioServerTransport }, { z }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/mcp.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('zod'),
+  ]);
+  const server = new McpServer(
+    { name: 'agentauth', version: VERSION },
+    {
+      instructions:
+        'Sign this agent in to an agentauth sign-in request the person gives you (a request id, req_…). ' +
+        'First inspect_sign_in_request to see which website it is for; sign_in only when it is the website the person means ' +
+        '(pass expected_host and/or expected_client_id: anyone can hand you a request for another site). ' +
+        'Then wait_for_sign_in until the browser has continued.',
+    },
+  );
+  const requestId = z.string().min(1).max(200).describe('The sign-in request id (req_…) the person or the authorization page gave you.');
+
+  server.registerTool(
+    'inspect_sign_in_request',
+    {
+      title: 'Inspect a sign-in request',
+      description: 'What an agentauth sign-in request is for: the website (client_name, redirect_host, client_id), the scope, its status and seconds left. Sends no credentials.',
+      inputSchema: { request_id: requestId },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async ({ request_id }) =>
+      tool(async (agent) => {
+        const view = await agent.inspect(request_id);
+        return ok(view, `${view.client_name} (${view.redirect_host}, client ${view.client_id}) asks for "${view.scope}"; status ${view.status}, ${view.expires_in} s left.`);
+      }),
+  );
+
+  server.registerTool(
+    'sign_in',
+    {
+      title: 'Sign in to a sign-in request',
+      description:
+        'Authenticate this agent to the sign-in request, after checking it is for the expected website. ' +
+        'expected_host (the host the browser goes to, as redirect_host) and/or expected_client_id is required: ' +
+        'a request for another website is refused (request_mismatch) and stays untouched.',
+      inputSchema: {
+        request_id: requestId,
+        expected_host: z.string().min(1).max(300).optional().describe('The website the browser must be sent to: host[:port], as redirect_host, or a URL.'),
+        expected_client_id: z.string().min(1).max(200).optional().describe("The website's client id (cli_…)."),
+      },
+      annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    async ({ request_id, expected_host, expected_client_id }) =>
+      tool(async (agent) => {
+        if (expected_host === undefined && expected_client_id === undefined) {
+          return failure(new AgentAuthError('invalid_input', 'Pass expected_host and/or expected_client_id: the website you mean to sign in to. Use inspect_sign_in_request to see what the request is for, and ask the person if unsure.'));
+        }
+        const expect: Expectation = { ...(expected_host !== undefined ? { host: expected_host } : {}), ...(expected_client_id !== undefined ? { clientId: expected_client_id } : {}) };
+        const signedIn = await agent.signIn({ requestId: request_id, expect });
+        return ok({ ...signedIn, agent_id: agent.agentId }, `${signedIn.message} Call wait_for_sign_in to know when the browser has continued.`);
+      }),
+  );
+
+  server.registerTool(
+    'wait_for_sign_in',
+    {
+      title: 'Wait for the browser to continue',
+      description: `Wait until the browser has continued after sign_in (status completed). Errors: request_expired, access_denied, request_contested, timeout (call again to keep waiting). Default ${DEFAULT_WAIT_SECONDS} s, at most ${MAX_WAIT_SECONDS} s.`,
+      inputSchema: {
+        request_id: requestId,
+        timeout_seconds: z.number().int().min(1).max(MAX_WAIT_SECONDS).optional().describe(`How long to wait, in seconds (default ${DEFAULT_WAIT_SECONDS}).`),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    async ({ request_id, timeout_seconds }) =>
+      tool(async (agent) => {
+        const done = await agent.waitForCompletion(request_id, { timeoutMs: (timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000 });
+        return ok({ request_id, ...done }, `The browser has continued: request ${request_id} is completed.`);
+      }),
+  );
+
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+  // Runs until stdin closes.
+  await new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    process.stdin.once('end', () => resolve());
+  });
+  await server.close();
+}
+
+export function mcpCommand(program: Command): void {
+  program
+    .command('mcp')
+    .description('run an MCP server on stdio with the tools inspect_sign_in_request, sign_in and wait_for_sign_in (credentials from AGENTAUTH_* in the environment)')
+    .addHelpText(
+      'after',
+      `
+Environment (never tool arguments; the secret is never in a tool result nor on stderr):
+  AGENTAUTH_ISSUER, AGENTAUTH_AGENT_ID, AGENTAUTH_AGENT_SECRET, AGENTAUTH_MODEL
+
+Tools:
+  inspect_sign_in_request {request_id}                                 what the request is for
+  sign_in {request_id, expected_host?, expected_client_id?}            refused without an expectation
+  wait_for_sign_in {request_id, timeout_seconds?}                      until the browser has continued
+
+Errors are tool results with isError and {"error", "error_description"} as text.
+
+An MCP client's configuration, for instance:
+  {"mcpServers": {"agentauth": {"command": "agentauth", "args": ["mcp"],
+    "env": {"AGENTAUTH_ISSUER": "https://auth.example.com", "AGENTAUTH_AGENT_ID": "agt_…",
+            "AGENTAUTH_AGENT_SECRET": "aas_…", "AGENTAUTH_MODEL": "claude-sonnet-4"}}}}`,
+    )
+    .action(async () => {
+      await runMcpServer();
+    });
+}

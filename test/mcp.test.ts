@@ -1,0 +1,129 @@
+/**
+ * `agentauth mcp` (issue 11, item 4): the MCP SDK's own client over stdio, spawning the real
+ * command with the agent's environment, against a real server, on both engines.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+const REDIRECT_URI = 'https://notes.acme.example/callback';
+const HOST = 'notes.acme.example';
+const MODEL = 'mcp-test-model';
+
+let server: TestServer;
+let party: Party;
+let client: Client;
+let stderr = '';
+const results: string[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '1000', AUTH_FAILURES_PER_IP: '1000' } });
+  party = await setupParty(server, { name: 'Acme Notes', redirectUris: [REDIRECT_URI] });
+  const transport = new StdioClientTransport({
+    command: './bin/agentauth',
+    args: ['mcp'],
+    env: {
+      PATH: process.env.PATH!,
+      HOME: process.env.HOME!,
+      AGENTAUTH_ISSUER: server.baseUrl,
+      AGENTAUTH_AGENT_ID: party.agentId,
+      AGENTAUTH_AGENT_SECRET: party.agentSecret,
+      AGENTAUTH_MODEL: MODEL,
+    },
+    stderr: 'pipe',
+  });
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  client = new Client({ name: 'agentauth-test', version: '0.0.0' });
+  await client.connect(transport);
+});
+afterAll(async () => {
+  await client?.close();
+  // The secret was never in a tool result nor on the server's stderr.
+  for (const text of [...results, stderr]) expect(text).not.toContain(party.agentSecret);
+  await server.close();
+});
+
+interface Result {
+  isError: boolean;
+  texts: string[];
+  /** The JSON part of the result: the last text. */
+  json: Record<string, unknown>;
+}
+
+async function call(name: string, args: Record<string, unknown>, timeout?: number): Promise<Result> {
+  const result = (await client.callTool({ name, arguments: args }, undefined, timeout === undefined ? undefined : { timeout })) as { isError?: boolean; content: Array<{ type: string; text: string }> };
+  const texts = result.content.map((part) => part.text);
+  results.push(JSON.stringify(result));
+  return { isError: result.isError === true, texts, json: JSON.parse(texts[texts.length - 1]!) as Record<string, unknown> };
+}
+
+const storedStatus = async (requestId: string) => (await server.ctx.store.findRequest(requestId))?.status;
+
+describe('agentauth mcp', () => {
+  it('lists its three tools, with the request id required', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['inspect_sign_in_request', 'sign_in', 'wait_for_sign_in']);
+    for (const t of tools) expect(t.inputSchema.required).toEqual(['request_id']);
+    const signIn = tools.find((t) => t.name === 'sign_in')!;
+    expect(Object.keys(signIn.inputSchema.properties ?? {}).sort()).toEqual(['expected_client_id', 'expected_host', 'request_id']);
+    // No tool takes credentials.
+    expect(JSON.stringify(tools)).not.toMatch(/secret"/);
+  });
+
+  it('inspects a request: what the website is', async () => {
+    const started = await startFlow(server, party, { scope: 'openid email' });
+    const result = await call('inspect_sign_in_request', { request_id: started.requestId });
+    expect(result.isError).toBe(false);
+    expect(result.texts[0]).toBe(`Acme Notes (${HOST}, client ${party.clientId}) asks for "openid email"; status pending, 600 s left.`);
+    expect(result.json).toMatchObject({ request_id: started.requestId, client_id: party.clientId, client_name: 'Acme Notes', redirect_host: HOST, scope: 'openid email', status: 'pending' });
+  });
+
+  it('refuses to sign in without an expectation, or to another website; the request stays pending', async () => {
+    const started = await startFlow(server, party);
+    const none = await call('sign_in', { request_id: started.requestId });
+    expect(none.isError).toBe(true);
+    expect(none.json).toMatchObject({ error: 'invalid_input' });
+    const other = await call('sign_in', { request_id: started.requestId, expected_host: 'bank.example' });
+    expect(other.isError).toBe(true);
+    expect(other.json).toMatchObject({ error: 'request_mismatch', error_description: expect.stringContaining('not to bank.example') });
+    const otherClient = await call('sign_in', { request_id: started.requestId, expected_client_id: 'cli_someone_else' });
+    expect(otherClient.json).toMatchObject({ error: 'request_mismatch' });
+    expect(await storedStatus(started.requestId)).toBe('pending');
+  });
+
+  it('signs in, then waits until the browser has continued', async () => {
+    const started = await startFlow(server, party);
+    const signedIn = await call('sign_in', { request_id: started.requestId, expected_host: HOST, expected_client_id: party.clientId });
+    expect(signedIn.isError).toBe(false);
+    expect(signedIn.json).toMatchObject({ request_id: started.requestId, status: 'authenticated', agent_id: party.agentId, client_name: 'Acme Notes' });
+    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({ status: 'authenticated', agent_id: party.agentId, model: MODEL });
+
+    const waiting = call('wait_for_sign_in', { request_id: started.requestId, timeout_seconds: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await continueFlow(server, started)).status).toBe(302);
+    const done = await waiting;
+    expect(done.isError).toBe(false);
+    expect(done.json).toEqual({ request_id: started.requestId, status: 'completed' });
+    // Once completed, waiting answers at once.
+    expect((await call('wait_for_sign_in', { request_id: started.requestId })).json).toEqual({ request_id: started.requestId, status: 'completed' });
+  });
+
+  it('reports errors as results: unknown request, already used, timeout', async () => {
+    const unknown = await call('inspect_sign_in_request', { request_id: 'req_does_not_exist' });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.json).toMatchObject({ status: 404 });
+
+    const started = await startFlow(server, party);
+    expect((await call('sign_in', { request_id: started.requestId, expected_host: HOST })).isError).toBe(false);
+    const again = await call('sign_in', { request_id: started.requestId, expected_host: HOST });
+    expect(again.isError).toBe(true);
+    expect(again.json).toMatchObject({ error: 'request_already_used', status: 409 });
+    const timeout = await call('wait_for_sign_in', { request_id: started.requestId, timeout_seconds: 1 });
+    expect(timeout.isError).toBe(true);
+    expect(timeout.json).toMatchObject({ error: 'timeout' });
+  });
+});
