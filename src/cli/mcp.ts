@@ -10,6 +10,7 @@
  */
 import type { Command } from 'commander';
 import { AgentAuth, AgentAuthError, type Expectation, VERSION } from '../../packages/agent/src/index.ts';
+import { errorBody, withoutSecret } from './sign-in.ts';
 
 /** The longest wait_for_sign_in accepts: a request expires after 10 minutes anyway. */
 const MAX_WAIT_SECONDS = 600;
@@ -21,22 +22,12 @@ interface ToolResult {
   isError?: boolean;
 }
 
-/** Text of a tool result, never the secret (defence in depth: the SDK never puts it in a message). */
-function redact(text: string): string {
-  const secret = process.env.AGENTAUTH_AGENT_SECRET;
-  return secret && secret.length >= 8 ? text.split(secret).join('[redacted]') : text;
-}
-
 function ok(value: object, summary: string): ToolResult {
-  return { content: [{ type: 'text', text: redact(summary) }, { type: 'text', text: redact(JSON.stringify(value)) }] };
+  return { content: [{ type: 'text', text: withoutSecret(summary) }, { type: 'text', text: withoutSecret(JSON.stringify(value)) }] };
 }
 
 function failure(error: unknown): ToolResult {
-  const body =
-    error instanceof AgentAuthError
-      ? { error: error.code, error_description: error.description, ...(error.status !== undefined ? { status: error.status } : {}), ...(error.retryAfter !== undefined ? { retry_after: error.retryAfter } : {}) }
-      : { error: 'error', error_description: error instanceof Error ? error.message : String(error) };
-  return { isError: true, content: [{ type: 'text', text: redact(JSON.stringify(body)) }] };
+  return { isError: true, content: [{ type: 'text', text: withoutSecret(JSON.stringify(errorBody(error))) }] };
 }
 
 /** Runs a tool's work; every error becomes a tool result with isError. */

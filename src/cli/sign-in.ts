@@ -65,6 +65,28 @@ export class UsageError extends Error {
   readonly code = 'usage_error';
 }
 
+/**
+ * The text with the agent's secret, should anything ever carry it, replaced (defence in depth:
+ * the SDK never puts it in a message). What `sign-in` and the MCP server write goes through it.
+ */
+export function withoutSecret(text: string, secret = process.env.AGENTAUTH_AGENT_SECRET): string {
+  return secret && secret.length >= 8 ? text.split(secret).join('[redacted]') : text;
+}
+
+/** An error in the documented shape, with the server's status and Retry-After when it had them. */
+export function errorBody(error: unknown): { error: string; error_description: string; status?: number; retry_after?: number } {
+  if (error instanceof AgentAuthError) {
+    return {
+      error: error.code,
+      error_description: error.description,
+      ...(error.status !== undefined ? { status: error.status } : {}),
+      ...(error.retryAfter !== undefined ? { retry_after: error.retryAfter } : {}),
+    };
+  }
+  if (error instanceof UsageError) return { error: error.code, error_description: error.message };
+  return { error: 'error', error_description: error instanceof Error ? error.message : String(error) };
+}
+
 export const SIGN_IN_HELP = `
 The request:
   REQUEST        a request id (req_…), as the person or the page gave it;
@@ -140,17 +162,13 @@ function expectationOf(flags: SignInFlags): Expectation | 'any' {
   return { ...(flags.expectHost !== undefined ? { host: flags.expectHost } : {}), ...(flags.expectClient !== undefined ? { clientId: flags.expectClient } : {}) };
 }
 
-/** Writes to stdout or stderr, never the secret (defence in depth: the SDK never puts it in a message). */
-function writer(secret: string | undefined) {
-  const clean = (text: string) => (secret && secret.length >= 8 ? text.split(secret).join('[redacted]') : text);
-  return {
-    out: (text: string) => process.stdout.write(clean(`${text}\n`)),
-    err: (text: string) => process.stderr.write(clean(`${text}\n`)),
-  };
-}
+/** Writes to stdout or stderr, never the secret. */
+const io = {
+  out: (text: string) => process.stdout.write(withoutSecret(`${text}\n`)),
+  err: (text: string) => process.stderr.write(withoutSecret(`${text}\n`)),
+};
 
 async function runSignIn(argument: string, flags: SignInFlags): Promise<number> {
-  const io = writer(process.env.AGENTAUTH_AGENT_SECRET);
   let signedIn = false;
   let requestId: string | undefined;
   try {
@@ -176,10 +194,8 @@ async function runSignIn(argument: string, flags: SignInFlags): Promise<number> 
   } catch (error) {
     // A timeout before signing in is the server not answering in time (30 s), not the wait's.
     const exitCode = error instanceof TimeoutError && !signedIn ? EXIT.unavailable : exitCodeOf(error);
-    const code = error instanceof AgentAuthError || error instanceof UsageError ? error.code : 'error';
-    const description = error instanceof AgentAuthError ? error.description : error instanceof Error ? error.message : String(error);
+    const { error: code, error_description: description, retry_after: retryAfter } = errorBody(error);
     if (flags.json) {
-      const retryAfter = error instanceof AgentAuthError ? error.retryAfter : undefined;
       io.out(JSON.stringify({ error: code, error_description: description, exit_code: exitCode, signed_in: signedIn, ...(requestId ? { request_id: requestId } : {}), ...(retryAfter !== undefined ? { retry_after: retryAfter } : {}) }));
     } else {
       io.err(`agentauth: ${code}: ${description}${signedIn ? ' (the agent is signed in; the browser has not continued)' : ''}`);
