@@ -3,7 +3,7 @@ import { type Html, html } from '../../pages/html.ts';
 import type { AccountRecord, ConsoleSessionRecord, PasskeyRecord } from '../../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../../store/types.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts.ts';
-import { actionButton, type ConsolePage, consolePage, csrfField, field, type PageContext, when } from './shell.ts';
+import { actionButton, type ConsolePage, consolePage, csrfField, field, type PageContext, secretOnce, when } from './shell.ts';
 
 export function overviewPage(page: PageContext & { account: AccountRecord }, input: { agents: AgentRecord[]; websites: ClientRecord[]; hasCredential: boolean; notice: ConsolePage['notice'] }): string {
   const { account } = page;
@@ -113,7 +113,7 @@ ${actionButton(csrf, '/console/account/sessions/end-all', 'Sign out everywhere',
 ${input.canInvite ? html`<section aria-labelledby="invite-heading">
 <h2 id="invite-heading">Invite someone</h2>
 <p>An invitation link lets one person create an account. Send it to them yourself.</p>
-${input.invitation ? html`<div class="secret"><p><strong>Invitation link</strong> (shown only now; it works once, until ${when(input.invitation.expiresAt)})</p><div class="copy-row"><code id="invitation-url">${input.invitation.url}</code> <button type="button" class="secondary copy" data-copy="invitation-url">Copy</button></div></div>` : ''}
+${input.invitation ? secretOnce('Invitation link', 'invitation-url', input.invitation.url, html`shown only now; it works once, until ${when(input.invitation.expiresAt)}`) : ''}
 ${actionButton(csrf, '/console/account/invitations', 'Create an invitation link')}
 </section>` : ''}`,
   });

@@ -2,7 +2,7 @@
 import { type Html, html } from '../../pages/html.ts';
 import type { AccountRecord, ConsoleEventView } from '../../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../../store/types.ts';
-import { actionButton, type ConsolePage, consolePage, type PageContext, when } from './shell.ts';
+import { actionButton, type ConsolePage, consolePage, type PageContext, secretOnce, when } from './shell.ts';
 
 type AdminPage = PageContext & { account: AccountRecord };
 
@@ -62,7 +62,7 @@ export function adminAccountsPage(page: AdminPage, input: AdminAccountsInput): s
     section: 'admin',
     notice: input.notice,
     body: html`${adminNavigation('accounts')}
-${input.setupLink ? html`<div class="secret"><p><strong>Setup link for ${input.setupLink.email}</strong> (shown only now; it signs them in once, until ${when(input.setupLink.expiresAt)}; send it to them yourself)</p><div class="copy-row"><code id="setup-url">${input.setupLink.url}</code> <button type="button" class="secondary copy" data-copy="setup-url">Copy</button></div></div>` : ''}
+${input.setupLink ? secretOnce(`Setup link for ${input.setupLink.email}`, 'setup-url', input.setupLink.url, html`shown only now; it signs them in once, until ${when(input.setupLink.expiresAt)}; send it to them yourself`) : ''}
 <p>A setup link signs a person in once, for example after they lost their passkey; they then add a passkey or a password.</p>
 <table>
 <caption class="visually-hidden">Every account</caption>

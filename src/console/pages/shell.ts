@@ -111,10 +111,10 @@ export function when(epochSeconds: number | null | undefined): Html {
   return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
 }
 
-/** A secret shown once, with a copy button (console.js) and a warning. */
-export function secretOnce(label: string, id: string, secret: string): Html {
+/** A secret (or a one-time link) shown once, with a copy button (console.js) and a warning. */
+export function secretOnce(label: string, id: string, secret: string, note: Html | string = 'shown only now: copy it and store it safely; it cannot be shown again'): Html {
   return html`<div class="secret">
-<p><strong>${label}</strong> (shown only now: copy it and store it safely; it cannot be shown again)</p>
+<p><strong>${label}</strong> (${note})</p>
 <div class="copy-row"><code id="${id}">${secret}</code> <button type="button" class="secondary copy" data-copy="${id}">Copy</button></div>
 </div>`;
 }

@@ -108,15 +108,17 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   });
 
   // Sign-up: by invitation (CONSOLE_SIGNUP=invite or open), or open (CONSOLE_SIGNUP=open).
+  const signUpClosed = async (reply: FastifyReply) =>
+    area.send(reply, messagePage(await area.anonymousPage(reply), { title: 'Sign-up is closed', text: 'New accounts on this server are created by its administrators.' }), 403);
   const signUpAllowed = (token: string | null) => ctx.config.consoleSignup === 'open' || (token !== null && ctx.config.consoleSignup === 'invite');
   const signUpForm = async (request: FastifyRequest, reply: FastifyReply, token: string | null) => {
-    if (!signUpAllowed(token)) return area.send(reply, messagePage(await area.anonymousPage(reply), { title: 'Sign-up is closed', text: 'New accounts on this server are created by its administrators.' }), 403);
+    if (!signUpAllowed(token)) return signUpClosed(reply);
     const link = token === null ? null : await usableLink(ctx, token, 'invite');
     const inviter = link?.created_by ? await ctx.store.console.findAccount(link.created_by) : undefined;
     return area.send(reply, signUpPage(await area.anonymousPage(reply), { action: request.url.split('?')[0]!, invitedBy: inviter ? (inviter.name ?? inviter.email) : null }));
   };
   const signUpSubmit = async (request: FastifyRequest<{ Body: Form }>, reply: FastifyReply, token: string | null) => {
-    if (!signUpAllowed(token)) return area.send(reply, messagePage(await area.anonymousPage(reply), { title: 'Sign-up is closed', text: 'New accounts on this server are created by its administrators.' }), 403);
+    if (!signUpAllowed(token)) return signUpClosed(reply);
     const form = request.body ?? {};
     try {
       const account = await signUp(ctx, token, { email: form.email ?? '', name: form.name, password: form.password || undefined });
