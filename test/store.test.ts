@@ -42,7 +42,7 @@ const unique = (prefix: string) => `${prefix}${++sequence}_${Math.random().toStr
 function request(overrides: Partial<AuthorizationRequestRecord> = {}): AuthorizationRequestRecord {
   return {
     id: unique('req_'), client_id: 'cli_1', redirect_uri: 'https://app.example/cb', scope: 'openid', state: 's', code_challenge: 'c'.repeat(43),
-    nonce: null, login_hint: null, browser_digest: 'browser', status: 'pending', error: null, error_description: null, agent_id: null, model: null,
+    nonce: null, login_hint: null, resource: null, browser_digest: 'browser', status: 'pending', error: null, error_description: null, agent_id: null, model: null,
     authenticated_at: null, created_at: NOW, expires_at: NOW + 600, ...overrides,
   };
 }
@@ -50,7 +50,7 @@ function request(overrides: Partial<AuthorizationRequestRecord> = {}): Authoriza
 function code(requestId: string): CodeRecord {
   return {
     digest: unique('code_'), request_id: requestId, client_id: 'cli_1', redirect_uri: 'https://app.example/cb', scope: 'openid', code_challenge: 'c'.repeat(43),
-    nonce: null, agent_id: 'agt_1', model: 'm', auth_time: NOW, expires_at: NOW + 600, redeemed_at: null, grant_id: null,
+    nonce: null, resource: null, agent_id: 'agt_1', model: 'm', auth_time: NOW, expires_at: NOW + 600, redeemed_at: null, grant_id: null,
   };
 }
 
@@ -59,7 +59,7 @@ function audit(agentId: string, requestId: string): AuditEvent {
 }
 
 function grant(): GrantRecord {
-  return { id: unique('grt_'), client_id: 'cli_1', agent_id: 'agt_1', scope: 'openid', model: 'm', auth_time: NOW, created_at: NOW, revoked_at: null };
+  return { id: unique('grt_'), client_id: 'cli_1', agent_id: 'agt_1', scope: 'openid', model: 'm', auth_time: NOW, created_at: NOW, revoked_at: null, resource: null };
 }
 
 function tokens(grantId: string): IssuedTokens {
@@ -177,8 +177,8 @@ describe.each(engines)('Store on $name', (engine) => {
   });
 
   it('clients and agents round-trip, including redirect URI lists and booleans', async () => {
-    await store.insertClient({ id: 'cli_rt', name: 'N', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['https://a/cb', 'http://localhost/cb'], status: 'active', approval: 'manual', account_id: null, created_at: NOW });
-    expect(await store.findClient('cli_rt')).toMatchObject({ redirect_uris: ['https://a/cb', 'http://localhost/cb'], approval: 'manual' });
+    await store.insertClient({ id: 'cli_rt', name: 'N', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['https://a/cb', 'http://localhost/cb'], status: 'active', approval: 'manual', account_id: null, created_at: NOW, token_endpoint_auth_method: 'client_secret_post', source: 'manual', registration_token_digest: null, resources: ['https://api.example/'] });
+    expect(await store.findClient('cli_rt')).toMatchObject({ redirect_uris: ['https://a/cb', 'http://localhost/cb'], approval: 'manual', resources: ['https://api.example/'] });
     await store.insertAgent({ id: 'agt_rt', secret_digest: 'd', previous_secret_digest: null, previous_secret_expires_at: null, name: 'A', owner_email: 'a@b.c', owner_name: null, owner_email_verified: true, status: 'active', created_at: NOW, last_used_at: null, account_id: null });
     expect(await store.findAgent('agt_rt')).toMatchObject({ owner_email_verified: true, owner_name: null, last_used_at: null });
     expect(await store.updateAgent('agt_rt', { status: 'disabled' })).toBe(true);

@@ -40,6 +40,11 @@ export const STATUS_CHANNEL = 'agentauth_status';
 export interface Migration {
   version: string;
   statements: string[];
+  /**
+   * Run after `statements` on PostgreSQL only: what SQLite has no syntax for and no need of
+   * (it does not enforce varchar lengths, so widening a column is PostgreSQL's business alone).
+   */
+  postgresOnly?: string[];
 }
 
 export interface Driver {
@@ -495,7 +500,7 @@ export class PostgresDriver implements Driver {
       const applied = new Set((await client.query('SELECT version FROM schema_migrations')).rows.map((row: { version: string }) => row.version));
       for (const migration of migrations) {
         if (applied.has(migration.version)) continue;
-        for (const statement of migration.statements) await client.query(statement);
+        for (const statement of [...migration.statements, ...(migration.postgresOnly ?? [])]) await client.query(statement);
         await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [migration.version, Date.now()]);
       }
       await client.query('COMMIT');

@@ -211,4 +211,32 @@ export const migrations: Migration[] = [
       'CREATE INDEX audit_events_client_at ON audit_events (client_id, at)',
     ],
   },
+  {
+    // MCP clients and resource servers (docs/design.md §13): how a client authenticates at the
+    // token endpoint ('none' for a public client, whose secret_sealed is then ''), where its
+    // record came from (the CLI or console, a Client ID Metadata Document, dynamic
+    // registration), the digest of its registration access token (RFC 7592), the resources it
+    // serves as a resource server (it may introspect tokens issued for them), and the resource
+    // (RFC 8707) a request, a code and a grant are bound to. A client_id may now be an https
+    // URL (a metadata document's), so the columns holding one are widened.
+    version: '0006_public_clients_and_resources',
+    statements: [
+      "ALTER TABLE clients ADD COLUMN token_endpoint_auth_method varchar(32) NOT NULL DEFAULT 'client_secret_post'",
+      "ALTER TABLE clients ADD COLUMN source varchar(32) NOT NULL DEFAULT 'manual'",
+      'ALTER TABLE clients ADD COLUMN registration_token_digest varchar(64)',
+      "ALTER TABLE clients ADD COLUMN resources text NOT NULL DEFAULT '[]'",
+      'ALTER TABLE authorization_requests ADD COLUMN resource varchar(1024)',
+      'ALTER TABLE authorization_codes ADD COLUMN resource varchar(1024)',
+      'ALTER TABLE grants ADD COLUMN resource varchar(1024)',
+    ],
+    postgresOnly: [
+      'ALTER TABLE clients ALTER COLUMN id TYPE varchar(512)',
+      'ALTER TABLE authorization_requests ALTER COLUMN client_id TYPE varchar(512)',
+      'ALTER TABLE authorization_codes ALTER COLUMN client_id TYPE varchar(512)',
+      'ALTER TABLE grants ALTER COLUMN client_id TYPE varchar(512)',
+      'ALTER TABLE access_tokens ALTER COLUMN client_id TYPE varchar(512)',
+      'ALTER TABLE audit_events ALTER COLUMN client_id TYPE varchar(512)',
+      'ALTER TABLE console_events ALTER COLUMN target TYPE varchar(512)',
+    ],
+  },
 ];

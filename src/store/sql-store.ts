@@ -13,6 +13,7 @@ import type {
   AgentRecord,
   AuditEvent,
   AuthorizationRequestRecord,
+  ClientPatch,
   ClientRecord,
   CodeRecord,
   GrantOwner,
@@ -29,10 +30,20 @@ import type {
   TokenContext,
 } from './types.ts';
 
-export type ClientRow = Omit<ClientRecord, 'redirect_uris'> & { redirect_uris: string };
+export type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources'> & { redirect_uris: string; resources: string };
 export type AgentRow = Omit<AgentRecord, 'owner_email_verified'> & { owner_email_verified: number };
 
-export const toClient = (row: ClientRow): ClientRecord => ({ ...row, redirect_uris: JSON.parse(row.redirect_uris) as string[] });
+export const toClient = (row: ClientRow): ClientRecord => ({
+  ...row,
+  redirect_uris: JSON.parse(row.redirect_uris) as string[],
+  resources: JSON.parse(row.resources) as string[],
+});
+/** The lists of a client record as their JSON columns. */
+const clientColumns = <T extends Partial<ClientRecord>>(client: T) => ({
+  ...client,
+  ...(client.redirect_uris === undefined ? {} : { redirect_uris: JSON.stringify(client.redirect_uris) }),
+  ...(client.resources === undefined ? {} : { resources: JSON.stringify(client.resources) }),
+});
 export const toAgent = (row: AgentRow): AgentRecord => ({ ...row, owner_email_verified: row.owner_email_verified === 1 });
 
 /** An INSERT of every column of a record, in a fixed order. */
@@ -89,7 +100,7 @@ export class SqlStore implements Store {
   // Clients
 
   async insertClient(client: ClientRecord): Promise<void> {
-    await this.driver.write([insert('clients', { ...client, redirect_uris: JSON.stringify(client.redirect_uris) })]);
+    await this.driver.write([insert('clients', clientColumns(client))]);
   }
 
   async findClient(id: string): Promise<ClientRecord | undefined> {
@@ -101,8 +112,25 @@ export class SqlStore implements Store {
     return (await this.driver.all<ClientRow>('SELECT * FROM clients ORDER BY created_at, id')).map(toClient);
   }
 
-  updateClient(id: string, patch: Partial<Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>>): Promise<boolean> {
-    return this.won(update('clients', 'id', id, patch));
+  updateClient(id: string, patch: ClientPatch): Promise<boolean> {
+    return this.won(update('clients', 'id', id, clientColumns(patch)));
+  }
+
+  async saveMetadataDocumentClient(client: ClientRecord): Promise<ClientRecord> {
+    const row = insert('clients', clientColumns(client));
+    // Only a metadata document's own row is brought up to date; a registered client whose id
+    // happened to be the same URL would keep its record.
+    await this.driver.write([
+      {
+        sql: `${row.sql} ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris WHERE clients.source = 'metadata_document'`,
+        params: row.params,
+      },
+    ]);
+    return (await this.findClient(client.id))!;
+  }
+
+  async deleteClient(id: string, now: number, description: string): Promise<boolean> {
+    return this.won(...revokeGrantsSteps({ client_id: id }, now, description), { sql: 'DELETE FROM clients WHERE id = ?', params: [id], guard: true });
   }
 
   // Agents
@@ -314,7 +342,7 @@ function taken<T>(row: Row, columns: Picks): T {
   return record as T;
 }
 
-const GRANT_PICKS = picks('g', ['id', 'client_id', 'agent_id', 'scope', 'model', 'auth_time', 'created_at', 'revoked_at']);
+const GRANT_PICKS = picks('g', ['id', 'client_id', 'agent_id', 'scope', 'model', 'auth_time', 'created_at', 'revoked_at', 'resource']);
 const AGENT_PICKS = picks('a', ['id', 'secret_digest', 'previous_secret_digest', 'previous_secret_expires_at', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status', 'created_at', 'last_used_at']);
 
 /** A token read with its grant, its agent and its client's status, in one statement. */

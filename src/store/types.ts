@@ -8,12 +8,18 @@ import type { ChangeListener } from './driver.ts';
 
 export type ClientStatus = 'active' | 'inactive';
 export type Approval = 'auto' | 'manual';
+/** How a client authenticates at the token endpoint: with its secret, or not at all (a public client, RFC 6749 §2.1). */
+export type ClientAuthMethod = 'client_secret_post' | 'none';
+/** Where a client's record came from: the CLI or the console, a Client ID Metadata Document, or dynamic registration (RFC 7591). */
+export type ClientSource = 'manual' | 'metadata_document' | 'dynamic';
 export type AgentStatus = 'active' | 'disabled';
 export type RequestStatus = 'pending' | 'authenticated' | 'completed' | 'error';
 
 export interface ClientRecord {
+  /** Issued by the server, or the https URL of the client's metadata document. */
   id: string;
   name: string;
+  /** The encrypted secret; '' for a public client, which has none. */
   secret_sealed: string;
   /** The secret before the last rotation, still accepted until previous_secret_expires_at. */
   previous_secret_sealed: string | null;
@@ -24,6 +30,12 @@ export interface ClientRecord {
   created_at: number;
   /** The console account that owns it; null for clients registered with the CLI. */
   account_id: string | null;
+  token_endpoint_auth_method: ClientAuthMethod;
+  source: ClientSource;
+  /** SHA-256 of the registration access token of a dynamically registered client (RFC 7592). */
+  registration_token_digest: string | null;
+  /** The resources (RFC 8707) this client serves as a resource server: it may introspect tokens issued for them. */
+  resources: string[];
 }
 
 export interface AgentRecord {
@@ -57,6 +69,8 @@ export interface AuthorizationRequestRecord {
   nonce: string | null;
   /** OIDC login_hint naming the only agent that may authenticate, or null for any agent. */
   login_hint: string | null;
+  /** The resource (RFC 8707) the tokens will be for, or null for the client itself. */
+  resource: string | null;
   browser_digest: string;
   status: RequestStatus;
   error: string | null;
@@ -78,6 +92,7 @@ export interface CodeRecord {
   scope: string;
   code_challenge: string;
   nonce: string | null;
+  resource: string | null;
   agent_id: string;
   model: string;
   auth_time: number;
@@ -95,6 +110,8 @@ export interface GrantRecord {
   auth_time: number;
   created_at: number;
   revoked_at: number | null;
+  /** The resource (RFC 8707) every access token of the grant is for (its `aud`), or null for the client itself. */
+  resource: string | null;
 }
 
 export interface RefreshTokenRecord {
@@ -124,6 +141,10 @@ export interface AuditEvent {
   user_agent: string | null;
   outcome: string;
 }
+
+export type ClientPatch = Partial<
+  Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at' | 'name' | 'redirect_uris' | 'token_endpoint_auth_method' | 'registration_token_digest'>
+>;
 
 /** A token with everything that decides whether it may be used, read in one query. */
 export interface TokenContext<T> {
@@ -206,7 +227,15 @@ export interface Store {
   insertClient(client: ClientRecord): Promise<void>;
   findClient(id: string): Promise<ClientRecord | undefined>;
   listClients(): Promise<ClientRecord[]>;
-  updateClient(id: string, patch: Partial<Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>>): Promise<boolean>;
+  updateClient(id: string, patch: ClientPatch): Promise<boolean>;
+  /**
+   * Stores the client of a Client ID Metadata Document: inserted the first time, its name and
+   * redirect URIs brought up to date afterwards, its status (an operator may disable it) kept.
+   * Returns the row as it now is.
+   */
+  saveMetadataDocumentClient(client: ClientRecord): Promise<ClientRecord>;
+  /** Deletes a client, revoking its grants in the same transaction (RFC 7592 §2.3); false if there was none. */
+  deleteClient(id: string, now: number, description: string): Promise<boolean>;
 
   insertAgent(agent: AgentRecord): Promise<void>;
   findAgent(id: string): Promise<AgentRecord | undefined>;
