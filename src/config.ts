@@ -74,6 +74,20 @@ export interface Config {
   smtpUrl: string | null;
   /** The From address of the console's mail. */
   smtpFrom: string;
+  /**
+   * Public clients (token_endpoint_auth_method none, RFC 6749 §2.1) may sign in. Off by
+   * default; MCP_AUTHORIZATION turns it on (docs/design.md §13).
+   */
+  publicClients: boolean;
+  /** An https client_id names a Client ID Metadata Document, fetched and used as the client's registration. */
+  clientIdMetadataDocuments: boolean;
+  /** POST /register (RFC 7591) and its management endpoint (RFC 7592) are served. */
+  dynamicRegistration: boolean;
+  /** Registrations allowed per client address and node within the window. */
+  registrationLimitPerIp: number;
+  registrationLimitWindow: number;
+  /** The resources (RFC 8707) tokens may be issued for (a URI, or one that is a path prefix of it); empty: any. */
+  allowedResources: string[];
 }
 
 export class ConfigError extends Error {}
@@ -87,6 +101,32 @@ function integer(env: Env, name: string, fallback: number, min = 1): number {
     throw new ConfigError(`${name} must be a whole number >= ${min} (got "${raw}")`);
   }
   return Number(raw);
+}
+
+/** An on/off setting: true, false, 1, 0, yes, no, on, off. */
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${env[name]}")`);
+}
+
+/** ALLOWED_RESOURCES: space- or comma-separated absolute http(s) URIs without fragment. */
+function allowedResources(raw: string | undefined): string[] {
+  const entries = (raw ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const entry of entries) {
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !['http:', 'https:'].includes(url.protocol) || entry.includes('#')) {
+      throw new ConfigError(`ALLOWED_RESOURCES must list absolute http(s) URIs without fragment (got "${entry}")`);
+    }
+  }
+  return entries;
 }
 
 /** Names proxy-addr (Fastify's trustProxy) knows for whole ranges. */
@@ -200,6 +240,14 @@ export function loadConfig(env: Env = process.env): Config {
   const smtpUrl = env.SMTP_URL || null;
   if (smtpUrl !== null && !/^smtps?:\/\/[^/]/.test(smtpUrl)) throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL');
 
+  // One switch for everything an MCP client needs; each feature may still be set on its own.
+  const mcpAuthorization = flag(env, 'MCP_AUTHORIZATION', false);
+  const publicClients = flag(env, 'PUBLIC_CLIENTS', mcpAuthorization);
+  const clientIdMetadataDocuments = flag(env, 'CLIENT_ID_METADATA_DOCUMENTS', mcpAuthorization);
+  if (clientIdMetadataDocuments && !publicClients) {
+    throw new ConfigError('CLIENT_ID_METADATA_DOCUMENTS=true needs PUBLIC_CLIENTS=true: a client known by its metadata document has no secret');
+  }
+
   return {
     port,
     host: env.HOST || '0.0.0.0',
@@ -242,5 +290,11 @@ export function loadConfig(env: Env = process.env): Config {
     consoleSigninWindow: integer(env, 'CONSOLE_SIGNIN_WINDOW', 900),
     smtpUrl,
     smtpFrom: env.SMTP_FROM || `agentauth <no-reply@${baseUrl.hostname}>`,
+    publicClients,
+    clientIdMetadataDocuments,
+    dynamicRegistration: flag(env, 'DYNAMIC_REGISTRATION', mcpAuthorization),
+    registrationLimitPerIp: integer(env, 'REGISTRATION_LIMIT_PER_IP', 20, 0),
+    registrationLimitWindow: integer(env, 'REGISTRATION_LIMIT_WINDOW', 3600),
+    allowedResources: allowedResources(env.ALLOWED_RESOURCES),
   };
 }

@@ -4,8 +4,9 @@ import type { Mailer } from './console/mail.ts';
 import type { SignInThrottle } from './console/throttle.ts';
 import { BrowserBindings, SecretBox } from './crypto.ts';
 import { AccessTokenKeys } from './domain/jwt.ts';
+import type { ClientMetadataDocuments } from './domain/client-metadata/index.ts';
 import type { StatusEvents } from './domain/status-events.ts';
-import type { AuthorizeLimit, AuthThrottle } from './domain/throttle.ts';
+import type { AddressLimit, AuthThrottle } from './domain/throttle.ts';
 import type { Store } from './store/types.ts';
 
 /** Current time in epoch seconds; injectable so tests can move time forward. */
@@ -35,9 +36,13 @@ export interface Context {
   clock: Clock;
   secrets: ServerSecrets;
   throttle: AuthThrottle;
-  authorizeLimit: AuthorizeLimit;
+  authorizeLimit: AddressLimit;
+  /** Dynamic client registrations per client address (POST /register). */
+  registrationLimit: AddressLimit;
   /** Push: connections waiting for a request's status hear of its changes (docs/design.md §12). */
   statusEvents: StatusEvents;
+  /** Fetches and caches Client ID Metadata Documents; null unless CLIENT_ID_METADATA_DOCUMENTS is on. */
+  clientMetadata: ClientMetadataDocuments | null;
   /** What only the console uses: its sign-in throttle, and the mailer when SMTP_URL is set. */
   console: { throttle: SignInThrottle; mailer: Mailer | null };
 }

@@ -12,7 +12,8 @@ import { type Clock, type Context, serverSecrets, systemClock } from './context.
 import { createMailer } from './console/mail.ts';
 import { SignInThrottle } from './console/throttle.ts';
 import { StatusEvents } from './domain/status-events.ts';
-import { AuthorizeLimit, AuthThrottle } from './domain/throttle.ts';
+import { ClientMetadataDocuments, type FetchOptions } from './domain/client-metadata/index.ts';
+import { AddressLimit, AuthThrottle } from './domain/throttle.ts';
 import { buildApp, buildMetricsApp, type AppOptions } from './http/app.ts';
 import { openStore, prepareDataDirectory, sqlitePath, warnIfOpenToOthers } from './store/open.ts';
 import type { Store } from './store/types.ts';
@@ -96,14 +97,36 @@ export function resolveJwtSecret(config: Config, warn: Warn): string {
   return randomBytes(48).toString('base64url');
 }
 
-export async function createContext(config: Config, store: Store, jwtSecret: string, clock: Clock = systemClock): Promise<Context> {
+export interface ContextOptions {
+  clock?: Clock;
+  /**
+   * How Client ID Metadata Documents are fetched. Tests alone pass a CA to trust and loopback
+   * addresses to allow; production fetches only from public addresses with the system's CAs.
+   */
+  clientMetadataFetch?: FetchOptions;
+}
+
+export async function createContext(config: Config, store: Store, jwtSecret: string, options: ContextOptions = {}): Promise<Context> {
+  const clock = options.clock ?? systemClock;
   return {
     config,
     store,
     clock,
     secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets, config.baseUrl),
     throttle: await AuthThrottle.create(config, store),
-    authorizeLimit: new AuthorizeLimit(config),
+    authorizeLimit: new AddressLimit({
+      keyPrefix: 'authorize',
+      points: config.authorizeLimitPerIp,
+      duration: config.authorizeLimitWindow,
+      message: 'Too many sign-in requests from your network; wait a moment and try again.',
+    }),
+    registrationLimit: new AddressLimit({
+      keyPrefix: 'register',
+      points: config.registrationLimitPerIp,
+      duration: config.registrationLimitWindow,
+      message: 'Too many client registrations from this address; wait and try again.',
+    }),
+    clientMetadata: config.clientIdMetadataDocuments ? new ClientMetadataDocuments({ fetch: options.clientMetadataFetch }) : null,
     statusEvents: new StatusEvents(store),
     console: { throttle: await SignInThrottle.create(config, store), mailer: createMailer(config) },
   };
@@ -136,7 +159,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config, options: AppOptions & { clock?: Clock; store?: Store; warn?: Warn } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, options: AppOptions & ContextOptions & { store?: Store; warn?: Warn } = {}): Promise<RunningServer> {
   const warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
   const store =
     options.store ??
@@ -150,7 +173,7 @@ export async function startServer(config: Config, options: AppOptions & { clock?
     warn('SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose the last few seconds of them');
   }
   await store.migrate();
-  const ctx = await createContext(config, store, resolveJwtSecret(config, warn), options.clock);
+  const ctx = await createContext(config, store, resolveJwtSecret(config, warn), options);
   const registry = new Registry();
   const app = await buildApp(ctx, registry, options);
   await app.listen({ port: config.port, host: config.host });

@@ -27,6 +27,12 @@ describe('loadConfig', () => {
       metricsToken: null,
       metricsPort: null,
       metricsHost: '127.0.0.1',
+      publicClients: false,
+      clientIdMetadataDocuments: false,
+      dynamicRegistration: false,
+      allowedResources: [],
+      registrationLimitPerIp: 20,
+      registrationLimitWindow: 3600,
     });
     expect(loadConfig({ PORT: '8080' }).baseUrl).toBe('http://localhost:8080');
   });
@@ -61,9 +67,21 @@ describe('loadConfig', () => {
     [{ METRICS_PORT: '0' }, /METRICS_PORT must be a whole number >= 1/],
     [{ METRICS_PORT: '3000' }, /METRICS_PORT must differ from PORT/],
     [{ SQLITE_SYNCHRONOUS: 'off' }, /SQLITE_SYNCHRONOUS must be full or normal/],
+    [{ MCP_AUTHORIZATION: 'sure' }, /MCP_AUTHORIZATION must be true or false \(got "sure"\)/],
+    [{ CLIENT_ID_METADATA_DOCUMENTS: 'true' }, /CLIENT_ID_METADATA_DOCUMENTS=true needs PUBLIC_CLIENTS=true/],
+    [{ MCP_AUTHORIZATION: 'true', PUBLIC_CLIENTS: 'false' }, /CLIENT_ID_METADATA_DOCUMENTS=true needs PUBLIC_CLIENTS=true/],
+    [{ ALLOWED_RESOURCES: 'https://ok.example /relative' }, /ALLOWED_RESOURCES must list absolute http\(s\) URIs without fragment \(got "\/relative"\)/],
+    [{ ALLOWED_RESOURCES: 'https://x.example/#frag' }, /ALLOWED_RESOURCES must list absolute/],
   ])('refuses %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('MCP_AUTHORIZATION turns on every MCP feature; each may still be set on its own', () => {
+    expect(loadConfig({ MCP_AUTHORIZATION: 'true' })).toMatchObject({ publicClients: true, clientIdMetadataDocuments: true, dynamicRegistration: true });
+    expect(loadConfig({ MCP_AUTHORIZATION: '1', DYNAMIC_REGISTRATION: 'off' })).toMatchObject({ publicClients: true, clientIdMetadataDocuments: true, dynamicRegistration: false });
+    expect(loadConfig({ DYNAMIC_REGISTRATION: 'yes' })).toMatchObject({ publicClients: false, clientIdMetadataDocuments: false, dynamicRegistration: true });
+    expect(loadConfig({ ALLOWED_RESOURCES: 'https://a.example/mcp, https://b.example' }).allowedResources).toEqual(['https://a.example/mcp', 'https://b.example']);
   });
 
   it('TRUST_PROXY takes a number of proxies or a list of proxy addresses and CIDRs; false, 0 and unset trust none', () => {

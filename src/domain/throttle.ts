@@ -97,25 +97,26 @@ const exhausted = (used: Used, points: number) => used.consumedPoints > points;
 const throttled = (used: Used, points: number) => new Throttled(used.msBeforeNext / 1000, used.consumedPoints === points + 1);
 
 /**
- * GET /authorize per client address and node: a flood guard, generous because one address
- * (a NAT, a company proxy) can hide many people. Counted in process memory: an extra database
- * write on every sign-in would cost more than the limit is worth.
+ * A flood guard per client address and node, for GET /authorize and POST /register: generous,
+ * because one address (a NAT, a company proxy) can hide many people. Counted in process memory:
+ * an extra database write on every sign-in would cost more than the limit is worth.
  */
-export class AuthorizeLimit {
+export class AddressLimit {
   private readonly limiter: RateLimiterMemory | null;
 
-  constructor(config: Pick<Config, 'authorizeLimitPerIp' | 'authorizeLimitWindow'>) {
-    this.limiter = config.authorizeLimitPerIp > 0 ? new RateLimiterMemory({ keyPrefix: 'authorize', points: config.authorizeLimitPerIp, duration: config.authorizeLimitWindow }) : null;
+  /** `points` requests per `duration` seconds; 0 points turns the limit off. */
+  constructor(private readonly options: { keyPrefix: string; points: number; duration: number; message: string }) {
+    this.limiter = options.points > 0 ? new RateLimiterMemory({ keyPrefix: options.keyPrefix, points: options.points, duration: options.duration }) : null;
   }
 
-  /** Throws SlowDown when this client address has started too many authorizations in the window. */
+  /** Throws SlowDown when this client address has made too many requests in the window. */
   async take(ip: string): Promise<void> {
     if (!this.limiter) return;
     try {
       await this.limiter.consume(clientKey(ip), 1);
     } catch (refused) {
       const { msBeforeNext } = refused as Used;
-      throw new SlowDown('Too many sign-in requests from your network; wait a moment and try again.', msBeforeNext / 1000);
+      throw new SlowDown(this.options.message, msBeforeNext / 1000);
     }
   }
 }

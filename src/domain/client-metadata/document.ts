@@ -1,0 +1,168 @@
+/**
+ * Client Identifier URLs and Client ID Metadata Documents
+ * (draft-ietf-oauth-client-id-metadata-document-02 §3, §4, §4.1): what this server accepts.
+ */
+import { redirectUriProblem } from '../clients.ts';
+
+/**
+ * The client as its metadata document describes it, reduced to what this server uses.
+ *
+ * @example
+ * const client: ClientMetadataDocument = { client_id: url, client_name: 'Example App', redirect_uris: ['https://app.example/cb'] };
+ */
+export interface ClientMetadataDocument {
+  /** The Client Identifier URL, exactly as the client sent it. */
+  client_id: string;
+  client_name: string;
+  redirect_uris: string[];
+  client_uri?: string;
+  logo_uri?: string;
+}
+
+/**
+ * Why a fetched document cannot be used; the message is fit to show to whoever sent the client_id.
+ *
+ * @example
+ * // "the client's metadata document is invalid: client_name is missing or empty"
+ * if (error instanceof InvalidMetadataDocument) reply(400, error.message);
+ */
+export class InvalidMetadataDocument extends Error {}
+
+/**
+ * Longest Client Identifier URL accepted: it is shown to users and stored with every grant.
+ *
+ * @example
+ * if (clientId.length > MAX_CLIENT_ID_URL_LENGTH) refuse();
+ */
+export const MAX_CLIENT_ID_URL_LENGTH = 512;
+const MAX_CLIENT_NAME_LENGTH = 200;
+const MAX_REDIRECT_URIS = 10;
+const MAX_LINK_LENGTH = 2000;
+/** RFC 3986 characters only: anything else the URL parser would re-encode, and what is fetched would no longer be the client_id. */
+const URL_CHARACTERS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]%]+$/;
+const SHARED_SECRET_METHODS = new Set(['client_secret_post', 'client_secret_basic', 'client_secret_jwt']);
+const ALLOWED_GRANT_TYPES = new Set(['authorization_code', 'refresh_token']);
+/** JWK members that exist only in private or symmetric keys (RFC 7518 §6.2.2, §6.3.2, §6.4.1). */
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+/** Control characters, and the bidirectional overrides that can make a name read as another. */
+const UNDISPLAYABLE = /[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+/**
+ * Whether a client_id names a metadata document rather than a registered client. Issued
+ * client ids never start with https:// (draft §7.1), so the prefix alone decides.
+ *
+ * @example
+ * isClientIdUrl('https://app.example/oauth/client.json'); // true
+ */
+export function isClientIdUrl(clientId: string): boolean {
+  return clientId.startsWith('https://');
+}
+
+/**
+ * Why `clientId` is not an acceptable Client Identifier URL, or null when it is (draft §3).
+ * The MUSTs: https, no userinfo, a path, no dot segments, no fragment. Of the SHOULD NOTs we
+ * are strict: a query is refused (it would let one host mint endless client ids and defeat
+ * the cache), and so is a bare "/" path. Beyond the draft: at most 512 characters of RFC 3986
+ * (so the string is fetched exactly as sent), since the id is shown to users and stored.
+ * Ports are allowed; loopback and special-use hosts are the fetcher's to refuse.
+ *
+ * @example
+ * clientIdUrlProblem('https://app.example/oauth/client.json'); // null
+ * clientIdUrlProblem('https://app.example/'); // 'must have a path ...'
+ */
+export function clientIdUrlProblem(clientId: string): string | null {
+  if (clientId.length > MAX_CLIENT_ID_URL_LENGTH) return `is longer than ${MAX_CLIENT_ID_URL_LENGTH} characters`;
+  if (!clientId.startsWith('https://')) return 'must start with https://';
+  if (!URL_CHARACTERS.test(clientId)) return 'must consist of URL characters (RFC 3986; percent-encode the rest)';
+  if (/%(?![0-9A-Fa-f]{2})/.test(clientId)) return 'has a % that does not start a percent-encoding';
+  if (clientId.includes('#')) return 'must not contain a fragment';
+  if (clientId.includes('?')) return 'must not contain a query';
+  const rest = clientId.slice('https://'.length);
+  const slash = rest.indexOf('/');
+  const authority = slash === -1 ? rest : rest.slice(0, slash);
+  const path = slash === -1 ? '' : rest.slice(slash);
+  if (authority.includes('@')) return 'must not contain user information';
+  if (!URL.canParse(clientId) || !authority) return 'is not a valid URL';
+  if (path === '' || path === '/') return 'must have a path (not just /)';
+  const segments = path.split('/').map((segment) => segment.replace(/%2e/gi, '.'));
+  if (segments.some((segment) => segment === '.' || segment === '..')) return 'must not contain . or .. path segments';
+  return null;
+}
+
+/**
+ * Checks a fetched document against `url` (the Client Identifier URL it was fetched from) and
+ * returns what this server uses of it, or throws {@link InvalidMetadataDocument} with the reason.
+ * Only public clients with the authorization code flow are supported, so the only token
+ * endpoint authentication method is "none".
+ *
+ * @example
+ * const client = validateClientMetadataDocument(url, (await fetchJsonDocument(url)).body);
+ * client.redirect_uris; // ['https://app.example/callback']
+ */
+export function validateClientMetadataDocument(url: string, body: unknown): ClientMetadataDocument {
+  const problem = (reason: string) => new InvalidMetadataDocument(`the client's metadata document is invalid: ${reason}`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw problem('it is not a JSON object');
+  const doc = body as Record<string, unknown>;
+  const has = (name: string) => Object.hasOwn(doc, name);
+
+  if (!has('client_id')) throw problem('client_id is missing');
+  if (doc.client_id !== url) throw problem('client_id is not exactly the URL the document was fetched from');
+
+  if (has('client_secret') || has('client_secret_expires_at')) {
+    throw problem('it must not contain client_secret or client_secret_expires_at (a published document cannot keep a secret)');
+  }
+  const method = doc.token_endpoint_auth_method;
+  if (typeof method === 'string' && SHARED_SECRET_METHODS.has(method)) {
+    throw problem(`token_endpoint_auth_method ${method} needs a shared secret, which a published document cannot have`);
+  }
+  if (method !== undefined && method !== 'none') throw problem('token_endpoint_auth_method must be none (or absent)');
+  if (hasPrivateKeys(doc.jwks)) throw problem('jwks must not contain private or symmetric key material');
+
+  const grantTypes = doc.grant_types;
+  if (grantTypes !== undefined) {
+    if (!isStringArray(grantTypes) || !grantTypes.every((grant) => ALLOWED_GRANT_TYPES.has(grant))) {
+      throw problem('grant_types may contain only authorization_code and refresh_token');
+    }
+    if (!grantTypes.includes('authorization_code')) throw problem('grant_types must include authorization_code');
+  }
+  const responseTypes = doc.response_types;
+  if (responseTypes !== undefined && !(isStringArray(responseTypes) && responseTypes.length === 1 && responseTypes[0] === 'code')) {
+    throw problem('response_types must be ["code"]');
+  }
+
+  const name = typeof doc.client_name === 'string' ? doc.client_name.trim() : '';
+  if (!name) throw problem('client_name is missing or empty');
+  if ([...name].length > MAX_CLIENT_NAME_LENGTH) throw problem(`client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters`);
+  if (UNDISPLAYABLE.test(name)) throw problem('client_name contains control or text-direction characters');
+
+  const redirectUris = doc.redirect_uris;
+  if (!isStringArray(redirectUris) || redirectUris.length === 0) throw problem('redirect_uris must be a non-empty array of strings');
+  if (redirectUris.length > MAX_REDIRECT_URIS) throw problem(`redirect_uris has more than ${MAX_REDIRECT_URIS} entries`);
+  redirectUris.forEach((uri, index) => {
+    const uriProblem = redirectUriProblem(uri);
+    if (uriProblem) throw problem(`redirect_uris[${index}] ${uriProblem}`);
+  });
+
+  const client: ClientMetadataDocument = { client_id: url, client_name: name, redirect_uris: [...new Set(redirectUris)] };
+  // Display links are optional: a bad one is dropped rather than failing the whole client.
+  if (isDisplayLink(doc.client_uri)) client.client_uri = doc.client_uri;
+  if (isDisplayLink(doc.logo_uri)) client.logo_uri = doc.logo_uri;
+  return client;
+}
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
+}
+
+function isDisplayLink(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length > MAX_LINK_LENGTH || !/^https:\/\/[\x21-\x7e]+$/.test(value)) return false;
+  const url = URL.parse(value);
+  return url !== null && url.protocol === 'https:' && !url.username && !url.password;
+}
+
+function hasPrivateKeys(jwks: unknown): boolean {
+  if (typeof jwks !== 'object' || jwks === null) return false;
+  const keys = (jwks as { keys?: unknown }).keys;
+  if (!Array.isArray(keys)) return false;
+  return keys.some((key) => typeof key === 'object' && key !== null && PRIVATE_JWK_MEMBERS.some((member) => Object.hasOwn(key, member)));
+}

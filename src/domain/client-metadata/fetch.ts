@@ -1,0 +1,216 @@
+/**
+ * A bounded HTTPS GET for client metadata documents (draft-ietf-oauth-client-id-metadata-document
+ * §5, §8.6, §8.7): https only, no redirects, 200 only, JSON only, a size cap, one deadline for
+ * DNS, connect, TLS and body, and no connection to a special-use address.
+ */
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type { IncomingMessage } from 'node:http';
+import { request } from 'node:https';
+import type { Socket } from 'node:net';
+import { rootCertificates } from 'node:tls';
+import { isSpecialUseAddress } from './special-use.ts';
+
+/**
+ * Which address check is asking: the DNS answer before connecting, or the peer of the connected socket.
+ *
+ * @example
+ * const loopbackForTests = (ip: string, stage: AddressStage) => ip === '127.0.0.1';
+ */
+export type AddressStage = 'resolved' | 'connected';
+
+/**
+ * Limits and test seams of {@link fetchJsonDocument}. Production passes at most the limits.
+ *
+ * @example
+ * const options: FetchOptions = { maxBytes: 5120, timeoutMs: 2500 };
+ */
+export interface FetchOptions {
+  /** Largest body read, in bytes; the draft recommends 5 KB. Default 5120. */
+  maxBytes?: number;
+  /** Deadline for the whole exchange (DNS, connect, TLS, headers, body), in ms. Default 2500. */
+  timeoutMs?: number;
+  /** Test only: a CA trusted in addition to the usual roots (for a self-signed test certificate). */
+  ca?: string | Buffer;
+  /**
+   * Test only: lets a special-use address through (loopback for a test server). `stage` tells
+   * the DNS check from the socket check, so a test can pass one and not the other.
+   */
+  allowAddress?: (ip: string, stage: AddressStage) => boolean;
+}
+
+/**
+ * A fetched JSON document with the response headers a cache needs (RFC 9111 §4.2).
+ *
+ * @example
+ * const { body, cacheControl } = await fetchJsonDocument(url); // cacheControl: 'max-age=3600'
+ */
+export interface FetchedJson {
+  body: unknown;
+  cacheControl: string | undefined;
+  expires: string | undefined;
+  date: string | undefined;
+  age: string | undefined;
+}
+
+/**
+ * Why a document could not be fetched; the message is fit to show to whoever sent the client_id.
+ *
+ * @example
+ * // "the client's metadata document at app.example could not be fetched: the server answered HTTP 404 instead of 200"
+ * if (error instanceof MetadataFetchError) reply(400, error.message);
+ */
+export class MetadataFetchError extends Error {}
+
+const DEFAULT_MAX_BYTES = 5120;
+const DEFAULT_TIMEOUT_MS = 2500;
+
+type Refused = (ip: string, stage: AddressStage) => boolean;
+
+/**
+ * GETs `url` and parses it as JSON, or throws a {@link MetadataFetchError} whose message names
+ * the URL's host and the reason, and nothing the server or the network said.
+ *
+ * @example
+ * const { body, cacheControl } = await fetchJsonDocument('https://app.example/oauth/client.json');
+ */
+export function fetchJsonDocument(url: string, options: FetchOptions = {}): Promise<FetchedJson> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const refused: Refused = (ip, stage) => isSpecialUseAddress(ip) && !options.allowAddress?.(ip, stage);
+
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return Promise.reject(new MetadataFetchError("the client's metadata document could not be fetched: its URL is not valid"));
+  }
+  const failure = (reason: string) =>
+    new MetadataFetchError(`the client's metadata document at ${target.host} could not be fetched: ${reason}`);
+  if (target.protocol !== 'https:') return Promise.reject(failure('only https URLs are fetched'));
+  const specialUse = failure('the host is at a special-use IP address, which is never fetched from');
+
+  return new Promise<FetchedJson>((resolve, reject) => {
+    let settled = false;
+    const fail = (error: MetadataFetchError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      req.destroy();
+      reject(error);
+    };
+    const succeed = (value: FetchedJson) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      resolve(value);
+    };
+    const deadline = setTimeout(() => fail(failure(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
+
+    const req = request({
+      host: target.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: target.port || 443,
+      path: `${target.pathname}${target.search}`,
+      method: 'GET',
+      headers: { accept: 'application/json', 'user-agent': 'agentauth' },
+      // A fresh connection per fetch, closed after it: every fetch goes through DNS and both address checks.
+      agent: false,
+      maxHeaderSize: 8192,
+      lookup: checkedLookup(refused, specialUse),
+      ...(options.ca ? { ca: [...rootCertificates, options.ca] } : {}),
+    });
+
+    // The check that matters: the peer the socket actually reached, whatever DNS said a moment
+    // earlier (rebinding) and also for an IP-literal host, which never goes through lookup.
+    // Prepended so that it runs before TLS starts its handshake on 'connect'.
+    req.once('socket', (socket: Socket) => {
+      const checkPeer = () => {
+        const peer = socket.remoteAddress;
+        if (peer === undefined || refused(peer, 'connected')) {
+          socket.destroy();
+          fail(specialUse);
+        }
+      };
+      if (socket.connecting) socket.prependOnceListener('connect', checkPeer);
+      else checkPeer();
+    });
+
+    req.on('error', (error: NodeJS.ErrnoException) => fail(error instanceof MetadataFetchError ? error : failure(networkProblem(error))));
+
+    req.once('response', (res: IncomingMessage) => {
+      const problem = responseProblem(res, maxBytes);
+      if (problem) return fail(failure(problem));
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes) return fail(failure(`the document is larger than ${maxBytes} bytes`));
+        chunks.push(chunk);
+      });
+      res.once('end', () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
+        } catch {
+          return fail(failure('the document is not valid JSON'));
+        }
+        succeed({
+          body,
+          cacheControl: res.headers['cache-control'],
+          expires: res.headers.expires,
+          date: res.headers.date,
+          age: res.headers.age,
+        });
+      });
+      res.on('error', () => fail(failure('the connection broke off before the document was complete')));
+      res.once('close', () => fail(failure('the connection broke off before the document was complete')));
+    });
+
+    req.end();
+  });
+}
+
+/**
+ * Resolves like dns.lookup but refuses a name with any special-use address, so that such a
+ * name fails before a connection is even attempted.
+ */
+function checkedLookup(refused: Refused, specialUse: MetadataFetchError) {
+  return (
+    hostname: string,
+    options: LookupOptions,
+    callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '');
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '');
+      if (addresses.some(({ address }) => refused(address, 'resolved'))) return callback(specialUse, '');
+      if (options.all) callback(null, addresses);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+function responseProblem(res: IncomingMessage, maxBytes: number): string | null {
+  const status = res.statusCode ?? 0;
+  if (status >= 300 && status < 400) return `the server answered with a redirect (HTTP ${status}), which is not followed`;
+  if (status !== 200) return `the server answered HTTP ${status} instead of 200`;
+  const mediaType = (res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (mediaType !== 'application/json' && !/^application\/[!#$&^_.+\w-]+\+json$/.test(mediaType)) {
+    return 'the response is not JSON (its content type must be application/json)';
+  }
+  const declared = res.headers['content-length'];
+  if (declared !== undefined && Number(declared) > maxBytes) return `the document is larger than ${maxBytes} bytes`;
+  return null;
+}
+
+/** A reason for a network error that repeats nothing the peer sent (its text may be anything). */
+function networkProblem(error: NodeJS.ErrnoException): string {
+  const code = error.code ?? '';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return 'the host name does not resolve';
+  if (code === 'ECONNREFUSED') return 'the connection was refused';
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'the server closed the connection';
+  if (/CERT|SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)/.test(code)) return "the server's TLS certificate was not accepted";
+  if (/SSL|TLS/.test(code)) return 'the TLS handshake failed';
+  if (code.startsWith('HPE_')) return 'the server sent a malformed HTTP response';
+  return 'the connection failed';
+}
