@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     const ada = await createAccount(ctx, { email: 'ada@example.com', name: 'Ada Lovelace', role: 'admin', password: PASSWORD, emailVerified: true });
     await createAccount(ctx, { email: 'grace@example.com', name: 'Grace Hopper', role: 'member', password: PASSWORD });
     const { client, secret: clientSecret } = await createOwnedWebsite(ctx, ada, { name: 'Acme Notes', redirect_uris: callback.uri });
+    if (clientSecret === null) throw new Error('a confidential website has a secret');
     await createOwnedWebsite(ctx, ada, { name: 'Travel Planner', redirect_uris: `${callback.origin}/travel`, approval: 'manual' });
     const { agent, secret: agentSecret } = await createOwnedAgent(ctx, ada, 'Research assistant');
     await createOwnedAgent(ctx, ada, 'Shopping helper');

@@ -59,4 +59,38 @@ describe('discovery', () => {
       await other.close();
     }
   });
+
+  it('MCP_AUTHORIZATION=true adds public clients, metadata documents and registration, and changes nothing else', async () => {
+    const mcp = await startTestServer({ env: { MCP_AUTHORIZATION: 'true' } });
+    try {
+      const base = (await get('/.well-known/oauth-authorization-server')) as Record<string, unknown>;
+      const response = await fetch(`${mcp.url}/.well-known/oauth-authorization-server`);
+      const metadata = (await response.json()) as Record<string, unknown>;
+      const issuer = mcp.baseUrl;
+      const rebased = Object.fromEntries(Object.entries(base).map(([key, value]) => [key, typeof value === 'string' ? value.replace(server.baseUrl, issuer) : value]));
+      expect(metadata).toEqual({
+        ...rebased,
+        token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
+        revocation_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
+        registration_endpoint: `${issuer}/register`,
+        client_id_metadata_document_supported: true,
+      });
+      const openid = (await (await fetch(`${mcp.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      expect(openid).toMatchObject(metadata);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('each MCP feature can be turned on alone', async () => {
+    const only = await startTestServer({ env: { PUBLIC_CLIENTS: 'true' } });
+    try {
+      const metadata = (await (await fetch(`${only.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+      expect(metadata.token_endpoint_auth_methods_supported).toEqual(['client_secret_post', 'none']);
+      expect(metadata).not.toHaveProperty('registration_endpoint');
+      expect(metadata).not.toHaveProperty('client_id_metadata_document_supported');
+    } finally {
+      await only.close();
+    }
+  });
 });

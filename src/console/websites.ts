@@ -3,17 +3,19 @@
  * with the same validation as the CLI.
  */
 import type { Context } from '../context.ts';
-import { type NewClient, redirectUriProblem, registerClient } from '../domain/clients.ts';
+import { MAX_REDIRECT_URIS, type NewClient, redirectUriProblem, registerClient } from '../domain/clients.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { Approval, ClientRecord } from '../store/types.ts';
 import { InvalidField } from './errors.ts';
 
-type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
+type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config'>;
+type WebsiteForm = { name?: string; redirect_uris?: string; approval?: string; client_type?: string };
 
-const MAX_REDIRECT_URIS = 10;
-
-/** The form's fields as a NewClient, or InvalidField naming what to fix. */
-export function websiteInput(form: { name?: string; redirect_uris?: string; approval?: string }, accountId: string): NewClient {
+/**
+ * The form's fields as a NewClient, or InvalidField naming what to fix. A public client (no
+ * secret) may be chosen only while the server lets public clients sign in.
+ */
+export function websiteInput(form: WebsiteForm, accountId: string, publicClients = false): NewClient {
   const name = (form.name ?? '').trim();
   if (!name) throw new InvalidField('name', 'Give the website a name; people see it on the sign-in page.');
   if (name.length > 200) throw new InvalidField('name', 'A name can be at most 200 characters long.');
@@ -26,13 +28,17 @@ export function websiteInput(form: { name?: string; redirect_uris?: string; appr
   }
   const approval = form.approval ?? 'auto';
   if (approval !== 'auto' && approval !== 'manual') throw new InvalidField('approval', 'Choose automatic or manual approval.');
-  return { name, redirectUris: uris, approval: approval as Approval, accountId };
+  const clientType = form.client_type ?? 'confidential';
+  if (clientType !== 'confidential' && (clientType !== 'public' || !publicClients)) {
+    throw new InvalidField('client_type', publicClients ? 'Choose a website with a server or an app without one.' : 'This server does not let public clients sign in.');
+  }
+  return { name, redirectUris: uris, approval: approval as Approval, accountId, public: clientType === 'public' };
 }
 
 /**
  * @example
  * const { client, secret } = await createOwnedWebsite(ctx, account, { name: 'Shop', redirect_uris: 'https://shop.example/cb' });
  */
-export function createOwnedWebsite(deps: Deps, account: AccountRecord, form: { name?: string; redirect_uris?: string; approval?: string }): Promise<{ client: ClientRecord; secret: string }> {
-  return registerClient(deps, websiteInput(form, account.id));
+export function createOwnedWebsite(deps: Deps, account: AccountRecord, form: WebsiteForm): Promise<{ client: ClientRecord; secret: string | null }> {
+  return registerClient(deps, websiteInput(form, account.id, deps.config.publicClients));
 }

@@ -28,13 +28,14 @@ import {
 } from '../protocol/errors.ts';
 import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestStatusFields } from '../store/types.ts';
 import { verifyAgentCredentials } from './agents.ts';
-import { MAX_REDIRECT_URI_LENGTH, VISIBLE_ASCII } from './clients.ts';
-import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes } from './scopes.ts';
+import { findAuthorizingClient, isPublicClient, MAX_REDIRECT_URI_LENGTH, redirectUriMatches } from './clients.ts';
+import { requestedResource } from './resources.ts';
+import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes, withoutScope } from './scopes.ts';
 import { Throttled } from './throttle.ts';
 
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
 export const CONTESTED_DESCRIPTION = 'Two different agents authenticated this authorization request, so it was stopped; start a new one.';
-export const LIMITS = { clientId: 128, state: 2048, nonce: 512, scope: 200, loginHint: 128 } as const;
+export const LIMITS = { clientId: 512, state: 2048, nonce: 512, scope: 200, loginHint: 128 } as const;
 
 // ---------------------------------------------------------------------------------------------
 // GET /authorize: validation
@@ -50,6 +51,8 @@ export interface ValidAuthorization {
   nonce: string | null;
   /** The only agent that may authenticate (OIDC login_hint), or null. */
   loginHint: string | null;
+  /** The resource (RFC 8707) the tokens are to be for, or null. */
+  resource: string | null;
 }
 
 /** RFC 6749 Appendix A: the nonce is VSCHAR, printable ASCII. */
@@ -107,14 +110,18 @@ function formDecoded(text: string): string | null {
  * redirect_uri first, then everything else. Throws the OAuthError to show on the 400 page;
  * nothing here ever leads to a redirect.
  */
-export async function validateAuthorization(ctx: Pick<Context, 'store'>, query: AuthorizeQuery, rawQuery = ''): Promise<ValidAuthorization> {
+export async function validateAuthorization(
+  ctx: Pick<Context, 'store' | 'clock' | 'config' | 'clientMetadata'>,
+  query: AuthorizeQuery,
+  rawQuery = '',
+): Promise<ValidAuthorization> {
   const clientId = required(query, 'client_id', LIMITS.clientId);
-  // Every identifier the server issues is visible ASCII; anything else names nothing.
-  const client = VISIBLE_ASCII.test(clientId) ? await ctx.store.findClient(clientId) : undefined;
+  const client = await findAuthorizingClient(ctx, clientId);
   if (!client || client.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
+  if (isPublicClient(client) && !ctx.config.publicClients) throw new InvalidClient('Public clients are not enabled on this server.', 400);
 
   const redirectUri = required(query, 'redirect_uri', MAX_REDIRECT_URI_LENGTH);
-  if (!client.redirect_uris.includes(redirectUri)) {
+  if (!redirectUriMatches(client, redirectUri)) {
     throw new InvalidRequest('redirect_uri does not match any redirect URI registered for this client.');
   }
 
@@ -140,6 +147,13 @@ export async function validateAuthorization(ctx: Pick<Context, 'store'>, query: 
     scope = normalizeScope(requestedScope);
     if (!scope) throw new InvalidScope(`scope must name at least one of ${SUPPORTED_SCOPES.join(', ')}.`);
   }
+  if (isPublicClient(client)) {
+    // An ID token is keyed with the client's secret (OIDC Core §10.1) and the key set is empty by
+    // contract, so a public client could verify none: it is granted the rest of what it asked
+    // for, without openid, as RFC 6749 §3.3 allows (docs/design.md §13).
+    scope = withoutScope(scope, 'openid');
+    if (!scope) throw new InvalidScope('A public client cannot be issued an ID token (it has no secret to key it with); ask for email or profile.');
+  }
 
   const nonce = single(query, 'nonce', LIMITS.nonce) ?? null;
   if (nonce !== null && !VSCHAR.test(nonce)) throw new InvalidRequest('nonce must consist of printable ASCII characters.');
@@ -147,7 +161,9 @@ export async function validateAuthorization(ctx: Pick<Context, 'store'>, query: 
   const loginHint = single(query, 'login_hint', LIMITS.loginHint) || null;
   if (loginHint !== null && !AGENT_ID.test(loginHint)) throw new InvalidRequest('login_hint must be the agent_id of the agent that is to sign in.');
 
-  return { client, redirectUri, state, codeChallenge, scope, nonce, loginHint };
+  const resource = requestedResource(query.resource, ctx.config.allowedResources);
+
+  return { client, redirectUri, state, codeChallenge, scope, nonce, loginHint, resource };
 }
 
 /**
@@ -172,6 +188,7 @@ export async function startAuthorization(
     code_challenge: valid.codeChallenge,
     nonce: valid.nonce,
     login_hint: valid.loginHint,
+    resource: valid.resource,
     browser_digest: digest(binding),
     status: 'pending',
     error: null,
@@ -445,6 +462,7 @@ export async function continueAuthorization(
     scope: request.scope,
     code_challenge: request.code_challenge,
     nonce: request.nonce,
+    resource: request.resource,
     agent_id: request.agent_id!,
     model: request.model!,
     auth_time: request.authenticated_at!,

@@ -3,10 +3,14 @@ import { newClientId, newClientSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClient } from '../protocol/errors.ts';
 import type { Approval, ClientRecord, ClientStatus } from '../store/types.ts';
+import type { ClientMetadataDocument } from './client-metadata/document.ts';
+import { isClientIdUrl } from './client-metadata/document.ts';
+import { resourceProblem } from './resources.ts';
 
 type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+export const MAX_REDIRECT_URIS = 10;
 export const MAX_REDIRECT_URI_LENGTH = 2000;
 /** What the authorization response appends to a redirect URI; a registered query must leave them free. */
 const RESPONSE_PARAMETERS = ['code', 'state', 'iss', 'error', 'error_description'];
@@ -39,34 +43,93 @@ export function redirectUriProblem(uri: string): string | null {
   return 'must use https (http is allowed only for localhost, 127.0.0.1 and [::1])';
 }
 
+/** A client without a secret (token_endpoint_auth_method none): an app on a device, an MCP client. */
+export const isPublicClient = (client: Pick<ClientRecord, 'token_endpoint_auth_method'>) => client.token_endpoint_auth_method === 'none';
+
+/** http://localhost, 127.0.0.1 or [::1]: a redirect to the person's own machine. */
+export function isLoopbackRedirect(uri: string): boolean {
+  const url = URL.parse(uri);
+  return url !== null && url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+}
+
+/**
+ * Whether a requested redirect_uri is one the client registered: exactly (docs/contract.md),
+ * or, for a public client only, a loopback URI that differs from a registered one in its port
+ * alone (RFC 8252 §7.3: a native app listens on whatever port the system gives it).
+ *
+ * @example
+ * redirectUriMatches(publicClient, 'http://127.0.0.1:53122/callback'); // registered http://127.0.0.1/callback: true
+ */
+export function redirectUriMatches(client: Pick<ClientRecord, 'redirect_uris' | 'token_endpoint_auth_method'>, requested: string): boolean {
+  if (client.redirect_uris.includes(requested)) return true;
+  if (!isPublicClient(client) || !isLoopbackRedirect(requested) || redirectUriProblem(requested) !== null) return false;
+  const withoutPort = (uri: string) => {
+    const url = new URL(uri);
+    url.port = '';
+    return url.href;
+  };
+  const wanted = withoutPort(requested);
+  return client.redirect_uris.some((uri) => isLoopbackRedirect(uri) && withoutPort(uri) === wanted);
+}
+
 export interface NewClient {
   name: string;
+  /** Where the browser may be sent back to; none for a client that is only a resource server. */
   redirectUris: string[];
   approval?: Approval;
   /** The console account that owns the client. */
   accountId?: string;
+  /** A public client: no secret, token_endpoint_auth_method none (needs PUBLIC_CLIENTS to sign in). */
+  public?: boolean;
+  /** The resources (RFC 8707) it serves: it may introspect the tokens issued for them. */
+  resources?: string[];
+  /**
+   * Dynamic registration (RFC 7591): the digest of the registration access token that manages
+   * the client (RFC 7592). Its presence makes the client's source 'dynamic'.
+   */
+  registrationTokenDigest?: string;
 }
 
-export async function registerClient(deps: Deps, input: NewClient): Promise<{ client: ClientRecord; secret: string }> {
+/** Checks a new client's fields; throws an Error whose message says what is wrong. */
+export function validateNewClient(input: NewClient): { name: string; redirectUris: string[]; resources: string[] } {
   const name = input.name.trim();
   if (!name || name.length > 200) throw new Error('client name must be 1 to 200 characters');
-  if (input.redirectUris.length === 0) throw new Error('at least one redirect URI is required');
+  const resources = [...new Set(input.resources ?? [])];
+  if (input.redirectUris.length === 0 && resources.length === 0) throw new Error('at least one redirect URI is required');
+  if (input.redirectUris.length > MAX_REDIRECT_URIS) throw new Error(`at most ${MAX_REDIRECT_URIS} redirect URIs may be registered`);
   for (const uri of input.redirectUris) {
     const problem = redirectUriProblem(uri);
     if (problem) throw new Error(`redirect URI ${uri} ${problem}`);
   }
-  const secret = newClientSecret();
+  for (const resource of resources) {
+    const problem = resourceProblem(resource);
+    if (problem) throw new Error(`resource ${resource} ${problem}`);
+  }
+  if (input.public && resources.length > 0) throw new Error('a resource server authenticates to introspect tokens, so it cannot be a public client');
+  return { name, redirectUris: [...new Set(input.redirectUris)], resources };
+}
+
+/** Registers a client; `secret` is null for a public client, which has none. */
+export async function registerClient(deps: Deps, input: NewClient & { public?: false }): Promise<{ client: ClientRecord; secret: string }>;
+export async function registerClient(deps: Deps, input: NewClient): Promise<{ client: ClientRecord; secret: string | null }>;
+export async function registerClient(deps: Deps, input: NewClient): Promise<{ client: ClientRecord; secret: string | null }> {
+  const { name, redirectUris, resources } = validateNewClient(input);
+  const secret = input.public ? null : newClientSecret();
   const client: ClientRecord = {
     id: newClientId(),
     name,
-    secret_sealed: deps.secrets.box.seal(secret),
+    secret_sealed: secret === null ? '' : deps.secrets.box.seal(secret),
     previous_secret_sealed: null,
     previous_secret_expires_at: null,
-    redirect_uris: [...new Set(input.redirectUris)],
+    redirect_uris: redirectUris,
     status: 'active',
     approval: input.approval ?? 'auto',
     created_at: deps.clock(),
     account_id: input.accountId ?? null,
+    token_endpoint_auth_method: input.public ? 'none' : 'client_secret_post',
+    source: input.registrationTokenDigest ? 'dynamic' : 'manual',
+    registration_token_digest: input.registrationTokenDigest ?? null,
+    resources,
   };
   await deps.store.insertClient(client);
   return { client, secret };
@@ -80,6 +143,7 @@ export async function registerClient(deps: Deps, input: NewClient): Promise<{ cl
 export async function rotateClientSecret(deps: Deps, clientId: string, graceSeconds = 0): Promise<string> {
   const client = await deps.store.findClient(clientId);
   if (!client) throw new Error(`no client ${clientId}`);
+  if (isPublicClient(client)) throw new Error(`client ${clientId} is a public client; it has no secret to rotate`);
   const secret = newClientSecret();
   const keepOld = graceSeconds > 0;
   await deps.store.updateClient(clientId, {
@@ -92,6 +156,46 @@ export async function rotateClientSecret(deps: Deps, clientId: string, graceSeco
 
 export async function setClientStatus(deps: Deps, clientId: string, status: ClientStatus): Promise<void> {
   if (!(await deps.store.updateClient(clientId, { status }))) throw new Error(`no client ${clientId}`);
+}
+
+/**
+ * The client a client_id names at /authorize: a registered one, or, with
+ * CLIENT_ID_METADATA_DOCUMENTS on, the one its https URL's metadata document describes. That
+ * document (fetched or cached, docs/design.md §13) is kept as a client row, so codes, grants and
+ * tokens refer to it like any other client and an operator can disable it; the row is written
+ * only when it is new or the document changed.
+ */
+export async function findAuthorizingClient(ctx: Pick<Context, 'store' | 'clock' | 'clientMetadata'>, clientId: string): Promise<ClientRecord | undefined> {
+  // Every identifier the server issues is visible ASCII; anything else names nothing.
+  if (!VISIBLE_ASCII.test(clientId)) return undefined;
+  if (!ctx.clientMetadata || !isClientIdUrl(clientId)) return ctx.store.findClient(clientId);
+  const known = await ctx.store.findClient(clientId);
+  // A disabled one is refused without asking its server again.
+  if (known && (known.status !== 'active' || known.source !== 'metadata_document')) return known;
+  const document = await ctx.clientMetadata.resolve(clientId);
+  if (known && known.name === document.client_name && sameList(known.redirect_uris, document.redirect_uris)) return known;
+  return ctx.store.saveMetadataDocumentClient(metadataDocumentClient(document, ctx.clock()));
+}
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((value, i) => value === b[i]);
+
+function metadataDocumentClient(document: ClientMetadataDocument, now: number): ClientRecord {
+  return {
+    id: document.client_id,
+    name: document.client_name,
+    secret_sealed: '',
+    previous_secret_sealed: null,
+    previous_secret_expires_at: null,
+    redirect_uris: document.redirect_uris,
+    status: 'active',
+    approval: 'auto',
+    created_at: now,
+    account_id: null,
+    token_endpoint_auth_method: 'none',
+    source: 'metadata_document',
+    registration_token_digest: null,
+    resources: [],
+  };
 }
 
 /** A sealed secret in clear, or null when it was sealed under a server secret this process does not have. */
@@ -111,6 +215,7 @@ export async function resealClientSecrets(deps: Deps): Promise<{ resealed: strin
   const resealed: string[] = [];
   const unreadable: string[] = [];
   for (const client of await deps.store.listClients()) {
+    if (isPublicClient(client)) continue;
     const secret = openSealed(deps, client.secret_sealed);
     const previous = client.previous_secret_sealed === null ? null : openSealed(deps, client.previous_secret_sealed);
     if (secret === null || (client.previous_secret_sealed !== null && previous === null)) {
@@ -124,19 +229,26 @@ export async function resealClientSecrets(deps: Deps): Promise<{ resealed: strin
 }
 
 /**
- * client_secret_post (RFC 6749 §2.3.1): the same answer for an unknown client, a wrong secret
- * and an inactive client, so the endpoint does not tell which client ids exist.
+ * Client authentication at the token, introspection and revocation endpoints: client_secret_post
+ * (RFC 6749 §2.3.1), or, for a public client while PUBLIC_CLIENTS is on, its client_id alone
+ * (RFC 6749 §2.1; it must then send no secret). The same answer for an unknown client, a wrong
+ * secret and an inactive client, so the endpoint does not tell which client ids exist.
  */
 export async function authenticateClient(
-  deps: Deps,
+  deps: Deps & Pick<Context, 'config'>,
   clientId: string | undefined,
   clientSecret: string | undefined,
   log: (message: string) => void = () => {},
 ): Promise<ClientRecord> {
-  if (!clientId || !clientSecret) {
+  if (!clientId) throw new InvalidClient('client authentication failed: client_id is required');
+  const client = await deps.store.findClient(clientId);
+  if (client && isPublicClient(client)) {
+    if (!deps.config.publicClients || client.status !== 'active' || clientSecret !== undefined) throw new InvalidClient('client authentication failed');
+    return client;
+  }
+  if (!clientSecret) {
     throw new InvalidClient('client authentication failed: client_id and client_secret are required (client_secret_post)');
   }
-  const client = await deps.store.findClient(clientId);
   const expected = client ? openSealed(deps, client.secret_sealed) : null;
   if (client && expected === null) {
     log(`client ${client.id}: its secret was encrypted under a JWT_SECRET this server does not have; list that secret in JWT_PREVIOUS_SECRETS, or rotate the client's secret`);

@@ -27,3 +27,10 @@ export function isSubset(requested: string, granted: string): boolean {
   const allowed = new Set(scopeValues(granted));
   return scopeValues(requested).every((value) => allowed.has(value));
 }
+
+/** The scope without one value, in canonical form. */
+export function withoutScope(scope: string, value: string): string {
+  return scopeValues(scope)
+    .filter((each) => each !== value)
+    .join(' ');
+}

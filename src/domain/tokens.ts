@@ -6,9 +6,11 @@
  */
 import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InsufficientScope, InvalidGrant, InvalidRequest, InvalidScope, InvalidToken, UnauthorizedClient } from '../protocol/errors.ts';
+import { InsufficientScope, InvalidClient, InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, InvalidToken, UnauthorizedClient } from '../protocol/errors.ts';
 import type { AccessTokenRecord, AgentRecord, ClientRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
+import { isPublicClient } from './clients.ts';
 import { signIdToken } from './jwt.ts';
+import { requestedResource } from './resources.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
 
 export interface TokenResponse {
@@ -30,9 +32,10 @@ interface Issue {
   client: ClientRecord;
   /**
    * The secret the client authenticated with at this request: the HS256 key of its ID token
-   * (OIDC Core §10.1). During a rotation's grace period it may be the previous one.
+   * (OIDC Core §10.1). During a rotation's grace period it may be the previous one. Null for a
+   * public client, which is never granted openid (authorization-request.ts).
    */
-  clientSecret: string;
+  clientSecret: string | null;
   grant: GrantRecord;
   /** Scope of this access token (may be narrower than the grant's on refresh). */
   scope: string;
@@ -43,7 +46,8 @@ function signAccessToken(ctx: Context, grant: GrantRecord, scope: string, jti: s
   return ctx.secrets.accessTokens.sign({
     iss: ctx.config.baseUrl,
     sub: grant.agent_id,
-    aud: grant.client_id,
+    // RFC 8707 §2: a token for a resource is audience-restricted to it (RFC 9068 §3).
+    aud: grant.resource ?? grant.client_id,
     client_id: grant.client_id,
     scope,
     iat: now,
@@ -54,7 +58,7 @@ function signAccessToken(ctx: Context, grant: GrantRecord, scope: string, jti: s
 }
 
 /** OpenID Connect Core §2, §5.4: the ID token, keyed with the client's secret (§10.1). */
-function idToken(ctx: Context, issue: Issue, agent: AgentRecord, now: number): string {
+function idToken(ctx: Context, issue: Issue & { clientSecret: string }, agent: AgentRecord, now: number): string {
   const { sub: _sub, ...claims } = userClaims(agent, issue.scope);
   return signIdToken(issue.clientSecret, {
     iss: ctx.config.baseUrl,
@@ -79,7 +83,7 @@ function prepareTokens(ctx: Context, issue: Issue, agent: AgentRecord, now: numb
     refresh_token: refreshToken,
     scope: issue.scope,
   };
-  if (hasScope(issue.scope, 'openid')) response.id_token = idToken(ctx, issue, agent, now);
+  if (hasScope(issue.scope, 'openid') && issue.clientSecret !== null) response.id_token = idToken(ctx, { ...issue, clientSecret: issue.clientSecret }, agent, now);
   const rows: IssuedTokens = {
     accessToken: { jti, grant_id: issue.grant.id, client_id: issue.client.id, scope: issue.scope, expires_at: now + ctx.config.accessTokenTtl, revoked_at: null },
     refreshToken: { digest: digest(refreshToken), grant_id: issue.grant.id, created_at: now, expires_at: now + ctx.config.refreshTokenTtl, used_at: null },
@@ -97,11 +101,23 @@ async function activeAgent(ctx: Context, agentId: string): Promise<AgentRecord> 
 // grant_type=authorization_code
 
 export interface CodeExchange {
-  /** Already verified by authenticateClient. */
-  client_secret: string;
+  /** Already verified by authenticateClient; undefined for a public client. */
+  client_secret?: string;
   code?: string;
   code_verifier?: string;
   redirect_uri?: string;
+  /** RFC 8707 §2.2: if given, the resource of the authorization request. */
+  resource?: string | string[];
+}
+
+/**
+ * RFC 8707 at the token endpoint: a resource named here must be the one the code or grant is
+ * bound to (one audience per grant here); none means that one.
+ */
+function confirmResource(ctx: Context, requested: string | string[] | undefined, bound: string | null): void {
+  if (requested === undefined) return;
+  const resource = requestedResource(requested, ctx.config.allowedResources);
+  if (resource !== bound) throw new InvalidTarget(bound === null ? 'This grant was not issued for a resource.' : 'resource differs from the one this grant was issued for.');
 }
 
 export async function exchangeCode(ctx: Context, client: ClientRecord, input: CodeExchange): Promise<TokenResponse> {
@@ -120,6 +136,7 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
     throw new InvalidGrant('redirect_uri does not match the one of the authorization request.');
   }
   if (!pkceS256Matches(input.code_verifier, code.code_challenge)) throw new InvalidGrant('The code_verifier does not match the code_challenge.');
+  confirmResource(ctx, input.resource, code.resource);
 
   const replay = async (): Promise<never> => {
     // RFC 6749 §4.1.2 / RFC 9700 §4.5: a second use of a code revokes what it issued.
@@ -139,8 +156,9 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
     auth_time: code.auth_time,
     created_at: now,
     revoked_at: null,
+    resource: code.resource,
   };
-  const { rows, response } = prepareTokens(ctx, { client, clientSecret: input.client_secret, grant, scope: code.scope, nonce: code.nonce }, agent, now);
+  const { rows, response } = prepareTokens(ctx, { client, clientSecret: input.client_secret ?? null, grant, scope: code.scope, nonce: code.nonce }, agent, now);
   if (!(await ctx.store.redeemCode(codeDigest, now, grant, rows))) return replay();
   return response;
 }
@@ -148,7 +166,11 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
 // ---------------------------------------------------------------------------------------------
 // grant_type=refresh_token
 
-export async function refreshTokens(ctx: Context, client: ClientRecord, input: { client_secret: string; refresh_token?: string; scope?: string }): Promise<TokenResponse> {
+export async function refreshTokens(
+  ctx: Context,
+  client: ClientRecord,
+  input: { client_secret?: string; refresh_token?: string; scope?: string; resource?: string | string[] },
+): Promise<TokenResponse> {
   if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
   const tokenDigest = digest(input.refresh_token);
   const found = await ctx.store.findRefreshTokenContext(tokenDigest);
@@ -173,9 +195,10 @@ export async function refreshTokens(ctx: Context, client: ClientRecord, input: {
     }
     scope = normalizeScope(input.scope);
   }
+  confirmResource(ctx, input.resource, grant.resource);
   const agent = usableAgent(found);
   if (!agent) throw new InvalidGrant('The agent of this grant is disabled.');
-  const { rows, response } = prepareTokens(ctx, { client, clientSecret: input.client_secret, grant, scope, nonce: null }, agent, now);
+  const { rows, response } = prepareTokens(ctx, { client, clientSecret: input.client_secret ?? null, grant, scope, nonce: null }, agent, now);
   if (!(await ctx.store.rotateRefreshToken(tokenDigest, now, rows))) return reuse();
   return response;
 }
@@ -238,6 +261,8 @@ export async function userinfo(ctx: Context, token: string | undefined): Promise
   }
   const active = await activeAccessToken(ctx, token);
   if (!active) throw new InvalidToken('The access token is invalid, expired or revoked.');
+  // A token audience-restricted to a resource server is for that server, not for userinfo.
+  if (active.claims.aud !== active.claims.client_id) throw new InvalidToken('The access token was issued for another resource.');
   if (!hasScope(active.record.scope, 'openid')) throw new InsufficientScope('The access token was not granted the openid scope.', 'openid');
   return userClaims(active.agent, active.record.scope);
 }
@@ -249,18 +274,35 @@ export async function userinfo(ctx: Context, token: string | undefined): Promise
 type TokenHint = string | undefined;
 const isRefreshToken = (token: string) => token.startsWith('rft_');
 
-/** RFC 7662: { active: false } for anything not active or not issued to this client. */
+/**
+ * RFC 7662: { active: false } for anything not active or not for this caller. A caller may
+ * introspect the tokens issued to it and, as a resource server, the access tokens issued for a
+ * resource it serves (RFC 7662 §2.1: the protected resource asks). Public clients may not
+ * introspect (§4: the endpoint needs the caller's authentication).
+ */
 export async function introspect(ctx: Context, client: ClientRecord, token: string, _hint?: TokenHint): Promise<Record<string, unknown>> {
+  if (isPublicClient(client)) throw new InvalidClient('A public client cannot introspect tokens; introspection needs client authentication.');
   const inactive = { active: false };
   if (isRefreshToken(token)) {
     const found = await ctx.store.findRefreshTokenContext(digest(token));
     const now = ctx.clock();
     if (!found || found.grant.client_id !== client.id || found.token.used_at !== null || now >= found.token.expires_at || !usableAgent(found)) return inactive;
     const { token: record, grant } = found;
-    return { active: true, client_id: grant.client_id, scope: grant.scope, sub: grant.agent_id, iss: ctx.config.baseUrl, iat: record.created_at, exp: record.expires_at, token_type: 'refresh_token' };
+    return {
+      active: true,
+      client_id: grant.client_id,
+      scope: grant.scope,
+      sub: grant.agent_id,
+      iss: ctx.config.baseUrl,
+      iat: record.created_at,
+      exp: record.expires_at,
+      token_type: 'refresh_token',
+      ...(grant.resource === null ? {} : { aud: grant.resource }),
+    };
   }
   const active = await activeAccessToken(ctx, token);
-  if (!active || active.record.client_id !== client.id) return inactive;
+  const mayRead = active && (active.record.client_id === client.id || client.resources.includes(active.claims.aud));
+  if (!active || !mayRead) return inactive;
   const { claims } = active;
   return {
     active: true,

@@ -4,6 +4,7 @@
  * once the agent has authenticated; without JavaScript, "Continue" does the same.
  */
 import { redirectHost } from '../domain/authorization-request.ts';
+import { isLoopbackRedirect } from '../domain/clients.ts';
 import { scopeValues } from '../domain/scopes.ts';
 import type { AgentRecord, AuthorizationRequestRecord, ClientRecord } from '../store/types.ts';
 import { type Html, html } from './html.ts';
@@ -20,6 +21,27 @@ export interface AuthorizePageView {
   request: AuthorizationRequestRecord;
   client: ClientRecord;
   notice?: string;
+}
+
+/**
+ * Who vouches for the client's name. A metadata document's client named itself and is known by
+ * the host serving the document; a dynamically registered one named itself (docs/design.md §13).
+ */
+function clientOrigin(client: ClientRecord): Html | '' {
+  if (client.source === 'metadata_document') {
+    return html`<p id="client-origin">This application is identified by <strong>${new URL(client.id).host}</strong>, which also chose its name.</p>`;
+  }
+  if (client.source === 'dynamic') return html`<p id="client-origin">This application registered itself; its name has not been checked.</p>`;
+  return '';
+}
+
+/**
+ * A self-described application that only ever receives the sign-in on the device it runs on:
+ * anyone can publish such a document, so the person should have started it themselves.
+ */
+function localhostWarning(client: ClientRecord): Html | '' {
+  if (client.source === 'manual' || !client.redirect_uris.every(isLoopbackRedirect)) return '';
+  return html`<p id="localhost-warning" class="warning" role="note">This application receives the sign-in on the computer it runs on (localhost). Continue only if you started it yourself, on this device.</p>`;
 }
 
 function continueForm(request: AuthorizationRequestRecord, approveLabel: string, confirmed: boolean): Html {
@@ -44,7 +66,10 @@ export function authorizePage(view: AuthorizePageView): string {
 <meta name="scope" content="${request.scope}">
 <script src="/assets/authorize.js" defer></script>`,
     html`<h1><span id="client-name">${client.name}</span> asks your AI agent to sign in</h1>
+${clientOrigin(client)}
 <p>After sign-in you will be sent to <strong id="redirect-host">${host}</strong>.</p>
+${localhostWarning(client)}
+${request.resource ? html`<p>Its access will be for <strong id="resource">${request.resource}</strong>.</p>` : ''}
 <h2>Requested access</h2>
 <ul id="scopes">${scopeValues(request.scope).map((s) => html`<li>${SCOPE_TEXT[s] ?? s} <code>${s}</code></li>`)}</ul>
 <h2>Request ID for your agent</h2>

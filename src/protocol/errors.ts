@@ -62,6 +62,21 @@ export class InvalidScope extends OAuthError {
   readonly error = 'invalid_scope';
 }
 
+/** RFC 8707 §2: a resource that is not an absolute URI, has a fragment, or is not one tokens are issued for. */
+export class InvalidTarget extends OAuthError {
+  readonly error = 'invalid_target';
+}
+
+/** RFC 7591 §3.2.2: a redirection URI given at dynamic client registration is invalid. */
+export class InvalidRedirectUri extends OAuthError {
+  readonly error = 'invalid_redirect_uri';
+}
+
+/** RFC 7591 §3.2.2: a client metadata field given at dynamic client registration is invalid. */
+export class InvalidClientMetadata extends OAuthError {
+  readonly error = 'invalid_client_metadata';
+}
+
 export class AccessDenied extends OAuthError {
   readonly error = 'access_denied';
   override readonly statusCode: number;

@@ -308,3 +308,40 @@ describe('who reaches a website', () => {
     expect(await introspect(party, tokens.access_token)).toBe(true);
   });
 });
+
+describe('public clients in the console', () => {
+  it('are offered only while PUBLIC_CLIENTS is on; a public one has no secret and signs in with PKCE alone', async () => {
+    // The server of this file runs with public clients off: no choice on the form, and a forged one is refused.
+    expect((await session.get('/console/websites')).text).not.toContain('name="client_type"');
+    const refused = await session.post('/console/websites', { name: 'Desktop app', redirect_uris: 'http://127.0.0.1/callback', approval: 'auto', client_type: 'public' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('This server does not let public clients sign in.');
+
+    const open = await startTestServer({ env: { PUBLIC_CLIENTS: 'true' } });
+    try {
+      const account = await createPasswordAccount(open.ctx, { email: 'apps@example.org', name: 'App Maker' });
+      const maker = await signIn(open.baseUrl, account.email);
+      const form = await maker.get('/console/websites');
+      expect(form.text).toContain('name="client_type"');
+      const created = await maker.post('/console/websites', { name: 'Desktop app', redirect_uris: 'http://127.0.0.1/callback', approval: 'auto', client_type: 'public' });
+      expect(created.status).toBe(200);
+      expect(created.text).toContain('id="public-client-note"');
+      expect(created.text).not.toContain('id="client-secret"');
+      const clientId = codeOf(created, 'client-id');
+      expect(await open.ctx.store.findClient(clientId)).toMatchObject({ token_endpoint_auth_method: 'none', secret_sealed: '', account_id: account.id });
+      // Its page offers no secret rotation.
+      const page = await maker.get(`/console/websites/${clientId}`);
+      expect(page.text).toContain('Public (no secret; PKCE only)');
+      expect(page.text).not.toContain(`/console/websites/${clientId}/rotate`);
+
+      const visitor = await open.createAgent();
+      const party: Party = { clientId, clientSecret: '', redirectUri: 'http://127.0.0.1:41234/callback', ...visitor };
+      const { code, verifier } = await obtainCode(open, party);
+      const tokens = await postForm(open, '/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: party.redirectUri });
+      expect(tokens.status).toBe(200);
+      expect(await tokens.json()).not.toHaveProperty('id_token');
+    } finally {
+      await open.close();
+    }
+  });
+});

@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { Context } from '../../src/context.ts';
 import { registerAgent, type NewAgent } from '../../src/domain/agents.ts';
 import { registerClient, type NewClient } from '../../src/domain/clients.ts';
+import type { FetchOptions } from '../../src/domain/client-metadata/index.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import type { Party } from './flow.ts';
 import { freePort } from './net.ts';
@@ -79,7 +80,7 @@ export interface TestServer extends RunningServer {
   dir: string;
   /** The DATABASE_URL; pass it to another startTestServer to share the database. */
   databaseUrl: string;
-  createClient(input?: Partial<NewClient>): Promise<{ clientId: string; clientSecret: string; redirectUri: string }>;
+  createClient(input?: Omit<Partial<NewClient>, 'public'>): Promise<{ clientId: string; clientSecret: string; redirectUri: string }>;
   createAgent(input?: Partial<NewAgent>): Promise<{ agentId: string; agentSecret: string }>;
 }
 
@@ -87,7 +88,9 @@ export interface TestServer extends RunningServer {
  * `host` names the server in BASE_URL (127.0.0.1 by default; WebAuthn needs a domain name, such
  * as localhost, for its relying party). The server always listens on 127.0.0.1.
  */
-export async function startTestServer(options: { env?: Record<string, string>; logStream?: NodeJS.WritableStream; databaseUrl?: string; host?: string } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { env?: Record<string, string>; logStream?: NodeJS.WritableStream; databaseUrl?: string; host?: string; clientMetadataFetch?: FetchOptions } = {},
+): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'agentauth-test-'));
   const database = options.databaseUrl ? { url: options.databaseUrl, dispose: async () => {} } : await freshDatabase(dir);
   const port = await freePort();
@@ -103,7 +106,7 @@ export async function startTestServer(options: { env?: Record<string, string>; l
     ...options.env,
   });
   const clock = testClock();
-  const server = await startServer(config, { clock, logStream: options.logStream, warn: () => {} });
+  const server = await startServer(config, { clock, logStream: options.logStream, warn: () => {}, clientMetadataFetch: options.clientMetadataFetch });
   return {
     ...server,
     baseUrl: config.baseUrl,
@@ -112,7 +115,7 @@ export async function startTestServer(options: { env?: Record<string, string>; l
     databaseUrl: database.url,
     async createClient(input = {}) {
       const redirectUri = input.redirectUris?.[0] ?? DEFAULT_REDIRECT_URI;
-      const { client, secret } = await registerClient(server.ctx, { name: 'Test App', redirectUris: [redirectUri], ...input });
+      const { client, secret } = await registerClient(server.ctx, { name: 'Test App', redirectUris: [redirectUri], ...input, public: false });
       return { clientId: client.id, clientSecret: secret, redirectUri };
     },
     async createAgent(input = {}) {

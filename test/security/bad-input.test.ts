@@ -240,7 +240,8 @@ describe('parameters over their length limits', () => {
   const over = (n: number) => 'a'.repeat(n + 1);
 
   it.each([
-    ['client_id', 128],
+    // 512: a client_id may be the https URL of a Client ID Metadata Document.
+    ['client_id', 512],
     ['redirect_uri', 2000],
     ['response_type', 100],
     ['state', 2048],
@@ -283,7 +284,7 @@ describe('parameters over their length limits', () => {
 
   it.each([
     ['grant_type', 64],
-    ['client_id', 128],
+    ['client_id', 512],
     ['client_secret', 512],
     ['code', 256],
     ['code_verifier', 256],
@@ -301,11 +302,11 @@ describe('parameters over their length limits', () => {
   it.each([
     ['/introspect', 'token', 4096],
     ['/introspect', 'token_type_hint', 64],
-    ['/introspect', 'client_id', 128],
+    ['/introspect', 'client_id', 512],
     ['/introspect', 'client_secret', 512],
     ['/revoke', 'token', 4096],
     ['/revoke', 'token_type_hint', 64],
-    ['/revoke', 'client_id', 128],
+    ['/revoke', 'client_id', 512],
     ['/revoke', 'client_secret', 512],
   ])('POST %s: %s over %i characters is 400 invalid_request naming it', async (path, name, limit) => {
     const fields = { token: 'x', client_id: party.clientId, client_secret: party.clientSecret, [name]: over(limit) };

@@ -19,10 +19,15 @@ const APPROVALS: Array<[string, string]> = [
   ['manual', 'Manual'],
 ];
 const approvalText = (approval: string) => (approval === 'manual' ? 'Manual' : 'Automatic');
+const CLIENT_TYPES: Array<[string, string]> = [
+  ['confidential', 'Website with a server (it keeps a secret)'],
+  ['public', 'App without a server: desktop, mobile or MCP client (public, no secret)'],
+];
+const clientTypeText = (client: ClientRecord) => (client.token_endpoint_auth_method === 'none' ? 'Public (no secret; PKCE only)' : 'Confidential (client secret)');
 
 const uriList = (uris: string[]) => html`<ul class="uris">${uris.map((uri) => html`<li><code>${uri}</code></li>`)}</ul>`;
 
-export function websitesPage(page: SignedInPage, input: { websites: ClientRecord[]; notice?: ConsolePage['notice'] } & FormState): string {
+export function websitesPage(page: SignedInPage, input: { websites: ClientRecord[]; publicClients: boolean; notice?: ConsolePage['notice'] } & FormState): string {
   const { csrf } = page;
   const errors = input.errors ?? {};
   return consolePage(page, {
@@ -51,6 +56,9 @@ ${csrfField(csrf)}
 ${field({ label: 'Name', name: 'name', value: input.values?.name, required: true, maxlength: 200, error: errors.name, hint: 'People see it on the sign-in page.' })}
 ${field({ label: 'Redirect URIs', name: 'redirect_uris', type: 'textarea', value: input.values?.redirect_uris, required: true, error: errors.redirect_uris, hint: 'One per line, exactly as your website sends them: https, or http for localhost, 127.0.0.1 and [::1] only; no fragment (#).' })}
 ${field({ label: 'Approval', name: 'approval', type: 'select', choices: APPROVALS, value: input.values?.approval ?? 'auto', error: errors.approval, hint: 'Automatic: the sign-in completes as soon as the agent has authenticated. Manual: the person in the browser first sees which agent authenticated, and for whom, and clicks Approve.' })}
+${input.publicClients || errors.client_type
+  ? field({ label: 'Kind', name: 'client_type', type: 'select', choices: CLIENT_TYPES, value: input.values?.client_type ?? 'confidential', error: errors.client_type, hint: 'An app that runs on people’s devices cannot keep a secret: register it as public. It signs in with PKCE alone, gets no ID token, and its loopback redirect URIs match on any port.' })
+  : ''}
 <button type="submit">Register website</button>
 </form>
 </section>`,
@@ -64,20 +72,23 @@ function endpoints(issuer: string): Html {
 }
 
 /** The new website's credentials, the secret shown this once. */
-export function websiteCreatedPage(page: SignedInPage, input: { client: ClientRecord; secret: string; issuer: string }): string {
-  const { client } = input;
+export function websiteCreatedPage(page: SignedInPage, input: { client: ClientRecord; secret: string | null; issuer: string }): string {
+  const { client, secret } = input;
   return consolePage(page, {
     title: `Website ${client.name} is registered`,
     section: 'websites',
-    notice: { kind: 'success', text: 'The website is registered. Copy its secret now: it is shown only once.' },
+    notice: { kind: 'success', text: secret === null ? 'The app is registered as a public client.' : 'The website is registered. Copy its secret now: it is shown only once.' },
     body: html`<dl>
 <dt>Client ID</dt><dd><div class="copy-row"><code id="client-id">${client.id}</code> <button type="button" class="secondary copy" data-copy="client-id">Copy</button></div></dd>
 ${endpoints(input.issuer)}
 <dt>Redirect URIs</dt><dd>${uriList(client.redirect_uris)}</dd>
 <dt>Approval</dt><dd>${approvalText(client.approval)}</dd>
+<dt>Kind</dt><dd id="client-type">${clientTypeText(client)}</dd>
 </dl>
-${secretOnce('Client secret', 'client-secret', input.secret)}
-<p>Your website authenticates at the token endpoint with the client ID and this secret (client_secret_post).</p>
+${secret === null
+  ? html`<p id="public-client-note">A public client has no secret: it sends its client ID and the PKCE code verifier to the token endpoint (token_endpoint_auth_method none).</p>`
+  : html`${secretOnce('Client secret', 'client-secret', secret)}
+<p>Your website authenticates at the token endpoint with the client ID and this secret (client_secret_post).</p>`}
 <p><a href="${websitePath(client.id)}">Go to the website's page</a></p>`,
   });
 }
@@ -117,6 +128,7 @@ export function websitePage(page: SignedInPage, input: WebsitePageInput): string
 <dt>Client ID</dt><dd><div class="copy-row"><code id="client-id">${client.id}</code> <button type="button" class="secondary copy" data-copy="client-id">Copy</button></div></dd>
 <dt>Status</dt><dd id="website-status">${websiteBadge(client)}</dd>
 <dt>Approval</dt><dd>${approvalText(client.approval)}</dd>
+<dt>Kind</dt><dd id="client-type">${clientTypeText(client)}</dd>
 <dt>Redirect URIs</dt><dd>${uriList(client.redirect_uris)}</dd>
 <dt>Registered</dt><dd>${when(client.created_at)}</dd>
 ${endpoints(input.issuer)}
@@ -125,8 +137,8 @@ ${previousSecretNote(client.previous_secret_expires_at, input.now)}
 </section>
 <section aria-labelledby="actions-heading">
 <h2 id="actions-heading">Manage</h2>
-<h3>Secret</h3>
-${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this website')}
+${client.token_endpoint_auth_method === 'none' ? '' : html`<h3>Secret</h3>
+${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this website')}`}
 <h3>Access</h3>
 <div class="row">
 ${client.status === 'active'

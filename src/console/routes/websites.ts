@@ -31,7 +31,7 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   const list = async (request: FastifyRequest, reply: FastifyReply, state: FormState & { notice?: ConsolePage['notice'] }, status = 200) => {
     const page = await area.page(request, reply);
     const websites = await ctx.store.console.listClientsOf(page.account.id);
-    return area.send(reply, websitesPage(page, { websites, ...state }), status);
+    return area.send(reply, websitesPage(page, { websites, publicClients: ctx.config.publicClients, ...state }), status);
   };
 
   /** A website's page: details, actions and one page of its sign-ins. */
@@ -55,7 +55,7 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     const account = area.account(request);
     const form = request.body ?? {};
     try {
-      const { client, secret } = await createOwnedWebsite(ctx, account, { name: form.name, redirect_uris: form.redirect_uris, approval: form.approval });
+      const { client, secret } = await createOwnedWebsite(ctx, account, { name: form.name, redirect_uris: form.redirect_uris, approval: form.approval, client_type: form.client_type });
       await recordConsoleEvent(ctx, account, 'website.create', client.id, request.ip, client.name);
       return area.send(reply, websiteCreatedPage(await area.page(request, reply), { client, secret, issuer: ctx.config.baseUrl }));
     } catch (error) {

@@ -1,9 +1,20 @@
 /** RFC 8414 metadata, OpenID Connect discovery and the (empty) key set (docs/contract.md). */
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config.ts';
 import type { Context } from '../../context.ts';
 import { SUPPORTED_SCOPES } from '../../domain/scopes.ts';
 
-export function authorizationServerMetadata(issuer: string) {
+/** The optional features that change what the metadata publishes (docs/design.md §13). */
+export type MetadataFeatures = Pick<Config, 'publicClients' | 'clientIdMetadataDocuments' | 'dynamicRegistration'>;
+const NO_FEATURES: MetadataFeatures = { publicClients: false, clientIdMetadataDocuments: false, dynamicRegistration: false };
+
+/**
+ * RFC 8414 metadata. With every optional feature off (the default) it is exactly what
+ * docs/contract.md publishes, plus the additive fields it always had; a feature adds to it
+ * only when an operator turns the feature on.
+ */
+export function authorizationServerMetadata(issuer: string, features: MetadataFeatures = NO_FEATURES) {
+  const authMethods = features.publicClients ? ['client_secret_post', 'none'] : ['client_secret_post'];
   return {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
@@ -14,18 +25,21 @@ export function authorizationServerMetadata(issuer: string) {
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     response_types_supported: ['code'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
-    token_endpoint_auth_methods_supported: ['client_secret_post'],
+    token_endpoint_auth_methods_supported: authMethods,
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...SUPPORTED_SCOPES],
     authorization_response_iss_parameter_supported: true,
     introspection_endpoint_auth_methods_supported: ['client_secret_post'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_post'],
+    // RFC 7009 §2.1: a public client revokes its own tokens with its client_id alone.
+    revocation_endpoint_auth_methods_supported: authMethods,
+    ...(features.dynamicRegistration ? { registration_endpoint: `${issuer}/register` } : {}),
+    ...(features.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
 }
 
-export function openIdConfiguration(issuer: string) {
+export function openIdConfiguration(issuer: string, features: MetadataFeatures = NO_FEATURES) {
   return {
-    ...authorizationServerMetadata(issuer),
+    ...authorizationServerMetadata(issuer, features),
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['HS256'],
     response_modes_supported: ['query'],
@@ -37,8 +51,8 @@ export function openIdConfiguration(issuer: string) {
 }
 
 export async function discoveryRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
-  const metadata = authorizationServerMetadata(ctx.config.baseUrl);
-  const openid = openIdConfiguration(ctx.config.baseUrl);
+  const metadata = authorizationServerMetadata(ctx.config.baseUrl, ctx.config);
+  const openid = openIdConfiguration(ctx.config.baseUrl, ctx.config);
   const cache = { 'cache-control': 'public, max-age=3600' };
   app.get('/.well-known/oauth-authorization-server', async (_request, reply) => reply.headers(cache).send(metadata));
   app.get('/.well-known/openid-configuration', async (_request, reply) => reply.headers(cache).send(openid));

@@ -13,7 +13,10 @@ import { Token } from '../schemas.ts';
 
 const param = (maxLength = 2048) => Type.Optional(Type.String({ maxLength }));
 const token = (maxLength: number) => Type.Optional(Token(maxLength));
-const ClientCredentials = { client_id: token(128), client_secret: token(512) };
+// A client_id may be the https URL of a Client ID Metadata Document (docs/design.md §13).
+const ClientCredentials = { client_id: token(512), client_secret: token(512) };
+/** RFC 8707: repeated, it is an array, which the rule answers with invalid_target rather than a schema error. */
+const Resource = Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 10 })]));
 
 const TokenBody = Type.Object({
   grant_type: Type.String({ minLength: 1, maxLength: 64 }),
@@ -23,6 +26,7 @@ const TokenBody = Type.Object({
   redirect_uri: param(2048),
   refresh_token: token(256),
   scope: param(200),
+  resource: Resource,
 });
 
 const TokenRequest = Type.Object({
@@ -43,10 +47,9 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<v
   app.post<{ Body: Static<typeof TokenBody> }>('/token', schema(TokenBody), async (request, reply) => {
     const body = request.body;
     const client = await authenticateClient(ctx, body.client_id, body.client_secret, (m) => request.log.error(m));
-    const verified = { ...body, client_secret: body.client_secret! };
     let response;
-    if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, client, verified);
-    else if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, client, verified);
+    if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, client, body);
+    else if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, client, body);
     else throw new UnsupportedGrantType('grant_type must be authorization_code or refresh_token.');
     return reply.headers(NO_STORE).send(response);
   });
