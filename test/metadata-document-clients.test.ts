@@ -92,6 +92,16 @@ describe('Client ID Metadata Documents', () => {
     expect(await server.ctx.store.findClient(clientId)).toBeUndefined();
   });
 
+  it('escapes a hostile client_name on the page (the name is the document author’s)', async () => {
+    const clientId = publish('/hostile.json', { client_name: '<script>alert(1)</script><img src=x onerror=alert(2)>' });
+    const response = await authorizeWith(server, clientId);
+    expect(response.status).toBe(200);
+    const page = await response.text();
+    expect(page).not.toContain('<script>alert(1)');
+    expect(page).not.toContain('<img src=x');
+    expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+
   it('refuses a redirect URI that is not in the document', async () => {
     const clientId = publish('/only-one.json');
     await expectErrorPage(await authorizeWith(server, clientId, 'http://127.0.0.1:47000/other'), 400, 'invalid_request');
