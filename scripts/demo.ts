@@ -6,6 +6,10 @@
  * demo agent; then plays the browser, the AI agent and the client website in turn and
  * prints every step. Secrets, codes and tokens are shortened, never printed in full.
  * Exits 0 when every step answered as expected, 1 otherwise.
+ *
+ * With --website (npm run demo -- --website) it shows the same flow in a browser instead: the
+ * example website with its "Sign in with your AI agent" button, running until Ctrl-C
+ * (scripts/demo-website.ts).
  */
 import { freePort } from '../test/helpers/net.ts';
 import { createHash, randomBytes } from 'node:crypto';
@@ -343,7 +347,9 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-main().then(
+const demo = process.argv.includes('--website') ? (await import('./demo-website.ts')).runWebsiteDemo : main;
+
+demo().then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`agentauth demo: ${error instanceof Error ? error.message : String(error)}\n`);
