@@ -12,6 +12,7 @@ export const PREFIX = {
   agentSecret: 'aas_',
   client: 'cli_',
   clientSecret: 'cls_',
+  registrationAccessToken: 'rat_',
   code: 'cod_',
   refreshToken: 'rft_',
   grant: 'grt_',
@@ -29,6 +30,8 @@ export const newAgentId = () => randomId(PREFIX.agent, 12);
 export const newAgentSecret = () => randomId(PREFIX.agentSecret, 32);
 export const newClientId = () => randomId(PREFIX.client, 12);
 export const newClientSecret = () => randomId(PREFIX.clientSecret, 32);
+/** RFC 7592: the bearer credential of a dynamically registered client's configuration endpoint. */
+export const newRegistrationAccessToken = () => randomId(PREFIX.registrationAccessToken, 32);
 export const newCode = () => randomId(PREFIX.code, 32);
 export const newRefreshToken = () => randomId(PREFIX.refreshToken, 32);
 export const newGrantId = () => randomId(PREFIX.grant, 16);

@@ -14,6 +14,7 @@ import { assetRoutes } from './routes/assets.ts';
 import { authorizeRoutes } from './routes/authorize.ts';
 import { discoveryRoutes } from './routes/discovery.ts';
 import { healthRoutes, metricsOnlyRoutes } from './routes/health.ts';
+import { registrationRoutes } from './routes/register.ts';
 import { statusStreamRoutes } from './routes/status-stream.ts';
 import { tokenRoutes } from './routes/token.ts';
 import { userinfoRoutes } from './routes/userinfo.ts';
@@ -123,6 +124,8 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
   await app.register(tokenRoutes, ctx);
   await app.register(userinfoRoutes, ctx);
   await app.register(discoveryRoutes, ctx);
+  // Opt-in (docs/design.md §13): without DYNAMIC_REGISTRATION, /register is an unknown path.
+  if (ctx.config.dynamicRegistration) await app.register(registrationRoutes, ctx);
   await app.register(async (scope) => healthRoutes(scope, ctx, registry));
   return app;
 }

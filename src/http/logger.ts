@@ -19,6 +19,8 @@ export const REDACTED_PATHS = [
   '*.access_token',
   '*.id_token',
   '*.token',
+  // Dynamic registration (RFC 7592): the credential of a client's configuration endpoint.
+  '*.registration_access_token',
   // Console forms: passwords and CSRF tokens.
   '*.password',
   '*.current_password',

@@ -4,7 +4,8 @@
  * likely to log or echo what it was given — a wrong client secret, a replayed code, a reused
  * refresh token, forged and revoked JWTs at /userinfo, a wrong agent secret, malformed bodies
  * carrying secrets, a wrong binding cookie, and 500s provoked by hiding a table from the server
- * while requests carry secrets.
+ * while requests carry secrets. With DYNAMIC_REGISTRATION on, the same for registration access
+ * tokens and client secrets at POST /register and GET|PUT|DELETE /register/:client_id.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
@@ -218,5 +219,112 @@ describe(`secrets in logs and error answers (${TEST_ENGINE}, LOG_LEVEL=trace)`, 
     }
     const digestOf = (value: string) => createHash('sha256').update(value).digest('base64url');
     console.log(`[log secrets ${TEST_ENGINE}] ${secrets.size} secrets checked against ${logs.split('\n').length - 1} log lines and ${seen.filter((a) => a.status >= 400).length} error answers; digest of the agent secret in logs: ${logs.includes(digestOf(party.agentSecret))}`);
+  });
+});
+
+describe(`dynamic registration secrets in logs and error answers (${TEST_ENGINE}, LOG_LEVEL=trace)`, () => {
+  const logs = captureLogs();
+  let dynamic: TestServer;
+  let dynamicSql: RawSql;
+  beforeAll(async () => {
+    dynamic = await startTestServer({ env: { LOG_LEVEL: 'trace', DYNAMIC_REGISTRATION: 'true', PUBLIC_CLIENTS: 'true', REGISTRATION_LIMIT_PER_IP: '1000' }, logStream: logs.stream });
+    dynamicSql = await rawSql(dynamic.databaseUrl);
+  });
+  afterAll(async () => {
+    await dynamicSql?.close();
+    await dynamic?.close();
+  });
+
+  it('registration access tokens and client secrets (right and wrong) are never logged, nor echoed in an error answer', async () => {
+    const handled = new Map<string, string>();
+    const answers: Seen[] = [];
+    const hold = (what: string, value: string | undefined) => {
+      if (!value) throw new Error(`${what} is missing`);
+      handled.set(value, what);
+      return value;
+    };
+    const call = async (what: string, response: Promise<Response>) => {
+      const answer = await response;
+      const text = await answer.text();
+      answers.push({ what, status: answer.status, headers: JSON.stringify([...answer.headers.entries()]), body: text });
+      return { status: answer.status, text };
+    };
+    const REDIRECT = 'http://localhost:8080/callback';
+    const managed = (clientId: string, method: string, token: string | undefined, body?: string) =>
+      fetch(`${dynamic.baseUrl}/register/${clientId}`, {
+        method,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body,
+      });
+
+    // Registration, confidential and public.
+    const created = await call('register', postJson(dynamic, '/register', { redirect_uris: [REDIRECT], client_name: 'Logged app' }));
+    expect(created.status).toBe(201);
+    const client = JSON.parse(created.text) as { client_id: string; client_secret: string; registration_access_token: string };
+    const token = hold('registration access token', client.registration_access_token);
+    const secret = hold('client secret', client.client_secret);
+    const publicCreated = await call('register public', postJson(dynamic, '/register', { redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' }));
+    expect(publicCreated.status).toBe(201);
+    const publicToken = hold('public client\'s registration access token', (JSON.parse(publicCreated.text) as { registration_access_token: string }).registration_access_token);
+
+    // A sign-in with the registered client, and its tokens.
+    const party: Party = { clientId: client.client_id, clientSecret: secret, redirectUri: REDIRECT, ...(await dynamic.createAgent()) };
+    hold('agent secret', party.agentSecret);
+    const { code, verifier } = await obtainCode(dynamic, party);
+    hold('code', code);
+    hold('code_verifier', verifier);
+    const exchanged = await call('token exchange', redeem(dynamic, party, code, verifier));
+    expect(exchanged.status).toBe(200);
+    const tokens = JSON.parse(exchanged.text) as Tokens;
+    hold('access token', tokens.access_token);
+    hold('refresh token', tokens.refresh_token);
+
+    // The management endpoint, right and wrong.
+    const wrongToken = hold('wrong registration access token', `rat_${randomBytes(32).toString('base64url')}`);
+    const wrongSecret = hold('wrong client secret', `cls_${randomBytes(32).toString('base64url')}`);
+    expect((await call('read', managed(client.client_id, 'GET', token))).status).toBe(200);
+    expect((await call('read, wrong token', managed(client.client_id, 'GET', wrongToken))).status).toBe(401);
+    expect((await call('read, other client\'s token', managed(client.client_id, 'GET', publicToken))).status).toBe(401);
+    expect((await call('read, the secret as token', managed(client.client_id, 'GET', secret))).status).toBe(401);
+    const update = { client_id: client.client_id, redirect_uris: [REDIRECT], client_name: 'Logged app 2' };
+    expect((await call('update', managed(client.client_id, 'PUT', token, JSON.stringify({ ...update, client_secret: secret })))).status).toBe(200);
+    expect((await call('update, wrong secret', managed(client.client_id, 'PUT', token, JSON.stringify({ ...update, client_secret: wrongSecret })))).status).toBe(400);
+    expect((await call('update, token in the body', managed(client.client_id, 'PUT', token, JSON.stringify({ ...update, registration_access_token: token })))).status).toBe(400);
+    expect((await call('update, wrong token, secret in the body', managed(client.client_id, 'PUT', wrongToken, JSON.stringify({ ...update, client_secret: secret })))).status).toBe(401);
+    expect((await call('update, malformed JSON with token and secret', managed(client.client_id, 'PUT', token, `{"client_id":"${client.client_id}","client_secret":"${secret}","registration_access_token":"${token}",`))).status).toBe(400);
+    expect((await call('update, NUL in a field, with the secret', managed(client.client_id, 'PUT', token, JSON.stringify({ ...update, client_name: `bad\u0000${secret}`, client_secret: secret })))).status).toBe(400);
+    expect((await call('register, secrets in unknown fields and a bad URI', postJson(dynamic, '/register', { redirect_uris: [`http://evil.example/${token}`], client_secret: secret, registration_access_token: token }))).status).toBe(400);
+    expect((await call('delete, wrong token', managed(client.client_id, 'DELETE', wrongToken))).status).toBe(401);
+
+    // 500s while the requests carry the token: the clients table hidden from the server.
+    await dynamicSql.exec('ALTER TABLE clients RENAME TO clients_hidden');
+    try {
+      expect((await call('read, 500', managed(client.client_id, 'GET', token))).status).toBe(500);
+      expect((await call('update, 500', managed(client.client_id, 'PUT', token, JSON.stringify({ ...update, client_secret: secret })))).status).toBe(500);
+      expect((await call('register, 500', postJson(dynamic, '/register', { redirect_uris: [REDIRECT] }))).status).toBe(500);
+    } finally {
+      await dynamicSql.exec('ALTER TABLE clients_hidden RENAME TO clients');
+    }
+
+    // Deletion, and the old token afterwards.
+    expect((await call('delete', managed(client.client_id, 'DELETE', token))).status).toBe(204);
+    expect((await call('read after delete', managed(client.client_id, 'GET', token))).status).toBe(401);
+    expect((await call('refresh after delete', postForm(dynamic, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id, client_secret: secret }))).status).toBe(401);
+
+    const text = logs.text();
+    expect(text).toContain('client registered dynamically');
+    expect(text).toContain('dynamically registered client deleted');
+    expect(text).toMatch(/"level":50.*request failed/);
+    const leaks: string[] = [];
+    for (const [value, what] of handled) {
+      if (text.includes(value)) leaks.push(`${what} in the logs: …${text.slice(Math.max(0, text.indexOf(value) - 200), text.indexOf(value) + 40)}…`);
+      for (const answer of answers.filter((candidate) => candidate.status >= 400)) {
+        if (answer.body.includes(value) || answer.headers.includes(value)) leaks.push(`${what} in the ${answer.status} answer to "${answer.what}"`);
+      }
+    }
+    expect(leaks).toEqual([]);
+    for (const answer of answers.filter((candidate) => candidate.status >= 400)) {
+      expect(answer.body, answer.what).not.toMatch(/\bat .+:\d+:\d+|node_modules|SQLITE_|no such table|relation .* does not exist|sql-store/);
+    }
   });
 });

@@ -9,6 +9,10 @@
  * Errors Node's HTTP parser raises before any route runs (a header section over 16 KiB, a raw
  * control byte in a header) cannot know the route; they answer the JSON shape for every path.
  *
+ * The dynamic registration endpoints (POST /register, GET|PUT|DELETE /register/:client_id) exist
+ * only with DYNAMIC_REGISTRATION, so their cases, and a fast-check property of POST /register,
+ * run against a server of their own at the end.
+ *
  * Related: test/properties.test.ts generates inputs for GET /authorize, POST
  * /api/agent/authenticate, /token, /introspect, /revoke, GET /api/check-status and /userinfo;
  * the fast-check properties here cover the two it does not: the continue form and the
@@ -17,7 +21,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizationServerMetadata, openIdConfiguration } from '../../src/http/routes/discovery.ts';
-import { authenticate, authorizeUrl, metaContent, obtainTokens, type Party, pkcePair, setupParty, startFlow } from '../helpers/flow.ts';
+import { authenticate, authorizeUrl, metaContent, obtainTokens, type Party, pkcePair, postJson, setupParty, startFlow } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { corsHeaders, expectErrorPage, expectJsonError, LEAK, type RawResponse, rawBody, rawRequest } from './support.ts';
 
@@ -756,5 +760,201 @@ describe('/.well-known documents with generated methods, queries and headers (fa
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Dynamic registration (RFC 7591/7592): its routes exist only with DYNAMIC_REGISTRATION, so they
+// get a server of their own rather than a place in ENDPOINTS (whose server runs the defaults).
+
+describe('POST /register and GET|PUT|DELETE /register/:client_id (DYNAMIC_REGISTRATION=true)', () => {
+  let dynamic: TestServer;
+  /** A registered client, managed with its registration access token. */
+  let client: { client_id: string; client_secret: string; registration_access_token: string };
+  const REDIRECT = 'https://app.example/callback';
+
+  beforeAll(async () => {
+    dynamic = await startTestServer({ env: { DYNAMIC_REGISTRATION: 'true', PUBLIC_CLIENTS: 'true', REGISTRATION_LIMIT_PER_IP: '100000' } });
+    const response = await postJson(dynamic, '/register', { redirect_uris: [REDIRECT], client_name: 'Hostile input' });
+    expect(response.status).toBe(201);
+    client = (await response.json()) as typeof client;
+  });
+  afterAll(() => dynamic?.close());
+
+  type Method = 'POST' | 'PUT' | 'GET' | 'DELETE';
+  const path = (method: Method) => (method === 'POST' ? '/register' : `/register/${client.client_id}`);
+  /** The bearer each method is sent with: the real token for PUT (so the body is what is judged), none for POST, a wrong one for GET and DELETE (nothing is deleted). */
+  const bearer = (method: Method): Record<string, string> =>
+    method === 'PUT' ? { authorization: `Bearer ${client.registration_access_token}` } : method === 'POST' ? {} : { authorization: 'Bearer rat_wrong' };
+  function send(method: Method, body: string | Uint8Array | undefined, contentType: string | undefined, headers: Record<string, string> = {}): Promise<Response> {
+    return fetch(`${dynamic.baseUrl}${path(method)}`, {
+      method,
+      headers: { ...bearer(method), ...(contentType === undefined ? {} : { 'content-type': contentType }), ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? new TextEncoder().encode(body) : new Uint8Array(body),
+      redirect: 'manual',
+    });
+  }
+  /** A body the endpoint accepts in shape (PUT must name the client). */
+  const fields = (method: Method): Record<string, unknown> => ({
+    ...(method === 'PUT' ? { client_id: client.client_id } : {}),
+    redirect_uris: [REDIRECT],
+    client_name: 'Hostile input',
+    token_endpoint_auth_method: 'client_secret_post',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    scope: 'openid',
+  });
+  const BODY_METHODS: Method[] = ['POST', 'PUT'];
+  const ALL_METHODS: Method[] = ['POST', 'PUT', 'GET', 'DELETE'];
+  const REGISTRATION_ERRORS = ['invalid_request', 'invalid_client_metadata', 'invalid_redirect_uri'];
+
+  it('the well-formed body of each method is accepted (the cases below differ from it in one thing)', async () => {
+    for (const method of BODY_METHODS) expect((await send(method, JSON.stringify(fields(method)), 'application/json')).status, method).toBe(method === 'POST' ? 201 : 200);
+  });
+
+  it.each(BODY_METHODS)('%s: malformed JSON, a body that is not an object, wrong or missing content types, and bodies over 64 KiB get the documented 4xx', async (method) => {
+    for (const body of ['{"redirect_uris":', "{'redirect_uris':[]}", '[1,2', '{"a":1}}', 'NaN', '{"a":"\\x"}', '{"a":1,}', '\u0000{}', '{"a":"\ud800"']) {
+      await expectJsonError(await send(method, body, 'application/json'), 400, 'invalid_request', `${method} ${JSON.stringify(body)}`);
+    }
+    for (const body of ['[]', '"x"', '42', 'true', 'null', `[${JSON.stringify(fields(method))}]`]) {
+      await expectJsonError(await send(method, body, 'application/json'), 400, 'invalid_client_metadata', `${method} ${body}`);
+    }
+    for (const type of [undefined, 'text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/octet-stream', ';;;', 'application/jsonx', 'application/x-www-form-urlencoded']) {
+      await expectJsonError(await send(method, JSON.stringify(fields(method)), type), 415, 'invalid_request', `${method} ${type}`);
+    }
+    const big = JSON.stringify({ ...fields(method), padding: 'x'.repeat(70_000) });
+    await expectJsonError(await send(method, big, 'application/json'), 413, 'invalid_request', `${method} 70 KB`);
+  });
+
+  it.each(BODY_METHODS)('%s: a JSON array, object, number, boolean or wrong-typed element in any known field is a documented 400', async (method) => {
+    for (const [name, good] of Object.entries(fields(method))) {
+      const wrong: unknown[] = Array.isArray(good) ? ['x', {}, 42, true, [42], [null], [['x']], [{}]] : [['x'], [], {}, 42, 0, true, 1e308];
+      for (const value of wrong) {
+        const { error } = await expectJsonError(await send(method, JSON.stringify({ ...fields(method), [name]: value }), 'application/json'), 400, undefined, `${method} ${name}=${JSON.stringify(value)}`);
+        expect(REGISTRATION_ERRORS, `${method} ${name}`).toContain(error);
+      }
+    }
+  });
+
+  it.each(BODY_METHODS)('%s: control characters, NUL, unpaired surrogates and over-long values in any string field are a documented 400', async (method) => {
+    const strings = Object.entries(fields(method)).filter(([, value]) => typeof value === 'string' || Array.isArray(value));
+    for (const [name, good] of strings) {
+      for (const escaped of ['\\u0000', 'x\\u0000', '\\u001b', '\\u007f', '\\u0085', '\\ud800', '\\r\\n']) {
+        const placeholder = Array.isArray(good) ? [`${good[0]}PLACEHOLDER`] : `${good}PLACEHOLDER`;
+        const body = JSON.stringify({ ...fields(method), [name]: placeholder }).replace('PLACEHOLDER', escaped);
+        const response = await send(method, body, 'application/json');
+        const { error } = await expectJsonError(response, 400, undefined, `${method} ${name} with ${escaped}`);
+        expect(REGISTRATION_ERRORS).toContain(error);
+      }
+      for (const bytes of [Buffer.from([0xff, 0xfe]), Buffer.from([0x00]), Buffer.from([0xed, 0xa0, 0x80])]) {
+        const [head, tail] = JSON.stringify({ ...fields(method), [name]: Array.isArray(good) ? ['PLACEHOLDER'] : 'PLACEHOLDER' }).split('PLACEHOLDER') as [string, string];
+        const response = await send(method, Buffer.concat([Buffer.from(head), bytes, Buffer.from(tail)]), 'application/json');
+        // Invalid UTF-8 is decoded as U+FFFD: a name may hold it, a scope or redirect URI may not.
+        expect([200, 201, 400], `${method} ${name} raw ${bytes.toString('hex')}`).toContain(response.status);
+        if (response.status >= 400) await expectJsonError(response, 400, undefined, `${method} ${name} raw ${bytes.toString('hex')}`);
+      }
+      const long = Array.isArray(good) ? [`${good[0]}${'a'.repeat(2100)}`] : 'a'.repeat(2100);
+      await expectJsonError(await send(method, JSON.stringify({ ...fields(method), [name]: long }), 'application/json'), 400, undefined, `${method} ${name} over-long`);
+    }
+  });
+
+  it.each(BODY_METHODS)('%s: __proto__ and constructor.prototype in the body get a documented 400 and pollute nothing; Object.prototype names as fields are ignored', async (method) => {
+    const inner = JSON.stringify(fields(method)).slice(1, -1);
+    for (const body of [`{"__proto__":{"polluted":"yes"},${inner}}`, `{"constructor":{"prototype":{"polluted":"yes"}},${inner}}`, `{${inner},"nested":{"__proto__":{"polluted":"yes"}}}`]) {
+      await expectJsonError(await send(method, body, 'application/json'), 400, 'invalid_request', `${method} ${body.slice(0, 40)}`);
+    }
+    const named = await send(method, JSON.stringify({ ...fields(method), toString: 'x', valueOf: {}, hasOwnProperty: 1 }), 'application/json');
+    expect(named.status).toBe(method === 'POST' ? 201 : 200);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('GET, PUT and DELETE with hostile client ids and bearer tokens answer 401 invalid_token (or a 4xx for an unusable path), never 5xx', async () => {
+    // (No '..': fetch resolves it before sending, so the request would not reach /register.)
+    const ids = ['x', '__proto__', 'constructor', 'toString', '%00', 'cli_%00x', '%FF%FE', '%ED%A0%80', '%0D%0ASet-Cookie:%20a=b', 'a'.repeat(600), `${client.client_id}%20`, `${client.client_id}/x`];
+    for (const method of ['GET', 'PUT', 'DELETE'] as const) {
+      for (const id of ids) {
+        const response = await fetch(`${dynamic.baseUrl}/register/${id}`, {
+          method,
+          headers: { authorization: `Bearer ${client.registration_access_token}`, ...(method === 'PUT' ? { 'content-type': 'application/json' } : {}) },
+          body: method === 'PUT' ? JSON.stringify(fields('PUT')) : undefined,
+        });
+        await expectJsonError(response, [400, 401, 404], undefined, `${method} /register/${id.slice(0, 40)}`);
+      }
+      for (const authorization of [`Bearer ${'a'.repeat(12_000)}`, 'Bearer', 'Bearer  ', `bearer ${client.registration_access_token} x`, `Basic ${client.registration_access_token}`, `Bearer ${client.registration_access_token},Bearer x`]) {
+        const response = await fetch(`${dynamic.baseUrl}/register/${client.client_id}`, { method, headers: { authorization } });
+        await expectJsonError(response, 401, 'invalid_token', `${method} Authorization ${authorization.slice(0, 30)}`);
+      }
+      const longPath = await fetch(`${dynamic.baseUrl}/register/${'a'.repeat(2000)}`, { method, headers: bearer(method) });
+      await expectJsonError(longPath, [401, 404, 414], undefined, `${method} 2000-character client id`);
+    }
+    // Two Authorization headers, a raw control byte or obs-text in one: documented answers.
+    const twice = await rawRequest(dynamic, `GET /register/${client.client_id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer rat_wrong\r\nAuthorization: Bearer ${client.registration_access_token}\r\nConnection: close\r\n\r\n`);
+    expect(twice.status).toBe(401);
+    for (const bytes of [Buffer.from([0xff, 0xfe]), Buffer.from([0x01])]) {
+      const raw = await rawRequest(dynamic, Buffer.concat([Buffer.from(`GET /register/${client.client_id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer rat_`), bytes, Buffer.from('\r\nConnection: close\r\n\r\n')]));
+      expect([400, 401], bytes.toString('hex')).toContain(raw.status);
+      expect(JSON.parse(rawBody(raw))).toEqual({ error: expect.any(String), error_description: expect.any(String) });
+    }
+    // The client is untouched.
+    expect((await dynamic.ctx.store.findClient(client.client_id))?.redirect_uris).toEqual([REDIRECT]);
+  });
+
+  it.each(ALL_METHODS)('%s: a raw control byte in the request line or a header is a JSON 400; a 20 KB header a JSON 431', async (method) => {
+    for (const bytes of [Buffer.from([0xff, 0xfe]), Buffer.from([0x01]), Buffer.from([0x7f])]) {
+      const raw = await rawRequest(dynamic, Buffer.concat([Buffer.from(`${method} ${path(method)}?x=`), bytes, Buffer.from(' HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')]));
+      expect(raw.status, bytes.toString('hex')).toBe(400);
+      expect(JSON.parse(rawBody(raw))).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+    }
+    const huge = await rawRequest(dynamic, `${method} ${path(method)} HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\nContent-Length: 0\r\n\r\n`);
+    expect(huge.status).toBe(431);
+    expect(rawBody(huge)).not.toMatch(LEAK);
+  });
+
+  it('POST /register with generated metadata (fast-check): never 5xx; 201 with the registered metadata or 400 with an RFC 7591 error', async () => {
+    // Mostly plausible values, so that both answers occur; now and then a hostile one.
+    const mostly = <T, U>(plausible: fc.Arbitrary<T>, hostile: fc.Arbitrary<U>) => fc.oneof({ weight: 4, arbitrary: plausible }, { weight: 1, arbitrary: hostile });
+    const uri = fc.oneof(
+      fc.constantFrom(REDIRECT, 'http://127.0.0.1/cb', 'http://app.example/cb', 'https://app.example/cb#x', 'com.app:/cb', '', 'https://a.example/cb?state=1'),
+      fc.webUrl({ withFragments: true, withQueryParameters: true }),
+      anyText(40),
+    );
+    const metadata = fc.record(
+      {
+        redirect_uris: mostly(fc.array(fc.constantFrom(REDIRECT, 'http://127.0.0.1/cb', 'http://localhost:8080/cb', 'https://app.example/cb?x=1'), { minLength: 1, maxLength: 3 }), fc.oneof(fc.array(uri, { maxLength: 12 }), fc.jsonValue({ maxDepth: 1 }))),
+        client_name: mostly(printable(30), fc.oneof(anyText(30), fc.constant(null), fc.jsonValue({ maxDepth: 1 }))),
+        token_endpoint_auth_method: mostly(fc.constantFrom('client_secret_post', 'client_secret_basic', 'none'), fc.constantFrom('private_key_jwt', '', null, 7)),
+        grant_types: mostly(fc.constantFrom(['authorization_code'], ['authorization_code', 'refresh_token']), fc.oneof(fc.subarray(['authorization_code', 'refresh_token', 'implicit', 'client_credentials']), fc.constant(null))),
+        response_types: mostly(fc.constant(['code']), fc.oneof(fc.subarray(['code', 'token', 'id_token']), fc.constant(null))),
+        scope: mostly(fc.constantFrom('openid', 'email profile', 'openid email profile'), fc.oneof(fc.constantFrom('openid offline_access', '', 'admin'), anyText(20), fc.constant(null))),
+        logo_uri: fc.oneof(fc.constantFrom('', 'https://a.example/logo.png', 'javascript:x'), fc.jsonValue({ maxDepth: 1 })),
+        an_extension: fc.jsonValue({ maxDepth: 2 }),
+      },
+      { requiredKeys: [] },
+    );
+    const seen = new Set<number>();
+    await fc.assert(
+      fc.asyncProperty(metadata, async (body) => {
+        const response = await send('POST', JSON.stringify(body), 'application/json');
+        const text = await response.text();
+        const context = `${JSON.stringify(body)}\n→ ${response.status} ${text.slice(0, 300)}`;
+        expect([201, 400], context).toContain(response.status);
+        seen.add(response.status);
+        expect(text, context).not.toMatch(LEAK);
+        expect(response.headers.get('cache-control'), context).toBe('no-store');
+        const json = JSON.parse(text) as Record<string, unknown>;
+        if (response.status === 400) {
+          expect(Object.keys(json).sort(), context).toEqual(['error', 'error_description']);
+          expect(REGISTRATION_ERRORS, context).toContain(json.error);
+          return;
+        }
+        // What was registered: the redirect URIs as sent (each once), nothing empty, no display links.
+        expect(json.redirect_uris, context).toEqual([...new Set(body.redirect_uris as string[])]);
+        expect(Object.values(json).every((value) => value !== ''), context).toBe(true);
+        expect(json, context).not.toHaveProperty('logo_uri');
+        expect(['client_secret_post', 'none'], context).toContain(json.token_endpoint_auth_method);
+      }),
+      { numRuns: 150 },
+    );
+    expect([...seen].sort()).toEqual([201, 400]);
   });
 });

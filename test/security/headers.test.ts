@@ -174,3 +174,75 @@ describe('cross-origin reads (CORS)', () => {
     expect(found).toEqual([]);
   });
 });
+
+describe('dynamic registration (DYNAMIC_REGISTRATION=true)', () => {
+  const REDIRECT = 'https://app.example/callback';
+  const json = (body: unknown, token?: string): RequestInit => ({
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+
+  it('every answer of /register and /register/:client_id, success or error, has Cache-Control no-store, Pragma no-cache, nosniff and X-Frame-Options DENY', async () => {
+    // Five registrations per address, so that the sixth shows the 429 too.
+    const dynamic = await startTestServer({ env: { DYNAMIC_REGISTRATION: 'true', PUBLIC_CLIENTS: 'true', REGISTRATION_LIMIT_PER_IP: '5' } });
+    try {
+      const url = (path: string) => `${dynamic.baseUrl}${path}`;
+      const checks: Array<[string, Response]> = [];
+      const created = await fetch(url('/register'), { method: 'POST', ...json({ redirect_uris: [REDIRECT] }) });
+      checks.push(['POST /register 201', created]);
+      const client = (await created.clone().json()) as { client_id: string; registration_access_token: string };
+      const managed = `/register/${client.client_id}`;
+      checks.push(['POST /register 201 (public)', await fetch(url('/register'), { method: 'POST', ...json({ redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' }) })]);
+      checks.push(['POST /register 400', await fetch(url('/register'), { method: 'POST', ...json({ redirect_uris: ['http://evil.example/'] }) })]);
+      checks.push(['POST /register 415', await fetch(url('/register'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' })]);
+      checks.push(['POST /register 413', await fetch(url('/register'), { method: 'POST', ...json({ redirect_uris: [REDIRECT], padding: 'x'.repeat(70_000) }) })]);
+      checks.push(['POST /register 429', await fetch(url('/register'), { method: 'POST', ...json({ redirect_uris: [REDIRECT] }) })]);
+      checks.push(['GET /register/:client_id 200', await fetch(url(managed), { headers: { authorization: `Bearer ${client.registration_access_token}` } })]);
+      checks.push(['GET /register/:client_id 401', await fetch(url(managed))]);
+      checks.push(['PUT /register/:client_id 200', await fetch(url(managed), { method: 'PUT', ...json({ client_id: client.client_id, redirect_uris: [REDIRECT] }, client.registration_access_token) })]);
+      checks.push(['PUT /register/:client_id 400', await fetch(url(managed), { method: 'PUT', ...json({ client_id: 'cli_other', redirect_uris: [REDIRECT] }, client.registration_access_token) })]);
+      checks.push(['PUT /register/:client_id 401', await fetch(url(managed), { method: 'PUT', ...json({ client_id: client.client_id, redirect_uris: [REDIRECT] }, 'rat_wrong') })]);
+      checks.push(['DELETE /register/:client_id 401', await fetch(url(managed), { method: 'DELETE', headers: { authorization: 'Bearer rat_wrong' } })]);
+      checks.push(['DELETE /register/:client_id 204', await fetch(url(managed), { method: 'DELETE', headers: { authorization: `Bearer ${client.registration_access_token}` } })]);
+
+      const expected = ['201', '201', '400', '415', '413', '429', '200', '401', '200', '400', '401', '401', '204'];
+      expect(checks.map(([name, response]) => `${name}: ${response.status}`)).toEqual(checks.map(([name], i) => `${name}: ${expected[i]}`));
+      const missing: string[] = [];
+      for (const [name, response] of checks) {
+        const headers = { cacheControl: response.headers.get('cache-control'), pragma: response.headers.get('pragma'), nosniff: response.headers.get('x-content-type-options'), frame: response.headers.get('x-frame-options') };
+        if (JSON.stringify(headers) !== JSON.stringify({ cacheControl: 'no-store', pragma: 'no-cache', nosniff: 'nosniff', frame: 'DENY' })) missing.push(`${name}: ${JSON.stringify(headers)}`);
+        await drain(response);
+      }
+      expect(missing).toEqual([]);
+    } finally {
+      await dynamic.close();
+    }
+  });
+
+  it('no CORS headers on /register or /register/:client_id, even with an Origin header and a preflight', async () => {
+    const dynamic = await startTestServer({ env: { DYNAMIC_REGISTRATION: 'true', REGISTRATION_LIMIT_PER_IP: '100' } });
+    try {
+      const origin = 'https://evil.example';
+      const created = await fetch(`${dynamic.baseUrl}/register`, { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify({ redirect_uris: [REDIRECT] }) });
+      expect(created.status).toBe(201);
+      const client = (await created.clone().json()) as { client_id: string; registration_access_token: string };
+      const found = corsHeaders(created).map((header) => `POST /register: ${header}`);
+      const managed = `${dynamic.baseUrl}/register/${client.client_id}`;
+      for (const method of ['GET', 'PUT', 'DELETE']) {
+        const response = await fetch(managed, { method, headers: { origin, authorization: `Bearer ${client.registration_access_token}`, 'content-type': 'application/json' }, body: method === 'PUT' ? JSON.stringify({ client_id: client.client_id, redirect_uris: [REDIRECT] }) : undefined });
+        expect(response.status, method).toBeLessThan(300);
+        await drain(response);
+        for (const header of corsHeaders(response)) found.push(`${method} /register/:client_id: ${header}`);
+      }
+      for (const [url, method] of [[`${dynamic.baseUrl}/register`, 'POST'], [managed, 'GET'], [managed, 'PUT'], [managed, 'DELETE']] as const) {
+        const preflight = await fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' } });
+        await drain(preflight);
+        expect(preflight.status, `OPTIONS for ${method}`).toBeGreaterThanOrEqual(400);
+        for (const header of corsHeaders(preflight)) found.push(`OPTIONS for ${method} ${url}: ${header}`);
+      }
+      expect(found).toEqual([]);
+    } finally {
+      await dynamic.close();
+    }
+  });
+});

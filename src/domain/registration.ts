@@ -1,0 +1,315 @@
+/**
+ * Dynamic Client Registration (RFC 7591) and its management protocol (RFC 7592), served only
+ * while DYNAMIC_REGISTRATION (or MCP_AUTHORIZATION) is on. The decisions and their RFC sections
+ * are in docs/dynamic-registration.md.
+ *
+ * What is registered is what a client record holds: name, redirect URIs and token endpoint
+ * authentication method. Every other answer field is either fixed for every client of this
+ * server (grant_types, response_types, scope) or derived from the record, so that a read or an
+ * update answers exactly what registration answered. Display links (client_uri, logo_uri,
+ * tos_uri, policy_uri), contacts, software statements and the like are accepted and ignored: the
+ * record has no place for them, and RFC 7591 §3.2.1 returns only what the server registered.
+ */
+import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
+import type { Context } from '../context.ts';
+import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../protocol/errors.ts';
+import type { ClientAuthMethod, ClientRecord } from '../store/types.ts';
+import { isPublicClient, MAX_REDIRECT_URIS, redirectUriProblem, registerClient, VISIBLE_ASCII } from './clients.ts';
+import { SUPPORTED_SCOPES, withoutScope } from './scopes.ts';
+
+type Deps = Pick<Context, 'config' | 'store' | 'secrets' | 'clock'>;
+
+/** The same limit as registerClient's (UTF-16 code units), so a name accepted here is accepted there. */
+export const MAX_CLIENT_NAME_LENGTH = 200;
+/** Client ids are visible ASCII of at most this length (a metadata document's URL is the longest kind). */
+const MAX_CLIENT_ID_LENGTH = 512;
+/** Every client of this server may use both grants and the code response type (RFC 7591 §2.1). */
+const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+const RESPONSE_TYPES = ['code'] as const;
+/**
+ * The scope every client is registered with: this server does not limit a client to fewer
+ * scopes than it supports; each authorization request asks for what it needs (RFC 7591 §2 lets
+ * the server register a default set).
+ */
+const REGISTERED_SCOPE = SUPPORTED_SCOPES.join(' ');
+/** A public client is never granted openid (docs/design.md §13: no secret to key an ID token with). */
+const PUBLIC_CLIENT_SCOPE = withoutScope(REGISTERED_SCOPE, 'openid');
+/**
+ * Control characters and the bidirectional marks that can make a name read as another (as for
+ * metadata documents), and lone surrogates, which would be stored as U+FFFD and read back changed.
+ */
+const UNDISPLAYABLE = /[\p{Cc}\p{Cs}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+/** Fields of the client information response that an update must not send (RFC 7592 §2.2). */
+const SERVER_MANAGED_FIELDS = ['registration_access_token', 'registration_client_uri', 'client_secret_expires_at', 'client_id_issued_at'];
+/** The one answer for every management request that is not authorized, so it tells nothing about which client ids exist. */
+const NOT_AUTHORIZED = 'The registration access token is invalid, or the client it was issued for does not exist.';
+/** What an agent waiting on one of the deleted client's sign-ins is told. */
+const DELETED_DESCRIPTION = 'The website was deleted by its owner; start again.';
+
+/**
+ * The client information response (RFC 7591 §3.2.1, RFC 7592 §3). `client_secret` appears only
+ * in the answer to registration: a secret is shown once (docs/design.md §3).
+ */
+export interface RegistrationResponse {
+  client_id: string;
+  client_secret?: string;
+  client_id_issued_at: number;
+  /** 0: the secret does not expire. Present for clients that have a secret. */
+  client_secret_expires_at?: 0;
+  registration_access_token: string;
+  registration_client_uri: string;
+  client_name: string;
+  redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  token_endpoint_auth_method: ClientAuthMethod;
+  scope: string;
+}
+
+/** What a registration or an update asks for, checked and reduced to what a client record holds. */
+interface RequestedMetadata {
+  name: string;
+  redirectUris: string[];
+  /** Undefined when the request did not say (registration then uses client_secret_post; an update keeps the current method). */
+  authMethod: ClientAuthMethod | undefined;
+}
+
+/**
+ * Registers a client from RFC 7591 metadata (the parsed JSON body, unchecked) and returns the
+ * client information response, with the client's secret (unless it is public) and its
+ * registration access token, both shown this once. The token is stored only as its digest.
+ * Throws InvalidRedirectUri or InvalidClientMetadata (400, RFC 7591 §3.2.2).
+ *
+ * @example
+ * const registered = await registerDynamicClient(ctx, { redirect_uris: ['https://app.example/cb'], client_name: 'App' });
+ * registered.token_endpoint_auth_method; // 'client_secret_post'
+ * registered.registration_client_uri;    // 'https://auth.example/register/cli_…'
+ */
+export async function registerDynamicClient(ctx: Deps, metadata: unknown): Promise<RegistrationResponse> {
+  const requested = checkMetadata(ctx.config, metadata);
+  const authMethod = requested.authMethod ?? 'client_secret_post';
+  const registrationAccessToken = newRegistrationAccessToken();
+  const { client, secret } = await registerClient(ctx, {
+    name: requested.name,
+    redirectUris: requested.redirectUris,
+    public: authMethod === 'none',
+    registrationTokenDigest: digest(registrationAccessToken),
+  });
+  return clientInformation(ctx.config.baseUrl, client, registrationAccessToken, secret);
+}
+
+/**
+ * The dynamically registered client that `clientId` names, when `token` is its registration
+ * access token (RFC 7592 §2). Throws InvalidToken (401, RFC 6750 §3.1) otherwise, with one
+ * answer for a wrong token, an unknown or deleted client and a client that was not registered
+ * dynamically (which has no token): RFC 7592 §2.1–2.3 answer 401 when the client does not
+ * exist, and the token of a deleted client is gone with its record.
+ *
+ * @example
+ * const client = await authorizeRegistrationAccess(ctx, 'cli_abc', 'rat_…');
+ */
+export async function authorizeRegistrationAccess(deps: Pick<Context, 'store'>, clientId: string, token: string | undefined): Promise<ClientRecord> {
+  return (await managedClient(deps, clientId, token)).client;
+}
+
+/** authorizeRegistrationAccess, also returning the token, which is then known to be present. */
+async function managedClient(deps: Pick<Context, 'store'>, clientId: string, token: string | undefined): Promise<{ client: ClientRecord; token: string }> {
+  if (!token) {
+    const error = new InvalidToken('A registration access token is required (Authorization: Bearer).');
+    // RFC 6750 §3.1: a request without credentials gets the challenge without an error code.
+    error.headers['www-authenticate'] = 'Bearer';
+    throw error;
+  }
+  // Every client id the server knows is visible ASCII; anything else names nothing (and never reaches the database).
+  const named = clientId.length <= MAX_CLIENT_ID_LENGTH && VISIBLE_ASCII.test(clientId);
+  const client = named ? await deps.store.findClient(clientId) : undefined;
+  const expected = client?.source === 'dynamic' ? client.registration_token_digest : null;
+  if (!client || !expected || !safeEqual(digest(token), expected)) throw new InvalidToken(NOT_AUTHORIZED);
+  return { client, token };
+}
+
+/**
+ * RFC 7592 §2.1: the client information of a dynamically registered client, for the holder of
+ * its registration access token. The token is the one presented (it is not rotated); the
+ * client secret is not shown again.
+ *
+ * @example
+ * const info = await readDynamicClient(ctx, 'cli_abc', 'rat_…'); // as registered, without client_secret
+ */
+export async function readDynamicClient(ctx: Deps, clientId: string, token: string | undefined): Promise<RegistrationResponse> {
+  const { client, token: presented } = await managedClient(ctx, clientId, token);
+  return clientInformation(ctx.config.baseUrl, client, presented, null);
+}
+
+/**
+ * RFC 7592 §2.2: replaces a dynamically registered client's metadata with `metadata` (the
+ * parsed JSON body, unchecked). The body must name the client's client_id; a client_secret, if
+ * sent, must be the current one (a client cannot choose its secret); the server-managed fields
+ * must not be sent (400 invalid_request for each). The metadata is checked as at registration;
+ * omitted fields take their defaults, except token_endpoint_auth_method, which when omitted
+ * keeps its value and otherwise cannot change (that would issue or drop a secret). Neither the
+ * secret nor the registration access token is reissued.
+ *
+ * @example
+ * const info = await updateDynamicClient(ctx, 'cli_abc', 'rat_…', { client_id: 'cli_abc', redirect_uris: ['https://app.example/new'], client_name: 'App 2' });
+ */
+export async function updateDynamicClient(ctx: Deps, clientId: string, token: string | undefined, metadata: unknown): Promise<RegistrationResponse> {
+  const { client, token: presented } = await managedClient(ctx, clientId, token);
+  const body = asObject(metadata);
+  const sent = (name: string) => given(body, name) !== undefined;
+  const managed = SERVER_MANAGED_FIELDS.find(sent);
+  if (managed) throw new InvalidRequest(`${managed} must not be sent in an update (RFC 7592 §2.2).`);
+  if (given(body, 'client_id') !== client.id) throw new InvalidRequest('client_id must be sent and must be the client_id of this registration.');
+  if (sent('client_secret') && !isCurrentSecret(ctx, client, given(body, 'client_secret'))) {
+    throw new InvalidRequest('client_secret is not the current client secret; a client cannot choose its secret (leave it out).');
+  }
+  const requested = checkMetadata(ctx.config, body);
+  if (requested.authMethod !== undefined && requested.authMethod !== client.token_endpoint_auth_method) {
+    throw new InvalidClientMetadata(`token_endpoint_auth_method cannot be changed from ${client.token_endpoint_auth_method}; register a new client instead.`);
+  }
+  const patch = { name: requested.name, redirect_uris: requested.redirectUris };
+  // Deleted since it was read: as if it had not been found.
+  if (!(await ctx.store.updateClient(client.id, patch))) throw new InvalidToken(NOT_AUTHORIZED);
+  return clientInformation(ctx.config.baseUrl, { ...client, ...patch }, presented, null);
+}
+
+/**
+ * RFC 7592 §2.3: deletes a dynamically registered client. Its grants are revoked in the same
+ * transaction (their refresh and access tokens stop working), its unredeemed codes expire, and
+ * its client_id, secret and registration access token name nothing any more.
+ *
+ * @example
+ * await deleteDynamicClient(ctx, 'cli_abc', 'rat_…'); // then 204
+ */
+export async function deleteDynamicClient(ctx: Deps, clientId: string, token: string | undefined): Promise<void> {
+  const client = await authorizeRegistrationAccess(ctx, clientId, token);
+  if (!(await ctx.store.deleteClient(client.id, ctx.clock(), DELETED_DESCRIPTION))) throw new InvalidToken(NOT_AUTHORIZED);
+}
+
+/** The answer to registration, read and update, built from the record alone. */
+function clientInformation(issuer: string, client: ClientRecord, registrationAccessToken: string, secret: string | null): RegistrationResponse {
+  return {
+    client_id: client.id,
+    ...(secret ? { client_secret: secret } : {}),
+    client_id_issued_at: client.created_at,
+    ...(isPublicClient(client) ? {} : { client_secret_expires_at: 0 as const }),
+    registration_access_token: registrationAccessToken,
+    registration_client_uri: `${issuer}/register/${encodeURIComponent(client.id)}`,
+    client_name: client.name,
+    redirect_uris: [...client.redirect_uris],
+    grant_types: [...GRANT_TYPES],
+    response_types: [...RESPONSE_TYPES],
+    token_endpoint_auth_method: client.token_endpoint_auth_method,
+    scope: isPublicClient(client) ? PUBLIC_CLIENT_SCOPE : REGISTERED_SCOPE,
+  };
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidClientMetadata('The client metadata must be a JSON object.');
+  return value as Record<string, unknown>;
+}
+
+/** A field of the request; null counts as absent (RFC 7592 §2.2 lets the server ignore null and empty values). */
+function given(body: Record<string, unknown>, name: string): unknown {
+  return Object.hasOwn(body, name) ? (body[name] ?? undefined) : undefined;
+}
+
+const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+/**
+ * RFC 7591 §2 metadata, checked and reduced to what this server registers. Unknown fields are
+ * ignored (§2); so are the known ones the record has no place for (see the file comment).
+ */
+function checkMetadata(config: Pick<Context['config'], 'publicClients'>, metadata: unknown): RequestedMetadata {
+  const body = asObject(metadata);
+  const redirectUris = checkRedirectUris(given(body, 'redirect_uris'));
+  checkGrantAndResponseTypes(given(body, 'grant_types'), given(body, 'response_types'));
+  checkScope(given(body, 'scope'));
+  return {
+    name: checkName(given(body, 'client_name'), redirectUris[0]!),
+    redirectUris,
+    authMethod: checkAuthMethod(config, given(body, 'token_endpoint_auth_method')),
+  };
+}
+
+function checkRedirectUris(value: unknown): string[] {
+  if (value === undefined) throw new InvalidClientMetadata('redirect_uris is required.');
+  if (!isStringArray(value)) throw new InvalidClientMetadata('redirect_uris must be an array of strings.');
+  if (value.length === 0) throw new InvalidClientMetadata('redirect_uris must name at least one redirect URI.');
+  if (value.length > MAX_REDIRECT_URIS) throw new InvalidClientMetadata(`redirect_uris may name at most ${MAX_REDIRECT_URIS} redirect URIs.`);
+  value.forEach((uri, index) => {
+    const problem = redirectUriProblem(uri);
+    // The index, not the URI: the description stays plain ASCII whatever was sent.
+    if (problem) throw new InvalidRedirectUri(`redirect_uris[${index}] ${problem}.`);
+  });
+  return [...new Set(value)];
+}
+
+/** The name shown to the person signing in; by default the host of the first redirect URI, which is what they would check anyway. */
+function checkName(value: unknown, firstRedirectUri: string): string {
+  if (value !== undefined && typeof value !== 'string') throw new InvalidClientMetadata('client_name must be a string.');
+  const name = (value ?? '').trim();
+  if (!name) return new URL(firstRedirectUri).hostname;
+  if (name.length > MAX_CLIENT_NAME_LENGTH) throw new InvalidClientMetadata(`client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters.`);
+  if (UNDISPLAYABLE.test(name)) throw new InvalidClientMetadata('client_name contains control, text-direction or unpaired surrogate characters.');
+  return name;
+}
+
+function checkAuthMethod(config: Pick<Context['config'], 'publicClients'>, value: unknown): ClientAuthMethod | undefined {
+  const supported = config.publicClients ? 'client_secret_post or none' : 'client_secret_post';
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new InvalidClientMetadata('token_endpoint_auth_method must be a string.');
+  // RFC 7591 §3.2.1 lets the server replace a requested value as long as it returns the one it
+  // registered. client_secret_basic is RFC 7591's default and what many libraries ask for out of
+  // habit; the same secret sent in the body instead is what this server's metadata advertises
+  // (token_endpoint_auth_methods_supported), and a client that reads the answer switches.
+  if (value === 'client_secret_post' || value === 'client_secret_basic') return 'client_secret_post';
+  if (value === 'none') {
+    if (config.publicClients) return 'none';
+    throw new InvalidClientMetadata('token_endpoint_auth_method none (a public client) is not enabled on this server (PUBLIC_CLIENTS); use client_secret_post.');
+  }
+  throw new InvalidClientMetadata(`token_endpoint_auth_method must be ${supported}.`);
+}
+
+/**
+ * grant_types and response_types may only name what every client of this server gets, and must
+ * agree with each other (RFC 7591 §2.1): the authorization_code grant goes with the code
+ * response type, so neither can be left out.
+ */
+function checkGrantAndResponseTypes(grantTypes: unknown, responseTypes: unknown): void {
+  if (grantTypes !== undefined) {
+    if (!isStringArray(grantTypes)) throw new InvalidClientMetadata('grant_types must be an array of strings.');
+    if (!grantTypes.every((grant) => (GRANT_TYPES as readonly string[]).includes(grant))) {
+      throw new InvalidClientMetadata(`grant_types may contain only ${GRANT_TYPES.join(' and ')}.`);
+    }
+    if (!grantTypes.includes('authorization_code')) throw new InvalidClientMetadata('grant_types must include authorization_code, the only grant that starts a sign-in.');
+  }
+  if (responseTypes !== undefined) {
+    if (!isStringArray(responseTypes)) throw new InvalidClientMetadata('response_types must be an array of strings.');
+    if (!responseTypes.every((type) => type === 'code')) throw new InvalidClientMetadata('response_types may contain only code.');
+    if (responseTypes.length === 0) throw new InvalidClientMetadata('response_types must include code, which the authorization_code grant uses (RFC 7591 §2.1).');
+  }
+}
+
+/**
+ * A requested scope is checked for its type only: the server registers what it issues (RFC 7591
+ * §2 lets it set the scope), and the answer says so. MCP clients commonly ask for more
+ * (offline_access, the resource's own scopes) and should get a registration, not a refusal;
+ * each authorization request then asks for what it needs, and /authorize refuses unknown values.
+ */
+function checkScope(value: unknown): void {
+  if (value !== undefined && typeof value !== 'string') throw new InvalidClientMetadata('scope must be a string.');
+}
+
+/** Whether `value` is the client's current secret (RFC 7592 §2.2); a public client has none to match. */
+function isCurrentSecret(deps: Pick<Context, 'secrets'>, client: ClientRecord, value: unknown): boolean {
+  if (typeof value !== 'string' || isPublicClient(client)) return false;
+  let current: string;
+  try {
+    current = deps.secrets.box.open(client.secret_sealed);
+  } catch {
+    // Sealed under a server secret this process does not have: nothing can match it.
+    return false;
+  }
+  return safeEqual(value, current);
+}
