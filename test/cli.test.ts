@@ -57,6 +57,19 @@ describe('agentauth client and agent commands', () => {
     expect(statSync(join(dir, 'jwt-secret')).mode & 0o777).toBe(0o600);
   });
 
+  it('creates a public client (no secret) and a resource server (no redirect URI)', async () => {
+    const publicClient = await cli('client', 'create', '--name', 'Desktop MCP host', '--redirect-uri', 'http://127.0.0.1/callback', '--public');
+    expect(publicClient).toMatchObject({ client_id: expect.stringMatching(/^cli_/), token_endpoint_auth_method: 'none', source: 'manual', resources: [] });
+    expect(publicClient).not.toHaveProperty('client_secret');
+    await expect(cliFails(['client', 'rotate-secret', publicClient.client_id as string])).resolves.toMatch(/public client; it has no secret to rotate/);
+
+    const resourceServer = await cli('client', 'create', '--name', 'Docs MCP server', '--resource', 'https://mcp.example.com/mcp');
+    expect(resourceServer).toMatchObject({ token_endpoint_auth_method: 'client_secret_post', redirect_uris: [], resources: ['https://mcp.example.com/mcp'], client_secret: expect.stringMatching(/^cls_/) });
+    await expect(cliFails(['client', 'create', '--name', 'X', '--resource', '/relative'])).resolves.toMatch(/resource \/relative must be an absolute URI/);
+    await expect(cliFails(['client', 'create', '--name', 'X'])).resolves.toMatch(/at least one redirect URI is required/);
+    await expect(cliFails(['client', 'create', '--name', 'X', '--public', '--resource', 'https://mcp.example.com/mcp'])).resolves.toMatch(/cannot be a public client/);
+  });
+
   it('creates, lists, disables and rotates agents; the secret is shown once and stored hashed', async () => {
     const created = await cli('agent', 'create', '--owner-email', 'owner@example.com', '--owner-name', 'Owner', '--name', 'bot');
     expect(created).toMatchObject({ agent_id: expect.stringMatching(/^agt_/), agent_secret: expect.stringMatching(/^aas_[A-Za-z0-9_-]{43}$/), owner_email: 'owner@example.com', name: 'bot', email_verified: false });

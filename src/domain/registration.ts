@@ -298,8 +298,14 @@ function checkGrantAndResponseTypes(grantTypes: unknown, responseTypes: unknown)
  * each authorization request then asks for what it needs, and /authorize refuses unknown values.
  */
 function checkScope(value: unknown): void {
-  if (value !== undefined && typeof value !== 'string') throw new InvalidClientMetadata('scope must be a string.');
+  if (value === undefined) return;
+  if (typeof value !== 'string') throw new InvalidClientMetadata('scope must be a string.');
+  if (value === '') return; // no scope asked for: RFC 7592 §2.2 lets the server ignore empty values
+  // RFC 6749 §3.3: scope tokens separated by spaces, each of NQCHAR (printable ASCII but " and \).
+  if (!SCOPE_SYNTAX.test(value)) throw new InvalidClientMetadata('scope must be space-separated scope tokens of printable ASCII (RFC 6749 §3.3).');
 }
+
+const SCOPE_SYNTAX = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
 
 /** Whether `value` is the client's current secret (RFC 7592 §2.2); a public client has none to match. */
 function isCurrentSecret(deps: Pick<Context, 'secrets'>, client: ClientRecord, value: unknown): boolean {
