@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setClientStatus } from '../src/domain/clients.ts';
-import { authenticate, authorizeUrl, continueFlow, type Party, pkcePair, postForm, startFlow, type Tokens } from './helpers/flow.ts';
+import { authorizeUrl, continueFlow, type Party, pkcePair, postForm, postJson, startFlow, type Tokens } from './helpers/flow.ts';
 import { type HttpsTestServer, startHttpsServer, TEST_CA } from './helpers/https.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { expectErrorPage, expectJsonError } from './security/support.ts';
@@ -61,7 +61,15 @@ describe('Client ID Metadata Documents', () => {
     const view = await fetch(`${server.baseUrl}/api/agent/request?request_id=${started.requestId}`);
     expect(await view.json()).toMatchObject({ client_id: clientId, client_name: 'Notes for MCP', redirect_host: '127.0.0.1:47000' });
 
-    expect((await authenticate(server, party, started.requestId)).status).toBe(200);
+    // The agent names the client it expects by its URL, as it names any client by its id.
+    const signedIn = await postJson(server, '/api/agent/authenticate', {
+      request_id: started.requestId,
+      agent_id: party.agentId,
+      agent_secret: party.agentSecret,
+      model: 'test-model',
+      expected_client_id: clientId,
+    });
+    expect(signedIn.status).toBe(200);
     const location = new URL((await continueFlow(server, started)).headers.get('location')!);
     const response = await postForm(server, '/token', { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: started.verifier, client_id: clientId, redirect_uri: party.redirectUri });
     expect(response.status).toBe(200);

@@ -11,7 +11,8 @@ const AuthenticateBody = Type.Object({
   agent_id: Token(128),
   agent_secret: Token(512),
   model: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$' }),
-  expected_client_id: Type.Optional(Token(128)),
+  // 512: a client_id may be the https URL of a Client ID Metadata Document (docs/design.md §13).
+  expected_client_id: Type.Optional(Token(512)),
   expected_redirect_host: Type.Optional(Token(300)),
 });
 
