@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient } from '../src/domain/clients.ts';
-import { authenticate, continueFlow, obtainCode, type Party, postForm, redeem, setupParty, startFlow, type Tokens } from './helpers/flow.ts';
+import { authenticate, authorizeUrl, continueFlow, obtainCode, type Party, pkcePair, postForm, redeem, setupParty, startFlow, type Tokens } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { expectErrorPage, expectJsonError } from './security/support.ts';
 
@@ -20,6 +20,10 @@ beforeAll(async () => {
   party = await setupParty(server);
 });
 afterAll(() => server.close());
+
+/** GET /authorize for the party with a valid challenge, plus `extra`. */
+const authorizeFor = (target: TestServer, who: Party, extra: Record<string, string> = {}) =>
+  fetch(authorizeUrl(target, { client_id: who.clientId, redirect_uri: who.redirectUri, response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', ...extra }));
 
 async function tokensFor(extra: Record<string, string> = {}, tokenExtra: Record<string, string> = {}): Promise<Tokens> {
   const { code, verifier } = await obtainCode(server, party, extra);
@@ -85,25 +89,12 @@ describe('resource indicators (RFC 8707)', () => {
     ['an empty value', ''],
     ['no scheme', 'mcp.example.com/mcp'],
   ])('refuses %s at /authorize with invalid_target, on the page', async (_name, resource) => {
-    const response = await fetch(`${server.baseUrl}/authorize?${new URLSearchParams({
-      client_id: party.clientId,
-      redirect_uri: party.redirectUri,
-      response_type: 'code',
-      state: 's',
-      code_challenge: 'x'.repeat(43),
-      code_challenge_method: 'S256',
-      resource,
-    })}`);
-    await expectErrorPage(response, 400, 'invalid_target');
+    await expectErrorPage(await authorizeFor(server, party, { resource }), 400, 'invalid_target');
   });
 
   it('refuses two resources in one request with invalid_target', async () => {
-    const url = new URL('/authorize', server.baseUrl);
-    const params = { client_id: party.clientId, redirect_uri: party.redirectUri, response_type: 'code', state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' };
-    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
-    url.searchParams.append('resource', RESOURCE);
-    url.searchParams.append('resource', 'https://other.example.com/');
-    await expectErrorPage(await fetch(url), 400, 'invalid_target');
+    const twice = `${authorizeUrl(server, { client_id: party.clientId, redirect_uri: party.redirectUri, response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', resource: RESOURCE })}&resource=${encodeURIComponent('https://other.example.com/')}`;
+    await expectErrorPage(await fetch(twice), 400, 'invalid_target');
   });
 
   it('at /token, a resource other than the code’s is invalid_target and leaves the code usable', async () => {
@@ -131,8 +122,7 @@ describe('resource indicators (RFC 8707)', () => {
     expect(await introspect(forResource.access_token, otherServer.id, otherSecret)).toEqual({ active: false });
 
     // A resource server has no redirect URI: it cannot start a sign-in.
-    const started = await fetch(`${server.baseUrl}/authorize?${new URLSearchParams({ client_id: resourceServer.id, redirect_uri: party.redirectUri, response_type: 'code', state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })}`);
-    await expectErrorPage(started, 400, 'invalid_request');
+    await expectErrorPage(await authorizeFor(server, { ...party, clientId: resourceServer.id }), 400, 'invalid_request');
   });
 });
 
@@ -154,15 +144,7 @@ describe('ALLOWED_RESOURCES', () => {
     ['http://mcp.example.com/mcp', 400],
     ['https://other.example/', 400],
   ])('%s answers %i', async (resource, status) => {
-    const response = await fetch(`${restricted.baseUrl}/authorize?${new URLSearchParams({
-      client_id: restrictedParty.clientId,
-      redirect_uri: restrictedParty.redirectUri,
-      response_type: 'code',
-      state: 's',
-      code_challenge: 'x'.repeat(43),
-      code_challenge_method: 'S256',
-      resource,
-    })}`);
+    const response = await authorizeFor(restricted, restrictedParty, { resource });
     if (status === 200) expect(response.status).toBe(200);
     else await expectErrorPage(response, 400, 'invalid_target');
   });
