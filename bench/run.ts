@@ -44,6 +44,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDatabase, postgresUnavailableReason, startCluster, type Cluster } from '../test/helpers/postgres-cluster.ts';
 import { cannon, closedLoop, type DriverResult, type Window } from './driver.ts';
+import { type ActivityPerOp, type ActivitySnapshot, DatabaseActivity } from './database-activity.ts';
 import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts';
 import { formatProfile, summarizeProfile } from './profile.ts';
 import { type PushResult, pushRun } from './push.ts';
@@ -139,6 +140,8 @@ interface Measurement extends DriverResult {
   serverCpuWait: number;
   /** PostgreSQL's own CPU per operation (the cluster's processes). */
   dbCpuMsPerOp?: number;
+  /** agentauth on PostgreSQL: statements (round trips), commits and WAL bytes per operation. */
+  dbActivityPerOp?: ActivityPerOp;
   peakRssMb: number;
   peakIsLifetime: boolean;
   /** The measured window, Date.now() ms. */
@@ -154,16 +157,19 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
   let usage: Usage | undefined;
   let clientCpu = process.cpuUsage();
   const window = { start: 0, end: 0 };
+  let activity: { before?: Promise<ActivitySnapshot>; after?: Promise<ActivitySnapshot> } = {};
   const meter = {
     start: () => {
       target.meter.start();
       clientCpu = process.cpuUsage();
       window.start = Date.now();
+      activity = { before: target.activity?.snapshot() };
     },
     stop: () => {
       window.end = Date.now();
       clientCpu = process.cpuUsage(clientCpu);
       usage = target.meter.stop();
+      activity.after = target.activity?.snapshot();
     },
   };
   const load = { connections: CONCURRENCY, window: WINDOW, measure: meter };
@@ -203,6 +209,8 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
       break;
   }
   const used = usage!;
+  const [before, after] = [await activity.before, await activity.after];
+  const dbActivityPerOp = target.activity && before && after ? await target.activity.perOperation(before, after, result.ok) : undefined;
   return {
     ...result,
     figure: figure.key,
@@ -213,6 +221,7 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
     serverBusy: used.cpuMs / (window.end - window.start),
     serverCpuWait: used.runQueueWaitMs / (window.end - window.start),
     ...(used.dbCpuMs !== undefined ? { dbCpuMsPerOp: used.dbCpuMs / result.ok } : {}),
+    ...(dbActivityPerOp ? { dbActivityPerOp } : {}),
     peakRssMb: used.peakRssMb,
     peakIsLifetime: used.peakIsLifetime,
     window,
@@ -294,13 +303,16 @@ async function main(): Promise<void> {
     if (!withPostgres) say('PostgreSQL: skipped (--no-postgres)');
     else if (unavailable) say(`PostgreSQL: skipped. ${unavailable}`);
     else {
-      cluster = startCluster({ durable: true });
+      cluster = startCluster({ durable: true, observed: true });
       const database = await createDatabase(cluster.url);
       dropDatabase = database.drop;
       postgresUrl = database.url;
       const socketDir = new URL(cluster.url).searchParams.get('host');
       const dbRootPid = socketDir && !process.env.TEST_DATABASE_URL ? postmasterPid(join(socketDir, 'data')) : undefined;
-      postgres = startAgentauth({ name: 'agentauth/postgres', databaseUrl: database.url, logFile: logPath(work, 'agentauth-postgres'), dbRootPid, nodeFlags, dir: agentauthDir });
+      // Statements, commits and WAL per operation, unless the cluster is someone else's (TEST_DATABASE_URL).
+      const observeDatabase = process.env.TEST_DATABASE_URL ? undefined : new DatabaseActivity(database.url);
+      await observeDatabase?.prepare();
+      postgres = startAgentauth({ name: 'agentauth/postgres', databaseUrl: database.url, logFile: logPath(work, 'agentauth-postgres'), dbRootPid, nodeFlags, dir: agentauthDir, observeDatabase });
     }
     const starting = [
       startBaseline(logPath(work, 'baseline')),
@@ -516,6 +528,20 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
     say('why the targets are on CPU: the load generator is one thread of this process; its CPU per operation caps the rate it could drive even against a server that cost nothing:');
     for (const c of ceilings) {
       say(`  ${c.label} on ${c.target}: ${number(c.clientCpuMsPerOp, 3)} ms per op → at most about ${number(c.perSecond, 0)}/s = ${number(c.ratio)}× oidc-provider's req/s`);
+    }
+  }
+
+  // What each operation asks of PostgreSQL, and what one PostgreSQL sustains.
+  const observed = measurements.filter((m) => m.dbActivityPerOp && m.dbCpuMsPerOp !== undefined);
+  if (observed.length) {
+    say();
+    say('PostgreSQL per operation (statements are round trips, BEGIN and COMMIT included; commits are WAL commit records; the CPU is the cluster\'s):');
+    for (const m of observed) {
+      const a = m.dbActivityPerOp!;
+      say(
+        `  ${m.figure.padEnd(14)} ${number(a.statements, 1)} statements, ${number(a.commits, 1)} commits, ${number(a.walBytes, 0)} WAL bytes, ${number(m.dbCpuMsPerOp, 2)} ms database CPU` +
+          ` → one PostgreSQL core sustains about ${number(1000 / m.dbCpuMsPerOp!, 0)}/s`,
+      );
     }
   }
 

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import type { DatabaseActivity } from './database-activity.ts';
 import { type CannonRequest, CookieJar, expectStatus, HttpClient, json, location, metaContent, pkcePair, randomState, Unexpected } from './driver.ts';
 import { ProcessMeter } from './measure.ts';
 
@@ -52,6 +53,8 @@ export interface Target {
   introspection?(accessTokens: string[]): CannonRequest;
   userinfo?(accessTokens: string[]): CannonRequest;
   database?(): Promise<DatabaseReport>;
+  /** agentauth on PostgreSQL: statements, commits and WAL per operation (bench/database-activity.ts). */
+  activity?: DatabaseActivity;
   /** agentauth only, for the push run: its address, a new pending request, and its agent's credentials. */
   baseUrl?: string;
   pendingRequest?(): Promise<string>;
@@ -185,6 +188,8 @@ export interface AgentauthOptions {
   dir?: string;
   /** Settings beyond the defaults (the sustained run shortens lifetimes and the purge interval). */
   env?: Record<string, string>;
+  /** PostgreSQL: where to read statements, commits and WAL per operation. */
+  observeDatabase?: DatabaseActivity;
 }
 
 export async function startAgentauth(options: AgentauthOptions): Promise<Target> {
@@ -262,6 +267,7 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
     userinfo: (accessTokens) => userinfoLoad(`${child.baseUrl}/userinfo`, accessTokens, '"sub":"agt_'),
 
     database: () => databaseReport(options.databaseUrl),
+    ...(options.observeDatabase ? { activity: options.observeDatabase } : {}),
 
     baseUrl: child.baseUrl,
     pendingRequest: async () => (await authorize(pkcePair().challenge, randomState())).requestId,

@@ -49,14 +49,19 @@ export function initDataDirectory(prefix: string): { dir: string; data: string; 
   return { dir, data, run };
 }
 
-export function startCluster(options: { durable?: boolean } = {}): Cluster {
+/**
+ * `observed` loads pg_stat_statements, so that the benchmark can count the statements (round
+ * trips) each operation costs (bench/database-activity.ts).
+ */
+export function startCluster(options: { durable?: boolean; observed?: boolean } = {}): Cluster {
   if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL, stop() {} };
   const { dir, data, run } = initDataDirectory('agentauth-pg-');
   const port = 20000 + Math.floor(Math.random() * 20000);
   // Tests do not need the database itself to survive a power cut (our server's durability is
   // about its answers being committed); the benchmark asks for a durable one.
   const speed = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
-  run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', `-c listen_addresses='' -c unix_socket_directories=${dir} -p ${port} -c max_connections=300${speed}`, 'start']);
+  const observed = options.observed ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all' : '';
+  run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', `-c listen_addresses='' -c unix_socket_directories=${dir} -p ${port} -c max_connections=300${speed}${observed}`, 'start']);
   return {
     url: `postgres://postgres@localhost/postgres?host=${encodeURIComponent(dir)}&port=${port}`,
     stop() {
