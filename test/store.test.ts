@@ -185,6 +185,24 @@ describe.each(engines)('Store on $name', (engine) => {
     expect(await store.updateAgent('agt_nobody', { status: 'disabled' })).toBe(false);
   });
 
+  it('joined reads give every column, as the single-table reads do', async () => {
+    await store.insertClient({ id: 'cli_join', name: 'Joined', secret_sealed: '', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['http://127.0.0.1/cb'], status: 'active', approval: 'auto', account_id: null, created_at: NOW, token_endpoint_auth_method: 'none', source: 'manual', registration_token_digest: null, resources: [] });
+    await store.insertAgent({ id: 'agt_join', secret_digest: 'd', previous_secret_digest: null, previous_secret_expires_at: null, name: 'A', owner_email: 'a@b.c', owner_name: 'Ada', owner_email_verified: true, status: 'active', created_at: NOW, last_used_at: null, account_id: 'acc_1' });
+    const r = request({ client_id: 'cli_join', resource: 'https://mcp.example/mcp', status: 'authenticated' });
+    await store.insertRequest(r);
+    expect(await store.findRequestWithClient(r.id)).toEqual({ request: await store.findRequest(r.id), client: await store.findClient('cli_join') });
+    const c = { ...code(r.id), client_id: 'cli_join', agent_id: 'agt_join', resource: 'https://mcp.example/mcp' };
+    expect(await store.completeRequestWithCode(r.id, 'browser', NOW, c)).toBe(true);
+    expect(await store.findCodeWithAgent(c.digest)).toEqual({ code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') });
+
+    // A row whose client or agent is gone still comes back, without it.
+    const orphan = request({ client_id: 'cli_gone' });
+    await store.insertRequest(orphan);
+    expect(await store.findRequestWithClient(orphan.id)).toEqual({ request: await store.findRequest(orphan.id), client: undefined });
+    expect(await store.findRequestWithClient('req_none')).toBeUndefined();
+    expect(await store.findCodeWithAgent('none')).toBeUndefined();
+  });
+
   it('purge deletes only what expired before the cut-off', async () => {
     const old = request({ expires_at: NOW - 10 });
     const fresh = request({ expires_at: NOW + 10 });

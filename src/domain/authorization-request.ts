@@ -292,9 +292,9 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
     throw new InvalidCredentials('The agent credentials are invalid.');
   }
 
-  const request = await ctx.store.findRequest(input.request_id);
-  if (!request) return fail(new RequestNotFound('The authorization request does not exist.'));
-  const client = await ctx.store.findClient(request.client_id);
+  const found = await ctx.store.findRequestWithClient(input.request_id);
+  if (!found) return fail(new RequestNotFound('The authorization request does not exist.'));
+  const { request, client } = found;
   if (!client || client.status !== 'active') return fail(new InvalidClient('The client of this authorization request is no longer active.', 400), request.client_id);
 
   // Refused before any state change: the agent was handed a request for a site it did not expect.
@@ -350,9 +350,9 @@ export interface AgentRequestView {
 }
 
 export async function describeRequestForAgent(ctx: Pick<Context, 'store' | 'clock'>, requestId: string): Promise<AgentRequestView | undefined> {
-  const request = await ctx.store.findRequest(requestId);
-  if (!request) return undefined;
-  const client = await ctx.store.findClient(request.client_id);
+  const found = await ctx.store.findRequestWithClient(requestId);
+  if (!found) return undefined;
+  const { request, client } = found;
   const now = ctx.clock();
   return {
     request_id: request.id,
@@ -388,15 +388,22 @@ export function withQuery(uri: string, params: Record<string, string>): string {
   return uri + (uri.includes('?') ? '&' : '?') + query;
 }
 
-/** The request, if this browser started it (the binding cookie proves it); throws for the 400/403 page otherwise. */
-async function boundRequest(ctx: Pick<Context, 'store'>, requestId: string, browserBinding: string | undefined): Promise<AuthorizationRequestRecord> {
-  const request = await ctx.store.findRequest(requestId);
-  if (!request) throw new InvalidRequest('The authorization request does not exist.');
+/**
+ * The request and its client, if this browser started the request (the binding cookie proves
+ * it); throws for the 400/403 page otherwise.
+ */
+async function boundRequest(
+  ctx: Pick<Context, 'store'>,
+  requestId: string,
+  browserBinding: string | undefined,
+): Promise<{ request: AuthorizationRequestRecord; client: ClientRecord | undefined }> {
+  const found = await ctx.store.findRequestWithClient(requestId);
+  if (!found) throw new InvalidRequest('The authorization request does not exist.');
   const bindingDigest = browserBinding ? digest(browserBinding) : '';
-  if (!safeEqual(bindingDigest, request.browser_digest)) {
+  if (!safeEqual(bindingDigest, found.request.browser_digest)) {
     throw new AccessDenied('This authorization request was started in another browser; start again from the application.');
   }
-  return request;
+  return found;
 }
 
 /** Who authenticated a request, as the browser that started it is shown before it goes on. */
@@ -411,7 +418,7 @@ export interface AuthenticatedAgentView {
  * browser holding the binding cookie may ask; the public status endpoint never says.
  */
 export async function authenticatedAgentFor(ctx: Pick<Context, 'store' | 'clock'>, requestId: string, browserBinding: string | undefined): Promise<AuthenticatedAgentView> {
-  const request = await boundRequest(ctx, requestId, browserBinding);
+  const { request } = await boundRequest(ctx, requestId, browserBinding);
   const { status } = statusView(request, ctx.clock());
   if (status !== 'authenticated' || !request.agent_id) return { status };
   const agent = await ctx.store.findAgent(request.agent_id);
@@ -430,8 +437,7 @@ export async function continueAuthorization(
   input: { requestId: string; action: ContinueAction; confirmed: boolean },
   browserBinding: string | undefined,
 ): Promise<ContinueOutcome> {
-  const request = await boundRequest(ctx, input.requestId, browserBinding);
-  const client = await ctx.store.findClient(request.client_id);
+  const { request, client } = await boundRequest(ctx, input.requestId, browserBinding);
   if (!client || client.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
 
   const now = ctx.clock();

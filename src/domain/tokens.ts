@@ -91,12 +91,6 @@ function prepareTokens(ctx: Context, issue: Issue, agent: AgentRecord, now: numb
   return { rows, response };
 }
 
-async function activeAgent(ctx: Context, agentId: string): Promise<AgentRecord> {
-  const agent = await ctx.store.findAgent(agentId);
-  if (!agent || agent.status !== 'active') throw new InvalidGrant('The agent of this grant is disabled.');
-  return agent;
-}
-
 // ---------------------------------------------------------------------------------------------
 // grant_type=authorization_code
 
@@ -126,7 +120,9 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
   if (!CODE_VERIFIER.test(input.code_verifier)) throw new InvalidRequest('code_verifier must be 43 to 128 unreserved characters');
 
   const codeDigest = digest(input.code);
-  const code = await ctx.store.findCode(codeDigest);
+  // The code with its agent in one read: a valid exchange needs both.
+  const found = await ctx.store.findCodeWithAgent(codeDigest);
+  const code = found?.code;
   const now = ctx.clock();
   // A code of another client, an expired code, a wrong verifier or redirect_uri: refused, and
   // nothing is revoked, so a stolen code cannot be used to destroy the owner's tokens.
@@ -146,7 +142,8 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
   };
   if (code.redeemed_at !== null) return replay();
 
-  const agent = await activeAgent(ctx, code.agent_id);
+  if (found?.agent?.status !== 'active') throw new InvalidGrant('The agent of this grant is disabled.');
+  const agent = found.agent;
   const grant: GrantRecord = {
     id: newGrantId(),
     client_id: client.id,

@@ -162,6 +162,11 @@ export class SqlStore implements Store {
     return this.driver.one<AuthorizationRequestRecord>('SELECT * FROM authorization_requests WHERE id = ?', [id]);
   }
 
+  async findRequestWithClient(id: string): Promise<{ request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined> {
+    const row = await this.driver.one<Row>(REQUEST_WITH_CLIENT, [id]);
+    return row && { request: taken<AuthorizationRequestRecord>(row, REQUEST_PICKS), client: row.c_id == null ? undefined : toClient(taken<ClientRow>(row, CLIENT_PICKS)) };
+  }
+
   findRequestStatus(id: string): Promise<RequestStatusFields | undefined> {
     return this.driver.one<RequestStatusFields>('SELECT status, error, error_description, expires_at FROM authorization_requests WHERE id = ?', [id]);
   }
@@ -216,6 +221,11 @@ export class SqlStore implements Store {
 
   findCode(digest: string): Promise<CodeRecord | undefined> {
     return this.driver.one<CodeRecord>('SELECT * FROM authorization_codes WHERE digest = ?', [digest]);
+  }
+
+  async findCodeWithAgent(digest: string): Promise<{ code: CodeRecord; agent: AgentRecord | undefined } | undefined> {
+    const row = await this.driver.one<Row>(CODE_WITH_AGENT, [digest]);
+    return row && { code: taken<CodeRecord>(row, CODE_PICKS), agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, AGENT_PICKS)) };
   }
 
   redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean> {
@@ -342,8 +352,39 @@ function taken<T>(row: Row, columns: Picks): T {
   return record as T;
 }
 
+/**
+ * Every column of a record, checked by the compiler: a column added to the record type and not
+ * listed here is a type error, so a joined read never silently drops one.
+ */
+function columnsOf<T>() {
+  return <const C extends readonly (keyof T & string)[]>(columns: C & ([Exclude<keyof T, C[number]>] extends [never] ? unknown : never)) => [...columns];
+}
+
+const CLIENT_PICKS = picks('c', columnsOf<ClientRow>()([
+  'id', 'name', 'secret_sealed', 'previous_secret_sealed', 'previous_secret_expires_at', 'redirect_uris', 'status', 'approval', 'created_at',
+  'account_id', 'token_endpoint_auth_method', 'source', 'registration_token_digest', 'resources',
+]));
+const REQUEST_PICKS = picks('r', columnsOf<AuthorizationRequestRecord>()([
+  'id', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'nonce', 'login_hint', 'resource', 'browser_digest', 'status', 'error',
+  'error_description', 'agent_id', 'model', 'authenticated_at', 'created_at', 'expires_at',
+]));
+const CODE_PICKS = picks('k', columnsOf<CodeRecord>()([
+  'digest', 'request_id', 'client_id', 'redirect_uri', 'scope', 'code_challenge', 'nonce', 'resource', 'agent_id', 'model', 'auth_time', 'expires_at',
+  'redeemed_at', 'grant_id',
+]));
+
 const GRANT_PICKS = picks('g', ['id', 'client_id', 'agent_id', 'scope', 'model', 'auth_time', 'created_at', 'revoked_at', 'resource']);
-const AGENT_PICKS = picks('a', ['id', 'secret_digest', 'previous_secret_digest', 'previous_secret_expires_at', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status', 'created_at', 'last_used_at']);
+const AGENT_PICKS = picks('a', columnsOf<AgentRow>()([
+  'id', 'secret_digest', 'previous_secret_digest', 'previous_secret_expires_at', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status',
+  'created_at', 'last_used_at', 'account_id',
+]));
+
+/** The request and its client: what the agent's authentication and the browser's decision both need first. */
+const REQUEST_WITH_CLIENT = `SELECT ${selected(REQUEST_PICKS)}, ${selected(CLIENT_PICKS)}
+  FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id WHERE r.id = ?`;
+/** The code and its agent: what a code exchange needs. */
+const CODE_WITH_AGENT = `SELECT ${selected(CODE_PICKS)}, ${selected(AGENT_PICKS)}
+  FROM authorization_codes k LEFT JOIN agents a ON a.id = k.agent_id WHERE k.digest = ?`;
 
 /** A token read with its grant, its agent and its client's status, in one statement. */
 class TokenContextRead<T> {

@@ -244,6 +244,8 @@ export interface Store {
 
   insertRequest(request: AuthorizationRequestRecord): Promise<void>;
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
+  /** The request with its client (undefined when the client row is gone), in one statement. */
+  findRequestWithClient(id: string): Promise<{ request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined>;
   /** Only what the status of a request is derived from (GET /api/check-status, the hottest read). */
   findRequestStatus(id: string): Promise<RequestStatusFields | undefined>;
   /**
@@ -262,6 +264,8 @@ export interface Store {
   failRequest(id: string, browserDigest: string, now: number, error: string, description: string): Promise<boolean>;
 
   findCode(digest: string): Promise<CodeRecord | undefined>;
+  /** The code with its agent (undefined when the agent row is gone), in one statement. */
+  findCodeWithAgent(digest: string): Promise<{ code: CodeRecord; agent: AgentRecord | undefined } | undefined>;
   /** Marks the code redeemed and stores grant and tokens in one transaction; false if it was already redeemed. */
   redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean>;
 
