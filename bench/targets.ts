@@ -205,6 +205,8 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
     NODE_ENV: 'production',
     // The load generator is one address: a limit it never reaches, so the guard's cost is measured.
     AUTHORIZE_LIMIT_PER_IP: '1000000000',
+    // The push run opens 1,000 streams from that one address (the default allows 100 per address).
+    STATUS_STREAMS_PER_IP: '0',
     ...options.env,
   };
 
@@ -282,7 +284,7 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
 }
 
 /** Tables of the schema's bookkeeping (migrations, locks), left out of the row counts. */
-const BOOKKEEPING = /migration|lock|^sqlite_/i;
+const BOOKKEEPING = /migration|lock|^sqlite_|^pg_stat_statements/i;
 
 /** Size and row counts of agentauth's database, read beside the running server. */
 async function databaseReport(databaseUrl: string): Promise<DatabaseReport> {
