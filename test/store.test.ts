@@ -203,6 +203,18 @@ describe.each(engines)('Store on $name', (engine) => {
     expect(await store.findCodeWithAgent('none')).toBeUndefined();
   });
 
+  it('reads the calling client with the token it presents, in one row whatever exists', async () => {
+    const { g, t } = await redeemedGrant();
+    await store.insertClient({ id: 'cli_caller', name: 'Caller', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: [], status: 'active', approval: 'auto', account_id: null, created_at: NOW, token_endpoint_auth_method: 'client_secret_post', source: 'manual', registration_token_digest: null, resources: ['https://api.example/'] });
+    const caller = await store.findClient('cli_caller');
+    expect(await store.findClientAndAccessToken('cli_caller', t.accessToken.jti)).toEqual({ client: caller, token: await store.findAccessTokenContext(t.accessToken.jti) });
+    expect(await store.findClientAndRefreshToken('cli_caller', t.refreshToken.digest)).toEqual({ client: caller, token: await store.findRefreshTokenContext(t.refreshToken.digest) });
+    expect((await store.findClientAndRefreshToken('cli_caller', t.refreshToken.digest)).token?.grant.id).toBe(g.id);
+    expect(await store.findClientAndAccessToken('cli_nobody', t.accessToken.jti)).toEqual({ client: undefined, token: await store.findAccessTokenContext(t.accessToken.jti) });
+    expect(await store.findClientAndAccessToken('cli_caller', 'atk_none')).toEqual({ client: caller, token: undefined });
+    expect(await store.findClientAndRefreshToken('cli_nobody', 'none')).toEqual({ client: undefined, token: undefined });
+  });
+
   it('purge deletes only what expired before the cut-off', async () => {
     const old = request({ expires_at: NOW - 10 });
     const fresh = request({ expires_at: NOW + 10 });

@@ -239,9 +239,11 @@ export async function authenticateClient(
   clientId: string | undefined,
   clientSecret: string | undefined,
   log: (message: string) => void = () => {},
+  /** The client's row when the caller has read it already (with the token it presents). */
+  known?: { client: ClientRecord | undefined },
 ): Promise<ClientRecord> {
   if (!clientId) throw new InvalidClient('client authentication failed: client_id is required');
-  const client = await deps.store.findClient(clientId);
+  const client = known ? known.client : await deps.store.findClient(clientId);
   if (client && isPublicClient(client)) {
     if (!deps.config.publicClients || client.status !== 'active' || clientSecret !== undefined) throw new InvalidClient('client authentication failed');
     return client;

@@ -8,7 +8,7 @@ import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from
 import type { Context } from '../context.ts';
 import { InsufficientScope, InvalidClient, InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, InvalidToken, UnauthorizedClient } from '../protocol/errors.ts';
 import type { AccessTokenRecord, AgentRecord, ClientRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
-import { isPublicClient } from './clients.ts';
+import { authenticateClient, isPublicClient } from './clients.ts';
 import { signIdToken } from './jwt.ts';
 import { requestedResource } from './resources.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
@@ -163,14 +163,26 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
 // ---------------------------------------------------------------------------------------------
 // grant_type=refresh_token
 
+/** client_secret_post's fields (or a public client's client_id alone), as the token endpoints receive them. */
+export interface ClientCredentials {
+  client_id?: string;
+  client_secret?: string;
+}
+
+/**
+ * grant_type=refresh_token. The client is authenticated here, from the same read as the
+ * refresh token: one statement for both (docs/design.md §6).
+ */
 export async function refreshTokens(
   ctx: Context,
-  client: ClientRecord,
-  input: { client_secret?: string; refresh_token?: string; scope?: string; resource?: string | string[] },
+  input: ClientCredentials & { refresh_token?: string; scope?: string; resource?: string | string[] },
+  log?: (message: string) => void,
 ): Promise<TokenResponse> {
-  if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
-  const tokenDigest = digest(input.refresh_token);
-  const found = await ctx.store.findRefreshTokenContext(tokenDigest);
+  const tokenDigest = input.refresh_token ? digest(input.refresh_token) : undefined;
+  const read = input.client_id && tokenDigest ? await ctx.store.findClientAndRefreshToken(input.client_id, tokenDigest) : undefined;
+  const client = await authenticateClient(ctx, input.client_id, input.client_secret, log, read && { client: read.client });
+  if (!input.refresh_token || !tokenDigest) throw new InvalidRequest('refresh_token is required');
+  const found = read?.token;
   const now = ctx.clock();
   if (!found || found.grant.client_id !== client.id) throw new InvalidGrant('The refresh token is invalid.');
   const { token, grant } = found;
@@ -222,10 +234,15 @@ function verifyAccessJwt(ctx: Context, token: string): AccessTokenClaims | null 
 }
 
 /** The token's claims when it is active: a valid JWT, not revoked, of a usable grant. */
-async function activeAccessToken(ctx: Context, token: string): Promise<{ claims: AccessTokenClaims; record: AccessTokenRecord; agent: AgentRecord } | null> {
+async function activeAccessToken(ctx: Context, token: string): Promise<ActiveAccessToken | null> {
   const claims = verifyAccessJwt(ctx, token);
-  if (!claims) return null;
-  const found = await ctx.store.findAccessTokenContext(claims.jti);
+  return claims && activeFrom(claims, await ctx.store.findAccessTokenContext(claims.jti));
+}
+
+type ActiveAccessToken = { claims: AccessTokenClaims; record: AccessTokenRecord; agent: AgentRecord };
+
+/** Verified claims and the token's stored context: active, or null when revoked or of an unusable grant. */
+function activeFrom(claims: AccessTokenClaims, found: TokenContext<AccessTokenRecord> | undefined): ActiveAccessToken | null {
   const agent = found && usableAgent(found);
   if (!found || !agent || found.token.revoked_at !== null) return null;
   return { claims, record: found.token, agent };
@@ -275,13 +292,20 @@ const isRefreshToken = (token: string) => token.startsWith('rft_');
  * RFC 7662: { active: false } for anything not active or not for this caller. A caller may
  * introspect the tokens issued to it and, as a resource server, the access tokens issued for a
  * resource it serves (RFC 7662 §2.1: the protected resource asks). Public clients may not
- * introspect (§4: the endpoint needs the caller's authentication).
+ * introspect (§4: the endpoint needs the caller's authentication). The caller is authenticated
+ * first, from the same read as the token: one statement for both.
  */
-export async function introspect(ctx: Context, client: ClientRecord, token: string, _hint?: TokenHint): Promise<Record<string, unknown>> {
-  if (isPublicClient(client)) throw new InvalidClient('A public client cannot introspect tokens; introspection needs client authentication.');
+export async function introspect(ctx: Context, credentials: ClientCredentials, token: string, log?: (message: string) => void): Promise<Record<string, unknown>> {
+  const authenticate = async (known?: { client: ClientRecord | undefined }) => {
+    const client = await authenticateClient(ctx, credentials.client_id, credentials.client_secret, log, known);
+    if (isPublicClient(client)) throw new InvalidClient('A public client cannot introspect tokens; introspection needs client authentication.');
+    return client;
+  };
   const inactive = { active: false };
   if (isRefreshToken(token)) {
-    const found = await ctx.store.findRefreshTokenContext(digest(token));
+    const read = credentials.client_id ? await ctx.store.findClientAndRefreshToken(credentials.client_id, digest(token)) : undefined;
+    const client = await authenticate(read && { client: read.client });
+    const found = read?.token;
     const now = ctx.clock();
     if (!found || found.grant.client_id !== client.id || found.token.used_at !== null || now >= found.token.expires_at || !usableAgent(found)) return inactive;
     const { token: record, grant } = found;
@@ -297,10 +321,16 @@ export async function introspect(ctx: Context, client: ClientRecord, token: stri
       ...(grant.resource === null ? {} : { aud: grant.resource }),
     };
   }
-  const active = await activeAccessToken(ctx, token);
+  const claims = verifyAccessJwt(ctx, token);
+  if (!claims || !credentials.client_id) {
+    await authenticate();
+    return inactive;
+  }
+  const read = await ctx.store.findClientAndAccessToken(credentials.client_id, claims.jti);
+  const client = await authenticate({ client: read.client });
+  const active = activeFrom(claims, read.token);
   const mayRead = active && (active.record.client_id === client.id || client.resources.includes(active.claims.aud));
   if (!active || !mayRead) return inactive;
-  const { claims } = active;
   return {
     active: true,
     scope: claims.scope,

@@ -271,6 +271,14 @@ export class SqlStore implements Store {
     return row && REFRESH_TOKEN_CONTEXT.parse(row);
   }
 
+  async findClientAndAccessToken(clientId: string, jti: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<AccessTokenRecord> | undefined }> {
+    return ACCESS_TOKEN_CONTEXT.parseWithCaller((await this.driver.one<Row>(ACCESS_TOKEN_CONTEXT.withCallerSql, [clientId, jti]))!);
+  }
+
+  async findClientAndRefreshToken(clientId: string, digest: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<RefreshTokenRecord> | undefined }> {
+    return REFRESH_TOKEN_CONTEXT.parseWithCaller((await this.driver.one<Row>(REFRESH_TOKEN_CONTEXT.withCallerSql, [clientId, digest]))!);
+  }
+
   revokeAccessToken(jti: string, now: number): Promise<boolean> {
     return this.won({ sql: 'UPDATE access_tokens SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL', params: [now, jti], guard: true });
   }
@@ -360,10 +368,13 @@ function columnsOf<T>() {
   return <const C extends readonly (keyof T & string)[]>(columns: C & ([Exclude<keyof T, C[number]>] extends [never] ? unknown : never)) => [...columns];
 }
 
-const CLIENT_PICKS = picks('c', columnsOf<ClientRow>()([
+const CLIENT_COLUMNS = columnsOf<ClientRow>()([
   'id', 'name', 'secret_sealed', 'previous_secret_sealed', 'previous_secret_expires_at', 'redirect_uris', 'status', 'approval', 'created_at',
   'account_id', 'token_endpoint_auth_method', 'source', 'registration_token_digest', 'resources',
-]));
+]);
+const CLIENT_PICKS = picks('c', CLIENT_COLUMNS);
+/** The client calling a token endpoint, read with the token it presents (alias q). */
+const CALLER_PICKS = picks('q', CLIENT_COLUMNS);
 const REQUEST_PICKS = picks('r', columnsOf<AuthorizationRequestRecord>()([
   'id', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'nonce', 'login_hint', 'resource', 'browser_digest', 'status', 'error',
   'error_description', 'agent_id', 'model', 'authenticated_at', 'created_at', 'expires_at',
@@ -389,13 +400,23 @@ const CODE_WITH_AGENT = `SELECT ${selected(CODE_PICKS)}, ${selected(AGENT_PICKS)
 /** A token read with its grant, its agent and its client's status, in one statement. */
 class TokenContextRead<T> {
   readonly sql: string;
+  /**
+   * The same, with the client calling the endpoint: one row whatever exists (the caller and the
+   * token are each left-joined to a one-row table), so client authentication and the token's
+   * lookup cost one round trip together.
+   */
+  readonly withCallerSql: string;
   private readonly tokenPicks: Picks;
+  private readonly tokenKey: string;
 
   constructor(table: string, columns: string[], key: string) {
     this.tokenPicks = picks('t', columns);
-    this.sql = `SELECT ${selected(this.tokenPicks)}, ${selected(GRANT_PICKS)}, ${selected(AGENT_PICKS)}, c.status AS c_status
-      FROM ${table} t JOIN grants g ON g.id = t.grant_id LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id
-      WHERE t.${key} = ?`;
+    this.tokenKey = `t_${key}`;
+    const select = `${selected(this.tokenPicks)}, ${selected(GRANT_PICKS)}, ${selected(AGENT_PICKS)}, c.status AS c_status`;
+    const context = 'LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id';
+    this.sql = `SELECT ${select} FROM ${table} t JOIN grants g ON g.id = t.grant_id ${context} WHERE t.${key} = ?`;
+    this.withCallerSql = `SELECT ${selected(CALLER_PICKS)}, ${select}
+      FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN ${table} t ON t.${key} = ? LEFT JOIN grants g ON g.id = t.grant_id ${context}`;
   }
 
   parse(row: Row): TokenContext<T> {
@@ -404,6 +425,14 @@ class TokenContextRead<T> {
       grant: taken<GrantRecord>(row, GRANT_PICKS),
       agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, AGENT_PICKS)),
       clientActive: row.c_status === 'active',
+    };
+  }
+
+  parseWithCaller(row: Row): { client: ClientRecord | undefined; token: TokenContext<T> | undefined } {
+    return {
+      client: row.q_id == null ? undefined : toClient(taken<ClientRow>(row, CALLER_PICKS)),
+      // A token whose grant is gone counts as absent, as in the inner join of `sql`.
+      token: row[this.tokenKey] == null || row.g_id == null ? undefined : this.parse(row),
     };
   }
 }

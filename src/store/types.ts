@@ -286,6 +286,12 @@ export interface Store {
   findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined>;
   /** The refresh token with its grant, agent and client status: one read for refresh and introspection. */
   findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined>;
+  /**
+   * The client calling a token endpoint and the token it presents, with the token's context, in
+   * one statement: what /introspect and a refresh need before anything else (either may be absent).
+   */
+  findClientAndAccessToken(clientId: string, jti: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<AccessTokenRecord> | undefined }>;
+  findClientAndRefreshToken(clientId: string, digest: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<RefreshTokenRecord> | undefined }>;
   revokeAccessToken(jti: string, now: number): Promise<boolean>;
 
   recordAuditEvent(event: AuditEvent): Promise<void>;

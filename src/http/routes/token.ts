@@ -46,17 +46,21 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<v
 
   app.post<{ Body: Static<typeof TokenBody> }>('/token', schema(TokenBody), async (request, reply) => {
     const body = request.body;
-    const client = await authenticateClient(ctx, body.client_id, body.client_secret, (m) => request.log.error(m));
+    const log = (message: string) => request.log.error(message);
     let response;
-    if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, client, body);
-    else if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, client, body);
-    else throw new UnsupportedGrantType('grant_type must be authorization_code or refresh_token.');
+    // A refresh authenticates the client from the same read as its refresh token (tokens.ts).
+    if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, body, log);
+    else {
+      const client = await authenticateClient(ctx, body.client_id, body.client_secret, log);
+      if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, client, body);
+      else throw new UnsupportedGrantType('grant_type must be authorization_code or refresh_token.');
+    }
     return reply.headers(NO_STORE).send(response);
   });
 
   app.post<{ Body: Static<typeof TokenRequest> }>('/introspect', schema(TokenRequest), async (request, reply) => {
-    const client = await authenticateClient(ctx, request.body.client_id, request.body.client_secret, (m) => request.log.error(m));
-    return reply.headers(NO_STORE).send(await introspect(ctx, client, request.body.token, request.body.token_type_hint));
+    const response = await introspect(ctx, request.body, request.body.token, (m) => request.log.error(m));
+    return reply.headers(NO_STORE).send(response);
   });
 
   app.post<{ Body: Static<typeof TokenRequest> }>('/revoke', schema(TokenRequest), async (request, reply) => {
