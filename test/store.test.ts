@@ -193,14 +193,15 @@ describe.each(engines)('Store on $name', (engine) => {
     expect(await store.findRequestWithClient(r.id)).toEqual({ request: await store.findRequest(r.id), client: await store.findClient('cli_join') });
     const c = { ...code(r.id), client_id: 'cli_join', agent_id: 'agt_join', resource: 'https://mcp.example/mcp' };
     expect(await store.completeRequestWithCode(r.id, 'browser', NOW, c)).toBe(true);
-    expect(await store.findCodeWithAgent(c.digest)).toEqual({ code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') });
+    expect(await store.findClientAndCode('cli_join', c.digest)).toEqual({ client: await store.findClient('cli_join'), code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') } });
+    expect(await store.findClientAndCode('cli_nobody', c.digest)).toEqual({ client: undefined, code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') } });
 
     // A row whose client or agent is gone still comes back, without it.
     const orphan = request({ client_id: 'cli_gone' });
     await store.insertRequest(orphan);
     expect(await store.findRequestWithClient(orphan.id)).toEqual({ request: await store.findRequest(orphan.id), client: undefined });
     expect(await store.findRequestWithClient('req_none')).toBeUndefined();
-    expect(await store.findCodeWithAgent('none')).toBeUndefined();
+    expect(await store.findClientAndCode('cli_join', 'none')).toEqual({ client: await store.findClient('cli_join'), code: undefined });
   });
 
   it('reads the calling client with the token it presents, in one row whatever exists', async () => {

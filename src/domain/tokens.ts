@@ -94,9 +94,13 @@ function prepareTokens(ctx: Context, issue: Issue, agent: AgentRecord, now: numb
 // ---------------------------------------------------------------------------------------------
 // grant_type=authorization_code
 
-export interface CodeExchange {
-  /** Already verified by authenticateClient; undefined for a public client. */
+/** client_secret_post's fields (or a public client's client_id alone), as the token endpoints receive them. */
+export interface ClientCredentials {
+  client_id?: string;
   client_secret?: string;
+}
+
+export interface CodeExchange {
   code?: string;
   code_verifier?: string;
   redirect_uri?: string;
@@ -114,14 +118,20 @@ function confirmResource(ctx: Context, requested: string | string[] | undefined,
   if (resource !== bound) throw new InvalidTarget(bound === null ? 'This grant was not issued for a resource.' : 'resource differs from the one this grant was issued for.');
 }
 
-export async function exchangeCode(ctx: Context, client: ClientRecord, input: CodeExchange): Promise<TokenResponse> {
+/**
+ * grant_type=authorization_code. The client is authenticated here, from the same read as the
+ * code and its agent: one statement for all three.
+ */
+export async function exchangeCode(ctx: Context, input: ClientCredentials & CodeExchange, log?: (message: string) => void): Promise<TokenResponse> {
+  // Without a code the digest names nothing; the missing code is answered after authentication.
+  const codeDigest = digest(input.code ?? '');
+  const read = input.client_id ? await ctx.store.findClientAndCode(input.client_id, codeDigest) : undefined;
+  const client = await authenticateClient(ctx, input.client_id, input.client_secret, log, read && { client: read.client });
   if (!input.code) throw new InvalidRequest('code is required');
   if (!input.code_verifier) throw new InvalidRequest('code_verifier is required (PKCE S256)');
   if (!CODE_VERIFIER.test(input.code_verifier)) throw new InvalidRequest('code_verifier must be 43 to 128 unreserved characters');
 
-  const codeDigest = digest(input.code);
-  // The code with its agent in one read: a valid exchange needs both.
-  const found = await ctx.store.findCodeWithAgent(codeDigest);
+  const found = read?.code;
   const code = found?.code;
   const now = ctx.clock();
   // A code of another client, an expired code, a wrong verifier or redirect_uri: refused, and
@@ -163,11 +173,6 @@ export async function exchangeCode(ctx: Context, client: ClientRecord, input: Co
 // ---------------------------------------------------------------------------------------------
 // grant_type=refresh_token
 
-/** client_secret_post's fields (or a public client's client_id alone), as the token endpoints receive them. */
-export interface ClientCredentials {
-  client_id?: string;
-  client_secret?: string;
-}
 
 /**
  * grant_type=refresh_token. The client is authenticated here, from the same read as the

@@ -223,9 +223,12 @@ export class SqlStore implements Store {
     return this.driver.one<CodeRecord>('SELECT * FROM authorization_codes WHERE digest = ?', [digest]);
   }
 
-  async findCodeWithAgent(digest: string): Promise<{ code: CodeRecord; agent: AgentRecord | undefined } | undefined> {
-    const row = await this.driver.one<Row>(CODE_WITH_AGENT, [digest]);
-    return row && { code: taken<CodeRecord>(row, CODE_PICKS), agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, AGENT_PICKS)) };
+  async findClientAndCode(clientId: string, digest: string): Promise<{ client: ClientRecord | undefined; code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined }> {
+    const row = (await this.driver.one<Row>(CLIENT_AND_CODE, [clientId, digest]))!;
+    return {
+      client: row.q_id == null ? undefined : toClient(taken<ClientRow>(row, CALLER_PICKS)),
+      code: row.k_digest == null ? undefined : { code: taken<CodeRecord>(row, CODE_PICKS), agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, AGENT_PICKS)) },
+    };
   }
 
   redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean> {
@@ -393,9 +396,9 @@ const AGENT_PICKS = picks('a', columnsOf<AgentRow>()([
 /** The request and its client: what the agent's authentication and the browser's decision both need first. */
 const REQUEST_WITH_CLIENT = `SELECT ${selected(REQUEST_PICKS)}, ${selected(CLIENT_PICKS)}
   FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id WHERE r.id = ?`;
-/** The code and its agent: what a code exchange needs. */
-const CODE_WITH_AGENT = `SELECT ${selected(CODE_PICKS)}, ${selected(AGENT_PICKS)}
-  FROM authorization_codes k LEFT JOIN agents a ON a.id = k.agent_id WHERE k.digest = ?`;
+/** The calling client, the code and the code's agent: what a code exchange needs, one row whatever exists. */
+const CLIENT_AND_CODE = `SELECT ${selected(CALLER_PICKS)}, ${selected(CODE_PICKS)}, ${selected(AGENT_PICKS)}
+  FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN authorization_codes k ON k.digest = ? LEFT JOIN agents a ON a.id = k.agent_id`;
 
 /** A token read with its grant, its agent and its client's status, in one statement. */
 class TokenContextRead<T> {

@@ -264,8 +264,11 @@ export interface Store {
   failRequest(id: string, browserDigest: string, now: number, error: string, description: string): Promise<boolean>;
 
   findCode(digest: string): Promise<CodeRecord | undefined>;
-  /** The code with its agent (undefined when the agent row is gone), in one statement. */
-  findCodeWithAgent(digest: string): Promise<{ code: CodeRecord; agent: AgentRecord | undefined } | undefined>;
+  /**
+   * The client calling the token endpoint and the code it presents with the code's agent, in one
+   * statement (either may be absent; the agent is undefined when its row is gone).
+   */
+  findClientAndCode(clientId: string, digest: string): Promise<{ client: ClientRecord | undefined; code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined }>;
   /** Marks the code redeemed and stores grant and tokens in one transaction; false if it was already redeemed. */
   redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean>;
 

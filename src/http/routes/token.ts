@@ -48,12 +48,12 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<v
     const body = request.body;
     const log = (message: string) => request.log.error(message);
     let response;
-    // A refresh authenticates the client from the same read as its refresh token (tokens.ts).
-    if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, body, log);
+    // Each grant authenticates the client from the same read as its code or refresh token (tokens.ts).
+    if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, body, log);
+    else if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, body, log);
     else {
-      const client = await authenticateClient(ctx, body.client_id, body.client_secret, log);
-      if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, client, body);
-      else throw new UnsupportedGrantType('grant_type must be authorization_code or refresh_token.');
+      await authenticateClient(ctx, body.client_id, body.client_secret, log);
+      throw new UnsupportedGrantType('grant_type must be authorization_code or refresh_token.');
     }
     return reply.headers(NO_STORE).send(response);
   });
