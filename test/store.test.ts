@@ -196,6 +196,10 @@ describe.each(engines)('Store on $name', (engine) => {
     expect(await store.findClientAndCode('cli_join', c.digest)).toEqual({ client: await store.findClient('cli_join'), code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') } });
     expect(await store.findClientAndCode('cli_nobody', c.digest)).toEqual({ client: undefined, code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') } });
 
+    expect(await store.findAgentAndRequest('agt_join', r.id)).toEqual({ agent: await store.findAgent('agt_join'), found: await store.findRequestWithClient(r.id) });
+    expect(await store.findAgentAndRequest('agt_none', r.id)).toEqual({ agent: undefined, found: await store.findRequestWithClient(r.id) });
+    expect(await store.findAgentAndRequest('agt_join', 'req_none')).toEqual({ agent: await store.findAgent('agt_join'), found: undefined });
+
     // A row whose client or agent is gone still comes back, without it.
     const orphan = request({ client_id: 'cli_gone' });
     await store.insertRequest(orphan);

@@ -64,8 +64,14 @@ export async function setAgentStatus(deps: Deps, agentId: string, status: AgentS
 const NO_AGENT_DIGEST = digest('agentauth: no such agent');
 
 /** The active agent these credentials belong to, or null; unknown, wrong secret and disabled look alike. */
-export async function verifyAgentCredentials(deps: Deps, agentId: string, secret: string): Promise<AgentRecord | null> {
-  const agent = await deps.store.findAgent(agentId);
+export async function verifyAgentCredentials(
+  deps: Deps,
+  agentId: string,
+  secret: string,
+  /** The agent's row when the caller has read it already (with the request it names). */
+  known?: { agent: AgentRecord | undefined },
+): Promise<AgentRecord | null> {
+  const agent = known ? known.agent : await deps.store.findAgent(agentId);
   const presented = digest(secret);
   // Both comparisons always run, so timing does not tell which secret (if any) matched.
   const current = safeEqual(presented, agent?.secret_digest ?? NO_AGENT_DIGEST);

@@ -284,7 +284,9 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
     throw error;
   }
 
-  const agent = await verifyAgentCredentials(ctx, input.agent_id, input.agent_secret);
+  // The agent and the request (with its client) in one read; the rules below still run in order.
+  const read = await ctx.store.findAgentAndRequest(input.agent_id, input.request_id);
+  const agent = await verifyAgentCredentials(ctx, input.agent_id, input.agent_secret, { agent: read.agent });
   if (!agent) {
     const throttled = await ctx.throttle.recordWrongCredentials(input.agent_id, caller.ip);
     if (throttled) return refuse(throttled);
@@ -292,7 +294,7 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
     throw new InvalidCredentials('The agent credentials are invalid.');
   }
 
-  const found = await ctx.store.findRequestWithClient(input.request_id);
+  const { found } = read;
   if (!found) return fail(new RequestNotFound('The authorization request does not exist.'));
   const { request, client } = found;
   if (!client || client.status !== 'active') return fail(new InvalidClient('The client of this authorization request is no longer active.', 400), request.client_id);

@@ -162,9 +162,20 @@ export class SqlStore implements Store {
     return this.driver.one<AuthorizationRequestRecord>('SELECT * FROM authorization_requests WHERE id = ?', [id]);
   }
 
+  async findAgentAndRequest(
+    agentId: string,
+    requestId: string,
+  ): Promise<{ agent: AgentRecord | undefined; found: { request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined }> {
+    const row = (await this.driver.one<Row>(AGENT_AND_REQUEST, [agentId, requestId]))!;
+    return {
+      agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, AGENT_PICKS)),
+      found: row.r_id == null ? undefined : requestWithClient(row),
+    };
+  }
+
   async findRequestWithClient(id: string): Promise<{ request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined> {
     const row = await this.driver.one<Row>(REQUEST_WITH_CLIENT, [id]);
-    return row && { request: taken<AuthorizationRequestRecord>(row, REQUEST_PICKS), client: row.c_id == null ? undefined : toClient(taken<ClientRow>(row, CLIENT_PICKS)) };
+    return row && requestWithClient(row);
   }
 
   findRequestStatus(id: string): Promise<RequestStatusFields | undefined> {
@@ -396,6 +407,15 @@ const AGENT_PICKS = picks('a', columnsOf<AgentRow>()([
 /** The request and its client: what the agent's authentication and the browser's decision both need first. */
 const REQUEST_WITH_CLIENT = `SELECT ${selected(REQUEST_PICKS)}, ${selected(CLIENT_PICKS)}
   FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id WHERE r.id = ?`;
+/** The agent presenting credentials, and the request it names with its client: one row whatever exists. */
+const AGENT_AND_REQUEST = `SELECT ${selected(AGENT_PICKS)}, ${selected(REQUEST_PICKS)}, ${selected(CLIENT_PICKS)}
+  FROM (SELECT 1 AS one) x LEFT JOIN agents a ON a.id = ? LEFT JOIN authorization_requests r ON r.id = ? LEFT JOIN clients c ON c.id = r.client_id`;
+
+const requestWithClient = (row: Row) => ({
+  request: taken<AuthorizationRequestRecord>(row, REQUEST_PICKS),
+  client: row.c_id == null ? undefined : toClient(taken<ClientRow>(row, CLIENT_PICKS)),
+});
+
 /** The calling client, the code and the code's agent: what a code exchange needs, one row whatever exists. */
 const CLIENT_AND_CODE = `SELECT ${selected(CALLER_PICKS)}, ${selected(CODE_PICKS)}, ${selected(AGENT_PICKS)}
   FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN authorization_codes k ON k.digest = ? LEFT JOIN agents a ON a.id = k.agent_id`;

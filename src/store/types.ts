@@ -244,6 +244,14 @@ export interface Store {
 
   insertRequest(request: AuthorizationRequestRecord): Promise<void>;
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
+  /**
+   * The agent presenting credentials and the request it names, with the request's client, in one
+   * statement (each may be absent).
+   */
+  findAgentAndRequest(
+    agentId: string,
+    requestId: string,
+  ): Promise<{ agent: AgentRecord | undefined; found: { request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined }>;
   /** The request with its client (undefined when the client row is gone), in one statement. */
   findRequestWithClient(id: string): Promise<{ request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined>;
   /** Only what the status of a request is derived from (GET /api/check-status, the hottest read). */
