@@ -3,7 +3,7 @@
  * with the same validation as the CLI.
  */
 import type { Context } from '../context.ts';
-import { MAX_REDIRECT_URIS, type NewClient, redirectUriProblem, registerClient } from '../domain/clients.ts';
+import { MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, type NewClient, redirectUriProblem, registerClient } from '../domain/clients.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { Approval, ClientRecord } from '../store/types.ts';
 import { InvalidField } from './errors.ts';
@@ -18,7 +18,7 @@ type WebsiteForm = { name?: string; redirect_uris?: string; approval?: string; c
 export function websiteInput(form: WebsiteForm, accountId: string, publicClients = false): NewClient {
   const name = (form.name ?? '').trim();
   if (!name) throw new InvalidField('name', 'Give the website a name; people see it on the sign-in page.');
-  if (name.length > 200) throw new InvalidField('name', 'A name can be at most 200 characters long.');
+  if (name.length > MAX_CLIENT_NAME_LENGTH) throw new InvalidField('name', `A name can be at most ${MAX_CLIENT_NAME_LENGTH} characters long.`);
   const uris = (form.redirect_uris ?? '').split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
   if (uris.length === 0) throw new InvalidField('redirect_uris', 'Enter at least one redirect URI, one per line.');
   if (uris.length > MAX_REDIRECT_URIS) throw new InvalidField('redirect_uris', `Enter at most ${MAX_REDIRECT_URIS} redirect URIs.`);

@@ -28,14 +28,14 @@ import {
 } from '../protocol/errors.ts';
 import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestStatusFields } from '../store/types.ts';
 import { verifyAgentCredentials } from './agents.ts';
-import { findAuthorizingClient, isPublicClient, MAX_REDIRECT_URI_LENGTH, redirectUriMatches } from './clients.ts';
+import { findAuthorizingClient, isPublicClient, MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH, redirectUriMatches } from './clients.ts';
 import { requestedResource } from './resources.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes, withoutScope } from './scopes.ts';
 import { Throttled } from './throttle.ts';
 
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
 export const CONTESTED_DESCRIPTION = 'Two different agents authenticated this authorization request, so it was stopped; start a new one.';
-export const LIMITS = { clientId: 512, state: 2048, nonce: 512, scope: 200, loginHint: 128 } as const;
+export const LIMITS = { clientId: MAX_CLIENT_ID_LENGTH, state: 2048, nonce: 512, scope: 200, loginHint: 128 } as const;
 
 // ---------------------------------------------------------------------------------------------
 // GET /authorize: validation

@@ -12,6 +12,19 @@ type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 export const MAX_REDIRECT_URIS = 10;
 export const MAX_REDIRECT_URI_LENGTH = 2000;
+/** The longest client_id: an issued one is far shorter; a metadata document's URL may take all of it. */
+export const MAX_CLIENT_ID_LENGTH = 512;
+/** The longest client name, shown on the authorization page. */
+export const MAX_CLIENT_NAME_LENGTH = 200;
+/**
+ * What a name a client chose itself (a metadata document, a registration) may not carry: control
+ * characters, the bidirectional marks that can make a name read as another, and lone surrogates,
+ * which would be stored as U+FFFD and read back changed.
+ */
+export const UNDISPLAYABLE_IN_NAME = /[\p{Cc}\p{Cs}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+/** Whether `id` could name a client at all: every client_id is visible ASCII within the limit. */
+export const couldBeClientId = (id: string) => id.length <= MAX_CLIENT_ID_LENGTH && VISIBLE_ASCII.test(id);
 /** What the authorization response appends to a redirect URI; a registered query must leave them free. */
 const RESPONSE_PARAMETERS = ['code', 'state', 'iss', 'error', 'error_description'];
 /** Visible ASCII, no space: what every issued identifier and every registered redirect URI consists of. */
@@ -93,7 +106,7 @@ export interface NewClient {
 /** Checks a new client's fields; throws an Error whose message says what is wrong. */
 export function validateNewClient(input: NewClient): { name: string; redirectUris: string[]; resources: string[] } {
   const name = input.name.trim();
-  if (!name || name.length > 200) throw new Error('client name must be 1 to 200 characters');
+  if (!name || name.length > MAX_CLIENT_NAME_LENGTH) throw new Error(`client name must be 1 to ${MAX_CLIENT_NAME_LENGTH} characters`);
   const resources = [...new Set(input.resources ?? [])];
   if (input.redirectUris.length === 0 && resources.length === 0) throw new Error('at least one redirect URI is required');
   if (input.redirectUris.length > MAX_REDIRECT_URIS) throw new Error(`at most ${MAX_REDIRECT_URIS} redirect URIs may be registered`);
@@ -166,8 +179,7 @@ export async function setClientStatus(deps: Deps, clientId: string, status: Clie
  * only when it is new or the document changed.
  */
 export async function findAuthorizingClient(ctx: Pick<Context, 'store' | 'clock' | 'clientMetadata'>, clientId: string): Promise<ClientRecord | undefined> {
-  // Every identifier the server issues is visible ASCII; anything else names nothing.
-  if (!VISIBLE_ASCII.test(clientId)) return undefined;
+  if (!couldBeClientId(clientId)) return undefined;
   if (!ctx.clientMetadata || !isClientIdUrl(clientId)) return ctx.store.findClient(clientId);
   const known = await ctx.store.findClient(clientId);
   // A disabled one is refused without asking its server again.

@@ -14,15 +14,11 @@ import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../protocol/errors.ts';
 import type { ClientAuthMethod, ClientRecord } from '../store/types.ts';
-import { isPublicClient, MAX_REDIRECT_URIS, redirectUriProblem, registerClient, VISIBLE_ASCII } from './clients.ts';
+import { couldBeClientId, isPublicClient, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, redirectUriProblem, registerClient, UNDISPLAYABLE_IN_NAME } from './clients.ts';
 import { SUPPORTED_SCOPES, withoutScope } from './scopes.ts';
 
 type Deps = Pick<Context, 'config' | 'store' | 'secrets' | 'clock'>;
 
-/** The same limit as registerClient's (UTF-16 code units), so a name accepted here is accepted there. */
-export const MAX_CLIENT_NAME_LENGTH = 200;
-/** Client ids are visible ASCII of at most this length (a metadata document's URL is the longest kind). */
-const MAX_CLIENT_ID_LENGTH = 512;
 /** Every client of this server may use both grants and the code response type (RFC 7591 §2.1). */
 const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 const RESPONSE_TYPES = ['code'] as const;
@@ -34,11 +30,6 @@ const RESPONSE_TYPES = ['code'] as const;
 const REGISTERED_SCOPE = SUPPORTED_SCOPES.join(' ');
 /** A public client is never granted openid (docs/design.md §13: no secret to key an ID token with). */
 const PUBLIC_CLIENT_SCOPE = withoutScope(REGISTERED_SCOPE, 'openid');
-/**
- * Control characters and the bidirectional marks that can make a name read as another (as for
- * metadata documents), and lone surrogates, which would be stored as U+FFFD and read back changed.
- */
-const UNDISPLAYABLE = /[\p{Cc}\p{Cs}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 /** Fields of the client information response that an update must not send (RFC 7592 §2.2). */
 const SERVER_MANAGED_FIELDS = ['registration_access_token', 'registration_client_uri', 'client_secret_expires_at', 'client_id_issued_at'];
 /** The one answer for every management request that is not authorized, so it tells nothing about which client ids exist. */
@@ -120,9 +111,8 @@ async function managedClient(deps: Pick<Context, 'store'>, clientId: string, tok
     error.headers['www-authenticate'] = 'Bearer';
     throw error;
   }
-  // Every client id the server knows is visible ASCII; anything else names nothing (and never reaches the database).
-  const named = clientId.length <= MAX_CLIENT_ID_LENGTH && VISIBLE_ASCII.test(clientId);
-  const client = named ? await deps.store.findClient(clientId) : undefined;
+  // An id no client can have never reaches the database.
+  const client = couldBeClientId(clientId) ? await deps.store.findClient(clientId) : undefined;
   const expected = client?.source === 'dynamic' ? client.registration_token_digest : null;
   if (!client || !expected || !safeEqual(digest(token), expected)) throw new InvalidToken(NOT_AUTHORIZED);
   return { client, token };
@@ -251,7 +241,7 @@ function checkName(value: unknown, firstRedirectUri: string): string {
   const name = (value ?? '').trim();
   if (!name) return new URL(firstRedirectUri).hostname;
   if (name.length > MAX_CLIENT_NAME_LENGTH) throw new InvalidClientMetadata(`client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters.`);
-  if (UNDISPLAYABLE.test(name)) throw new InvalidClientMetadata('client_name contains control, text-direction or unpaired surrogate characters.');
+  if (UNDISPLAYABLE_IN_NAME.test(name)) throw new InvalidClientMetadata('client_name contains control, text-direction or unpaired surrogate characters.');
   return name;
 }
 

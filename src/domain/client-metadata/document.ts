@@ -2,7 +2,7 @@
  * Client Identifier URLs and Client ID Metadata Documents
  * (draft-ietf-oauth-client-id-metadata-document-02 §3, §4, §4.1): what this server accepts.
  */
-import { redirectUriProblem } from '../clients.ts';
+import { MAX_CLIENT_ID_LENGTH, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, redirectUriProblem, UNDISPLAYABLE_IN_NAME } from '../clients.ts';
 
 /**
  * The client as its metadata document describes it, reduced to what this server uses.
@@ -28,15 +28,6 @@ export interface ClientMetadataDocument {
  */
 export class InvalidMetadataDocument extends Error {}
 
-/**
- * Longest Client Identifier URL accepted: it is shown to users and stored with every grant.
- *
- * @example
- * if (clientId.length > MAX_CLIENT_ID_URL_LENGTH) refuse();
- */
-export const MAX_CLIENT_ID_URL_LENGTH = 512;
-const MAX_CLIENT_NAME_LENGTH = 200;
-const MAX_REDIRECT_URIS = 10;
 const MAX_LINK_LENGTH = 2000;
 /** RFC 3986 characters only: anything else the URL parser would re-encode, and what is fetched would no longer be the client_id. */
 const URL_CHARACTERS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]%]+$/;
@@ -44,8 +35,6 @@ const SHARED_SECRET_METHODS = new Set(['client_secret_post', 'client_secret_basi
 const ALLOWED_GRANT_TYPES = new Set(['authorization_code', 'refresh_token']);
 /** JWK members that exist only in private or symmetric keys (RFC 7518 §6.2.2, §6.3.2, §6.4.1). */
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
-/** Control characters, and the bidirectional overrides that can make a name read as another. */
-const UNDISPLAYABLE = /[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
 
 /**
  * Whether a client_id names a metadata document rather than a registered client. Issued
@@ -71,7 +60,7 @@ export function isClientIdUrl(clientId: string): boolean {
  * clientIdUrlProblem('https://app.example/'); // 'must have a path ...'
  */
 export function clientIdUrlProblem(clientId: string): string | null {
-  if (clientId.length > MAX_CLIENT_ID_URL_LENGTH) return `is longer than ${MAX_CLIENT_ID_URL_LENGTH} characters`;
+  if (clientId.length > MAX_CLIENT_ID_LENGTH) return `is longer than ${MAX_CLIENT_ID_LENGTH} characters`;
   if (!clientId.startsWith('https://')) return 'must start with https://';
   if (!URL_CHARACTERS.test(clientId)) return 'must consist of URL characters (RFC 3986; percent-encode the rest)';
   if (/%(?![0-9A-Fa-f]{2})/.test(clientId)) return 'has a % that does not start a percent-encoding';
@@ -133,7 +122,7 @@ export function validateClientMetadataDocument(url: string, body: unknown): Clie
   const name = typeof doc.client_name === 'string' ? doc.client_name.trim() : '';
   if (!name) throw problem('client_name is missing or empty');
   if ([...name].length > MAX_CLIENT_NAME_LENGTH) throw problem(`client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters`);
-  if (UNDISPLAYABLE.test(name)) throw problem('client_name contains control or text-direction characters');
+  if (UNDISPLAYABLE_IN_NAME.test(name)) throw problem('client_name contains control or text-direction characters');
 
   const redirectUris = doc.redirect_uris;
   if (!isStringArray(redirectUris) || redirectUris.length === 0) throw problem('redirect_uris must be a non-empty array of strings');

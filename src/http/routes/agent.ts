@@ -3,6 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { authenticateAgent, describeRequestForAgent, statusView } from '../../domain/authorization-request.ts';
+import { MAX_CLIENT_ID_LENGTH } from '../../domain/clients.ts';
 import { NotFound } from '../../protocol/errors.ts';
 import { Token } from '../schemas.ts';
 
@@ -11,8 +12,7 @@ const AuthenticateBody = Type.Object({
   agent_id: Token(128),
   agent_secret: Token(512),
   model: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$' }),
-  // 512: a client_id may be the https URL of a Client ID Metadata Document (docs/design.md §13).
-  expected_client_id: Type.Optional(Token(512)),
+  expected_client_id: Type.Optional(Token(MAX_CLIENT_ID_LENGTH)),
   expected_redirect_host: Type.Optional(Token(300)),
 });
 

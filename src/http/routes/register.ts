@@ -6,11 +6,10 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import type { Context } from '../../context.ts';
-import { MAX_REDIRECT_URI_LENGTH } from '../../domain/clients.ts';
+import { MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URI_LENGTH } from '../../domain/clients.ts';
 import {
   authorizeRegistrationAccess,
   deleteDynamicClient,
-  MAX_CLIENT_NAME_LENGTH,
   readDynamicClient,
   registerDynamicClient,
   updateDynamicClient,

@@ -6,7 +6,7 @@ import formbody from '@fastify/formbody';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
-import { authenticateClient } from '../../domain/clients.ts';
+import { authenticateClient, MAX_CLIENT_ID_LENGTH } from '../../domain/clients.ts';
 import { exchangeCode, introspect, refreshTokens, revoke } from '../../domain/tokens.ts';
 import { UnsupportedGrantType } from '../../protocol/errors.ts';
 import { Token } from '../schemas.ts';
@@ -14,7 +14,7 @@ import { Token } from '../schemas.ts';
 const param = (maxLength = 2048) => Type.Optional(Type.String({ maxLength }));
 const token = (maxLength: number) => Type.Optional(Token(maxLength));
 // A client_id may be the https URL of a Client ID Metadata Document (docs/design.md §13).
-const ClientCredentials = { client_id: token(512), client_secret: token(512) };
+const ClientCredentials = { client_id: token(MAX_CLIENT_ID_LENGTH), client_secret: token(512) };
 /** RFC 8707: repeated, it is an array, which the rule answers with invalid_target rather than a schema error. */
 const Resource = Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 10 })]));
 
