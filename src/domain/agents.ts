@@ -63,15 +63,12 @@ export async function setAgentStatus(deps: Deps, agentId: string, status: AgentS
 /** A digest no secret has, compared against when the agent is unknown so both paths cost the same. */
 const NO_AGENT_DIGEST = digest('agentauth: no such agent');
 
-/** The active agent these credentials belong to, or null; unknown, wrong secret and disabled look alike. */
-export async function verifyAgentCredentials(
-  deps: Deps,
-  agentId: string,
-  secret: string,
-  /** The agent's row when the caller has read it already (with the request it names). */
-  known?: { agent: AgentRecord | undefined },
-): Promise<AgentRecord | null> {
-  const agent = known ? known.agent : await deps.store.findAgent(agentId);
+/**
+ * The agent, if `secret` is its secret (or its previous one, within the grace) and it is active;
+ * null otherwise: unknown (undefined), wrong secret and disabled look alike. The caller reads
+ * the agent's row, with whatever else the step needs (the store's findAgentAndRequest).
+ */
+export function verifyAgentCredentials(deps: Pick<Context, 'clock'>, agent: AgentRecord | undefined, secret: string): AgentRecord | null {
   const presented = digest(secret);
   // Both comparisons always run, so timing does not tell which secret (if any) matched.
   const current = safeEqual(presented, agent?.secret_digest ?? NO_AGENT_DIGEST);

@@ -286,7 +286,7 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
 
   // The agent and the request (with its client) in one read; the rules below still run in order.
   const read = await ctx.store.findAgentAndRequest(input.agent_id, input.request_id);
-  const agent = await verifyAgentCredentials(ctx, input.agent_id, input.agent_secret, { agent: read.agent });
+  const agent = verifyAgentCredentials(ctx, read.agent, input.agent_secret);
   if (!agent) {
     const throttled = await ctx.throttle.recordWrongCredentials(input.agent_id, caller.ip);
     if (throttled) return refuse(throttled);

@@ -183,10 +183,11 @@ export async function refreshTokens(
   input: ClientCredentials & { refresh_token?: string; scope?: string; resource?: string | string[] },
   log?: (message: string) => void,
 ): Promise<TokenResponse> {
-  const tokenDigest = input.refresh_token ? digest(input.refresh_token) : undefined;
-  const read = input.client_id && tokenDigest ? await ctx.store.findClientAndRefreshToken(input.client_id, tokenDigest) : undefined;
+  // Without a refresh token the digest names nothing; the missing token is answered after authentication.
+  const tokenDigest = digest(input.refresh_token ?? '');
+  const read = input.client_id ? await ctx.store.findClientAndRefreshToken(input.client_id, tokenDigest) : undefined;
   const client = await authenticateClient(ctx, input.client_id, input.client_secret, log, read && { client: read.client });
-  if (!input.refresh_token || !tokenDigest) throw new InvalidRequest('refresh_token is required');
+  if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
   const found = read?.token;
   const now = ctx.clock();
   if (!found || found.grant.client_id !== client.id) throw new InvalidGrant('The refresh token is invalid.');
