@@ -159,6 +159,26 @@ describe('logs', () => {
     expect(lines.filter((line) => line.msg === 'client aborted the request'), logs).toHaveLength(3);
   });
 
+  it('every line a request writes carries its request id: the access line and the lines of its handler', async () => {
+    const captured = captureLogs();
+    const server = await startTestServer({ env: { LOG_LEVEL: 'debug' }, logStream: captured.stream });
+    try {
+      expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(200);
+      // A refusal: the error handler writes a debug line, then the access line.
+      expect((await fetch(`${server.baseUrl}/api/check-status?request_id=req_unknown`)).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+    const lines = captured.text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; reqId?: string; req?: { path: string } });
+    const access = lines.filter((line) => line.msg === 'request');
+    expect(access.map((line) => line.req?.path)).toEqual(['/healthz', '/api/check-status']);
+    expect(access[0]!.reqId).toMatch(/\S/);
+    expect(access[1]!.reqId).toMatch(/\S/);
+    expect(access[0]!.reqId).not.toBe(access[1]!.reqId);
+    const refused = lines.find((line) => line.msg === 'request refused');
+    expect(refused?.reqId).toBe(access[1]!.reqId);
+  });
+
   it('a full flow at LOG_LEVEL=trace logs no secret, code, token or cookie', async () => {
     const captured = captureLogs();
     const server = await startTestServer({ env: { LOG_LEVEL: 'trace' }, logStream: captured.stream });

@@ -1,5 +1,5 @@
 /** Builds the Fastify application for a Context: routes, error shape, headers and metrics. */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { consoleErrorPage } from '../console/pages/error.ts';
@@ -8,7 +8,7 @@ import type { Context } from '../context.ts';
 import { sendErrorPage } from './browser.ts';
 import { closeUnreadBodies, type TimeoutOptions, timeoutOptions } from './connections.ts';
 import { clientErrorHandler, errorHandler, schemaErrorMessage } from './errors.ts';
-import { loggerOptions } from './logger.ts';
+import { lazyRequestLogger, loggerOptions } from './logger.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { assetRoutes } from './routes/assets.ts';
 import { authorizeRoutes } from './routes/authorize.ts';
@@ -39,24 +39,56 @@ function serverOptions(config: Config): FastifyServerOptions & TimeoutOptions {
   return {
     ...timeoutOptions(config),
     return503OnClosing: true,
-    // One access-log line per request (onResponse below) rather than Fastify's two.
+    // One access-log line per request (answerRecorder below) rather than Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: 'idle',
     clientErrorHandler,
   };
 }
 
-/** Answers that must close their connection: early answers to unread bodies, and all answers during shutdown. */
-function addConnectionHooks(app: FastifyInstance): void {
+/** What the main listener records of each answer: its metrics and its access-log line. */
+type AnswerRecorder = (request: FastifyRequest, reply: FastifyReply) => void;
+
+/**
+ * The one hook on every answer (each hook is a step of every request, and an onResponse hook
+ * a 'finish' listener more): no sniffing and nothing of ours framed; `Connection: close` on
+ * early answers to unread bodies and on all answers during shutdown; and `record`, run when
+ * the answer is ready to be written.
+ */
+function addAnswerHook(app: FastifyInstance, record?: AnswerRecorder): void {
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
     if (closing) reply.header('connection', 'close');
+    record?.(request, reply);
     closeUnreadBodies(request, reply, payload, done);
   });
+}
+
+/**
+ * Each answer as a Prometheus histogram (seconds from the request's arrival to its answer being
+ * ready, by method, route and status) and, at LOG_LEVEL info or below, one access-log line.
+ */
+function answerRecorder(app: FastifyInstance, registry: Registry): AnswerRecorder {
+  const requests = new Histogram({
+    name: 'agentauth_http_request_duration_seconds',
+    help: 'HTTP requests by route and status: seconds until the answer was ready',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+  // The level is fixed at start, so whether an access-log line is written is decided once.
+  const accessLog = ['info', 'debug', 'trace'].includes(app.log.level);
+  return (request, reply) => {
+    const elapsedMs = reply.elapsedTime;
+    requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode }, elapsedMs / 1000);
+    if (accessLog) request.log.info({ req: request, status: reply.statusCode, ms: Math.round(elapsedMs * 100) / 100 }, 'request');
+  };
 }
 
 /** The documented error shape for every error, and a JSON 404 for unknown paths. */
@@ -73,6 +105,7 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
   const app = Fastify({
     ...serverOptions(ctx.config),
     logger,
+    ...(logger ? { childLoggerFactory: lazyRequestLogger } : {}),
     bodyLimit: BODY_LIMIT,
     trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
@@ -86,33 +119,10 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
       errorHandler(error, request, reply);
     },
   });
-  addConnectionHooks(app);
-
   collectDefaultMetrics({ register: registry });
-  const requests = new Histogram({
-    name: 'agentauth_http_request_duration_seconds',
-    help: 'HTTP requests by route and status',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    registers: [registry],
-  });
   new Counter({ name: 'agentauth_info', help: 'Build and storage information', labelNames: ['engine'], registers: [registry] }).inc({ engine: ctx.store.engine });
-  // Hooks on every request are plain functions: an async one costs a promise per request.
-  // The level is fixed at start, so whether an access-log line is written is decided once.
-  const accessLog = ['info', 'debug', 'trace'].includes(app.log.level);
-  app.addHook('onResponse', (request, reply, done) => {
-    requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode }, reply.elapsedTime / 1000);
-    if (accessLog) request.log.info({ req: request, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
-    done();
-  });
-
+  addAnswerHook(app, answerRecorder(app, registry));
   answerErrors(app);
-  // Every JSON answer: no sniffing, and nothing of ours may be framed.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.header('x-content-type-options', 'nosniff');
-    if (!reply.hasHeader('x-frame-options')) reply.header('x-frame-options', 'DENY');
-    done(null, payload);
-  });
 
   // No endpoint takes plain text: JSON endpoints answer 415 to anything but JSON (docs/design.md §5).
   app.removeContentTypeParser('text/plain');
@@ -136,7 +146,7 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
  */
 export async function buildMetricsApp(ctx: Context, registry: Registry, log: FastifyBaseLogger): Promise<FastifyInstance> {
   const app = Fastify({ ...serverOptions(ctx.config), loggerInstance: log });
-  addConnectionHooks(app);
+  addAnswerHook(app);
   answerErrors(app);
   await app.register(async (scope) => metricsOnlyRoutes(scope, registry));
   return app;
