@@ -109,6 +109,25 @@ describe.each(engines)('Store on $name', (engine) => {
     expect(events.map((e) => e.agent_id)).toEqual([winner]);
   });
 
+  it('a status change is heard by the listeners once committed; a unit that is void is heard by none', async () => {
+    const heard: string[] = [];
+    const stop = await store.watchStatus({ changed: (payload) => void heard.push(payload), resumed: () => {} });
+    try {
+      const expired = request();
+      await store.insertRequest(expired);
+      expect(await store.markRequestAuthenticated(expired.id, { agent_id: 'agt_1', model: 'm' }, NOW + 600, audit('agt_1', expired.id))).toBe(false);
+      const live = request();
+      await store.insertRequest(live);
+      expect(await store.markRequestAuthenticated(live.id, { agent_id: 'agt_1', model: 'm' }, NOW + 1, audit('agt_1', live.id))).toBe(true);
+      // PostgreSQL delivers NOTIFY asynchronously: wait for the one that must come.
+      for (let waited = 0; !heard.includes(live.id) && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(heard).toEqual([live.id]);
+      expect((await store.listAuditEvents({ agent_id: 'agt_1', limit: 100 })).filter((e) => e.request_id === expired.id)).toEqual([]);
+    } finally {
+      await stop();
+    }
+  });
+
   it('an expired request cannot be authenticated', async () => {
     const r = request();
     await store.insertRequest(r);

@@ -47,6 +47,16 @@ export interface Migration {
   postgresOnly?: string[];
 }
 
+/** What the steps of a write unit promise about each other. */
+export interface UnitOptions {
+  /**
+   * No step reads or changes a row that another step changes, so each may see the database as
+   * it was before the unit. PostgreSQL then runs the unit as one statement (data-modifying WITH
+   * clauses): one round trip, where BEGIN, one per step and COMMIT would be several.
+   */
+  independent?: boolean;
+}
+
 export interface Driver {
   readonly engine: 'sqlite' | 'postgres';
   one<T>(sql: string, params?: Params): Promise<T | undefined>;
@@ -55,7 +65,7 @@ export interface Driver {
    * Runs the steps in one transaction and resolves after the commit with the number of rows
    * each step changed, or with null when a guarded step changed none (nothing is kept).
    */
-  write(steps: Step[]): Promise<number[] | null>;
+  write(steps: Step[], options?: UnitOptions): Promise<number[] | null>;
   migrate(migrations: Migration[]): Promise<void>;
   createLimiter(options: LimiterOptions): Promise<Limiter>;
   /** Delivers the payloads of Step.notify to `listener` until the returned function is called. */
@@ -212,6 +222,7 @@ export class SqliteDriver implements Driver {
     this.statement('COMMIT').run();
   }
 
+  // Every unit of a turn already shares one transaction and one commit: UnitOptions change nothing here.
   write(steps: Step[]): Promise<number[] | null> {
     return new Promise((resolve, reject) => {
       this.queue.push({ steps, resolve, reject, deadline: 0 });
@@ -397,6 +408,9 @@ function adoptKyselyHistory(query: (sql: string) => Array<{ name: string }>, rec
 
 const INT8_OID = 20;
 
+/** The SQLSTATE of agentauth_void_unit(): a guarded step of a one-statement unit changed no row. */
+const VOID_UNIT = 'AA001';
+
 export class PostgresDriver implements Driver {
   readonly engine = 'postgres';
   private readonly names = new Map<string, { name: string; text: string }>();
@@ -459,11 +473,12 @@ export class PostgresDriver implements Driver {
       : this.query(client, `${step.sql} RETURNING pg_notify('${STATUS_CHANNEL}', ?)`, [...step.params, step.notify]);
   }
 
-  async write(steps: Step[]): Promise<number[] | null> {
+  async write(steps: Step[], options: UnitOptions = {}): Promise<number[] | null> {
     if (steps.length === 1) {
       const changed = (await this.run(this.pool, steps[0]!)).rowCount ?? 0;
       return steps[0]!.guard && changed === 0 ? null : [changed];
     }
+    if (options.independent) return this.writeAsOneStatement(steps);
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -483,6 +498,32 @@ export class PostgresDriver implements Driver {
       throw error;
     } finally {
       client.release();
+    }
+  }
+
+  /**
+   * An independent unit as one statement, atomic by itself: each step a data-modifying WITH
+   * clause (all run to completion, on one snapshot), and the rows each changed counted by the
+   * outer SELECT. A guarded step that changed no row makes the statement fail with VOID_UNIT
+   * (agentauth_void_unit(), migration 0007), which undoes the other steps and their NOTIFY.
+   */
+  private async writeAsOneStatement(steps: Step[]): Promise<number[] | null> {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    steps.forEach((step, i) => {
+      const returning = step.notify === undefined ? '1' : `pg_notify('${STATUS_CHANNEL}', ?)`;
+      clauses.push(`s${i} AS (${step.sql} RETURNING ${returning})`);
+      params.push(...step.params, ...(step.notify === undefined ? [] : [step.notify]));
+    });
+    const counts = steps.map((_, i) => `(SELECT count(*) FROM s${i}) AS c${i}`);
+    const guards = steps.flatMap((step, i) => (step.guard ? [`NOT EXISTS (SELECT 1 FROM s${i})`] : []));
+    if (guards.length > 0) counts.push(`CASE WHEN ${guards.join(' OR ')} THEN agentauth_void_unit() END AS void`);
+    try {
+      const row = (await this.query(this.pool, `WITH ${clauses.join(', ')} SELECT ${counts.join(', ')}`, params)).rows[0] as Record<string, number>;
+      return steps.map((_, i) => row[`c${i}`]!);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === VOID_UNIT) return null;
+      throw error;
     }
   }
 

@@ -239,4 +239,18 @@ export const migrations: Migration[] = [
       'ALTER TABLE console_events ALTER COLUMN target TYPE varchar(512)',
     ],
   },
+  {
+    // A write unit whose steps are independent runs on PostgreSQL as one statement
+    // (docs/design.md §9): when a guarded step changes no row, the statement calls this, and
+    // the error undoes the whole statement. SQLite runs units in its own transactions.
+    version: '0007_void_unit',
+    statements: [],
+    postgresOnly: [
+      `CREATE OR REPLACE FUNCTION agentauth_void_unit() RETURNS integer LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'a guarded step changed no row: the write unit is void' USING ERRCODE = 'AA001';
+END
+$$`,
+    ],
+  },
 ];

@@ -97,6 +97,14 @@ export class SqlStore implements Store {
     return (await this.driver.write(steps)) !== null;
   }
 
+  /**
+   * Runs one unit whose steps touch different rows and read none another changes
+   * (UnitOptions.independent: one statement on PostgreSQL); true when its guard held.
+   */
+  private async wonIndependent(...steps: Step[]): Promise<boolean> {
+    return (await this.driver.write(steps, { independent: true })) !== null;
+  }
+
   // Clients
 
   async insertClient(client: ClientRecord): Promise<void> {
@@ -183,7 +191,7 @@ export class SqlStore implements Store {
   }
 
   markRequestAuthenticated(id: string, by: { agent_id: string; model: string }, now: number, audit: AuditEvent): Promise<boolean> {
-    return this.won(
+    return this.wonIndependent(
       {
         sql: "UPDATE authorization_requests SET status = 'authenticated', agent_id = ?, model = ?, authenticated_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?",
         params: [by.agent_id, by.model, now, id, now],
@@ -196,7 +204,7 @@ export class SqlStore implements Store {
   }
 
   completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean> {
-    return this.won(
+    return this.wonIndependent(
       {
         sql: "UPDATE authorization_requests SET status = 'completed' WHERE id = ? AND status = 'authenticated' AND browser_digest = ? AND expires_at > ?",
         params: [id, browserDigest, now],
@@ -208,7 +216,7 @@ export class SqlStore implements Store {
   }
 
   contestRequest(id: string, otherAgentId: string, now: number, description: string, audit: AuditEvent): Promise<boolean> {
-    return this.won(
+    return this.wonIndependent(
       {
         sql: "UPDATE authorization_requests SET status = 'error', error = 'request_contested', error_description = ? WHERE id = ? AND status = 'authenticated' AND agent_id <> ? AND expires_at > ?",
         params: [description, id, otherAgentId, now],
@@ -243,7 +251,7 @@ export class SqlStore implements Store {
   }
 
   redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean> {
-    return this.won(
+    return this.wonIndependent(
       { sql: 'UPDATE authorization_codes SET redeemed_at = ?, grant_id = ? WHERE digest = ? AND redeemed_at IS NULL', params: [now, grant.id, digest], guard: true },
       insert('grants', grant),
       ...tokenSteps(tokens),
@@ -268,7 +276,7 @@ export class SqlStore implements Store {
   }
 
   rotateRefreshToken(digest: string, now: number, tokens: IssuedTokens): Promise<boolean> {
-    return this.won({ sql: 'UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL', params: [now, digest], guard: true }, ...tokenSteps(tokens));
+    return this.wonIndependent({ sql: 'UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL', params: [now, digest], guard: true }, ...tokenSteps(tokens));
   }
 
   findAccessToken(jti: string): Promise<AccessTokenRecord | undefined> {
