@@ -62,6 +62,12 @@ export interface Driver {
   one<T>(sql: string, params?: Params): Promise<T | undefined>;
   all<T>(sql: string, params?: Params): Promise<T[]>;
   /**
+   * The first row as its values in select order, for the wide joined reads: naming each column
+   * of a row costs about as much as reading it (a 42-column row: 26 µs as an object, 13 µs as
+   * values, measured with better-sqlite3).
+   */
+  values(sql: string, params?: Params): Promise<readonly unknown[] | undefined>;
+  /**
    * Runs the steps in one transaction and resolves after the commit with the number of rows
    * each step changed, or with null when a guarded step changed none (nothing is kept).
    */
@@ -108,6 +114,7 @@ export interface SqliteDriverOptions {
 export class SqliteDriver implements Driver {
   readonly engine = 'sqlite';
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly rawStatements = new Map<string, Database.Statement>();
   private readonly listeners = new Set<ChangeListener>();
   private queue: QueuedUnit[] = [];
   private flushScheduled = false;
@@ -140,39 +147,42 @@ export class SqliteDriver implements Driver {
     db.pragma('busy_timeout = 0');
   }
 
-  private statement(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
+  /** The prepared statement, kept for the life of the connection; `raw` ones answer rows as arrays of values. */
+  private statement(sql: string, raw = false): Database.Statement {
+    const cache = raw ? this.rawStatements : this.statements;
+    let statement = cache.get(sql);
     if (!statement) {
       statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
+      if (raw) statement.raw(true);
+      cache.set(sql, statement);
     }
     return statement;
   }
 
-  async one<T>(sql: string, params: Params = []): Promise<T | undefined> {
-    let row: T | undefined;
-    try {
-      this.beginReads();
-      row = this.statement(sql).get(...params) as T | undefined;
-    } catch (error) {
-      if (!isBusy(error)) throw error;
-      return this.readLater(() => this.statement(sql).get(...params) as T | undefined, error);
-    }
-    if (this.wal?.pending) await this.wal.settled();
-    return row;
+  one<T>(sql: string, params: Params = []): Promise<T | undefined> {
+    return this.read(() => this.statement(sql).get(...params) as T | undefined);
   }
 
-  async all<T>(sql: string, params: Params = []): Promise<T[]> {
-    let rows: T[];
+  all<T>(sql: string, params: Params = []): Promise<T[]> {
+    return this.read(() => this.statement(sql).all(...params) as T[]);
+  }
+
+  values(sql: string, params: Params = []): Promise<readonly unknown[] | undefined> {
+    return this.read(() => this.statement(sql, true).get(...params) as unknown[] | undefined);
+  }
+
+  /** A read in the turn's read transaction, answered once what it may have seen is on disk. */
+  private async read<T>(run: () => T): Promise<T> {
+    let value: T;
     try {
       this.beginReads();
-      rows = this.statement(sql).all(...params) as T[];
+      value = run();
     } catch (error) {
       if (!isBusy(error)) throw error;
-      return this.readLater(() => this.statement(sql).all(...params) as T[], error);
+      return this.readLater(run, error);
     }
     if (this.wal?.pending) await this.wal.settled();
-    return rows;
+    return value;
   }
 
   /**
@@ -461,6 +471,10 @@ export class PostgresDriver implements Driver {
 
   async all<T>(sql: string, params: Params = []): Promise<T[]> {
     return (await this.query(this.pool, sql, params)).rows as T[];
+  }
+
+  async values(sql: string, params: Params = []): Promise<readonly unknown[] | undefined> {
+    return (await this.pool.query<unknown[]>({ ...this.prepared(sql), values: params as unknown[], rowMode: 'array' })).rows[0];
   }
 
   /**

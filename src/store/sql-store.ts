@@ -174,16 +174,13 @@ export class SqlStore implements Store {
     agentId: string,
     requestId: string,
   ): Promise<{ agent: AgentRecord | undefined; found: { request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined }> {
-    const row = (await this.driver.one<Row>(AGENT_AND_REQUEST, [agentId, requestId]))!;
-    return {
-      agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, AGENT_PICKS)),
-      found: row.r_id == null ? undefined : requestWithClient(row),
-    };
+    const row = (await this.driver.values(AGENT_AND_REQUEST.sql, [agentId, requestId]))!;
+    return { agent: agentIn(AGENT_AND_REQUEST, row), found: requestWithClient(AGENT_AND_REQUEST, row) };
   }
 
   async findRequestWithClient(id: string): Promise<{ request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined> {
-    const row = await this.driver.one<Row>(REQUEST_WITH_CLIENT, [id]);
-    return row && requestWithClient(row);
+    const row = await this.driver.values(REQUEST_WITH_CLIENT.sql, [id]);
+    return row && requestWithClient(REQUEST_WITH_CLIENT, row);
   }
 
   findRequestStatus(id: string): Promise<RequestStatusFields | undefined> {
@@ -243,11 +240,9 @@ export class SqlStore implements Store {
   }
 
   async findClientAndCode(clientId: string, digest: string): Promise<{ client: ClientRecord | undefined; code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined }> {
-    const row = (await this.driver.one<Row>(CLIENT_AND_CODE, [clientId, digest]))!;
-    return {
-      client: row.q_id == null ? undefined : toClient(taken<ClientRow>(row, CALLER_PICKS)),
-      code: row.k_digest == null ? undefined : { code: taken<CodeRecord>(row, CODE_PICKS), agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, AGENT_PICKS)) },
-    };
+    const row = (await this.driver.values(CLIENT_AND_CODE.sql, [clientId, digest]))!;
+    const code = CLIENT_AND_CODE.take<CodeRecord>(row, CODE);
+    return { client: clientIn(CLIENT_AND_CODE, row, CALLER), code: code && { code, agent: agentIn(CLIENT_AND_CODE, row) } };
   }
 
   redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean> {
@@ -284,21 +279,19 @@ export class SqlStore implements Store {
   }
 
   async findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined> {
-    const row = await this.driver.one<Row>(ACCESS_TOKEN_CONTEXT.sql, [jti]);
-    return row && ACCESS_TOKEN_CONTEXT.parse(row);
+    return ACCESS_TOKEN_CONTEXT.find(this.driver, jti);
   }
 
   async findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined> {
-    const row = await this.driver.one<Row>(REFRESH_TOKEN_CONTEXT.sql, [digest]);
-    return row && REFRESH_TOKEN_CONTEXT.parse(row);
+    return REFRESH_TOKEN_CONTEXT.find(this.driver, digest);
   }
 
   async findClientAndAccessToken(clientId: string, jti: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<AccessTokenRecord> | undefined }> {
-    return ACCESS_TOKEN_CONTEXT.parseWithCaller((await this.driver.one<Row>(ACCESS_TOKEN_CONTEXT.withCallerSql, [clientId, jti]))!);
+    return ACCESS_TOKEN_CONTEXT.findWithCaller(this.driver, clientId, jti);
   }
 
   async findClientAndRefreshToken(clientId: string, digest: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<RefreshTokenRecord> | undefined }> {
-    return REFRESH_TOKEN_CONTEXT.parseWithCaller((await this.driver.one<Row>(REFRESH_TOKEN_CONTEXT.withCallerSql, [clientId, digest]))!);
+    return REFRESH_TOKEN_CONTEXT.findWithCaller(this.driver, clientId, digest);
   }
 
   revokeAccessToken(jti: string, now: number): Promise<boolean> {
@@ -366,20 +359,14 @@ export class SqlStore implements Store {
  */
 export const PURGE_BATCH = 5000;
 
-// Joined reads: columns are aliased as <table alias>_<column> and taken apart again. These
-// reads serve every introspection, userinfo and refresh, so their SQL and the alias of each
-// column are built once, not per call.
-type Row = Record<string, unknown>;
-/** The columns of one table of a joined read: each with its aliased key and its select item (`t.jti AS t_jti`). */
-type Picks = ReadonlyArray<{ column: string; key: string; select: string }>;
+// Joined reads: each reads one row whatever exists, as values in select order (Driver.values),
+// taken apart by table. These reads serve every step of a flow and every introspection, userinfo
+// and refresh, so their SQL and where each table's columns sit are worked out once, not per call.
 
-const picks = (alias: string, columns: string[]): Picks =>
-  columns.map((column) => ({ column, key: `${alias}_${column}`, select: `${alias}.${column} AS ${alias}_${column}` }));
-const selected = (columns: Picks) => columns.map((pick) => pick.select).join(', ');
-function taken<T>(row: Row, columns: Picks): T {
-  const record: Row = {};
-  for (const { column, key } of columns) record[column] = row[key];
-  return record as T;
+/** One table's columns in a joined read, under its alias; the first is its key, null when the row is absent. */
+interface Table {
+  alias: string;
+  columns: readonly string[];
 }
 
 /**
@@ -394,82 +381,140 @@ const CLIENT_COLUMNS = columnsOf<ClientRow>()([
   'id', 'name', 'secret_sealed', 'previous_secret_sealed', 'previous_secret_expires_at', 'redirect_uris', 'status', 'approval', 'created_at',
   'account_id', 'token_endpoint_auth_method', 'source', 'registration_token_digest', 'resources',
 ]);
-const CLIENT_PICKS = picks('c', CLIENT_COLUMNS);
-/** The client calling a token endpoint, read with the token it presents (alias q). */
-const CALLER_PICKS = picks('q', CLIENT_COLUMNS);
-const REQUEST_PICKS = picks('r', columnsOf<AuthorizationRequestRecord>()([
-  'id', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'nonce', 'login_hint', 'resource', 'browser_digest', 'status', 'error',
-  'error_description', 'agent_id', 'model', 'authenticated_at', 'created_at', 'expires_at',
-]));
-const CODE_PICKS = picks('k', columnsOf<CodeRecord>()([
-  'digest', 'request_id', 'client_id', 'redirect_uri', 'scope', 'code_challenge', 'nonce', 'resource', 'agent_id', 'model', 'auth_time', 'expires_at',
-  'redeemed_at', 'grant_id',
-]));
+const CLIENT: Table = { alias: 'c', columns: CLIENT_COLUMNS };
+/** The client calling a token endpoint, read with the token it presents. */
+const CALLER: Table = { alias: 'q', columns: CLIENT_COLUMNS };
+/** A token's client, of which its checks need only the status. */
+const CLIENT_STATUS: Table = { alias: 'c', columns: ['status'] };
+const REQUEST: Table = {
+  alias: 'r',
+  columns: columnsOf<AuthorizationRequestRecord>()([
+    'id', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'nonce', 'login_hint', 'resource', 'browser_digest', 'status', 'error',
+    'error_description', 'agent_id', 'model', 'authenticated_at', 'created_at', 'expires_at',
+  ]),
+};
+const CODE: Table = {
+  alias: 'k',
+  columns: columnsOf<CodeRecord>()([
+    'digest', 'request_id', 'client_id', 'redirect_uri', 'scope', 'code_challenge', 'nonce', 'resource', 'agent_id', 'model', 'auth_time', 'expires_at',
+    'redeemed_at', 'grant_id',
+  ]),
+};
+const GRANT: Table = {
+  alias: 'g',
+  columns: columnsOf<GrantRecord>()(['id', 'client_id', 'agent_id', 'scope', 'model', 'auth_time', 'created_at', 'revoked_at', 'resource']),
+};
+const AGENT: Table = {
+  alias: 'a',
+  columns: columnsOf<AgentRow>()([
+    'id', 'secret_digest', 'previous_secret_digest', 'previous_secret_expires_at', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status',
+    'created_at', 'last_used_at', 'account_id',
+  ]),
+};
 
-const GRANT_PICKS = picks('g', ['id', 'client_id', 'agent_id', 'scope', 'model', 'auth_time', 'created_at', 'revoked_at', 'resource']);
-const AGENT_PICKS = picks('a', columnsOf<AgentRow>()([
-  'id', 'secret_digest', 'previous_secret_digest', 'previous_secret_expires_at', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status',
-  'created_at', 'last_used_at', 'account_id',
-]));
+/** A joined read's SQL, and each of its tables' records taken from a row of values. */
+class JoinedRead {
+  readonly sql: string;
+  private readonly offsets = new Map<Table, number>();
+
+  constructor(tables: Table[], from: string) {
+    const items: string[] = [];
+    for (const table of tables) {
+      this.offsets.set(table, items.length);
+      items.push(...table.columns.map((column) => `${table.alias}.${column}`));
+    }
+    this.sql = `SELECT ${items.join(', ')} ${from}`;
+  }
+
+  /** The table's record in the row, or undefined when the row has none. */
+  take<T>(row: readonly unknown[], table: Table): T | undefined {
+    const at = this.offsets.get(table)!;
+    if (row[at] == null) return undefined;
+    const record: Record<string, unknown> = {};
+    for (let i = 0; i < table.columns.length; i++) record[table.columns[i]!] = row[at + i];
+    return record as T;
+  }
+}
+
+const clientIn = (read: JoinedRead, row: readonly unknown[], table: Table) => {
+  const client = read.take<ClientRow>(row, table);
+  return client && toClient(client);
+};
+const agentIn = (read: JoinedRead, row: readonly unknown[]) => {
+  const agent = read.take<AgentRow>(row, AGENT);
+  return agent && toAgent(agent);
+};
 
 /** The request and its client: what the agent's authentication and the browser's decision both need first. */
-const REQUEST_WITH_CLIENT = `SELECT ${selected(REQUEST_PICKS)}, ${selected(CLIENT_PICKS)}
-  FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id WHERE r.id = ?`;
+const REQUEST_WITH_CLIENT = new JoinedRead([REQUEST, CLIENT], 'FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id WHERE r.id = ?');
 /** The agent presenting credentials, and the request it names with its client: one row whatever exists. */
-const AGENT_AND_REQUEST = `SELECT ${selected(AGENT_PICKS)}, ${selected(REQUEST_PICKS)}, ${selected(CLIENT_PICKS)}
-  FROM (SELECT 1 AS one) x LEFT JOIN agents a ON a.id = ? LEFT JOIN authorization_requests r ON r.id = ? LEFT JOIN clients c ON c.id = r.client_id`;
+const AGENT_AND_REQUEST = new JoinedRead(
+  [AGENT, REQUEST, CLIENT],
+  'FROM (SELECT 1 AS one) x LEFT JOIN agents a ON a.id = ? LEFT JOIN authorization_requests r ON r.id = ? LEFT JOIN clients c ON c.id = r.client_id',
+);
 
-const requestWithClient = (row: Row) => ({
-  request: taken<AuthorizationRequestRecord>(row, REQUEST_PICKS),
-  client: row.c_id == null ? undefined : toClient(taken<ClientRow>(row, CLIENT_PICKS)),
-});
+function requestWithClient(read: JoinedRead, row: readonly unknown[]): { request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined {
+  const request = read.take<AuthorizationRequestRecord>(row, REQUEST);
+  return request && { request, client: clientIn(read, row, CLIENT) };
+}
 
 /** The calling client, the code and the code's agent: what a code exchange needs, one row whatever exists. */
-const CLIENT_AND_CODE = `SELECT ${selected(CALLER_PICKS)}, ${selected(CODE_PICKS)}, ${selected(AGENT_PICKS)}
-  FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN authorization_codes k ON k.digest = ? LEFT JOIN agents a ON a.id = k.agent_id`;
+const CLIENT_AND_CODE = new JoinedRead(
+  [CALLER, CODE, AGENT],
+  'FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN authorization_codes k ON k.digest = ? LEFT JOIN agents a ON a.id = k.agent_id',
+);
 
 /** A token read with its grant, its agent and its client's status, in one statement. */
 class TokenContextRead<T> {
-  readonly sql: string;
+  private readonly alone: JoinedRead;
   /**
    * The same, with the client calling the endpoint: one row whatever exists (the caller and the
    * token are each left-joined to a one-row table), so client authentication and the token's
    * lookup cost one round trip together.
    */
-  readonly withCallerSql: string;
-  private readonly tokenPicks: Picks;
-  private readonly tokenKey: string;
+  private readonly withCaller: JoinedRead;
+  private readonly token: Table;
 
-  constructor(table: string, columns: string[], key: string) {
-    this.tokenPicks = picks('t', columns);
-    this.tokenKey = `t_${key}`;
-    const select = `${selected(this.tokenPicks)}, ${selected(GRANT_PICKS)}, ${selected(AGENT_PICKS)}, c.status AS c_status`;
+  /** `columns`: the token table's, its key first. */
+  constructor(table: string, columns: string[]) {
+    const key = columns[0]!;
+    this.token = { alias: 't', columns };
+    const tables = [this.token, GRANT, AGENT, CLIENT_STATUS];
     const context = 'LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id';
-    this.sql = `SELECT ${select} FROM ${table} t JOIN grants g ON g.id = t.grant_id ${context} WHERE t.${key} = ?`;
-    this.withCallerSql = `SELECT ${selected(CALLER_PICKS)}, ${select}
-      FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN ${table} t ON t.${key} = ? LEFT JOIN grants g ON g.id = t.grant_id ${context}`;
+    this.alone = new JoinedRead(tables, `FROM ${table} t JOIN grants g ON g.id = t.grant_id ${context} WHERE t.${key} = ?`);
+    this.withCaller = new JoinedRead(
+      [CALLER, ...tables],
+      `FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN ${table} t ON t.${key} = ? LEFT JOIN grants g ON g.id = t.grant_id ${context}`,
+    );
   }
 
-  parse(row: Row): TokenContext<T> {
-    return {
-      token: taken<T>(row, this.tokenPicks),
-      grant: taken<GrantRecord>(row, GRANT_PICKS),
-      agent: row.a_id == null ? undefined : toAgent(taken<AgentRow>(row, AGENT_PICKS)),
-      clientActive: row.c_status === 'active',
-    };
+  async find(driver: Driver, key: string): Promise<TokenContext<T> | undefined> {
+    const row = await driver.values(this.alone.sql, [key]);
+    return row && this.parse(this.alone, row);
   }
 
-  parseWithCaller(row: Row): { client: ClientRecord | undefined; token: TokenContext<T> | undefined } {
-    return {
-      client: row.q_id == null ? undefined : toClient(taken<ClientRow>(row, CALLER_PICKS)),
-      // A token whose grant is gone counts as absent, as in the inner join of `sql`.
-      token: row[this.tokenKey] == null || row.g_id == null ? undefined : this.parse(row),
-    };
+  async findWithCaller(driver: Driver, clientId: string, key: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<T> | undefined }> {
+    const row = (await driver.values(this.withCaller.sql, [clientId, key]))!;
+    return { client: clientIn(this.withCaller, row, CALLER), token: this.parse(this.withCaller, row) };
+  }
+
+  /** A token whose grant is gone counts as absent, as in the inner join of the read without caller. */
+  private parse(read: JoinedRead, row: readonly unknown[]): TokenContext<T> | undefined {
+    const token = read.take<T>(row, this.token);
+    const grant = read.take<GrantRecord>(row, GRANT);
+    if (!token || !grant) return undefined;
+    return { token, grant, agent: agentIn(read, row), clientActive: read.take<{ status: string }>(row, CLIENT_STATUS)?.status === 'active' };
   }
 }
 
-const ACCESS_TOKEN_CONTEXT = new TokenContextRead<AccessTokenRecord>('access_tokens', ['jti', 'grant_id', 'client_id', 'scope', 'expires_at', 'revoked_at'], 'jti');
-const REFRESH_TOKEN_CONTEXT = new TokenContextRead<RefreshTokenRecord>('refresh_tokens', ['digest', 'grant_id', 'created_at', 'expires_at', 'used_at'], 'digest');
+const ACCESS_TOKEN_CONTEXT = new TokenContextRead<AccessTokenRecord>(
+  'access_tokens',
+  columnsOf<AccessTokenRecord>()(['jti', 'grant_id', 'client_id', 'scope', 'expires_at', 'revoked_at']),
+);
+const REFRESH_TOKEN_CONTEXT = new TokenContextRead<RefreshTokenRecord>(
+  'refresh_tokens',
+  columnsOf<RefreshTokenRecord>()(['digest', 'grant_id', 'created_at', 'expires_at', 'used_at']),
+);
 
 /**
  * Revokes the owner's live grants, expires its unredeemed codes and ends its authenticated, not
