@@ -111,6 +111,9 @@ export interface SqliteDriverOptions {
   lockWaitMs?: number;
 }
 
+/** WAL pages between automatic checkpoints (SQLite's default is 1,000). */
+const WAL_CHECKPOINT_PAGES = 4000;
+
 export class SqliteDriver implements Driver {
   readonly engine = 'sqlite';
   private readonly statements = new Map<string, Database.Statement>();
@@ -138,6 +141,11 @@ export class SqliteDriver implements Driver {
     const durable = options.synchronous !== 'normal';
     this.wal = durable && !db.memory ? new WalSync(`${db.name}-wal`, options.syncFile) : undefined;
     db.pragma(`synchronous = ${durable && !this.wal ? 'FULL' : 'NORMAL'}`);
+    // A checkpoint copies every page the WAL holds into the database, once per page however many
+    // commits changed it: rarer checkpoints copy less per write. 4,000 pages (16 MB of WAL, which
+    // SQLite then reuses rather than grows) instead of SQLite's 1,000 took the CPU of a refresh's
+    // write from 131 to 116 µs (a replay of refresh units on this machine's disk).
+    db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
     // A lock held by another connection (a sqlite3 shell, a backup, a second process) is never
     // waited for inside SQLite, whose busy handler sleeps on the event loop: a statement that
     // meets one fails at once with SQLITE_BUSY, and the driver tries again on a timer
