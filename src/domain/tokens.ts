@@ -7,7 +7,7 @@
 import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InsufficientScope, InvalidClient, InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, InvalidToken, UnauthorizedClient } from '../protocol/errors.ts';
-import type { AccessTokenRecord, AgentRecord, ClientRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
+import type { AccessTokenRecord, AgentProfile, ClientRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
 import { authenticateClient, isPublicClient } from './clients.ts';
 import { signIdToken } from './jwt.ts';
 import { requestedResource } from './resources.ts';
@@ -58,7 +58,7 @@ function signAccessToken(ctx: Context, grant: GrantRecord, scope: string, jti: s
 }
 
 /** OpenID Connect Core §2, §5.4: the ID token, keyed with the client's secret (§10.1). */
-function idToken(ctx: Context, issue: Issue & { clientSecret: string }, agent: AgentRecord, now: number): string {
+function idToken(ctx: Context, issue: Issue & { clientSecret: string }, agent: AgentProfile, now: number): string {
   const { sub: _sub, ...claims } = userClaims(agent, issue.scope);
   return signIdToken(issue.clientSecret, {
     iss: ctx.config.baseUrl,
@@ -73,7 +73,7 @@ function idToken(ctx: Context, issue: Issue & { clientSecret: string }, agent: A
 }
 
 /** Prepares the rows and the response of one issuance; the caller stores the rows atomically. */
-function prepareTokens(ctx: Context, issue: Issue, agent: AgentRecord, now: number): { rows: IssuedTokens; response: TokenResponse } {
+function prepareTokens(ctx: Context, issue: Issue, agent: AgentProfile, now: number): { rows: IssuedTokens; response: TokenResponse } {
   const jti = newTokenId();
   const refreshToken = newRefreshToken();
   const response: TokenResponse = {
@@ -245,7 +245,7 @@ async function activeAccessToken(ctx: Context, token: string): Promise<ActiveAcc
   return claims && activeFrom(claims, await ctx.store.findAccessTokenContext(claims.jti));
 }
 
-type ActiveAccessToken = { claims: AccessTokenClaims; record: AccessTokenRecord; agent: AgentRecord };
+type ActiveAccessToken = { claims: AccessTokenClaims; record: AccessTokenRecord; agent: AgentProfile };
 
 /** Verified claims and the token's stored context: active, or null when revoked or of an unusable grant. */
 function activeFrom(claims: AccessTokenClaims, found: TokenContext<AccessTokenRecord> | undefined): ActiveAccessToken | null {
@@ -258,12 +258,12 @@ function activeFrom(claims: AccessTokenClaims, found: TokenContext<AccessTokenRe
  * The agent of a grant whose tokens may still be used: the grant is not revoked and its agent
  * and client are still active — disabling a compromised agent ends all of its tokens at once.
  */
-function usableAgent(found: TokenContext<unknown>): AgentRecord | null {
+function usableAgent(found: TokenContext<unknown>): AgentProfile | null {
   return found.grant.revoked_at === null && found.agent?.status === 'active' && found.clientActive ? found.agent : null;
 }
 
 /** Claims about the agent's owner, per scope (docs/design.md §6). */
-export function userClaims(agent: AgentRecord, scope: string): Record<string, unknown> {
+export function userClaims(agent: AgentProfile, scope: string): Record<string, unknown> {
   const claims: Record<string, unknown> = { sub: agent.id };
   if (hasScope(scope, 'email')) {
     claims.email = agent.owner_email;

@@ -10,6 +10,7 @@ import { SqlConsoleStore } from './console-store.ts';
 import { migrations } from './migrations.ts';
 import type {
   AccessTokenRecord,
+  AgentProfile,
   AgentRecord,
   AuditEvent,
   AuthorizationRequestRecord,
@@ -44,7 +45,11 @@ const clientColumns = <T extends Partial<ClientRecord>>(client: T) => ({
   ...(client.redirect_uris === undefined ? {} : { redirect_uris: JSON.stringify(client.redirect_uris) }),
   ...(client.resources === undefined ? {} : { resources: JSON.stringify(client.resources) }),
 });
-export const toAgent = (row: AgentRow): AgentRecord => ({ ...row, owner_email_verified: row.owner_email_verified === 1 });
+/** An agent row, or the part of one a read took, with its boolean restored. */
+export const toAgent = <R extends { owner_email_verified: number }>(row: R): Omit<R, 'owner_email_verified'> & { owner_email_verified: boolean } => ({
+  ...row,
+  owner_email_verified: row.owner_email_verified === 1,
+});
 
 /** An INSERT of every column of a record, in a fixed order. */
 export function insert(table: string, record: object): Step {
@@ -412,6 +417,12 @@ const AGENT: Table = {
   ]),
 };
 
+/** A token's agent: what its checks and claims need (AgentProfile), not its secrets. */
+const AGENT_PROFILE: Table = {
+  alias: 'a',
+  columns: columnsOf<Pick<AgentRow, keyof AgentProfile>>()(['id', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status']),
+};
+
 /** A joined read's SQL, and each of its tables' records taken from a row of values. */
 class JoinedRead {
   readonly sql: string;
@@ -440,8 +451,12 @@ const clientIn = (read: JoinedRead, row: readonly unknown[], table: Table) => {
   const client = read.take<ClientRow>(row, table);
   return client && toClient(client);
 };
-const agentIn = (read: JoinedRead, row: readonly unknown[]) => {
+const agentIn = (read: JoinedRead, row: readonly unknown[]): AgentRecord | undefined => {
   const agent = read.take<AgentRow>(row, AGENT);
+  return agent && toAgent(agent);
+};
+const agentProfileIn = (read: JoinedRead, row: readonly unknown[]): AgentProfile | undefined => {
+  const agent = read.take<Pick<AgentRow, keyof AgentProfile>>(row, AGENT_PROFILE);
   return agent && toAgent(agent);
 };
 
@@ -479,7 +494,7 @@ class TokenContextRead<T> {
   constructor(table: string, columns: string[]) {
     const key = columns[0]!;
     this.token = { alias: 't', columns };
-    const tables = [this.token, GRANT, AGENT, CLIENT_STATUS];
+    const tables = [this.token, GRANT, AGENT_PROFILE, CLIENT_STATUS];
     const context = 'LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id';
     this.alone = new JoinedRead(tables, `FROM ${table} t JOIN grants g ON g.id = t.grant_id ${context} WHERE t.${key} = ?`);
     this.withCaller = new JoinedRead(
@@ -503,7 +518,7 @@ class TokenContextRead<T> {
     const token = read.take<T>(row, this.token);
     const grant = read.take<GrantRecord>(row, GRANT);
     if (!token || !grant) return undefined;
-    return { token, grant, agent: agentIn(read, row), clientActive: read.take<{ status: string }>(row, CLIENT_STATUS)?.status === 'active' };
+    return { token, grant, agent: agentProfileIn(read, row), clientActive: read.take<{ status: string }>(row, CLIENT_STATUS)?.status === 'active' };
   }
 }
 

@@ -147,11 +147,14 @@ export type ClientPatch = Partial<
 >;
 
 /** A token with everything that decides whether it may be used, read in one query. */
+/** What token checks and claims need of an agent: who it is and whether it may act, never its secrets. */
+export type AgentProfile = Pick<AgentRecord, 'id' | 'name' | 'owner_email' | 'owner_name' | 'owner_email_verified' | 'status'>;
+
 export interface TokenContext<T> {
   token: T;
   grant: GrantRecord;
   /** Undefined only if the agent row is gone. */
-  agent: AgentRecord | undefined;
+  agent: AgentProfile | undefined;
   clientActive: boolean;
 }
 
