@@ -26,7 +26,7 @@ import {
   RequestNotFound,
   UnsupportedResponseType,
 } from '../protocol/errors.ts';
-import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestStatusFields } from '../store/types.ts';
+import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestStatusFields, RequestWithClient } from '../store/types.ts';
 import { verifyAgentCredentials } from './agents.ts';
 import { findAuthorizingClient, isPublicClient, MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH, redirectUriMatches } from './clients.ts';
 import { requestedResource } from './resources.ts';
@@ -398,7 +398,7 @@ async function boundRequest(
   ctx: Pick<Context, 'store'>,
   requestId: string,
   browserBinding: string | undefined,
-): Promise<{ request: AuthorizationRequestRecord; client: ClientRecord | undefined }> {
+): Promise<RequestWithClient> {
   const found = await ctx.store.findRequestWithClient(requestId);
   if (!found) throw new InvalidRequest('The authorization request does not exist.');
   const bindingDigest = browserBinding ? digest(browserBinding) : '';

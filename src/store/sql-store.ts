@@ -14,6 +14,7 @@ import type {
   AgentRecord,
   AuditEvent,
   AuthorizationRequestRecord,
+  CallerAndToken,
   ClientPatch,
   ClientRecord,
   CodeRecord,
@@ -25,6 +26,7 @@ import type {
   PurgeCounts,
   PurgeCutoffs,
   RefreshTokenRecord,
+  RequestWithClient,
   RequestStatusFields,
   RevokedGrants,
   Store,
@@ -178,12 +180,12 @@ export class SqlStore implements Store {
   async findAgentAndRequest(
     agentId: string,
     requestId: string,
-  ): Promise<{ agent: AgentRecord | undefined; found: { request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined }> {
+  ): Promise<{ agent: AgentRecord | undefined; found: RequestWithClient | undefined }> {
     const row = (await this.driver.values(AGENT_AND_REQUEST.sql, [agentId, requestId]))!;
     return { agent: agentIn(AGENT_AND_REQUEST, row), found: requestWithClient(AGENT_AND_REQUEST, row) };
   }
 
-  async findRequestWithClient(id: string): Promise<{ request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined> {
+  async findRequestWithClient(id: string): Promise<RequestWithClient | undefined> {
     const row = await this.driver.values(REQUEST_WITH_CLIENT.sql, [id]);
     return row && requestWithClient(REQUEST_WITH_CLIENT, row);
   }
@@ -283,19 +285,19 @@ export class SqlStore implements Store {
     return this.driver.one<AccessTokenRecord>('SELECT * FROM access_tokens WHERE jti = ?', [jti]);
   }
 
-  async findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined> {
+  findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined> {
     return ACCESS_TOKEN_CONTEXT.find(this.driver, jti);
   }
 
-  async findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined> {
+  findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined> {
     return REFRESH_TOKEN_CONTEXT.find(this.driver, digest);
   }
 
-  async findClientAndAccessToken(clientId: string, jti: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<AccessTokenRecord> | undefined }> {
+  findClientAndAccessToken(clientId: string, jti: string): Promise<CallerAndToken<AccessTokenRecord>> {
     return ACCESS_TOKEN_CONTEXT.findWithCaller(this.driver, clientId, jti);
   }
 
-  async findClientAndRefreshToken(clientId: string, digest: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<RefreshTokenRecord> | undefined }> {
+  findClientAndRefreshToken(clientId: string, digest: string): Promise<CallerAndToken<RefreshTokenRecord>> {
     return REFRESH_TOKEN_CONTEXT.findWithCaller(this.driver, clientId, digest);
   }
 
@@ -468,7 +470,7 @@ const AGENT_AND_REQUEST = new JoinedRead(
   'FROM (SELECT 1 AS one) x LEFT JOIN agents a ON a.id = ? LEFT JOIN authorization_requests r ON r.id = ? LEFT JOIN clients c ON c.id = r.client_id',
 );
 
-function requestWithClient(read: JoinedRead, row: readonly unknown[]): { request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined {
+function requestWithClient(read: JoinedRead, row: readonly unknown[]): RequestWithClient | undefined {
   const request = read.take<AuthorizationRequestRecord>(row, REQUEST);
   return request && { request, client: clientIn(read, row, CLIENT) };
 }
@@ -508,7 +510,7 @@ class TokenContextRead<T> {
     return row && this.parse(this.alone, row);
   }
 
-  async findWithCaller(driver: Driver, clientId: string, key: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<T> | undefined }> {
+  async findWithCaller(driver: Driver, clientId: string, key: string): Promise<CallerAndToken<T>> {
     const row = (await driver.values(this.withCaller.sql, [clientId, key]))!;
     return { client: clientIn(this.withCaller, row, CALLER), token: this.parse(this.withCaller, row) };
   }

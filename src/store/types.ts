@@ -146,16 +146,28 @@ export type ClientPatch = Partial<
   Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at' | 'name' | 'redirect_uris' | 'token_endpoint_auth_method' | 'registration_token_digest'>
 >;
 
-/** A token with everything that decides whether it may be used, read in one query. */
 /** What token checks and claims need of an agent: who it is and whether it may act, never its secrets. */
 export type AgentProfile = Pick<AgentRecord, 'id' | 'name' | 'owner_email' | 'owner_name' | 'owner_email_verified' | 'status'>;
 
+/** A token with everything that decides whether it may be used, read in one query. */
 export interface TokenContext<T> {
   token: T;
   grant: GrantRecord;
   /** Undefined only if the agent row is gone. */
   agent: AgentProfile | undefined;
   clientActive: boolean;
+}
+
+/** An authorization request with its client (undefined when the client row is gone). */
+export interface RequestWithClient {
+  request: AuthorizationRequestRecord;
+  client: ClientRecord | undefined;
+}
+
+/** The client calling a token endpoint and the token it presents, read together; either may be absent. */
+export interface CallerAndToken<T> {
+  client: ClientRecord | undefined;
+  token: TokenContext<T> | undefined;
 }
 
 /** Tokens written together when a code is redeemed or a refresh token rotated. */
@@ -254,9 +266,9 @@ export interface Store {
   findAgentAndRequest(
     agentId: string,
     requestId: string,
-  ): Promise<{ agent: AgentRecord | undefined; found: { request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined }>;
-  /** The request with its client (undefined when the client row is gone), in one statement. */
-  findRequestWithClient(id: string): Promise<{ request: AuthorizationRequestRecord; client: ClientRecord | undefined } | undefined>;
+  ): Promise<{ agent: AgentRecord | undefined; found: RequestWithClient | undefined }>;
+  /** The request with its client, in one statement. */
+  findRequestWithClient(id: string): Promise<RequestWithClient | undefined>;
   /** Only what the status of a request is derived from (GET /api/check-status, the hottest read). */
   findRequestStatus(id: string): Promise<RequestStatusFields | undefined>;
   /**
@@ -304,8 +316,8 @@ export interface Store {
    * The client calling a token endpoint and the token it presents, with the token's context, in
    * one statement: what /introspect and a refresh need before anything else (either may be absent).
    */
-  findClientAndAccessToken(clientId: string, jti: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<AccessTokenRecord> | undefined }>;
-  findClientAndRefreshToken(clientId: string, digest: string): Promise<{ client: ClientRecord | undefined; token: TokenContext<RefreshTokenRecord> | undefined }>;
+  findClientAndAccessToken(clientId: string, jti: string): Promise<CallerAndToken<AccessTokenRecord>>;
+  findClientAndRefreshToken(clientId: string, digest: string): Promise<CallerAndToken<RefreshTokenRecord>>;
   revokeAccessToken(jti: string, now: number): Promise<boolean>;
 
   recordAuditEvent(event: AuditEvent): Promise<void>;
