@@ -126,7 +126,7 @@ export async function exchangeCode(ctx: Context, input: ClientCredentials & Code
   // Without a code the digest names nothing; the missing code is answered after authentication.
   const codeDigest = digest(input.code ?? '');
   const read = input.client_id ? await ctx.store.findClientAndCode(input.client_id, codeDigest) : undefined;
-  const client = await authenticateClient(ctx, input.client_id, input.client_secret, log, read && { client: read.client });
+  const client = await authenticateClient(ctx, input.client_id, input.client_secret, log, read);
   if (!input.code) throw new InvalidRequest('code is required');
   if (!input.code_verifier) throw new InvalidRequest('code_verifier is required (PKCE S256)');
   if (!CODE_VERIFIER.test(input.code_verifier)) throw new InvalidRequest('code_verifier must be 43 to 128 unreserved characters');
@@ -173,7 +173,6 @@ export async function exchangeCode(ctx: Context, input: ClientCredentials & Code
 // ---------------------------------------------------------------------------------------------
 // grant_type=refresh_token
 
-
 /**
  * grant_type=refresh_token. The client is authenticated here, from the same read as the
  * refresh token: one statement for both (docs/design.md §6).
@@ -186,7 +185,7 @@ export async function refreshTokens(
   // Without a refresh token the digest names nothing; the missing token is answered after authentication.
   const tokenDigest = digest(input.refresh_token ?? '');
   const read = input.client_id ? await ctx.store.findClientAndRefreshToken(input.client_id, tokenDigest) : undefined;
-  const client = await authenticateClient(ctx, input.client_id, input.client_secret, log, read && { client: read.client });
+  const client = await authenticateClient(ctx, input.client_id, input.client_secret, log, read);
   if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
   const found = read?.token;
   const now = ctx.clock();
@@ -310,7 +309,7 @@ export async function introspect(ctx: Context, credentials: ClientCredentials, t
   const inactive = { active: false };
   if (isRefreshToken(token)) {
     const read = credentials.client_id ? await ctx.store.findClientAndRefreshToken(credentials.client_id, digest(token)) : undefined;
-    const client = await authenticate(read && { client: read.client });
+    const client = await authenticate(read);
     const found = read?.token;
     const now = ctx.clock();
     if (!found || found.grant.client_id !== client.id || found.token.used_at !== null || now >= found.token.expires_at || !usableAgent(found)) return inactive;
@@ -333,7 +332,7 @@ export async function introspect(ctx: Context, credentials: ClientCredentials, t
     return inactive;
   }
   const read = await ctx.store.findClientAndAccessToken(credentials.client_id, claims.jti);
-  const client = await authenticate({ client: read.client });
+  const client = await authenticate(read);
   const active = activeFrom(claims, read.token);
   const mayRead = active && (active.record.client_id === client.id || client.resources.includes(active.claims.aud));
   if (!active || !mayRead) return inactive;
