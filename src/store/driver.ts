@@ -426,6 +426,11 @@ function adoptKyselyHistory(query: (sql: string) => Array<{ name: string }>, rec
 
 const INT8_OID = 20;
 
+/** A step's notification, as a RETURNING item: sent for each row the step changes (Step.notify). */
+const NOTIFY = `pg_notify('${STATUS_CHANNEL}', ?)`;
+/** A step's parameters, with its notification's payload last when it has one (NOTIFY's placeholder). */
+const withPayload = (step: Step): Params => (step.notify === undefined ? step.params : [...step.params, step.notify]);
+
 /** The SQLSTATE of agentauth_void_unit(): a guarded step of a one-statement unit changed no row. */
 const VOID_UNIT = 'AA001';
 
@@ -469,8 +474,10 @@ export class PostgresDriver implements Driver {
     return statement;
   }
 
-  private query(client: pg.Pool | pg.PoolClient, sql: string, params: Params) {
-    return client.query({ ...this.prepared(sql), values: params as unknown[] });
+  /** A prepared statement's result; with `rowMode` 'array', rows are arrays of values (Driver.values). */
+  private query(client: pg.Pool | pg.PoolClient, sql: string, params: Params, rowMode?: 'array') {
+    const config = { ...this.prepared(sql), values: params as unknown[] };
+    return rowMode ? client.query({ ...config, rowMode }) : client.query(config);
   }
 
   async one<T>(sql: string, params: Params = []): Promise<T | undefined> {
@@ -482,7 +489,7 @@ export class PostgresDriver implements Driver {
   }
 
   async values(sql: string, params: Params = []): Promise<readonly unknown[] | undefined> {
-    return (await this.pool.query<unknown[]>({ ...this.prepared(sql), values: params as unknown[], rowMode: 'array' })).rows[0];
+    return (await this.query(this.pool, sql, params, 'array')).rows[0] as readonly unknown[] | undefined;
   }
 
   /**
@@ -490,9 +497,7 @@ export class PostgresDriver implements Driver {
    * row it changes (PostgreSQL folds repeats within a transaction) and delivered at commit.
    */
   private run(client: pg.Pool | pg.PoolClient, step: Step) {
-    return step.notify === undefined
-      ? this.query(client, step.sql, step.params)
-      : this.query(client, `${step.sql} RETURNING pg_notify('${STATUS_CHANNEL}', ?)`, [...step.params, step.notify]);
+    return step.notify === undefined ? this.query(client, step.sql, step.params) : this.query(client, `${step.sql} RETURNING ${NOTIFY}`, withPayload(step));
   }
 
   async write(steps: Step[], options: UnitOptions = {}): Promise<number[] | null> {
@@ -533,9 +538,8 @@ export class PostgresDriver implements Driver {
     const clauses: string[] = [];
     const params: unknown[] = [];
     steps.forEach((step, i) => {
-      const returning = step.notify === undefined ? '1' : `pg_notify('${STATUS_CHANNEL}', ?)`;
-      clauses.push(`s${i} AS (${step.sql} RETURNING ${returning})`);
-      params.push(...step.params, ...(step.notify === undefined ? [] : [step.notify]));
+      clauses.push(`s${i} AS (${step.sql} RETURNING ${step.notify === undefined ? '1' : NOTIFY})`);
+      params.push(...withPayload(step));
     });
     const counts = steps.map((_, i) => `(SELECT count(*) FROM s${i}) AS c${i}`);
     const guards = steps.flatMap((step, i) => (step.guard ? [`NOT EXISTS (SELECT 1 FROM s${i})`] : []));
