@@ -86,8 +86,16 @@ export interface Config {
   /** Registrations allowed per client address and node within the window. */
   registrationLimitPerIp: number;
   registrationLimitWindow: number;
-  /** The resources (RFC 8707) tokens may be issued for (a URI, or one that is a path prefix of it); empty: any. */
-  allowedResources: string[];
+  /**
+   * Seconds a self-registered client (metadata document, dynamic registration) without grants is
+   * kept unused before the purge deletes it; 0: never (docs/design.md §9).
+   */
+  selfRegisteredClientRetention: number;
+  /**
+   * The resources (RFC 8707) tokens may be issued for besides those registered by resource-server
+   * clients (a URI, or one that is a path prefix of it); '*': any resource at all.
+   */
+  allowedResources: string[] | '*';
 }
 
 export class ConfigError extends Error {}
@@ -112,9 +120,10 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false (got "${env[name]}")`);
 }
 
-/** ALLOWED_RESOURCES: space- or comma-separated absolute http(s) URIs without fragment. */
-function allowedResources(raw: string | undefined): string[] {
+/** ALLOWED_RESOURCES: space- or comma-separated absolute http(s) URIs without fragment, or `*` alone for any. */
+function allowedResources(raw: string | undefined): string[] | '*' {
   const entries = (raw ?? '').split(/[\s,]+/).filter(Boolean);
+  if (entries.length === 1 && entries[0] === '*') return '*';
   for (const entry of entries) {
     let url: URL | undefined;
     try {
@@ -247,6 +256,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (clientIdMetadataDocuments && !publicClients) {
     throw new ConfigError('CLIENT_ID_METADATA_DOCUMENTS=true needs PUBLIC_CLIENTS=true: a client known by its metadata document has no secret');
   }
+  // A client's use is written down at most once a day, so a shorter retention could purge one in use.
+  const selfRegisteredClientRetention = integer(env, 'SELF_REGISTERED_CLIENT_RETENTION', 2592000, 0);
+  if (selfRegisteredClientRetention !== 0 && selfRegisteredClientRetention < 86400) {
+    throw new ConfigError(`SELF_REGISTERED_CLIENT_RETENTION must be 0 (never purge) or at least 86400 (got "${env.SELF_REGISTERED_CLIENT_RETENTION}")`);
+  }
 
   return {
     port,
@@ -295,6 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
     dynamicRegistration: flag(env, 'DYNAMIC_REGISTRATION', mcpAuthorization),
     registrationLimitPerIp: integer(env, 'REGISTRATION_LIMIT_PER_IP', 20, 0),
     registrationLimitWindow: integer(env, 'REGISTRATION_LIMIT_WINDOW', 3600),
+    selfRegisteredClientRetention,
     allowedResources: allowedResources(env.ALLOWED_RESOURCES),
   };
 }

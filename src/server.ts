@@ -132,14 +132,19 @@ export async function createContext(config: Config, store: Store, jwtSecret: str
   };
 }
 
-/** Deletes expired rows, keeping them `purgeAfter` seconds past expiry so expiry stays reportable. */
+/**
+ * Deletes expired rows, keeping them `purgeAfter` seconds past expiry so expiry stays reportable,
+ * and self-registered clients unused for `selfRegisteredClientRetention` (docs/design.md §9).
+ */
 export async function purgeOnce(ctx: Context) {
   const now = ctx.clock();
   const auditBefore = now - ctx.config.auditRetention;
+  const retention = ctx.config.selfRegisteredClientRetention;
   const counts = await ctx.store.purge({
     expiredBefore: now - ctx.config.purgeAfter,
     unauthenticatedBefore: now - Math.min(ctx.config.purgeUnauthenticatedAfter, ctx.config.purgeAfter),
     auditBefore,
+    ...(retention > 0 ? { unusedClients: { lastUsedBefore: now - retention, now } } : {}),
   });
   return { ...counts, console: await ctx.store.console.purge(now, auditBefore) };
 }

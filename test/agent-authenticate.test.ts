@@ -9,7 +9,7 @@ let server: TestServer;
 let party: Party;
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '1000', AUTH_FAILURES_PER_IP: '1000' } });
+  server = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '1000', AUTH_FAILURES_PER_IP: '1000', ALLOWED_RESOURCES: 'https://rs.example/mcp' } });
   party = await setupParty(server);
 });
 afterAll(() => server.close());
@@ -150,6 +150,24 @@ describe('POST /api/agent/authenticate', () => {
       expect(event).toMatchObject({ request_id: requestId, model: 'm-1', ip: '127.0.0.1', user_agent: 'agent-test/1.0' });
     }
     expect(events.find((e) => e.outcome === 'authenticated')!.client_id).toBe(party.clientId);
+  });
+
+  it('expected_resource: 412 request_mismatch before any state change for another resource or none; 200 for the request\'s own (design §13)', async () => {
+    const resource = 'https://rs.example/mcp';
+    const lookup = async (requestId: string) => (await (await fetch(`${server.baseUrl}/api/agent/request?request_id=${requestId}`)).json()) as Record<string, unknown>;
+    const withResource = await startFlow(server, party, { resource });
+    const plain = await startFlow(server, party);
+    expect((await lookup(withResource.requestId)).resource).toBe(resource);
+    expect((await lookup(plain.requestId)).resource).toBeNull();
+    for (const [requestId, expected] of [
+      [withResource.requestId, 'https://rs.example/other'],
+      [plain.requestId, resource],
+    ] as const) {
+      await expectError(await postJson(server, '/api/agent/authenticate', body(requestId, { expected_resource: expected })), 412, 'request_mismatch');
+      expect((await checkStatus(server, requestId)).body.status).toBe('pending');
+    }
+    expect((await postJson(server, '/api/agent/authenticate', body(withResource.requestId, { expected_resource: resource }))).status).toBe(200);
+    expect((await checkStatus(server, withResource.requestId)).body.status).toBe('authenticated');
   });
 
   it('refuses a request whose client has been disabled since', async () => {

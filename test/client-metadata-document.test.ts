@@ -1,7 +1,8 @@
 /**
  * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document-02): the URL
  * rules, the document rules, the fetcher against a real HTTPS server on loopback (redirects,
- * status, content type, size, deadline, special-use addresses) and the resolver's cache.
+ * status, content type, size, deadline, special-use addresses, one reason for every failure to
+ * reach a server) and the resolver's cache.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
@@ -11,15 +12,20 @@ import { type AddressStage, fetchJsonDocument } from '../src/domain/client-metad
 import { ClientMetadataDocuments, type ClientMetadataDocumentsOptions } from '../src/domain/client-metadata/index.ts';
 import { isSpecialUseAddress } from '../src/domain/client-metadata/special-use.ts';
 import { InvalidClient } from '../src/protocol/errors.ts';
+import { authorizeUrl, pkcePair } from './helpers/flow.ts';
 import { type HttpsHandler, type HttpsTestServer, startHttpsServer, TEST_CA } from './helpers/https.ts';
+import { freePort } from './helpers/net.ts';
+import { startTestServer } from './helpers/server.ts';
+import { expectErrorPage } from './security/support.ts';
 
 const LOOPBACK = (ip: string) => ip === '127.0.0.1' || ip === '::1';
 /** What a test needs to fetch from its loopback server; production passes neither. */
 const FETCH = { ca: TEST_CA, allowAddress: LOOPBACK };
 
 const servers: HttpsTestServer[] = [];
+const tcpServers: TcpTestServer[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
+  await Promise.all([...servers.splice(0), ...tcpServers.splice(0)].map((server) => server.close()));
 });
 
 async function serve(handler: HttpsHandler): Promise<HttpsTestServer> {
@@ -27,6 +33,49 @@ async function serve(handler: HttpsHandler): Promise<HttpsTestServer> {
   servers.push(server);
   return server;
 }
+
+interface TcpTestServer {
+  port: number;
+  /** TCP connections accepted so far. */
+  readonly connections: number;
+  /** Bytes received on all of them. */
+  readonly received: number;
+  readonly peers: readonly Socket[];
+  close(): Promise<void>;
+}
+
+/** A plain TCP listener on `host` (no TLS, no HTTP), doing `onConnection` with each socket. */
+async function listenTcp(host: string, onConnection: (socket: Socket) => void = () => {}): Promise<TcpTestServer> {
+  const peers: Socket[] = [];
+  let received = 0;
+  const tcp = createTcpServer((socket) => {
+    peers.push(socket);
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    socket.on('error', () => {});
+    onConnection(socket);
+  });
+  await new Promise<void>((resolve) => tcp.listen(0, host, resolve));
+  const server: TcpTestServer = {
+    port: (tcp.address() as { port: number }).port,
+    get connections() {
+      return peers.length;
+    },
+    get received() {
+      return received;
+    },
+    peers,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of peers) socket.destroy();
+        tcp.close(() => resolve());
+      }),
+  };
+  tcpServers.push(server);
+  return server;
+}
+
+/** Lets a connection that is under way (it should not be) reach the listener before counting. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
 
 /** The URL a request was sent to, which a valid document names as its client_id. */
 const requestUrl = (req: IncomingMessage) => `https://${req.headers.host}${req.url}`;
@@ -328,7 +377,8 @@ describe('fetching a document over HTTPS', () => {
       const server = await serve(() => {});
       const started = Date.now();
       const error = await refusal(resolver({ fetch: { ...FETCH, timeoutMs: 300 } }).resolve(`${server.origin}/client`));
-      expect(error.description).toMatch(/no complete answer within 300 ms/);
+      // No response at all: the reason of every failure to reach the server, whatever its cause.
+      expect(error.description).toMatch(/the server could not be reached over HTTPS$/);
       expect(Date.now() - started).toBeGreaterThanOrEqual(290);
       expect(Date.now() - started).toBeLessThan(2000);
       expect(server.requests).toBe(1);
@@ -385,29 +435,106 @@ describe('fetching a document over HTTPS', () => {
       expect(server.requests).toBe(0);
     });
 
-    it('an IP-literal host is checked on the socket, and not one byte (not even a TLS hello) is sent to it', async () => {
-      let received = 0;
-      const peers: Socket[] = [];
-      const tcp = createTcpServer((socket) => {
-        peers.push(socket);
-        socket.on('data', (chunk: Buffer) => (received += chunk.length));
-        socket.on('error', () => {});
-      });
-      await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
-      const port = (tcp.address() as { port: number }).port;
+    // Before this rule an IP literal was connected to and refused on the socket only: the SYN
+    // went out, and whether it was answered told an open port from a closed one (issue 19).
+    it.each([
+      ['127.0.0.1', '127.0.0.1'],
+      ['127.0.0.1', '0x7f.1'],
+      ['127.0.0.1', '[::ffff:127.0.0.1]'],
+      ['::1', '[::1]'],
+    ])('an IP-literal special-use host is refused before any socket is opened (listening on %s, URL host %s)', async (listenOn, urlHost) => {
+      const tcp = await listenTcp(listenOn);
+      const asked: AddressStage[] = [];
+      const allowAddress = (_ip: string, stage: AddressStage) => {
+        asked.push(stage);
+        return false;
+      };
+      await expect(fetchJsonDocument(`https://${urlHost}:${tcp.port}/client`, { allowAddress })).rejects.toThrow(/special-use IP address/);
+      expect(asked).toEqual(['resolved']);
+      await settle();
+      expect(tcp.connections).toBe(0);
+    });
+
+    it('the socket check stays for an IP literal: let through before connecting, it is refused on the socket and not one byte (not even a TLS hello) is sent', async () => {
+      const tcp = await listenTcp('127.0.0.1');
+      const asked: AddressStage[] = [];
+      const allowAddress = (_ip: string, stage: AddressStage) => {
+        asked.push(stage);
+        return stage === 'resolved';
+      };
+      await expect(fetchJsonDocument(`https://127.0.0.1:${tcp.port}/client`, { allowAddress })).rejects.toThrow(/special-use IP address/);
+      expect(asked).toEqual(['resolved', 'connected']);
+      await vi.waitFor(() => expect(tcp.connections === 1 && tcp.peers[0]!.closed).toBe(true));
+      expect(tcp.received).toBe(0);
+    });
+
+    it('at /authorize in production: an IP-literal client_id (IPv4 or IPv6 loopback) gets the special-use page, and nothing connects to it', async () => {
+      const v4 = await listenTcp('127.0.0.1');
+      const v6 = await listenTcp('::1');
+      const server = await startTestServer({ env: { MCP_AUTHORIZATION: 'true' } });
       try {
-        const asked: AddressStage[] = [];
-        const allowAddress = (_ip: string, stage: AddressStage) => {
-          asked.push(stage);
-          return false;
-        };
-        await expect(fetchJsonDocument(`https://127.0.0.1:${port}/client`, { allowAddress })).rejects.toThrow(/special-use IP address/);
-        expect(asked).toEqual(['connected']);
-        await vi.waitFor(() => expect(peers.length === 1 && peers[0]!.closed).toBe(true));
-        expect(received).toBe(0);
+        for (const clientId of [`https://127.0.0.1:${v4.port}/client.json`, `https://[::1]:${v6.port}/client.json`]) {
+          const authorize = authorizeUrl(server, { client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+          const { description } = await expectErrorPage(await fetch(authorize), 400, 'invalid_client');
+          expect(description).toMatch(/could not be fetched: the host is at a special-use IP address, which is never fetched from$/);
+        }
+        await settle();
+        expect(v4.connections).toBe(0);
+        expect(v6.connections).toBe(0);
       } finally {
-        for (const socket of peers) socket.destroy();
-        await new Promise((resolve) => tcp.close(resolve));
+        await server.close();
+      }
+    });
+  });
+
+  describe('one reason for every failure to reach the server (no port scanning through client_ids)', () => {
+    const UNREACHABLE = 'the server could not be reached over HTTPS';
+    /** The reason of a failed fetch, without the "at <host>" that names the URL. */
+    async function reason(url: string, options = {}): Promise<string> {
+      const error = await fetchJsonDocument(url, { ...FETCH, timeoutMs: 500, ...options }).then(
+        () => new Error('expected a failure, but the fetch succeeded'),
+        (failure: unknown) => failure as Error,
+      );
+      return error.message.replace(/^the client's metadata document at \S+ could not be fetched: /, '');
+    }
+
+    it('closed, resetting, silent, not speaking TLS, untrusted TLS, unresolvable: all the same text', async () => {
+      const closed = await freePort();
+      const resets = await listenTcp('127.0.0.1', (socket) => socket.resetAndDestroy());
+      const silent = await listenTcp('127.0.0.1');
+      const ssh = await listenTcp('127.0.0.1', (socket) => socket.write('SSH-2.0-OpenSSH_9.6\r\n'));
+      const plainHttp = await listenTcp('127.0.0.1', (socket) => socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n')));
+      const untrusted = await serveDocuments();
+      const reasons = {
+        closed: await reason(`https://127.0.0.1:${closed}/client`),
+        resets: await reason(`https://127.0.0.1:${resets.port}/client`),
+        silent: await reason(`https://127.0.0.1:${silent.port}/client`),
+        ssh: await reason(`https://127.0.0.1:${ssh.port}/client`),
+        plainHttp: await reason(`https://127.0.0.1:${plainHttp.port}/client`),
+        untrusted: await reason(`${untrusted.origin}/client`, { ca: undefined }),
+        unresolvable: await reason('https://no-such-host.invalid/client'),
+      };
+      expect(reasons).toEqual({ closed: UNREACHABLE, resets: UNREACHABLE, silent: UNREACHABLE, ssh: UNREACHABLE, plainHttp: UNREACHABLE, untrusted: UNREACHABLE, unresolvable: UNREACHABLE });
+      expect(resets.connections + silent.connections + ssh.connections + plainHttp.connections).toBe(4);
+    });
+
+    it('and so at /authorize: the page for a closed port reads as the page for an open one that is not an HTTPS server', async () => {
+      const closed = await freePort();
+      const open = await listenTcp('127.0.0.1', (socket) => socket.write('SSH-2.0-OpenSSH_9.6\r\n'));
+      const server = await startTestServer({ env: { MCP_AUTHORIZATION: 'true' }, clientMetadataFetch: FETCH });
+      try {
+        const page = async (port: number) => {
+          const clientId = `https://127.0.0.1:${port}/client.json`;
+          const authorize = authorizeUrl(server, { client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+          const { description } = await expectErrorPage(await fetch(authorize), 400, 'invalid_client');
+          return description.replace(String(port), 'PORT');
+        };
+        const [closedPage, openPage] = [await page(closed), await page(open.port)];
+        expect(closedPage).toBe(openPage);
+        expect(closedPage).toMatch(/could not be fetched: the server could not be reached over HTTPS$/);
+        expect(open.connections).toBe(1);
+      } finally {
+        await server.close();
       }
     });
   });
@@ -415,7 +542,7 @@ describe('fetching a document over HTTPS', () => {
   it('refuses a certificate that is not trusted, and a URL that is not https', async () => {
     const server = await serveDocuments();
     const error = await refusal(resolver({ fetch: { allowAddress: LOOPBACK } }).resolve(`${server.origin}/client`));
-    expect(error.description).toMatch(/TLS certificate was not accepted/);
+    expect(error.description).toMatch(/could not be fetched: the server could not be reached over HTTPS$/);
     await expect(fetchJsonDocument(`http://localhost:${server.port}/client`, FETCH)).rejects.toThrow(/only https URLs are fetched/);
   });
 

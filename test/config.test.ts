@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       allowedResources: [],
       registrationLimitPerIp: 20,
       registrationLimitWindow: 3600,
+      selfRegisteredClientRetention: 2592000,
     });
     expect(loadConfig({ PORT: '8080' }).baseUrl).toBe('http://localhost:8080');
   });
@@ -72,6 +73,8 @@ describe('loadConfig', () => {
     [{ MCP_AUTHORIZATION: 'true', PUBLIC_CLIENTS: 'false' }, /CLIENT_ID_METADATA_DOCUMENTS=true needs PUBLIC_CLIENTS=true/],
     [{ ALLOWED_RESOURCES: 'https://ok.example /relative' }, /ALLOWED_RESOURCES must list absolute http\(s\) URIs without fragment \(got "\/relative"\)/],
     [{ ALLOWED_RESOURCES: 'https://x.example/#frag' }, /ALLOWED_RESOURCES must list absolute/],
+    [{ SELF_REGISTERED_CLIENT_RETENTION: '3600' }, /SELF_REGISTERED_CLIENT_RETENTION must be 0 \(never purge\) or at least 86400 \(got "3600"\)/],
+    [{ SELF_REGISTERED_CLIENT_RETENTION: '-1' }, /SELF_REGISTERED_CLIENT_RETENTION must be a whole number >= 0/],
   ])('refuses %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -82,6 +85,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ MCP_AUTHORIZATION: '1', DYNAMIC_REGISTRATION: 'off' })).toMatchObject({ publicClients: true, clientIdMetadataDocuments: true, dynamicRegistration: false });
     expect(loadConfig({ DYNAMIC_REGISTRATION: 'yes' })).toMatchObject({ publicClients: false, clientIdMetadataDocuments: false, dynamicRegistration: true });
     expect(loadConfig({ ALLOWED_RESOURCES: 'https://a.example/mcp, https://b.example' }).allowedResources).toEqual(['https://a.example/mcp', 'https://b.example']);
+    expect(loadConfig({ ALLOWED_RESOURCES: '*' }).allowedResources).toBe('*');
+  });
+
+  it('SELF_REGISTERED_CLIENT_RETENTION is 0 (never purge) or at least a day', () => {
+    expect(loadConfig({ SELF_REGISTERED_CLIENT_RETENTION: '0' }).selfRegisteredClientRetention).toBe(0);
+    expect(loadConfig({ SELF_REGISTERED_CLIENT_RETENTION: '86400' }).selfRegisteredClientRetention).toBe(86400);
   });
 
   it('TRUST_PROXY takes a number of proxies or a list of proxy addresses and CIDRs; false, 0 and unset trust none', () => {

@@ -310,7 +310,7 @@ describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the exa
     expect(metaContent(page, 'client-name')).toBe('CIMD MCP host');
     expect(page).toMatch(new RegExp(`<p id="client-origin">[^<]*<strong>localhost:${metadataHost.port}</strong>`));
     expect(page).toContain('id="localhost-warning"');
-    expect(page).toContain(`<strong id="resource">${mcp.resource}</strong>`);
+    expect(page).toContain(`<code id="resource">${mcp.resource}</code>`);
 
     await transport.finishAuth(code);
     expect(claimsOf(provider.accessToken)).toMatchObject({ aud: mcp.resource, client_id: clientId });
@@ -402,15 +402,14 @@ describe('the example MCP server', () => {
   });
 
   it('refuses a token issued for another resource, even when agentauth lets it introspect that resource too', async () => {
-    const tokens = await publicClientTokens(OTHER_RESOURCE);
-    expect(claimsOf(tokens.access_token).aud).toBe(OTHER_RESOURCE);
-    await expectInvalidToken(await rawMcpRequest(mcp, tokens.access_token));
-
-    // A resource-server registration covering both resources: agentauth answers active, the
-    // MCP server's own audience check still refuses.
+    // A resource-server registration covering both resources (which also lets tokens be issued
+    // for the other one): agentauth answers active, the MCP server's own audience check refuses.
     const port = await freePort();
     const both = await startExampleMcpServer(port, [`http://127.0.0.1:${port}/mcp`, OTHER_RESOURCE]);
     extraServers.push(both);
+    const tokens = await publicClientTokens(OTHER_RESOURCE);
+    expect(claimsOf(tokens.access_token).aud).toBe(OTHER_RESOURCE);
+    await expectInvalidToken(await rawMcpRequest(mcp, tokens.access_token));
     await expectInvalidToken(await rawMcpRequest(both, tokens.access_token), both);
   });
 

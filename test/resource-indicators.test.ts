@@ -18,6 +18,8 @@ let party: Party;
 beforeAll(async () => {
   server = await startTestServer();
   party = await setupParty(server);
+  // By default a resource is only one the operator registered (docs/design.md §13).
+  await registerClient(server.ctx, { name: 'Docs MCP server', redirectUris: [], resources: [RESOURCE] });
 });
 afterAll(() => server.close());
 
@@ -38,7 +40,10 @@ const introspect = async (token: string, clientId = party.clientId, clientSecret
 describe('resource indicators (RFC 8707)', () => {
   it('binds the resource to the code and the grant: the access token is for it, introspection says so, refresh keeps it', async () => {
     const started = await startFlow(server, party, { resource: RESOURCE });
-    expect(started.page).toContain(`<strong id="resource">${RESOURCE}</strong>`);
+    // The person reads, in words, that another service gets access, and which one.
+    expect(started.page).toContain('also asks for access to another service: <strong id="resource-host">mcp.example.com</strong>');
+    expect(started.page).toContain(`<code id="resource">${RESOURCE}</code>`);
+    expect(started.page).toContain(`<meta name="resource" content="${RESOURCE}">`);
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
     const location = new URL((await continueFlow(server, started)).headers.get('location')!);
     const response = await redeem(server, party, location.searchParams.get('code')!, started.verifier);
@@ -123,6 +128,35 @@ describe('resource indicators (RFC 8707)', () => {
 
     // A resource server has no redirect URI: it cannot start a sign-in.
     await expectErrorPage(await authorizeFor(server, { ...party, clientId: resourceServer.id }), 400, 'invalid_request');
+  });
+});
+
+describe('which resources tokens may be for', () => {
+  it('by default refuses a resource nobody registered, whoever the client is (invalid_target on the page)', async () => {
+    const response = await authorizeFor(server, party, { resource: 'https://rs.example/mcp' });
+    await expectErrorPage(response, 400, 'invalid_target');
+  });
+
+  it('by default refuses a path below a registered resource: the registration names one audience exactly', async () => {
+    await expectErrorPage(await authorizeFor(server, party, { resource: `${RESOURCE}/admin` }), 400, 'invalid_target');
+  });
+
+  it('stops allowing a resource once its resource server is disabled', async () => {
+    const resource = 'https://disabled-rs.example/mcp';
+    const { client } = await registerClient(server.ctx, { name: 'Soon disabled', redirectUris: [], resources: [resource] });
+    expect((await authorizeFor(server, party, { resource })).status).toBe(200);
+    await server.ctx.store.updateClient(client.id, { status: 'inactive' });
+    await expectErrorPage(await authorizeFor(server, party, { resource }), 400, 'invalid_target');
+  });
+
+  it('ALLOWED_RESOURCES=* allows any resource, as an explicit choice of the operator', async () => {
+    const open = await startTestServer({ env: { ALLOWED_RESOURCES: '*' } });
+    try {
+      const openParty = await setupParty(open);
+      expect((await authorizeFor(open, openParty, { resource: 'https://rs.example/mcp' })).status).toBe(200);
+    } finally {
+      await open.close();
+    }
   });
 });
 

@@ -196,7 +196,7 @@ describe.each(engines)('Store on $name', (engine) => {
   });
 
   it('clients and agents round-trip, including redirect URI lists and booleans', async () => {
-    await store.insertClient({ id: 'cli_rt', name: 'N', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['https://a/cb', 'http://localhost/cb'], status: 'active', approval: 'manual', account_id: null, created_at: NOW, token_endpoint_auth_method: 'client_secret_post', source: 'manual', registration_token_digest: null, resources: ['https://api.example/'] });
+    await store.insertClient({ id: 'cli_rt', name: 'N', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['https://a/cb', 'http://localhost/cb'], status: 'active', approval: 'manual', account_id: null, created_at: NOW, token_endpoint_auth_method: 'client_secret_post', source: 'manual', registration_token_digest: null, resources: ['https://api.example/'], last_used_at: null });
     expect(await store.findClient('cli_rt')).toMatchObject({ redirect_uris: ['https://a/cb', 'http://localhost/cb'], approval: 'manual', resources: ['https://api.example/'] });
     await store.insertAgent({ id: 'agt_rt', secret_digest: 'd', previous_secret_digest: null, previous_secret_expires_at: null, name: 'A', owner_email: 'a@b.c', owner_name: null, owner_email_verified: true, status: 'active', created_at: NOW, last_used_at: null, account_id: null });
     expect(await store.findAgent('agt_rt')).toMatchObject({ owner_email_verified: true, owner_name: null, last_used_at: null });
@@ -205,7 +205,7 @@ describe.each(engines)('Store on $name', (engine) => {
   });
 
   it('joined reads give every column, as the single-table reads do', async () => {
-    await store.insertClient({ id: 'cli_join', name: 'Joined', secret_sealed: '', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['http://127.0.0.1/cb'], status: 'active', approval: 'auto', account_id: null, created_at: NOW, token_endpoint_auth_method: 'none', source: 'manual', registration_token_digest: null, resources: [] });
+    await store.insertClient({ id: 'cli_join', name: 'Joined', secret_sealed: '', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['http://127.0.0.1/cb'], status: 'active', approval: 'auto', account_id: null, created_at: NOW, token_endpoint_auth_method: 'none', source: 'manual', registration_token_digest: null, resources: [], last_used_at: null });
     await store.insertAgent({ id: 'agt_join', secret_digest: 'd', previous_secret_digest: null, previous_secret_expires_at: null, name: 'A', owner_email: 'a@b.c', owner_name: 'Ada', owner_email_verified: true, status: 'active', created_at: NOW, last_used_at: null, account_id: 'acc_1' });
     const r = request({ client_id: 'cli_join', resource: 'https://mcp.example/mcp', status: 'authenticated' });
     await store.insertRequest(r);
@@ -229,7 +229,7 @@ describe.each(engines)('Store on $name', (engine) => {
 
   it('reads the calling client with the token it presents, in one row whatever exists', async () => {
     const { g, t } = await redeemedGrant();
-    await store.insertClient({ id: 'cli_caller', name: 'Caller', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: [], status: 'active', approval: 'auto', account_id: null, created_at: NOW, token_endpoint_auth_method: 'client_secret_post', source: 'manual', registration_token_digest: null, resources: ['https://api.example/'] });
+    await store.insertClient({ id: 'cli_caller', name: 'Caller', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: [], status: 'active', approval: 'auto', account_id: null, created_at: NOW, token_endpoint_auth_method: 'client_secret_post', source: 'manual', registration_token_digest: null, resources: ['https://api.example/'], last_used_at: null });
     const caller = await store.findClient('cli_caller');
     expect(await store.findClientAndAccessToken('cli_caller', t.accessToken.jti)).toEqual({ client: caller, token: await store.findAccessTokenContext(t.accessToken.jti) });
     expect(await store.findClientAndRefreshToken('cli_caller', t.refreshToken.digest)).toEqual({ client: caller, token: await store.findRefreshTokenContext(t.refreshToken.digest) });

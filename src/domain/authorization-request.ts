@@ -29,7 +29,7 @@ import {
 import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestStatusFields, RequestWithClient } from '../store/types.ts';
 import { verifyAgentCredentials } from './agents.ts';
 import { findAuthorizingClient, isPublicClient, MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH, redirectUriMatches } from './clients.ts';
-import { requestedResource } from './resources.ts';
+import { permittedResource } from './resources.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes, withoutScope } from './scopes.ts';
 import { Throttled } from './throttle.ts';
 
@@ -161,7 +161,7 @@ export async function validateAuthorization(
   const loginHint = single(query, 'login_hint', LIMITS.loginHint) || null;
   if (loginHint !== null && !AGENT_ID.test(loginHint)) throw new InvalidRequest('login_hint must be the agent_id of the agent that is to sign in.');
 
-  const resource = requestedResource(query.resource, ctx.config.allowedResources);
+  const resource = await permittedResource(ctx, query.resource);
 
   return { client, redirectUri, state, codeChallenge, scope, nonce, loginHint, resource };
 }
@@ -235,6 +235,8 @@ export interface AgentAuthentication {
   expected_client_id?: string;
   /** The host (and port) the agent expects the browser to be sent to; a different one is refused (412). */
   expected_redirect_host?: string;
+  /** The resource (RFC 8707) the agent expects the tokens to be for; a request for another, or for none, is refused (412). */
+  expected_resource?: string;
 }
 
 export interface CallerInfo {
@@ -307,6 +309,10 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
   if (input.expected_redirect_host !== undefined && input.expected_redirect_host.toLowerCase() !== host.toLowerCase()) {
     return fail(new RequestMismatch(`This authorization request sends the browser to ${host}, not ${input.expected_redirect_host}.`), request.client_id);
   }
+  if (input.expected_resource !== undefined && input.expected_resource !== request.resource) {
+    const named = request.resource === null ? 'names no resource' : `is for the resource ${request.resource}`;
+    return fail(new RequestMismatch(`This authorization request ${named}, not ${input.expected_resource}.`), request.client_id);
+  }
   if (request.login_hint !== null && request.login_hint !== agent.id) {
     return fail(new AgentMismatch('This authorization request was started for another agent (login_hint).'), request.client_id);
   }
@@ -343,6 +349,11 @@ export interface AgentRequestView {
   client_name: string;
   redirect_host: string;
   scope: string;
+  /**
+   * The resource (RFC 8707) the website's tokens would be for, or null: tokens with an audience
+   * of another server, which the agent must expect as much as the website itself.
+   */
+  resource: string | null;
   /** Epoch seconds. */
   expires_at: number;
   expires_in: number;
@@ -362,6 +373,7 @@ export async function describeRequestForAgent(ctx: Pick<Context, 'store' | 'cloc
     client_name: client?.name ?? request.client_id,
     redirect_host: redirectHost(request),
     scope: request.scope,
+    resource: request.resource,
     expires_at: request.expires_at,
     expires_in: Math.max(0, request.expires_at - now),
     ...statusView(request, now),

@@ -128,6 +128,7 @@ export async function registerClient(deps: Deps, input: NewClient): Promise<{ cl
 export async function registerClient(deps: Deps, input: NewClient): Promise<{ client: ClientRecord; secret: string | null }> {
   const { name, redirectUris, resources } = validateNewClient(input);
   const secret = input.public ? null : newClientSecret();
+  const now = deps.clock();
   const client: ClientRecord = {
     id: newClientId(),
     name,
@@ -137,12 +138,13 @@ export async function registerClient(deps: Deps, input: NewClient): Promise<{ cl
     redirect_uris: redirectUris,
     status: 'active',
     approval: input.approval ?? 'auto',
-    created_at: deps.clock(),
+    created_at: now,
     account_id: input.accountId ?? null,
     token_endpoint_auth_method: input.public ? 'none' : 'client_secret_post',
     source: input.registrationTokenDigest ? 'dynamic' : 'manual',
     registration_token_digest: input.registrationTokenDigest ?? null,
     resources,
+    last_used_at: input.registrationTokenDigest ? now : null,
   };
   await deps.store.insertClient(client);
   return { client, secret };
@@ -176,17 +178,53 @@ export async function setClientStatus(deps: Deps, clientId: string, status: Clie
  * CLIENT_ID_METADATA_DOCUMENTS on, the one its https URL's metadata document describes. That
  * document (fetched or cached, docs/design.md §13) is kept as a client row, so codes, grants and
  * tokens refer to it like any other client and an operator can disable it; the row is written
- * only when it is new or the document changed.
+ * only when it is new or the document changed, or once a day to record the use of a
+ * self-registered client (see recordClientUse).
  */
 export async function findAuthorizingClient(ctx: Pick<Context, 'store' | 'clock' | 'clientMetadata'>, clientId: string): Promise<ClientRecord | undefined> {
   if (!couldBeClientId(clientId)) return undefined;
-  if (!ctx.clientMetadata || !isClientIdUrl(clientId)) return ctx.store.findClient(clientId);
   const known = await ctx.store.findClient(clientId);
   // A disabled one is refused without asking its server again.
-  if (known && (known.status !== 'active' || known.source !== 'metadata_document')) return known;
+  if (!ctx.clientMetadata || !isClientIdUrl(clientId) || (known && (known.status !== 'active' || known.source !== 'metadata_document'))) {
+    if (!known || known.status !== 'active') return known;
+    return (await recordClientUse(ctx, known)) ? known : undefined;
+  }
   const document = await ctx.clientMetadata.resolve(clientId);
-  if (known && known.name === document.client_name && sameList(known.redirect_uris, document.redirect_uris)) return known;
-  return ctx.store.saveMetadataDocumentClient(metadataDocumentClient(document, ctx.clock()));
+  const now = ctx.clock();
+  const unchanged = known && known.name === document.client_name && sameList(known.redirect_uris, document.redirect_uris);
+  if (unchanged && !clientUseIsStale(known, now)) return known;
+  // Written as an upsert: should the purge have deleted the row since it was read, it is back.
+  return ctx.store.saveMetadataDocumentClient(metadataDocumentClient(document, now));
+}
+
+/** How stale a self-registered client's last_used_at may be: use costs at most one write per client and day. */
+const CLIENT_USE_RESOLUTION = 86_400;
+
+/**
+ * Whether `client`'s use at `now` is to be written down: for a self-registered client (the purge
+ * deletes one unused for long, docs/design.md §9) whose last use is a day old; never for a
+ * manual client, so the paths of operator-registered clients gain no write.
+ *
+ * @example
+ * clientUseIsStale({ source: 'dynamic', last_used_at: now - 86_400 }, now); // true
+ * clientUseIsStale({ source: 'manual', last_used_at: null }, now); // false
+ */
+export function clientUseIsStale(client: Pick<ClientRecord, 'source' | 'last_used_at'>, now: number): boolean {
+  return client.source !== 'manual' && (client.last_used_at === null || client.last_used_at <= now - CLIENT_USE_RESOLUTION);
+}
+
+/**
+ * Writes down that a self-registered client is being used (at /authorize, at the token endpoint,
+ * by its registration management), at most once a day. False when the client is gone, deleted
+ * since it was read (by the purge or RFC 7592): the caller then treats it as unknown.
+ *
+ * @example
+ * if (!(await recordClientUse(ctx, client))) throw new InvalidClient('The client is unknown or inactive.', 400);
+ */
+export async function recordClientUse(deps: Pick<Context, 'store' | 'clock'>, client: ClientRecord): Promise<boolean> {
+  const now = deps.clock();
+  if (!clientUseIsStale(client, now)) return true;
+  return deps.store.updateClient(client.id, { last_used_at: now });
 }
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((value, i) => value === b[i]);
@@ -207,6 +245,7 @@ function metadataDocumentClient(document: ClientMetadataDocument, now: number): 
     source: 'metadata_document',
     registration_token_digest: null,
     resources: [],
+    last_used_at: now,
   };
 }
 

@@ -14,7 +14,7 @@ import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../protocol/errors.ts';
 import type { ClientAuthMethod, ClientRecord } from '../store/types.ts';
-import { couldBeClientId, isPublicClient, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, redirectUriProblem, registerClient, UNDISPLAYABLE_IN_NAME } from './clients.ts';
+import { couldBeClientId, isPublicClient, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, recordClientUse, redirectUriProblem, registerClient, UNDISPLAYABLE_IN_NAME } from './clients.ts';
 import { SUPPORTED_SCOPES, withoutScope } from './scopes.ts';
 
 type Deps = Pick<Context, 'config' | 'store' | 'secrets' | 'clock'>;
@@ -128,6 +128,7 @@ async function managedClient(deps: Pick<Context, 'store'>, clientId: string, tok
  */
 export async function readDynamicClient(ctx: Deps, clientId: string, token: string | undefined): Promise<RegistrationResponse> {
   const { client, token: presented } = await managedClient(ctx, clientId, token);
+  if (!(await recordClientUse(ctx, client))) throw new InvalidToken(NOT_AUTHORIZED);
   return clientInformation(ctx.config.baseUrl, client, presented, null);
 }
 
@@ -157,7 +158,7 @@ export async function updateDynamicClient(ctx: Deps, clientId: string, token: st
   if (requested.authMethod !== undefined && requested.authMethod !== client.token_endpoint_auth_method) {
     throw new InvalidClientMetadata(`token_endpoint_auth_method cannot be changed from ${client.token_endpoint_auth_method}; register a new client instead.`);
   }
-  const patch = { name: requested.name, redirect_uris: requested.redirectUris };
+  const patch = { name: requested.name, redirect_uris: requested.redirectUris, last_used_at: ctx.clock() };
   // Deleted since it was read: as if it had not been found.
   if (!(await ctx.store.updateClient(client.id, patch))) throw new InvalidToken(NOT_AUTHORIZED);
   return clientInformation(ctx.config.baseUrl, { ...client, ...patch }, presented, null);

@@ -3,6 +3,7 @@
  * A request names at most one; it is bound to the code and the grant and becomes the access
  * token's `aud` (docs/design.md §13). Without one, tokens are for the client itself, as before.
  */
+import type { Context } from '../context.ts';
 import { InvalidTarget } from '../protocol/errors.ts';
 import { VISIBLE_ASCII } from './clients.ts';
 
@@ -25,16 +26,15 @@ export function resourceProblem(value: string): string | null {
 }
 
 /**
- * Whether the operator lets tokens be issued for `resource`: any resource when ALLOWED_RESOURCES
- * is empty, otherwise one listed or below one listed (same origin, path under the listed path).
+ * Whether `resource` is, or lies below, one of `listed` (same origin, path under the listed
+ * path at a segment boundary, no query on either).
  *
  * @example
- * isAllowedResource('https://mcp.example.com/mcp', ['https://mcp.example.com']); // true
- * isAllowedResource('https://mcp.example.com.evil/mcp', ['https://mcp.example.com']); // false
+ * isListedResource('https://mcp.example.com/mcp', ['https://mcp.example.com']); // true
+ * isListedResource('https://mcp.example.com.evil/mcp', ['https://mcp.example.com']); // false
  */
-export function isAllowedResource(resource: string, allowed: readonly string[]): boolean {
-  if (allowed.length === 0) return true;
-  return allowed.some((entry) => {
+export function isListedResource(resource: string, listed: readonly string[]): boolean {
+  return listed.some((entry) => {
     if (entry === resource) return true;
     const [base, candidate] = [URL.parse(entry), URL.parse(resource)];
     if (!base || !candidate || base.origin === 'null' || base.origin !== candidate.origin || base.search || candidate.search) return false;
@@ -44,19 +44,37 @@ export function isAllowedResource(resource: string, allowed: readonly string[]):
 }
 
 /**
- * The `resource` parameter of an authorization or token request: null when absent, the URI
- * when valid and allowed; InvalidTarget otherwise. One resource per request: tokens have one
- * audience here (RFC 8707 §2 lets a server refuse more).
+ * The `resource` parameter of an authorization or token request, checked for form only: null
+ * when absent, the URI when it is one; InvalidTarget otherwise. One resource per request:
+ * tokens have one audience here (RFC 8707 §2 lets a server refuse more).
  *
  * @example
- * requestedResource(undefined, []); // null
- * requestedResource('https://mcp.example.com/mcp', []); // 'https://mcp.example.com/mcp'
+ * resourceParameter(undefined); // null
+ * resourceParameter('https://mcp.example.com/mcp'); // 'https://mcp.example.com/mcp'
  */
-export function requestedResource(value: string | string[] | undefined, allowed: readonly string[]): string | null {
+export function resourceParameter(value: string | string[] | undefined): string | null {
   if (value === undefined) return null;
   if (Array.isArray(value)) throw new InvalidTarget('Name one resource per request; tokens are issued for a single audience.');
   const problem = resourceProblem(value);
   if (problem) throw new InvalidTarget(`resource ${problem}.`);
-  if (!isAllowedResource(value, allowed)) throw new InvalidTarget('Tokens are not issued for this resource on this server.');
   return value;
+}
+
+/**
+ * The resource an authorization request names, if tokens may be issued for it here
+ * (docs/design.md §13): one an active resource-server client registered (exactly), one listed
+ * in ALLOWED_RESOURCES (or below one), or any with ALLOWED_RESOURCES=*. Otherwise
+ * InvalidTarget: a website cannot make the agent's identity a token for a server that
+ * nobody here vouched for.
+ *
+ * @example
+ * await permittedResource(ctx, 'https://mcp.example.com/mcp'); // the URI, or InvalidTarget
+ */
+export async function permittedResource(ctx: Pick<Context, 'config' | 'store'>, value: string | string[] | undefined): Promise<string | null> {
+  const resource = resourceParameter(value);
+  if (resource === null) return null;
+  const allowed = ctx.config.allowedResources;
+  if (allowed === '*' || isListedResource(resource, allowed)) return resource;
+  if ((await ctx.store.listRegisteredResources()).includes(resource)) return resource;
+  throw new InvalidTarget('Tokens are not issued for this resource on this server: its operator has not registered it.');
 }

@@ -8,9 +8,9 @@ import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from
 import type { Context } from '../context.ts';
 import { InsufficientScope, InvalidClient, InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, InvalidToken, UnauthorizedClient } from '../protocol/errors.ts';
 import type { AccessTokenRecord, AgentProfile, ClientRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
-import { authenticateClient, isPublicClient } from './clients.ts';
+import { authenticateClient, isPublicClient, recordClientUse } from './clients.ts';
 import { signIdToken } from './jwt.ts';
-import { requestedResource } from './resources.ts';
+import { resourceParameter } from './resources.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
 
 export interface TokenResponse {
@@ -112,9 +112,9 @@ export interface CodeExchange {
  * RFC 8707 at the token endpoint: a resource named here must be the one the code or grant is
  * bound to (one audience per grant here); none means that one.
  */
-function confirmResource(ctx: Context, requested: string | string[] | undefined, bound: string | null): void {
+function confirmResource(requested: string | string[] | undefined, bound: string | null): void {
   if (requested === undefined) return;
-  const resource = requestedResource(requested, ctx.config.allowedResources);
+  const resource = resourceParameter(requested);
   if (resource !== bound) throw new InvalidTarget(bound === null ? 'This grant was not issued for a resource.' : 'resource differs from the one this grant was issued for.');
 }
 
@@ -142,7 +142,7 @@ export async function exchangeCode(ctx: Context, input: ClientCredentials & Code
     throw new InvalidGrant('redirect_uri does not match the one of the authorization request.');
   }
   if (!pkceS256Matches(input.code_verifier, code.code_challenge)) throw new InvalidGrant('The code_verifier does not match the code_challenge.');
-  confirmResource(ctx, input.resource, code.resource);
+  confirmResource(input.resource, code.resource);
 
   const replay = async (): Promise<never> => {
     // RFC 6749 §4.1.2 / RFC 9700 §4.5: a second use of a code revokes what it issued.
@@ -167,6 +167,7 @@ export async function exchangeCode(ctx: Context, input: ClientCredentials & Code
   };
   const { rows, response } = prepareTokens(ctx, { client, clientSecret: input.client_secret ?? null, grant, scope: code.scope, nonce: code.nonce }, agent, now);
   if (!(await ctx.store.redeemCode(codeDigest, now, grant, rows))) return replay();
+  await recordClientUse(ctx, client); // a self-registered client's, at most daily; no write for others
   return response;
 }
 
@@ -209,11 +210,12 @@ export async function refreshTokens(
     }
     scope = normalizeScope(input.scope);
   }
-  confirmResource(ctx, input.resource, grant.resource);
+  confirmResource(input.resource, grant.resource);
   const agent = usableAgent(found);
   if (!agent) throw new InvalidGrant('The agent of this grant is disabled.');
   const { rows, response } = prepareTokens(ctx, { client, clientSecret: input.client_secret ?? null, grant, scope, nonce: null }, agent, now);
   if (!(await ctx.store.rotateRefreshToken(tokenDigest, now, rows))) return reuse();
+  await recordClientUse(ctx, client); // a self-registered client's, at most daily; no write for others
   return response;
 }
 

@@ -44,6 +44,16 @@ function localhostWarning(client: ClientRecord): Html | '' {
   return html`<p id="localhost-warning" class="warning" role="note">This application receives the sign-in on the computer it runs on (localhost). Continue only if you started it yourself, on this device.</p>`;
 }
 
+/**
+ * A resource (RFC 8707) makes the tokens good at another service than the website: say so in
+ * words, with that service's host first and its full address for whoever wants to check it.
+ */
+function resourceNotice(client: ClientRecord, request: AuthorizationRequestRecord): Html | '' {
+  if (!request.resource) return '';
+  const host = URL.parse(request.resource)?.host || request.resource;
+  return html`<p id="resource-notice" class="warning" role="note">${client.name} also asks for access to another service: <strong id="resource-host">${host}</strong>. That service will accept this sign-in as you. Its address is <code id="resource">${request.resource}</code>.</p>`;
+}
+
 function continueForm(request: AuthorizationRequestRecord, approveLabel: string, confirmed: boolean): Html {
   return html`<form method="post" action="/authorize/continue" id="continue-form">
 <input type="hidden" name="request_id" value="${request.id}">
@@ -64,12 +74,13 @@ export function authorizePage(view: AuthorizePageView): string {
 <meta name="client-name" content="${client.name}">
 <meta name="redirect-host" content="${host}">
 <meta name="scope" content="${request.scope}">
+${request.resource ? html`<meta name="resource" content="${request.resource}">` : ''}
 <script src="/assets/authorize.js" defer></script>`,
     html`<h1><span id="client-name">${client.name}</span> asks your AI agent to sign in</h1>
 ${clientOrigin(client)}
 <p>After sign-in you will be sent to <strong id="redirect-host">${host}</strong>.</p>
 ${localhostWarning(client)}
-${request.resource ? html`<p>Its access will be for <strong id="resource">${request.resource}</strong>.</p>` : ''}
+${resourceNotice(client, request)}
 <h2>Requested access</h2>
 <ul id="scopes">${scopeValues(request.scope).map((s) => html`<li>${SCOPE_TEXT[s] ?? s} <code>${s}</code></li>`)}</ul>
 <h2>Request ID for your agent</h2>
@@ -101,6 +112,7 @@ export function confirmPage(view: ConfirmPageView): string {
 <dt>Owner</dt><dd id="agent-owner">${agent?.owner_name ? `${agent.owner_name} <${agent.owner_email}>` : agent?.owner_email ?? ''}</dd>
 <dt>Model</dt><dd id="agent-model">${request.model}</dd>
 <dt>Destination</dt><dd>${redirectHost(request)}</dd>
+${request.resource ? html`<dt>Access to</dt><dd id="resource">${request.resource}</dd>` : ''}
 </dl>
 ${continueForm(request, 'Approve', true)}`,
   );

@@ -253,4 +253,16 @@ END
 $$`,
     ],
   },
+  {
+    // When a self-registered client (metadata document, dynamic registration) was last used, to
+    // within a day; NULL for manual clients, which are never purged (docs/design.md §9 Purge).
+    // Existing self-registered clients count as used when they were created. The index serves
+    // the purge's search for the unused ones.
+    version: '0008_client_last_used_at',
+    statements: [
+      'ALTER TABLE clients ADD COLUMN last_used_at bigint',
+      "UPDATE clients SET last_used_at = created_at WHERE source <> 'manual'",
+      'CREATE INDEX clients_last_used_at ON clients (last_used_at)',
+    ],
+  },
 ];

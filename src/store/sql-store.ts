@@ -127,6 +127,11 @@ export class SqlStore implements Store {
     return (await this.driver.all<ClientRow>('SELECT * FROM clients ORDER BY created_at, id')).map(toClient);
   }
 
+  async listRegisteredResources(): Promise<string[]> {
+    const rows = await this.driver.all<{ resources: string }>("SELECT resources FROM clients WHERE status = 'active' AND resources <> '[]'");
+    return rows.flatMap((row) => JSON.parse(row.resources) as string[]);
+  }
+
   updateClient(id: string, patch: ClientPatch): Promise<boolean> {
     return this.won(update('clients', 'id', id, clientColumns(patch)));
   }
@@ -137,7 +142,7 @@ export class SqlStore implements Store {
     // happened to be the same URL would keep its record.
     await this.driver.write([
       {
-        sql: `${row.sql} ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris WHERE clients.source = 'metadata_document'`,
+        sql: `${row.sql} ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris, last_used_at = excluded.last_used_at WHERE clients.source = 'metadata_document'`,
         params: row.params,
       },
     ]);
@@ -318,7 +323,7 @@ export class SqlStore implements Store {
       : this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events WHERE agent_id = ? ORDER BY at DESC LIMIT ?`, [filter.agent_id, filter.limit]);
   }
 
-  async purge({ expiredBefore, unauthenticatedBefore, auditBefore }: PurgeCutoffs, batchSize = PURGE_BATCH): Promise<PurgeCounts> {
+  async purge({ expiredBefore, unauthenticatedBefore, auditBefore, unusedClients }: PurgeCutoffs, batchSize = PURGE_BATCH): Promise<PurgeCounts> {
     const expired = [expiredBefore];
     // Requests no agent ever authenticated are most of what an unauthenticated caller can make;
     // they go sooner, so a flood of /authorize cannot fill the disk for PURGE_AFTER.
@@ -339,7 +344,23 @@ export class SqlStore implements Store {
       batchSize,
     );
     const auditEvents = await this.deleteInBatches('audit_events', 'id', 'at < ?', [auditBefore], batchSize);
-    return { requests, codes, refreshTokens, accessTokens, grants, auditEvents };
+    // A self-registered client goes once unused for long, after the grants above: never while a
+    // grant (so a token) refers to it, nor while a request or code of it can still be used. An
+    // operator's disabled one stays (a metadata document's would otherwise come back enabled).
+    // Requests and codes have no client index: the unexpired ones are few and found by expiry.
+    const clients = unusedClients
+      ? await this.deleteInBatches(
+          'clients',
+          'id',
+          `source IN ('metadata_document', 'dynamic') AND status = 'active' AND last_used_at < ?
+            AND NOT EXISTS (SELECT 1 FROM grants WHERE grants.client_id = clients.id)
+            AND NOT EXISTS (SELECT 1 FROM authorization_requests r WHERE r.expires_at > ? AND r.client_id = clients.id)
+            AND NOT EXISTS (SELECT 1 FROM authorization_codes c WHERE c.expires_at > ? AND c.client_id = clients.id)`,
+          [unusedClients.lastUsedBefore, unusedClients.now, unusedClients.now],
+          batchSize,
+        )
+      : 0;
+    return { requests, codes, refreshTokens, accessTokens, grants, auditEvents, clients };
   }
 
   /**
@@ -386,7 +407,7 @@ function columnsOf<T>() {
 
 const CLIENT_COLUMNS = columnsOf<ClientRow>()([
   'id', 'name', 'secret_sealed', 'previous_secret_sealed', 'previous_secret_expires_at', 'redirect_uris', 'status', 'approval', 'created_at',
-  'account_id', 'token_endpoint_auth_method', 'source', 'registration_token_digest', 'resources',
+  'account_id', 'token_endpoint_auth_method', 'source', 'registration_token_digest', 'resources', 'last_used_at',
 ]);
 const CLIENT: Table = { alias: 'c', columns: CLIENT_COLUMNS };
 /** The client calling a token endpoint, read with the token it presents. */

@@ -36,6 +36,11 @@ export interface ClientRecord {
   registration_token_digest: string | null;
   /** The resources (RFC 8707) this client serves as a resource server: it may introspect tokens issued for them. */
   resources: string[];
+  /**
+   * When a self-registered client (metadata document, dynamic) was last used, to within a day;
+   * the purge deletes one unused for long (docs/design.md §9). Null for manual clients.
+   */
+  last_used_at: number | null;
 }
 
 export interface AgentRecord {
@@ -143,7 +148,7 @@ export interface AuditEvent {
 }
 
 export type ClientPatch = Partial<
-  Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at' | 'name' | 'redirect_uris' | 'token_endpoint_auth_method' | 'registration_token_digest'>
+  Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at' | 'name' | 'redirect_uris' | 'token_endpoint_auth_method' | 'registration_token_digest' | 'last_used_at'>
 >;
 
 /** What token checks and claims need of an agent: who it is and whether it may act, never its secrets. */
@@ -195,6 +200,11 @@ export interface PurgeCutoffs {
   unauthenticatedBefore: number;
   /** Audit events older than this. */
   auditBefore: number;
+  /**
+   * Active self-registered clients last used before `lastUsedBefore` that have no grant and no
+   * request or code unexpired at `now`; absent: no client is purged.
+   */
+  unusedClients?: { lastUsedBefore: number; now: number };
 }
 
 export interface PurgeCounts {
@@ -204,6 +214,8 @@ export interface PurgeCounts {
   accessTokens: number;
   grants: number;
   auditEvents: number;
+  /** Self-registered clients purged as unused. */
+  clients: number;
 }
 
 /** A failure counter of rate-limiter-flexible, as the throttle uses it. */
@@ -242,6 +254,8 @@ export interface Store {
   insertClient(client: ClientRecord): Promise<void>;
   findClient(id: string): Promise<ClientRecord | undefined>;
   listClients(): Promise<ClientRecord[]>;
+  /** The resources (RFC 8707) that active resource-server clients serve, in no order. */
+  listRegisteredResources(): Promise<string[]>;
   updateClient(id: string, patch: ClientPatch): Promise<boolean>;
   /**
    * Stores the client of a Client ID Metadata Document: inserted the first time, its name and

@@ -53,7 +53,9 @@ export function isClientIdUrl(clientId: string): boolean {
  * are strict: a query is refused (it would let one host mint endless client ids and defeat
  * the cache), and so is a bare "/" path. Beyond the draft: at most 512 characters of RFC 3986
  * (so the string is fetched exactly as sent), since the id is shown to users and stored.
- * Ports are allowed; loopback and special-use hosts are the fetcher's to refuse.
+ * Ports and IP-literal hosts are allowed, as in the draft: which addresses are never fetched
+ * from is the fetcher's rule (§8.6), applied to a literal before any socket is opened and to a
+ * name's DNS answer alike, in one place that tests can open to loopback.
  *
  * @example
  * clientIdUrlProblem('https://app.example/oauth/client.json'); // null

@@ -1,17 +1,20 @@
 /**
  * A bounded HTTPS GET for client metadata documents (draft-ietf-oauth-client-id-metadata-document
  * §5, §8.6, §8.7): https only, no redirects, 200 only, JSON only, a size cap, one deadline for
- * DNS, connect, TLS and body, and no connection to a special-use address.
+ * DNS, connect, TLS and body, no connection to a special-use address, and one answer for every
+ * failure to reach the server (docs/design.md §13).
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { IncomingMessage } from 'node:http';
 import { request } from 'node:https';
-import type { Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { isSpecialUseAddress } from './special-use.ts';
 
 /**
- * Which address check is asking: the DNS answer before connecting, or the peer of the connected socket.
+ * Which address check is asking: 'resolved', the address the host stands for before any socket
+ * is opened (the DNS answer, or the host itself when it is an IP literal); or 'connected', the
+ * peer of the connected socket.
  *
  * @example
  * const loopbackForTests = (ip: string, stage: AddressStage) => ip === '127.0.0.1';
@@ -33,7 +36,8 @@ export interface FetchOptions {
   ca?: string | Buffer;
   /**
    * Test only: lets a special-use address through (loopback for a test server). `stage` tells
-   * the DNS check from the socket check, so a test can pass one and not the other.
+   * the check before connecting (DNS answer or IP literal) from the socket check, so a test can
+   * pass one and not the other.
    */
   allowAddress?: (ip: string, stage: AddressStage) => boolean;
 }
@@ -61,6 +65,12 @@ export interface FetchedJson {
  */
 export class MetadataFetchError extends Error {}
 
+/**
+ * The one reason given for every failure before an HTTP response: DNS, refused, reset, TLS,
+ * silence. Telling them apart would tell whoever sends a client_id whether a port is open,
+ * closed or filtered, and so let them scan other hosts' ports through this server.
+ */
+const UNREACHABLE = 'the server could not be reached over HTTPS';
 const DEFAULT_MAX_BYTES = 5120;
 const DEFAULT_TIMEOUT_MS = 2500;
 
@@ -88,9 +98,15 @@ export function fetchJsonDocument(url: string, options: FetchOptions = {}): Prom
     new MetadataFetchError(`the client's metadata document at ${target.host} could not be fetched: ${reason}`);
   if (target.protocol !== 'https:') return Promise.reject(failure('only https URLs are fetched'));
   const specialUse = failure('the host is at a special-use IP address, which is never fetched from');
+  const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
+  // An IP-literal host never goes through the lookup, and the socket check runs only once the
+  // connection is made, after a SYN was sent and the port's state learnt: a literal is judged
+  // here, before any socket exists. The socket check below stays, for the same address twice.
+  if (isIP(host) !== 0 && refused(host, 'resolved')) return Promise.reject(specialUse);
 
   return new Promise<FetchedJson>((resolve, reject) => {
     let settled = false;
+    let responded = false;
     const fail = (error: MetadataFetchError) => {
       if (settled) return;
       settled = true;
@@ -104,10 +120,10 @@ export function fetchJsonDocument(url: string, options: FetchOptions = {}): Prom
       clearTimeout(deadline);
       resolve(value);
     };
-    const deadline = setTimeout(() => fail(failure(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
+    const deadline = setTimeout(() => fail(failure(responded ? `no complete answer within ${timeoutMs} ms` : UNREACHABLE)), timeoutMs);
 
     const req = request({
-      host: target.hostname.replace(/^\[(.*)\]$/, '$1'),
+      host,
       port: target.port || 443,
       path: `${target.pathname}${target.search}`,
       method: 'GET',
@@ -120,7 +136,7 @@ export function fetchJsonDocument(url: string, options: FetchOptions = {}): Prom
     });
 
     // The check that matters: the peer the socket actually reached, whatever DNS said a moment
-    // earlier (rebinding) and also for an IP-literal host, which never goes through lookup.
+    // earlier (rebinding); an IP-literal host, refused above already, is checked here again.
     // Prepended so that it runs before TLS starts its handshake on 'connect'.
     req.once('socket', (socket: Socket) => {
       const checkPeer = () => {
@@ -134,9 +150,14 @@ export function fetchJsonDocument(url: string, options: FetchOptions = {}): Prom
       else checkPeer();
     });
 
-    req.on('error', (error: NodeJS.ErrnoException) => fail(error instanceof MetadataFetchError ? error : failure(networkProblem(error))));
+    // Whatever went wrong before a response (the peer's text may be anything), one reason.
+    req.on('error', (error: Error) => {
+      if (error instanceof MetadataFetchError) return fail(error);
+      fail(failure(responded ? 'the connection broke off before the document was complete' : UNREACHABLE));
+    });
 
     req.once('response', (res: IncomingMessage) => {
+      responded = true;
       const problem = responseProblem(res, maxBytes);
       if (problem) return fail(failure(problem));
       const chunks: Buffer[] = [];
@@ -201,16 +222,4 @@ function responseProblem(res: IncomingMessage, maxBytes: number): string | null 
   const declared = res.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) return `the document is larger than ${maxBytes} bytes`;
   return null;
-}
-
-/** A reason for a network error that repeats nothing the peer sent (its text may be anything). */
-function networkProblem(error: NodeJS.ErrnoException): string {
-  const code = error.code ?? '';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return 'the host name does not resolve';
-  if (code === 'ECONNREFUSED') return 'the connection was refused';
-  if (code === 'ECONNRESET' || code === 'EPIPE') return 'the server closed the connection';
-  if (/CERT|SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)/.test(code)) return "the server's TLS certificate was not accepted";
-  if (/SSL|TLS/.test(code)) return 'the TLS handshake failed';
-  if (code.startsWith('HPE_')) return 'the server sent a malformed HTTP response';
-  return 'the connection failed';
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { authenticateAgent, describeRequestForAgent, statusView } from '../../domain/authorization-request.ts';
 import { MAX_CLIENT_ID_LENGTH } from '../../domain/clients.ts';
+import { MAX_RESOURCE_LENGTH } from '../../domain/resources.ts';
 import { NotFound } from '../../protocol/errors.ts';
 import { Token } from '../schemas.ts';
 
@@ -14,6 +15,7 @@ const AuthenticateBody = Type.Object({
   model: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$' }),
   expected_client_id: Type.Optional(Token(MAX_CLIENT_ID_LENGTH)),
   expected_redirect_host: Type.Optional(Token(300)),
+  expected_resource: Type.Optional(Token(MAX_RESOURCE_LENGTH)),
 });
 
 const AuthenticateResponse = Type.Object({ status: Type.Literal('authenticated'), message: Type.String() });
@@ -28,6 +30,7 @@ const AgentRequestResponse = Type.Object({
   client_name: Type.String(),
   redirect_host: Type.String(),
   scope: Type.String(),
+  resource: Type.Union([Type.String(), Type.Null()]),
   expires_at: Type.Integer(),
   expires_in: Type.Integer(),
   status: Status,
