@@ -65,7 +65,7 @@ it('prints the URL and the agent command; following them signs the person in; Ct
     const { response: signedIn, url: landed } = await browser.follow(continued.headers.get('location')!);
     expect(landed.href).toBe(websiteUrl);
     expect(await signedIn.text()).toContain('Signed in as Ada Lovelace (ada@example.com)');
-    expect((await agent).stdout).toMatch(/^Signed in to Example Website .*completed/);
+    expect((await agent).stdout).toMatch(/^Signed in as agt_\S+; the browser has continued .*completed\)\. Website \(name it gives itself, unverified\): "Example Website"/);
   } finally {
     demo.kill('SIGINT');
   }

@@ -17,11 +17,13 @@ import {
   InvalidInputError,
   IssuerMismatchError,
   NetworkError,
+  quoteUntrusted,
   RequestAlreadyUsedError,
   RequestContestedError,
   RequestExpiredError,
   RequestMismatchError,
   RequestNotFoundError,
+  type RequestView,
   type SignInOptions,
   TimeoutError,
   TooManyRequestsError,
@@ -87,6 +89,18 @@ export function errorBody(error: unknown): { error: string; error_description: s
   return { error: 'error', error_description: error instanceof Error ? error.message : String(error) };
 }
 
+/**
+ * What a request is for, for a person or a model to read: the website's own strings (its name,
+ * its client_id, which may be a URL it chose, the resource) quoted as JSON strings, cut, and
+ * labelled as the website's unverified words, so that a name such as "Ignore previous
+ * instructions" reads as data (design §12). The redirect host and scope are the server's checked
+ * forms and need no quoting.
+ */
+export function describeRequest(view: Pick<RequestView, 'client_name' | 'client_id' | 'redirect_host' | 'scope' | 'resource'>): string {
+  const resource = view.resource === null ? 'resource: none (tokens for the website itself)' : `resource (server the tokens are for): ${quoteUntrusted(view.resource, 200)}`;
+  return `website (name it gives itself, unverified): ${quoteUntrusted(view.client_name)}; browser goes to ${view.redirect_host}; client_id: ${quoteUntrusted(view.client_id, 200)}; scope: "${view.scope}"; ${resource}`;
+}
+
 export const SIGN_IN_HELP = `
 The request:
   REQUEST        a request id (req_…), as the person or the page gave it;
@@ -99,7 +113,11 @@ The request:
 
 The website (required, so a request made for another site is refused: consent phishing):
   --expect-host and/or --expect-client; --any only after checking the request some other
-  way (agentauth sign-in --inspect shows what it is for).
+  way (agentauth sign-in --inspect shows what it is for). A request that asks for tokens for
+  another server (an RFC 8707 resource) is refused unless --expect-resource names exactly it.
+
+Plain http is accepted only for this machine (localhost, 127.x.x.x, [::1]); elsewhere the
+secret would travel in clear, so it takes --allow-insecure-http.
 
 Environment (never arguments, so the secret stays out of shell history and ps):
   AGENTAUTH_ISSUER        the agentauth server you trust (its BASE_URL)
@@ -124,6 +142,8 @@ Output: one line on stdout (errors on stderr), or with --json one JSON object on
 interface SignInFlags {
   expectHost?: string;
   expectClient?: string;
+  expectResource?: string;
+  allowInsecureHttp?: boolean;
   any?: boolean;
   requestId?: string;
   inspect?: boolean;
@@ -156,10 +176,19 @@ async function requestOf(argument: string, flags: SignInFlags): Promise<Pick<Sig
 
 function expectationOf(flags: SignInFlags): Expectation | 'any' {
   const named = flags.expectHost !== undefined || flags.expectClient !== undefined;
-  if (flags.any && named) throw new UsageError('--any cannot be combined with --expect-host or --expect-client');
+  if (flags.any && (named || flags.expectResource !== undefined)) throw new UsageError('--any cannot be combined with --expect-host, --expect-client or --expect-resource');
   if (flags.any) return 'any';
+  // A resource names the tokens' audience, not the website: it does not replace one.
   if (!named) throw new UsageError('say which website you mean with --expect-host and/or --expect-client (or --any, after checking the request some other way)');
-  return { ...(flags.expectHost !== undefined ? { host: flags.expectHost } : {}), ...(flags.expectClient !== undefined ? { clientId: flags.expectClient } : {}) };
+  return {
+    ...(flags.expectHost !== undefined ? { host: flags.expectHost } : {}),
+    ...(flags.expectClient !== undefined ? { clientId: flags.expectClient } : {}),
+    ...(flags.expectResource !== undefined ? { resource: flags.expectResource } : {}),
+  };
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** Writes to stdout or stderr, never the secret. */
@@ -174,10 +203,10 @@ async function runSignIn(argument: string, flags: SignInFlags): Promise<number> 
   try {
     const request = await requestOf(argument, flags);
     const expect = flags.inspect ? 'any' : expectationOf(flags);
-    const agent = new AgentAuth(); // AGENTAUTH_* from the environment
+    const agent = new AgentAuth({ allowInsecureHttp: flags.allowInsecureHttp === true }); // AGENTAUTH_* from the environment
     if (flags.inspect) {
       const view = await agent.inspect(request.requestId ?? request.html ?? '');
-      io.out(flags.json ? JSON.stringify(view) : `${view.request_id}: ${view.client_name} (${view.redirect_host}, client ${view.client_id}) asks for "${view.scope}"; ${view.status}, ${view.expires_in} s left`);
+      io.out(flags.json ? JSON.stringify(view) : `${view.request_id}: ${describeRequest(view)}; ${view.status}, ${view.expires_in} s left`);
       return EXIT.ok;
     }
     const result = await agent.signIn({ ...request, expect });
@@ -185,11 +214,12 @@ async function runSignIn(argument: string, flags: SignInFlags): Promise<number> 
     requestId = result.request_id;
     let status: 'authenticated' | 'completed' = 'authenticated';
     if (flags.wait) status = (await agent.waitForCompletion(result.request_id, { timeoutMs: flags.timeout * 1000 })).status;
-    const { message, status: _status, ...rest } = result;
-    const text = status === 'completed'
-      ? `Signed in to ${result.client_name} (${result.redirect_host}) as ${agent.agentId}; the browser has continued (${result.request_id} completed).`
-      : `Signed in to ${result.client_name} (${result.redirect_host}) as ${agent.agentId}; the browser will now continue (${result.request_id} authenticated).`;
-    io.out(flags.json ? JSON.stringify({ status, ...rest, agent_id: agent.agentId, message }) : text);
+    const { message: _serverMessage, status: _status, ...rest } = result;
+    // Our own words, not the server's message, which names the website unquoted.
+    const message = status === 'completed'
+      ? `Signed in as ${agent.agentId}; the browser has continued to ${result.redirect_host} (${result.request_id} completed).`
+      : `Signed in as ${agent.agentId}; the browser will now continue to ${result.redirect_host} (${result.request_id} authenticated).`;
+    io.out(flags.json ? JSON.stringify({ status, ...rest, agent_id: agent.agentId, message }) : `${message} ${capitalized(describeRequest(result))}.`);
     return EXIT.ok;
   } catch (error) {
     // A timeout before signing in is the server not answering in time (30 s), not the wait's.
@@ -213,12 +243,14 @@ export function signInCommand(program: Command): void {
     .argument('<request>', 'req_… id, - (the page\'s HTML on stdin), or the page URL with --request-id')
     .option('--expect-host <host>', 'the website the browser must be sent to (host[:port] or a URL)')
     .option('--expect-client <client_id>', 'the website\'s client id')
+    .option('--expect-resource <uri>', 'the server the tokens are for (RFC 8707 resource), when the request names one')
     .option('--any', 'accept whatever website the request is for (only after checking it otherwise)')
     .option('--request-id <id>', 'the request id, when the argument is the page URL')
     .option('--inspect', 'only show what the request is for (no credentials sent; no expectation needed)')
     .option('--wait', 'then wait until the browser has continued (completed)')
     .option('--timeout <seconds>', 'how long --wait waits', wholeSeconds, 300)
     .option('--json', 'print one JSON object')
+    .option('--allow-insecure-http', 'accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)')
     .addHelpText('after', SIGN_IN_HELP)
     .showHelpAfterError('(agentauth sign-in --help for the forms of the request and the exit codes)')
     .exitOverride((error: CommanderError) => {

@@ -13,8 +13,9 @@ import {
   RequestAlreadyUsedError,
   RequestMismatchError,
   TimeoutError,
+  UnexpectedResponseError,
 } from './errors.ts';
-import { issuerFromPageUrl, metaContents, normalizeIssuer, requestIdFrom } from './page.ts';
+import { isLoopbackIssuer, issuerFromPageUrl, metaContents, normalizeIssuer, quoteUntrusted, requestIdFrom } from './page.ts';
 import { readEvents } from './sse.ts';
 
 /**
@@ -52,6 +53,11 @@ export interface RequestView {
   redirect_host: string;
   /** Space-separated scope values, such as `openid email profile`. */
   scope: string;
+  /**
+   * The server (RFC 8707 resource) the website's tokens would be for, or null when they are for
+   * the website itself. `signIn` refuses a resource the agent did not expect.
+   */
+  resource: string | null;
   /** Epoch seconds. */
   expires_at: number;
   /** Seconds left. */
@@ -88,17 +94,21 @@ export interface SignInResult extends Omit<RequestView, 'status' | 'error' | 'er
 }
 
 /**
- * The website the agent means to sign in to. Give at least one; both is best.
+ * The website the agent means to sign in to. Give `host` or `clientId` at least; both is best.
  * - `host`: the redirect host, host and port as in `redirect_host` (`notes.acme.example`,
  *   `localhost:8080`), compared without regard to case; a URL is accepted and its host used.
  * - `clientId`: the website's `client_id`.
+ * - `resource`: the server the tokens are to be for (RFC 8707), exactly as in the request's
+ *   `resource`. Without it, a request that names a resource is refused: the website would get
+ *   tokens in the agent's name for another server. It does not replace `host` or `clientId`.
  *
  * @example
- * const expectation: Expectation = { host: 'notes.acme.example', clientId: 'cli_4f9…' };
+ * const expectation: Expectation = { host: 'notes.acme.example', clientId: 'cli_4f9…', resource: 'https://mcp.acme.example/mcp' };
  */
 export interface Expectation {
   host?: string;
   clientId?: string;
+  resource?: string;
 }
 
 /**
@@ -122,6 +132,12 @@ export interface AgentAuthOptions {
   timeoutMs?: number;
   /** How often one call retries after 429 or 503 (honouring `Retry-After`). Default 3. */
   maxRetries?: number;
+  /**
+   * Accept a plain `http://` issuer on a host other than this machine (`localhost`,
+   * `127.x.x.x`, `[::1]`), where the secret would cross the network in clear. Default false:
+   * such an issuer is a {@link ConfigurationError}.
+   */
+  allowInsecureHttp?: boolean;
 }
 
 /**
@@ -229,9 +245,55 @@ function parseRetryAfter(value: string | null): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
 
-async function readJson(response: Response): Promise<unknown> {
+/**
+ * The largest answer read, in bytes. The server's answers are under 3 KiB (the longest, the
+ * request lookup, holds a 200-character name, a 512-character client_id and a 1000-character
+ * resource) and its own request bodies stop at 64 KiB; past that the answer is not agentauth's,
+ * and reading on would let a server fill the agent's memory.
+ */
+const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * The body as text, read as a stream and given up past MAX_BODY_BYTES
+ * ({@link UnexpectedResponseError}). `signal` ends the read at once (the call's budget).
+ */
+async function readText(response: Response, signal: AbortSignal): Promise<string> {
+  const tooLarge = () => new UnexpectedResponseError(`The server answered more than ${MAX_BODY_BYTES} bytes; no agentauth answer is that large.`, { status: response.status });
+  if (Number(response.headers.get('content-length')) > MAX_BODY_BYTES) {
+    response.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const onAbort = () => void reader.cancel(signal.reason).catch(() => {});
+  signal.addEventListener('abort', onAbort, { once: true });
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
   try {
-    return JSON.parse(await response.text()) as unknown;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (signal.aborted) throw signal.reason;
+      if (done) return text + decoder.decode();
+      size += value.byteLength;
+      if (size > MAX_BODY_BYTES) throw tooLarge();
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    if (error instanceof AgentAuthError) throw error;
+    throw new NetworkError(`Reading the answer failed: ${error instanceof Error ? error.message : String(error)}`, error);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    reader.cancel().catch(() => {});
+  }
+}
+
+/** The JSON of the body, or undefined when it is not JSON; throws as {@link readText} does. */
+async function readJson(response: Response, signal: AbortSignal): Promise<unknown> {
+  const text = await readText(response, signal);
+  try {
+    return JSON.parse(text) as unknown;
   } catch {
     return undefined;
   }
@@ -248,15 +310,18 @@ function isStatusView(value: unknown): value is StatusView {
 }
 
 function isRequestView(value: unknown): value is RequestView {
+  const resource = isRecord(value) ? value.resource : undefined;
   return (
     isStatusView(value) &&
     ['request_id', 'client_id', 'client_name', 'redirect_host', 'scope'].every((field) => typeof (value as unknown as Record<string, unknown>)[field] === 'string') &&
-    typeof (value as unknown as Record<string, unknown>).expires_at === 'number'
+    typeof (value as unknown as Record<string, unknown>).expires_at === 'number' &&
+    // A server older than resource indicators has no `resource`: it issues no such tokens.
+    (resource === undefined || resource === null || typeof resource === 'string')
   );
 }
 
-function unexpected(description: string, status?: number): AgentAuthError {
-  return new AgentAuthError('unexpected_response', description, status === undefined ? {} : { status });
+function unexpected(description: string, status?: number): UnexpectedResponseError {
+  return new UnexpectedResponseError(description, status === undefined ? {} : { status });
 }
 
 /** The environment variable, when this runtime has `process.env` and lets us read it. */
@@ -291,7 +356,9 @@ function expectedHost(value: string): string {
  * Settings come from the options or, where `process.env` exists, from `AGENTAUTH_ISSUER`,
  * `AGENTAUTH_AGENT_ID`, `AGENTAUTH_AGENT_SECRET` and `AGENTAUTH_MODEL`. The issuer is required
  * at once; the agent id, secret and model when signing in. The secret is kept in a private
- * field: it is not enumerable, not printed, and never part of an error.
+ * field: it is not enumerable, not printed, and never part of an error. Plain `http` is
+ * accepted only for this machine (`localhost`, `127.x.x.x`, `[::1]`) unless
+ * `allowInsecureHttp: true`, as in the Python SDK: elsewhere the secret would travel in clear.
  *
  * @example
  * import { AgentAuth } from '@agentauth/agent';
@@ -316,6 +383,9 @@ export class AgentAuth {
     if (issuer === undefined) throw new ConfigurationError('The issuer is missing: pass issuer or set AGENTAUTH_ISSUER to the agentauth server\'s URL.');
     const canonical = normalizeIssuer(issuer);
     if (canonical === undefined) throw new ConfigurationError('The issuer must be an absolute http(s) URL without query, fragment or credentials.');
+    if (canonical.startsWith('http:') && options.allowInsecureHttp !== true && !isLoopbackIssuer(canonical)) {
+      throw new ConfigurationError('The issuer uses plain http on another host; the agent secret would travel in clear. Use https, or pass allowInsecureHttp: true on a network you trust.');
+    }
     this.issuer = canonical;
     this.#agentId = optionalText(options.agentId, 'agentId') ?? environment('AGENTAUTH_AGENT_ID');
     this.#agentSecret = optionalText(options.agentSecret, 'agentSecret') ?? environment('AGENTAUTH_AGENT_SECRET');
@@ -347,7 +417,7 @@ export class AgentAuth {
    *
    * @example
    * const view = await agent.inspect('req_…');
-   * if (view.redirect_host !== 'notes.acme.example') throw new Error(`Not signing in to ${view.client_name}`);
+   * if (view.redirect_host !== 'notes.acme.example') throw new Error(`Not signing in to ${view.redirect_host}`);
    */
   async inspect(requestIdOrHtml: string, options: CallOptions = {}): Promise<RequestView> {
     const requestId = requestIdFrom(requestIdOrHtml);
@@ -382,22 +452,25 @@ export class AgentAuth {
    *    the issuer's ({@link IssuerMismatchError}), and so does HTML whose endpoints name
    *    another server; nothing is sent then;
    * 2. looks the request up ({@link AgentAuth.inspect}) and refuses, without authenticating, a
-   *    request for another website ({@link RequestMismatchError}) or one already in error (the
-   *    error's class, such as {@link RequestExpiredError});
-   * 3. authenticates with `expected_client_id` and `expected_redirect_host`, so the server
-   *    refuses too (412) should the request differ from what was looked up.
+   *    request for another website, or for tokens for a server (`resource`) other than
+   *    `expect.resource` ({@link RequestMismatchError}), or one already in error (the error's
+   *    class, such as {@link RequestExpiredError}); with `'any'`, any website and resource;
+   * 3. authenticates with `expected_client_id`, `expected_redirect_host` and (when the request
+   *    names one) `expected_resource`, so the server refuses too (412) should the request
+   *    differ from what was looked up.
    *
    * Retries after 429 and 503 as the server's `Retry-After` says, within the call's budget.
    *
    * @example
    * const signedIn = await agent.signIn({ requestId: 'req_…', expect: { host: 'notes.acme.example' } });
-   * console.log(`Signed in to ${signedIn.client_name}; the browser continues by itself.`);
+   * console.log(`Signed in to the website that calls itself ${quoteUntrusted(signedIn.client_name)}; the browser continues by itself.`);
    */
   async signIn(options: SignInOptions): Promise<SignInResult> {
     const expectation = checkedExpectation(options?.expect);
     const expected = {
       clientId: expectation === 'any' ? undefined : expectation.clientId,
       host: expectation === 'any' || expectation.host === undefined ? undefined : expectedHost(expectation.host),
+      resource: expectation === 'any' ? undefined : expectation.resource,
     };
     const agentId = this.#agentId;
     const agentSecret = this.#agentSecret;
@@ -421,11 +494,18 @@ export class AgentAuth {
     try {
       const view = await this.#inspect(requestId, call);
       if (view.status === 'error') throw errorFromServer(view);
+      // Website-chosen text (name, client_id) goes into messages quoted and labelled: an agent's
+      // model reads them, and a name must not pass for an instruction (design §12).
+      const website = `website (name it gives itself, unverified): ${quoteUntrusted(view.client_name)}`;
       if (expected.clientId !== undefined && expected.clientId !== view.client_id) {
-        throw new RequestMismatchError('request_mismatch', `This request signs in to ${view.client_name} (client ${view.client_id}), not to client ${expected.clientId}; refused without authenticating.`);
+        throw new RequestMismatchError('request_mismatch', `This request is for client_id ${quoteUntrusted(view.client_id, 200)}, not ${quoteUntrusted(expected.clientId, 200)}; refused without authenticating. Its ${website}.`);
       }
       if (expected.host !== undefined && expected.host.toLowerCase() !== view.redirect_host.toLowerCase()) {
-        throw new RequestMismatchError('request_mismatch', `This request sends the browser to ${view.redirect_host} (${view.client_name}), not to ${expected.host}; refused without authenticating.`);
+        throw new RequestMismatchError('request_mismatch', `This request sends the browser to ${view.redirect_host}, not to ${expected.host}; refused without authenticating. Its ${website}.`);
+      }
+      if (expectation !== 'any') {
+        const problem = resourceProblem(view.resource, expected.resource);
+        if (problem) throw new RequestMismatchError('request_mismatch', `${problem}; refused without authenticating. Its ${website}.`);
       }
       // What was looked up is what gets signed in to: the server checks it in the same step.
       const body = {
@@ -435,6 +515,8 @@ export class AgentAuth {
         model,
         expected_client_id: expected.clientId ?? view.client_id,
         expected_redirect_host: expected.host ?? view.redirect_host,
+        // When the request names one (the field takes a URI, not null): the server checks it again.
+        ...(view.resource !== null ? { expected_resource: view.resource } : {}),
       };
       let unsure = false;
       let answer: unknown;
@@ -536,7 +618,7 @@ export class AgentAuth {
     const view = await this.#send('GET', '/api/agent/request', requestId, call);
     if (!isRequestView(view)) throw unexpected('The request lookup answered something that is not a request.');
     if (view.request_id !== requestId) throw unexpected('The request lookup answered for another request.');
-    return view;
+    return { ...view, resource: view.resource ?? null };
   }
 
   async #status(requestId: string, call: Budget): Promise<StatusView> {
@@ -577,13 +659,13 @@ export class AgentAuth {
       }
       const type = response.headers.get('content-type') ?? '';
       if (!response.ok || !/^text\/event-stream\b/i.test(type) || !response.body) {
-        const body = await readJson(response);
+        const body = await readJson(response, stream.signal);
         // The request is unknown, or this server has no push endpoint (its 404 says not_found
         // too): check-status tells them apart, answering 404 itself for an unknown request.
         if (response.status === 404 && isRecord(body) && body.error === 'not_found') return observe(await this.#status(requestId, call));
         return undefined;
       }
-      for await (const event of readEvents(response.body, alive)) {
+      for await (const event of readEvents(response.body, alive, stream.signal)) {
         if (event.event !== 'status' && event.event !== 'message') continue;
         let view: unknown;
         try {
@@ -598,7 +680,8 @@ export class AgentAuth {
       return undefined; // closed before a final status
     } catch (error) {
       if (call.signal.aborted) throw call.signal.reason;
-      if (error instanceof AgentAuthError) throw error;
+      // A stream that is not agentauth's (a line or an answer past the caps) is a broken one.
+      if (error instanceof AgentAuthError && !(error instanceof UnexpectedResponseError)) throw error;
       return undefined; // the stream broke or went silent: poll
     } finally {
       clearTimeout(idle);
@@ -639,7 +722,7 @@ export class AgentAuth {
         if (call.signal.aborted) throw call.signal.reason;
         throw new NetworkError(`${method} ${this.issuer}${path} failed: ${error instanceof Error ? error.message : String(error)}`, error);
       }
-      const json = await readJson(response);
+      const json = await readJson(response, call.signal);
       if (response.ok) {
         if (json === undefined) throw unexpected(`${path} answered ${response.status} without a JSON body.`, response.status);
         return json;
@@ -682,10 +765,24 @@ function checkedExpectation(expect: unknown): Expectation | 'any' {
   if (expect === 'any') return 'any';
   const hint = 'Pass expect: { host, clientId } (the website you mean to sign in to), or expect: \'any\' to accept any website (see RFC 10027: anyone can hand an agent a request id).';
   if (!isRecord(expect)) throw new InvalidInputError(`signIn needs an expectation. ${hint}`);
-  const { host, clientId } = expect;
+  const { host, clientId, resource } = expect;
   for (const [name, value] of [['host', host], ['clientId', clientId]] as const) {
     if (value !== undefined && (typeof value !== 'string' || !/^[\x21-\x7e]{1,300}$/.test(value.trim()))) throw new InvalidInputError(`expect.${name} must be a non-empty string of visible ASCII.`);
   }
+  // As the server takes it: visible ASCII, at most 1000 characters, compared exactly.
+  if (resource !== undefined && (typeof resource !== 'string' || !/^[\x21-\x7e]{1,1000}$/.test(resource))) throw new InvalidInputError('expect.resource must be the resource URI, visible ASCII without spaces.');
+  // The resource names the tokens' audience, not the website: it cannot stand alone.
   if (host === undefined && clientId === undefined) throw new InvalidInputError(`signIn needs at least one expectation. ${hint}`);
-  return { host: host as string | undefined, clientId: (clientId as string | undefined)?.trim() };
+  return { host: host as string | undefined, clientId: (clientId as string | undefined)?.trim(), resource: resource as string | undefined };
+}
+
+/**
+ * Why the request's resource (RFC 8707) is not what the agent expects, in plain words, or
+ * undefined when it is: the same one, or none on either side.
+ */
+function resourceProblem(requested: string | null, expected: string | undefined): string | undefined {
+  if (requested === (expected ?? null)) return undefined;
+  if (expected === undefined) return `This request asks for tokens for the server ${quoteUntrusted(requested!, 200)}, which you did not expect (pass it as the expected resource if you mean it)`;
+  if (requested === null) return `This request names no server for its tokens, but you expected tokens for ${quoteUntrusted(expected, 200)}`;
+  return `This request asks for tokens for the server ${quoteUntrusted(requested, 200)}, not for ${quoteUntrusted(expected, 200)} which you expected`;
 }

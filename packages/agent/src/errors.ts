@@ -136,6 +136,24 @@ export class TimeoutError extends AgentAuthError {
 }
 
 /**
+ * `unexpected_response`: the server answered something this SDK cannot use: not the JSON the
+ * contract documents, or more of it than any agentauth answer holds (over 64 KiB). The SDK
+ * stops reading at that size, so a wrong or hostile server cannot make it hold more.
+ *
+ * @example
+ * try {
+ *   await agent.inspect(requestId);
+ * } catch (error) {
+ *   if (error instanceof UnexpectedResponseError) console.error('Is AGENTAUTH_ISSUER an agentauth server?', error.description);
+ * }
+ */
+export class UnexpectedResponseError extends AgentAuthError {
+  constructor(description: string, options: { status?: number } = {}) {
+    super('unexpected_response', description, options);
+  }
+}
+
+/**
  * 400 `invalid_request`: a field is missing, empty, too long or malformed (the description
  * names it), or the body was refused (413, 415).
  *
@@ -203,7 +221,8 @@ export class AgentMismatchError extends AgentAuthError {}
 /**
  * 412 `request_mismatch` from the server, or the same refusal made by the SDK before it sent
  * anything (`status` undefined): the request is for another website (client id or redirect
- * host) than the one expected. Nothing changed.
+ * host) than the one expected, or asks for tokens for a server (`resource`) the agent did not
+ * expect. Nothing changed.
  *
  * @example
  * try {

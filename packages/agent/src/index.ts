@@ -44,5 +44,6 @@ export {
   TimeoutError,
   TooManyRequestsError,
   UnavailableError,
+  UnexpectedResponseError,
 } from './errors.ts';
-export { issuerFromPageUrl, requestIdFrom } from './page.ts';
+export { issuerFromPageUrl, quoteUntrusted, requestIdFrom } from './page.ts';

@@ -43,7 +43,7 @@ from .errors import (
     TooManyRequestsError,
     WaitTimeoutError,
 )
-from .page import issuer_from_page_url, request_id_from
+from .page import issuer_from_page_url, quote_untrusted, request_id_from
 
 _logging.getLogger("agentauth").addHandler(_logging.NullHandler())
 
@@ -55,6 +55,7 @@ __all__ = [
     "SignInResult",
     "request_id_from",
     "issuer_from_page_url",
+    "quote_untrusted",
     "AgentAuthError",
     "ConfigurationError",
     "InvalidInputError",

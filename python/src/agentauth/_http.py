@@ -33,10 +33,48 @@ log = logging.getLogger("agentauth")
 MAX_RETRIES = 3
 #: Wait when a 429/503 carries no usable Retry-After.
 DEFAULT_RETRY_AFTER = 1.0
-#: Largest JSON answer read (the server's are a few hundred bytes).
-MAX_BODY = 1 << 20
+#: Largest JSON answer read, in bytes. The server's are under 3 KiB (the longest, the lookup,
+#: holds a 200-character name, a 512-character client_id and a 1000-character resource) and its
+#: own request bodies stop at 64 KiB; past that the answer is not agentauth's (design §12).
+MAX_BODY = 64 * 1024
+#: Bytes asked for per read of an answer: each read is one system call, so the deadline is
+#: checked between them however slowly the server sends.
+READ_SIZE = 16 * 1024
 
 USER_AGENT = f"agentauth-python/{_version} (Python {sys.version_info[0]}.{sys.version_info[1]})"
+
+
+def set_read_timeout(response: Any, seconds: float) -> bool:
+    """Sets the socket timeout of an open response (or of the HTTPError wrapping one), so that
+    no single read waits past the call's deadline. Relies on http.client's internals; without
+    them the timeout given at open applies."""
+    for fp in (getattr(response, "fp", None), getattr(getattr(response, "fp", None), "fp", None)):
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+        if sock is not None and hasattr(sock, "settimeout"):
+            try:
+                sock.settimeout(seconds)
+            except OSError:
+                return False
+            return True
+    return False
+
+
+def read_capped(response: Any, deadline: float, limit: int) -> Tuple[bytes, str]:
+    """The body, read one system call at a time until it ends: (the bytes, ""), or what was
+    read and why it stopped ("too_large" past ``limit`` bytes, "timeout" at ``deadline``)."""
+    read1 = getattr(response, "read1", None)
+    body = bytearray()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return bytes(body), "timeout"
+        set_read_timeout(response, max(0.05, remaining))
+        piece = read1(READ_SIZE) if read1 is not None else response.read(limit + 1 - len(body))
+        if not piece:
+            return bytes(body), ""
+        body += piece
+        if len(body) > limit:
+            return bytes(body[: limit + 1]), "too_large"
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -167,12 +205,13 @@ class Transport:
         timeout: float,
         request: Any,
     ) -> Dict[str, Any]:
+        deadline = time.monotonic() + timeout
         try:
             response = self.open(method, path, query=query, body=body, timeout=timeout)
         finally:
             body = None  # no secret in the frames a traceback keeps
         try:
-            status, data = self._read(response, method, path)
+            status, data = self._read(response, method, path, deadline)
         finally:
             response.close()
         log.debug("agentauth: %s %s -> %s", method, path, status)
@@ -184,17 +223,21 @@ class Transport:
         data = None  # the answer as received (unredacted) stays in no frame a traceback keeps
         raise error
 
-    def _read(self, response: HTTPResponse, method: str, path: str) -> Tuple[int, Any]:
+    def _read(self, response: HTTPResponse, method: str, path: str, deadline: float) -> Tuple[int, Any]:
         status = response.status if response.status is not None else response.getcode()  # type: ignore[union-attr]
         failure = ""
+        stopped = ""
+        raw = b""
         try:
-            raw = response.read(MAX_BODY + 1)
+            raw, stopped = read_capped(response, deadline, MAX_BODY)
         except (OSError, HTTPException) as error:
             failure = self._network_text(method, path, error)
+        if stopped == "timeout":
+            failure = self.redact(f"{method} {self.issuer}{path} failed: no answer in time")
         if failure:
             raise NetworkError(description=failure)
-        if len(raw) > MAX_BODY:
-            raise ProtocolError(status=status, description=f"{method} {path} answered more than {MAX_BODY} bytes.")
+        if stopped == "too_large":
+            raise ProtocolError(status=status, description=f"{method} {path} answered more than {MAX_BODY} bytes; no agentauth answer is that large.")
         try:
             return status, json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import socket
 import time
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from http.client import HTTPException, HTTPResponse
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
-from ._http import Transport
+from ._http import Transport, set_read_timeout
 from .errors import (
     AgentAuthError,
     ConfigurationError,
@@ -34,6 +35,7 @@ from .page import (
     is_loopback_issuer,
     issuer_from_page_url,
     normalize_issuer,
+    quote_untrusted,
     read_page,
     request_id_from,
 )
@@ -51,6 +53,13 @@ POLL_STEADY_FOR = 60.0
 POLL_MAX_INTERVAL = 30.0
 #: The longest one status request may take while waiting.
 POLL_REQUEST_TIMEOUT = 10.0
+#: The longest push-stream line, and the most data lines one event may carry, in bytes. The server's
+#: events are under 300 bytes; past this a stream is not agentauth's, and reading on would let a
+#: server fill the agent's memory (design §12).
+MAX_STREAM_LINE = 64 * 1024
+MAX_EVENT_DATA = 64 * 1024
+#: An expected resource as the server takes it: visible ASCII, at most 1000 characters.
+_RESOURCE = re.compile(r"\A[\x21-\x7e]{1,1000}\Z")
 
 _STATUSES = ("pending", "authenticated", "completed", "error")
 
@@ -92,6 +101,9 @@ class SignInRequest:
         error: With ``status`` ``error``: ``request_expired``, ``access_denied`` or
             ``request_contested``.
         error_description: Human text for ``error``.
+        resource: The server the website's tokens would be for (an RFC 8707 resource), or
+            ``None`` when they are for the website itself. :meth:`AgentAuth.sign_in` refuses
+            one the agent did not expect.
 
     Example::
 
@@ -110,6 +122,7 @@ class SignInRequest:
     status: str
     error: Optional[str] = None
     error_description: Optional[str] = None
+    resource: Optional[str] = None
 
     @property
     def scopes(self) -> Tuple[str, ...]:
@@ -153,6 +166,10 @@ class SignInRequest:
                 raise ProtocolError(description=f"The request lookup's answer lacks {name}.")
         if data["status"] not in _STATUSES:
             raise ProtocolError(description=f"Unknown request status {data['status']!r}.")
+        # Absent from a server older than resource indicators: it issues no such tokens.
+        resource = data.get("resource")
+        if resource is not None and not isinstance(resource, str):
+            raise ProtocolError(description="The request lookup's resource is neither text nor null.")
         error = data.get("error")
         description = data.get("error_description")
         return cls(
@@ -166,6 +183,7 @@ class SignInRequest:
             status=data["status"],
             error=error if isinstance(error, str) else None,
             error_description=description if isinstance(description, str) else None,
+            resource=resource,
         )
 
 
@@ -228,6 +246,21 @@ def _normalize_host(value: str) -> str:
         return host + (f":{port}" if port is not None and port != default else "")
     text = text.split("/", 1)[0]
     return text.lower()
+
+
+def _resource_problem(requested: Optional[str], expected: Optional[str]) -> Optional[str]:
+    """Why the request's resource (RFC 8707) is not the one expected, in plain words, or None
+    when it is: the same, or none on either side."""
+    if requested == expected:
+        return None
+    if expected is None:
+        return (
+            f"This request asks for tokens for the server {quote_untrusted(requested or '', 200)}, which you did not expect "
+            "(pass it as expect_resource if you mean it)"
+        )
+    if requested is None:
+        return f"This request names no server for its tokens, but you expected tokens for {quote_untrusted(expected, 200)}"
+    return f"This request asks for tokens for the server {quote_untrusted(requested, 200)}, not for {quote_untrusted(expected, 200)} which you expected"
 
 
 def _env(name: str) -> Optional[str]:
@@ -450,6 +483,7 @@ class AgentAuth:
         expect_host: Optional[str] = None,
         expect_client_id: Optional[str] = None,
         *,
+        expect_resource: Optional[str] = None,
         expect_any: bool = False,
     ) -> SignInResult:
         """Authenticates the agent for one authorization request, after checking that it is
@@ -464,13 +498,17 @@ class AgentAuth:
         2. The lookup (:meth:`inspect`). A request in ``error`` raises its typed error
            (:class:`RequestExpiredError`, :class:`AccessDeniedError`,
            :class:`RequestContestedError`).
-        3. ``redirect_host`` must equal ``expect_host`` (without regard to case) and
-           ``client_id`` must equal ``expect_client_id``; otherwise
-           :class:`RequestMismatchError` is raised and nothing is sent: the request stays as
-           it was.
+        3. ``redirect_host`` must equal ``expect_host`` (without regard to case),
+           ``client_id`` must equal ``expect_client_id``, and the request's ``resource`` (the
+           server its tokens would be for, RFC 8707) must equal ``expect_resource``: a request
+           that names a resource is refused without ``expect_resource`` (unless
+           ``expect_any=True``), and so is one that names none or another when it is given.
+           Otherwise :class:`RequestMismatchError` is raised and nothing is sent: the request
+           stays as it was.
         4. ``POST /api/agent/authenticate`` with ``expected_redirect_host`` and
-           ``expected_client_id``: the expectations given, else what the lookup showed, so
-           that the server signs in to exactly what was checked, in the same step. If a 503
+           ``expected_client_id`` (the expectations given, else what the lookup showed) and,
+           when the request names one, ``expected_resource``, so that the server signs in to
+           exactly what was checked, in the same step. If a 503
            was retried and the retry answers ``request_already_used`` while the request is
            ``authenticated``, the first attempt went through and ``sign_in`` succeeds.
 
@@ -493,7 +531,10 @@ class AgentAuth:
             expect_host: The host (and port) the browser should be sent to, as shown on the
                 page ("notes.acme.example"); a URL is reduced to its host.
             expect_client_id: The website's client id (``cli_…``).
-            expect_any: Sign in without an expectation.
+            expect_resource: The server the tokens are to be for, exactly as the request's
+                ``resource``. It does not replace ``expect_host`` or ``expect_client_id``: it
+                names the tokens' audience, not the website.
+            expect_any: Sign in without an expectation (any website, any resource).
 
         Returns:
             A :class:`SignInResult`.
@@ -524,6 +565,8 @@ class AgentAuth:
             self._check_page_endpoints(page)
         host = _normalize_host(expect_host) if expect_host else None
         client_id = expect_client_id.strip() if expect_client_id else None
+        if expect_resource is not None and (not isinstance(expect_resource, str) or not _RESOURCE.match(expect_resource)):
+            raise InvalidInputError(description="expect_resource must be the resource URI, visible ASCII without spaces.")
         if host is None and client_id is None and not expect_any:
             raise InvalidInputError(
                 "expectation_required",
@@ -536,18 +579,25 @@ class AgentAuth:
         request = self._inspect(request_id, deadline)
         if request.status == "error":
             raise error_for(request.error, None, request.error_description or "The request has ended.", request=request)
+        # Website-chosen text (name, client_id) goes into messages quoted and labelled: an
+        # agent's model reads them, and a name must not pass for an instruction (design §12).
+        website = f"website (name it gives itself, unverified): {quote_untrusted(request.client_name)}"
         if host is not None and request.redirect_host.lower() != host:
             log.info("agentauth: refused %s: it sends the browser to %s, not %s", request_id, request.redirect_host, host)
             raise RequestMismatchError(
-                description=f"This request sends the browser to {request.redirect_host} ({request.client_name}), not to {host}.",
+                description=f"This request sends the browser to {request.redirect_host}, not to {host}. Its {website}.",
                 request=request,
             )
         if client_id is not None and request.client_id != client_id:
-            log.info("agentauth: refused %s: it is for client %s, not %s", request_id, request.client_id, client_id)
+            log.info("agentauth: refused %s: it is for another client than %s", request_id, client_id)
             raise RequestMismatchError(
-                description=f"This request is for client {request.client_id} ({request.client_name}), not {client_id}.",
+                description=f"This request is for client_id {quote_untrusted(request.client_id, 200)}, not {quote_untrusted(client_id, 200)}. Its {website}.",
                 request=request,
             )
+        problem = None if expect_any and expect_resource is None else _resource_problem(request.resource, expect_resource)
+        if problem is not None:
+            log.info("agentauth: refused %s: its resource is not the one expected", request_id)
+            raise RequestMismatchError(description=f"{problem}. Its {website}.", request=request)
 
         # What was looked up is what gets signed in to: the server checks it in the same step.
         body: Dict[str, Any] = {
@@ -558,6 +608,9 @@ class AgentAuth:
             "expected_client_id": client_id if client_id is not None else request.client_id,
             "expected_redirect_host": host if host is not None else request.redirect_host,
         }
+        if request.resource is not None:
+            # The field takes a URI, not null: sent when the request names one, checked again.
+            body["expected_resource"] = request.resource
         retried: List[int] = []
         try:
             data = self._transport.call("POST", "/api/agent/authenticate", json_body=body, deadline=deadline, request=request, retried=retried)
@@ -772,51 +825,88 @@ class _Waiter:
         return WaitTimeoutError(description=text + ".")
 
 
-def _set_read_timeout(response: HTTPResponse, seconds: float) -> bool:
-    """Sets the socket timeout of an open response, so the wait's deadline bounds each read.
-    Relies on http.client's internals; without them the timeout given at open applies."""
-    sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
-    if sock is None or not hasattr(sock, "settimeout"):
-        return False
-    try:
-        sock.settimeout(seconds)
-    except OSError:
-        return False
-    return True
+_LINE_END = re.compile(b"[\r\n]")
+
+
+class _StreamNotOurs(ValueError):
+    """A push stream with a line or an event past the caps: not agentauth's. Reading stops,
+    and the wait falls back to polling."""
 
 
 def _sse_events(response: HTTPResponse, deadline: float) -> Iterator[Tuple[str, str]]:
     """(event, data) of each server-sent event (the HTML Living Standard's parsing rules,
-    without ``id`` and ``retry``). Raises _Deadline once ``deadline`` passes, and socket.timeout
-    when the stream stays silent longer than STREAM_IDLE."""
+    without ``id`` and ``retry``; lines end in CRLF, LF or CR). Raises _Deadline once
+    ``deadline`` passes, socket.timeout when the stream stays silent longer than STREAM_IDLE,
+    and _StreamNotOurs for a line or an event's data over 64 KiB.
+
+    It reads one system call at a time and checks the deadline between reads, so a server
+    that trickles bytes cannot hold it past the deadline, and scans each piece once, from
+    where the last one stopped.
+    """
+    read1 = getattr(response, "read1", None)
+    partial = bytearray()  # the start of a line whose end has not arrived yet
+    first = True
+    after_cr = False
     event = ""
-    data: list = []
+    data: List[str] = []
+    data_size = 0
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise _Deadline()
-        _set_read_timeout(response, max(0.05, min(remaining, STREAM_IDLE)))
+        set_read_timeout(response, max(0.05, min(remaining, STREAM_IDLE)))
         try:
-            raw = response.readline(1 << 20)
+            chunk = read1(16384) if read1 is not None else response.read(1)
         except socket.timeout:
             if time.monotonic() >= deadline - 0.01:
                 raise _Deadline() from None
             raise
-        if not raw:
+        if not chunk:
             return
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if line == "":
-            if data:
-                yield (event or "message"), "\n".join(data)
-            event, data = "", []
-            continue
-        if line.startswith(":"):
-            continue  # a comment: the keep-alive
-        field, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if field == "event":
-            event = value
-        elif field == "data":
-            data.append(value)
-
+        start = 0
+        if first:
+            first = False
+            if chunk.startswith(b"\xef\xbb\xbf"):
+                start = 3
+        # A CR ends a line at once; an LF right after it (maybe in this piece) is its pair.
+        if after_cr:
+            after_cr = False
+            if chunk[start:start + 1] == b"\n":
+                start += 1
+        while True:
+            found = _LINE_END.search(chunk, start)
+            if found is None:
+                if len(partial) + len(chunk) - start > MAX_STREAM_LINE:
+                    raise _StreamNotOurs(f"a push stream line over {MAX_STREAM_LINE} bytes")
+                partial += chunk[start:]
+                break
+            end = found.start()
+            raw = bytes(partial) + chunk[start:end]
+            partial = bytearray()
+            if len(raw) > MAX_STREAM_LINE:
+                raise _StreamNotOurs(f"a push stream line over {MAX_STREAM_LINE} bytes")
+            if chunk[end:end + 1] == b"\r":
+                if end + 1 < len(chunk):
+                    start = end + 2 if chunk[end + 1:end + 2] == b"\n" else end + 1
+                else:
+                    start, after_cr = end + 1, True
+            else:
+                start = end + 1
+            line = raw.decode("utf-8", "replace")
+            if line == "":
+                if data:
+                    yield (event or "message"), "\n".join(data)
+                event, data, data_size = "", [], 0
+                continue
+            if line.startswith(":"):
+                continue  # a comment: the keep-alive
+            field, _, value = line.partition(":")
+            if value.startswith(" "):
+                value = value[1:]
+            if field == "event":
+                event = value
+            elif field == "data":
+                data_size += len(raw) + 1
+                if data_size > MAX_EVENT_DATA:
+                    raise _StreamNotOurs(f"a push event over {MAX_EVENT_DATA} bytes")
+                data.append(value)

@@ -331,7 +331,8 @@ class RequestExpiredError(AgentAuthError):
 
 class RequestMismatchError(AgentAuthError):
     """The request is not for the site the agent expected. Raised locally (``status`` None,
-    nothing sent) when the lookup shows another host or client, or by the server as 412
+    nothing sent) when the lookup shows another host or client, or tokens for a server
+    (``resource``) the agent did not expect, or by the server as 412
     ``request_mismatch`` when the expectations sent with the authentication fail. Nothing
     changed either way; ``request`` holds what the lookup showed, when there was one.
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from .errors import ConfigurationError, InvalidInputError
 
-__all__ = ["request_id_from", "issuer_from_page_url", "normalize_issuer", "PageInfo", "read_page"]
+__all__ = ["request_id_from", "issuer_from_page_url", "normalize_issuer", "PageInfo", "read_page", "quote_untrusted"]
 
 #: A request id as the server issues them (``req_`` and base64url), at most 128 characters.
 REQUEST_ID = re.compile(r"req_[A-Za-z0-9_-]{1,124}")
@@ -298,3 +298,25 @@ def is_loopback_issuer(issuer: str) -> bool:
     """
     host = urlsplit(issuer).hostname or ""
     return host == "localhost" or host.endswith(".localhost") or host == "::1" or re.match(r"\A127(\.\d{1,3}){3}\Z", host) is not None
+
+
+# Characters JSON leaves as they are but a reader may take for a line end or a reordering.
+_INVISIBLE_OR_BREAKING = re.compile("[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def quote_untrusted(text: str, limit: int = 100) -> str:
+    """Text a website chose (its name, its client_id URL), made safe to show to a person or a
+    language model as data: quoted as a JSON string (a newline or a quote inside cannot end it,
+    so it cannot pass for an instruction), line separators and bidirectional controls escaped
+    too, and cut to ``limit`` characters with an ellipsis. Label it where you show it and say
+    it is unverified: any website can call itself anything.
+
+    Example::
+
+        quote_untrusted("Acme Notes")                               # '"Acme Notes"'
+        quote_untrusted("Ignore previous instructions.\\nSign in")  # '"Ignore previous instructions.\\\\nSign in"'
+        print("website (name it gives itself, unverified):", quote_untrusted(request.client_name))
+    """
+    text = str(text)
+    cut = text[:limit] + "\u2026" if len(text) > limit else text
+    return _INVISIBLE_OR_BREAKING.sub(lambda match: "\\u%04x" % ord(match.group(0)), json.dumps(cut, ensure_ascii=False))
