@@ -70,6 +70,9 @@ export interface Config {
   consoleSigninFailuresPerAccount: number;
   consoleSigninFailuresPerIp: number;
   consoleSigninWindow: number;
+  /** Password checks (argon2, 19 MiB and a thread each) running at once per client address, and on this node; 0: no bound. */
+  consolePasswordChecksPerIp: number;
+  consolePasswordChecksMax: number;
   /** smtp:// or smtps:// URL of the mail relay for email verification; null: no mail is sent. */
   smtpUrl: string | null;
   /** The From address of the console's mail. */
@@ -302,6 +305,8 @@ export function loadConfig(env: Env = process.env): Config {
     consoleSigninFailuresPerAccount: integer(env, 'CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT', 10),
     consoleSigninFailuresPerIp: integer(env, 'CONSOLE_SIGNIN_FAILURES_PER_IP', 50),
     consoleSigninWindow: integer(env, 'CONSOLE_SIGNIN_WINDOW', 900),
+    consolePasswordChecksPerIp: integer(env, 'CONSOLE_PASSWORD_CHECKS_PER_IP', 2, 0),
+    consolePasswordChecksMax: integer(env, 'CONSOLE_PASSWORD_CHECKS_MAX', 8, 0),
     smtpUrl,
     smtpFrom: env.SMTP_FROM || `agentauth <no-reply@${baseUrl.hostname}>`,
     publicClients,

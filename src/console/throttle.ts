@@ -5,38 +5,143 @@
  * an email has used its failures in the window, even the right password is refused until the
  * window ends. Passkeys cannot be guessed and are never throttled by it, so a person locked out
  * by someone else's guesses still signs in with a passkey.
+ *
+ * An attempt is paid for before its password is checked and refunded when it was right
+ * (reserve → verify → refund): a burst of concurrent guesses cannot all be checked while the
+ * counter still reads "room left". And only a few argon2 checks run at once per address and per
+ * node; more are refused at once rather than queued, since each holds 19 MiB and a thread.
  */
 import type { Config } from '../config.ts';
-import { clientKey } from '../domain/throttle.ts';
+import { AddressLimit, clientKey } from '../domain/throttle.ts';
 import { SlowDown } from '../protocol/errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 
-type ThrottleConfig = Pick<Config, 'consoleSigninFailuresPerAccount' | 'consoleSigninFailuresPerIp' | 'consoleSigninWindow'>;
+type ThrottleConfig = Pick<
+  Config,
+  'consoleSigninFailuresPerAccount' | 'consoleSigninFailuresPerIp' | 'consoleSigninWindow' | 'consolePasswordChecksPerIp' | 'consolePasswordChecksMax'
+>;
 
 const REFUSAL = 'Too many failed sign-ins; wait a few minutes and try again, or sign in with a passkey.';
+const BUSY = 'Too many sign-ins are being checked at once; try again in a moment.';
+
+/** Passkey challenges asked for per address and minute: each is a row, and a person needs a few. */
+const PASSKEY_OPTIONS_PER_MINUTE = 30;
+
+/**
+ * A password check in progress: `succeeded()` refunds the attempt; `done()` (always, in a
+ * finally) frees its place among the checks running at once.
+ */
+export interface PasswordAttempt {
+  succeeded(): Promise<void>;
+  done(): void;
+}
+
+/**
+ * How many password checks run at once, per client address and on this node. Counted in memory
+ * before anything is awaited, so concurrent requests cannot all see room.
+ */
+export class ConcurrentChecks {
+  private readonly perAddress = new Map<string, number>();
+  private total = 0;
+
+  constructor(
+    private readonly perAddressMax: number,
+    private readonly nodeMax: number,
+  ) {}
+
+  /**
+   * Takes a place for `ip`, or throws SlowDown (429) when its address or the node has none.
+   * The returned function gives the place back; calling it twice gives back once.
+   *
+   * @example
+   * const leave = checks.enter(request.ip);
+   * try { await verify(); } finally { leave(); }
+   */
+  enter(ip: string): () => void {
+    const key = clientKey(ip);
+    const held = this.perAddress.get(key) ?? 0;
+    if ((this.perAddressMax > 0 && held >= this.perAddressMax) || (this.nodeMax > 0 && this.total >= this.nodeMax)) throw new SlowDown(BUSY, 1);
+    this.perAddress.set(key, held + 1);
+    this.total++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.total--;
+      const remaining = (this.perAddress.get(key) ?? 1) - 1;
+      if (remaining > 0) this.perAddress.set(key, remaining);
+      else this.perAddress.delete(key);
+    };
+  }
+}
+
+/** A refusal of rate-limiter-flexible (the key is over its points), as opposed to a store failure. */
+function isRefusal(value: unknown): value is { msBeforeNext: number } {
+  return typeof value === 'object' && value !== null && !(value instanceof Error) && typeof (value as { msBeforeNext?: unknown }).msBeforeNext === 'number';
+}
 
 export class SignInThrottle {
+  /** Passkey sign-in challenges per client address (POST /console/sign-in/passkey/options). */
+  readonly passkeyOptions = new AddressLimit({
+    keyPrefix: 'console-passkey-options',
+    points: PASSKEY_OPTIONS_PER_MINUTE,
+    duration: 60,
+    message: 'Too many passkey sign-ins were started from this address; wait a minute and try again.',
+  });
+
   private constructor(
     private readonly perAccount: Limiter,
     private readonly perIp: Limiter,
+    private readonly checks: ConcurrentChecks,
   ) {}
 
   static async create(config: ThrottleConfig, store: Pick<Store, 'createLimiter'>): Promise<SignInThrottle> {
     return new SignInThrottle(
       await store.createLimiter({ keyPrefix: 'console-account', points: config.consoleSigninFailuresPerAccount, duration: config.consoleSigninWindow }),
       await store.createLimiter({ keyPrefix: 'console-ip', points: config.consoleSigninFailuresPerIp, duration: config.consoleSigninWindow }),
+      new ConcurrentChecks(config.consolePasswordChecksPerIp, config.consolePasswordChecksMax),
     );
   }
 
-  /** Throws SlowDown (429) when this address or this email has no failures left in the window. */
-  async check(emailKey: string, ip: string): Promise<void> {
-    for (const [limiter, key] of [[this.perIp, clientKey(ip)], [this.perAccount, emailKey]] as const) {
-      const used = await limiter.get(key);
-      if (used && used.consumedPoints >= limiter.points) throw new SlowDown(REFUSAL, used.msBeforeNext / 1000);
+  /**
+   * Reserves one attempt for this email (`emailKey`, or null where no email is involved, as when
+   * a signed-in person confirms their password) and this address, before the password is
+   * checked. Throws SlowDown (429) when a check cannot start now, or when the address or the
+   * email has no attempts left in the window; nothing is held then.
+   *
+   * @example
+   * const attempt = await ctx.console.throttle.reserve(emailKey, request.ip);
+   * try {
+   *   if (await passwordMatches(hash, password)) await attempt.succeeded();
+   * } finally {
+   *   attempt.done();
+   * }
+   */
+  async reserve(emailKey: string | null, ip: string): Promise<PasswordAttempt> {
+    const leave = this.checks.enter(ip);
+    const taken: Array<[Limiter, string]> = [];
+    try {
+      for (const [limiter, key] of [[this.perIp, clientKey(ip)], [this.perAccount, emailKey]] as const) {
+        if (key === null) continue;
+        try {
+          await limiter.consume(key, 1);
+          taken.push([limiter, key]);
+        } catch (refused) {
+          if (!isRefusal(refused)) throw refused;
+          throw new SlowDown(REFUSAL, refused.msBeforeNext / 1000);
+        }
+      }
+    } catch (error) {
+      // The attempt never started: what the other key paid is given back.
+      await Promise.all(taken.map(([limiter, key]) => limiter.reward(key, 1))).catch(() => undefined);
+      leave();
+      throw error;
     }
-  }
-
-  async recordFailure(emailKey: string, ip: string): Promise<void> {
-    await Promise.all([this.perIp.penalty(clientKey(ip), 1), this.perAccount.penalty(emailKey, 1)]);
+    return {
+      succeeded: async () => {
+        await Promise.all(taken.map(([limiter, key]) => limiter.reward(key, 1)));
+      },
+      done: leave,
+    };
   }
 }

@@ -224,6 +224,13 @@ export interface Limiter {
   get(key: string): Promise<{ consumedPoints: number; msBeforeNext: number } | null>;
   /** Adds points to the key's count; resolves with the count after it. */
   penalty(key: string, points: number): Promise<{ consumedPoints: number; msBeforeNext: number }>;
+  /**
+   * Adds points to the key's count in one step and resolves, or rejects with
+   * `{ consumedPoints, msBeforeNext }` (not an Error) when the count is then over `points`.
+   */
+  consume(key: string, points: number): Promise<{ consumedPoints: number; msBeforeNext: number }>;
+  /** Takes points off the key's count: an attempt paid for in advance that turned out not to count. */
+  reward(key: string, points: number): Promise<unknown>;
 }
 
 export interface LimiterOptions {

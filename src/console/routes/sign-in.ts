@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeError } from '../../http/errors.ts';
 import type { AccountRecord, SignInMethod } from '../../store/console-types.ts';
 import { emailOf, passwordMatches, signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../accounts.ts';
+import { SlowDown } from '../../protocol/errors.ts';
 import { InvalidField, SignInFailed } from '../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { authenticationOptions, signInWithPasskey } from '../passkeys.ts';
@@ -50,19 +51,27 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     } catch {
       return again(401, WRONG_PASSWORD);
     }
+    // The attempt is paid for before the password is checked, and refunded if it was right.
+    let attempt;
     try {
-      await ctx.console.throttle.check(key, request.ip);
+      attempt = await ctx.console.throttle.reserve(key, request.ip);
     } catch (error) {
       const { status, headers, body } = describeError(error);
+      if (!(error instanceof SlowDown)) throw error;
       return again(status, body.error_description, headers);
     }
-    const account = await ctx.store.console.findAccountByEmail(key);
-    // Always one argon2 verification, against a decoy without an account: timing tells nothing.
-    const matches = password.length > 0 && password.length <= 1024 && (await passwordMatches(account?.password_hash ?? null, password));
-    if (!account || !matches || account.status !== 'active') {
-      await ctx.console.throttle.recordFailure(key, request.ip);
-      if (account) await recordConsoleEvent(ctx, null, 'account.sign_in_failed', account.id, request.ip, 'password');
-      return again(401, WRONG_PASSWORD);
+    let account;
+    try {
+      account = await ctx.store.console.findAccountByEmail(key);
+      // Always one argon2 verification, against a decoy without an account: timing tells nothing.
+      const matches = password.length > 0 && password.length <= 1024 && (await passwordMatches(account?.password_hash ?? null, password));
+      if (!account || !matches || account.status !== 'active') {
+        if (account) await recordConsoleEvent(ctx, null, 'account.sign_in_failed', account.id, request.ip, 'password');
+        return again(401, WRONG_PASSWORD);
+      }
+      await attempt.succeeded();
+    } finally {
+      attempt.done();
     }
     await signIn(request, reply, account, 'password');
     return area.redirect(reply, next);
@@ -70,7 +79,9 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   // Passkey sign-in: two JSON calls from console.js, each carrying the CSRF token in a header;
   // their errors are answered in the JSON shape by the scope (routes/index.ts).
-  scope.post('/sign-in/passkey/options', { preHandler: guard }, async (_request, reply) => {
+  scope.post('/sign-in/passkey/options', { preHandler: guard }, async (request, reply) => {
+    // Each call stores a challenge row: bounded per address like /authorize.
+    await ctx.console.throttle.passkeyOptions.take(request.ip);
     const { challengeId, options } = await authenticationOptions(ctx);
     return reply.header('cache-control', 'no-store').send({ challengeId, options });
   });
