@@ -2,6 +2,7 @@
  * Configuration from the environment (docs/design.md §8). Every setting has a documented
  * default; an invalid value stops start-up with one clear line (ConfigError).
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 
 export interface Config {
@@ -33,6 +34,8 @@ export interface Config {
   authorizeLimitWindow: number;
   /** Open status streams (GET /api/check-status/events) allowed per client address and node; 0: no limit. */
   statusStreamsPerIp: number;
+  /** Open status streams allowed on this node in all; 0: no cap. Default derived from the descriptor limit. */
+  statusStreamsMax: number;
   /** How long requests that never reached `authenticated` are kept after expiry (shorter than purgeAfter). */
   purgeUnauthenticatedAfter: number;
   /**
@@ -73,6 +76,8 @@ export interface Config {
   /** Password checks (argon2, 19 MiB and a thread each) running at once per client address, and on this node; 0: no bound. */
   consolePasswordChecksPerIp: number;
   consolePasswordChecksMax: number;
+  /** Seconds a sign-in or re-authentication counts as fresh, for adding or removing a sign-in method. */
+  consoleReauthWindow: number;
   /** smtp:// or smtps:// URL of the mail relay for email verification; null: no mail is sent. */
   smtpUrl: string | null;
   /** The From address of the console's mail. */
@@ -171,6 +176,60 @@ function trustProxy(raw: string | undefined): false | number | string[] {
   return entries;
 }
 
+/** The most status streams a node holds by default, whatever its descriptors: about 13.5 KB each, so some 135 MB. */
+export const STATUS_STREAMS_CEILING = 10_000;
+/**
+ * Descriptors kept for the process itself besides the database pool: Node's own (standard
+ * streams, epoll, the thread pool's pipes), PostgreSQL's LISTEN connection, SQLite's database,
+ * WAL and shared-memory files, the listeners and the odd file read.
+ */
+const RESERVED_DESCRIPTORS = 64;
+
+/**
+ * STATUS_STREAMS_MAX's default for a process that may open `openFiles` descriptors and keeps
+ * `poolSize` database connections: half of what the pool and the process itself leave, so that
+ * as many descriptors stay for the short connections (polling, sign-ins, agents) that must
+ * still be served when the streams are all taken; at least 1 (0 would turn the cap off) and at
+ * most STATUS_STREAMS_CEILING, for memory.
+ *
+ * @example
+ * defaultStatusStreamsMax(1024, 10); // 475
+ * defaultStatusStreamsMax(1_048_576, 10); // 10000
+ */
+export function defaultStatusStreamsMax(openFiles: number, poolSize: number): number {
+  const half = Math.floor((openFiles - poolSize - RESERVED_DESCRIPTORS) / 2);
+  return Math.min(STATUS_STREAMS_CEILING, Math.max(1, half));
+}
+
+/**
+ * The soft "Max open files" of a /proc/<pid>/limits text: Infinity for unlimited, undefined when
+ * the line is missing.
+ *
+ * @example
+ * parseOpenFilesLimit('Max open files            1024                 4096                 files\n'); // 1024
+ */
+export function parseOpenFilesLimit(limits: string): number | undefined {
+  const match = /^Max open files\s+(\d+|unlimited)\s/m.exec(limits);
+  if (!match) return undefined;
+  return match[1] === 'unlimited' ? Infinity : Number(match[1]);
+}
+
+/**
+ * This process's descriptor limit (soft RLIMIT_NOFILE; Node raises it to the hard limit at
+ * start). Node has no API for it, so Linux's /proc; where that cannot be read, 1024, the usual
+ * default.
+ *
+ * @example
+ * const max = defaultStatusStreamsMax(openFilesLimit(), config.databasePoolSize);
+ */
+export function openFilesLimit(): number {
+  try {
+    return parseOpenFilesLimit(readFileSync('/proc/self/limits', 'utf8')) ?? 1024;
+  } catch {
+    return 1024;
+  }
+}
+
 /** The least JWT_SECRET, each previous secret and the development secret file may hold. */
 export const MIN_SECRET_BYTES = 32;
 
@@ -227,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`SQLITE_SYNCHRONOUS must be full or normal (got "${env.SQLITE_SYNCHRONOUS}")`);
   }
 
+  const databasePoolSize = integer(env, 'DATABASE_POOL_SIZE', 10);
   const headersTimeout = integer(env, 'HEADERS_TIMEOUT', 10);
   const requestTimeout = integer(env, 'REQUEST_TIMEOUT', 30);
   if (headersTimeout > requestTimeout) {
@@ -288,6 +348,7 @@ export function loadConfig(env: Env = process.env): Config {
     authorizeLimitWindow: integer(env, 'AUTHORIZE_LIMIT_WINDOW', 60),
     purgeUnauthenticatedAfter: integer(env, 'PURGE_UNAUTHENTICATED_AFTER', 600, 0),
     statusStreamsPerIp: integer(env, 'STATUS_STREAMS_PER_IP', 100, 0),
+    statusStreamsMax: integer(env, 'STATUS_STREAMS_MAX', defaultStatusStreamsMax(openFilesLimit(), databasePoolSize), 0),
     trustProxy: trustProxy(env.TRUST_PROXY),
     headersTimeout,
     requestTimeout,
@@ -296,7 +357,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken,
     metricsPort,
     metricsHost: env.METRICS_HOST || '127.0.0.1',
-    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10),
+    databasePoolSize,
     sqliteSynchronous,
     consoleSignup,
     consoleSessionIdle,
@@ -307,6 +368,7 @@ export function loadConfig(env: Env = process.env): Config {
     consoleSigninWindow: integer(env, 'CONSOLE_SIGNIN_WINDOW', 900),
     consolePasswordChecksPerIp: integer(env, 'CONSOLE_PASSWORD_CHECKS_PER_IP', 2, 0),
     consolePasswordChecksMax: integer(env, 'CONSOLE_PASSWORD_CHECKS_MAX', 8, 0),
+    consoleReauthWindow: integer(env, 'CONSOLE_REAUTH_WINDOW', 300),
     smtpUrl,
     smtpFrom: env.SMTP_FROM || `agentauth <no-reply@${baseUrl.hostname}>`,
     publicClients,

@@ -1,7 +1,7 @@
 /** Configuration (docs/design.md §8): documented defaults, and one clear line for every invalid value. */
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, defaultStatusStreamsMax, loadConfig, openFilesLimit, parseOpenFilesLimit } from '../src/config.ts';
 import { SqliteDriver } from '../src/store/driver.ts';
 
 describe('loadConfig', () => {
@@ -75,6 +75,9 @@ describe('loadConfig', () => {
     [{ ALLOWED_RESOURCES: 'https://x.example/#frag' }, /ALLOWED_RESOURCES must list absolute/],
     [{ SELF_REGISTERED_CLIENT_RETENTION: '3600' }, /SELF_REGISTERED_CLIENT_RETENTION must be 0 \(never purge\) or at least 86400 \(got "3600"\)/],
     [{ SELF_REGISTERED_CLIENT_RETENTION: '-1' }, /SELF_REGISTERED_CLIENT_RETENTION must be a whole number >= 0/],
+    [{ STATUS_STREAMS_MAX: '-1' }, /STATUS_STREAMS_MAX must be a whole number >= 0 \(got "-1"\)/],
+    [{ STATUS_STREAMS_MAX: '1.5' }, /STATUS_STREAMS_MAX must be a whole number >= 0/],
+    [{ STATUS_STREAMS_MAX: 'many' }, /STATUS_STREAMS_MAX must be a whole number >= 0/],
   ])('refuses %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -91,6 +94,27 @@ describe('loadConfig', () => {
   it('SELF_REGISTERED_CLIENT_RETENTION is 0 (never purge) or at least a day', () => {
     expect(loadConfig({ SELF_REGISTERED_CLIENT_RETENTION: '0' }).selfRegisteredClientRetention).toBe(0);
     expect(loadConfig({ SELF_REGISTERED_CLIENT_RETENTION: '86400' }).selfRegisteredClientRetention).toBe(86400);
+  });
+
+  it('STATUS_STREAMS_MAX defaults to half the descriptors the pool and the process leave, 1 to 10,000; 0 turns the cap off', () => {
+    expect(defaultStatusStreamsMax(1024, 10)).toBe(475); // (1024 - 10 - 64) / 2
+    expect(defaultStatusStreamsMax(1024, 50)).toBe(455);
+    expect(defaultStatusStreamsMax(1025, 10)).toBe(475);
+    expect(defaultStatusStreamsMax(20_000, 10)).toBe(9963);
+    expect(defaultStatusStreamsMax(1_048_576, 10)).toBe(10_000); // containers' usual limit: memory caps it
+    expect(defaultStatusStreamsMax(Infinity, 10)).toBe(10_000);
+    expect(defaultStatusStreamsMax(64, 10)).toBe(1); // never 0, which would turn the cap off
+    const limits = 'Limit                     Soft Limit           Hard Limit           Units     \nMax processes             63448                63448                processes \nMax open files            4096                 524288               files     \nMax locked memory         8388608              8388608              bytes     \n';
+    expect(parseOpenFilesLimit(limits)).toBe(4096);
+    expect(parseOpenFilesLimit('Max open files            unlimited            unlimited            files     \n')).toBe(Infinity);
+    expect(parseOpenFilesLimit('')).toBeUndefined();
+    // This process's own limit, the same way the server reads it.
+    expect(openFilesLimit()).toBeGreaterThan(0);
+    expect(loadConfig({}).statusStreamsMax).toBe(defaultStatusStreamsMax(openFilesLimit(), 10));
+    expect(loadConfig({ DATABASE_POOL_SIZE: '40' }).statusStreamsMax).toBe(defaultStatusStreamsMax(openFilesLimit(), 40));
+    expect(loadConfig({ STATUS_STREAMS_MAX: '0' }).statusStreamsMax).toBe(0);
+    expect(loadConfig({ STATUS_STREAMS_MAX: '250' }).statusStreamsMax).toBe(250);
+    expect(loadConfig({ STATUS_STREAMS_MAX: '' }).statusStreamsMax).toBe(defaultStatusStreamsMax(openFilesLimit(), 10));
   });
 
   it('TRUST_PROXY takes a number of proxies or a list of proxy addresses and CIDRs; false, 0 and unset trust none', () => {

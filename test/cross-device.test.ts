@@ -37,6 +37,7 @@ describe('consent phishing: an agent can look a request up and refuse a site it 
       client_name: 'Shop <Example>',
       redirect_host: 'shop.example:8443',
       scope: 'openid email',
+      resource: null,
       expires_at: stored.expires_at,
       expires_in: 600,
       status: 'pending',

@@ -143,7 +143,8 @@ export function buildCli(): Command {
   program.command('serve').description('run the server (configured by the environment: PORT, DATABASE_URL, JWT_SECRET, …)').action(async () => {
     const config: Config = loadConfig();
     const server = await startServer(config, { warn });
-    server.app.log.info({ issuer: config.baseUrl, database: redactUrl(config.databaseUrl) }, 'agentauth is serving');
+    // The stream cap's default depends on the descriptor limit, so the operator sees what it came to.
+    server.app.log.info({ issuer: config.baseUrl, database: redactUrl(config.databaseUrl), statusStreamsMax: config.statusStreamsMax }, 'agentauth is serving');
     const stop = (signal: string) => {
       server.app.log.info({ signal }, 'shutting down: finishing in-flight requests');
       server.close().then(() => process.exit(0), () => process.exit(1));

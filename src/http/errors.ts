@@ -27,8 +27,12 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; description: strin
   FST_CSRF_INVALID_TOKEN: { status: 403, description: 'This form has expired or was not sent from this site; reload the page and try again.' },
 };
 
-/** Error codes of the database drivers that mean "the database cannot be reached right now". */
-const UNAVAILABLE = /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|ENOENT|EACCES|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|57P0[1-3]|57014|08\d{3}|53300)/;
+/**
+ * Error codes of the database drivers that mean "the database cannot be reached right now".
+ * EMFILE and ENFILE (this process, or the system, is out of file descriptors: a connection to
+ * PostgreSQL cannot be opened) pass as soon as sockets close, so they are transient too.
+ */
+const UNAVAILABLE = /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|ENOENT|EACCES|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|EMFILE|ENFILE|57P0[1-3]|57014|08\d{3}|53300)/;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;

@@ -151,3 +151,13 @@ export class SlowDown extends OAuthError {
   }
 }
 
+/** 503: this node cannot take the request now (it is full); another node, or a later try, may. */
+export class TemporarilyUnavailable extends OAuthError {
+  readonly error = 'temporarily_unavailable';
+  override readonly statusCode = 503;
+  constructor(description: string, retryAfterSeconds: number) {
+    super(description);
+    this.headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
+  }
+}
+

@@ -14,10 +14,15 @@ export interface ServerProcess {
   kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `node bin/agentauth serve` with this environment (on top of the test's own). */
-export function spawnServer(env: Record<string, string>): ServerProcess {
+/**
+ * Starts `node bin/agentauth serve` with this environment (on top of the test's own), and with
+ * `openFiles`, under that descriptor limit (`ulimit -n`, soft and hard).
+ */
+export function spawnServer(env: Record<string, string>, options: { openFiles?: number } = {}): ServerProcess {
+  const command: [string, string[]] =
+    options.openFiles === undefined ? ['node', ['bin/agentauth', 'serve']] : ['sh', ['-c', `ulimit -n ${Math.floor(options.openFiles)} && exec node bin/agentauth serve`]];
   // Load from one address would otherwise meet the /authorize flood guard.
-  const child = spawn('node', ['bin/agentauth', 'serve'], { env: { ...process.env, AUTHORIZE_LIMIT_PER_IP: '100000', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command[0], command[1], { env: { ...process.env, AUTHORIZE_LIMIT_PER_IP: '100000', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

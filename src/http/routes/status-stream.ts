@@ -3,14 +3,16 @@
  * Server-Sent Events, so that the authorization page and waiting agents learn of a change
  * without polling. The first event is the status now; then one event per change; the stream
  * ends after a final status (completed or error, expiry included). Nothing is read from the
- * database while nothing changes, except once when the request expires.
+ * database while nothing changes, except once when the request expires. Streams are limited
+ * per client address (429) and per node (503), so that they cannot take the descriptors
+ * everything else needs (§12 "Flooding").
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
 import { type StatusView, statusView } from '../../domain/authorization-request.ts';
 import { clientKey } from '../../domain/throttle.ts';
-import { NotFound, SlowDown } from '../../protocol/errors.ts';
+import { NotFound, SlowDown, TemporarilyUnavailable } from '../../protocol/errors.ts';
 import type { RequestStatusFields } from '../../store/types.ts';
 import { Token } from '../schemas.ts';
 
@@ -20,47 +22,79 @@ const StatusQuery = Type.Object({ request_id: Token(128) });
 export const KEEP_ALIVE_MS = 15_000;
 /** What EventSource waits before it reconnects after a dropped stream. */
 const RETRY_MS = 2000;
+/** Retry-After of a refused stream; the page and the SDKs poll meanwhile. */
+const REFUSED_RETRY_AFTER = 5;
 
 const isFinal = (view: StatusView) => view.status === 'completed' || view.status === 'error';
 
 export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
   const open = new Set<() => void>();
-  /** Open streams per client address (an IPv6 /64 as one): each holds a socket and a few KB. */
+  /** Streams held per client address (an IPv6 /64 as one): each holds a socket and a few KB. */
   const perAddress = new Map<string, number>();
-  const limit = ctx.config.statusStreamsPerIp;
+  /** Streams held on this node in all, each a descriptor: past the cap, nothing else could connect. */
+  let held = 0;
+  const { statusStreamsPerIp: perIpLimit, statusStreamsMax: nodeLimit } = ctx.config;
   // A shutdown ends the streams (EventSource reconnects to another node) instead of waiting for them.
   app.addHook('preClose', (done) => {
     for (const end of [...open]) end();
     done();
   });
 
-  app.get<{ Querystring: Static<typeof StatusQuery> }>('/api/check-status/events', { schema: { querystring: StatusQuery } }, async (request, reply) => {
-    const id = request.query.request_id;
-    const address = clientKey(request.ip);
-    const held = perAddress.get(address) ?? 0;
-    // Past the limit the page polls instead (its EventSource fails; polling costs a read a second).
-    if (limit > 0 && held >= limit) throw new SlowDown(`At most ${limit} status streams may be open from one address; poll GET /api/check-status instead.`, 5);
-    let found: RequestStatusFields | undefined;
-    let changed = () => {};
-    // Listen first, then read: a change between the two is heard, not lost.
-    const stop = await ctx.statusEvents.subscribe(id, () => changed());
-    try {
-      found = await ctx.store.findRequestStatus(id);
-    } catch (error) {
-      stop();
-      throw error;
-    }
-    if (!found) {
-      stop();
-      throw new NotFound('The authorization request does not exist.');
-    }
-    perAddress.set(address, held + 1);
-    stream(reply, id, found, () => {
-      stop();
+  /**
+   * Takes a slot of the address and one of the node, or refuses. Synchronous, and called before
+   * the open's first await: counted after one, concurrent opens would all see the same count
+   * and all pass. An open being set up holds its slots as a stream does. The address's limit is
+   * checked first: a client past its own share is told so (429) rather than that the node is
+   * full, and a proxy that retries 503s elsewhere does not carry its extra streams there.
+   * Returns the release, which gives both back once however often it is called.
+   */
+  function admit(address: string): () => void {
+    const ofAddress = perAddress.get(address) ?? 0;
+    // Past either limit the page polls instead (its EventSource fails; polling costs a read a second).
+    if (perIpLimit > 0 && ofAddress >= perIpLimit) throw new SlowDown(`At most ${perIpLimit} status streams may be open from one address; poll GET /api/check-status instead.`, REFUSED_RETRY_AFTER);
+    if (nodeLimit > 0 && held >= nodeLimit) throw new TemporarilyUnavailable('This server holds as many status streams as it can; poll GET /api/check-status instead.', REFUSED_RETRY_AFTER);
+    perAddress.set(address, ofAddress + 1);
+    held += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      held -= 1;
       const left = (perAddress.get(address) ?? 1) - 1;
       if (left > 0) perAddress.set(address, left);
       else perAddress.delete(address);
-    }, (onChange) => (changed = onChange));
+    };
+  }
+
+  app.get<{ Querystring: Static<typeof StatusQuery> }>('/api/check-status/events', { schema: { querystring: StatusQuery } }, async (request, reply) => {
+    const id = request.query.request_id;
+    const release = admit(clientKey(request.ip));
+    // Until the stream has them, the slots and the subscription are this handler's to give back.
+    let stop: (() => void) | undefined;
+    let streaming = false;
+    try {
+      let changed = () => {};
+      // Listen first, then read: a change between the two is heard, not lost.
+      stop = await ctx.statusEvents.subscribe(id, () => changed());
+      const found = await ctx.store.findRequestStatus(id);
+      if (!found) throw new NotFound('The authorization request does not exist.');
+      if (reply.raw.destroyed) {
+        // The client left while we waited: its socket's 'close' is past, so no stream would ever end.
+        reply.hijack();
+        return;
+      }
+      const unsubscribe = stop;
+      stream(reply, id, found, () => {
+        unsubscribe();
+        release();
+      }, (onChange) => (changed = onChange));
+      streaming = true;
+    } finally {
+      if (!streaming) {
+        stop?.();
+        release();
+      }
+    }
   });
 
   /** Takes the connection over and writes events until the status is final or the client leaves. */
