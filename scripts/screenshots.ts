@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { loadConfig } from '../src/config.ts';
-import { createAccount } from '../src/console/accounts.ts';
+import { createAccount, issueLink } from '../src/console/accounts.ts';
 import { createOwnedAgent } from '../src/console/agents.ts';
 import { createOwnedWebsite } from '../src/console/websites.ts';
 import { startServer } from '../src/server.ts';
@@ -35,7 +35,11 @@ async function main(): Promise<void> {
   try {
     const { ctx } = server;
     const ada = await createAccount(ctx, { email: 'ada@example.com', name: 'Ada Lovelace', role: 'admin', password: PASSWORD, emailVerified: true });
-    await createAccount(ctx, { email: 'grace@example.com', name: 'Grace Hopper', role: 'member', password: PASSWORD });
+    const grace = await createAccount(ctx, { email: 'grace@example.com', name: 'Grace Hopper', role: 'member', password: PASSWORD });
+    // Unused links, listed on the account page and the admin's: two invitations and a setup link.
+    await issueLink(ctx, 'invite', { role: 'member', createdBy: ada.id });
+    await issueLink(ctx, 'setup', { accountId: grace.id, createdBy: ada.id });
+    await issueLink(ctx, 'invite', { role: 'member', createdBy: grace.id });
     const { client, secret: clientSecret } = await createOwnedWebsite(ctx, ada, { name: 'Acme Notes', redirect_uris: callback.uri });
     if (clientSecret === null) throw new Error('a confidential website has a secret');
     await createOwnedWebsite(ctx, ada, { name: 'Travel Planner', redirect_uris: `${callback.origin}/travel`, approval: 'manual' });
@@ -77,6 +81,7 @@ async function main(): Promise<void> {
     await shot('website', `/console/websites/${client.id}`);
     await shot('account', '/console/account');
     await shot('admin', '/console/admin');
+    await shot('admin-links', '/console/admin/links');
     await shot('admin-events', '/console/admin/events');
     await context.close();
   } finally {

@@ -1,6 +1,6 @@
 /** The agentauth CLI (docs/design.md §7) and `agentauth serve` as a real process (§8, §10). */
 import { freePort } from './helpers/net.ts';
-import { ConsoleSession } from './helpers/console.ts';
+import { ConsoleSession, createPasswordAccount, signIn } from './helpers/console.ts';
 import { startTestServer } from './helpers/server.ts';
 import { digest } from '../src/crypto.ts';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -169,6 +169,25 @@ describe('agentauth account commands', () => {
       const actions = (await server.ctx.store.console.listEvents({ limit: 200 })).filter((e) => e.target === id);
       expect(actions.map((e) => e.action)).toEqual(expect.arrayContaining(['admin.create_account', 'admin.setup_link', 'admin.disable_account', 'admin.enable_account']));
       expect(actions.filter((e) => e.action.startsWith('admin.')).every((e) => e.actor_id === null && e.detail === 'cli')).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('account disable ends the links the account made, and account enable does not bring them back', async () => {
+    const server = await startTestServer({ databaseUrl: env.DATABASE_URL! });
+    try {
+      const inviter = await createPasswordAccount(server.ctx, { email: 'inviter.ivo@example.com' });
+      const person = await signIn(server.baseUrl, inviter.email);
+      await person.get('/console/account');
+      const url = /<code id="invitation-url">([^<]+)<\/code>/.exec((await person.post('/console/account/invitations')).text)![1]!;
+      expect((await fetch(url)).status).toBe(200);
+      await cli('account', 'disable', 'inviter.ivo@example.com');
+      expect((await server.ctx.store.console.findLink(digest(url.split('/').pop()!)))?.revoked_at).toEqual(expect.any(Number));
+      await cli('account', 'enable', 'inviter.ivo@example.com');
+      const answer = await fetch(url);
+      expect(answer.status).toBe(404);
+      expect(await answer.text()).toContain('This link was revoked.');
     } finally {
       await server.close();
     }

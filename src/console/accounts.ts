@@ -7,6 +7,7 @@ import type { Context } from '../context.ts';
 import { EMAIL } from '../domain/agents.ts';
 import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/console-types.ts';
 import { Forbidden, InvalidField, NotFound } from './errors.ts';
+import { creatorActive, endLinksOf, LINK_REVOKED } from './links.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
 
@@ -146,6 +147,7 @@ export async function issueLink(
     created_at: now,
     expires_at: now + (input.ttl ?? (purpose === 'verify' ? VERIFY_LINK_TTL : deps.config.consoleLinkTtl)),
     used_at: null,
+    revoked_at: null,
   };
   await deps.store.console.insertLink(link);
   return { url: linkUrl(deps, purpose, token), expiresAt: link.expires_at };
@@ -156,6 +158,8 @@ export async function usableLink(deps: Deps, token: string, purpose: LinkPurpose
   const link = await deps.store.console.findLink(digest(token));
   if (!link || link.purpose !== purpose) throw new NotFound('This link is not valid. Check that you copied all of it, or ask for a new one.');
   if (link.used_at !== null) throw new NotFound('This link has already been used. Each link works once; ask for a new one if you need it.');
+  // Revoked, or made by an account disabled since (even where its links were not ended).
+  if (link.revoked_at !== null || !(await creatorActive(deps, link))) throw new NotFound(LINK_REVOKED);
   if (link.expires_at <= deps.clock()) throw new NotFound('This link has expired. Ask for a new one.');
   return link;
 }
@@ -192,7 +196,7 @@ export async function signUp(deps: Deps, token: string | null, input: { email: s
   }
   const outcome = await deps.store.console.insertAccountWithLink(account, link.digest, deps.clock());
   if (outcome === 'email_taken') throw new InvalidField('email', EMAIL_TAKEN);
-  if (outcome === null) throw new NotFound('This invitation has already been used or has expired.');
+  if (outcome === null) throw new NotFound('This invitation has already been used or revoked, or has expired.');
   return account;
 }
 
@@ -221,14 +225,18 @@ export async function accountById(deps: Deps, id: string): Promise<AccountRecord
 }
 
 /**
- * Disables or enables an account; disabling ends its sessions. An admin cannot disable
+ * Disables or enables an account; disabling ends its sessions, the links it made and the setup
+ * links made for it (enabling it again does not bring them back). An admin cannot disable
  * themselves, so that the console always keeps one admin who can undo it. The actor is null
  * for the CLI. The account's agents and websites keep working: an admin disables those apart.
  */
 export async function setAccountStatus(deps: Deps, actor: AccountRecord | null, target: AccountRecord, status: 'active' | 'disabled'): Promise<void> {
   if (actor?.id === target.id && status === 'disabled') throw new Forbidden('You cannot disable your own account.');
   await deps.store.console.updateAccount(target.id, { status });
-  if (status === 'disabled') await deps.store.console.deleteSessionsOf(target.id);
+  if (status === 'disabled') {
+    await deps.store.console.deleteSessionsOf(target.id);
+    await endLinksOf(deps, target.id);
+  }
 }
 
 export async function setAccountRole(deps: Deps, actor: AccountRecord, target: AccountRecord, role: AccountRole): Promise<void> {

@@ -40,3 +40,13 @@ export class SignInRequired extends OAuthError {
   readonly error = 'login_required';
   override readonly statusCode = 401;
 }
+
+/**
+ * A change to how the account signs in, asked for without a recent proof of who is at the
+ * keyboard (401 insufficient_user_authentication, RFC 9470's code for step-up). Pages answer it
+ * with a redirect to the confirmation page; console.js's JSON calls get the error and go there.
+ */
+export class ReauthenticationRequired extends OAuthError {
+  readonly error = 'insufficient_user_authentication';
+  override readonly statusCode = 401;
+}

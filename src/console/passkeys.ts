@@ -5,6 +5,7 @@
  */
 import type {
   AuthenticationResponseJSON,
+  AuthenticatorTransport,
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
@@ -65,8 +66,8 @@ export async function registrationOptions(deps: Deps, account: AccountRecord): P
     userID: new TextEncoder().encode(account.id),
     attestationType: 'none',
     timeout: CEREMONY_TTL * 1000,
-    excludeCredentials: existing.map((passkey) => ({ id: passkey.id, transports: passkey.transports ? (JSON.parse(passkey.transports) as string[]) : undefined })),
-    authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+    excludeCredentials: existing.map((passkey) => ({ id: passkey.id, transports: passkey.transports ? (JSON.parse(passkey.transports) as AuthenticatorTransport[]) : undefined })),
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
   });
   return { challengeId: await saveChallenge(deps, options.challenge, account.id), options };
 }
@@ -82,7 +83,7 @@ export async function registerPasskey(deps: Deps, account: AccountRecord, challe
   const { verifyRegistrationResponse } = await loadWebauthn();
   let verification;
   try {
-    verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
+    verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: true });
   } catch {
     throw new InvalidField('passkey', CEREMONY_FAILED);
   }
@@ -103,22 +104,47 @@ export async function registerPasskey(deps: Deps, account: AccountRecord, challe
   return passkey;
 }
 
-/** Options for navigator.credentials.get(), for any of this server's passkeys (no email asked). */
+/**
+ * Options for navigator.credentials.get(), for any of this server's passkeys (no email asked).
+ * User verification is required (docs/design.md §11): a passkey is the only factor here, so a
+ * found security key without its PIN or the device's unlock must not sign anyone in.
+ */
 export async function authenticationOptions(deps: Deps): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
   const { generateAuthenticationOptions } = await loadWebauthn();
-  const options = await generateAuthenticationOptions({ rpID: relyingParty(deps).rpID, userVerification: 'preferred', timeout: CEREMONY_TTL * 1000 });
+  const options = await generateAuthenticationOptions({ rpID: relyingParty(deps).rpID, userVerification: 'required', timeout: CEREMONY_TTL * 1000 });
   return { challengeId: await saveChallenge(deps, options.challenge, null), options };
 }
 
 /**
- * The active account whose passkey answered the challenge. Unknown passkey, bad signature,
- * replayed challenge, a counter gone backwards and a disabled account all answer alike.
+ * Options for confirming who is at the keyboard with one of the signed-in account's own
+ * passkeys (a re-authentication), with user verification required.
+ *
+ * @example
+ * const { challengeId, options } = await reauthenticationOptions(ctx, account);
  */
-export async function signInWithPasskey(deps: Deps, challengeId: string, response: AuthenticationResponseJSON): Promise<AccountRecord> {
-  const failed = new SignInFailed('That passkey could not sign you in.');
+export async function reauthenticationOptions(deps: Deps, account: AccountRecord): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+  const passkeys = await deps.store.console.listPasskeys(account.id);
+  if (passkeys.length === 0) throw new InvalidField('passkey', 'Your account has no passkey; confirm with your password.');
+  const { generateAuthenticationOptions } = await loadWebauthn();
+  const options = await generateAuthenticationOptions({
+    rpID: relyingParty(deps).rpID,
+    userVerification: 'required',
+    timeout: CEREMONY_TTL * 1000,
+    allowCredentials: passkeys.map((passkey) => ({ id: passkey.id, transports: passkey.transports ? (JSON.parse(passkey.transports) as AuthenticatorTransport[]) : undefined })),
+  });
+  return { challengeId: await saveChallenge(deps, options.challenge, account.id), options };
+}
+
+/**
+ * Verifies an authenticator's answer to a challenge with user verification, and records the
+ * passkey's use. The passkey, or undefined: unknown passkey, bad signature, replayed or expired
+ * challenge, a challenge of another account, a counter gone backwards and no user verification
+ * all answer alike.
+ */
+async function verifiedPasskey(deps: Deps, challengeId: string, response: AuthenticationResponseJSON, accountId: string | null): Promise<PasskeyRecord | undefined> {
   const challenge = await deps.store.console.takeChallenge(challengeId, deps.clock());
   const passkey = typeof response?.id === 'string' ? await deps.store.console.findPasskey(response.id) : undefined;
-  if (!challenge || challenge.account_id !== null || !passkey) throw failed;
+  if (!challenge || challenge.account_id !== accountId || !passkey || (accountId !== null && passkey.account_id !== accountId)) return undefined;
   const { rpID, origin } = relyingParty(deps);
   const { verifyAuthenticationResponse } = await loadWebauthn();
   let verification;
@@ -128,34 +154,56 @@ export async function signInWithPasskey(deps: Deps, challengeId: string, respons
       expectedChallenge: challenge.challenge,
       expectedOrigin: origin,
       expectedRPID: rpID,
-      requireUserVerification: false,
+      requireUserVerification: true,
       credential: {
         id: passkey.id,
         publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
         counter: passkey.counter,
-        transports: passkey.transports ? (JSON.parse(passkey.transports) as string[]) : undefined,
+        transports: passkey.transports ? (JSON.parse(passkey.transports) as AuthenticatorTransport[]) : undefined,
       },
     });
   } catch {
-    throw failed;
+    return undefined;
   }
-  if (!verification.verified) throw failed;
-  if (!(await deps.store.console.recordPasskeyUse(passkey.id, verification.authenticationInfo.newCounter, deps.clock()))) throw failed;
-  const account = await deps.store.console.findAccount(passkey.account_id);
+  if (!verification.verified) return undefined;
+  if (!(await deps.store.console.recordPasskeyUse(passkey.id, verification.authenticationInfo.newCounter, deps.clock()))) return undefined;
+  return passkey;
+}
+
+/**
+ * The active account whose passkey answered the sign-in challenge. Every failure answers alike.
+ */
+export async function signInWithPasskey(deps: Deps, challengeId: string, response: AuthenticationResponseJSON): Promise<AccountRecord> {
+  const failed = new SignInFailed('That passkey could not sign you in.');
+  const passkey = await verifiedPasskey(deps, challengeId, response, null);
+  const account = passkey && (await deps.store.console.findAccount(passkey.account_id));
   if (!account || account.status !== 'active') throw failed;
   return account;
+}
+
+/**
+ * Whether one of `account`'s own passkeys, with user verification, answered the challenge of
+ * {@link reauthenticationOptions}.
+ *
+ * @example
+ * if (!(await confirmWithPasskey(ctx, account, challengeId, response))) throw new InvalidField('passkey', 'Try again.');
+ */
+export async function confirmWithPasskey(deps: Deps, account: AccountRecord, challengeId: string, response: AuthenticationResponseJSON): Promise<boolean> {
+  return (await verifiedPasskey(deps, challengeId, response, account.id)) !== undefined;
 }
 
 export async function renamePasskey(deps: Deps, account: AccountRecord, id: string, name: string): Promise<void> {
   if (!possibleId(id) || !(await deps.store.console.renamePasskey(id, account.id, passkeyName(name)))) throw new NotFound('No such passkey.');
 }
 
-/** Removes a passkey, unless it is the account's only way to sign in. */
-export async function removePasskey(deps: Deps, account: AccountRecord, id: string): Promise<void> {
+/** Removes a passkey, unless it is the account's only way to sign in; resolves with the passkey removed. */
+export async function removePasskey(deps: Deps, account: AccountRecord, id: string): Promise<PasskeyRecord> {
   const passkeys = await deps.store.console.listPasskeys(account.id);
-  if (!possibleId(id) || !passkeys.some((passkey) => passkey.id === id)) throw new NotFound('No such passkey.');
+  const removed = possibleId(id) ? passkeys.find((passkey) => passkey.id === id) : undefined;
+  if (!removed) throw new NotFound('No such passkey.');
   if (passkeys.length === 1 && account.password_hash === null) {
     throw new InvalidField('passkey', 'This is your only way to sign in: set a password or add another passkey first.');
   }
   await deps.store.console.deletePasskey(id, account.id);
+  return removed;
 }

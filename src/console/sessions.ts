@@ -39,6 +39,7 @@ export async function startSession(deps: Deps, account: AccountRecord, method: S
     account_id: account.id,
     created_at: now,
     last_seen_at: now,
+    authenticated_at: now,
     expires_at: now + deps.config.consoleSessionLifetime,
     ip: caller.ip,
     user_agent: caller.userAgent?.slice(0, 512) ?? null,

@@ -134,6 +134,10 @@ export class SqlConsoleStore implements ConsoleStore {
     return this.won({ sql: 'UPDATE console_sessions SET last_seen_at = ? WHERE id = ?', params: [now, id], guard: true });
   }
 
+  markSessionAuthenticated(id: string, now: number): Promise<boolean> {
+    return this.won({ sql: 'UPDATE console_sessions SET authenticated_at = ?, last_seen_at = ? WHERE id = ?', params: [now, now, id], guard: true });
+  }
+
   listSessions(accountId: string, now: number): Promise<ConsoleSessionRecord[]> {
     return this.driver.all<ConsoleSessionRecord>('SELECT * FROM console_sessions WHERE account_id = ? AND expires_at > ? ORDER BY last_seen_at DESC, id', [accountId, now]);
   }
@@ -175,6 +179,29 @@ export class SqlConsoleStore implements ConsoleStore {
       { sql: 'UPDATE agents SET owner_email_verified = 1 WHERE account_id = ?', params: [link.account_id] },
     );
     return used ? this.findAccount(link.account_id) : undefined;
+  }
+
+  listOutstandingLinks(now: number, createdBy?: string): Promise<AccountLinkRecord[]> {
+    const outstanding = `SELECT * FROM account_links WHERE purpose IN ('setup', 'invite') AND ${OUTSTANDING}`;
+    return createdBy === undefined
+      ? this.driver.all<AccountLinkRecord>(`${outstanding} ORDER BY created_at, digest`, [now])
+      : this.driver.all<AccountLinkRecord>(`${outstanding} AND created_by = ? ORDER BY created_at, digest`, [now, createdBy]);
+  }
+
+  revokeLink(digest: string, now: number, createdBy?: string): Promise<boolean> {
+    return this.won(
+      createdBy === undefined
+        ? { sql: `UPDATE account_links SET revoked_at = ? WHERE digest = ? AND ${OUTSTANDING}`, params: [now, digest, now], guard: true }
+        : { sql: `UPDATE account_links SET revoked_at = ? WHERE digest = ? AND ${OUTSTANDING} AND created_by = ?`, params: [now, digest, now, createdBy], guard: true },
+    );
+  }
+
+  async revokeLinksOf(accountId: string, now: number): Promise<number> {
+    const [revoked = 0] = (await this.driver.write([{
+      sql: `UPDATE account_links SET revoked_at = ? WHERE (created_by = ? OR (purpose = 'setup' AND account_id = ?)) AND ${OUTSTANDING}`,
+      params: [now, accountId, accountId, now],
+    }])) ?? [];
+    return revoked;
   }
 
   // WebAuthn challenges
@@ -277,6 +304,16 @@ export class SqlConsoleStore implements ConsoleStore {
   }
 }
 
+/** A link not used, not revoked and not expired at the time of the one parameter it takes. */
+const OUTSTANDING = 'used_at IS NULL AND revoked_at IS NULL AND expires_at > ?';
+
 function useLinkStep(digest: string, purpose: LinkPurpose, now: number): Step {
-  return { sql: 'UPDATE account_links SET used_at = ? WHERE digest = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?', params: [now, digest, purpose, now], guard: true };
+  // The creator's status is read in the same statement, so a link whose creator was disabled
+  // (on another node, or by a path that did not revoke its links) is refused all the same.
+  return {
+    sql: `UPDATE account_links SET used_at = ? WHERE digest = ? AND purpose = ? AND ${OUTSTANDING}
+      AND (created_by IS NULL OR EXISTS (SELECT 1 FROM accounts WHERE accounts.id = account_links.created_by AND accounts.status = 'active'))`,
+    params: [now, digest, purpose, now],
+    guard: true,
+  };
 }

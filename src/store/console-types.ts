@@ -49,6 +49,8 @@ export interface ConsoleSessionRecord {
   account_id: string;
   created_at: number;
   last_seen_at: number;
+  /** When the person last proved who they are in this session: its sign-in, or a re-authentication. */
+  authenticated_at: number;
   /** The absolute end, whatever the activity. */
   expires_at: number;
   ip: string | null;
@@ -73,6 +75,8 @@ export interface AccountLinkRecord {
   created_at: number;
   expires_at: number;
   used_at: number | null;
+  /** When its creator or an admin revoked it, or its creator's account was disabled. */
+  revoked_at: number | null;
 }
 
 export interface WebauthnChallengeRecord {
@@ -131,7 +135,7 @@ export interface ConsoleStore {
   /** Inserts the account; false when its email is already taken. */
   insertAccount(account: AccountRecord): Promise<boolean>;
   /**
-   * Uses the link (unused, unexpired, of that purpose) and inserts the account, in one unit:
+   * Uses the link (usable as by useLink) and inserts the account, in one unit:
    * null when the link was not usable, 'email_taken' when the email has an account.
    */
   insertAccountWithLink(account: AccountRecord, linkDigest: string, now: number): Promise<'created' | 'email_taken' | null>;
@@ -154,6 +158,8 @@ export interface ConsoleStore {
   /** The unexpired session with this digest and its account. */
   findSession(digest: string, now: number): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | undefined>;
   touchSession(id: string, now: number): Promise<boolean>;
+  /** Records a fresh authentication in the session (a password or passkey confirmed again). */
+  markSessionAuthenticated(id: string, now: number): Promise<boolean>;
   listSessions(accountId: string, now: number): Promise<ConsoleSessionRecord[]>;
   deleteSession(id: string, accountId: string): Promise<boolean>;
   /** Ends every session of the account but `exceptId`; resolves with how many. */
@@ -161,10 +167,25 @@ export interface ConsoleStore {
 
   insertLink(link: AccountLinkRecord): Promise<void>;
   findLink(digest: string): Promise<AccountLinkRecord | undefined>;
-  /** Marks the link used, if it is unused, unexpired and of that purpose. */
+  /**
+   * Marks the link used, if it is unused, unrevoked, unexpired, of that purpose, and its creator
+   * (if any) is an active account.
+   */
   useLink(digest: string, purpose: LinkPurpose, now: number): Promise<boolean>;
   /** Uses the verification link and marks its account's email verified, in one unit. */
   useVerificationLink(digest: string, now: number): Promise<AccountRecord | undefined>;
+  /**
+   * The setup and invitation links still outstanding (unused, unrevoked, unexpired), oldest
+   * first: those `createdBy` made, or every one.
+   */
+  listOutstandingLinks(now: number, createdBy?: string): Promise<AccountLinkRecord[]>;
+  /** Revokes the link if it is still outstanding (and made by `createdBy`, when given). */
+  revokeLink(digest: string, now: number, createdBy?: string): Promise<boolean>;
+  /**
+   * Revokes the outstanding links the account made, and the setup links made for it: what
+   * disabling it ends. Resolves with how many.
+   */
+  revokeLinksOf(accountId: string, now: number): Promise<number>;
 
   insertChallenge(challenge: WebauthnChallengeRecord): Promise<void>;
   /** Deletes and returns the unexpired challenge: each can be answered once. */

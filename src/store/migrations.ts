@@ -265,4 +265,23 @@ $$`,
       'CREATE INDEX clients_last_used_at ON clients (last_used_at)',
     ],
   },
+  {
+    // A setup or invitation link can be revoked before it is used (docs/design.md §11): by its
+    // creator, by an admin, or because its creator's account was disabled. The index serves the
+    // list of a person's outstanding links and their end when the account is disabled.
+    version: '0009_account_link_revocation',
+    statements: [
+      'ALTER TABLE account_links ADD COLUMN revoked_at bigint',
+      'CREATE INDEX account_links_created_by ON account_links (created_by)',
+    ],
+  },
+  {
+    // When the person behind a console session last proved who they are (sign-in, or a fresh
+    // password or passkey): adding or removing a sign-in method needs it recent (docs/design.md §11).
+    version: '0010_console_session_authenticated_at',
+    statements: [
+      'ALTER TABLE console_sessions ADD COLUMN authenticated_at bigint NOT NULL DEFAULT 0',
+      'UPDATE console_sessions SET authenticated_at = created_at',
+    ],
+  },
 ];

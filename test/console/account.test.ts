@@ -282,7 +282,7 @@ describe('passkey endpoints', () => {
     await person.get('/console/sign-in');
     const options = await person.postJson('/console/sign-in/passkey/options', {});
     expect(options.status).toBe(200);
-    expect(options.body).toMatchObject({ challengeId: expect.stringMatching(/^chl_/), options: { rpId: '127.0.0.1', userVerification: 'preferred' } });
+    expect(options.body).toMatchObject({ challengeId: expect.stringMatching(/^chl_/), options: { rpId: '127.0.0.1', userVerification: 'required' } });
     for (const body of [{}, { challengeId: 'chl_nope', response: {} }, { challengeId: options.body.challengeId, response: { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: {} } }, { challengeId: 5, response: 'x' }]) {
       const answer = await fetch(`${server.baseUrl}/console/sign-in/passkey`, {
         method: 'POST',

@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const ADMIN_PAGES = ['/console/admin', '/console/admin/agents', '/console/admin/websites', '/console/admin/events'];
+const ADMIN_PAGES = ['/console/admin', '/console/admin/links', '/console/admin/agents', '/console/admin/websites', '/console/admin/events'];
 const ACTIONS: Array<[string, Record<string, string>]> = [['disable', {}], ['enable', {}], ['role', { role: 'admin' }], ['verify-email', {}], ['setup-link', {}]];
 
 /** The error code of a console error page. */

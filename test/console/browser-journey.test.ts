@@ -171,4 +171,46 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       await context.close();
     }
   });
+
+  it('after the re-authentication window, removing the password asks to confirm with a passkey first, and then goes through', async () => {
+    const owner = await createPasswordAccount(server.ctx, { email: 'rita@example.com', name: 'Rita Reauth' });
+    const context = await browser.newContext();
+    try {
+      const watched = await watchedPage(context);
+      const { page } = watched;
+      page.on('dialog', (dialog) => void dialog.accept());
+      await addVirtualAuthenticator(context, page);
+
+      await page.goto(`${server.baseUrl}/console/account`);
+      await page.waitForURL(/\/console\/sign-in\?next=/);
+      await page.getByLabel('Email', { exact: true }).fill(owner.email);
+      await page.getByLabel('Password', { exact: true }).fill(TEST_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.waitForURL((url) => url.pathname === '/console/account');
+      // Right after signing in, adding a passkey needs nothing more.
+      await page.getByLabel('Name of the new passkey').fill('Phone');
+      await page.getByRole('button', { name: 'Add a passkey' }).click();
+      await page.waitForURL(/notice=passkey_added$/);
+
+      // Five minutes later (a session left open), the password cannot be removed on the session alone.
+      server.clock.advance(301);
+      await page.getByRole('button', { name: 'Remove my password' }).click();
+      await page.waitForURL((url) => url.pathname === '/console/account/confirm');
+      expect(await page.locator('h1').textContent()).toBe('Confirm it is you');
+      expect((await server.ctx.store.console.findAccount(owner.id))!.password_hash).not.toBeNull();
+
+      await page.getByRole('button', { name: 'Confirm with a passkey' }).click();
+      await page.waitForURL((url) => url.pathname === '/console/account' && url.search === '');
+      await page.getByRole('button', { name: 'Remove my password' }).click();
+      await page.waitForURL(/notice=password_removed$/);
+      expect((await server.ctx.store.console.findAccount(owner.id))!.password_hash).toBeNull();
+      const actions = (await server.ctx.store.console.listEvents({ limit: 100 })).filter((event) => event.target === owner.id).map((event) => event.action);
+      expect(actions).toEqual(expect.arrayContaining(['account.add_passkey', 'account.reauthenticate', 'account.remove_password']));
+
+      expect(cspViolations(watched)).toEqual([]);
+      expect(watched.errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 });

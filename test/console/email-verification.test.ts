@@ -3,63 +3,13 @@
  * (smtp-server), confirmed with a button, used once; the agents of the account then say
  * email_verified true. Without SMTP_URL an administrator verifies the email instead.
  */
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwnedAgent } from '../../src/console/agents.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
 import { ConsoleSession, createPasswordAccount, noticeOf, signIn } from '../helpers/console.ts';
 import { obtainTokens, type Party } from '../helpers/flow.ts';
-import { freePort } from '../helpers/net.ts';
+import { startMailbox } from '../helpers/mailbox.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-
-interface Mail {
-  /** The envelope's recipients. */
-  to: string[];
-  headers: string;
-  /** The body, quoted-printable decoded. */
-  text: string;
-}
-
-/** An SMTP server on 127.0.0.1 that keeps what it receives, for the test to wait for. */
-async function startMailbox(): Promise<{ url: string; next(): Promise<Mail>; received: Mail[]; close(): Promise<void> }> {
-  const received: Mail[] = [];
-  const waiting: Array<(mail: Mail) => void> = [];
-  let taken = 0;
-  const smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const split = raw.indexOf('\r\n\r\n');
-        const headers = raw.slice(0, split);
-        const body = raw.slice(split + 4);
-        const quoted = /content-transfer-encoding:\s*quoted-printable/i.test(headers);
-        const text = quoted ? body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : body;
-        const mail = { to: session.envelope.rcptTo.map((rcpt) => rcpt.address), headers, text };
-        received.push(mail);
-        waiting.shift()?.(mail);
-        callback();
-      });
-    },
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => smtp.listen(port, '127.0.0.1', resolve));
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    received,
-    next() {
-      const index = taken++;
-      const mail = received[index];
-      if (mail) return Promise.resolve(mail);
-      return new Promise((resolve) => waiting.push(resolve));
-    },
-    close: () => new Promise((resolve) => smtp.close(() => resolve())),
-  };
-}
 
 /** The claims of a JWT's payload (the id token is the server's own: its signature is tested elsewhere). */
 const payloadOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountLinkRecord, AccountRecord } from '../../src/store/console-types.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { freshDatabase } from '../helpers/server.ts';
@@ -47,7 +47,7 @@ describe('ConsoleStore', () => {
     const taken = account();
     await store.console.insertAccount(taken);
     const digest = unique('dig');
-    await store.console.insertLink({ digest, purpose: 'invite', account_id: null, email: null, role: 'member', created_by: null, created_at: NOW, expires_at: NOW + 60, used_at: null });
+    await store.console.insertLink({ digest, purpose: 'invite', account_id: null, email: null, role: 'member', created_by: null, created_at: NOW, expires_at: NOW + 60, used_at: null, revoked_at: null });
     expect(await store.console.insertAccountWithLink(account({ email_key: taken.email_key }), digest, NOW)).toBe('email_taken');
     expect((await store.console.findLink(digest))?.used_at).toBeNull();
     const results = await Promise.all([account(), account(), account()].map((a) => store.console.insertAccountWithLink(a, digest, NOW)));
@@ -58,11 +58,46 @@ describe('ConsoleStore', () => {
 
   it('a link of another purpose, or expired, cannot be used', async () => {
     const digest = unique('dig');
-    await store.console.insertLink({ digest, purpose: 'setup', account_id: 'acc_x', email: null, role: null, created_by: null, created_at: NOW, expires_at: NOW + 60, used_at: null });
+    await store.console.insertLink({ digest, purpose: 'setup', account_id: 'acc_x', email: null, role: null, created_by: null, created_at: NOW, expires_at: NOW + 60, used_at: null, revoked_at: null });
     expect(await store.console.useLink(digest, 'invite', NOW)).toBe(false);
     expect(await store.console.useLink(digest, 'setup', NOW + 60)).toBe(false);
     expect(await store.console.useLink(digest, 'setup', NOW)).toBe(true);
     expect(await store.console.useLink(digest, 'setup', NOW)).toBe(false);
+  });
+
+  it('a link is revoked once, while outstanding, by its maker or by anyone when none is named; a disabled maker\'s link cannot be used', async () => {
+    const maker = account();
+    const other = account();
+    await store.console.insertAccount(maker);
+    await store.console.insertAccount(other);
+    const link = (overrides: Partial<AccountLinkRecord> = {}): AccountLinkRecord => ({ digest: unique('dig'), purpose: 'invite', account_id: null, email: null, role: 'member', created_by: maker.id, created_at: NOW, expires_at: NOW + 60, used_at: null, revoked_at: null, ...overrides });
+    const [first, second, others, setupFor, verify, expired] = [link(), link(), link({ created_by: other.id }), link({ purpose: 'setup', account_id: maker.id, role: null, created_by: null }), link({ purpose: 'verify', account_id: maker.id, role: null, created_by: null, email: maker.email }), link({ expires_at: NOW })];
+    for (const each of [first, second, others, setupFor, verify, expired]) await store.console.insertLink(each!);
+    const digests = (links: AccountLinkRecord[]) => links.map((each) => each.digest);
+    expect(digests(await store.console.listOutstandingLinks(NOW, maker.id)).sort()).toEqual([first!.digest, second!.digest].sort());
+    const every = digests(await store.console.listOutstandingLinks(NOW));
+    expect(every).toEqual(expect.arrayContaining([first!.digest, second!.digest, others!.digest, setupFor!.digest]));
+    expect(every).not.toContain(verify!.digest);
+    expect(every).not.toContain(expired!.digest);
+
+    expect(await store.console.revokeLink(first!.digest, NOW, other.id)).toBe(false);
+    expect(await store.console.revokeLink(first!.digest, NOW, maker.id)).toBe(true);
+    expect(await store.console.revokeLink(first!.digest, NOW)).toBe(false);
+    expect(await store.console.revokeLink(expired!.digest, NOW)).toBe(false);
+    expect(await store.console.useLink(first!.digest, 'invite', NOW)).toBe(false);
+    // What disabling the maker ends: the links it made and the setup links made for it.
+    expect(await store.console.revokeLinksOf(maker.id, NOW)).toBe(2);
+    expect(await store.console.listOutstandingLinks(NOW, maker.id)).toEqual([]);
+    expect((await store.console.findLink(setupFor!.digest))?.revoked_at).toBe(NOW);
+    expect((await store.console.findLink(verify!.digest))?.revoked_at).toBeNull();
+    expect((await store.console.findLink(others!.digest))?.revoked_at).toBeNull();
+
+    // A maker disabled without its links being ended: the use itself refuses the link.
+    await store.console.updateAccount(other.id, { status: 'disabled' });
+    expect(await store.console.useLink(others!.digest, 'invite', NOW)).toBe(false);
+    expect(await store.console.insertAccountWithLink(account(), others!.digest, NOW)).toBeNull();
+    await store.console.updateAccount(other.id, { status: 'active' });
+    expect(await store.console.insertAccountWithLink(account(), others!.digest, NOW)).toBe('created');
   });
 
   it('a WebAuthn challenge is taken once, and not after it expired', async () => {
@@ -104,11 +139,11 @@ describe('ConsoleStore', () => {
   it('purges expired sessions, challenges, links a day past expiry, and old console events', async () => {
     const owner = account();
     await store.console.insertAccount(owner);
-    await store.console.insertSession({ id: unique('ses_'), digest: unique('d'), account_id: owner.id, created_at: NOW - 100, last_seen_at: NOW - 100, expires_at: NOW - 1, ip: null, user_agent: null, method: 'password' });
+    await store.console.insertSession({ id: unique('ses_'), digest: unique('d'), account_id: owner.id, created_at: NOW - 100, last_seen_at: NOW - 100, authenticated_at: NOW - 100, expires_at: NOW - 1, ip: null, user_agent: null, method: 'password' });
     const live = unique('ses_');
-    await store.console.insertSession({ id: live, digest: unique('d'), account_id: owner.id, created_at: NOW, last_seen_at: NOW, expires_at: NOW + 100, ip: null, user_agent: null, method: 'password' });
+    await store.console.insertSession({ id: live, digest: unique('d'), account_id: owner.id, created_at: NOW, last_seen_at: NOW, authenticated_at: NOW, expires_at: NOW + 100, ip: null, user_agent: null, method: 'password' });
     const recentLink = unique('dig');
-    await store.console.insertLink({ digest: recentLink, purpose: 'invite', account_id: null, email: null, role: 'member', created_by: null, created_at: NOW, expires_at: NOW - 10, used_at: null });
+    await store.console.insertLink({ digest: recentLink, purpose: 'invite', account_id: null, email: null, role: 'member', created_by: null, created_at: NOW, expires_at: NOW - 10, used_at: null, revoked_at: null });
     await store.console.recordEvent({ at: NOW - 1000, actor_id: null, action: 'old', target: null, ip: null, detail: null });
     await store.console.recordEvent({ at: NOW, actor_id: owner.id, action: 'new', target: null, ip: null, detail: null });
     await store.console.purge(NOW, NOW - 500);

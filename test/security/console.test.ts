@@ -10,7 +10,7 @@ import { issueLink } from '../../src/console/accounts.ts';
 import { createOwnedAgent } from '../../src/console/agents.ts';
 import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { captureLogs, startTestServer, type TestServer } from '../helpers/server.ts';
-import { expectNoLeak } from './support.ts';
+import { consolePostPaths, expectNoLeak } from './support.ts';
 
 const logs = captureLogs();
 let server: TestServer;
@@ -20,29 +20,15 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-/** Every route of the server with its methods, read from Fastify's own route tree. */
-function routes(): Array<{ path: string; methods: string[] }> {
-  const found: Array<{ path: string; methods: string[] }> = [];
-  const stack: string[] = [];
-  for (const line of server.app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^([│ ]*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (!match) continue;
-    const level = match[1]!.length / 4;
-    stack.length = level;
-    const path = (stack[level - 1] ?? '') + match[2]!;
-    stack.push(path);
-    if (match[3]) found.push({ path, methods: match[3].split(', ') });
-  }
-  return found;
-}
-
-const consolePosts = () => routes().filter((route) => route.path.startsWith('/console') && route.methods.includes('POST')).map((route) => route.path.replace(/:\w+/g, 'x'));
+const consolePosts = () => consolePostPaths(server.app);
 
 describe('CSRF and cross-site posts in the console', () => {
   it('finds the console\'s form routes (the list below is not empty by accident)', () => {
     const posts = consolePosts();
     expect(posts).toContain('/console/sign-in');
     expect(posts).toContain('/console/account/password');
+    expect(posts).toContain('/console/account/links/x/revoke');
+    expect(posts).toContain('/console/admin/links/x/revoke');
     expect(posts.length).toBeGreaterThan(15);
   });
 

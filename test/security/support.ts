@@ -3,6 +3,7 @@
  * shapes, "no stack trace", raw HTTP over a socket, and small timing helpers.
  */
 import { connect } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import { metaContent } from '../helpers/flow.ts';
 import type { TestServer } from '../helpers/server.ts';
@@ -116,4 +117,25 @@ export function median(values: number[]): number {
 export function corsHeaders(response: Response | RawResponse): string[] {
   const names = response instanceof Response ? [...response.headers.keys()] : Object.keys(response.headers);
   return names.filter((name) => name.toLowerCase().startsWith('access-control-'));
+}
+
+/** Every route of a server with its methods, read from Fastify's own route tree. */
+export function routesOf(app: Pick<FastifyInstance, 'printRoutes'>): Array<{ path: string; methods: string[] }> {
+  const found: Array<{ path: string; methods: string[] }> = [];
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^([│ ]*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const level = match[1]!.length / 4;
+    stack.length = level;
+    const path = (stack[level - 1] ?? '') + match[2]!;
+    stack.push(path);
+    if (match[3]) found.push({ path, methods: match[3].split(', ') });
+  }
+  return found;
+}
+
+/** The console's POST routes, path parameters written as `x`: a route added later is in the list by itself. */
+export function consolePostPaths(app: Pick<FastifyInstance, 'printRoutes'>): string[] {
+  return routesOf(app).filter((route) => route.path.startsWith('/console') && route.methods.includes('POST')).map((route) => route.path.replace(/:\w+/g, 'x'));
 }

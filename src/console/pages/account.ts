@@ -3,6 +3,8 @@ import { type Html, html } from '../../pages/html.ts';
 import type { AccountRecord, ConsoleSessionRecord, PasskeyRecord } from '../../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../../store/types.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts.ts';
+import type { OutstandingLink } from '../links.ts';
+import { linkTable } from './links.ts';
 import { actionButton, type ConsolePage, consolePage, csrfField, field, type PageContext, secretOnce, when } from './shell.ts';
 
 export function overviewPage(page: PageContext & { account: AccountRecord }, input: { agents: AgentRecord[]; websites: ClientRecord[]; hasCredential: boolean; notice: ConsolePage['notice'] }): string {
@@ -29,6 +31,8 @@ export interface AccountPageInput {
   errors?: Record<string, string>;
   /** A just-created invitation link, shown once. */
   invitation?: { url: string; expiresAt: number } | null;
+  /** The setup and invitation links this person made that are still unused. */
+  links?: OutstandingLink[];
 }
 
 function passkeyRows(csrf: string, passkeys: PasskeyRecord[], error: string | undefined): Html {
@@ -115,6 +119,47 @@ ${input.canInvite ? html`<section aria-labelledby="invite-heading">
 <p>An invitation link lets one person create an account. Send it to them yourself.</p>
 ${input.invitation ? secretOnce('Invitation link', 'invitation-url', input.invitation.url, html`shown only now; it works once, until ${when(input.invitation.expiresAt)}`) : ''}
 ${actionButton(csrf, '/console/account/invitations', 'Create an invitation link')}
+</section>` : ''}
+${input.links?.length ? html`<section aria-labelledby="links-heading">
+<h2 id="links-heading">Your unused links</h2>
+<p>Links you made that nobody has used yet. Revoke one you sent to the wrong person, or no longer want used; they also stop working if your account is disabled.</p>
+${linkTable(csrf, input.links, { caption: 'Your unused setup and invitation links', revokeAction: (id) => `/console/account/links/${id}/revoke` })}
 </section>` : ''}`,
+  });
+}
+
+export interface ConfirmPageInput {
+  hasPassword: boolean;
+  hasPasskey: boolean;
+  /** Where to go once confirmed (a console path). */
+  next: string;
+  errors?: Record<string, string>;
+  notice?: ConsolePage['notice'];
+}
+
+/** "Confirm it is you": a password or a passkey, before a change to how the account signs in. */
+export function confirmPage(page: PageContext & { account: AccountRecord }, input: ConfirmPageInput): string {
+  const { csrf } = page;
+  const errors = input.errors ?? {};
+  return consolePage(page, {
+    title: 'Confirm it is you',
+    section: 'account',
+    notice: input.notice ?? (Object.keys(errors).length > 0 ? { kind: 'error', text: errors.password ?? errors.passkey ?? 'Please try again.' } : null),
+    body: html`<p>You are about to change how you sign in to this account. Confirm it is you first; you will not be asked again for a few minutes.</p>
+${input.hasPasskey ? html`<section aria-labelledby="confirm-passkey-heading">
+<h2 id="confirm-passkey-heading">With a passkey</h2>
+<button type="button" id="passkey-confirm" data-csrf="${csrf}" data-next="${input.next}">Confirm with a passkey</button>
+${errors.passkey ? html`<p class="field-error" role="alert">${errors.passkey}</p>` : ''}
+</section>` : ''}
+${input.hasPassword ? html`<section aria-labelledby="confirm-password-heading">
+<h2 id="confirm-password-heading">With your password</h2>
+<form method="post" action="/console/account/confirm" class="stack">
+${csrfField(csrf)}<input type="hidden" name="next" value="${input.next}">
+<input type="text" name="username" value="${page.account.email}" autocomplete="username" hidden>
+${field({ label: 'Password', name: 'password', type: 'password', autocomplete: 'current-password', required: true, error: errors.password })}
+<button type="submit">Confirm</button>
+</form>
+</section>` : ''}
+<p><a href="/console/account">Back to your account</a></p>`,
   });
 }

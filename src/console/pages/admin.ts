@@ -1,17 +1,20 @@
-/** The admin area: every account with its actions, every agent, every website, the console's audit. */
+/** The admin area: every account with its actions, the unused links, every agent, every website, the console's audit. */
 import { type Html, html } from '../../pages/html.ts';
 import type { AccountRecord, ConsoleEventView } from '../../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../../store/types.ts';
+import type { OutstandingLink } from '../links.ts';
+import { linkTable } from './links.ts';
 import { actionButton, type ConsolePage, consolePage, type PageContext, secretOnce, when } from './shell.ts';
 
 type AdminPage = PageContext & { account: AccountRecord };
 
 /** The admin pages, with the current one marked. */
-function adminNavigation(current: 'accounts' | 'agents' | 'websites' | 'events'): Html {
+function adminNavigation(current: 'accounts' | 'links' | 'agents' | 'websites' | 'events'): Html {
   const link = (key: typeof current, href: string, label: string) => html`<li><a href="${href}"${key === current ? html` aria-current="page"` : ''}>${label}</a></li>`;
   return html`<nav aria-label="Admin" class="admin-nav">
 <ul>
 ${link('accounts', '/console/admin', 'Accounts')}
+${link('links', '/console/admin/links', 'Unused links')}
 ${link('agents', '/console/admin/agents', 'All agents')}
 ${link('websites', '/console/admin/websites', 'All websites')}
 ${link('events', '/console/admin/events', 'Console activity')}
@@ -47,7 +50,7 @@ function accountActions(page: AdminPage, target: AccountRecord): Html {
   const base = `/console/admin/accounts/${target.id}`;
   const who = target.name ?? target.email;
   return html`${self ? '' : target.status === 'active'
-    ? actionButton(csrf, `${base}/disable`, 'Disable', { danger: true, confirm: `Disable the account of ${who}? It is signed out everywhere.` })
+    ? actionButton(csrf, `${base}/disable`, 'Disable', { danger: true, confirm: `Disable the account of ${who}? It is signed out everywhere, and the links it made stop working.` })
     : actionButton(csrf, `${base}/enable`, 'Enable')}
 ${self ? '' : target.role === 'admin'
     ? actionButton(csrf, `${base}/role`, 'Make member', { extra: html`<input type="hidden" name="role" value="member">` })
@@ -81,6 +84,17 @@ ${input.rows.map(({ account, agents, websites }) => html`<tr id="account-${accou
 </tr>`)}
 </tbody>
 </table>`,
+  });
+}
+
+export function adminLinksPage(page: AdminPage, input: { links: OutstandingLink[]; notice: ConsolePage['notice'] }): string {
+  return consolePage(page, {
+    title: 'Admin: unused links',
+    section: 'admin',
+    notice: input.notice,
+    body: html`${adminNavigation('links')}
+<p>Every setup and invitation link that has not been used, revoked or expired, whoever made it. Disabling an account revokes the links it made and the setup links made for it.</p>
+${input.links.length === 0 ? html`<p>There are no unused links.</p>` : linkTable(page.csrf, input.links, { caption: 'Every unused setup and invitation link', revokeAction: (id) => `/console/admin/links/${id}/revoke`, showCreator: true })}`,
   });
 }
 

@@ -139,10 +139,11 @@ const NOTICES: Record<string, string> = {
   site_revoked: 'The website is disconnected: its tokens for this agent stop working.',
   website_disabled: 'The website is disabled: it cannot start sign-ins, and its tokens stop working.',
   website_enabled: 'The website is enabled.',
-  account_disabled: 'The account is disabled and signed out everywhere.',
+  account_disabled: 'The account is disabled and signed out everywhere; the links it made are revoked.',
   account_enabled: 'The account is enabled.',
   role_changed: 'The role is changed.',
   email_verified: 'The email is marked verified.',
+  link_revoked: 'The link is revoked: it no longer works.',
 };
 
 export function noticeFor(code: string | undefined): ConsolePage['notice'] {

@@ -1,14 +1,19 @@
-/** The overview and the signed-in person's own account: profile, passkeys, password, sessions, invitations. */
-import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+/** The overview and the signed-in person's own account: profile, passkeys, password, sessions, invitations and their unused links. */
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { issueLink, passwordMatches, removePassword, rename, sendVerificationEmail, setPassword } from '../accounts.ts';
+import { SlowDown } from '../../protocol/errors.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
+import { issueLink, removePassword, rename, sendVerificationEmail, setPassword } from '../accounts.ts';
 import { InvalidField } from '../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
-import { accountPage, overviewPage } from '../pages/account.ts';
+import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
+import { accountPage, confirmPage, overviewPage } from '../pages/account.ts';
 import { noticeFor } from '../pages/shell.ts';
-import { registerPasskey, registrationOptions, removePasskey, renamePasskey } from '../passkeys.ts';
+import { reauthenticationOptions, registerPasskey, registrationOptions, removePasskey, renamePasskey } from '../passkeys.ts';
+import { confirmWithOwnPasskey, confirmWithPassword, notifySignInMethodChange, requireFreshAuthentication } from '../reauthentication.ts';
 import { listSessions } from '../sessions.ts';
 import type { ConsoleScope, Form } from './index.ts';
+import { safeNext } from './sign-in.ts';
 
 export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
@@ -27,7 +32,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   /** The account page, with a notice, field errors or a fresh invitation link. */
   const show = async (request: FastifyRequest, reply: FastifyReply, extra: { notice?: string; errors?: Record<string, string>; invitation?: { url: string; expiresAt: number } } = {}, status = 200) => {
     const page = await area.page(request, reply);
-    const [passkeys, sessions] = await Promise.all([ctx.store.console.listPasskeys(page.account.id), listSessions(ctx, page.account)]);
+    const [passkeys, sessions, links] = await Promise.all([ctx.store.console.listPasskeys(page.account.id), listSessions(ctx, page.account), outstandingLinks(ctx, page.account.id)]);
     return area.send(reply, accountPage(page, {
       passkeys,
       sessions,
@@ -37,6 +42,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       notice: noticeFor(extra.notice),
       errors: extra.errors,
       invitation: extra.invitation,
+      links,
     }), status);
   };
   /** Runs a form's action; an InvalidField shows the page again with the message beside its field. */
@@ -48,6 +54,41 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       return show(request, reply, { errors: { [error.field]: error.description } }, 400);
     }
   };
+
+  /** Mails the owner about a change to how they sign in (where SMTP is configured). */
+  const tellOwner = (request: FastifyRequest, account: AccountRecord, change: string) =>
+    notifySignInMethodChange(ctx, account, change, request.ip, (error) => request.log.warn({ err: error }, 'the mail about a sign-in method change could not be sent'));
+
+  // "Confirm it is you": a password or a passkey, before adding or removing a sign-in method.
+  const showConfirm = async (request: FastifyRequest, reply: FastifyReply, next: string, errors: Record<string, string> = {}, status = 200) => {
+    const page = await area.page(request, reply);
+    const passkeys = await ctx.store.console.listPasskeys(page.account.id);
+    return area.send(reply, confirmPage(page, { hasPassword: page.account.password_hash !== null, hasPasskey: passkeys.length > 0, next, errors }), status);
+  };
+  scope.get<{ Querystring: Form }>('/account/confirm', (request, reply) => showConfirm(request, reply, safeNext(request.query.next ?? '/console/account')));
+  scope.post<{ Body: Form }>('/account/confirm', { preHandler: guard }, async (request, reply) => {
+    area.account(request);
+    const next = safeNext(request.body?.next ?? '/console/account');
+    try {
+      await confirmWithPassword(ctx, request.signedIn!, request.body?.password ?? '', request.ip);
+    } catch (error) {
+      if (error instanceof InvalidField) return showConfirm(request, reply, next, { password: error.description }, 401);
+      if (error instanceof SlowDown) return showConfirm(request, reply.headers(error.headers), next, { password: error.description }, 429);
+      throw error;
+    }
+    return area.redirect(reply, next);
+  });
+  scope.post('/account/confirm/passkey/options', { preHandler: guard }, async (request, reply) => {
+    const account = area.account(request);
+    return reply.header('cache-control', 'no-store').send(await reauthenticationOptions(ctx, account));
+  });
+  scope.post<{ Body: { challengeId?: unknown; response?: unknown; next?: unknown } }>('/account/confirm/passkey', { preHandler: guard, config: { webauthnResponse: true } }, async (request, reply) => {
+    area.account(request);
+    const { challengeId, response, next } = request.body ?? {};
+    if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null) throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
+    await confirmWithOwnPasskey(ctx, request.signedIn!, challengeId, response as AuthenticationResponseJSON, request.ip);
+    return reply.header('cache-control', 'no-store').send({ redirect: safeNext(typeof next === 'string' ? next : '/console/account') });
+  });
 
   scope.get<{ Querystring: Form }>('/account', (request, reply) => show(request, reply, { notice: request.query.notice }));
 
@@ -62,20 +103,32 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   scope.post<{ Body: Form }>('/account/password', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
       const account = area.account(request);
-      // Changing a password needs the current one: a session left open is not enough.
-      if (account.password_hash !== null && !(await passwordMatches(account.password_hash, (request.body?.current_password ?? '').slice(0, 1024)))) {
-        throw new InvalidField('current_password', 'The current password is wrong.');
+      const hadPassword = account.password_hash !== null;
+      // Changing a password needs the current one (which is a fresh authentication, throttled as
+      // a sign-in); setting a first one needs a fresh authentication by passkey.
+      if (hadPassword) {
+        try {
+          await confirmWithPassword(ctx, request.signedIn!, request.body?.current_password ?? '', request.ip);
+        } catch (error) {
+          if (error instanceof InvalidField) throw new InvalidField('current_password', 'The current password is wrong.');
+          throw error;
+        }
+      } else {
+        await requireFreshAuthentication(ctx, request.signedIn!);
       }
       await setPassword(ctx, account, request.body?.password ?? '');
       await recordConsoleEvent(ctx, account, 'account.set_password', account.id, request.ip);
+      await tellOwner(request, account, hadPassword ? 'Your password was changed' : 'A password was set');
       return 'password_saved';
     }));
 
   scope.post('/account/password/remove', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
       const account = area.account(request);
+      await requireFreshAuthentication(ctx, request.signedIn!);
       await removePassword(ctx, account);
       await recordConsoleEvent(ctx, account, 'account.remove_password', account.id, request.ip);
+      await tellOwner(request, account, 'Your password was removed');
       return 'password_removed';
     }));
 
@@ -91,14 +144,17 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   // errors are answered in the JSON shape by the scope (routes/index.ts).
   scope.post('/account/passkeys/options', { preHandler: guard }, async (request, reply) => {
     const account = area.account(request);
+    await requireFreshAuthentication(ctx, request.signedIn!);
     return reply.header('cache-control', 'no-store').send(await registrationOptions(ctx, account));
   });
-  scope.post<{ Body: { challengeId?: unknown; response?: unknown; name?: unknown } }>('/account/passkeys', { preHandler: guard }, async (request, reply) => {
+  scope.post<{ Body: { challengeId?: unknown; response?: unknown; name?: unknown } }>('/account/passkeys', { preHandler: guard, config: { webauthnResponse: true } }, async (request, reply) => {
     const account = area.account(request);
+    await requireFreshAuthentication(ctx, request.signedIn!);
     const { challengeId, response, name } = request.body ?? {};
     if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null) throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
     const passkey = await registerPasskey(ctx, account, challengeId, response as RegistrationResponseJSON, typeof name === 'string' ? name : undefined);
     await recordConsoleEvent(ctx, account, 'account.add_passkey', account.id, request.ip, passkey.name);
+    await tellOwner(request, account, `A passkey named ${JSON.stringify(passkey.name)} was added`);
     return reply.header('cache-control', 'no-store').send({ redirect: '/console/account?notice=passkey_added' });
   });
   scope.post<{ Params: { id: string }; Body: Form }>('/account/passkeys/:id/rename', { preHandler: guard }, (request, reply) =>
@@ -111,8 +167,10 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   scope.post<{ Params: { id: string } }>('/account/passkeys/:id/remove', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
       const account = area.account(request);
-      await removePasskey(ctx, account, request.params.id);
-      await recordConsoleEvent(ctx, account, 'account.remove_passkey', account.id, request.ip);
+      await requireFreshAuthentication(ctx, request.signedIn!);
+      const removed = await removePasskey(ctx, account, request.params.id);
+      await recordConsoleEvent(ctx, account, 'account.remove_passkey', account.id, request.ip, removed.name);
+      await tellOwner(request, account, `The passkey named ${JSON.stringify(removed.name)} was removed`);
       return 'passkey_removed';
     }));
 
@@ -145,4 +203,13 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     await recordConsoleEvent(ctx, account, 'account.invite', null, request.ip);
     return show(request, reply, { invitation });
   });
+
+  // A link this person made and nobody used yet; another person's link is a 404, as a missing one.
+  scope.post<{ Params: { id: string } }>('/account/links/:id/revoke', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async () => {
+      const account = area.account(request);
+      const link = await revokeOutstandingLink(ctx, request.params.id, account.id);
+      await recordConsoleEvent(ctx, account, 'account.revoke_link', link.account_id ?? account.id, request.ip, `${link.purpose} ${request.params.id}`);
+      return 'link_revoked';
+    }));
 }

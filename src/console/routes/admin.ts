@@ -1,6 +1,7 @@
 /**
  * The admin area (docs/design.md §11): every account with its actions (disable, enable, role,
- * email verification, a new setup link), every agent, every website, and the console's audit.
+ * email verification, a new setup link), every unused setup and invitation link (revoke), every
+ * agent, every website, and the console's audit.
  * Every route starts with requireAdmin: a member gets the 403 page and nothing changes.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -10,7 +11,8 @@ import { requireAdmin } from '../access.ts';
 import { InvalidField } from '../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { decodeCursor, encodeCursor } from '../history.ts';
-import { adminAccountsPage, adminAgentsPage, adminEventsPage, adminWebsitesPage } from '../pages/admin.ts';
+import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
+import { adminAccountsPage, adminAgentsPage, adminEventsPage, adminLinksPage, adminWebsitesPage } from '../pages/admin.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './index.ts';
 
@@ -53,6 +55,20 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   };
 
   scope.get<{ Querystring: Form }>('/admin', (request, reply) => showAccounts(request, reply, { notice: noticeFor(request.query.notice) }));
+
+  scope.get<{ Querystring: Form }>('/admin/links', async (request, reply) => {
+    admin(request);
+    const page = await area.page(request, reply);
+    return area.send(reply, adminLinksPage(page, { links: await outstandingLinks(ctx), notice: noticeFor(request.query.notice) }));
+  });
+
+  // Any unused link, whoever made it; the target is the account a setup link is for, or the invitation's maker.
+  scope.post<{ Params: { id: string }; Body: Form }>('/admin/links/:id/revoke', { preHandler: guard }, async (request, reply) => {
+    const actor = admin(request);
+    const link = await revokeOutstandingLink(ctx, request.params.id);
+    await recordConsoleEvent(ctx, actor, 'admin.revoke_link', link.account_id ?? link.created_by, request.ip, `${link.purpose} ${request.params.id}`);
+    return area.redirect(reply, '/console/admin/links?notice=link_revoked');
+  });
 
   scope.get('/admin/agents', async (request, reply) => {
     admin(request);

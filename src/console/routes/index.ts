@@ -8,7 +8,7 @@ import { browserCookie, type BrowserCookie, csrfTokens, formRoutes, singleValues
 import { describeError } from '../../http/errors.ts';
 import { pageHeaders } from '../../pages/layout.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
-import { SignInRequired } from '../errors.ts';
+import { ReauthenticationRequired, SignInRequired } from '../errors.ts';
 import { consoleErrorPage } from '../pages/error.ts';
 import type { PageContext } from '../pages/shell.ts';
 import { currentSession, type SignedIn } from '../sessions.ts';
@@ -19,6 +19,10 @@ import { signInRoutes } from './sign-in.ts';
 import { websiteRoutes } from './websites.ts';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The body carries a WebAuthn answer, an object, in `response` (the passkey ceremonies). */
+    webauthnResponse?: boolean;
+  }
   interface FastifyRequest {
     /** The console session of the request, if any (set for every console route). */
     signedIn: SignedIn | null;
@@ -56,10 +60,14 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
     async (scope) => {
       const guard = await csrfTokens(scope, ctx.config.baseUrl);
       scope.decorateRequest('signedIn', null);
-      // Every field of a console form or query is one string (or absent), whatever was sent.
+      // Every field of a console form, query or JSON body is one string (or absent), whatever was
+      // sent: an array or an object never reaches a rule (.trim(), argon2). The one exception is
+      // the authenticator's answer of a passkey ceremony, an object by nature.
       scope.addHook('preValidation', (request, _reply, done) => {
         request.query = singleValues(request.query);
-        if (!request.headers['content-type']?.startsWith('application/json')) request.body = singleValues(request.body);
+        const response = (request.body as { response?: unknown } | null | undefined)?.response;
+        const keepResponse = request.routeOptions.config.webauthnResponse === true && typeof response === 'object' && response !== null && !Array.isArray(response);
+        request.body = { ...singleValues(request.body), ...(keepResponse ? { response } : {}) };
         done();
       });
       scope.addHook('preHandler', async (request) => {
@@ -96,8 +104,15 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
       intercept: (error, request, reply) => {
         // console.js's calls (passkeys) are JSON and get their errors in the JSON shape.
         if (request.headers['content-type']?.startsWith('application/json')) {
-          const { status, headers, body } = describeError(error);
+          const { status, headers, body, unexpected } = describeError(error);
+          if (unexpected) request.log.error({ err: error }, 'console call failed');
           void reply.code(status).headers({ 'cache-control': 'no-store', ...headers }).send(body);
+          return true;
+        }
+        // A change to how the account signs in, without a recent proof: confirm first. Every such
+        // action is on the account page, so that is where the person comes back to.
+        if (error instanceof ReauthenticationRequired) {
+          void redirectTo(reply, '/console/account/confirm?next=%2Fconsole%2Faccount');
           return true;
         }
         // A page that needs a session, without one: sign in first, then come back.

@@ -15,9 +15,16 @@ import { linkPage, messagePage, signInPage, signUpPage } from '../pages/sign-in.
 import { startSession } from '../sessions.ts';
 import type { ConsoleScope, Form } from './index.ts';
 
-/** Where to go after sign-in: a console path only, never another site. */
+/**
+ * Where to go after sign-in: a console path only, never another site, in visible ASCII only (it
+ * becomes a Location header, where CR, LF or NUL would split or break the answer).
+ *
+ * @example
+ * safeNext('/console/agents?page=2'); // '/console/agents?page=2'
+ * safeNext('//evil.example');         // '/console'
+ */
 export function safeNext(raw: string | undefined): string {
-  return raw && /^\/console(\/[^/\\]*)*(\?[^\\]*)?$/.test(raw) && !raw.startsWith('/console//') ? raw : '/console';
+  return raw && /^[\x21-\x7e]+$/.test(raw) && /^\/console(\/[^/\\]*)*(\?[^\\]*)?$/.test(raw) && !raw.startsWith('/console//') ? raw : '/console';
 }
 
 const WRONG_PASSWORD = 'The email or the password is wrong.';
@@ -85,7 +92,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     const { challengeId, options } = await authenticationOptions(ctx);
     return reply.header('cache-control', 'no-store').send({ challengeId, options });
   });
-  scope.post<{ Body: { challengeId?: unknown; response?: unknown; next?: unknown } }>('/sign-in/passkey', { preHandler: guard }, async (request, reply) => {
+  scope.post<{ Body: { challengeId?: unknown; response?: unknown; next?: unknown } }>('/sign-in/passkey', { preHandler: guard, config: { webauthnResponse: true } }, async (request, reply) => {
     const { challengeId, response, next } = request.body ?? {};
     if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null) throw new SignInFailed('That passkey could not sign you in.');
     const account = await signInWithPasskey(ctx, challengeId, response as AuthenticationResponseJSON);

@@ -43,6 +43,11 @@
       body: JSON.stringify(body || {}),
     }).then(function (response) {
       return response.json().then(function (data) {
+        // Adding a passkey needs a recent proof of who is at the keyboard: confirm, then come back.
+        if (data.error === 'insufficient_user_authentication') {
+          window.location.assign('/console/account/confirm?next=%2Fconsole%2Faccount');
+          return new Promise(function () {});
+        }
         if (!response.ok) throw new Error(data.error_description || 'The request failed.');
         return data;
       });
@@ -77,6 +82,24 @@
         .then(function (done) { window.location.assign(done.redirect); })
         .catch(failed)
         .then(function () { signIn.disabled = false; });
+    });
+  }
+
+  var confirmButton = document.getElementById('passkey-confirm');
+  if (confirmButton) {
+    if (!supported) confirmButton.disabled = true;
+    confirmButton.addEventListener('click', function () {
+      var csrf = confirmButton.getAttribute('data-csrf');
+      confirmButton.disabled = true;
+      post('/console/account/confirm/passkey/options', csrf)
+        .then(function (started) {
+          return webauthn.startAuthentication({ optionsJSON: started.options }).then(function (response) {
+            return post('/console/account/confirm/passkey', csrf, { challengeId: started.challengeId, response: response, next: confirmButton.getAttribute('data-next') });
+          });
+        })
+        .then(function (done) { window.location.assign(done.redirect); })
+        .catch(failed)
+        .then(function () { confirmButton.disabled = false; });
     });
   }
 

@@ -1,0 +1,57 @@
+/** Outstanding setup and invitation links as a table with a Revoke button each: the account page and the admin's. */
+import { type Html, html } from '../../pages/html.ts';
+import type { OutstandingLink } from '../links.ts';
+import { actionButton, when } from './shell.ts';
+
+export interface LinkTableOptions {
+  caption: string;
+  /** Where a row's Revoke button posts, by link id. */
+  revokeAction: (id: string) => string;
+  /** A "Made by" column (the admin's table). */
+  showCreator?: boolean;
+}
+
+/** An email that may wrap after its @ (and nowhere else unless it must), so that short ones stay whole. */
+function email(address: string): Html {
+  const at = address.lastIndexOf('@');
+  return at < 0 ? html`${address}` : html`${address.slice(0, at + 1)}<wbr>${address.slice(at + 1)}`;
+}
+
+function what(entry: OutstandingLink): Html {
+  return entry.link.purpose === 'setup' ? html`Setup link` : html`Invitation <span class="muted">(${entry.link.role ?? 'member'})</span>`;
+}
+
+/** Whom the link lets in: the account of a setup link, anyone holding an invitation. */
+function forWhom(entry: OutstandingLink): Html {
+  if (entry.link.purpose === 'invite') return html`<span class="muted">whoever opens it</span>`;
+  return entry.forAccount ? email(entry.forAccount.email) : html`<code class="muted">${entry.link.account_id}</code>`;
+}
+
+function madeBy(entry: OutstandingLink): Html {
+  if (entry.link.created_by === null) return html`<span class="muted">CLI</span>`;
+  return entry.creator ? email(entry.creator.email) : html`<code class="muted">${entry.link.created_by}</code>`;
+}
+
+/**
+ * The links, oldest first; no token (it is not stored), only what each is and whom it lets in.
+ * On a phone each row is a card with the column's name before each value (agentauth.css).
+ *
+ * @example
+ * linkTable(csrf, links, { caption: 'Your unused links', revokeAction: (id) => `/console/account/links/${id}/revoke` })
+ */
+export function linkTable(csrf: string, links: OutstandingLink[], options: LinkTableOptions): Html {
+  return html`<table class="links">
+<caption class="visually-hidden">${options.caption}</caption>
+<thead><tr><th scope="col" class="kind">Link</th><th scope="col">For</th>${options.showCreator ? html`<th scope="col">Made by</th>` : ''}<th scope="col" class="when">Created</th><th scope="col" class="when">Expires</th><th scope="col" class="act">Actions</th></tr></thead>
+<tbody>
+${links.map((entry) => html`<tr id="link-${entry.id}">
+<td>${what(entry)}</td>
+<td class="who" data-label="For">${forWhom(entry)}</td>
+${options.showCreator ? html`<td class="who" data-label="Made by">${madeBy(entry)}</td>` : ''}
+<td data-label="Created">${when(entry.link.created_at)}</td>
+<td data-label="Expires">${when(entry.link.expires_at)}</td>
+<td class="actions">${actionButton(csrf, options.revokeAction(entry.id), 'Revoke', { danger: true, confirm: entry.link.purpose === 'setup' ? 'Revoke this setup link? It stops working.' : 'Revoke this invitation? The link stops working.' })}</td>
+</tr>`)}
+</tbody>
+</table>`;
+}

@@ -1,0 +1,102 @@
+/**
+ * Fresh authentication before a change to how an account signs in (docs/design.md §11): a
+ * session alone (a browser left open, a stolen cookie) must not add its own passkey, remove the
+ * owner's password and end the owner's sessions. Adding or removing a passkey or a password
+ * needs a sign-in, a password or a passkey with user verification within CONSOLE_REAUTH_WINDOW
+ * seconds; the owner is told of every such change by mail (where SMTP is configured), and each
+ * is a console event.
+ */
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { Context } from '../context.ts';
+import type { AccountRecord } from '../store/console-types.ts';
+import { passwordMatches } from './accounts.ts';
+import { InvalidField, ReauthenticationRequired } from './errors.ts';
+import { recordConsoleEvent } from './events.ts';
+import { confirmWithPasskey } from './passkeys.ts';
+import type { SignedIn } from './sessions.ts';
+
+type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
+
+/** Whether the session's last proof of who is at the keyboard is recent enough for a sensitive change. */
+export function isFreshlyAuthenticated(deps: Pick<Context, 'clock' | 'config'>, signedIn: SignedIn): boolean {
+  return deps.clock() < signedIn.session.authenticated_at + deps.config.consoleReauthWindow;
+}
+
+/**
+ * Throws ReauthenticationRequired unless the session authenticated recently. An account with no
+ * way to sign in yet (just set up by a link) adds its first one without: it has nothing to
+ * confirm with, and nobody could sign in to it anyway.
+ *
+ * @example
+ * await requireFreshAuthentication(ctx, request.signedIn!); // before adding a passkey
+ */
+export async function requireFreshAuthentication(deps: Deps, signedIn: SignedIn): Promise<void> {
+  if (isFreshlyAuthenticated(deps, signedIn)) return;
+  const { account } = signedIn;
+  if (account.password_hash === null && (await deps.store.console.listPasskeys(account.id)).length === 0) return;
+  throw new ReauthenticationRequired('Confirm it is you first: enter your password or use one of your passkeys.');
+}
+
+/**
+ * Confirms the signed-in person with their password: throttled like a sign-in (the attempt
+ * counts against the account and the address before it is checked), recorded when it fails.
+ * Throws InvalidField('password') for a wrong password, SlowDown when throttled.
+ */
+export async function confirmWithPassword(ctx: Context, signedIn: SignedIn, password: string, ip: string): Promise<void> {
+  const { account, session } = signedIn;
+  const attempt = await ctx.console.throttle.reserve(account.email_key, ip);
+  try {
+    const matches = account.password_hash !== null && password.length > 0 && password.length <= 1024 && (await passwordMatches(account.password_hash, password));
+    if (!matches) {
+      await recordConsoleEvent(ctx, account, 'account.reauthenticate_failed', account.id, ip, 'password');
+      throw new InvalidField('password', 'The password is wrong.');
+    }
+    await attempt.succeeded();
+  } finally {
+    attempt.done();
+  }
+  await ctx.store.console.markSessionAuthenticated(session.id, ctx.clock());
+  await recordConsoleEvent(ctx, account, 'account.reauthenticate', account.id, ip, 'password');
+}
+
+/** Confirms the signed-in person with one of their passkeys (user verification required). */
+export async function confirmWithOwnPasskey(ctx: Context, signedIn: SignedIn, challengeId: string, response: AuthenticationResponseJSON, ip: string): Promise<void> {
+  const { account, session } = signedIn;
+  if (!(await confirmWithPasskey(ctx, account, challengeId, response))) {
+    await recordConsoleEvent(ctx, account, 'account.reauthenticate_failed', account.id, ip, 'passkey');
+    throw new InvalidField('passkey', 'That passkey could not confirm it is you. Try again, or use your password.');
+  }
+  await ctx.store.console.markSessionAuthenticated(session.id, ctx.clock());
+  await recordConsoleEvent(ctx, account, 'account.reauthenticate', account.id, ip, 'passkey');
+}
+
+/**
+ * Tells the owner that a way to sign in to their account changed, by mail where SMTP_URL is
+ * set, so that a change they did not make is noticed. A mail that cannot be sent does not undo
+ * the change (it is logged by the caller's `warn`).
+ *
+ * @example
+ * await notifySignInMethodChange(ctx, account, 'A passkey named "Laptop" was added', request.ip, (e) => request.log.warn(e));
+ */
+export async function notifySignInMethodChange(
+  ctx: Pick<Context, 'console' | 'config'>,
+  account: AccountRecord,
+  change: string,
+  ip: string,
+  warn: (error: unknown) => void,
+): Promise<void> {
+  const mailer = ctx.console.mailer;
+  if (mailer === null) return;
+  try {
+    await mailer.send({
+      to: account.email,
+      subject: 'A sign-in method of your agentauth account changed',
+      text:
+        `Hello${account.name ? ` ${account.name}` : ''},\n\n${change} on your agentauth account (${account.email}), from the address ${ip}.\n\n` +
+        `If this was you, there is nothing to do. If it was not, sign in at ${ctx.config.baseUrl}/console/account, ` +
+        'end the sessions you do not know, and check your passkeys and password; or ask an administrator for help.\n',
+    });
+  } catch (error) {
+    warn(error);
+  }
+}
