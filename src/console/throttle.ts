@@ -12,7 +12,7 @@
  * node; more are refused at once rather than queued, since each holds 19 MiB and a thread.
  */
 import type { Config } from '../config.ts';
-import { AddressLimit, clientKey } from '../domain/throttle.ts';
+import { AddressLimit, clientKey, ConcurrencyLimit } from '../domain/throttle.ts';
 import { SlowDown } from '../protocol/errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 
@@ -36,45 +36,6 @@ export interface PasswordAttempt {
   done(): void;
 }
 
-/**
- * How many password checks run at once, per client address and on this node. Counted in memory
- * before anything is awaited, so concurrent requests cannot all see room.
- */
-export class ConcurrentChecks {
-  private readonly perAddress = new Map<string, number>();
-  private total = 0;
-
-  constructor(
-    private readonly perAddressMax: number,
-    private readonly nodeMax: number,
-  ) {}
-
-  /**
-   * Takes a place for `ip`, or throws SlowDown (429) when its address or the node has none.
-   * The returned function gives the place back; calling it twice gives back once.
-   *
-   * @example
-   * const leave = checks.enter(request.ip);
-   * try { await verify(); } finally { leave(); }
-   */
-  enter(ip: string): () => void {
-    const key = clientKey(ip);
-    const held = this.perAddress.get(key) ?? 0;
-    if ((this.perAddressMax > 0 && held >= this.perAddressMax) || (this.nodeMax > 0 && this.total >= this.nodeMax)) throw new SlowDown(BUSY, 1);
-    this.perAddress.set(key, held + 1);
-    this.total++;
-    let left = false;
-    return () => {
-      if (left) return;
-      left = true;
-      this.total--;
-      const remaining = (this.perAddress.get(key) ?? 1) - 1;
-      if (remaining > 0) this.perAddress.set(key, remaining);
-      else this.perAddress.delete(key);
-    };
-  }
-}
-
 /** A refusal of rate-limiter-flexible (the key is over its points), as opposed to a store failure. */
 function isRefusal(value: unknown): value is { msBeforeNext: number } {
   return typeof value === 'object' && value !== null && !(value instanceof Error) && typeof (value as { msBeforeNext?: unknown }).msBeforeNext === 'number';
@@ -92,14 +53,20 @@ export class SignInThrottle {
   private constructor(
     private readonly perAccount: Limiter,
     private readonly perIp: Limiter,
-    private readonly checks: ConcurrentChecks,
+    /** Password checks under way: each holds 19 MiB and one of libuv's threads. */
+    private readonly checks: ConcurrencyLimit,
   ) {}
 
   static async create(config: ThrottleConfig, store: Pick<Store, 'createLimiter'>): Promise<SignInThrottle> {
     return new SignInThrottle(
       await store.createLimiter({ keyPrefix: 'console-account', points: config.consoleSigninFailuresPerAccount, duration: config.consoleSigninWindow }),
       await store.createLimiter({ keyPrefix: 'console-ip', points: config.consoleSigninFailuresPerIp, duration: config.consoleSigninWindow }),
-      new ConcurrentChecks(config.consolePasswordChecksPerIp, config.consolePasswordChecksMax),
+      new ConcurrencyLimit({
+        perAddress: config.consolePasswordChecksPerIp,
+        node: config.consolePasswordChecksMax,
+        addressFull: () => new SlowDown(BUSY, 1),
+        nodeFull: () => new SlowDown(BUSY, 1),
+      }),
     );
   }
 
@@ -118,7 +85,7 @@ export class SignInThrottle {
    * }
    */
   async reserve(emailKey: string | null, ip: string): Promise<PasswordAttempt> {
-    const leave = this.checks.enter(ip);
+    const leave = this.checks.take(ip);
     const taken: Array<[Limiter, string]> = [];
     try {
       for (const [limiter, key] of [[this.perIp, clientKey(ip)], [this.perAccount, emailKey]] as const) {

@@ -120,3 +120,51 @@ export class AddressLimit {
     }
   }
 }
+
+/**
+ * What one client address and this node may hold at once (open status streams, password checks
+ * under way): counted in process memory, synchronously, so that concurrent requests cannot all
+ * see room the way a count read before an await and written after it lets them. 0 turns a
+ * limit off. The refusals are the caller's: a client past its share and a full node may need
+ * different answers (429, 503).
+ */
+export class ConcurrencyLimit {
+  private readonly perAddress = new Map<string, number>();
+  private total = 0;
+
+  constructor(
+    private readonly options: { perAddress: number; node: number; addressFull: () => Error; nodeFull: () => Error },
+  ) {}
+
+  /**
+   * Takes a place for `ip` (an IPv6 /64 as one), or throws the refusal of the limit that is
+   * reached, the address's first. The returned function gives the place back; calling it again
+   * gives back nothing more.
+   *
+   * @example
+   * const release = streams.take(request.ip);
+   * try { await work(); } finally { release(); }
+   */
+  take(ip: string): () => void {
+    const key = clientKey(ip);
+    const ofAddress = this.perAddress.get(key) ?? 0;
+    if (this.options.perAddress > 0 && ofAddress >= this.options.perAddress) throw this.options.addressFull();
+    if (this.options.node > 0 && this.total >= this.options.node) throw this.options.nodeFull();
+    this.perAddress.set(key, ofAddress + 1);
+    this.total += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.total -= 1;
+      const left = (this.perAddress.get(key) ?? 1) - 1;
+      if (left > 0) this.perAddress.set(key, left);
+      else this.perAddress.delete(key);
+    };
+  }
+
+  /** How many places are held on this node. */
+  get held(): number {
+    return this.total;
+  }
+}

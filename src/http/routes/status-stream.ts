@@ -11,7 +11,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
 import { type StatusView, statusView } from '../../domain/authorization-request.ts';
-import { clientKey } from '../../domain/throttle.ts';
+import { ConcurrencyLimit } from '../../domain/throttle.ts';
 import { NotFound, SlowDown, TemporarilyUnavailable } from '../../protocol/errors.ts';
 import type { RequestStatusFields } from '../../store/types.ts';
 import { Token } from '../schemas.ts';
@@ -29,46 +29,30 @@ const isFinal = (view: StatusView) => view.status === 'completed' || view.status
 
 export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
   const open = new Set<() => void>();
-  /** Streams held per client address (an IPv6 /64 as one): each holds a socket and a few KB. */
-  const perAddress = new Map<string, number>();
-  /** Streams held on this node in all, each a descriptor: past the cap, nothing else could connect. */
-  let held = 0;
-  const { statusStreamsPerIp: perIpLimit, statusStreamsMax: nodeLimit } = ctx.config;
+  const { statusStreamsPerIp, statusStreamsMax } = ctx.config;
+  /**
+   * Streams per client address (429 past it) and on this node (503 past it: each is a
+   * descriptor, and past the cap nothing else could connect). A slot is taken before the open's
+   * first await, and an open being set up holds it as a stream does. The address's limit is
+   * checked first: a client past its own share is told so rather than that the node is full,
+   * and a proxy that retries 503s elsewhere does not carry its extra streams there.
+   */
+  const streams = new ConcurrencyLimit({
+    perAddress: statusStreamsPerIp,
+    node: statusStreamsMax,
+    // Past either limit the page polls instead (its EventSource fails; polling costs a read a second).
+    addressFull: () => new SlowDown(`At most ${statusStreamsPerIp} status streams may be open from one address; poll GET /api/check-status instead.`, REFUSED_RETRY_AFTER),
+    nodeFull: () => new TemporarilyUnavailable('This server holds as many status streams as it can; poll GET /api/check-status instead.', REFUSED_RETRY_AFTER),
+  });
   // A shutdown ends the streams (EventSource reconnects to another node) instead of waiting for them.
   app.addHook('preClose', (done) => {
     for (const end of [...open]) end();
     done();
   });
 
-  /**
-   * Takes a slot of the address and one of the node, or refuses. Synchronous, and called before
-   * the open's first await: counted after one, concurrent opens would all see the same count
-   * and all pass. An open being set up holds its slots as a stream does. The address's limit is
-   * checked first: a client past its own share is told so (429) rather than that the node is
-   * full, and a proxy that retries 503s elsewhere does not carry its extra streams there.
-   * Returns the release, which gives both back once however often it is called.
-   */
-  function admit(address: string): () => void {
-    const ofAddress = perAddress.get(address) ?? 0;
-    // Past either limit the page polls instead (its EventSource fails; polling costs a read a second).
-    if (perIpLimit > 0 && ofAddress >= perIpLimit) throw new SlowDown(`At most ${perIpLimit} status streams may be open from one address; poll GET /api/check-status instead.`, REFUSED_RETRY_AFTER);
-    if (nodeLimit > 0 && held >= nodeLimit) throw new TemporarilyUnavailable('This server holds as many status streams as it can; poll GET /api/check-status instead.', REFUSED_RETRY_AFTER);
-    perAddress.set(address, ofAddress + 1);
-    held += 1;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      held -= 1;
-      const left = (perAddress.get(address) ?? 1) - 1;
-      if (left > 0) perAddress.set(address, left);
-      else perAddress.delete(address);
-    };
-  }
-
   app.get<{ Querystring: Static<typeof StatusQuery> }>('/api/check-status/events', { schema: { querystring: StatusQuery } }, async (request, reply) => {
     const id = request.query.request_id;
-    const release = admit(clientKey(request.ip));
+    const release = streams.take(request.ip);
     // Until the stream has them, the slots and the subscription are this handler's to give back.
     let stop: (() => void) | undefined;
     let streaming = false;

@@ -63,45 +63,31 @@
   var webauthn = window.SimpleWebAuthnBrowser;
   var supported = webauthn && webauthn.browserSupportsWebAuthn();
 
-  var signIn = document.getElementById('passkey-sign-in');
-  if (signIn) {
+  // A button that proves who you are with a passkey (sign in, or confirm it is you): ask the
+  // server for a challenge, let the authenticator answer it, post the answer, follow the redirect.
+  function passkeyAssertion(button, optionsUrl, answerUrl) {
+    if (!button) return;
     if (!supported) {
-      signIn.disabled = true;
+      button.disabled = true;
       var unsupported = document.getElementById('passkey-unsupported');
       if (unsupported) unsupported.hidden = false;
     }
-    signIn.addEventListener('click', function () {
-      var csrf = signIn.getAttribute('data-csrf');
-      signIn.disabled = true;
-      post('/console/sign-in/passkey/options', csrf)
+    button.addEventListener('click', function () {
+      var csrf = button.getAttribute('data-csrf');
+      button.disabled = true;
+      post(optionsUrl, csrf)
         .then(function (started) {
           return webauthn.startAuthentication({ optionsJSON: started.options }).then(function (response) {
-            return post('/console/sign-in/passkey', csrf, { challengeId: started.challengeId, response: response, next: signIn.getAttribute('data-next') });
+            return post(answerUrl, csrf, { challengeId: started.challengeId, response: response, next: button.getAttribute('data-next') });
           });
         })
         .then(function (done) { window.location.assign(done.redirect); })
         .catch(failed)
-        .then(function () { signIn.disabled = false; });
+        .then(function () { button.disabled = false; });
     });
   }
-
-  var confirmButton = document.getElementById('passkey-confirm');
-  if (confirmButton) {
-    if (!supported) confirmButton.disabled = true;
-    confirmButton.addEventListener('click', function () {
-      var csrf = confirmButton.getAttribute('data-csrf');
-      confirmButton.disabled = true;
-      post('/console/account/confirm/passkey/options', csrf)
-        .then(function (started) {
-          return webauthn.startAuthentication({ optionsJSON: started.options }).then(function (response) {
-            return post('/console/account/confirm/passkey', csrf, { challengeId: started.challengeId, response: response, next: confirmButton.getAttribute('data-next') });
-          });
-        })
-        .then(function (done) { window.location.assign(done.redirect); })
-        .catch(failed)
-        .then(function () { confirmButton.disabled = false; });
-    });
-  }
+  passkeyAssertion(document.getElementById('passkey-sign-in'), '/console/sign-in/passkey/options', '/console/sign-in/passkey');
+  passkeyAssertion(document.getElementById('passkey-confirm'), '/console/account/confirm/passkey/options', '/console/account/confirm/passkey');
 
   var register = document.getElementById('passkey-register');
   if (register) {
