@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { ConfigError, defaultStatusStreamsMax, loadConfig, openFilesLimit, parseOpenFilesLimit } from '../src/config.ts';
-import { SqliteDriver } from '../src/store/driver.ts';
+import { SqliteDriver } from '../src/store/sqlite-driver.ts';
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {

@@ -15,7 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import type { Context } from '../src/context.ts';
 import { describeError } from '../src/http/errors.ts';
 import { createContext } from '../src/server.ts';
-import { SqliteDriver } from '../src/store/driver.ts';
+import { SqliteDriver } from '../src/store/sqlite-driver.ts';
 import { openStore, sqlitePath } from '../src/store/open.ts';
 import { authorizeUrl, metaContent, type Party, pkcePair } from './helpers/flow.ts';
 import { freePort } from './helpers/net.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteDriver } from '../src/store/driver.ts';
+import { SqliteDriver } from '../src/store/sqlite-driver.ts';
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const insert = (key: string) => [{ sql: 'INSERT INTO t (k) VALUES (?)', params: [key] }];

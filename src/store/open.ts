@@ -2,7 +2,8 @@
 import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { PostgresDriver, SqliteDriver } from './driver.ts';
+import { PostgresDriver } from './postgres-driver.ts';
+import { SqliteDriver } from './sqlite-driver.ts';
 import { SqlStore } from './sql-store.ts';
 import type { Store } from './types.ts';
 
