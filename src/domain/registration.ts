@@ -10,6 +10,7 @@
  * tos_uri, policy_uri), contacts, software statements and the like are accepted and ignored: the
  * record has no place for them, and RFC 7591 §3.2.1 returns only what the server registered.
  */
+import { GRANT_TYPES, isGrantType } from './grant-types.ts';
 import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../protocol/errors.ts';
@@ -20,7 +21,6 @@ import { SUPPORTED_SCOPES, withoutScope } from './scopes.ts';
 type Deps = Pick<Context, 'config' | 'store' | 'secrets' | 'clock'>;
 
 /** Every client of this server may use both grants and the code response type (RFC 7591 §2.1). */
-const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 const RESPONSE_TYPES = ['code'] as const;
 /**
  * The scope every client is registered with: this server does not limit a client to fewer
@@ -270,7 +270,7 @@ function checkAuthMethod(config: Pick<Context['config'], 'publicClients'>, value
 function checkGrantAndResponseTypes(grantTypes: unknown, responseTypes: unknown): void {
   if (grantTypes !== undefined) {
     if (!isStringArray(grantTypes)) throw new InvalidClientMetadata('grant_types must be an array of strings.');
-    if (!grantTypes.every((grant) => (GRANT_TYPES as readonly string[]).includes(grant))) {
+    if (!grantTypes.every(isGrantType)) {
       throw new InvalidClientMetadata(`grant_types may contain only ${GRANT_TYPES.join(' and ')}.`);
     }
     if (!grantTypes.includes('authorization_code')) throw new InvalidClientMetadata('grant_types must include authorization_code, the only grant that starts a sign-in.');

@@ -2,6 +2,7 @@
  * Client Identifier URLs and Client ID Metadata Documents
  * (draft-ietf-oauth-client-id-metadata-document-02 §3, §4, §4.1): what this server accepts.
  */
+import { GRANT_TYPES, isGrantType } from '../grant-types.ts';
 import { MAX_CLIENT_ID_LENGTH, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, redirectUriProblem, UNDISPLAYABLE_IN_NAME } from '../clients.ts';
 
 /**
@@ -32,7 +33,6 @@ const MAX_LINK_LENGTH = 2000;
 /** RFC 3986 characters only: anything else the URL parser would re-encode, and what is fetched would no longer be the client_id. */
 const URL_CHARACTERS = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]%]+$/;
 const SHARED_SECRET_METHODS = new Set(['client_secret_post', 'client_secret_basic', 'client_secret_jwt']);
-const ALLOWED_GRANT_TYPES = new Set(['authorization_code', 'refresh_token']);
 /** JWK members that exist only in private or symmetric keys (RFC 7518 §6.2.2, §6.3.2, §6.4.1). */
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
@@ -111,8 +111,8 @@ export function validateClientMetadataDocument(url: string, body: unknown): Clie
 
   const grantTypes = doc.grant_types;
   if (grantTypes !== undefined) {
-    if (!isStringArray(grantTypes) || !grantTypes.every((grant) => ALLOWED_GRANT_TYPES.has(grant))) {
-      throw problem('grant_types may contain only authorization_code and refresh_token');
+    if (!isStringArray(grantTypes) || !grantTypes.every(isGrantType)) {
+      throw problem(`grant_types may contain only ${GRANT_TYPES.join(' and ')}`);
     }
     if (!grantTypes.includes('authorization_code')) throw problem('grant_types must include authorization_code');
   }

@@ -1,4 +1,5 @@
 /** RFC 8414 metadata, OpenID Connect discovery and the (empty) key set (docs/contract.md). */
+import { GRANT_TYPES } from '../../domain/grant-types.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Context } from '../../context.ts';
@@ -24,7 +25,7 @@ export function authorizationServerMetadata(issuer: string, features: MetadataFe
     revocation_endpoint: `${issuer}/revoke`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     response_types_supported: ['code'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: [...GRANT_TYPES],
     token_endpoint_auth_methods_supported: authMethods,
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...SUPPORTED_SCOPES],

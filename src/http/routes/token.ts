@@ -7,7 +7,8 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { authenticateClient, MAX_CLIENT_ID_LENGTH } from '../../domain/clients.ts';
-import { exchangeCode, introspect, refreshTokens, revoke } from '../../domain/tokens.ts';
+import { GRANT_TYPES, grantFor } from '../../domain/grant-types.ts';
+import { introspect, revoke } from '../../domain/tokens.ts';
 import { UnsupportedGrantType } from '../../protocol/errors.ts';
 import { Token } from '../schemas.ts';
 
@@ -47,15 +48,13 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<v
   app.post<{ Body: Static<typeof TokenBody> }>('/token', schema(TokenBody), async (request, reply) => {
     const body = request.body;
     const log = (message: string) => request.log.error(message);
-    let response;
     // Each grant authenticates the client from the same read as its code or refresh token (tokens.ts).
-    if (body.grant_type === 'authorization_code') response = await exchangeCode(ctx, body, log);
-    else if (body.grant_type === 'refresh_token') response = await refreshTokens(ctx, body, log);
-    else {
+    const grant = grantFor(body.grant_type);
+    if (!grant) {
       await authenticateClient(ctx, body.client_id, body.client_secret, log);
-      throw new UnsupportedGrantType('grant_type must be authorization_code or refresh_token.');
+      throw new UnsupportedGrantType(`grant_type must be ${GRANT_TYPES.join(' or ')}.`);
     }
-    return reply.headers(NO_STORE).send(response);
+    return reply.headers(NO_STORE).send(await grant(ctx, body, log));
   });
 
   app.post<{ Body: Static<typeof TokenRequest> }>('/introspect', schema(TokenRequest), async (request, reply) => {
