@@ -20,7 +20,7 @@ import type {
   WebauthnChallengeRecord,
 } from './console-types.ts';
 import type { Driver, Step } from './driver.ts';
-import { insert, revokeGrantsSteps, toAgent, toClient, update, type AgentRow, type ClientRow } from './sql-store.ts';
+import { type AgentRow, type ClientRow, insert, revokeGrantsSteps, toAgent, toClient, update } from './rows.ts';
 import type { AgentRecord, ClientRecord, RevokedGrants } from './types.ts';
 
 type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };

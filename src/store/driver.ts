@@ -5,7 +5,7 @@
  * commit), while every unit still commits or rolls back as a whole and every answer waits for
  * its commit.
  */
-import type { Limiter, LimiterOptions } from './types.ts';
+import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
 
 export type Params = readonly unknown[];
 
@@ -21,13 +21,6 @@ export interface Step {
    * changed". PostgreSQL: NOTIFY in the same statement; SQLite: in-process, after the commit.
    */
   notify?: string;
-}
-
-/** Who hears of committed status changes (Step.notify). */
-export interface ChangeListener {
-  changed(payload: string): void;
-  /** The channel was interrupted and is back: changes in between may have been missed. */
-  resumed(): void;
 }
 
 /** The PostgreSQL channel of Step.notify. */

@@ -1,8 +1,8 @@
 /** The PostgreSQL driver: a pg pool, one transaction (or one statement) per unit, named prepared statements. */
 import type pg from 'pg';
 import { RateLimiterPostgres } from 'rate-limiter-flexible';
-import { type ChangeListener, type Driver, type Migration, type Params, STATUS_CHANNEL, type Step, type UnitOptions } from './driver.ts';
-import type { Limiter, LimiterOptions } from './types.ts';
+import { type Driver, type Migration, type Params, STATUS_CHANNEL, type Step, type UnitOptions } from './driver.ts';
+import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
 
 const INT8_OID = 20;
 

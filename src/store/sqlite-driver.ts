@@ -4,8 +4,8 @@
  */
 import Database from 'better-sqlite3';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import type { ChangeListener, Driver, Migration, Params, Step, UnitOptions } from './driver.ts';
-import type { Limiter, LimiterOptions } from './types.ts';
+import type { Driver, Migration, Params, Step, UnitOptions } from './driver.ts';
+import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
 import { type SyncFile, WalSync } from './wal-sync.ts';
 
 interface QueuedUnit {

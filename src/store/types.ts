@@ -4,7 +4,6 @@
  * transaction in the implementation, reported back as a boolean "this call won".
  */
 import type { ConsoleStore } from './console-types.ts';
-import type { ChangeListener } from './driver.ts';
 
 export type ClientStatus = 'active' | 'inactive';
 export type Approval = 'auto' | 'manual';
@@ -219,6 +218,13 @@ export interface PurgeCounts {
 }
 
 /** A failure counter of rate-limiter-flexible, as the throttle uses it. */
+/** Who hears of committed status changes (a write step's notification, or a PostgreSQL NOTIFY). */
+export interface ChangeListener {
+  changed(payload: string): void;
+  /** The channel was interrupted and is back: changes in between may have been missed. */
+  resumed(): void;
+}
+
 export interface Limiter {
   readonly points: number;
   get(key: string): Promise<{ consumedPoints: number; msBeforeNext: number } | null>;
