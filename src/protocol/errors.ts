@@ -142,22 +142,22 @@ export class RequestContested extends OAuthError {
   override readonly statusCode = 409;
 }
 
-export class SlowDown extends OAuthError {
-  readonly error = 'too_many_requests';
-  override readonly statusCode = 429;
+/** An error to retry after a while: it carries Retry-After (RFC 9110 §10.2.3), at least a second. */
+abstract class RetryLater extends OAuthError {
   constructor(description: string, retryAfterSeconds: number) {
     super(description);
     this.headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
   }
+}
+
+/** 429: too many requests from this caller (or for this key) in the window. */
+export class SlowDown extends RetryLater {
+  readonly error = 'too_many_requests';
+  override readonly statusCode = 429;
 }
 
 /** 503: this node cannot take the request now (it is full); another node, or a later try, may. */
-export class TemporarilyUnavailable extends OAuthError {
+export class TemporarilyUnavailable extends RetryLater {
   readonly error = 'temporarily_unavailable';
   override readonly statusCode = 503;
-  constructor(description: string, retryAfterSeconds: number) {
-    super(description);
-    this.headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
-  }
 }
-

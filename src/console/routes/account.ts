@@ -8,12 +8,12 @@ import { InvalidField } from '../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
 import { accountPage, confirmPage, overviewPage } from '../pages/account.ts';
+import { safeNext } from '../next.ts';
 import { noticeFor } from '../pages/shell.ts';
 import { reauthenticationOptions, registerPasskey, registrationOptions, removePasskey, renamePasskey } from '../passkeys.ts';
 import { confirmWithOwnPasskey, confirmWithPassword, notifySignInMethodChange, requireFreshAuthentication } from '../reauthentication.ts';
 import { listSessions } from '../sessions.ts';
 import type { ConsoleScope, Form } from './index.ts';
-import { safeNext } from './sign-in.ts';
 
 export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;

@@ -12,20 +12,9 @@ import { InvalidField, SignInFailed } from '../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { authenticationOptions, signInWithPasskey } from '../passkeys.ts';
 import { linkPage, messagePage, signInPage, signUpPage } from '../pages/sign-in.ts';
+import { safeNext } from '../next.ts';
 import { startSession } from '../sessions.ts';
 import type { ConsoleScope, Form } from './index.ts';
-
-/**
- * Where to go after sign-in: a console path only, never another site, in visible ASCII only (it
- * becomes a Location header, where CR, LF or NUL would split or break the answer).
- *
- * @example
- * safeNext('/console/agents?page=2'); // '/console/agents?page=2'
- * safeNext('//evil.example');         // '/console'
- */
-export function safeNext(raw: string | undefined): string {
-  return raw && /^[\x21-\x7e]+$/.test(raw) && /^\/console(\/[^/\\]*)*(\?[^\\]*)?$/.test(raw) && !raw.startsWith('/console//') ? raw : '/console';
-}
 
 const WRONG_PASSWORD = 'The email or the password is wrong.';
 
