@@ -18,6 +18,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { setClientStatus } from '../src/domain/clients.ts';
 import { authenticate, checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { endless, trickle } from './helpers/hostile-answers.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const PYTHON_DIR = join(ROOT, 'python');
@@ -693,33 +694,6 @@ function json(response: ServerResponse, status: number, body: unknown, headers: 
   response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
-/**
- * Writes `chunk` again and again, as fast as the client takes it, until it hangs up (or `ms`
- * pass); resolves the bytes written.
- */
-function endless(response: ServerResponse, chunk: string, ms = 8_000): Promise<number> {
-  let written = 0;
-  const pump = () => {
-    while (!response.destroyed) {
-      written += Buffer.byteLength(chunk);
-      if (!response.write(chunk)) return void response.once('drain', pump);
-    }
-  };
-  pump();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(written), ms);
-    response.on('close', () => {
-      clearTimeout(timer);
-      resolve(written);
-    });
-  });
-}
-
-/** Writes `byte` every 50 ms until the client hangs up. */
-function trickle(response: ServerResponse, byte: string): void {
-  const timer = setInterval(() => response.write(byte), 50);
-  response.on('close', () => clearInterval(timer));
-}
 
 const FAKE_ID = 'req_scriptedScriptedScripted0000';
 const FAKE_SECRET = 'aas_scriptedSecretNeverToBeShown000000000000';

@@ -42,6 +42,7 @@ import { setClientStatus } from '../src/domain/clients.ts';
 import { authorizeUrl, checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
 import { freePort } from './helpers/net.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { endless, trickle } from './helpers/hostile-answers.ts';
 
 const REDIRECT_URI = 'https://notes.acme.example/callback';
 const HOST = 'notes.acme.example';
@@ -551,33 +552,6 @@ async function stubServer(handler: (request: IncomingMessage, response: ServerRe
 const sendJson = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
   response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 
-/**
- * Writes `chunk` again and again, as fast as the client takes it, until the client hangs up;
- * resolves the bytes written then (or after `ms`, with what was written by then).
- */
-function endless(response: ServerResponse, chunk: string, ms = 8_000): Promise<number> {
-  let written = 0;
-  const pump = () => {
-    while (!response.destroyed) {
-      written += Buffer.byteLength(chunk);
-      if (!response.write(chunk)) return void response.once('drain', pump);
-    }
-  };
-  pump();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(written), ms);
-    response.on('close', () => {
-      clearTimeout(timer);
-      resolve(written);
-    });
-  });
-}
-
-/** Writes `byte` every 50 ms until the client hangs up. */
-function trickle(response: ServerResponse, byte: string): void {
-  const timer = setInterval(() => response.write(byte), 50);
-  response.on('close', () => clearInterval(timer));
-}
 
 describe('push and retries against a stub server', () => {
   it('reads the event stream however it is split: CRLF, comments, events across chunks', async () => {

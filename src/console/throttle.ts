@@ -71,9 +71,8 @@ export class SignInThrottle {
   }
 
   /**
-   * Reserves one attempt for this email (`emailKey`, or null where no email is involved, as when
-   * a signed-in person confirms their password) and this address, before the password is
-   * checked. Throws SlowDown (429) when a check cannot start now, or when the address or the
+   * Reserves one attempt for this email (`emailKey`, the account's key when a signed-in person
+   * confirms their password) and this address, before the password is checked. Throws SlowDown (429) when a check cannot start now, or when the address or the
    * email has no attempts left in the window; nothing is held then.
    *
    * @example
@@ -84,12 +83,11 @@ export class SignInThrottle {
    *   attempt.done();
    * }
    */
-  async reserve(emailKey: string | null, ip: string): Promise<PasswordAttempt> {
+  async reserve(emailKey: string, ip: string): Promise<PasswordAttempt> {
     const leave = this.checks.take(ip);
     const taken: Array<[Limiter, string]> = [];
     try {
       for (const [limiter, key] of [[this.perIp, clientKey(ip)], [this.perAccount, emailKey]] as const) {
-        if (key === null) continue;
         try {
           await limiter.consume(key, 1);
           taken.push([limiter, key]);

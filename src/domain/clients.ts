@@ -184,12 +184,15 @@ export async function setClientStatus(deps: Deps, clientId: string, status: Clie
 export async function findAuthorizingClient(ctx: Pick<Context, 'store' | 'clock' | 'clientMetadata'>, clientId: string): Promise<ClientRecord | undefined> {
   if (!couldBeClientId(clientId)) return undefined;
   const known = await ctx.store.findClient(clientId);
-  // A disabled one is refused without asking its server again.
-  if (!ctx.clientMetadata || !isClientIdUrl(clientId) || (known && (known.status !== 'active' || known.source !== 'metadata_document'))) {
+  const documents = ctx.clientMetadata;
+  // A registered client is what its row says; so is a disabled document client, refused
+  // without asking its server again. Only an active (or new) document client is resolved.
+  const described = documents !== null && isClientIdUrl(clientId) && (!known || (known.status === 'active' && known.source === 'metadata_document'));
+  if (!described) {
     if (!known || known.status !== 'active') return known;
     return (await recordClientUse(ctx, known)) ? known : undefined;
   }
-  const document = await ctx.clientMetadata.resolve(clientId);
+  const document = await documents.resolve(clientId);
   const now = ctx.clock();
   const unchanged = known && known.name === document.client_name && sameList(known.redirect_uris, document.redirect_uris);
   if (unchanged && !clientUseIsStale(known, now)) return known;
