@@ -36,7 +36,7 @@ function packageOf(url: string, functionName: string): string {
     return scope.startsWith('@') ? `${scope}/${name}` : scope;
   }
   if (path.startsWith(ROOT)) return path.slice(ROOT.length).split('/').slice(0, 2).join('/');
-  return path.startsWith('node:') ? 'node:' + path.slice(5).split('/')[0] : path;
+  return path.startsWith('node:') ? `node:${path.slice(5).split('/')[0]}` : path;
 }
 
 /**

@@ -83,7 +83,10 @@ async function startChild(cwd: string, args: string[], env: Record<string, strin
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   let exited: string | undefined;
-  const exit = new Promise<void>((resolve) => child.once('exit', (code, signal) => ((exited = `exited with ${signal ?? code}`), resolve())));
+  const exit = new Promise<void>((resolve) => child.once('exit', (code, signal) => {
+    exited = `exited with ${signal ?? code}`;
+    resolve();
+  }));
   const baseUrl = `http://127.0.0.1:${port}`;
   const probe = new HttpClient(baseUrl, 1);
   const deadline = Date.now() + 60_000;

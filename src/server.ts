@@ -18,9 +18,7 @@ import { buildApp, buildMetricsApp, type AppOptions } from './http/app.ts';
 import { openStore, prepareDataDirectory, sqlitePath, warnIfOpenToOthers } from './store/open.ts';
 import type { Store } from './store/types.ts';
 
-export interface Warn {
-  (message: string): void;
-}
+export type Warn = (message: string) => void
 
 /** The development secret in `file`, validated like JWT_SECRET; undefined when there is no file. */
 function readDevelopmentSecret(file: string, warn: Warn): string | undefined {

@@ -66,7 +66,7 @@ interface PyOutcome {
   stdout: string;
   stderr: string;
   ok: boolean;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: whatever the Python script printed as JSON
   result: any;
   error: PyError;
   logs: string[];

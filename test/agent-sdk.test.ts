@@ -565,7 +565,7 @@ describe('push and retries against a stub server', () => {
         'event: status\ndata: {"status":\ndata: "authenticated"}\n\n',
         'event:status\rdata:{"status":"completed"}\r\r',
       ];
-      chunks.forEach((chunk, index) => setTimeout(() => response.write(chunk), index * 30));
+      for (const [index, chunk] of chunks.entries()) setTimeout(() => response.write(chunk), index * 30);
     });
     try {
       const seen: string[] = [];
@@ -733,7 +733,10 @@ describe('configuration and inputs', () => {
     vi.stubEnv('AGENTAUTH_AGENT_SECRET', 'aas_from_env');
     vi.stubEnv('AGENTAUTH_MODEL', 'env-model');
     const urls: string[] = [];
-    const agent = new AgentAuth({ fetch: async (input) => (urls.push(String(input)), json(200, { status: 'pending' })) });
+    const agent = new AgentAuth({ fetch: async (input) => {
+      urls.push(String(input));
+      return json(200, { status: 'pending' });
+    } });
     expect(agent.issuer).toBe('https://auth.example.com/agentauth');
     expect(agent.agentId).toBe('agt_from_env');
     expect(agent.model).toBe('env-model');

@@ -6,7 +6,7 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, authorizeUrl, checkStatus, type Party, pkcePair, postForm, redeem, startFlow } from './helpers/flow.ts';
+import { authenticate, authorizeUrl, checkStatus, type Party, pkcePair, redeem, } from './helpers/flow.ts';
 import { ARRIVAL_TIMEOUT, type CallbackHit, type CallbackServer, cspViolations, haveChromium, launchChromium, startCallbackServer, type WatchedPage, watchedPage } from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 

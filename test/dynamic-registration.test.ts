@@ -43,7 +43,7 @@ async function registered(metadata: Record<string, unknown>, target = server): P
 /** Every string anywhere in the answer is non-empty: a stock client rejects "" where a URI belongs. */
 function expectNoEmptyStrings(value: unknown, path = 'body'): void {
   if (typeof value === 'string') expect(value, path).not.toBe('');
-  else if (Array.isArray(value)) value.forEach((item, index) => expectNoEmptyStrings(item, `${path}[${index}]`));
+  else if (Array.isArray(value)) for (const [index, item] of value.entries()) expectNoEmptyStrings(item, `${path}[${index}]`);
   else if (typeof value === 'object' && value !== null) for (const [key, item] of Object.entries(value)) expectNoEmptyStrings(item, `${path}.${key}`);
 }
 

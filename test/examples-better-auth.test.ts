@@ -82,6 +82,7 @@ async function signInWithAgent(target: Site, browser: CookieJar): Promise<{ auth
   return { authorizeUrl, callback: await browser.fetch(continued.headers.get('location')!) };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the body is whatever JSON Better Auth answered
 async function getJson(target: Site, browser: CookieJar, path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
   const response = await browser.fetch(`${target.origin}${path}`, { ...init, headers: { origin: target.origin, ...(init.body ? { 'content-type': 'application/json' } : {}) } });
   return { status: response.status, body: await response.json() };

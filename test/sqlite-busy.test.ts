@@ -100,7 +100,10 @@ describe('SqliteDriver while another connection holds the write lock', () => {
 
   it('waits for the lock without blocking the event loop, and commits the units queued meanwhile together, in order, once it is free', async () => {
     let syncs = 0;
-    driver = new SqliteDriver(new Database(path), { syncFile: (fd, done) => (syncs++, fdatasync(fd, done)) });
+    driver = new SqliteDriver(new Database(path), { syncFile: (fd, done) => {
+      syncs++;
+      fdatasync(fd, done);
+    } });
     other.exec('BEGIN IMMEDIATE');
     const watch = eventLoopWatch();
     const a = track(driver.write(insert('a')));

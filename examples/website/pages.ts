@@ -18,7 +18,7 @@ body { margin: 0 auto; padding: 2rem 1rem; max-width: 40rem; }
 button.link { font: inherit; padding: 0.5em 1em; }
 `;
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
@@ -28,7 +28,7 @@ function layout(title: string, body: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="/site.css">
 <link rel="stylesheet" href="/agentauth-button.css">
 </head>
@@ -45,8 +45,8 @@ export function homePage(session: Session): string {
   const user = session.user;
   if (user) {
     return layout('Example website', `<h1>Example website</h1>
-<p id="signed-in">Signed in as ${escape(user.name)} (${escape(user.email)})</p>
-<p>Your agent's id, the <code>sub</code> of the ID token: <code id="subject">${escape(user.sub)}</code></p>
+<p id="signed-in">Signed in as ${escapeHtml(user.name)} (${escapeHtml(user.email)})</p>
+<p>Your agent's id, the <code>sub</code> of the ID token: <code id="subject">${escapeHtml(user.sub)}</code></p>
 <form method="post" action="/logout"><button type="submit" class="link">Sign out</button></form>`);
   }
   return layout('Example website', `<h1>Example website</h1>
@@ -58,6 +58,6 @@ ${BUTTON_HTML}
 
 export function errorPage(message: string): string {
   return layout('Sign-in failed', `<h1>Sign-in failed</h1>
-<p id="error">${escape(message)}</p>
+<p id="error">${escapeHtml(message)}</p>
 <p><a href="/">Back to the home page</a></p>`);
 }

@@ -212,7 +212,7 @@ export function buildCli(): Command {
     .action(async (options: { json?: boolean }) => {
       const result = await withContext((ctx) => resealClientSecrets(ctx));
       print(!!options.json, result,
-        `resealed ${result.resealed.length} client secret(s)` + (result.unreadable.length ? `; unreadable (sealed under a secret not configured): ${result.unreadable.join(' ')}` : ''));
+        `resealed ${result.resealed.length} client secret(s)${result.unreadable.length ? `; unreadable (sealed under a secret not configured): ${result.unreadable.join(' ')}` : ''}`);
       if (result.unreadable.length) process.exitCode = 1;
     });
 

@@ -177,7 +177,7 @@ export async function signInWithPasskey(deps: Deps, challengeId: string, respons
   const failed = new SignInFailed('That passkey could not sign you in.');
   const passkey = await verifiedPasskey(deps, challengeId, response, null);
   const account = passkey && (await deps.store.console.findAccount(passkey.account_id));
-  if (!account || account.status !== 'active') throw failed;
+  if (account?.status !== 'active') throw failed;
   return account;
 }
 

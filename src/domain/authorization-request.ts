@@ -117,7 +117,7 @@ export async function validateAuthorization(
 ): Promise<ValidAuthorization> {
   const clientId = required(query, 'client_id', LIMITS.clientId);
   const client = await findAuthorizingClient(ctx, clientId);
-  if (!client || client.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
+  if (client?.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
   if (isPublicClient(client) && !ctx.config.publicClients) throw new InvalidClient('Public clients are not enabled on this server.', 400);
 
   const redirectUri = required(query, 'redirect_uri', MAX_REDIRECT_URI_LENGTH);
@@ -299,7 +299,7 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
   const { found } = read;
   if (!found) return fail(new RequestNotFound('The authorization request does not exist.'));
   const { request, client } = found;
-  if (!client || client.status !== 'active') return fail(new InvalidClient('The client of this authorization request is no longer active.', 400), request.client_id);
+  if (client?.status !== 'active') return fail(new InvalidClient('The client of this authorization request is no longer active.', 400), request.client_id);
 
   // Refused before any state change: the agent was handed a request for a site it did not expect.
   if (input.expected_client_id !== undefined && input.expected_client_id !== request.client_id) {
@@ -452,7 +452,7 @@ export async function continueAuthorization(
   browserBinding: string | undefined,
 ): Promise<ContinueOutcome> {
   const { request, client } = await boundRequest(ctx, input.requestId, browserBinding);
-  if (!client || client.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
+  if (client?.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
 
   const now = ctx.clock();
   const view = statusView(request, now);

@@ -189,7 +189,7 @@ export async function findAuthorizingClient(ctx: Pick<Context, 'store' | 'clock'
   // without asking its server again. Only an active (or new) document client is resolved.
   const described = documents !== null && isClientIdUrl(clientId) && (!known || (known.status === 'active' && known.source === 'metadata_document'));
   if (!described) {
-    if (!known || known.status !== 'active') return known;
+    if (known?.status !== 'active') return known;
     return (await recordClientUse(ctx, known)) ? known : undefined;
   }
   const document = await documents.resolve(clientId);
@@ -312,8 +312,8 @@ export async function authenticateClient(
   const previousValid = client?.previous_secret_sealed != null && client.previous_secret_expires_at != null && deps.clock() < client.previous_secret_expires_at;
   const previous = previousValid ? openSealed(deps, client!.previous_secret_sealed!) : null;
   // Both comparisons always run, so timing does not tell which secret (if any) matched.
-  const matchesCurrent = safeEqual(clientSecret, expected ?? clientSecret + '\0');
-  const matchesPrevious = safeEqual(clientSecret, previous ?? clientSecret + '\0');
+  const matchesCurrent = safeEqual(clientSecret, expected ?? `${clientSecret}\0`);
+  const matchesPrevious = safeEqual(clientSecret, previous ?? `${clientSecret}\0`);
   if (!client || !(matchesCurrent || matchesPrevious) || client.status !== 'active') {
     throw new InvalidClient('client authentication failed');
   }

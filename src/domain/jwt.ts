@@ -54,7 +54,7 @@ export class AccessTokenKeys {
   /** The claims of a valid access token at `now` (epoch seconds), or null. */
   verify(token: string, now: number): Claims | null {
     const header = jwtHeader(token);
-    if (!header || header.typ !== 'at+jwt' || header.alg !== 'HS256' || typeof header.kid !== 'string') return null;
+    if (header?.typ !== 'at+jwt' || header.alg !== 'HS256' || typeof header.kid !== 'string') return null;
     const verifier = this.verifiers.get(header.kid);
     if (!verifier) return null;
     let claims: Claims;

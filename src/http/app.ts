@@ -1,6 +1,6 @@
 /** Builds the Fastify application for a Context: routes, error shape, headers and metrics. */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { consoleErrorPage } from '../console/pages/error.ts';
 import { consoleRoutes } from '../console/routes/index.ts';

@@ -171,7 +171,7 @@ export class SqlConsoleStore implements ConsoleStore {
 
   async useVerificationLink(digest: string, now: number): Promise<AccountRecord | undefined> {
     const link = await this.findLink(digest);
-    if (!link || link.purpose !== 'verify' || link.account_id === null) return undefined;
+    if (link?.purpose !== 'verify' || link.account_id === null) return undefined;
     // Only while the account still has the address the link was sent to.
     const used = await this.won(
       useLinkStep(digest, 'verify', now),

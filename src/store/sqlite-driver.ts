@@ -2,9 +2,9 @@
  * The SQLite driver: synchronous better-sqlite3 on one file, durable commits, and group commit
  * (the units of concurrent requests commit together, one fsync for the batch).
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import type { Driver, Migration, Params, Step, UnitOptions } from './driver.ts';
+import type { Driver, Migration, Params, Step, } from './driver.ts';
 import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
 import { type SyncFile, WalSync } from './wal-sync.ts';
 
@@ -198,7 +198,8 @@ export class SqliteDriver implements Driver {
         try {
           const value = this.runUnit(unit.steps);
           if (value === null) this.statement('ROLLBACK TO unit').run();
-          else unit.steps.forEach((step, i) => step.notify !== undefined && value[i]! > 0 && notes.push(step.notify));
+          else
+            for (const [i, step] of unit.steps.entries()) if (step.notify !== undefined && value[i]! > 0) notes.push(step.notify);
           this.statement('RELEASE unit').run();
           outcomes.push({ ok: true, value });
         } catch (error) {

@@ -215,13 +215,13 @@ describe('throttled sign-in', () => {
         await person.get('/console/sign-in');
         return person.post('/console/sign-in', { email, password });
       };
-      for (let i = 0; i < 3; i++) expect((await attempt(account.email, 'wrong password number ' + i)).status).toBe(401);
+      for (let i = 0; i < 3; i++) expect((await attempt(account.email, `wrong password number ${i}`)).status).toBe(401);
       const refused = await attempt(account.email, TEST_PASSWORD);
       expect(refused.status).toBe(429);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(noticeOf(refused)).toContain('Too many failed sign-ins');
       // An email without an account is throttled the same way: the 429 tells nothing.
-      for (let i = 0; i < 3; i++) expect((await attempt('ghost@example.com', 'wrong password number ' + i)).status).toBe(401);
+      for (let i = 0; i < 3; i++) expect((await attempt('ghost@example.com', `wrong password number ${i}`)).status).toBe(401);
       expect((await attempt('ghost@example.com', TEST_PASSWORD)).status).toBe(429);
       // Another account from the same address is not affected.
       const other = await createPasswordAccount(throttled.ctx);

@@ -42,7 +42,7 @@ export class ConsoleSession {
     const token = /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? /data-csrf="([^"]+)"/.exec(text)?.[1];
     if (token) this.csrf = token;
     const location = response.headers.get('location');
-    return { status: response.status, headers: response.headers, text, location: location && location.replace(this.baseUrl, '') };
+    return { status: response.status, headers: response.headers, text, location: location === null ? null : location.replace(this.baseUrl, '') };
   }
 
   async get(path: string, headers: Record<string, string> = {}): Promise<Page> {

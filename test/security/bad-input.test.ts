@@ -667,6 +667,7 @@ describe('POST /authorize/continue with generated forms, cookies and origins (fa
           ids.length === 1 &&
           ids[0]!.length >= 1 &&
           [...ids[0]!].length <= 128 &&
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
           !/[\u0000-\u001f\u007f]/.test(ids[0]!) &&
           actions.length <= 1 &&
           (actions.length === 0 || actions[0] === 'approve' || actions[0] === 'cancel') &&

@@ -15,7 +15,11 @@ async function signInForm(server: TestServer): Promise<ConsoleSession> {
   return person;
 }
 
-const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((counts, status) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
+const tally = (statuses: number[]) => {
+  const counts: Record<number, number> = {};
+  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+  return counts;
+};
 
 async function withServer(env: Record<string, string>, test: (server: TestServer) => Promise<void>): Promise<void> {
   const server = await startTestServer({ env });

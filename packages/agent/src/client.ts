@@ -653,7 +653,7 @@ export class AgentAuth {
           signal: stream.signal,
           redirect: 'error',
         });
-      } catch (error) {
+      } catch {
         if (call.signal.aborted) throw call.signal.reason;
         return undefined;
       }

@@ -2,35 +2,35 @@
 // confirmation of destructive actions, and the passkey ceremonies through @simplewebauthn's
 // browser module (SimpleWebAuthnBrowser, loaded before this file). Every form also works without
 // it, except passkeys, which need JavaScript by nature.
-(function () {
+(() => {
   'use strict';
   var notice = document.getElementById('notice');
 
   function announce(text, kind) {
     if (!notice) return;
     notice.textContent = text;
-    notice.className = 'notice ' + (kind || 'error');
+    notice.className = `notice ${kind || 'error'}`;
     notice.focus();
   }
 
   // Move focus to a result announced by the server, so keyboard and screen-reader users hear it.
-  if (notice && notice.textContent.trim()) notice.focus();
+  if (notice?.textContent.trim()) notice.focus();
 
-  document.querySelectorAll('button.copy[data-copy]').forEach(function (button) {
-    button.addEventListener('click', function () {
+  document.querySelectorAll('button.copy[data-copy]').forEach((button) => {
+    button.addEventListener('click', () => {
       var source = document.getElementById(button.getAttribute('data-copy'));
       if (!source || !navigator.clipboard) return;
-      navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+      navigator.clipboard.writeText(source.textContent.trim()).then(() => {
         button.textContent = 'Copied';
         announce('Copied to the clipboard.', 'success');
-      }, function () {
+      }, () => {
         announce('Copying failed; select the text and copy it yourself.');
       });
     });
   });
 
-  document.querySelectorAll('form[data-confirm]').forEach(function (form) {
-    form.addEventListener('submit', function (event) {
+  document.querySelectorAll('form[data-confirm]').forEach((form) => {
+    form.addEventListener('submit', (event) => {
       if (!window.confirm(form.getAttribute('data-confirm'))) event.preventDefault();
     });
   });
@@ -41,27 +41,25 @@
       credentials: 'same-origin',
       headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
       body: JSON.stringify(body || {}),
-    }).then(function (response) {
-      return response.json().then(function (data) {
+    }).then((response) => response.json().then((data) => {
         // Adding a passkey needs a recent proof of who is at the keyboard: confirm, then come back.
         if (data.error === 'insufficient_user_authentication') {
           window.location.assign('/console/account/confirm?next=%2Fconsole%2Faccount');
-          return new Promise(function () {});
+          return new Promise(() => {});
         }
         if (!response.ok) throw new Error(data.error_description || 'The request failed.');
         return data;
-      });
-    });
+      }));
   }
 
   function failed(error) {
     // The person closed the browser's dialog or it timed out: not worth an alarm.
     if (error && error.name === 'NotAllowedError') return announce('The passkey request was cancelled or timed out.');
-    announce(error && error.message ? error.message : 'The passkey did not work.');
+    announce(error?.message ? error.message : 'The passkey did not work.');
   }
 
   var webauthn = window.SimpleWebAuthnBrowser;
-  var supported = webauthn && webauthn.browserSupportsWebAuthn();
+  var supported = webauthn?.browserSupportsWebAuthn();
 
   // A button that proves who you are with a passkey (sign in, or confirm it is you): ask the
   // server for a challenge, let the authenticator answer it, post the answer, follow the redirect.
@@ -72,18 +70,14 @@
       var unsupported = document.getElementById('passkey-unsupported');
       if (unsupported) unsupported.hidden = false;
     }
-    button.addEventListener('click', function () {
+    button.addEventListener('click', () => {
       var csrf = button.getAttribute('data-csrf');
       button.disabled = true;
       post(optionsUrl, csrf)
-        .then(function (started) {
-          return webauthn.startAuthentication({ optionsJSON: started.options }).then(function (response) {
-            return post(answerUrl, csrf, { challengeId: started.challengeId, response: response, next: button.getAttribute('data-next') });
-          });
-        })
-        .then(function (done) { window.location.assign(done.redirect); })
+        .then((started) => webauthn.startAuthentication({ optionsJSON: started.options }).then((response) => post(answerUrl, csrf, { challengeId: started.challengeId, response: response, next: button.getAttribute('data-next') })))
+        .then((done) => { window.location.assign(done.redirect); })
         .catch(failed)
-        .then(function () { button.disabled = false; });
+        .then(() => { button.disabled = false; });
     });
   }
   passkeyAssertion(document.getElementById('passkey-sign-in'), '/console/sign-in/passkey/options', '/console/sign-in/passkey');
@@ -92,19 +86,15 @@
   var register = document.getElementById('passkey-register');
   if (register) {
     if (!supported) register.disabled = true;
-    register.addEventListener('click', function () {
+    register.addEventListener('click', () => {
       var csrf = register.getAttribute('data-csrf');
       var name = document.getElementById('passkey-name');
       register.disabled = true;
       post('/console/account/passkeys/options', csrf)
-        .then(function (started) {
-          return webauthn.startRegistration({ optionsJSON: started.options }).then(function (response) {
-            return post('/console/account/passkeys', csrf, { challengeId: started.challengeId, response: response, name: name ? name.value : '' });
-          });
-        })
-        .then(function (done) { window.location.assign(done.redirect); })
+        .then((started) => webauthn.startRegistration({ optionsJSON: started.options }).then((response) => post('/console/account/passkeys', csrf, { challengeId: started.challengeId, response: response, name: name ? name.value : '' })))
+        .then((done) => { window.location.assign(done.redirect); })
         .catch(failed)
-        .then(function () { register.disabled = false; });
+        .then(() => { register.disabled = false; });
     });
   }
 })();
