@@ -8,7 +8,12 @@ import { postgresUnavailableReason } from './test/helpers/postgres-cluster.ts';
  * need PostgreSQL itself (several nodes on one database, a database that goes away). A new
  * suite therefore runs on both engines without being listed anywhere.
  */
-const SQLITE_ONLY = ['test/config.test.ts', 'test/cli.test.ts', 'test/sqlite-*.test.ts', 'test/agent-sdk-package.test.ts'];
+const SQLITE_ONLY = [
+  'test/config.test.ts',
+  'test/cli.test.ts',
+  'test/sqlite-*.test.ts',
+  'test/agent-sdk-package.test.ts',
+];
 const POSTGRES_ONLY = ['test/multinode.test.ts', 'test/faults/database-outage.test.ts'];
 
 const postgresMissing = postgresUnavailableReason();
@@ -26,7 +31,12 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: POSTGRES_ONLY, env: { AGENTAUTH_TEST_ENGINE: 'sqlite' } },
+        test: {
+          name: 'sqlite',
+          include: ['test/**/*.test.ts'],
+          exclude: POSTGRES_ONLY,
+          env: { AGENTAUTH_TEST_ENGINE: 'sqlite' },
+        },
       },
       ...(postgresMissing
         ? []

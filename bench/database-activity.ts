@@ -63,7 +63,11 @@ export class DatabaseActivity {
       );
       const per = (n: number) => n / Math.max(operations, 1);
       // The snapshot before this one ran one statement of its own.
-      return { statements: per(after.statements - before.statements - 1), commits: per(Number(rows[0]!.commits)), walBytes: per(Number(rows[0]!.wal_bytes)) };
+      return {
+        statements: per(after.statements - before.statements - 1),
+        commits: per(Number(rows[0]!.commits)),
+        walBytes: per(Number(rows[0]!.wal_bytes)),
+      };
     });
   }
 }

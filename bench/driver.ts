@@ -36,7 +36,10 @@ export interface Send {
 export class HttpClient {
   readonly agent: Agent;
 
-  constructor(readonly baseUrl: string, connections: number) {
+  constructor(
+    readonly baseUrl: string,
+    connections: number,
+  ) {
     this.agent = new Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
   }
 
@@ -53,12 +56,22 @@ export class HttpClient {
     }
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
     return new Promise((resolve, reject) => {
-      const req = httpRequest(url, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, agent: this.agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      });
+      const req = httpRequest(
+        url,
+        { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, agent: this.agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
       req.setTimeout(30_000, () => req.destroy(new Error(`timeout: ${url.pathname}`)));
       req.on('error', reject);
       req.end(body);
@@ -230,7 +243,10 @@ export interface CannonRequest {
  * One autocannon run for the warm-up (discarded) and one for the window. Success is counted
  * from autocannon's per-status counters; responses whose body fails the check are errors.
  */
-export async function cannon(request: CannonRequest, options: { connections: number; window: Window; measure: { start(): void; stop(): void } }): Promise<DriverResult> {
+export async function cannon(
+  request: CannonRequest,
+  options: { connections: number; window: Window; measure: { start(): void; stop(): void } },
+): Promise<DriverResult> {
   const run = (seconds: number) =>
     autocannon({
       url: request.url,
@@ -239,7 +255,9 @@ export async function cannon(request: CannonRequest, options: { connections: num
       duration: seconds,
       headers: request.headers,
       body: request.body,
-      ...(request.verifyBody ? { verifyBody: (body: string | Buffer | undefined) => request.verifyBody!(String(body ?? '')) } : {}),
+      ...(request.verifyBody
+        ? { verifyBody: (body: string | Buffer | undefined) => request.verifyBody!(String(body ?? '')) }
+        : {}),
       ...(request.variants ? { requests: request.variants.map((variant) => ({ ...variant })) } : {}),
     });
   await run(options.window.warmupMs / 1000);
@@ -247,12 +265,18 @@ export async function cannon(request: CannonRequest, options: { connections: num
   const result = await run(options.window.durationMs / 1000);
   options.measure.stop();
 
-  const counts = Object.entries(result.statusCodeStats ?? {}).map(([status, { count = 0 }]) => [Number(status), Number(count)] as const);
+  const counts = Object.entries(result.statusCodeStats ?? {}).map(
+    ([status, { count = 0 }]) => [Number(status), Number(count)] as const,
+  );
   const answered = counts.reduce((sum, [, count]) => sum + count, 0);
-  const unexpected = counts.filter(([status]) => !request.expect.includes(status)).reduce((sum, [, count]) => sum + count, 0);
+  const unexpected = counts
+    .filter(([status]) => !request.expect.includes(status))
+    .reduce((sum, [, count]) => sum + count, 0);
   // A response with the wrong status usually has the wrong body too: count it once.
   const bad = Math.max(unexpected, result.mismatches);
-  const errorSamples = counts.filter(([status]) => !request.expect.includes(status)).map(([status, count]) => `${count} × status ${status}`);
+  const errorSamples = counts
+    .filter(([status]) => !request.expect.includes(status))
+    .map(([status, count]) => `${count} × status ${status}`);
   if (result.mismatches) errorSamples.push(`${result.mismatches} × body check failed`);
   if (result.errors) errorSamples.push(`${result.errors} connection errors (${result.timeouts} timeouts)`);
   const ok = answered - bad;

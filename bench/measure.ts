@@ -45,7 +45,12 @@ function readStat(pid: number): Stat | undefined {
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   // fields[0] is field 3 of stat(5): state; ppid is field 4, utime..cstime are fields 14..17.
   const tick = (i: number) => (Number(fields[i - 3]) * 1000) / CLOCK_TICKS;
-  return { ppid: Number(fields[1]), ownMs: tick(14) + tick(15), systemMs: tick(15), reapedChildrenMs: tick(16) + tick(17) };
+  return {
+    ppid: Number(fields[1]),
+    ownMs: tick(14) + tick(15),
+    systemMs: tick(15),
+    reapedChildrenMs: tick(16) + tick(17),
+  };
 }
 
 /** CPU ms a process has used so far, and the part of it in the kernel (undefined once it has exited). */

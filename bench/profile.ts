@@ -91,7 +91,10 @@ export function formatProfile(title: string, summary: ProfileSummary): string {
   // The profiler samples the main thread by wall time: time blocked in a synchronous native call
   // (a SQLite commit waiting for fsync) or preempted by the scheduler counts for the function it
   // happened in.
-  const lines = [`${title}: ${summary.totalMs.toFixed(0)} ms of main-thread samples (idle excluded; blocked or preempted time included)`, '  top self time by function:'];
+  const lines = [
+    `${title}: ${summary.totalMs.toFixed(0)} ms of main-thread samples (idle excluded; blocked or preempted time included)`,
+    '  top self time by function:',
+  ];
   for (const f of summary.functions) lines.push(`    ${f.percent.toFixed(1).padStart(5)}%  ${f.name}  ${f.where}`);
   lines.push('  by package:');
   for (const p of summary.packages) lines.push(`    ${p.percent.toFixed(1).padStart(5)}%  ${p.name}`);

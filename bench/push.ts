@@ -39,29 +39,38 @@ export interface PushResult {
 }
 
 /** A stream of status events over node:http (lighter than fetch for a thousand of them). */
-function openStream(agent: Agent, baseUrl: string, requestId: string, onEvent: (data: string) => void): Promise<{ close(): void }> {
+function openStream(
+  agent: Agent,
+  baseUrl: string,
+  requestId: string,
+  onEvent: (data: string) => void,
+): Promise<{ close(): void }> {
   return new Promise((resolve, reject) => {
     let opened = false;
-    const req = httpRequest(`${baseUrl}/api/check-status/events?request_id=${requestId}`, { agent, headers: { accept: 'text/event-stream' } }, (res: IncomingMessage) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        for (let at = buffer.indexOf('\n\n'); at >= 0; at = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, at);
-          buffer = buffer.slice(at + 2);
-          const data = block.split('\n').find((line) => line.startsWith('data: '));
-          if (!data) continue;
-          onEvent(data.slice(6));
-          if (!opened) {
-            opened = true;
-            resolve({ close: () => req.destroy() });
+    const req = httpRequest(
+      `${baseUrl}/api/check-status/events?request_id=${requestId}`,
+      { agent, headers: { accept: 'text/event-stream' } },
+      (res: IncomingMessage) => {
+        if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          for (let at = buffer.indexOf('\n\n'); at >= 0; at = buffer.indexOf('\n\n')) {
+            const block = buffer.slice(0, at);
+            buffer = buffer.slice(at + 2);
+            const data = block.split('\n').find((line) => line.startsWith('data: '));
+            if (!data) continue;
+            onEvent(data.slice(6));
+            if (!opened) {
+              opened = true;
+              resolve({ close: () => req.destroy() });
+            }
           }
-        }
-      });
-      res.on('error', () => undefined);
-    });
+        });
+        res.on('error', () => undefined);
+      },
+    );
     req.on('error', (error) => {
       if (!opened) reject(error);
     });
@@ -70,7 +79,9 @@ function openStream(agent: Agent, baseUrl: string, requestId: string, onEvent: (
 }
 
 /** pg_stat_database of one database: transactions and rows returned so far. */
-async function databaseActivity(databaseUrl: string): Promise<{ read(): Promise<{ xacts: number; rows: number }>; close(): Promise<void> }> {
+async function databaseActivity(
+  databaseUrl: string,
+): Promise<{ read(): Promise<{ xacts: number; rows: number }>; close(): Promise<void> }> {
   const client = new pg.Client({ connectionString: databaseUrl });
   client.on('error', () => undefined);
   await client.connect();
@@ -78,7 +89,9 @@ async function databaseActivity(databaseUrl: string): Promise<{ read(): Promise<
     async read() {
       // Each backend reports its counters at the end of its transactions, with a short delay.
       await client.query('SELECT pg_stat_clear_snapshot()');
-      const { rows } = await client.query('SELECT xact_commit + xact_rollback AS xacts, tup_returned AS rows FROM pg_stat_database WHERE datname = current_database()');
+      const { rows } = await client.query(
+        'SELECT xact_commit + xact_rollback AS xacts, tup_returned AS rows FROM pg_stat_database WHERE datname = current_database()',
+      );
       return { xacts: Number(rows[0].xacts), rows: Number(rows[0].rows) };
     },
     close: () => client.end(),
@@ -87,7 +100,8 @@ async function databaseActivity(databaseUrl: string): Promise<{ read(): Promise<
 
 async function pending(target: Target, count: number): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < count; i += 50) ids.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, () => target.pendingRequest!()))));
+  for (let i = 0; i < count; i += 50)
+    ids.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, () => target.pendingRequest!()))));
   return ids;
 }
 
@@ -95,7 +109,12 @@ async function authenticate(baseUrl: string, target: Target, requestId: string):
   const response = await fetch(`${baseUrl}/api/agent/authenticate`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ request_id: requestId, agent_id: target.agent!.agentId, agent_secret: target.agent!.agentSecret, model: 'bench-push' }),
+    body: JSON.stringify({
+      request_id: requestId,
+      agent_id: target.agent!.agentId,
+      agent_secret: target.agent!.agentSecret,
+      model: 'bench-push',
+    }),
   });
   await response.arrayBuffer();
   if (response.status !== 200) throw new Error(`authenticate answered ${response.status}`);
@@ -130,7 +149,12 @@ export async function pushRun(options: {
       seconds: options.seconds,
       serverCpuMsPerSecond: (cpu1 - cpu0) / options.seconds,
       ...(polls === undefined ? {} : { pollsPerSecond: polls / options.seconds }),
-      ...(db0 && db1 ? { dbTransactionsPerSecond: (db1.xacts - db0.xacts) / options.seconds, dbRowsReturnedPerSecond: (db1.rows - db0.rows) / options.seconds } : {}),
+      ...(db0 && db1
+        ? {
+            dbTransactionsPerSecond: (db1.xacts - db0.xacts) / options.seconds,
+            dbRowsReturnedPerSecond: (db1.rows - db0.rows) / options.seconds,
+          }
+        : {}),
     };
   };
 
@@ -143,10 +167,12 @@ export async function pushRun(options: {
   // PostgreSQL's backends report their counters when idle at most every 10 s: let the
   // thousand authorizations above reach pg_stat_database before the window opens.
   if (activity) await sleep(11_000);
-  waiting.push(await window('push', async () => {
-    await sleep(options.seconds * 1000);
-    return undefined;
-  }));
+  waiting.push(
+    await window('push', async () => {
+      await sleep(options.seconds * 1000);
+      return undefined;
+    }),
+  );
   for (const stream of streams) stream.close();
 
   // Polling: the same number of pages, each asking once a second.
@@ -172,11 +198,13 @@ export async function pushRun(options: {
     }
   });
   await sleep(1500); // every poller has started
-  waiting.push(await window('polling', async () => {
-    const before = answered;
-    await sleep(options.seconds * 1000);
-    return answered - before;
-  }));
+  waiting.push(
+    await window('polling', async () => {
+      const before = answered;
+      await sleep(options.seconds * 1000);
+      return answered - before;
+    }),
+  );
   polling = false;
   await Promise.all(pollers);
 
@@ -198,7 +226,12 @@ export async function pushRun(options: {
       stream.close();
     }
     times.sort((a, b) => a - b);
-    latency.push({ samples: times.length, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), acrossNodes: via !== target });
+    latency.push({
+      samples: times.length,
+      p50Ms: percentile(times, 50),
+      p99Ms: percentile(times, 99),
+      acrossNodes: via !== target,
+    });
   }
   agent.destroy();
   await activity?.close();

@@ -42,14 +42,27 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { availableParallelism, cpus, freemem, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDatabase, postgresUnavailableReason, startCluster, type Cluster } from '../test/helpers/postgres-cluster.ts';
+import {
+  createDatabase,
+  postgresUnavailableReason,
+  startCluster,
+  type Cluster,
+} from '../test/helpers/postgres-cluster.ts';
 import { cannon, closedLoop, type DriverResult, type Window } from './driver.ts';
 import { type ActivityPerOp, type ActivitySnapshot, DatabaseActivity } from './database-activity.ts';
 import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts';
 import { formatProfile, summarizeProfile } from './profile.ts';
 import { type PushResult, pushRun } from './push.ts';
 import { sustainedRun, type SustainedResult } from './sustained.ts';
-import { CONCURRENCY, type DatabaseReport, logPath, startAgentauth, startBaseline, startPeer, type Target } from './targets.ts';
+import {
+  CONCURRENCY,
+  type DatabaseReport,
+  logPath,
+  startAgentauth,
+  startBaseline,
+  startPeer,
+  type Target,
+} from './targets.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -61,7 +74,8 @@ const withPostgres = !args.includes('--no-postgres');
 const option = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const sqliteDir = option('sqlite-dir');
 const sqliteSynchronous = option('sqlite-synchronous');
-if (sqliteSynchronous !== undefined && !['full', 'normal'].includes(sqliteSynchronous)) throw new Error('--sqlite-synchronous must be full or normal');
+if (sqliteSynchronous !== undefined && !['full', 'normal'].includes(sqliteSynchronous))
+  throw new Error('--sqlite-synchronous must be full or normal');
 const agentauthDirOption = option('agentauth-dir');
 const agentauthDir = agentauthDirOption === undefined ? undefined : resolve(agentauthDirOption);
 const WINDOW: Window = quick ? { warmupMs: 500, durationMs: 1000 } : { warmupMs: 3000, durationMs: 10_000 };
@@ -91,19 +105,27 @@ const FIGURES: Figure[] = [
   { key: 'authorize', label: 'authorize page', unit: 'req/s', versus: 'peer', efficiency: { postgres: 1 } },
   { key: 'flows', label: 'full flows', unit: 'flows/s', versus: 'peer', efficiency: { sqlite: 3, postgres: 1 } },
   { key: 'refresh', label: 'token refresh', unit: 'req/s', versus: 'peer', efficiency: { sqlite: 3, postgres: 1 } },
-  { key: 'introspection', label: 'introspection', unit: 'req/s', versus: 'peer', efficiency: { sqlite: 3, postgres: 1 } },
+  {
+    key: 'introspection',
+    label: 'introspection',
+    unit: 'req/s',
+    versus: 'peer',
+    efficiency: { sqlite: 3, postgres: 1 },
+  },
   { key: 'userinfo', label: 'userinfo', unit: 'req/s', versus: 'peer', efficiency: { sqlite: 3, postgres: 1 } },
 ];
 
 /** The efficiency target of a figure on one agentauth engine ("agentauth/sqlite"), if any. */
-const efficiencyGoal = (figure: Figure, engine: string): number | undefined => figure.efficiency?.[engine.replace('agentauth/', '') as 'sqlite' | 'postgres'];
+const efficiencyGoal = (figure: Figure, engine: string): number | undefined =>
+  figure.efficiency?.[engine.replace('agentauth/', '') as 'sqlite' | 'postgres'];
 /** Server CPU per operation, the database's included (PostgreSQL). */
 const serverCpu = (m: Measurement) => m.cpuMsPerOp + (m.dbCpuMsPerOp ?? 0);
 const RSS_LIMIT_MB = 150;
 
 const only = option('figures')?.split(',');
 for (const key of only ?? []) {
-  if (key !== 'sustained' && key !== 'push' && !FIGURES.some((f) => f.key === key)) throw new Error(`unknown figure ${key}; figures: ${FIGURES.map((f) => f.key).join(', ')}, sustained, push`);
+  if (key !== 'sustained' && key !== 'push' && !FIGURES.some((f) => f.key === key))
+    throw new Error(`unknown figure ${key}; figures: ${FIGURES.map((f) => f.key).join(', ')}, sustained, push`);
 }
 const figures = FIGURES.filter((f) => !only || only.includes(f.key));
 /** The sustained run (does the purge keep up?), on agentauth/sqlite only. */
@@ -115,9 +137,14 @@ const PUSH = { waiting: 1000, seconds: quick ? 3 : 10, samples: quick ? 30 : 200
 
 /** Which agentauth is measured: its checkout, commit and whether its sources differ from it. */
 function agentauthRevision(dir: string): { dir: string; commit: string; modified: boolean } {
-  const git = (...a: string[]) => execFileSync('git', ['-C', dir, ...a], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  const git = (...a: string[]) =>
+    execFileSync('git', ['-C', dir, ...a], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   try {
-    return { dir, commit: git('rev-parse', '--short', 'HEAD'), modified: git('status', '--porcelain', '--', 'src', 'bin', 'package.json') !== '' };
+    return {
+      dir,
+      commit: git('rev-parse', '--short', 'HEAD'),
+      modified: git('status', '--porcelain', '--', 'src', 'bin', 'package.json') !== '',
+    };
   } catch {
     return { dir, commit: 'unknown (not a git checkout)', modified: false };
   }
@@ -151,7 +178,8 @@ interface Measurement extends DriverResult {
 }
 
 /** Access tokens to introspect or present, one per connection, from fresh flows. */
-const freshAccessTokens = async (target: Target) => (await Promise.all(Array.from({ length: CONCURRENCY }, () => target.flow!()))).map((t) => t.accessToken);
+const freshAccessTokens = async (target: Target) =>
+  (await Promise.all(Array.from({ length: CONCURRENCY }, () => target.flow!()))).map((t) => t.accessToken);
 
 async function measure(figure: Figure, target: Target): Promise<Measurement | undefined> {
   let usage: Usage | undefined;
@@ -187,7 +215,13 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
     case 'flows': {
       if (!target.flow) return undefined;
       const before = await target.database?.();
-      result = await closedLoop({ concurrency: CONCURRENCY, window: WINDOW, init: async () => undefined, operation: async () => void (await target.flow!()), measure: meter });
+      result = await closedLoop({
+        concurrency: CONCURRENCY,
+        window: WINDOW,
+        init: async () => undefined,
+        operation: async () => void (await target.flow!()),
+        measure: meter,
+      });
       const after = await target.database?.();
       if (before && after) database = { before, after };
       break;
@@ -196,7 +230,14 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
       if (!target.refresh) return undefined;
       // Each virtual user keeps its own chain; a failed refresh ends the chain and a new flow starts another.
       const newChain = async () => (await target.flow!()).refreshToken;
-      result = await closedLoop({ concurrency: CONCURRENCY, window: WINDOW, init: newChain, operation: (token) => target.refresh!(token), recover: newChain, measure: meter });
+      result = await closedLoop({
+        concurrency: CONCURRENCY,
+        window: WINDOW,
+        init: newChain,
+        operation: (token) => target.refresh!(token),
+        recover: newChain,
+        measure: meter,
+      });
       break;
     }
     case 'introspection':
@@ -210,7 +251,8 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
   }
   const used = usage!;
   const [before, after] = [await activity.before, await activity.after];
-  const dbActivityPerOp = target.activity && before && after ? await target.activity.perOperation(before, after, result.ok) : undefined;
+  const dbActivityPerOp =
+    target.activity && before && after ? await target.activity.perOperation(before, after, result.ok) : undefined;
   return {
     ...result,
     figure: figure.key,
@@ -238,13 +280,16 @@ const number = (n: number | undefined, digits?: number) => {
   return n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 };
 /** A latency: whole ms (and "<1") where the tool measured whole ms. */
-const latency = (m: Measurement, ms: number) => (m.latencyResolutionMs === 1 ? (ms < 1 ? '<1' : number(ms, 0)) : number(ms));
+const latency = (m: Measurement, ms: number) =>
+  m.latencyResolutionMs === 1 ? (ms < 1 ? '<1' : number(ms, 0)) : number(ms);
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const flag = (m: Measurement | undefined) => (m && m.errors > 0 ? '!' : '');
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('   ')).join('\n');
+  return rows
+    .map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('   '))
+    .join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -270,12 +315,24 @@ async function main(): Promise<void> {
     durableSqliteCommitMs: Number(commitMs.toFixed(3)),
   };
   const say = (line: string) => process.stdout.write(`${line}\n`);
-  say(`agentauth benchmark, ${quick ? 'quick' : 'full'} mode: ${WINDOW.warmupMs / 1000} s warm-up + ${WINDOW.durationMs / 1000} s per figure, concurrency ${CONCURRENCY}`);
-  say(`machine: ${machine.nproc} cores (${machine.cpu}), Node ${machine.node}, Linux ${machine.kernel}, load average ${machine.loadAverageAtStart.join(' ')}`);
-  say(`agentauth: ${agentauth.dir} at ${agentauth.commit}${agentauth.modified ? ' with uncommitted changes to its sources' : ''}`);
-  say(`disk: a durable SQLite commit (WAL, synchronous=FULL) takes ${number(commitMs, 2)} ms here (median): at most ${number(1000 / commitMs, 0)} commits/s made one at a time`);
-  if (sqliteSynchronous === 'normal') say('agentauth/sqlite runs with SQLITE_SYNCHRONOUS=normal: no fsync per commit, so not durable against power loss (the default is full)');
-  if (quick) say('quick mode is a smoke test: its windows are too short for stable ratios; use the full mode for those');
+  say(
+    `agentauth benchmark, ${quick ? 'quick' : 'full'} mode: ${WINDOW.warmupMs / 1000} s warm-up + ${WINDOW.durationMs / 1000} s per figure, concurrency ${CONCURRENCY}`,
+  );
+  say(
+    `machine: ${machine.nproc} cores (${machine.cpu}), Node ${machine.node}, Linux ${machine.kernel}, load average ${machine.loadAverageAtStart.join(' ')}`,
+  );
+  say(
+    `agentauth: ${agentauth.dir} at ${agentauth.commit}${agentauth.modified ? ' with uncommitted changes to its sources' : ''}`,
+  );
+  say(
+    `disk: a durable SQLite commit (WAL, synchronous=FULL) takes ${number(commitMs, 2)} ms here (median): at most ${number(1000 / commitMs, 0)} commits/s made one at a time`,
+  );
+  if (sqliteSynchronous === 'normal')
+    say(
+      'agentauth/sqlite runs with SQLITE_SYNCHRONOUS=normal: no fsync per commit, so not durable against power loss (the default is full)',
+    );
+  if (quick)
+    say('quick mode is a smoke test: its windows are too short for stable ratios; use the full mode for those');
   if (profiling) say(`profiling agentauth with --cpu-prof: the figures of this run are slowed down by the profiler`);
 
   const targets: Target[] = [];
@@ -308,11 +365,20 @@ async function main(): Promise<void> {
       dropDatabase = database.drop;
       postgresUrl = database.url;
       const socketDir = new URL(cluster.url).searchParams.get('host');
-      const dbRootPid = socketDir && !process.env.TEST_DATABASE_URL ? postmasterPid(join(socketDir, 'data')) : undefined;
+      const dbRootPid =
+        socketDir && !process.env.TEST_DATABASE_URL ? postmasterPid(join(socketDir, 'data')) : undefined;
       // Statements, commits and WAL per operation, unless the cluster is someone else's (TEST_DATABASE_URL).
       const observeDatabase = process.env.TEST_DATABASE_URL ? undefined : new DatabaseActivity(database.url);
       await observeDatabase?.prepare();
-      postgres = startAgentauth({ name: 'agentauth/postgres', databaseUrl: database.url, logFile: logPath(work, 'agentauth-postgres'), dbRootPid, nodeFlags, dir: agentauthDir, observeDatabase });
+      postgres = startAgentauth({
+        name: 'agentauth/postgres',
+        databaseUrl: database.url,
+        logFile: logPath(work, 'agentauth-postgres'),
+        dbRootPid,
+        nodeFlags,
+        dir: agentauthDir,
+        observeDatabase,
+      });
     }
     const starting = [
       startBaseline(logPath(work, 'baseline')),
@@ -334,9 +400,13 @@ async function main(): Promise<void> {
     // Resident memory of each server right after start, before any load: what the peaks start from.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const idleRssMb = Object.fromEntries(targets.map((t) => [t.name, rssMb(t.meter.pid)]));
-    say(`servers: ${targets.map((t) => `${t.name} (pid ${t.meter.pid}, ${number(idleRssMb[t.name], 0)} MB RSS idle)`).join(', ')}`);
+    say(
+      `servers: ${targets.map((t) => `${t.name} (pid ${t.meter.pid}, ${number(idleRssMb[t.name], 0)} MB RSS idle)`).join(', ')}`,
+    );
     say(`SQLite file and server logs in ${work} (removed at the end unless something failed)`);
-    say('(busy: server CPU time / window, 100% = one core; waited: time its event loop was ready to run but had no CPU)');
+    say(
+      '(busy: server CPU time / window, 100% = one core; waited: time its event loop was ready to run but had no CPU)',
+    );
     say('');
 
     const measurements: Measurement[] = [];
@@ -357,25 +427,43 @@ async function main(): Promise<void> {
     let sustained: SustainedResult | undefined;
     if (withSustained) {
       // Alone on the machine: the other servers stay up but idle.
-      say(`\nsustained run: full flows for ${SUSTAINED_SECONDS} s on a separate agentauth/sqlite whose lifetimes are seconds and whose purge runs every second`);
+      say(
+        `\nsustained run: full flows for ${SUSTAINED_SECONDS} s on a separate agentauth/sqlite whose lifetimes are seconds and whose purge runs every second`,
+      );
       sustained = await sustainedRun({ work, seconds: SUSTAINED_SECONDS, dir: agentauthDir });
     }
 
     const push: PushResult[] = [];
     if (withPush) {
-      say(`\npush run: ${PUSH.waiting} pages waiting for ${PUSH.seconds} s on GET /api/check-status/events, then polling GET /api/check-status once a second; then ${PUSH.samples} authentications timed to the waiting page's event`);
+      say(
+        `\npush run: ${PUSH.waiting} pages waiting for ${PUSH.seconds} s on GET /api/check-status/events, then polling GET /api/check-status once a second; then ${PUSH.samples} authentications timed to the waiting page's event`,
+      );
       for (const target of targets.filter((t) => t.kind === 'agentauth')) {
         const onPostgres = target.name === 'agentauth/postgres';
         // A second node on the same database: authentications there reach the page through LISTEN/NOTIFY.
-        const other = onPostgres ? await startAgentauth({ name: 'agentauth/postgres-2', databaseUrl: postgresUrl!, logFile: logPath(work, 'agentauth-postgres-2'), dir: agentauthDir }) : undefined;
+        const other = onPostgres
+          ? await startAgentauth({
+              name: 'agentauth/postgres-2',
+              databaseUrl: postgresUrl!,
+              logFile: logPath(work, 'agentauth-postgres-2'),
+              dir: agentauthDir,
+            })
+          : undefined;
         try {
           let result: PushResult;
           try {
-            result = await pushRun({ target, otherNode: other, databaseUrl: onPostgres ? postgresUrl! : `sqlite:${join(work, 'agentauth.db')}`, ...PUSH });
+            result = await pushRun({
+              target,
+              otherNode: other,
+              databaseUrl: onPostgres ? postgresUrl! : `sqlite:${join(work, 'agentauth.db')}`,
+              ...PUSH,
+            });
           } catch (error) {
             // A revision from before the status stream, measured with --agentauth-dir: its figures still count.
             if (agentauthDir === undefined || !String(error).includes('stream answered 404')) throw error;
-            say(`${target.name.padEnd(19)} has no status stream (GET /api/check-status/events answered 404): push run skipped`);
+            say(
+              `${target.name.padEnd(19)} has no status stream (GET /api/check-status/events answered 404): push run skipped`,
+            );
             continue;
           }
           push.push(result);
@@ -383,11 +471,16 @@ async function main(): Promise<void> {
             say(
               `${target.name.padEnd(19)} ${w.mode.padEnd(7)} ${w.connections} waiting: server cpu ${number(w.serverCpuMsPerSecond, 1)} ms/s` +
                 (w.pollsPerSecond === undefined ? '' : `, ${number(w.pollsPerSecond, 0)} polls/s (one read each)`) +
-                (w.dbTransactionsPerSecond === undefined ? '' : `, database ${number(w.dbTransactionsPerSecond, 1)} transactions/s, ${number(w.dbRowsReturnedPerSecond!, 0)} rows returned/s`),
+                (w.dbTransactionsPerSecond === undefined
+                  ? ''
+                  : `, database ${number(w.dbTransactionsPerSecond, 1)} transactions/s, ${number(w.dbRowsReturnedPerSecond!, 0)} rows returned/s`),
             );
           }
           say(`${target.name.padEnd(19)} memory per waiting stream: ${number(result.rssKbPerStream, 1)} KB`);
-          for (const l of result.latency) say(`${target.name.padEnd(19)} authentication → page's event${l.acrossNodes ? ' across two nodes' : ' on one node'}: p50 ${number(l.p50Ms, 1)} ms, p99 ${number(l.p99Ms, 1)} ms (${l.samples} samples)`);
+          for (const l of result.latency)
+            say(
+              `${target.name.padEnd(19)} authentication → page's event${l.acrossNodes ? ' across two nodes' : ' on one node'}: p50 ${number(l.p50Ms, 1)} ms, p99 ${number(l.p99Ms, 1)} ms (${l.samples} samples)`,
+            );
         } finally {
           await other?.stop();
         }
@@ -403,7 +496,9 @@ async function main(): Promise<void> {
         // Only the samples of each figure's measured window, not those of start-up or warm-up.
         for (const m of measurements.filter((x) => x.target === target.name)) {
           const window: [number, number] = [m.window.start - target.spawnedAt, m.window.end - target.spawnedAt];
-          say(`\n${formatProfile(`${target.name}, ${m.figure}`, summarizeProfile(join(profileDir, file), [window], 12))}`);
+          say(
+            `\n${formatProfile(`${target.name}, ${m.figure}`, summarizeProfile(join(profileDir, file), [window], 12))}`,
+          );
         }
       }
     }
@@ -414,7 +509,8 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
     // Kept when something went wrong (the server logs say why) or for the profiles.
-    if (failed || process.exitCode || profiling) say(`kept ${work} (server logs, SQLite file${profiling ? ', profiles' : ''})`);
+    if (failed || process.exitCode || profiling)
+      say(`kept ${work} (server logs, SQLite file${profiling ? ', profiles' : ''})`);
     else rmSync(work, { recursive: true, force: true });
   }
 }
@@ -435,20 +531,39 @@ interface Ceiling {
  * show, whatever agentauth did. The generator (flow driver or autocannon) runs on one thread,
  * so 1 / (its CPU per operation) caps the operations per second it can drive.
  */
-function loadGeneratorCeilings(measurements: Measurement[], find: (figure: FigureKey, target: string) => Measurement | undefined): Ceiling[] {
+function loadGeneratorCeilings(
+  measurements: Measurement[],
+  find: (figure: FigureKey, target: string) => Measurement | undefined,
+): Ceiling[] {
   const ceilings: Ceiling[] = [];
   for (const figure of figures.filter((f) => f.versus === 'peer')) {
     const peer = find(figure.key, 'oidc-provider');
     for (const m of measurements.filter((x) => x.figure === figure.key && x.target.startsWith('agentauth/'))) {
       if (!peer || peer.perSecond <= 0 || m.clientCpuMsPerOp <= 0) continue;
       const perSecond = 1000 / m.clientCpuMsPerOp;
-      ceilings.push({ figure: figure.key, label: figure.label, target: m.target, clientCpuMsPerOp: m.clientCpuMsPerOp, perSecond, ratio: perSecond / peer.perSecond });
+      ceilings.push({
+        figure: figure.key,
+        label: figure.label,
+        target: m.target,
+        clientCpuMsPerOp: m.clientCpuMsPerOp,
+        perSecond,
+        ratio: perSecond / peer.perSecond,
+      });
     }
   }
   return ceilings;
 }
 
-async function report(run: { measurements: Measurement[]; sustained?: SustainedResult; idleRssMb: Record<string, number>; machine: Record<string, unknown>; agentauth: object; startedAt: Date; stamp: string; resultsDir: string }): Promise<void> {
+async function report(run: {
+  measurements: Measurement[];
+  sustained?: SustainedResult;
+  idleRssMb: Record<string, number>;
+  machine: Record<string, unknown>;
+  agentauth: object;
+  startedAt: Date;
+  stamp: string;
+  resultsDir: string;
+}): Promise<void> {
   const { measurements } = run;
   const say = (line = '') => process.stdout.write(`${line}\n`);
   // A run of only the sustained check has no measurement to tabulate.
@@ -459,7 +574,8 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
   };
   const names = [...new Set(measurements.map((m) => m.target))];
   const engines = names.filter((n) => n.startsWith('agentauth/'));
-  const find = (figure: FigureKey, target: string) => measurements.find((m) => m.figure === figure && m.target === target);
+  const find = (figure: FigureKey, target: string) =>
+    measurements.find((m) => m.figure === figure && m.target === target);
   const reference = (figure: Figure) => find(figure.key, figure.versus === 'baseline' ? 'baseline' : 'oidc-provider');
   const ratio = (figure: Figure, target: string) => {
     const ref = reference(figure);
@@ -479,10 +595,13 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
         return `${number(m.perSecond)}${flag(m)}${r === undefined ? '' : ` (${number(r)}×)`}`;
       }),
     ]);
-    rows.push([`  ${figure.key === 'flows' ? 'flow p50 / p99 ms' : 'p50 / p99 ms'}`, ...names.map((name) => {
-      const m = find(figure.key, name);
-      return m ? `${latency(m, m.p50Ms)} / ${latency(m, m.p99Ms)}` : '—';
-    })]);
+    rows.push([
+      `  ${figure.key === 'flows' ? 'flow p50 / p99 ms' : 'p50 / p99 ms'}`,
+      ...names.map((name) => {
+        const m = find(figure.key, name);
+        return m ? `${latency(m, m.p50Ms)} / ${latency(m, m.p99Ms)}` : '—';
+      }),
+    ]);
   }
   sayTable(rows);
   const peerAuthorize = find('authorize', 'oidc-provider');
@@ -492,50 +611,70 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
   const cost: string[][] = [['server CPU ms/op · peak RSS MB', ...names]];
   cost.push(['(RSS after start, idle)', ...names.map((name) => `${number(run.idleRssMb[name], 0)}`)]);
   for (const figure of figures) {
-    cost.push([figure.label, ...names.map((name) => {
-      const m = find(figure.key, name);
-      if (!m) return '—';
-      const db = m.dbCpuMsPerOp === undefined ? '' : ` (+${number(m.dbCpuMsPerOp)} db)`;
-      return `${number(m.cpuMsPerOp)}${db} · ${number(m.peakRssMb, 0)}${m.peakIsLifetime ? '*' : ''}`;
-    })]);
+    cost.push([
+      figure.label,
+      ...names.map((name) => {
+        const m = find(figure.key, name);
+        if (!m) return '—';
+        const db = m.dbCpuMsPerOp === undefined ? '' : ` (+${number(m.dbCpuMsPerOp)} db)`;
+        return `${number(m.cpuMsPerOp)}${db} · ${number(m.peakRssMb, 0)}${m.peakIsLifetime ? '*' : ''}`;
+      }),
+    ]);
   }
   sayTable(cost);
-  if (measurements.some((m) => m.peakIsLifetime)) say('* peak RSS since the process started (resetting the peak through /proc/<pid>/clear_refs was not permitted)');
+  if (measurements.some((m) => m.peakIsLifetime))
+    say('* peak RSS since the process started (resetting the peak through /proc/<pid>/clear_refs was not permitted)');
 
   // Targets, on server CPU per operation (the database's included on PostgreSQL).
   const targetRows: string[][] = [['target (server CPU per operation)', ...engines]];
-  const targets: { target: string; engine: string; value: number | undefined; pass: boolean | undefined; flagged: boolean }[] = [];
+  const targets: {
+    target: string;
+    engine: string;
+    value: number | undefined;
+    pass: boolean | undefined;
+    flagged: boolean;
+  }[] = [];
   for (const figure of figures.filter((f) => f.efficiency !== undefined)) {
     const against = figure.versus === 'baseline' ? 'baseline' : 'oidc-provider';
     const label = `${figure.label}: ${against}'s CPU/op ÷ ours`;
     const ref = reference(figure);
-    targetRows.push([label, ...engines.map((engine) => {
-      const goal = efficiencyGoal(figure, engine);
-      const m = find(figure.key, engine);
-      if (goal === undefined || !m || !ref) return '—';
-      const efficiency = serverCpu(ref) / serverCpu(m);
-      const flagged = !!(flag(m) || flag(ref));
-      const pass = efficiency >= goal;
-      targets.push({ target: `${label} ≥ ${goal}`, engine, value: efficiency, pass, flagged });
-      return `${pass ? 'PASS' : 'FAIL'}${flagged ? '!' : ''} ${number(efficiency)}× (≥ ${goal}×)`;
-    })]);
+    targetRows.push([
+      label,
+      ...engines.map((engine) => {
+        const goal = efficiencyGoal(figure, engine);
+        const m = find(figure.key, engine);
+        if (goal === undefined || !m || !ref) return '—';
+        const efficiency = serverCpu(ref) / serverCpu(m);
+        const flagged = !!(flag(m) || flag(ref));
+        const pass = efficiency >= goal;
+        targets.push({ target: `${label} ≥ ${goal}`, engine, value: efficiency, pass, flagged });
+        return `${pass ? 'PASS' : 'FAIL'}${flagged ? '!' : ''} ${number(efficiency)}× (≥ ${goal}×)`;
+      }),
+    ]);
   }
   if (figures.some((f) => f.key === 'flows')) {
     const label = `peak RSS under full-flow load ≤ ${RSS_LIMIT_MB} MB`;
-    targetRows.push([label, ...engines.map((engine) => {
-      const m = find('flows', engine);
-      const pass = m ? m.peakRssMb <= RSS_LIMIT_MB : undefined;
-      targets.push({ target: label, engine, value: m?.peakRssMb, pass, flagged: !!flag(m) });
-      return m ? `${pass ? 'PASS' : 'FAIL'}${flag(m)} ${number(m.peakRssMb, 0)} MB` : '—';
-    })]);
+    targetRows.push([
+      label,
+      ...engines.map((engine) => {
+        const m = find('flows', engine);
+        const pass = m ? m.peakRssMb <= RSS_LIMIT_MB : undefined;
+        targets.push({ target: label, engine, value: m?.peakRssMb, pass, flagged: !!flag(m) });
+        return m ? `${pass ? 'PASS' : 'FAIL'}${flag(m)} ${number(m.peakRssMb, 0)} MB` : '—';
+      }),
+    ]);
   }
   sayTable(targetRows);
   const ceilings = loadGeneratorCeilings(measurements, find);
   if (ceilings.length) {
     say();
-    say('why the targets are on CPU: the load generator is one thread of this process; its CPU per operation caps the rate it could drive even against a server that cost nothing:');
+    say(
+      'why the targets are on CPU: the load generator is one thread of this process; its CPU per operation caps the rate it could drive even against a server that cost nothing:',
+    );
     for (const c of ceilings) {
-      say(`  ${c.label} on ${c.target}: ${number(c.clientCpuMsPerOp, 3)} ms per op → at most about ${number(c.perSecond, 0)}/s = ${number(c.ratio)}× oidc-provider's req/s`);
+      say(
+        `  ${c.label} on ${c.target}: ${number(c.clientCpuMsPerOp, 3)} ms per op → at most about ${number(c.perSecond, 0)}/s = ${number(c.ratio)}× oidc-provider's req/s`,
+      );
     }
   }
 
@@ -543,7 +682,9 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
   const observed = measurements.filter((m) => m.dbActivityPerOp && m.dbCpuMsPerOp !== undefined);
   if (observed.length) {
     say();
-    say('PostgreSQL per operation (statements are round trips, BEGIN and COMMIT included; commits are WAL commit records; the CPU is the cluster\'s):');
+    say(
+      "PostgreSQL per operation (statements are round trips, BEGIN and COMMIT included; commits are WAL commit records; the CPU is the cluster's):",
+    );
     for (const m of observed) {
       const a = m.dbActivityPerOp!;
       say(
@@ -562,18 +703,31 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
       const { before, after } = m.database!;
       // Every flow creates one authorization request (warm-up included); m.ok counts the window only.
       const requests = (r: DatabaseReport) => r.rows.authorization_requests;
-      const flows = requests(after) !== undefined && requests(before) !== undefined ? requests(after)! - requests(before)! : m.ok;
-      say(`  ${m.target}: ${mb(before.bytes)} → ${mb(after.bytes)} for ${number(flows, 0)} flows (${number((after.bytes - before.bytes) / Math.max(flows, 1), 0)} bytes per flow)`);
-      say(`    rows: ${Object.keys(after.rows).map((t) => `${t} ${number(before.rows[t], 0)} → ${number(after.rows[t], 0)}`).join(', ')}`);
+      const flows =
+        requests(after) !== undefined && requests(before) !== undefined ? requests(after)! - requests(before)! : m.ok;
+      say(
+        `  ${m.target}: ${mb(before.bytes)} → ${mb(after.bytes)} for ${number(flows, 0)} flows (${number((after.bytes - before.bytes) / Math.max(flows, 1), 0)} bytes per flow)`,
+      );
+      say(
+        `    rows: ${Object.keys(after.rows)
+          .map((t) => `${t} ${number(before.rows[t], 0)} → ${number(after.rows[t], 0)}`)
+          .join(', ')}`,
+      );
     }
   }
 
   const { sustained } = run;
   if (sustained) {
-    const settings = Object.entries(sustained.settings).map(([k, v]) => `${k}=${v}`).join(' ');
+    const settings = Object.entries(sustained.settings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
     say();
-    say(`sustained run (${settings}): ${number(sustained.flows.ok, 0)} flows in ${number(sustained.flows.seconds, 0)} s, ${number(sustained.flows.perSecond)} flows/s, ${sustained.flows.errors} errors`);
-    say(`  rows / file size every ${number(sustained.samples[1] ? sustained.samples[1].second - sustained.samples[0]!.second : 0, 1)} s: ${sustained.samples.map((s) => `${number(s.rows, 0)}/${mb(s.bytes)}`).join(' ')}`);
+    say(
+      `sustained run (${settings}): ${number(sustained.flows.ok, 0)} flows in ${number(sustained.flows.seconds, 0)} s, ${number(sustained.flows.perSecond)} flows/s, ${sustained.flows.errors} errors`,
+    );
+    say(
+      `  rows / file size every ${number(sustained.samples[1] ? sustained.samples[1].second - sustained.samples[0]!.second : 0, 1)} s: ${sustained.samples.map((s) => `${number(s.rows, 0)}/${mb(s.bytes)}`).join(' ')}`,
+    );
     say(
       `  ${sustained.pass ? 'PASS' : 'FAIL'}: the purge keeps up: at most ${number(sustained.firstHalf.rows, 0)} rows (${mb(sustained.firstHalf.bytes)}) in the first half once settled, ` +
         `at most ${number(sustained.secondHalf.rows, 0)} rows (${mb(sustained.secondHalf.bytes)}) in the second, of ${number(sustained.rowsCreated, 0)} rows written`,
@@ -607,7 +761,10 @@ async function report(run: { measurements: Measurement[]; sustained?: SustainedR
         machine: { ...run.machine, loadAverageAtEnd: loadavg().map((l) => Number(l.toFixed(2))) },
         idleRssMb: run.idleRssMb,
         figures: figures.map((f) => ({ ...f, reference: f.versus === 'baseline' ? 'baseline' : 'oidc-provider' })),
-        measurements: measurements.map((m) => ({ ...m, ratio: ratio(FIGURES.find((f) => f.key === m.figure)!, m.target) })),
+        measurements: measurements.map((m) => ({
+          ...m,
+          ratio: ratio(FIGURES.find((f) => f.key === m.figure)!, m.target),
+        })),
         targets,
         loadGeneratorCeilings: ceilings,
         ...(sustained ? { sustained } : {}),

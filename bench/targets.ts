@@ -16,7 +16,18 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { DatabaseActivity } from './database-activity.ts';
-import { type CannonRequest, CookieJar, expectStatus, HttpClient, json, location, metaContent, pkcePair, randomState, Unexpected } from './driver.ts';
+import {
+  type CannonRequest,
+  CookieJar,
+  expectStatus,
+  HttpClient,
+  json,
+  location,
+  metaContent,
+  pkcePair,
+  randomState,
+  Unexpected,
+} from './driver.ts';
 import { ProcessMeter } from './measure.ts';
 
 /** This checkout: the benchmark's own servers run from here, and agentauth unless told otherwise. */
@@ -67,7 +78,6 @@ export interface Target {
 // ---------------------------------------------------------------------------------------------
 // Child processes
 
-
 interface Child {
   process: ChildProcess;
   spawnedAt: number;
@@ -76,17 +86,30 @@ interface Child {
 }
 
 /** Starts `node <args>` in `cwd` with `env`, its output in `logFile`, and waits until `readyPath` answers 200. */
-async function startChild(cwd: string, args: string[], env: Record<string, string>, port: number, readyPath: string, logFile: string): Promise<Child> {
+async function startChild(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  readyPath: string,
+  logFile: string,
+): Promise<Child> {
   const log = createWriteStream(logFile);
   const spawnedAt = Date.now();
-  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
   let exited: string | undefined;
-  const exit = new Promise<void>((resolve) => child.once('exit', (code, signal) => {
-    exited = `exited with ${signal ?? code}`;
-    resolve();
-  }));
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exited = `exited with ${signal ?? code}`;
+      resolve();
+    }),
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   const probe = new HttpClient(baseUrl, 1);
   const deadline = Date.now() + 60_000;
@@ -130,13 +153,27 @@ function measured(child: Child, logFile: string, dbRootPid?: number): Pick<Targe
 function tokenEndpoint(http: HttpClient, clientAuth: Record<string, string>) {
   return {
     async exchange(code: string, verifier: string): Promise<Tokens> {
-      const reply = await http.send('/token', { form: { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, ...clientAuth } });
+      const reply = await http.send('/token', {
+        form: {
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: verifier,
+          redirect_uri: REDIRECT_URI,
+          ...clientAuth,
+        },
+      });
       const tokens = json<{ access_token: string; refresh_token: string }>(expectStatus('token', reply, 200));
       if (!tokens.refresh_token) throw new Unexpected('token: no refresh_token issued');
       return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token };
     },
     async refresh(refreshToken: string): Promise<string> {
-      const reply = expectStatus('refresh', await http.send('/token', { form: { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientAuth } }), 200);
+      const reply = expectStatus(
+        'refresh',
+        await http.send('/token', {
+          form: { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientAuth },
+        }),
+        200,
+      );
       return json<{ refresh_token: string }>(reply).refresh_token;
     },
   };
@@ -147,13 +184,24 @@ function tokenEndpoint(http: HttpClient, clientAuth: Record<string, string>) {
 
 export async function startBaseline(logFile: string): Promise<Target> {
   const port = await freePort();
-  const child = await startChild(ROOT, ['--import', 'tsx', 'bench/servers/baseline.ts'], { PORT: String(port), HOST: '127.0.0.1' }, port, '/', logFile);
+  const child = await startChild(
+    ROOT,
+    ['--import', 'tsx', 'bench/servers/baseline.ts'],
+    { PORT: String(port), HOST: '127.0.0.1' },
+    port,
+    '/',
+    logFile,
+  );
   return {
     name: 'baseline',
     kind: 'baseline',
     ...measured(child, logFile),
     async checkStatus() {
-      return { url: `${child.baseUrl}/api/check-status?request_id=req_baseline`, expect: [200], verifyBody: (body) => body === '{"status":"pending"}' };
+      return {
+        url: `${child.baseUrl}/api/check-status?request_id=req_baseline`,
+        expect: [200],
+        verifyBody: (body) => body === '{"status":"pending"}',
+      };
     },
     stop: () => child.stop(),
   };
@@ -163,7 +211,15 @@ export async function startBaseline(logFile: string): Promise<Target> {
 // agentauth
 
 function authorizeQuery(clientId: string, challenge: string, state: string): string {
-  return new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code', scope: SCOPE, state, code_challenge: challenge, code_challenge_method: 'S256' }).toString();
+  return new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    response_type: 'code',
+    scope: SCOPE,
+    state,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  }).toString();
 }
 
 const pathOf = (url: URL) => url.pathname + url.search;
@@ -171,10 +227,15 @@ const pathOf = (url: URL) => url.pathname + url.search;
 /** Runs `<dir>/bin/agentauth <args>` with `env` and returns the JSON object it prints. */
 function cli(dir: string, env: Record<string, string>, args: string[]): Promise<Record<string, string | undefined>> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['bin/agentauth', ...args], { cwd: dir, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`agentauth ${args.slice(0, 2).join(' ')} failed: ${stderr || error.message}`));
-      else resolve(JSON.parse(stdout) as Record<string, string | undefined>);
-    });
+    execFile(
+      process.execPath,
+      ['bin/agentauth', ...args],
+      { cwd: dir, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`agentauth ${args.slice(0, 2).join(' ')} failed: ${stderr || error.message}`));
+        else resolve(JSON.parse(stdout) as Record<string, string | undefined>);
+      },
+    );
   });
 }
 
@@ -216,18 +277,50 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
   // Register the client and the agent with the CLI, as an operator would (it migrates the
   // database first). Going through the CLI rather than src/ keeps the benchmark independent of
   // the store's internals.
-  const client = await cli(dir, env, ['client', 'create', '--name', 'Benchmark', '--redirect-uri', REDIRECT_URI, '--json']);
-  const agent = await cli(dir, env, ['agent', 'create', '--owner-email', 'bench@example.com', '--owner-name', 'Bench User', '--json']);
-  const party = { clientId: client.client_id!, clientSecret: client.client_secret!, agentId: agent.agent_id!, agentSecret: agent.agent_secret! };
+  const client = await cli(dir, env, [
+    'client',
+    'create',
+    '--name',
+    'Benchmark',
+    '--redirect-uri',
+    REDIRECT_URI,
+    '--json',
+  ]);
+  const agent = await cli(dir, env, [
+    'agent',
+    'create',
+    '--owner-email',
+    'bench@example.com',
+    '--owner-name',
+    'Bench User',
+    '--json',
+  ]);
+  const party = {
+    clientId: client.client_id!,
+    clientSecret: client.client_secret!,
+    agentId: agent.agent_id!,
+    agentSecret: agent.agent_secret!,
+  };
 
-  const child = await startChild(dir, [...(options.nodeFlags ?? []), 'bin/agentauth', 'serve'], env, port, '/readyz', options.logFile);
+  const child = await startChild(
+    dir,
+    [...(options.nodeFlags ?? []), 'bin/agentauth', 'serve'],
+    env,
+    port,
+    '/readyz',
+    options.logFile,
+  );
   const http = new HttpClient(child.baseUrl, CONCURRENCY);
   const clientAuth = { client_id: party.clientId, client_secret: party.clientSecret };
   const token = tokenEndpoint(http, clientAuth);
 
   /** GET /authorize as a new browser: the request id and the binding cookie. */
   async function authorize(challenge: string, state: string): Promise<{ requestId: string; cookie: string }> {
-    const page = expectStatus('authorize', await http.send(`/authorize?${authorizeQuery(party.clientId, challenge, state)}`), 200);
+    const page = expectStatus(
+      'authorize',
+      await http.send(`/authorize?${authorizeQuery(party.clientId, challenge, state)}`),
+      200,
+    );
     const requestId = metaContent(page.body, 'request-id');
     const setCookie = page.headers['set-cookie'];
     const cookie = (Array.isArray(setCookie) ? setCookie[0] : setCookie)?.split(';')[0];
@@ -242,7 +335,11 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
 
     async checkStatus() {
       const { requestId } = await authorize(pkcePair().challenge, randomState());
-      return { url: `${child.baseUrl}/api/check-status?request_id=${requestId}`, expect: [200], verifyBody: (body) => body === '{"status":"pending"}' };
+      return {
+        url: `${child.baseUrl}/api/check-status?request_id=${requestId}`,
+        expect: [200],
+        verifyBody: (body) => body === '{"status":"pending"}',
+      };
     },
 
     authorizePage() {
@@ -257,12 +354,38 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
       const { verifier, challenge } = pkcePair();
       const state = randomState();
       const { requestId, cookie } = await authorize(challenge, state);
-      expectStatus('authenticate', await http.send('/api/agent/authenticate', { json: { request_id: requestId, agent_id: party.agentId, agent_secret: party.agentSecret, model: 'bench-model' } }), 200);
-      const redirect = location('continue', expectStatus('continue', await http.send('/authorize/continue', { form: { request_id: requestId, action: 'approve' }, headers: { cookie } }), 302));
+      expectStatus(
+        'authenticate',
+        await http.send('/api/agent/authenticate', {
+          json: {
+            request_id: requestId,
+            agent_id: party.agentId,
+            agent_secret: party.agentSecret,
+            model: 'bench-model',
+          },
+        }),
+        200,
+      );
+      const redirect = location(
+        'continue',
+        expectStatus(
+          'continue',
+          await http.send('/authorize/continue', {
+            form: { request_id: requestId, action: 'approve' },
+            headers: { cookie },
+          }),
+          302,
+        ),
+      );
       const code = redirect.searchParams.get('code');
-      if (!code || redirect.searchParams.get('state') !== state) throw new Unexpected('continue: no code or wrong state in the redirect');
+      if (!code || redirect.searchParams.get('state') !== state)
+        throw new Unexpected('continue: no code or wrong state in the redirect');
       const tokens = await token.exchange(code, verifier);
-      expectStatus('userinfo', await http.send('/userinfo', { headers: { authorization: `Bearer ${tokens.accessToken}` } }), 200);
+      expectStatus(
+        'userinfo',
+        await http.send('/userinfo', { headers: { authorization: `Bearer ${tokens.accessToken}` } }),
+        200,
+      );
       return tokens;
     },
 
@@ -296,20 +419,27 @@ async function databaseReport(databaseUrl: string): Promise<DatabaseReport> {
     const file = databaseUrl.slice('sqlite:'.length);
     const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
-      const tables = db.prepare("select name from sqlite_master where type = 'table' order by name").all() as { name: string }[];
+      const tables = db.prepare("select name from sqlite_master where type = 'table' order by name").all() as {
+        name: string;
+      }[];
       for (const { name } of tables.filter((t) => !BOOKKEEPING.test(t.name))) {
         rows[name] = (db.prepare(`select count(*) as n from "${name}"`).get() as { n: number }).n;
       }
     } finally {
       db.close();
     }
-    const bytes = ['', '-wal', '-shm'].reduce((sum, suffix) => sum + (existsSync(file + suffix) ? statSync(file + suffix).size : 0), 0);
+    const bytes = ['', '-wal', '-shm'].reduce(
+      (sum, suffix) => sum + (existsSync(file + suffix) ? statSync(file + suffix).size : 0),
+      0,
+    );
     return { bytes, rows };
   }
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const tables = await client.query<{ name: string }>("select table_name as name from information_schema.tables where table_schema = 'public' order by 1");
+    const tables = await client.query<{ name: string }>(
+      "select table_name as name from information_schema.tables where table_schema = 'public' order by 1",
+    );
     for (const { name } of tables.rows.filter((t) => !BOOKKEEPING.test(t.name))) {
       rows[name] = Number((await client.query(`select count(*) as n from "${name}"`)).rows[0].n);
     }
@@ -330,7 +460,14 @@ export async function startPeer(logFile: string): Promise<Target> {
   const child = await startChild(
     ROOT,
     ['--import', 'tsx', 'bench/servers/oidc-provider.ts'],
-    { PORT: String(port), HOST: '127.0.0.1', CLIENT_ID: clientId, CLIENT_SECRET: clientSecret, REDIRECT_URI, NODE_ENV: 'production' },
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      CLIENT_ID: clientId,
+      CLIENT_SECRET: clientSecret,
+      REDIRECT_URI,
+      NODE_ENV: 'production',
+    },
     port,
     '/.well-known/openid-configuration',
     logFile,
@@ -348,7 +485,10 @@ export async function startPeer(logFile: string): Promise<Target> {
     authorizePage() {
       // oidc-provider answers a valid authorization request with 303 to its interaction
       // (login) page, having stored the interaction; that is its equivalent of the page.
-      return { url: `${child.baseUrl}/auth?${authQuery(pkcePair().challenge, randomState())}`, expect: [302, 303, 200] };
+      return {
+        url: `${child.baseUrl}/auth?${authQuery(pkcePair().challenge, randomState())}`,
+        expect: [302, 303, 200],
+      };
     },
 
     async flow() {
@@ -359,20 +499,36 @@ export async function startPeer(logFile: string): Promise<Target> {
       const state = randomState();
       const auth = expectStatus('auth', await http.send(`/auth?${authQuery(challenge, state)}`), 302, 303);
       jar.take(auth);
-      const interaction = expectStatus('interaction', await http.send(pathOf(location('auth', auth)), { headers: jar.header() }), 302, 303);
+      const interaction = expectStatus(
+        'interaction',
+        await http.send(pathOf(location('auth', auth)), { headers: jar.header() }),
+        302,
+        303,
+      );
       jar.take(interaction);
-      const resume = expectStatus('resume', await http.send(pathOf(location('interaction', interaction)), { headers: jar.header() }), 302, 303);
+      const resume = expectStatus(
+        'resume',
+        await http.send(pathOf(location('interaction', interaction)), { headers: jar.header() }),
+        302,
+        303,
+      );
       const redirect = location('resume', resume);
       const code = redirect.searchParams.get('code');
-      if (!code || redirect.searchParams.get('state') !== state) throw new Unexpected(`resume: no code or wrong state in ${redirect.href.slice(0, 200)}`);
+      if (!code || redirect.searchParams.get('state') !== state)
+        throw new Unexpected(`resume: no code or wrong state in ${redirect.href.slice(0, 200)}`);
       const tokens = await token.exchange(code, verifier);
-      expectStatus('userinfo', await http.send('/me', { headers: { authorization: `Bearer ${tokens.accessToken}` } }), 200);
+      expectStatus(
+        'userinfo',
+        await http.send('/me', { headers: { authorization: `Bearer ${tokens.accessToken}` } }),
+        200,
+      );
       return tokens;
     },
 
     refresh: token.refresh,
 
-    introspection: (accessTokens) => introspectionLoad(`${child.baseUrl}/token/introspection`, accessTokens, clientAuth),
+    introspection: (accessTokens) =>
+      introspectionLoad(`${child.baseUrl}/token/introspection`, accessTokens, clientAuth),
     userinfo: (accessTokens) => userinfoLoad(`${child.baseUrl}/me`, accessTokens, '"sub":"bench-user"'),
 
     async stop() {

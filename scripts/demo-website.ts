@@ -57,7 +57,10 @@ export async function runWebsiteDemo(): Promise<number> {
     // The website's port is chosen first: its redirect URI is part of the client's registration.
     const websitePort = await freePort();
     const websiteOrigin = `http://127.0.0.1:${websitePort}`;
-    const { client, secret: clientSecret } = await registerClient(server.ctx, { name: 'Example Website', redirectUris: [`${websiteOrigin}/callback`] });
+    const { client, secret: clientSecret } = await registerClient(server.ctx, {
+      name: 'Example Website',
+      redirectUris: [`${websiteOrigin}/callback`],
+    });
     const { agent, secret: agentSecret } = await registerAgent(server.ctx, { ...OWNER, name: 'Demo agent' });
     const agentEnv = join(dir, 'agent.env');
     writeFileSync(
@@ -65,7 +68,13 @@ export async function runWebsiteDemo(): Promise<number> {
       `AGENTAUTH_ISSUER=${issuer}\nAGENTAUTH_AGENT_ID=${agent.id}\nAGENTAUTH_AGENT_SECRET=${agentSecret}\nAGENTAUTH_MODEL=demo-model\n`,
       { mode: 0o600 },
     );
-    website = await startWebsite({ issuer, clientId: client.id, clientSecret, port: websitePort, publicUrl: websiteOrigin });
+    website = await startWebsite({
+      issuer,
+      clientId: client.id,
+      clientSecret,
+      port: websitePort,
+      publicUrl: websiteOrigin,
+    });
 
     const websiteHost = new URL(websiteOrigin).host;
     const agentCommand = `(set -a; . ${shellWord(agentEnv)}; ${shellWord(AGENTAUTH_CLI)} sign-in req_… --expect-host ${websiteHost} --wait)`;
@@ -80,9 +89,11 @@ export async function runWebsiteDemo(): Promise<number> {
     out();
     out(`   ${agentCommand}`);
     out();
-    out('   with req_… replaced by the request ID from the page. agent.env holds the demo agent\'s id');
+    out("   with req_… replaced by the request ID from the page. agent.env holds the demo agent's id");
     out('   and secret: it is not printed here, and it is deleted when the demo stops.');
-    out(`3. The page continues by itself, and the website says "Signed in as ${OWNER.ownerName} (${OWNER.ownerEmail})".`);
+    out(
+      `3. The page continues by itself, and the website says "Signed in as ${OWNER.ownerName} (${OWNER.ownerEmail})".`,
+    );
     out();
     out('Press Ctrl-C to stop.');
 

@@ -41,12 +41,23 @@ function short(value: string | null | undefined, keep = 6): string {
 }
 
 /** Fields whose values are secrets, codes or tokens. */
-const SECRET_FIELDS = new Set(['access_token', 'refresh_token', 'id_token', 'code', 'code_verifier', 'client_secret', 'agent_secret', 'token']);
+const SECRET_FIELDS = new Set([
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'code',
+  'code_verifier',
+  'client_secret',
+  'agent_secret',
+  'token',
+]);
 
 function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_FIELDS.has(k) && typeof v === 'string' ? short(v) : redact(v)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, SECRET_FIELDS.has(k) && typeof v === 'string' ? short(v) : redact(v)]),
+    );
   }
   return value;
 }
@@ -75,7 +86,8 @@ const block = (value: unknown) => process.stdout.write(`${indent(typeof value ==
 /** The claims of a JWT, for display only (verification is the server's job). */
 function jwtParts(token: string): { header: unknown; claims: unknown } {
   const [header, payload] = token.split('.');
-  const decode = (part: string | undefined) => JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8')) as unknown;
+  const decode = (part: string | undefined) =>
+    JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8')) as unknown;
   return { header: decode(header), claims: decode(payload) };
 }
 
@@ -95,20 +107,32 @@ async function jsonOf<T = Record<string, unknown>>(response: Response): Promise<
 }
 
 function expectEqual(actual: unknown, expected: unknown, what: string): void {
-  if (actual !== expected) throw new DemoFailure(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+  if (actual !== expected)
+    throw new DemoFailure(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
 }
 
 const TIMEOUT_MS = 5000;
-const http = (url: string | URL, init: RequestInit = {}) => fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS), ...init });
+const http = (url: string | URL, init: RequestInit = {}) =>
+  fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS), ...init });
 const postForm = (url: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
-  http(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString(), redirect: 'manual' });
-const postJson = (url: string, body: unknown) => http(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  http(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
+  });
+const postJson = (url: string, body: unknown) =>
+  http(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 function metaContent(page: string, name: string): string | undefined {
   const raw = new RegExp(`<meta name="${name}" content="([^"]*)">`).exec(page)?.[1];
-  return raw?.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return raw
+    ?.replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
-
 
 /** The client website's redirect_uri: records what the browser brings back. */
 async function startCallbackServer(): Promise<{ server: Server; url: string; received: Promise<URLSearchParams> }> {
@@ -121,7 +145,9 @@ async function startCallbackServer(): Promise<{ server: Server; url: string; rec
       return;
     }
     deliver(url.searchParams);
-    response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end('Signed in. You can close this window.\n');
+    response
+      .writeHead(200, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' })
+      .end('Signed in. You can close this window.\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -132,9 +158,20 @@ async function startCallbackServer(): Promise<{ server: Server; url: string; rec
 // ---------------------------------------------------------------------------------------------
 // The demo
 
-async function run(base: string, server: RunningServer, callback: Awaited<ReturnType<typeof startCallbackServer>>): Promise<void> {
-  const { client, secret: clientSecret } = await registerClient(server.ctx, { name: 'Demo Website', redirectUris: [callback.url] });
-  const { agent, secret: agentSecret } = await registerAgent(server.ctx, { ownerEmail: 'ada@example.com', ownerName: 'Ada Lovelace', name: 'Demo agent' });
+async function run(
+  base: string,
+  server: RunningServer,
+  callback: Awaited<ReturnType<typeof startCallbackServer>>,
+): Promise<void> {
+  const { client, secret: clientSecret } = await registerClient(server.ctx, {
+    name: 'Demo Website',
+    redirectUris: [callback.url],
+  });
+  const { agent, secret: agentSecret } = await registerAgent(server.ctx, {
+    ownerEmail: 'ada@example.com',
+    ownerName: 'Ada Lovelace',
+    name: 'Demo agent',
+  });
   line(`client "${client.name}"  client_id ${client.id}  client_secret ${short(clientSecret)}`);
   line(`                       redirect_uri ${callback.url}`);
   line(`agent  "${agent.name}"    agent_id  ${agent.id}  agent_secret  ${short(agentSecret)}`);
@@ -142,10 +179,21 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
   // 1. Discovery
   step('Client: discovery metadata');
   sent('GET /.well-known/oauth-authorization-server');
-  const metadataResponse = await expectStatus(await http(`${base}/.well-known/oauth-authorization-server`), 200, 'discovery');
+  const metadataResponse = await expectStatus(
+    await http(`${base}/.well-known/oauth-authorization-server`),
+    200,
+    'discovery',
+  );
   const metadata = await jsonOf<Record<string, string>>(metadataResponse);
   got('200 application/json');
-  for (const key of ['issuer', 'authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'introspection_endpoint', 'revocation_endpoint']) {
+  for (const key of [
+    'issuer',
+    'authorization_endpoint',
+    'token_endpoint',
+    'userinfo_endpoint',
+    'introspection_endpoint',
+    'revocation_endpoint',
+  ]) {
     line(`  ${key.padEnd(24)} ${metadata[key]}`);
   }
   expectEqual(metadata.issuer, base, 'issuer');
@@ -168,10 +216,15 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
   line(`code_verifier ${short(verifier)}  (kept by the client)`);
   line(`code_challenge = BASE64URL(SHA-256(code_verifier)) = ${challenge}`);
   sent(`GET /authorize?client_id=${client.id}&redirect_uri=${encodeURIComponent(callback.url)}&response_type=code`);
-  line(`      &scope=openid+email+profile&state=${state}&code_challenge=${challenge.slice(0, 8)}…&code_challenge_method=S256`);
+  line(
+    `      &scope=openid+email+profile&state=${state}&code_challenge=${challenge.slice(0, 8)}…&code_challenge_method=S256`,
+  );
   const pageResponse = await expectStatus(await http(authorizeUrl), 200, 'GET /authorize');
   const page = await pageResponse.text();
-  const cookie = pageResponse.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith('agentauth_browser='));
+  const cookie = pageResponse.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith('agentauth_browser='));
   if (!cookie) throw new DemoFailure('GET /authorize: no browser binding cookie (agentauth_browser) was set');
   const [cookieName, cookieValue] = cookie.split('=') as [string, string];
   const requestId = metaContent(page, 'request-id');
@@ -179,7 +232,14 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
   got(`200 ${pageResponse.headers.get('content-type')}, ${page.length} bytes`);
   line(`Set-Cookie: ${cookieName}=${short(cookieValue)}; HttpOnly; SameSite=Lax  (binds the request to this browser)`);
   line('The page carries, for the agent:');
-  for (const name of ['request-id', 'agent-authenticate-endpoint', 'agent-status-endpoint', 'client-name', 'redirect-host', 'scope']) {
+  for (const name of [
+    'request-id',
+    'agent-authenticate-endpoint',
+    'agent-status-endpoint',
+    'client-name',
+    'redirect-host',
+    'scope',
+  ]) {
     line(`  <meta name="${name}" content="${metaContent(page, name)}">`);
   }
 
@@ -187,7 +247,11 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
   const statusUrl = metaContent(page, 'agent-status-endpoint')!;
   const checkStatus = async (expected: string) => {
     sent(`GET /api/check-status?request_id=${requestId}`);
-    const response = await expectStatus(await http(`${statusUrl}?request_id=${encodeURIComponent(requestId)}`), 200, 'GET /api/check-status');
+    const response = await expectStatus(
+      await http(`${statusUrl}?request_id=${encodeURIComponent(requestId)}`),
+      200,
+      'GET /api/check-status',
+    );
     const body = await jsonOf(response);
     got(`200 ${JSON.stringify(body)}`);
     expectEqual(body.status, expected, 'status');
@@ -197,11 +261,22 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
 
   // 4. The agent authenticates over the back channel
   step('Agent: authenticates over the back channel');
-  line(`checks client-name "${metaContent(page, 'client-name')}" and redirect-host "${metaContent(page, 'redirect-host')}" are what it expected`);
-  const authenticateBody = { request_id: requestId, agent_id: agent.id, agent_secret: agentSecret, model: 'demo-model-1' };
+  line(
+    `checks client-name "${metaContent(page, 'client-name')}" and redirect-host "${metaContent(page, 'redirect-host')}" are what it expected`,
+  );
+  const authenticateBody = {
+    request_id: requestId,
+    agent_id: agent.id,
+    agent_secret: agentSecret,
+    model: 'demo-model-1',
+  };
   sent('POST /api/agent/authenticate  (application/json)');
   block(authenticateBody);
-  const authResponse = await expectStatus(await postJson(metaContent(page, 'agent-authenticate-endpoint')!, authenticateBody), 200, 'POST /api/agent/authenticate');
+  const authResponse = await expectStatus(
+    await postJson(metaContent(page, 'agent-authenticate-endpoint')!, authenticateBody),
+    200,
+    'POST /api/agent/authenticate',
+  );
   const authResult = await jsonOf(authResponse);
   got('200');
   block(authResult);
@@ -213,14 +288,18 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
 
   // 6. The browser continues and is redirected with the code
   step('Browser: the page posts its continue form');
-  sent(`POST /authorize/continue  (form: request_id=${requestId}, action=approve; Cookie: ${cookieName}=${short(cookieValue)})`);
+  sent(
+    `POST /authorize/continue  (form: request_id=${requestId}, action=approve; Cookie: ${cookieName}=${short(cookieValue)})`,
+  );
   const continueResponse = await expectStatus(
     await postForm(`${base}/authorize/continue`, { request_id: requestId, action: 'approve' }, { cookie }),
     302,
     'POST /authorize/continue',
   );
   const location = new URL(continueResponse.headers.get('location') ?? '');
-  got(`302 Location: ${location.origin}${location.pathname}?code=${short(location.searchParams.get('code'))}&state=${location.searchParams.get('state')}&iss=${encodeURIComponent(location.searchParams.get('iss') ?? '')}`);
+  got(
+    `302 Location: ${location.origin}${location.pathname}?code=${short(location.searchParams.get('code'))}&state=${location.searchParams.get('state')}&iss=${encodeURIComponent(location.searchParams.get('iss') ?? '')}`,
+  );
   line('The browser follows the redirect to the client website:');
   sent(`GET ${location.origin}${location.pathname}?code=…&state=…&iss=…`);
   const landing = await expectStatus(await http(location), 200, 'GET callback');
@@ -228,7 +307,9 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
   const callbackQuery = await callback.received;
   const code = callbackQuery.get('code');
   if (!code) throw new DemoFailure('the callback received no code');
-  line(`callback server received code=${short(code)}, state=${callbackQuery.get('state')}, iss=${callbackQuery.get('iss')}`);
+  line(
+    `callback server received code=${short(code)}, state=${callbackQuery.get('state')}, iss=${callbackQuery.get('iss')}`,
+  );
   expectEqual(callbackQuery.get('state'), state, 'state returned to the callback');
   expectEqual(callbackQuery.get('iss'), metadata.issuer, 'iss returned to the callback');
   line('state matches the one the client sent; iss matches the issuer');
@@ -249,7 +330,11 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
   };
   sent('POST /token  (application/x-www-form-urlencoded)');
   block(tokenFields);
-  const tokenResponse = await expectStatus(await postForm(metadata.token_endpoint!, tokenFields), 200, 'POST /token (authorization_code)');
+  const tokenResponse = await expectStatus(
+    await postForm(metadata.token_endpoint!, tokenFields),
+    200,
+    'POST /token (authorization_code)',
+  );
   const tokens = await jsonOf<Record<string, string>>(tokenResponse);
   got(`200 (Cache-Control: ${tokenResponse.headers.get('cache-control')})`);
   block(tokens);
@@ -264,7 +349,11 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
   // 9. Userinfo
   step('Client: GET /userinfo with the access token');
   sent(`GET /userinfo  (Authorization: Bearer ${short(tokens.access_token)})`);
-  const userinfoResponse = await expectStatus(await http(metadata.userinfo_endpoint!, { headers: { authorization: `Bearer ${tokens.access_token}` } }), 200, 'GET /userinfo');
+  const userinfoResponse = await expectStatus(
+    await http(metadata.userinfo_endpoint!, { headers: { authorization: `Bearer ${tokens.access_token}` } }),
+    200,
+    'GET /userinfo',
+  );
   const userinfo = await jsonOf(userinfoResponse);
   got('200');
   process.stdout.write(`${indent(JSON.stringify(userinfo, null, 2))}\n`);
@@ -288,10 +377,17 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
 
   // 11. Refresh (rotation)
   step('Client: refreshes at /token (the refresh token rotates)');
-  const refreshFields = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.id, client_secret: clientSecret };
+  const refreshFields = {
+    grant_type: 'refresh_token',
+    refresh_token: tokens.refresh_token!,
+    client_id: client.id,
+    client_secret: clientSecret,
+  };
   sent('POST /token  (application/x-www-form-urlencoded)');
   block(refreshFields);
-  const refreshed = await jsonOf<Record<string, string>>(await expectStatus(await postForm(metadata.token_endpoint!, refreshFields), 200, 'POST /token (refresh_token)'));
+  const refreshed = await jsonOf<Record<string, string>>(
+    await expectStatus(await postForm(metadata.token_endpoint!, refreshFields), 200, 'POST /token (refresh_token)'),
+  );
   got('200');
   block(refreshed);
   if (refreshed.refresh_token === tokens.refresh_token) throw new DemoFailure('the refresh token was not rotated');
@@ -303,7 +399,11 @@ async function run(base: string, server: RunningServer, callback: Awaited<Return
   step('Client: revokes the new access token');
   sent(`POST /revoke  (form: token=${short(refreshed.access_token)}, client_id, client_secret)`);
   const revokeResponse = await expectStatus(
-    await postForm(metadata.revocation_endpoint!, { token: refreshed.access_token!, client_id: client.id, client_secret: clientSecret }),
+    await postForm(metadata.revocation_endpoint!, {
+      token: refreshed.access_token!,
+      client_id: client.id,
+      client_secret: clientSecret,
+    }),
     200,
     'POST /revoke',
   );
@@ -336,14 +436,22 @@ async function main(): Promise<number> {
     await run(base, server, callback);
     ok = true;
   } catch (error) {
-    const message = error instanceof DemoFailure ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+    const message =
+      error instanceof DemoFailure
+        ? error.message
+        : error instanceof Error
+          ? (error.stack ?? error.message)
+          : String(error);
     process.stdout.write(`\nFAILED at step ${stepNumber}: ${message}\n`);
   } finally {
     if (callback) await new Promise<void>((resolve) => callback!.server.close(() => resolve()));
     await server?.close().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
-  if (ok) process.stdout.write(`\nDone: all ${stepNumber} steps answered as expected in ${Date.now() - started} ms. Server stopped, ${dir} removed.\n`);
+  if (ok)
+    process.stdout.write(
+      `\nDone: all ${stepNumber} steps answered as expected in ${Date.now() - started} ms. Server stopped, ${dir} removed.\n`,
+    );
   return ok ? 0 : 1;
 }
 

@@ -28,34 +28,83 @@ async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'agentauth-screenshots-'));
   const port = await freePort();
-  const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://localhost:${port}`, DATABASE_URL: `sqlite:${join(dir, 'agentauth.db')}`, JWT_SECRET: 'screenshots-secret-of-at-least-32-bytes!', LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://localhost:${port}`,
+    DATABASE_URL: `sqlite:${join(dir, 'agentauth.db')}`,
+    JWT_SECRET: 'screenshots-secret-of-at-least-32-bytes!',
+    LOG_LEVEL: 'silent',
+  });
   const server = await startServer(config, { warn: () => {} });
   const callback = await startCallbackServer();
   const browser = await launchChromium();
   try {
     const { ctx } = server;
-    const ada = await createAccount(ctx, { email: 'ada@example.com', name: 'Ada Lovelace', role: 'admin', password: PASSWORD, emailVerified: true });
-    const grace = await createAccount(ctx, { email: 'grace@example.com', name: 'Grace Hopper', role: 'member', password: PASSWORD });
+    const ada = await createAccount(ctx, {
+      email: 'ada@example.com',
+      name: 'Ada Lovelace',
+      role: 'admin',
+      password: PASSWORD,
+      emailVerified: true,
+    });
+    const grace = await createAccount(ctx, {
+      email: 'grace@example.com',
+      name: 'Grace Hopper',
+      role: 'member',
+      password: PASSWORD,
+    });
     // Unused links, listed on the account page and the admin's: two invitations and a setup link.
     await issueLink(ctx, 'invite', { role: 'member', createdBy: ada.id });
     await issueLink(ctx, 'setup', { accountId: grace.id, createdBy: ada.id });
     await issueLink(ctx, 'invite', { role: 'member', createdBy: grace.id });
-    const { client, secret: clientSecret } = await createOwnedWebsite(ctx, ada, { name: 'Acme Notes', redirect_uris: callback.uri });
+    const { client, secret: clientSecret } = await createOwnedWebsite(ctx, ada, {
+      name: 'Acme Notes',
+      redirect_uris: callback.uri,
+    });
     if (clientSecret === null) throw new Error('a confidential website has a secret');
-    await createOwnedWebsite(ctx, ada, { name: 'Travel Planner', redirect_uris: `${callback.origin}/travel`, approval: 'manual' });
+    await createOwnedWebsite(ctx, ada, {
+      name: 'Travel Planner',
+      redirect_uris: `${callback.origin}/travel`,
+      approval: 'manual',
+    });
     const { agent, secret: agentSecret } = await createOwnedAgent(ctx, ada, 'Research assistant');
     await createOwnedAgent(ctx, ada, 'Shopping helper');
-    const party: Party = { clientId: client.id, clientSecret, redirectUri: callback.uri, agentId: agent.id, agentSecret };
+    const party: Party = {
+      clientId: client.id,
+      clientSecret,
+      redirectUri: callback.uri,
+      agentId: agent.id,
+      agentSecret,
+    };
     const target = { baseUrl: config.baseUrl } as TestServer;
     for (let i = 0; i < 3; i++) await obtainTokens(target, party);
     // Earlier days of use, so that the chart shows a month rather than one bar.
     const now = ctx.clock();
     for (let day = 1; day < 30; day++) {
       for (let n = 0; n < (day * 7) % 5; n++) {
-        await ctx.store.recordAuditEvent({ at: now - day * 86400 - n * 600, agent_id: agent.id, request_id: `req_earlier${day}_${n}`, client_id: client.id, model: 'claude-sonnet-4', ip: '192.0.2.10', user_agent: 'research-assistant/1.4', outcome: 'authenticated' });
+        await ctx.store.recordAuditEvent({
+          at: now - day * 86400 - n * 600,
+          agent_id: agent.id,
+          request_id: `req_earlier${day}_${n}`,
+          client_id: client.id,
+          model: 'claude-sonnet-4',
+          ip: '192.0.2.10',
+          user_agent: 'research-assistant/1.4',
+          outcome: 'authenticated',
+        });
       }
     }
-    await ctx.store.recordAuditEvent({ at: now - 7200, agent_id: agent.id, request_id: 'req_wrong', client_id: client.id, model: 'claude-sonnet-4', ip: '198.51.100.23', user_agent: 'curl/8.5.0', outcome: 'invalid_credentials' });
+    await ctx.store.recordAuditEvent({
+      at: now - 7200,
+      agent_id: agent.id,
+      request_id: 'req_wrong',
+      client_id: client.id,
+      model: 'claude-sonnet-4',
+      ip: '198.51.100.23',
+      user_agent: 'curl/8.5.0',
+      outcome: 'invalid_credentials',
+    });
 
     const context = await browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();

@@ -158,10 +158,13 @@ function trustProxy(raw: string | undefined): false | number | string[] {
   const value = raw?.trim() ?? '';
   if (value === '' || /^(0|false|no)$/i.test(value)) return false;
   if (/^(true|yes)$/i.test(value)) {
-    throw new ConfigError('TRUST_PROXY=true would trust any X-Forwarded-For the client writes; set TRUST_PROXY to the number of proxies in front of the server (e.g. 1) or their addresses (e.g. 10.0.0.5,10.1.0.0/16)');
+    throw new ConfigError(
+      'TRUST_PROXY=true would trust any X-Forwarded-For the client writes; set TRUST_PROXY to the number of proxies in front of the server (e.g. 1) or their addresses (e.g. 10.0.0.5,10.1.0.0/16)',
+    );
   }
   if (/^\d+$/.test(value)) {
-    if (!Number.isSafeInteger(Number(value))) throw new ConfigError(`TRUST_PROXY must be a number of proxies or a list of addresses (got "${raw}")`);
+    if (!Number.isSafeInteger(Number(value)))
+      throw new ConfigError(`TRUST_PROXY must be a number of proxies or a list of addresses (got "${raw}")`);
     return Number(value);
   }
   const entries = value.split(',').map((entry) => entry.trim());
@@ -170,7 +173,9 @@ function trustProxy(raw: string | undefined): false | number | string[] {
     const family = isIP(address ?? '');
     const validBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
     if (!(PROXY_RANGE_NAMES.includes(entry) || (family !== 0 && validBits && extra === undefined))) {
-      throw new ConfigError(`TRUST_PROXY must be a number of proxies or a comma-separated list of proxy addresses or CIDRs (got "${entry}" in "${raw}")`);
+      throw new ConfigError(
+        `TRUST_PROXY must be a number of proxies or a comma-separated list of proxy addresses or CIDRs (got "${entry}" in "${raw}")`,
+      );
     }
   }
   return entries;
@@ -268,7 +273,9 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)');
   }
   if (!jwtSecret && !databaseUrl.startsWith('sqlite:')) {
-    throw new ConfigError('JWT_SECRET is required with PostgreSQL: every node must sign and verify with the same secret (at least 32 bytes)');
+    throw new ConfigError(
+      'JWT_SECRET is required with PostgreSQL: every node must sign and verify with the same secret (at least 32 bytes)',
+    );
   }
   const jwtPreviousSecrets = (env.JWT_PREVIOUS_SECRETS ?? '')
     .split(',')
@@ -290,11 +297,15 @@ export function loadConfig(env: Env = process.env): Config {
   const headersTimeout = integer(env, 'HEADERS_TIMEOUT', 10);
   const requestTimeout = integer(env, 'REQUEST_TIMEOUT', 30);
   if (headersTimeout > requestTimeout) {
-    throw new ConfigError(`HEADERS_TIMEOUT must not exceed REQUEST_TIMEOUT (got ${headersTimeout} and ${requestTimeout})`);
+    throw new ConfigError(
+      `HEADERS_TIMEOUT must not exceed REQUEST_TIMEOUT (got ${headersTimeout} and ${requestTimeout})`,
+    );
   }
   const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0) : null;
-  if (metricsPort !== null && metricsPort > 65535) throw new ConfigError(`METRICS_PORT must be at most 65535 (got "${metricsPort}")`);
-  if (metricsPort !== null && metricsPort === port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${port})`);
+  if (metricsPort !== null && metricsPort > 65535)
+    throw new ConfigError(`METRICS_PORT must be at most 65535 (got "${metricsPort}")`);
+  if (metricsPort !== null && metricsPort === port)
+    throw new ConfigError(`METRICS_PORT must differ from PORT (both ${port})`);
   const metricsToken = env.METRICS_TOKEN ? secret('METRICS_TOKEN', env.METRICS_TOKEN) : null;
   if (metricsToken !== null && !/^[\x21-\x7e]+$/.test(metricsToken)) {
     throw new ConfigError('METRICS_TOKEN must be printable ASCII without spaces (it is sent as a bearer token)');
@@ -307,22 +318,29 @@ export function loadConfig(env: Env = process.env): Config {
   const consoleSessionIdle = integer(env, 'CONSOLE_SESSION_IDLE', 3600);
   const consoleSessionLifetime = integer(env, 'CONSOLE_SESSION_LIFETIME', 86400);
   if (consoleSessionIdle > consoleSessionLifetime) {
-    throw new ConfigError(`CONSOLE_SESSION_IDLE must not exceed CONSOLE_SESSION_LIFETIME (got ${consoleSessionIdle} and ${consoleSessionLifetime})`);
+    throw new ConfigError(
+      `CONSOLE_SESSION_IDLE must not exceed CONSOLE_SESSION_LIFETIME (got ${consoleSessionIdle} and ${consoleSessionLifetime})`,
+    );
   }
   const smtpUrl = env.SMTP_URL || null;
-  if (smtpUrl !== null && !/^smtps?:\/\/[^/]/.test(smtpUrl)) throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL');
+  if (smtpUrl !== null && !/^smtps?:\/\/[^/]/.test(smtpUrl))
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL');
 
   // One switch for everything an MCP client needs; each feature may still be set on its own.
   const mcpAuthorization = flag(env, 'MCP_AUTHORIZATION', false);
   const publicClients = flag(env, 'PUBLIC_CLIENTS', mcpAuthorization);
   const clientIdMetadataDocuments = flag(env, 'CLIENT_ID_METADATA_DOCUMENTS', mcpAuthorization);
   if (clientIdMetadataDocuments && !publicClients) {
-    throw new ConfigError('CLIENT_ID_METADATA_DOCUMENTS=true needs PUBLIC_CLIENTS=true: a client known by its metadata document has no secret');
+    throw new ConfigError(
+      'CLIENT_ID_METADATA_DOCUMENTS=true needs PUBLIC_CLIENTS=true: a client known by its metadata document has no secret',
+    );
   }
   // A client's use is written down at most once a day, so a shorter retention could purge one in use.
   const selfRegisteredClientRetention = integer(env, 'SELF_REGISTERED_CLIENT_RETENTION', 2592000, 0);
   if (selfRegisteredClientRetention !== 0 && selfRegisteredClientRetention < 86400) {
-    throw new ConfigError(`SELF_REGISTERED_CLIENT_RETENTION must be 0 (never purge) or at least 86400 (got "${env.SELF_REGISTERED_CLIENT_RETENTION}")`);
+    throw new ConfigError(
+      `SELF_REGISTERED_CLIENT_RETENTION must be 0 (never purge) or at least 86400 (got "${env.SELF_REGISTERED_CLIENT_RETENTION}")`,
+    );
   }
 
   return {
@@ -348,7 +366,12 @@ export function loadConfig(env: Env = process.env): Config {
     authorizeLimitWindow: integer(env, 'AUTHORIZE_LIMIT_WINDOW', 60),
     purgeUnauthenticatedAfter: integer(env, 'PURGE_UNAUTHENTICATED_AFTER', 600, 0),
     statusStreamsPerIp: integer(env, 'STATUS_STREAMS_PER_IP', 100, 0),
-    statusStreamsMax: integer(env, 'STATUS_STREAMS_MAX', defaultStatusStreamsMax(openFilesLimit(), databasePoolSize), 0),
+    statusStreamsMax: integer(
+      env,
+      'STATUS_STREAMS_MAX',
+      defaultStatusStreamsMax(openFilesLimit(), databasePoolSize),
+      0,
+    ),
     trustProxy: trustProxy(env.TRUST_PROXY),
     headersTimeout,
     requestTimeout,

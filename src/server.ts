@@ -18,7 +18,7 @@ import { buildApp, buildMetricsApp, type AppOptions } from './http/app.ts';
 import { openStore, prepareDataDirectory, sqlitePath, warnIfOpenToOthers } from './store/open.ts';
 import type { Store } from './store/types.ts';
 
-export type Warn = (message: string) => void
+export type Warn = (message: string) => void;
 
 /** The development secret in `file`, validated like JWT_SECRET; undefined when there is no file. */
 function readDevelopmentSecret(file: string, warn: Warn): string | undefined {
@@ -28,7 +28,9 @@ function readDevelopmentSecret(file: string, warn: Warn): string | undefined {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    throw new ConfigError(`cannot read the development secret ${file} (${code ?? String(error)}): make it readable by this user, or set JWT_SECRET (at least 32 bytes)`);
+    throw new ConfigError(
+      `cannot read the development secret ${file} (${code ?? String(error)}): make it readable by this user, or set JWT_SECRET (at least 32 bytes)`,
+    );
   }
   warnIfOpenToOthers(file, 'file', warn);
   const secret = text.trim();
@@ -62,7 +64,9 @@ function createDevelopmentSecret(file: string, warn: Warn): string {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return readDevelopmentSecret(file, warn)!;
-    throw new ConfigError(`cannot create the development secret ${file} (${code ?? String(error)}): set JWT_SECRET (at least 32 bytes)`);
+    throw new ConfigError(
+      `cannot create the development secret ${file} (${code ?? String(error)}): set JWT_SECRET (at least 32 bytes)`,
+    );
   } finally {
     rmSync(temporary, { force: true });
   }
@@ -104,7 +108,12 @@ export interface ContextOptions {
   clientMetadataFetch?: FetchOptions;
 }
 
-export async function createContext(config: Config, store: Store, jwtSecret: string, options: ContextOptions = {}): Promise<Context> {
+export async function createContext(
+  config: Config,
+  store: Store,
+  jwtSecret: string,
+  options: ContextOptions = {},
+): Promise<Context> {
   const clock = options.clock ?? systemClock;
   return {
     config,
@@ -124,7 +133,9 @@ export async function createContext(config: Config, store: Store, jwtSecret: str
       duration: config.registrationLimitWindow,
       message: 'Too many client registrations from this address; wait and try again.',
     }),
-    clientMetadata: config.clientIdMetadataDocuments ? new ClientMetadataDocuments({ fetch: options.clientMetadataFetch }) : null,
+    clientMetadata: config.clientIdMetadataDocuments
+      ? new ClientMetadataDocuments({ fetch: options.clientMetadataFetch })
+      : null,
     statusEvents: new StatusEvents(store),
     console: { throttle: await SignInThrottle.create(config, store), mailer: createMailer(config) },
   };
@@ -162,7 +173,10 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config, options: AppOptions & ContextOptions & { store?: Store; warn?: Warn } = {}): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  options: AppOptions & ContextOptions & { store?: Store; warn?: Warn } = {},
+): Promise<RunningServer> {
   const warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
   const store =
     options.store ??
@@ -173,7 +187,9 @@ export async function startServer(config: Config, options: AppOptions & ContextO
       warn,
     }));
   if (config.sqliteSynchronous === 'normal' && store.engine === 'sqlite') {
-    warn('SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose the last few seconds of them');
+    warn(
+      'SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose the last few seconds of them',
+    );
   }
   await store.migrate();
   const ctx = await createContext(config, store, resolveJwtSecret(config, warn), options);

@@ -41,12 +41,18 @@ beforeAll(async () => {
   party = await setupParty(server, { name: 'Acme Notes', redirectUris: [`https://${HOST}/callback`] });
   work = mkdtempSync(join(tmpdir(), 'agentauth-sdk-package-'));
   // npm pack runs the prepack script, which builds dist/.
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: packageDir, env: cleanEnv() });
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], {
+    cwd: packageDir,
+    env: cleanEnv(),
+  });
   packed = (JSON.parse(stdout) as (typeof packed)[])[0]!;
   project = join(work, 'consumer');
   await run('mkdir', [project]);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(work, packed.filename)], { cwd: project, env: cleanEnv() });
+  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(work, packed.filename)], {
+    cwd: project,
+    env: cleanEnv(),
+  });
 }, 120_000);
 afterAll(async () => {
   await server?.close();
@@ -56,11 +62,27 @@ afterAll(async () => {
 describe('@agentauth/agent as a package', () => {
   it('packs dist, README and package.json only, and declares no dependencies', () => {
     expect(packed.files.map((file) => file.path).sort()).toEqual(
-      ['README.md', 'dist/client.d.ts', 'dist/errors.d.ts', 'dist/index.d.ts', 'dist/index.js', 'dist/page.d.ts', 'dist/sse.d.ts', 'package.json'].sort(),
+      [
+        'README.md',
+        'dist/client.d.ts',
+        'dist/errors.d.ts',
+        'dist/index.d.ts',
+        'dist/index.js',
+        'dist/page.d.ts',
+        'dist/sse.d.ts',
+        'package.json',
+      ].sort(),
     );
-    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/@agentauth/agent/package.json'), 'utf8')) as Record<string, unknown>;
-    expect(manifest).toMatchObject({ name: '@agentauth/agent', type: 'module', exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } } });
-    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies']) expect(manifest[field]).toBeUndefined();
+    const manifest = JSON.parse(
+      readFileSync(join(project, 'node_modules/@agentauth/agent/package.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(manifest).toMatchObject({
+      name: '@agentauth/agent',
+      type: 'module',
+      exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } },
+    });
+    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies'])
+      expect(manifest[field]).toBeUndefined();
     // Installed alone: nothing else came with it.
     expect(readdirSync(join(project, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual(['@agentauth']);
     // The bundle imports nothing: no Node built-ins, no packages.
@@ -89,17 +111,35 @@ console.log(JSON.stringify(done));
     );
     const child = run(process.execPath, ['sign-in.mjs', started.requestId, HOST], {
       cwd: project,
-      env: cleanEnv({ AGENTAUTH_ISSUER: server.baseUrl, AGENTAUTH_AGENT_ID: party.agentId, AGENTAUTH_AGENT_SECRET: party.agentSecret, AGENTAUTH_MODEL: 'packaged-model' }),
+      env: cleanEnv({
+        AGENTAUTH_ISSUER: server.baseUrl,
+        AGENTAUTH_AGENT_ID: party.agentId,
+        AGENTAUTH_AGENT_SECRET: party.agentSecret,
+        AGENTAUTH_MODEL: 'packaged-model',
+      }),
       timeout: 30_000,
     });
     // Play the browser: continue once the agent has authenticated.
-    for (let i = 0; i < 200 && (await server.ctx.store.findRequest(started.requestId))?.status !== 'authenticated'; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 200 && (await server.ctx.store.findRequest(started.requestId))?.status !== 'authenticated'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await continueFlow(server, started)).status).toBe(302);
     const { stdout } = await child;
-    const [signedIn, done] = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(signedIn).toMatchObject({ request_id: started.requestId, client_id: party.clientId, redirect_host: HOST, status: 'authenticated' });
+    const [signedIn, done] = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(signedIn).toMatchObject({
+      request_id: started.requestId,
+      client_id: party.clientId,
+      redirect_host: HOST,
+      status: 'authenticated',
+    });
     expect(done).toEqual({ status: 'completed' });
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({ status: 'completed', agent_id: party.agentId, model: 'packaged-model' });
+    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+      status: 'completed',
+      agent_id: party.agentId,
+      model: 'packaged-model',
+    });
   });
 
   it("type-checks in a consumer's strict TypeScript project without @types/node", async () => {
@@ -122,7 +162,18 @@ export async function main(html: string): Promise<string> {
     );
     writeFileSync(
       join(project, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2022', 'dom'], types: [], noEmit: true }, files: ['consumer.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          lib: ['es2022', 'dom'],
+          types: [],
+          noEmit: true,
+        },
+        files: ['consumer.ts'],
+      }),
     );
     await run(process.execPath, [tsc, '-p', project], { cwd: project, env: cleanEnv() });
   });

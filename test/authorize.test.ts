@@ -29,12 +29,20 @@ function valid(): Record<string, string | undefined> {
   };
 }
 
-async function get(params: Record<string, string | undefined>, extra = ''): Promise<{ status: number; page: string; response: Response }> {
+async function get(
+  params: Record<string, string | undefined>,
+  extra = '',
+): Promise<{ status: number; page: string; response: Response }> {
   const response = await fetch(authorizeUrl(server, params) + extra, { redirect: 'manual' });
   return { status: response.status, page: await response.text(), response };
 }
 
-async function expectErrorPage(params: Record<string, string | undefined>, error: string, description: RegExp, extra = '') {
+async function expectErrorPage(
+  params: Record<string, string | undefined>,
+  error: string,
+  description: RegExp,
+  extra = '',
+) {
   const { status, page, response } = await get(params, extra);
   expect(status).toBe(400);
   expect(response.headers.get('location')).toBeNull();
@@ -86,8 +94,16 @@ describe('GET /authorize errors (docs/contract.md table)', () => {
   });
 
   it('checks the client before the redirect_uri, and both before anything else', async () => {
-    await expectErrorPage({ client_id: 'cli_nobody', redirect_uri: 'https://evil.example/', response_type: 'token' }, 'invalid_client', /unknown/);
-    await expectErrorPage({ ...valid(), redirect_uri: 'https://evil.example/', response_type: 'token' }, 'invalid_request', /redirect_uri/);
+    await expectErrorPage(
+      { client_id: 'cli_nobody', redirect_uri: 'https://evil.example/', response_type: 'token' },
+      'invalid_client',
+      /unknown/,
+    );
+    await expectErrorPage(
+      { ...valid(), redirect_uri: 'https://evil.example/', response_type: 'token' },
+      'invalid_request',
+      /redirect_uri/,
+    );
   });
 });
 
@@ -101,8 +117,10 @@ describe('GET /authorize decisions (docs/design.md §4)', () => {
   });
 
   it('state may be any text without control characters; a control character or broken UTF-8 is invalid_request', async () => {
-    for (const state of ['a b&c=d/é+%', '日本語 ✓ 🙂', '"<>\\`{}|^']) expect((await get({ ...valid(), state })).status, state).toBe(200);
-    for (const state of ['line\nbreak', 'tab\there', 'del\x7f', 'c1\x85']) await expectErrorPage({ ...valid(), state }, 'invalid_request', /state must not contain control characters/);
+    for (const state of ['a b&c=d/é+%', '日本語 ✓ 🙂', '"<>\\`{}|^'])
+      expect((await get({ ...valid(), state })).status, state).toBe(200);
+    for (const state of ['line\nbreak', 'tab\there', 'del\x7f', 'c1\x85'])
+      await expectErrorPage({ ...valid(), state }, 'invalid_request', /state must not contain control characters/);
     const { state: _omitted, ...rest } = valid();
     await expectErrorPage(rest, 'invalid_request', /state must be percent-encoded UTF-8/, '&state=%C3%28');
     await expectErrorPage(rest, 'invalid_request', /state must be percent-encoded UTF-8/, '&state=ok%ED%A0%80');
@@ -139,7 +157,13 @@ describe('the authorization page', () => {
     expect(page).toMatch(/<form method="post" action="\/authorize\/continue"/);
     expect(page).toContain('<script src="/assets/authorize.js" defer></script>');
     const stored = await server.ctx.store.findRequest(requestId);
-    expect(stored).toMatchObject({ status: 'pending', client_id: party.clientId, scope: 'openid email', nonce: 'n-123', state: 'abc123' });
+    expect(stored).toMatchObject({
+      status: 'pending',
+      client_id: party.clientId,
+      scope: 'openid email',
+      nonce: 'n-123',
+      state: 'abc123',
+    });
     expect(stored!.expires_at - stored!.created_at).toBe(600);
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
   });
@@ -152,19 +176,28 @@ describe('the authorization page', () => {
   it('sets an HttpOnly SameSite=Lax binding cookie whose digest is stored, and reuses it', async () => {
     const first = await get(valid());
     const cookie = first.response.headers.get('set-cookie')!;
-    expect(cookie).toMatch(/^agentauth_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(cookie).toMatch(
+      /^agentauth_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/,
+    );
     const value = cookie.split(';')[0]!;
-    expect((await server.ctx.store.findRequest(metaContent(first.page, 'request-id')!))!.browser_digest).toBe(digest(value.slice('agentauth_browser='.length)));
+    expect((await server.ctx.store.findRequest(metaContent(first.page, 'request-id')!))!.browser_digest).toBe(
+      digest(value.slice('agentauth_browser='.length)),
+    );
     const second = await fetch(authorizeUrl(server, valid()), { headers: { cookie: value } });
     expect(second.headers.get('set-cookie')!.split(';')[0]).toBe(value);
   });
 
   it('replaces a binding cookie it did not issue (fixation): planted values are never bound to a request', async () => {
-    const issued = (await get(valid())).response.headers.get('set-cookie')!.split(';')[0]!.slice('agentauth_browser='.length);
+    const issued = (await get(valid())).response.headers
+      .get('set-cookie')!
+      .split(';')[0]!
+      .slice('agentauth_browser='.length);
     const [random] = issued.split('.');
     const planted = ['A'.repeat(43), `${random}.${'B'.repeat(43)}`, `${random}`, `${issued}.x`, 'anything'];
     for (const value of planted) {
-      const response = await fetch(authorizeUrl(server, valid()), { headers: { cookie: `agentauth_browser=${value}` } });
+      const response = await fetch(authorizeUrl(server, valid()), {
+        headers: { cookie: `agentauth_browser=${value}` },
+      });
       expect(response.status).toBe(200);
       const replaced = response.headers.get('set-cookie')!.split(';')[0]!.slice('agentauth_browser='.length);
       expect(replaced, value).not.toBe(value);

@@ -6,8 +6,18 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, authorizeUrl, checkStatus, type Party, pkcePair, redeem, } from './helpers/flow.ts';
-import { ARRIVAL_TIMEOUT, type CallbackHit, type CallbackServer, cspViolations, haveChromium, launchChromium, startCallbackServer, type WatchedPage, watchedPage } from './helpers/browser.ts';
+import { authenticate, authorizeUrl, checkStatus, type Party, pkcePair, redeem } from './helpers/flow.ts';
+import {
+  ARRIVAL_TIMEOUT,
+  type CallbackHit,
+  type CallbackServer,
+  cspViolations,
+  haveChromium,
+  launchChromium,
+  startCallbackServer,
+  type WatchedPage,
+  watchedPage,
+} from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -25,12 +35,11 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
   let scenarioADone = false;
 
   beforeAll(async () => {
-    [server, callback, browser] = await Promise.all([
-      startTestServer(),
-      startCallbackServer(),
-      launchChromium(),
-    ]);
-    party = { ...(await server.createClient({ name: 'Acme Notes', redirectUris: [callback.uri] })), ...(await server.createAgent({ name: 'Research bot' })) };
+    [server, callback, browser] = await Promise.all([startTestServer(), startCallbackServer(), launchChromium()]);
+    party = {
+      ...(await server.createClient({ name: 'Acme Notes', redirectUris: [callback.uri] })),
+      ...(await server.createAgent({ name: 'Research bot' })),
+    };
   });
 
   afterAll(async () => {
@@ -70,7 +79,11 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
       await page.waitForURL(isCallback, { timeout: ARRIVAL_TIMEOUT });
     } catch (error) {
       // Say where the browser is stuck and what it complained about (a CSP block shows here).
-      const heading = await page.locator('h1').first().textContent({ timeout: 500 }).catch(() => null);
+      const heading = await page
+        .locator('h1')
+        .first()
+        .textContent({ timeout: 500 })
+        .catch(() => null);
       throw new Error(
         `the browser did not reach the callback: ${String(error).split('\n')[0]}\n  at: ${page.url()}\n  heading: ${heading}\n  console:\n    ${watched.console.join('\n    ')}\n  page errors: ${watched.errors.join('; ')}`,
       );
@@ -111,7 +124,11 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
       const token = await redeem(server, party, query.get('code')!, verifier);
       expect(token.status).toBe(200);
       const tokens = (await token.json()) as Record<string, unknown>;
-      expect(tokens).toMatchObject({ token_type: 'Bearer', access_token: expect.any(String), refresh_token: expect.any(String) });
+      expect(tokens).toMatchObject({
+        token_type: 'Bearer',
+        access_token: expect.any(String),
+        refresh_token: expect.any(String),
+      });
 
       expect(await checkStatus(server, requestId)).toEqual({ status: 200, body: { status: 'completed' } });
       scenarioADone = true;
@@ -132,11 +149,17 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
       await page.evaluate(() => {
         const status = document.getElementById('status')!;
         const report = (window as unknown as { reportStatus(text: string): void }).reportStatus;
-        new MutationObserver(() => report(status.textContent ?? '')).observe(status, { childList: true, characterData: true, subtree: true });
+        new MutationObserver(() => report(status.textContent ?? '')).observe(status, {
+          childList: true,
+          characterData: true,
+          subtree: true,
+        });
       });
       expect((await authenticate(server, party, requestId, 'claude-opus')).status).toBe(200);
       await arrival(watched, 'state-shows-agent');
-      expect(said).toContain('Signed in by the agent Research bot of Ada Lovelace <ada@example.com> (claude-opus). Continuing…');
+      expect(said).toContain(
+        'Signed in by the agent Research bot of Ada Lovelace <ada@example.com> (claude-opus). Continuing…',
+      );
       expect(cspViolations(watched)).toEqual([]);
     } finally {
       await context.close();
@@ -185,7 +208,10 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
       expect(query.get('code')).toBeNull();
 
       const status = await checkStatus(server, requestId);
-      expect(status).toEqual({ status: 200, body: { status: 'error', error: 'access_denied', error_description: expect.any(String) } });
+      expect(status).toEqual({
+        status: 200,
+        body: { status: 'error', error: 'access_denied', error_description: expect.any(String) },
+      });
       expect(cspViolations(watched)).toEqual([]);
       expect(watched.errors).toEqual([]);
     } finally {
@@ -196,7 +222,11 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
   it('d. approval=manual: the page shows who authenticated and waits for the click', async () => {
     const manual: Party = {
       ...(await server.createClient({ name: 'Careful Bank', redirectUris: [callback.uri], approval: 'manual' })),
-      ...(await server.createAgent({ name: 'Ledger agent', ownerEmail: 'grace@example.com', ownerName: 'Grace Hopper' })),
+      ...(await server.createAgent({
+        name: 'Ledger agent',
+        ownerEmail: 'grace@example.com',
+        ownerName: 'Grace Hopper',
+      })),
     };
     const context = await browser.newContext();
     try {
@@ -239,7 +269,9 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
     expect(cspViolations(scenarioA!)).toEqual([]);
     expect(scenarioA!.errors).toEqual([]);
     // Nothing else went wrong either; Chromium's own favicon requests (404) are no page's doing.
-    expect(scenarioA!.console.filter((line) => line.startsWith('error:') && !line.includes('/favicon.ico'))).toEqual([]);
+    expect(scenarioA!.console.filter((line) => line.startsWith('error:') && !line.includes('/favicon.ico'))).toEqual(
+      [],
+    );
     expect(scenarioA!.failed).toEqual([]);
   });
 
@@ -254,7 +286,11 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
       const { requestId } = await openAuthorize(page, party, state);
       // What agents written for the original service read through the DevTools protocol.
       await page.waitForFunction(() => (window as unknown as { authRequest?: unknown }).authRequest !== undefined);
-      expect(await page.evaluate(() => (window as unknown as { authRequest: { request_id: string } }).authRequest.request_id)).toBe(requestId);
+      expect(
+        await page.evaluate(
+          () => (window as unknown as { authRequest: { request_id: string } }).authRequest.request_id,
+        ),
+      ).toBe(requestId);
       await expect.poll(() => server.ctx.statusEvents.waiting).toBe(1);
       // Longer than the polling interval: a polling page would have asked by now.
       await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -302,7 +338,10 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
 
       // And Chromium really refuses to show it in a frame of another origin.
       const framer = await context.newPage();
-      const refusal = framer.waitForEvent('console', { predicate: (message) => /frame-ancestors|X-Frame-Options/.test(message.text()), timeout: 5_000 });
+      const refusal = framer.waitForEvent('console', {
+        predicate: (message) => /frame-ancestors|X-Frame-Options/.test(message.text()),
+        timeout: 5_000,
+      });
       await framer.setContent(`<iframe id="victim" src="${page.url().replace(/&/g, '&amp;')}"></iframe>`);
       expect((await refusal).text()).toMatch(/has been blocked|Refused to (frame|display)/);
       const frame = framer.frames().find((f) => f !== framer.mainFrame());
@@ -321,7 +360,14 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
       await page.screenshot({ path: '/tmp/authorize-page.png', fullPage: true });
 
       const response = await page.goto(
-        authorizeUrl(server, { client_id: 'cli_unknown', redirect_uri: callback.uri, response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+        authorizeUrl(server, {
+          client_id: 'cli_unknown',
+          redirect_uri: callback.uri,
+          response_type: 'code',
+          state: 's',
+          code_challenge: pkcePair().challenge,
+          code_challenge_method: 'S256',
+        }),
       );
       expect(response?.status()).toBe(400);
       expect(await page.locator('meta[name="error"]').getAttribute('content')).toBe('invalid_client');

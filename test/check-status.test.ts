@@ -83,7 +83,8 @@ describe('GET /api/check-status', () => {
     const redirect = await continueFlow(server, started);
     const code = new URL(redirect.headers.get('location')!).searchParams.get('code')!;
     const raw = await (await fetch(`${server.baseUrl}/api/check-status?request_id=${started.requestId}`)).text();
-    for (const secret of [code, 'secret-state-value', party.redirectUri, 'localhost:8080']) expect(raw).not.toContain(secret);
+    for (const secret of [code, 'secret-state-value', party.redirectUri, 'localhost:8080'])
+      expect(raw).not.toContain(secret);
   });
 
   it('answers request_expired until the purge retention has passed, then 404 (docs/design.md §9)', async () => {

@@ -10,11 +10,16 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
-
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'agentauth-cli-'));
 // Vite puts BASE_URL=/ into the test environment; the CLI must not inherit it.
-const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'cli.db')}`, JWT_SECRET: undefined, NODE_ENV: undefined, BASE_URL: undefined } as NodeJS.ProcessEnv;
+const env = {
+  ...process.env,
+  DATABASE_URL: `sqlite:${join(dir, 'cli.db')}`,
+  JWT_SECRET: undefined,
+  NODE_ENV: undefined,
+  BASE_URL: undefined,
+} as NodeJS.ProcessEnv;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function cli(...args: string[]): Promise<Record<string, unknown>> {
@@ -41,8 +46,25 @@ async function cliFails(args: string[], extraEnv: Record<string, string> = {}): 
 
 describe('agentauth client and agent commands', () => {
   it('creates, lists, disables, enables and rotates clients', async () => {
-    const created = await cli('client', 'create', '--name', 'My App', '--redirect-uri', 'https://app.example/cb', '--redirect-uri', 'http://localhost:9000/cb', '--approval', 'manual');
-    expect(created).toMatchObject({ client_id: expect.stringMatching(/^cli_/), client_secret: expect.stringMatching(/^cls_[A-Za-z0-9_-]{43}$/), name: 'My App', approval: 'manual', status: 'active' });
+    const created = await cli(
+      'client',
+      'create',
+      '--name',
+      'My App',
+      '--redirect-uri',
+      'https://app.example/cb',
+      '--redirect-uri',
+      'http://localhost:9000/cb',
+      '--approval',
+      'manual',
+    );
+    expect(created).toMatchObject({
+      client_id: expect.stringMatching(/^cli_/),
+      client_secret: expect.stringMatching(/^cls_[A-Za-z0-9_-]{43}$/),
+      name: 'My App',
+      approval: 'manual',
+      status: 'active',
+    });
     expect(created.redirect_uris).toEqual(['https://app.example/cb', 'http://localhost:9000/cb']);
     const id = created.client_id as string;
     expect(await cli('client', 'disable', id)).toEqual({ client_id: id, status: 'inactive' });
@@ -58,21 +80,69 @@ describe('agentauth client and agent commands', () => {
   });
 
   it('creates a public client (no secret) and a resource server (no redirect URI)', async () => {
-    const publicClient = await cli('client', 'create', '--name', 'Desktop MCP host', '--redirect-uri', 'http://127.0.0.1/callback', '--public');
-    expect(publicClient).toMatchObject({ client_id: expect.stringMatching(/^cli_/), token_endpoint_auth_method: 'none', source: 'manual', resources: [] });
+    const publicClient = await cli(
+      'client',
+      'create',
+      '--name',
+      'Desktop MCP host',
+      '--redirect-uri',
+      'http://127.0.0.1/callback',
+      '--public',
+    );
+    expect(publicClient).toMatchObject({
+      client_id: expect.stringMatching(/^cli_/),
+      token_endpoint_auth_method: 'none',
+      source: 'manual',
+      resources: [],
+    });
     expect(publicClient).not.toHaveProperty('client_secret');
-    await expect(cliFails(['client', 'rotate-secret', publicClient.client_id as string])).resolves.toMatch(/public client; it has no secret to rotate/);
+    await expect(cliFails(['client', 'rotate-secret', publicClient.client_id as string])).resolves.toMatch(
+      /public client; it has no secret to rotate/,
+    );
 
-    const resourceServer = await cli('client', 'create', '--name', 'Docs MCP server', '--resource', 'https://mcp.example.com/mcp');
-    expect(resourceServer).toMatchObject({ token_endpoint_auth_method: 'client_secret_post', redirect_uris: [], resources: ['https://mcp.example.com/mcp'], client_secret: expect.stringMatching(/^cls_/) });
-    await expect(cliFails(['client', 'create', '--name', 'X', '--resource', '/relative'])).resolves.toMatch(/resource \/relative must be an absolute URI/);
-    await expect(cliFails(['client', 'create', '--name', 'X'])).resolves.toMatch(/at least one redirect URI is required/);
-    await expect(cliFails(['client', 'create', '--name', 'X', '--public', '--resource', 'https://mcp.example.com/mcp'])).resolves.toMatch(/cannot be a public client/);
+    const resourceServer = await cli(
+      'client',
+      'create',
+      '--name',
+      'Docs MCP server',
+      '--resource',
+      'https://mcp.example.com/mcp',
+    );
+    expect(resourceServer).toMatchObject({
+      token_endpoint_auth_method: 'client_secret_post',
+      redirect_uris: [],
+      resources: ['https://mcp.example.com/mcp'],
+      client_secret: expect.stringMatching(/^cls_/),
+    });
+    await expect(cliFails(['client', 'create', '--name', 'X', '--resource', '/relative'])).resolves.toMatch(
+      /resource \/relative must be an absolute URI/,
+    );
+    await expect(cliFails(['client', 'create', '--name', 'X'])).resolves.toMatch(
+      /at least one redirect URI is required/,
+    );
+    await expect(
+      cliFails(['client', 'create', '--name', 'X', '--public', '--resource', 'https://mcp.example.com/mcp']),
+    ).resolves.toMatch(/cannot be a public client/);
   });
 
   it('creates, lists, disables and rotates agents; the secret is shown once and stored hashed', async () => {
-    const created = await cli('agent', 'create', '--owner-email', 'owner@example.com', '--owner-name', 'Owner', '--name', 'bot');
-    expect(created).toMatchObject({ agent_id: expect.stringMatching(/^agt_/), agent_secret: expect.stringMatching(/^aas_[A-Za-z0-9_-]{43}$/), owner_email: 'owner@example.com', name: 'bot', email_verified: false });
+    const created = await cli(
+      'agent',
+      'create',
+      '--owner-email',
+      'owner@example.com',
+      '--owner-name',
+      'Owner',
+      '--name',
+      'bot',
+    );
+    expect(created).toMatchObject({
+      agent_id: expect.stringMatching(/^agt_/),
+      agent_secret: expect.stringMatching(/^aas_[A-Za-z0-9_-]{43}$/),
+      owner_email: 'owner@example.com',
+      name: 'bot',
+      email_verified: false,
+    });
     const id = created.agent_id as string;
     const listed = await cli('agent', 'list');
     expect(JSON.stringify(listed)).not.toContain(created.agent_secret as string);
@@ -82,11 +152,17 @@ describe('agentauth client and agent commands', () => {
   });
 
   it('refuses bad input with one clear line and exit code 1', async () => {
-    expect(await cliFails(['client', 'create', '--name', 'X', '--redirect-uri', 'http://app.example/cb'])).toMatch(/^agentauth: redirect URI http:\/\/app.example\/cb must use https.*\n$/);
-    expect(await cliFails(['client', 'create', '--name', 'X', '--redirect-uri', 'https://app.example/cb#frag'])).toMatch(/fragment/);
+    expect(await cliFails(['client', 'create', '--name', 'X', '--redirect-uri', 'http://app.example/cb'])).toMatch(
+      /^agentauth: redirect URI http:\/\/app.example\/cb must use https.*\n$/,
+    );
+    expect(
+      await cliFails(['client', 'create', '--name', 'X', '--redirect-uri', 'https://app.example/cb#frag']),
+    ).toMatch(/fragment/);
     expect(await cliFails(['agent', 'create', '--owner-email', 'not-an-email'])).toMatch(/not an email address/);
     expect(await cliFails(['client', 'disable', 'cli_nobody'])).toMatch(/no client cli_nobody/);
-    expect(await cliFails(['client', 'list'], { PORT: 'abc' })).toBe('agentauth: PORT must be a whole number >= 0 (got "abc")\n');
+    expect(await cliFails(['client', 'list'], { PORT: 'abc' })).toBe(
+      'agentauth: PORT must be a whole number >= 0 (got "abc")\n',
+    );
   });
 });
 
@@ -95,8 +171,24 @@ describe('agentauth account commands', () => {
     const server = await startTestServer({ databaseUrl: env.DATABASE_URL! });
     try {
       const now = Math.floor(Date.now() / 1000);
-      const created = await cliWith({ BASE_URL: server.baseUrl, CONSOLE_LINK_TTL: '3600' }, 'account', 'create', '--email', 'Root.Admin@Example.com', '--name', 'Root Admin', '--admin');
-      expect(created).toMatchObject({ account_id: expect.stringMatching(/^acc_/), email: 'Root.Admin@Example.com', name: 'Root Admin', role: 'admin', status: 'active', email_verified: false });
+      const created = await cliWith(
+        { BASE_URL: server.baseUrl, CONSOLE_LINK_TTL: '3600' },
+        'account',
+        'create',
+        '--email',
+        'Root.Admin@Example.com',
+        '--name',
+        'Root Admin',
+        '--admin',
+      );
+      expect(created).toMatchObject({
+        account_id: expect.stringMatching(/^acc_/),
+        email: 'Root.Admin@Example.com',
+        name: 'Root Admin',
+        role: 'admin',
+        status: 'active',
+        email_verified: false,
+      });
       const url = created.setup_link as string;
       expect(url.startsWith(`${server.baseUrl}/console/setup/`)).toBe(true);
       const expiresAt = Date.parse(created.setup_link_expires_at as string) / 1000;
@@ -104,8 +196,14 @@ describe('agentauth account commands', () => {
       expect(expiresAt).toBeLessThan(now + 3600 + 60);
       // Only the link's digest is stored.
       const token = url.slice(url.lastIndexOf('/') + 1);
-      expect(await server.ctx.store.console.findLink(digest(token))).toMatchObject({ purpose: 'setup', account_id: created.account_id, used_at: null });
-      const event = (await server.ctx.store.console.listEvents({ limit: 100 })).find((e) => e.action === 'admin.create_account' && e.target === created.account_id);
+      expect(await server.ctx.store.console.findLink(digest(token))).toMatchObject({
+        purpose: 'setup',
+        account_id: created.account_id,
+        used_at: null,
+      });
+      const event = (await server.ctx.store.console.listEvents({ limit: 100 })).find(
+        (e) => e.action === 'admin.create_account' && e.target === created.account_id,
+      );
       expect(event).toMatchObject({ actor_id: null, detail: 'cli' });
 
       const person = new ConsoleSession(server.baseUrl);
@@ -120,24 +218,51 @@ describe('agentauth account commands', () => {
   });
 
   it('prints the link in text too, and refuses a duplicate, an invalid or an unknown email with one clear line and exit code 1', async () => {
-    const { stdout } = await run('./bin/agentauth', ['account', 'create', '--email', 'text.person@example.com'], { env: { ...env, BASE_URL: 'https://id.example' } });
-    expect(stdout).toMatch(/^account_id: acc_\S+\nemail: +text\.person@example\.com\nrole: +member\nsetup link: https:\/\/id\.example\/console\/setup\/lnk_[A-Za-z0-9_-]+\n\(the link works once, until \d{4}-\d\d-\d\dT/);
-    expect(await cliFails(['account', 'create', '--email', 'TEXT.person@example.com'])).toBe('agentauth: TEXT.person@example.com: An account with this email already exists.\n');
-    expect(await cliFails(['account', 'create', '--email', 'not-an-email'])).toBe('agentauth: not-an-email: Enter an email address, such as ada@example.com.\n');
+    const { stdout } = await run('./bin/agentauth', ['account', 'create', '--email', 'text.person@example.com'], {
+      env: { ...env, BASE_URL: 'https://id.example' },
+    });
+    expect(stdout).toMatch(
+      /^account_id: acc_\S+\nemail: +text\.person@example\.com\nrole: +member\nsetup link: https:\/\/id\.example\/console\/setup\/lnk_[A-Za-z0-9_-]+\n\(the link works once, until \d{4}-\d\d-\d\dT/,
+    );
+    expect(await cliFails(['account', 'create', '--email', 'TEXT.person@example.com'])).toBe(
+      'agentauth: TEXT.person@example.com: An account with this email already exists.\n',
+    );
+    expect(await cliFails(['account', 'create', '--email', 'not-an-email'])).toBe(
+      'agentauth: not-an-email: Enter an email address, such as ada@example.com.\n',
+    );
     expect(await cliFails(['account', 'create'])).toMatch(/required option '--email <email>' not specified/);
     for (const command of ['disable', 'enable', 'setup-link']) {
-      expect(await cliFails(['account', command, 'nobody@example.com'])).toBe('agentauth: no account with the email nobody@example.com\n');
+      expect(await cliFails(['account', command, 'nobody@example.com'])).toBe(
+        'agentauth: no account with the email nobody@example.com\n',
+      );
     }
-    expect(await cliFails(['account', 'disable', 'not-an-email'])).toBe('agentauth: not-an-email is not an email address\n');
+    expect(await cliFails(['account', 'disable', 'not-an-email'])).toBe(
+      'agentauth: not-an-email is not an email address\n',
+    );
   });
 
   it('lists accounts, disables one (ending its sessions) and enables it, and makes a new setup link', async () => {
     const server = await startTestServer({ databaseUrl: env.DATABASE_URL! });
     try {
-      const created = await cliWith({ BASE_URL: server.baseUrl }, 'account', 'create', '--email', 'Member.Mia@Example.com', '--name', 'Mia');
+      const created = await cliWith(
+        { BASE_URL: server.baseUrl },
+        'account',
+        'create',
+        '--email',
+        'Member.Mia@Example.com',
+        '--name',
+        'Mia',
+      );
       const id = created.account_id as string;
       const listed = (await cli('account', 'list')).accounts as Array<Record<string, unknown>>;
-      expect(listed.find((a) => a.account_id === id)).toMatchObject({ email: 'Member.Mia@Example.com', name: 'Mia', role: 'member', status: 'active', email_verified: false, last_sign_in_at: null });
+      expect(listed.find((a) => a.account_id === id)).toMatchObject({
+        email: 'Member.Mia@Example.com',
+        name: 'Mia',
+        role: 'member',
+        status: 'active',
+        email_verified: false,
+        last_sign_in_at: null,
+      });
       expect(JSON.stringify(listed)).not.toMatch(/password|lnk_/);
       const { stdout: text } = await run('./bin/agentauth', ['account', 'list'], { env });
       expect(text).toMatch(new RegExp(`^${id}  active    member  Member\\.Mia@Example\\.com  \\(Mia\\)$`, 'm'));
@@ -148,18 +273,32 @@ describe('agentauth account commands', () => {
       await person.get(path);
       await person.post(path);
       expect((await person.get('/console')).status).toBe(200);
-      expect(await cli('account', 'disable', 'member.mia@example.com')).toEqual({ account_id: id, email: 'Member.Mia@Example.com', status: 'disabled' });
+      expect(await cli('account', 'disable', 'member.mia@example.com')).toEqual({
+        account_id: id,
+        email: 'Member.Mia@Example.com',
+        status: 'disabled',
+      });
       expect((await server.ctx.store.console.findAccount(id))?.status).toBe('disabled');
       expect(await server.ctx.store.console.listSessions(id, server.clock())).toEqual([]);
       expect((await person.get('/console')).location).toBe('/console/sign-in?next=%2Fconsole');
-      expect((await cli('account', 'list')).accounts).toEqual(expect.arrayContaining([expect.objectContaining({ account_id: id, status: 'disabled' })]));
+      expect((await cli('account', 'list')).accounts).toEqual(
+        expect.arrayContaining([expect.objectContaining({ account_id: id, status: 'disabled' })]),
+      );
 
-      expect(await cli('account', 'enable', 'MEMBER.MIA@EXAMPLE.COM')).toEqual({ account_id: id, email: 'Member.Mia@Example.com', status: 'active' });
+      expect(await cli('account', 'enable', 'MEMBER.MIA@EXAMPLE.COM')).toEqual({
+        account_id: id,
+        email: 'Member.Mia@Example.com',
+        status: 'active',
+      });
       expect((await server.ctx.store.console.findAccount(id))?.status).toBe('active');
 
       // A new link for someone who lost their passkey: it signs them in once.
       const fresh = await cliWith({ BASE_URL: server.baseUrl }, 'account', 'setup-link', 'member.mia@example.com');
-      expect(fresh).toMatchObject({ account_id: id, email: 'Member.Mia@Example.com', setup_link: expect.stringMatching(new RegExp(`^${server.baseUrl}/console/setup/lnk_`)) });
+      expect(fresh).toMatchObject({
+        account_id: id,
+        email: 'Member.Mia@Example.com',
+        setup_link: expect.stringMatching(new RegExp(`^${server.baseUrl}/console/setup/lnk_`)),
+      });
       expect(fresh.setup_link).not.toBe(created.setup_link);
       const again = new ConsoleSession(server.baseUrl);
       const freshPath = (fresh.setup_link as string).replace(server.baseUrl, '');
@@ -167,8 +306,17 @@ describe('agentauth account commands', () => {
       expect((await again.post(freshPath)).location).toBe('/console/account?notice=welcome');
 
       const actions = (await server.ctx.store.console.listEvents({ limit: 200 })).filter((e) => e.target === id);
-      expect(actions.map((e) => e.action)).toEqual(expect.arrayContaining(['admin.create_account', 'admin.setup_link', 'admin.disable_account', 'admin.enable_account']));
-      expect(actions.filter((e) => e.action.startsWith('admin.')).every((e) => e.actor_id === null && e.detail === 'cli')).toBe(true);
+      expect(actions.map((e) => e.action)).toEqual(
+        expect.arrayContaining([
+          'admin.create_account',
+          'admin.setup_link',
+          'admin.disable_account',
+          'admin.enable_account',
+        ]),
+      );
+      expect(
+        actions.filter((e) => e.action.startsWith('admin.')).every((e) => e.actor_id === null && e.detail === 'cli'),
+      ).toBe(true);
     } finally {
       await server.close();
     }
@@ -180,10 +328,14 @@ describe('agentauth account commands', () => {
       const inviter = await createPasswordAccount(server.ctx, { email: 'inviter.ivo@example.com' });
       const person = await signIn(server.baseUrl, inviter.email);
       await person.get('/console/account');
-      const url = /<code id="invitation-url">([^<]+)<\/code>/.exec((await person.post('/console/account/invitations')).text)![1]!;
+      const url = /<code id="invitation-url">([^<]+)<\/code>/.exec(
+        (await person.post('/console/account/invitations')).text,
+      )![1]!;
       expect((await fetch(url)).status).toBe(200);
       await cli('account', 'disable', 'inviter.ivo@example.com');
-      expect((await server.ctx.store.console.findLink(digest(url.split('/').pop()!)))?.revoked_at).toEqual(expect.any(Number));
+      expect((await server.ctx.store.console.findLink(digest(url.split('/').pop()!)))?.revoked_at).toEqual(
+        expect.any(Number),
+      );
       await cli('account', 'enable', 'inviter.ivo@example.com');
       const answer = await fetch(url);
       expect(answer.status).toBe(404);
@@ -200,7 +352,10 @@ describe('agentauth serve', () => {
 
   it('serves with the environment, answers /healthz and /readyz, warns about SQLITE_SYNCHRONOUS=normal, and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
-    child = spawn('node', ['bin/agentauth', 'serve'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SQLITE_SYNCHRONOUS: 'normal' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn('node', ['bin/agentauth', 'serve'], {
+      env: { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', SQLITE_SYNCHRONOUS: 'normal' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
@@ -214,18 +369,24 @@ describe('agentauth serve', () => {
     }
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
     expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', database: 'sqlite' });
-    const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
+    const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as {
+      issuer: string;
+    };
     expect(metadata.issuer).toBe(`http://localhost:${port}`);
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output).toContain('shutting down');
     expect(output).toContain('JWT_SECRET is not set');
-    expect(output).toContain('SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose');
+    expect(output).toContain(
+      'SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose',
+    );
   });
 
   it('refuses to start in production without JWT_SECRET, with one clear line', async () => {
-    expect(await cliFails(['serve'], { NODE_ENV: 'production' })).toBe('agentauth: JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)\n');
+    expect(await cliFails(['serve'], { NODE_ENV: 'production' })).toBe(
+      'agentauth: JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)\n',
+    );
   });
 });
 
@@ -234,6 +395,8 @@ describe('npm run demo', () => {
     const { stdout } = await run('node', ['--import', 'tsx', 'scripts/demo.ts'], { env });
     expect(stdout).toMatch(/Done: all 12 steps answered as expected/);
     expect(stdout).toMatch(/"email": "ada@example.com"|"email":"ada@example.com"/);
-    expect(stdout).not.toMatch(/cls_[A-Za-z0-9_-]{43}|aas_[A-Za-z0-9_-]{43}|rft_[A-Za-z0-9_-]{43}|cod_[A-Za-z0-9_-]{43}/);
+    expect(stdout).not.toMatch(
+      /cls_[A-Za-z0-9_-]{43}|aas_[A-Za-z0-9_-]{43}|rft_[A-Za-z0-9_-]{43}|cod_[A-Za-z0-9_-]{43}/,
+    );
   });
 });

@@ -7,7 +7,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clientIdUrlProblem, isClientIdUrl, validateClientMetadataDocument } from '../src/domain/client-metadata/document.ts';
+import {
+  clientIdUrlProblem,
+  isClientIdUrl,
+  validateClientMetadataDocument,
+} from '../src/domain/client-metadata/document.ts';
 import { type AddressStage, fetchJsonDocument } from '../src/domain/client-metadata/fetch.ts';
 import { ClientMetadataDocuments, type ClientMetadataDocumentsOptions } from '../src/domain/client-metadata/index.ts';
 import { isSpecialUseAddress } from '../src/domain/client-metadata/special-use.ts';
@@ -81,17 +85,27 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
 const requestUrl = (req: IncomingMessage) => `https://${req.headers.host}${req.url}`;
 
 function documentFor(clientId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { client_id: clientId, client_name: 'Example App', redirect_uris: ['https://app.example/callback'], ...overrides };
+  return {
+    client_id: clientId,
+    client_name: 'Example App',
+    redirect_uris: ['https://app.example/callback'],
+    ...overrides,
+  };
 }
 
 function sendJson(res: ServerResponse, body: unknown, headers: Record<string, string> = {}): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
   res.end(text);
 }
 
 /** A server answering every path with a valid document for that path, with `headers`. */
-const serveDocuments = (headers: Record<string, string> = {}) => serve((req, res) => sendJson(res, documentFor(requestUrl(req)), headers));
+const serveDocuments = (headers: Record<string, string> = {}) =>
+  serve((req, res) => sendJson(res, documentFor(requestUrl(req)), headers));
 
 /** The InvalidClient (400) a resolve rejected with. */
 async function refusal(promise: Promise<unknown>): Promise<InvalidClient> {
@@ -112,21 +126,77 @@ function resolver(options: ClientMetadataDocumentsOptions = {}) {
 
 describe('isSpecialUseAddress', () => {
   it.each([
-    '0.0.0.0', '0.1.2.3', '10.0.0.1', '10.255.255.255', '100.64.0.1', '100.127.255.255', '127.0.0.1', '127.255.255.254',
-    '169.254.169.254', '172.16.0.1', '172.31.255.255', '192.0.0.8', '192.0.2.1', '192.88.99.1', '192.168.1.1',
-    '198.18.0.1', '198.19.255.255', '198.51.100.7', '203.0.113.9', '224.0.0.1', '239.255.255.250', '240.0.0.1',
-    '255.255.255.255', '::', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '::FFFF:7f00:1', '0:0:0:0:0:ffff:a00:1',
-    '::ffff:169.254.169.254', '::ffff:192.168.0.1', '::127.0.0.1', '64:ff9b::808:808', '64:ff9b:1::1', '100::1',
-    '2001::1', '2001:1ff::1', '2001:db8::1', '2002:c000:201::1', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'febf::1',
-    'ff02::1', 'fe80::1%eth0', 'not-an-ip', '', 'localhost',
+    '0.0.0.0',
+    '0.1.2.3',
+    '10.0.0.1',
+    '10.255.255.255',
+    '100.64.0.1',
+    '100.127.255.255',
+    '127.0.0.1',
+    '127.255.255.254',
+    '169.254.169.254',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.0.0.8',
+    '192.0.2.1',
+    '192.88.99.1',
+    '192.168.1.1',
+    '198.18.0.1',
+    '198.19.255.255',
+    '198.51.100.7',
+    '203.0.113.9',
+    '224.0.0.1',
+    '239.255.255.250',
+    '240.0.0.1',
+    '255.255.255.255',
+    '::',
+    '::1',
+    '0:0:0:0:0:0:0:1',
+    '::ffff:127.0.0.1',
+    '::FFFF:7f00:1',
+    '0:0:0:0:0:ffff:a00:1',
+    '::ffff:169.254.169.254',
+    '::ffff:192.168.0.1',
+    '::127.0.0.1',
+    '64:ff9b::808:808',
+    '64:ff9b:1::1',
+    '100::1',
+    '2001::1',
+    '2001:1ff::1',
+    '2001:db8::1',
+    '2002:c000:201::1',
+    'fc00::1',
+    'fd12:3456::1',
+    'fe80::1',
+    'febf::1',
+    'ff02::1',
+    'fe80::1%eth0',
+    'not-an-ip',
+    '',
+    'localhost',
   ])('%s is special-use', (ip) => {
     expect(isSpecialUseAddress(ip)).toBe(true);
   });
 
   it.each([
-    '8.8.8.8', '1.1.1.1', '100.63.255.255', '100.128.0.0', '126.255.255.255', '128.0.0.1', '172.15.255.255',
-    '172.32.0.0', '192.169.0.1', '198.17.255.255', '198.20.0.0', '223.255.255.255', '2606:4700::1111',
-    '2001:4860:4860::8888', '2001:200::1', '2a00:1450:4001::1', '::ffff:8.8.8.8', '::ffff:808:808',
+    '8.8.8.8',
+    '1.1.1.1',
+    '100.63.255.255',
+    '100.128.0.0',
+    '126.255.255.255',
+    '128.0.0.1',
+    '172.15.255.255',
+    '172.32.0.0',
+    '192.169.0.1',
+    '198.17.255.255',
+    '198.20.0.0',
+    '223.255.255.255',
+    '2606:4700::1111',
+    '2001:4860:4860::8888',
+    '2001:200::1',
+    '2a00:1450:4001::1',
+    '::ffff:8.8.8.8',
+    '::ffff:808:808',
   ])('%s is not special-use', (ip) => {
     expect(isSpecialUseAddress(ip)).toBe(false);
   });
@@ -205,7 +275,10 @@ describe('validateClientMetadataDocument', () => {
   });
 
   it('drops a client_uri or logo_uri that is not a plain https URL', () => {
-    const client = validateClientMetadataDocument(url, documentFor(url, { client_uri: 'javascript:alert(1)', logo_uri: 'http://app.example/logo.png' }));
+    const client = validateClientMetadataDocument(
+      url,
+      documentFor(url, { client_uri: 'javascript:alert(1)', logo_uri: 'http://app.example/logo.png' }),
+    );
     expect(client).not.toHaveProperty('client_uri');
     expect(client).not.toHaveProperty('logo_uri');
   });
@@ -219,7 +292,9 @@ describe('validateClientMetadataDocument', () => {
     refused(documentFor(`${url}/`)).toThrow(/client_id is not exactly the URL/);
     refused(documentFor('https://app.example/oauth/other.json')).toThrow(/client_id is not exactly the URL/);
     refused(documentFor('https://APP.example/oauth/client.json')).toThrow(/client_id is not exactly the URL/);
-    expect(() => validateClientMetadataDocument('https://app.example/client/', documentFor('https://app.example/client'))).toThrow(/client_id/);
+    expect(() =>
+      validateClientMetadataDocument('https://app.example/client/', documentFor('https://app.example/client')),
+    ).toThrow(/client_id/);
   });
 
   it('refuses a missing, empty, long or deceptive client_name', () => {
@@ -229,23 +304,33 @@ describe('validateClientMetadataDocument', () => {
     refused(documentFor(url, { client_name: 'x'.repeat(201) })).toThrow(/longer than 200/);
     refused(documentFor(url, { client_name: 'Bell\u0007' })).toThrow(/control/);
     refused(documentFor(url, { client_name: 'Example \u202eppA' })).toThrow(/text-direction/);
-    expect(validateClientMetadataDocument(url, documentFor(url, { client_name: 'é'.repeat(200) })).client_name).toHaveLength(200);
+    expect(
+      validateClientMetadataDocument(url, documentFor(url, { client_name: 'é'.repeat(200) })).client_name,
+    ).toHaveLength(200);
   });
 
   it('refuses missing, empty, too many or unacceptable redirect_uris', () => {
     refused({ client_id: url, client_name: 'x' }).toThrow(/redirect_uris must be a non-empty array/);
     refused(documentFor(url, { redirect_uris: [] })).toThrow(/redirect_uris must be a non-empty array/);
-    refused(documentFor(url, { redirect_uris: 'https://app.example/cb' })).toThrow(/redirect_uris must be a non-empty array/);
+    refused(documentFor(url, { redirect_uris: 'https://app.example/cb' })).toThrow(
+      /redirect_uris must be a non-empty array/,
+    );
     refused(documentFor(url, { redirect_uris: [42] })).toThrow(/redirect_uris must be a non-empty array/);
     const eleven = Array.from({ length: 11 }, (_, i) => `https://app.example/cb${i}`);
     refused(documentFor(url, { redirect_uris: eleven })).toThrow(/more than 10/);
-    refused(documentFor(url, { redirect_uris: ['https://app.example/cb', 'http://evil.example/cb'] })).toThrow(/redirect_uris\[1\] must use https/);
-    refused(documentFor(url, { redirect_uris: ['https://app.example/cb#x'] })).toThrow(/redirect_uris\[0\] must not contain a fragment/);
+    refused(documentFor(url, { redirect_uris: ['https://app.example/cb', 'http://evil.example/cb'] })).toThrow(
+      /redirect_uris\[1\] must use https/,
+    );
+    refused(documentFor(url, { redirect_uris: ['https://app.example/cb#x'] })).toThrow(
+      /redirect_uris\[0\] must not contain a fragment/,
+    );
   });
 
   it('refuses shared-secret authentication and any method but none', () => {
     for (const method of ['client_secret_post', 'client_secret_basic', 'client_secret_jwt']) {
-      refused(documentFor(url, { token_endpoint_auth_method: method })).toThrow(new RegExp(`${method} needs a shared secret`));
+      refused(documentFor(url, { token_endpoint_auth_method: method })).toThrow(
+        new RegExp(`${method} needs a shared secret`),
+      );
     }
     refused(documentFor(url, { token_endpoint_auth_method: 'private_key_jwt' })).toThrow(/must be none/);
     refused(documentFor(url, { token_endpoint_auth_method: null })).toThrow(/must be none/);
@@ -260,7 +345,9 @@ describe('validateClientMetadataDocument', () => {
   });
 
   it('refuses grant types beyond authorization_code and refresh_token, and response types beyond code', () => {
-    refused(documentFor(url, { grant_types: ['authorization_code', 'client_credentials'] })).toThrow(/only authorization_code and refresh_token/);
+    refused(documentFor(url, { grant_types: ['authorization_code', 'client_credentials'] })).toThrow(
+      /only authorization_code and refresh_token/,
+    );
     refused(documentFor(url, { grant_types: ['refresh_token'] })).toThrow(/must include authorization_code/);
     refused(documentFor(url, { grant_types: 'authorization_code' })).toThrow(/grant_types/);
     refused(documentFor(url, { response_types: ['token'] })).toThrow(/response_types must be \["code"\]/);
@@ -272,7 +359,9 @@ describe('fetching a document over HTTPS', () => {
   it('resolves a valid document and returns its fields', async () => {
     const server = await serve((req, res) => {
       expect(req.headers.accept).toBe('application/json');
-      sendJson(res, documentFor(requestUrl(req), { client_uri: 'https://app.example/' }), { 'content-type': 'application/json; charset=utf-8' });
+      sendJson(res, documentFor(requestUrl(req), { client_uri: 'https://app.example/' }), {
+        'content-type': 'application/json; charset=utf-8',
+      });
     });
     const url = `${server.origin}/oauth/client.json`;
     await expect(resolver().resolve(url)).resolves.toEqual({
@@ -285,7 +374,9 @@ describe('fetching a document over HTTPS', () => {
   });
 
   it('accepts a +json media type', async () => {
-    const server = await serve((req, res) => sendJson(res, documentFor(requestUrl(req)), { 'content-type': 'application/client-metadata+json' }));
+    const server = await serve((req, res) =>
+      sendJson(res, documentFor(requestUrl(req)), { 'content-type': 'application/client-metadata+json' }),
+    );
     await expect(resolver().resolve(`${server.origin}/client`)).resolves.toMatchObject({ client_name: 'Example App' });
   });
 
@@ -307,7 +398,9 @@ describe('fetching a document over HTTPS', () => {
       res.end(status === 204 ? undefined : '{}');
     });
     const error = await refusal(resolver().resolve(`${server.origin}/client`));
-    expect(error.description).toBe(`the client's metadata document at localhost:${server.port} could not be fetched: the server answered HTTP ${status} instead of 200`);
+    expect(error.description).toBe(
+      `the client's metadata document at localhost:${server.port} could not be fetched: the server answered HTTP ${status} instead of 200`,
+    );
   });
 
   it('refuses a response that is not JSON by its content type, or by its content', async () => {
@@ -315,7 +408,9 @@ describe('fetching a document over HTTPS', () => {
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end(JSON.stringify(documentFor(requestUrl(req))));
     });
-    expect((await refusal(resolver().resolve(`${html.origin}/client`))).description).toMatch(/not JSON \(its content type must be application\/json\)/);
+    expect((await refusal(resolver().resolve(`${html.origin}/client`))).description).toMatch(
+      /not JSON \(its content type must be application\/json\)/,
+    );
     const untyped = await serve((req, res) => {
       res.writeHead(200);
       res.end(JSON.stringify(documentFor(requestUrl(req))));
@@ -328,7 +423,9 @@ describe('fetching a document over HTTPS', () => {
   it('refuses a document that fetches fine but is invalid, saying why', async () => {
     const server = await serve((req, res) => sendJson(res, documentFor(`${requestUrl(req)}/`)));
     const error = await refusal(resolver().resolve(`${server.origin}/client`));
-    expect(error.description).toBe("the client's metadata document is invalid: client_id is not exactly the URL the document was fetched from");
+    expect(error.description).toBe(
+      "the client's metadata document is invalid: client_id is not exactly the URL the document was fetched from",
+    );
   });
 
   describe('size limit (5 KiB)', () => {
@@ -341,7 +438,9 @@ describe('fetching a document over HTTPS', () => {
     }
 
     it('accepts exactly 5120 bytes and refuses 5121', async () => {
-      const server = await serve((req, res) => sendJson(res, documentOfSize(requestUrl(req), req.url === '/big' ? 5121 : 5120)));
+      const server = await serve((req, res) =>
+        sendJson(res, documentOfSize(requestUrl(req), req.url === '/big' ? 5121 : 5120)),
+      );
       await expect(resolver().resolve(`${server.origin}/fits`)).resolves.toMatchObject({ client_name: 'Example App' });
       const error = await refusal(resolver().resolve(`${server.origin}/big`));
       expect(error.description).toMatch(/larger than 5120 bytes/);
@@ -353,7 +452,9 @@ describe('fetching a document over HTTPS', () => {
         res.flushHeaders();
       });
       const started = Date.now();
-      const error = await refusal(resolver({ fetch: { ...FETCH, timeoutMs: 10_000 } }).resolve(`${server.origin}/client`));
+      const error = await refusal(
+        resolver({ fetch: { ...FETCH, timeoutMs: 10_000 } }).resolve(`${server.origin}/client`),
+      );
       expect(error.description).toMatch(/larger than 5120 bytes/);
       expect(Date.now() - started).toBeLessThan(5000);
     });
@@ -366,7 +467,9 @@ describe('fetching a document over HTTPS', () => {
         for (let at = 0; at < 6144; at += 1024) res.write(body.slice(at, at + 1024));
       });
       const started = Date.now();
-      const error = await refusal(resolver({ fetch: { ...FETCH, timeoutMs: 10_000 } }).resolve(`${server.origin}/client`));
+      const error = await refusal(
+        resolver({ fetch: { ...FETCH, timeoutMs: 10_000 } }).resolve(`${server.origin}/client`),
+      );
       expect(error.description).toMatch(/larger than 5120 bytes/);
       expect(Date.now() - started).toBeLessThan(5000);
     });
@@ -427,7 +530,9 @@ describe('fetching a document over HTTPS', () => {
         asked.push(stage);
         return stage === 'resolved';
       };
-      const error = await refusal(resolver({ fetch: { ca: TEST_CA, allowAddress } }).resolve(`${server.origin}/client`));
+      const error = await refusal(
+        resolver({ fetch: { ca: TEST_CA, allowAddress } }).resolve(`${server.origin}/client`),
+      );
       expect(error.description).toMatch(/special-use IP address/);
       expect(asked).toContain('resolved');
       expect(asked.at(-1)).toBe('connected');
@@ -442,18 +547,23 @@ describe('fetching a document over HTTPS', () => {
       ['127.0.0.1', '0x7f.1'],
       ['127.0.0.1', '[::ffff:127.0.0.1]'],
       ['::1', '[::1]'],
-    ])('an IP-literal special-use host is refused before any socket is opened (listening on %s, URL host %s)', async (listenOn, urlHost) => {
-      const tcp = await listenTcp(listenOn);
-      const asked: AddressStage[] = [];
-      const allowAddress = (_ip: string, stage: AddressStage) => {
-        asked.push(stage);
-        return false;
-      };
-      await expect(fetchJsonDocument(`https://${urlHost}:${tcp.port}/client`, { allowAddress })).rejects.toThrow(/special-use IP address/);
-      expect(asked).toEqual(['resolved']);
-      await settle();
-      expect(tcp.connections).toBe(0);
-    });
+    ])(
+      'an IP-literal special-use host is refused before any socket is opened (listening on %s, URL host %s)',
+      async (listenOn, urlHost) => {
+        const tcp = await listenTcp(listenOn);
+        const asked: AddressStage[] = [];
+        const allowAddress = (_ip: string, stage: AddressStage) => {
+          asked.push(stage);
+          return false;
+        };
+        await expect(fetchJsonDocument(`https://${urlHost}:${tcp.port}/client`, { allowAddress })).rejects.toThrow(
+          /special-use IP address/,
+        );
+        expect(asked).toEqual(['resolved']);
+        await settle();
+        expect(tcp.connections).toBe(0);
+      },
+    );
 
     it('the socket check stays for an IP literal: let through before connecting, it is refused on the socket and not one byte (not even a TLS hello) is sent', async () => {
       const tcp = await listenTcp('127.0.0.1');
@@ -462,7 +572,9 @@ describe('fetching a document over HTTPS', () => {
         asked.push(stage);
         return stage === 'resolved';
       };
-      await expect(fetchJsonDocument(`https://127.0.0.1:${tcp.port}/client`, { allowAddress })).rejects.toThrow(/special-use IP address/);
+      await expect(fetchJsonDocument(`https://127.0.0.1:${tcp.port}/client`, { allowAddress })).rejects.toThrow(
+        /special-use IP address/,
+      );
       expect(asked).toEqual(['resolved', 'connected']);
       await vi.waitFor(() => expect(tcp.connections === 1 && tcp.peers[0]!.closed).toBe(true));
       expect(tcp.received).toBe(0);
@@ -474,9 +586,18 @@ describe('fetching a document over HTTPS', () => {
       const server = await startTestServer({ env: { MCP_AUTHORIZATION: 'true' } });
       try {
         for (const clientId of [`https://127.0.0.1:${v4.port}/client.json`, `https://[::1]:${v6.port}/client.json`]) {
-          const authorize = authorizeUrl(server, { client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+          const authorize = authorizeUrl(server, {
+            client_id: clientId,
+            redirect_uri: 'http://127.0.0.1/callback',
+            response_type: 'code',
+            state: 's',
+            code_challenge: pkcePair().challenge,
+            code_challenge_method: 'S256',
+          });
           const { description } = await expectErrorPage(await fetch(authorize), 400, 'invalid_client');
-          expect(description).toMatch(/could not be fetched: the host is at a special-use IP address, which is never fetched from$/);
+          expect(description).toMatch(
+            /could not be fetched: the host is at a special-use IP address, which is never fetched from$/,
+          );
         }
         await settle();
         expect(v4.connections).toBe(0);
@@ -503,7 +624,9 @@ describe('fetching a document over HTTPS', () => {
       const resets = await listenTcp('127.0.0.1', (socket) => socket.resetAndDestroy());
       const silent = await listenTcp('127.0.0.1');
       const ssh = await listenTcp('127.0.0.1', (socket) => socket.write('SSH-2.0-OpenSSH_9.6\r\n'));
-      const plainHttp = await listenTcp('127.0.0.1', (socket) => socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n')));
+      const plainHttp = await listenTcp('127.0.0.1', (socket) =>
+        socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n')),
+      );
       const untrusted = await serveDocuments();
       const reasons = {
         closed: await reason(`https://127.0.0.1:${closed}/client`),
@@ -514,7 +637,15 @@ describe('fetching a document over HTTPS', () => {
         untrusted: await reason(`${untrusted.origin}/client`, { ca: undefined }),
         unresolvable: await reason('https://no-such-host.invalid/client'),
       };
-      expect(reasons).toEqual({ closed: UNREACHABLE, resets: UNREACHABLE, silent: UNREACHABLE, ssh: UNREACHABLE, plainHttp: UNREACHABLE, untrusted: UNREACHABLE, unresolvable: UNREACHABLE });
+      expect(reasons).toEqual({
+        closed: UNREACHABLE,
+        resets: UNREACHABLE,
+        silent: UNREACHABLE,
+        ssh: UNREACHABLE,
+        plainHttp: UNREACHABLE,
+        untrusted: UNREACHABLE,
+        unresolvable: UNREACHABLE,
+      });
       expect(resets.connections + silent.connections + ssh.connections + plainHttp.connections).toBe(4);
     });
 
@@ -525,7 +656,14 @@ describe('fetching a document over HTTPS', () => {
       try {
         const page = async (port: number) => {
           const clientId = `https://127.0.0.1:${port}/client.json`;
-          const authorize = authorizeUrl(server, { client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+          const authorize = authorizeUrl(server, {
+            client_id: clientId,
+            redirect_uri: 'http://127.0.0.1/callback',
+            response_type: 'code',
+            state: 's',
+            code_challenge: pkcePair().challenge,
+            code_challenge_method: 'S256',
+          });
           const { description } = await expectErrorPage(await fetch(authorize), 400, 'invalid_client');
           return description.replace(String(port), 'PORT');
         };
@@ -543,7 +681,9 @@ describe('fetching a document over HTTPS', () => {
     const server = await serveDocuments();
     const error = await refusal(resolver({ fetch: { allowAddress: LOOPBACK } }).resolve(`${server.origin}/client`));
     expect(error.description).toMatch(/could not be fetched: the server could not be reached over HTTPS$/);
-    await expect(fetchJsonDocument(`http://localhost:${server.port}/client`, FETCH)).rejects.toThrow(/only https URLs are fetched/);
+    await expect(fetchJsonDocument(`http://localhost:${server.port}/client`, FETCH)).rejects.toThrow(
+      /only https URLs are fetched/,
+    );
   });
 
   it('refuses a bad client_id URL without fetching anything', async () => {
@@ -576,18 +716,21 @@ describe('caching', () => {
     expect(server.requests).toBe(2);
   });
 
-  it.each(['max-age=0', 'no-store', 'no-cache', 'max-age=nonsense'])('%s is kept for minCacheSeconds (60) anyway', async (cacheControl) => {
-    const server = await serveDocuments({ 'cache-control': cacheControl });
-    const documents = resolver({ clock });
-    const url = `${server.origin}/client`;
-    await documents.resolve(url);
-    advance(59);
-    await documents.resolve(url);
-    expect(server.requests).toBe(1);
-    advance(2);
-    await documents.resolve(url);
-    expect(server.requests).toBe(2);
-  });
+  it.each(['max-age=0', 'no-store', 'no-cache', 'max-age=nonsense'])(
+    '%s is kept for minCacheSeconds (60) anyway',
+    async (cacheControl) => {
+      const server = await serveDocuments({ 'cache-control': cacheControl });
+      const documents = resolver({ clock });
+      const url = `${server.origin}/client`;
+      await documents.resolve(url);
+      advance(59);
+      await documents.resolve(url);
+      expect(server.requests).toBe(1);
+      advance(2);
+      await documents.resolve(url);
+      expect(server.requests).toBe(2);
+    },
+  );
 
   it('max-age=10^9 is kept for maxCacheSeconds (86400) only', async () => {
     const server = await serveDocuments({ 'cache-control': 'max-age=1000000000' });
@@ -644,7 +787,8 @@ describe('caching', () => {
       if (answer === 1) {
         res.writeHead(500);
         res.end();
-      } else if (answer === 2) sendJson(res, documentFor(requestUrl(req), { redirect_uris: [] }), { 'cache-control': 'max-age=3600' });
+      } else if (answer === 2)
+        sendJson(res, documentFor(requestUrl(req), { redirect_uris: [] }), { 'cache-control': 'max-age=3600' });
       else sendJson(res, documentFor(requestUrl(req)), { 'cache-control': 'max-age=3600' });
     });
     const documents = resolver({ clock });

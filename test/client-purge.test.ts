@@ -24,25 +24,39 @@ afterEach(async () => {
 });
 
 async function serverWith(env: Record<string, string> = {}): Promise<TestServer> {
-  const server = await startTestServer({ env: { MCP_AUTHORIZATION: 'true', ...env }, clientMetadataFetch: { ca: TEST_CA, allowAddress: LOOPBACK } });
+  const server = await startTestServer({
+    env: { MCP_AUTHORIZATION: 'true', ...env },
+    clientMetadataFetch: { ca: TEST_CA, allowAddress: LOOPBACK },
+  });
   running.push(server);
   return server;
 }
 
 async function register(server: TestServer, name = 'Notes'): Promise<RegistrationResponse> {
-  const response = await postJson(server, '/register', { client_name: name, redirect_uris: ['https://app.example/callback'] });
+  const response = await postJson(server, '/register', {
+    client_name: name,
+    redirect_uris: ['https://app.example/callback'],
+  });
   expect(response.status).toBe(201);
   return (await response.json()) as RegistrationResponse;
 }
 
 async function partyOf(server: TestServer, client: RegistrationResponse): Promise<Party> {
-  return { clientId: client.client_id, clientSecret: client.client_secret ?? '', redirectUri: client.redirect_uris[0]!, ...(await server.createAgent()) };
+  return {
+    clientId: client.client_id,
+    clientSecret: client.client_secret ?? '',
+    redirectUri: client.redirect_uris[0]!,
+    ...(await server.createAgent()),
+  };
 }
 
 const readRegistration = (server: TestServer, client: RegistrationResponse) =>
-  fetch(`${server.baseUrl}/register/${client.client_id}`, { headers: { authorization: `Bearer ${client.registration_access_token}` } });
+  fetch(`${server.baseUrl}/register/${client.client_id}`, {
+    headers: { authorization: `Bearer ${client.registration_access_token}` },
+  });
 
-const lastUsed = async (server: TestServer, clientId: string) => (await server.ctx.store.findClient(clientId))?.last_used_at;
+const lastUsed = async (server: TestServer, clientId: string) =>
+  (await server.ctx.store.findClient(clientId))?.last_used_at;
 
 describe('purge of self-registered clients', () => {
   it('purges a dynamically registered client unused for SELF_REGISTERED_CLIENT_RETENTION (30 days), never a manual one; its registration token then names nothing', async () => {
@@ -113,7 +127,13 @@ describe('purge of self-registered clients', () => {
     const manualTokens = await obtainTokens(server, manualParty);
 
     server.clock.advance(DAY + 1);
-    const refresh = (p: Party, refreshToken: string) => postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: p.clientId, client_secret: p.clientSecret });
+    const refresh = (p: Party, refreshToken: string) =>
+      postForm(server, '/token', {
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: p.clientId,
+        client_secret: p.clientSecret,
+      });
     expect((await refresh(party, tokens.refresh_token)).status).toBe(200); // /token writes it
     expect(await lastUsed(server, dynamic.client_id)).toBe(server.clock());
     expect((await refresh(manualParty, manualTokens.refresh_token)).status).toBe(200);
@@ -153,15 +173,33 @@ describe('purge of self-registered clients', () => {
     it('is purged when unused, and its next /authorize brings it back from its document', async () => {
       site = await startHttpsServer((req, res: ServerResponse) => {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ client_id: `https://${req.headers.host}${req.url}`, client_name: 'Notes for MCP', redirect_uris: ['http://127.0.0.1/callback'] }));
+        res.end(
+          JSON.stringify({
+            client_id: `https://${req.headers.host}${req.url}`,
+            client_name: 'Notes for MCP',
+            redirect_uris: ['http://127.0.0.1/callback'],
+          }),
+        );
       });
       const server = await serverWith({ SELF_REGISTERED_CLIENT_RETENTION: String(DAY) });
       const clientId = `${site.origin}/client.json`;
       const authorize = () =>
-        fetch(authorizeUrl(server, { client_id: clientId, redirect_uri: 'http://127.0.0.1:47000/callback', response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+        fetch(
+          authorizeUrl(server, {
+            client_id: clientId,
+            redirect_uri: 'http://127.0.0.1:47000/callback',
+            response_type: 'code',
+            state: 's',
+            code_challenge: pkcePair().challenge,
+            code_challenge_method: 'S256',
+          }),
+        );
 
       expect((await authorize()).status).toBe(200);
-      expect(await server.ctx.store.findClient(clientId)).toMatchObject({ source: 'metadata_document', last_used_at: server.clock() });
+      expect(await server.ctx.store.findClient(clientId)).toMatchObject({
+        source: 'metadata_document',
+        last_used_at: server.clock(),
+      });
 
       server.clock.advance(DAY + 601);
       expect((await purgeOnce(server.ctx)).clients).toBe(1);
@@ -170,7 +208,11 @@ describe('purge of self-registered clients', () => {
       const again = await authorize();
       expect(again.status).toBe(200);
       expect(await again.text()).toContain('<span id="client-name">Notes for MCP</span>');
-      expect(await server.ctx.store.findClient(clientId)).toMatchObject({ source: 'metadata_document', status: 'active', last_used_at: server.clock() });
+      expect(await server.ctx.store.findClient(clientId)).toMatchObject({
+        source: 'metadata_document',
+        status: 'active',
+        last_used_at: server.clock(),
+      });
     });
   });
 });

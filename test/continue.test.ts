@@ -1,6 +1,15 @@
 /** The browser's step: POST /authorize/continue (docs/design.md §4). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, checkStatus, continueFlow, metaContent, type Party, postForm, setupParty, startFlow } from './helpers/flow.ts';
+import {
+  authenticate,
+  checkStatus,
+  continueFlow,
+  metaContent,
+  type Party,
+  postForm,
+  setupParty,
+  startFlow,
+} from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -35,7 +44,11 @@ describe('POST /authorize/continue', () => {
     await authenticate(server, party, attacker.requestId);
     // A victim's browser with its own cookie, or with none, submits the attacker's request_id.
     const victim = await startFlow(server, party);
-    await expectPage(await continueFlow(server, { requestId: attacker.requestId, cookie: victim.cookie }), 403, 'access_denied');
+    await expectPage(
+      await continueFlow(server, { requestId: attacker.requestId, cookie: victim.cookie }),
+      403,
+      'access_denied',
+    );
     await expectPage(await continueFlow(server, { requestId: attacker.requestId, cookie: '' }), 403, 'access_denied');
     expect((await checkStatus(server, attacker.requestId)).body.status).toBe('authenticated');
     expect((await continueFlow(server, attacker)).status).toBe(302);
@@ -44,9 +57,19 @@ describe('POST /authorize/continue', () => {
   it('refuses a form posted from another site', async () => {
     const started = await startFlow(server, party);
     await authenticate(server, party, started.requestId);
-    const foreign = await postForm(server, '/authorize/continue', { request_id: started.requestId }, { cookie: started.cookie, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' });
+    const foreign = await postForm(
+      server,
+      '/authorize/continue',
+      { request_id: started.requestId },
+      { cookie: started.cookie, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+    );
     await expectPage(foreign, 403, 'access_denied');
-    const same = await postForm(server, '/authorize/continue', { request_id: started.requestId }, { cookie: started.cookie, origin: server.baseUrl, 'sec-fetch-site': 'same-origin' });
+    const same = await postForm(
+      server,
+      '/authorize/continue',
+      { request_id: started.requestId },
+      { cookie: started.cookie, origin: server.baseUrl, 'sec-fetch-site': 'same-origin' },
+    );
     expect(same.status).toBe(302);
   });
 
@@ -54,16 +77,37 @@ describe('POST /authorize/continue', () => {
     const started = await startFlow(server, party);
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
     for (const site of ['cross-site', 'same-site']) {
-      const refused = await postForm(server, '/authorize/continue', { request_id: started.requestId }, { cookie: started.cookie, origin: 'null', 'sec-fetch-site': site });
+      const refused = await postForm(
+        server,
+        '/authorize/continue',
+        { request_id: started.requestId },
+        { cookie: started.cookie, origin: 'null', 'sec-fetch-site': site },
+      );
       expect(refused.status, `Sec-Fetch-Site: ${site}`).toBe(403);
     }
-    const accepted = await postForm(server, '/authorize/continue', { request_id: started.requestId }, { cookie: started.cookie, origin: 'null', 'sec-fetch-site': 'same-origin' });
+    const accepted = await postForm(
+      server,
+      '/authorize/continue',
+      { request_id: started.requestId },
+      { cookie: started.cookie, origin: 'null', 'sec-fetch-site': 'same-origin' },
+    );
     expect(accepted.status).toBe(302);
     // Without Sec-Fetch-Site (plain http off localhost), the binding cookie decides.
     const other = await startFlow(server, party);
     await authenticate(server, party, other.requestId);
-    expect((await postForm(server, '/authorize/continue', { request_id: other.requestId }, { origin: 'null' })).status).toBe(403);
-    expect((await postForm(server, '/authorize/continue', { request_id: other.requestId }, { cookie: other.cookie, origin: 'null' })).status).toBe(302);
+    expect(
+      (await postForm(server, '/authorize/continue', { request_id: other.requestId }, { origin: 'null' })).status,
+    ).toBe(403);
+    expect(
+      (
+        await postForm(
+          server,
+          '/authorize/continue',
+          { request_id: other.requestId },
+          { cookie: other.cookie, origin: 'null' },
+        )
+      ).status,
+    ).toBe(302);
   });
 
   it('Cancel redirects with access_denied, state and iss, and the request becomes error', async () => {
@@ -75,7 +119,10 @@ describe('POST /authorize/continue', () => {
     expect(location.searchParams.get('state')).toBe('s&t=1');
     expect(location.searchParams.get('iss')).toBe(server.baseUrl);
     expect(location.searchParams.get('code')).toBeNull();
-    expect((await checkStatus(server, started.requestId)).body).toMatchObject({ status: 'error', error: 'access_denied' });
+    expect((await checkStatus(server, started.requestId)).body).toMatchObject({
+      status: 'error',
+      error: 'access_denied',
+    });
   });
 
   it('a completed request cannot be continued again', async () => {
@@ -105,19 +152,28 @@ describe('POST /authorize/continue', () => {
     const approved = await startFlow(server, party, { state });
     await authenticate(server, party, approved.requestId);
     const cancelled = await startFlow(server, party, { state });
-    for (const response of [await continueFlow(server, approved), await continueFlow(server, cancelled, { action: 'cancel' })]) {
+    for (const response of [
+      await continueFlow(server, approved),
+      await continueFlow(server, cancelled, { action: 'cancel' }),
+    ]) {
       expect(response.status).toBe(302);
       const location = response.headers.get('location')!;
       expect(location).toContain(`&${encoded}&`);
       // Form-style and RFC 3986 decoders alike give back the exact value.
       expect(new URL(location).searchParams.get('state')).toBe(state);
-      const raw = location.split('?')[1]!.split('&').find((pair) => pair.startsWith('state='))!;
+      const raw = location
+        .split('?')[1]!
+        .split('&')
+        .find((pair) => pair.startsWith('state='))!;
       expect(decodeURIComponent(raw.slice('state='.length))).toBe(state);
     }
   });
 
   it('approval=manual: shows who authenticated and waits for the confirmation', async () => {
-    const manual = { ...(await server.createAgent({ name: 'Research bot', ownerEmail: 'grace@example.com' })), ...(await server.createClient({ approval: 'manual' })) };
+    const manual = {
+      ...(await server.createAgent({ name: 'Research bot', ownerEmail: 'grace@example.com' })),
+      ...(await server.createClient({ approval: 'manual' })),
+    };
     const started = await startFlow(server, manual);
     await authenticate(server, manual, started.requestId, 'model-x');
     const confirm = await continueFlow(server, started);

@@ -3,7 +3,16 @@
  * agents, so it must never be enough to steer a sign-in.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, checkStatus, continueFlow, metaContent, type Party, postJson, setupParty, startFlow } from './helpers/flow.ts';
+import {
+  authenticate,
+  checkStatus,
+  continueFlow,
+  metaContent,
+  type Party,
+  postJson,
+  setupParty,
+  startFlow,
+} from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { expectJsonError } from './security/support.ts';
 
@@ -16,17 +25,27 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function lookup(requestId: string): Promise<{ status: number; body: Record<string, unknown>; response: Response }> {
-  const response = await fetch(new URL(`/api/agent/request?request_id=${encodeURIComponent(requestId)}`, server.baseUrl));
+async function lookup(
+  requestId: string,
+): Promise<{ status: number; body: Record<string, unknown>; response: Response }> {
+  const response = await fetch(
+    new URL(`/api/agent/request?request_id=${encodeURIComponent(requestId)}`, server.baseUrl),
+  );
   return { status: response.status, body: (await response.json()) as Record<string, unknown>, response };
 }
 
 const outcomes = async (requestId: string) =>
-  (await server.ctx.store.listAuditEvents({ limit: 1000 })).filter((e) => e.request_id === requestId).map((e) => e.outcome);
+  (await server.ctx.store.listAuditEvents({ limit: 1000 }))
+    .filter((e) => e.request_id === requestId)
+    .map((e) => e.outcome);
 
 describe('consent phishing: an agent can look a request up and refuse a site it did not expect', () => {
   it('GET /api/agent/request describes the site, scope and expiry, and nothing secret', async () => {
-    const started = await startFlow(server, party, { scope: 'openid email', state: 'secret-state-value', nonce: 'secret-nonce' });
+    const started = await startFlow(server, party, {
+      scope: 'openid email',
+      state: 'secret-state-value',
+      nonce: 'secret-nonce',
+    });
     const { status, body, response } = await lookup(started.requestId);
     expect(status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
@@ -43,7 +62,8 @@ describe('consent phishing: an agent can look a request up and refuse a site it 
       status: 'pending',
     });
     const text = JSON.stringify(body);
-    for (const secret of ['secret-state-value', 'secret-nonce', stored.code_challenge, '/cb', 'x=1']) expect(text).not.toContain(secret);
+    for (const secret of ['secret-state-value', 'secret-nonce', stored.code_challenge, '/cb', 'x=1'])
+      expect(text).not.toContain(secret);
   });
 
   it('reports the state of the request, expiry included, and 404 not_found for an unknown one', async () => {
@@ -52,7 +72,11 @@ describe('consent phishing: an agent can look a request up and refuse a site it 
     expect((await lookup(started.requestId)).body.status).toBe('authenticated');
     server.clock.advance(600);
     try {
-      expect((await lookup(started.requestId)).body).toMatchObject({ status: 'error', error: 'request_expired', expires_in: 0 });
+      expect((await lookup(started.requestId)).body).toMatchObject({
+        status: 'error',
+        error: 'request_expired',
+        expires_in: 0,
+      });
     } finally {
       server.clock.advance(-600);
     }
@@ -63,14 +87,22 @@ describe('consent phishing: an agent can look a request up and refuse a site it 
   it('412 request_mismatch for an unexpected client or redirect host, before any state change', async () => {
     const started = await startFlow(server, party);
     const attempt = (expectations: Record<string, string>) =>
-      postJson(server, '/api/agent/authenticate', { request_id: started.requestId, agent_id: party.agentId, agent_secret: party.agentSecret, model: 'm', ...expectations });
+      postJson(server, '/api/agent/authenticate', {
+        request_id: started.requestId,
+        agent_id: party.agentId,
+        agent_secret: party.agentSecret,
+        model: 'm',
+        ...expectations,
+      });
     await expectJsonError(await attempt({ expected_client_id: 'cli_the_one_i_meant' }), 412, 'request_mismatch');
     await expectJsonError(await attempt({ expected_redirect_host: 'shop.example' }), 412, 'request_mismatch');
     await expectJsonError(await attempt({ expected_redirect_host: 'evil.example:8443' }), 412, 'request_mismatch');
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'pending' });
     expect(await outcomes(started.requestId)).toEqual(['request_mismatch', 'request_mismatch', 'request_mismatch']);
     // The expected site, host compared without regard to case: authenticated.
-    expect((await attempt({ expected_client_id: party.clientId, expected_redirect_host: 'SHOP.example:8443' })).status).toBe(200);
+    expect(
+      (await attempt({ expected_client_id: party.clientId, expected_redirect_host: 'SHOP.example:8443' })).status,
+    ).toBe(200);
   });
 });
 
@@ -79,7 +111,11 @@ describe('identity swap: a leaked request_id cannot sign a browser in as someone
     const intruder = await server.createAgent({ ownerEmail: 'mallory@example.com' });
     const started = await startFlow(server, party, { login_hint: party.agentId });
     expect(started.page).toContain(`Only the agent <code>${party.agentId}</code> can sign in`);
-    await expectJsonError(await authenticate(server, { ...party, ...intruder }, started.requestId), 403, 'agent_mismatch');
+    await expectJsonError(
+      await authenticate(server, { ...party, ...intruder }, started.requestId),
+      403,
+      'agent_mismatch',
+    );
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'pending' });
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
     expect((await server.ctx.store.findRequest(started.requestId))!.agent_id).toBe(party.agentId);
@@ -90,15 +126,26 @@ describe('identity swap: a leaked request_id cannot sign a browser in as someone
     const started = await startFlow(server, party);
     expect((await authenticate(server, { ...party, ...intruder }, started.requestId)).status).toBe(200);
     await expectJsonError(await authenticate(server, party, started.requestId), 409, 'request_contested');
-    expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'error', error: 'request_contested', error_description: expect.any(String) });
+    expect((await checkStatus(server, started.requestId)).body).toEqual({
+      status: 'error',
+      error: 'request_contested',
+      error_description: expect.any(String),
+    });
     const page = await continueFlow(server, started);
     expect(page.status).toBe(409);
     expect(page.headers.get('location')).toBeNull();
     expect(metaContent(await page.text(), 'error')).toBe('request_contested');
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({ status: 'error', error: 'request_contested' });
+    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+      status: 'error',
+      error: 'request_contested',
+    });
     expect(await outcomes(started.requestId)).toEqual(expect.arrayContaining(['authenticated', 'request_contested']));
     // Either agent trying again: the request is spent.
-    await expectJsonError(await authenticate(server, { ...party, ...intruder }, started.requestId), 409, 'request_already_used');
+    await expectJsonError(
+      await authenticate(server, { ...party, ...intruder }, started.requestId),
+      409,
+      'request_already_used',
+    );
   });
 
   it('the same agent twice is request_already_used, and a completed request is not contested', async () => {
@@ -107,27 +154,44 @@ describe('identity swap: a leaked request_id cannot sign a browser in as someone
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
     await expectJsonError(await authenticate(server, party, started.requestId), 409, 'request_already_used');
     expect((await continueFlow(server, started)).status).toBe(302);
-    await expectJsonError(await authenticate(server, { ...party, ...other }, started.requestId), 409, 'request_already_used');
+    await expectJsonError(
+      await authenticate(server, { ...party, ...other }, started.requestId),
+      409,
+      'request_already_used',
+    );
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'completed' });
   });
 
   it('wrong credentials never contest a request', async () => {
     const started = await startFlow(server, party);
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
-    await expectJsonError(await authenticate(server, { ...party, agentSecret: 'aas_wrong' }, started.requestId), 401, 'invalid_credentials');
+    await expectJsonError(
+      await authenticate(server, { ...party, agentSecret: 'aas_wrong' }, started.requestId),
+      401,
+      'invalid_credentials',
+    );
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'authenticated' });
   });
 
   it('the browser that started the request, and only it, learns which agent authenticated', async () => {
     const started = await startFlow(server, party);
-    const ask = (cookie?: string) => fetch(new URL(`/authorize/agent?request_id=${started.requestId}`, server.baseUrl), { headers: cookie ? { cookie } : {} });
+    const ask = (cookie?: string) =>
+      fetch(new URL(`/authorize/agent?request_id=${started.requestId}`, server.baseUrl), {
+        headers: cookie ? { cookie } : {},
+      });
     expect(await (await ask(started.cookie)).json()).toEqual({ status: 'pending' });
     expect((await authenticate(server, party, started.requestId, 'claude-x')).status).toBe(200);
     const answer = await ask(started.cookie);
     expect(answer.headers.get('cache-control')).toBe('no-store');
     expect(await answer.json()).toEqual({
       status: 'authenticated',
-      agent: { agent_id: party.agentId, name: 'Ada Lovelace', owner_name: 'Ada Lovelace', owner_email: 'ada@example.com', model: 'claude-x' },
+      agent: {
+        agent_id: party.agentId,
+        name: 'Ada Lovelace',
+        owner_name: 'Ada Lovelace',
+        owner_email: 'ada@example.com',
+        model: 'claude-x',
+      },
     });
     await expectJsonError(await ask(), 403, 'access_denied');
     const otherBrowser = await startFlow(server, party);

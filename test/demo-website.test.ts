@@ -13,7 +13,13 @@ import { metaContent } from './helpers/flow.ts';
 
 const run = promisify(execFile);
 // Vite puts BASE_URL=/ into the test environment; neither the demo nor the agent's CLI may inherit it.
-const env = { ...process.env, BASE_URL: undefined, DATABASE_URL: undefined, JWT_SECRET: undefined, NODE_ENV: undefined } as NodeJS.ProcessEnv;
+const env = {
+  ...process.env,
+  BASE_URL: undefined,
+  DATABASE_URL: undefined,
+  JWT_SECRET: undefined,
+  NODE_ENV: undefined,
+} as NodeJS.ProcessEnv;
 
 async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -23,8 +29,13 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
   }
 }
 
-it('prints the URL and the agent command; following them signs the person in; Ctrl-C removes everything', { timeout: 90_000 }, async () => {
-  const demo = spawn('node', ['--import', 'tsx', 'scripts/demo.ts', '--website'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+it('prints the URL and the agent command; following them signs the person in; Ctrl-C removes everything', {
+  timeout: 90_000,
+}, async () => {
+  const demo = spawn('node', ['--import', 'tsx', 'scripts/demo.ts', '--website'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   demo.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -55,7 +66,9 @@ it('prints the URL and the agent command; following them signs the person in; Ct
     const agent = run('sh', ['-c', agentCommand.replace('req_…', requestId)], { env });
 
     // 3. The page's script continues once the agent is in; here the test does what it does.
-    const status = async () => ((await (await fetch(`${issuer[1]}/api/check-status?request_id=${requestId}`)).json()) as { status: string }).status;
+    const status = async () =>
+      ((await (await fetch(`${issuer[1]}/api/check-status?request_id=${requestId}`)).json()) as { status: string })
+        .status;
     await until(async () => (await status()) === 'authenticated', 'the agent to authenticate');
     const continued = await browser.fetch(new URL('/authorize/continue', issuer[1]), {
       method: 'POST',
@@ -65,7 +78,9 @@ it('prints the URL and the agent command; following them signs the person in; Ct
     const { response: signedIn, url: landed } = await browser.follow(continued.headers.get('location')!);
     expect(landed.href).toBe(websiteUrl);
     expect(await signedIn.text()).toContain('Signed in as Ada Lovelace (ada@example.com)');
-    expect((await agent).stdout).toMatch(/^Signed in as agt_\S+; the browser has continued .*completed\)\. Website \(name it gives itself, unverified\): "Example Website"/);
+    expect((await agent).stdout).toMatch(
+      /^Signed in as agt_\S+; the browser has continued .*completed\)\. Website \(name it gives itself, unverified\): "Example Website"/,
+    );
   } finally {
     demo.kill('SIGINT');
   }

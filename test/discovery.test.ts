@@ -41,7 +41,10 @@ describe('discovery', () => {
     const metadata = await get('/.well-known/oauth-authorization-server');
     const openid = await get('/.well-known/openid-configuration');
     expect(openid).toMatchObject(metadata);
-    expect(openid).toMatchObject({ subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['HS256'] });
+    expect(openid).toMatchObject({
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: ['HS256'],
+    });
   });
 
   it('GET /.well-known/jwks.json is an empty key set', async () => {
@@ -67,7 +70,12 @@ describe('discovery', () => {
       const response = await fetch(`${mcp.url}/.well-known/oauth-authorization-server`);
       const metadata = (await response.json()) as Record<string, unknown>;
       const issuer = mcp.baseUrl;
-      const rebased = Object.fromEntries(Object.entries(base).map(([key, value]) => [key, typeof value === 'string' ? value.replace(server.baseUrl, issuer) : value]));
+      const rebased = Object.fromEntries(
+        Object.entries(base).map(([key, value]) => [
+          key,
+          typeof value === 'string' ? value.replace(server.baseUrl, issuer) : value,
+        ]),
+      );
       expect(metadata).toEqual({
         ...rebased,
         token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
@@ -75,7 +83,10 @@ describe('discovery', () => {
         registration_endpoint: `${issuer}/register`,
         client_id_metadata_document_supported: true,
       });
-      const openid = (await (await fetch(`${mcp.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      const openid = (await (await fetch(`${mcp.url}/.well-known/openid-configuration`)).json()) as Record<
+        string,
+        unknown
+      >;
       expect(openid).toMatchObject(metadata);
     } finally {
       await mcp.close();
@@ -85,7 +96,10 @@ describe('discovery', () => {
   it('each MCP feature can be turned on alone', async () => {
     const only = await startTestServer({ env: { PUBLIC_CLIENTS: 'true' } });
     try {
-      const metadata = (await (await fetch(`${only.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+      const metadata = (await (await fetch(`${only.url}/.well-known/oauth-authorization-server`)).json()) as Record<
+        string,
+        unknown
+      >;
       expect(metadata.token_endpoint_auth_methods_supported).toEqual(['client_secret_post', 'none']);
       expect(metadata).not.toHaveProperty('registration_endpoint');
       expect(metadata).not.toHaveProperty('client_id_metadata_document_supported');

@@ -29,10 +29,15 @@ let agent: { agentId: string; agentSecret: string };
 let site: Site;
 
 /** A Better Auth site on its own port, whose callback is registered with agentauth as a client of its own. */
-async function startSite(build: (origin: string, settings: AgentAuthSettings) => { handler: (request: Request) => Promise<Response> }): Promise<Site> {
+async function startSite(
+  build: (origin: string, settings: AgentAuthSettings) => { handler: (request: Request) => Promise<Response> },
+): Promise<Site> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const client = await server.createClient({ name: 'Better Auth Site', redirectUris: [`${origin}/api/auth/callback/agentauth`] });
+  const client = await server.createClient({
+    name: 'Better Auth Site',
+    redirectUris: [`${origin}/api/auth/callback/agentauth`],
+  });
   const auth = build(origin, { issuer: server.baseUrl, clientId: client.clientId, clientSecret: client.clientSecret });
   const http = createServer(toNodeHandler(auth.handler));
   await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
@@ -50,7 +55,9 @@ function stopSite(s: Site | undefined): Promise<void> {
 beforeAll(async () => {
   server = await startTestServer();
   agent = await server.createAgent({ ownerEmail: 'grace@example.com', ownerName: 'Grace Hopper' });
-  site = await startSite((origin, agentauth) => createAuth({ baseURL: origin, secret: randomBytes(32).toString('base64url'), agentauth }));
+  site = await startSite((origin, agentauth) =>
+    createAuth({ baseURL: origin, secret: randomBytes(32).toString('base64url'), agentauth }),
+  );
 });
 
 afterAll(async () => {
@@ -71,7 +78,12 @@ async function signInWithAgent(target: Site, browser: CookieJar): Promise<{ auth
   const page = await browser.fetch(authorizeUrl);
   expect(page.status).toBe(200);
   const requestId = metaContent(await page.text(), 'request-id')!;
-  const signedIn = await postJson(server, '/api/agent/authenticate', { request_id: requestId, agent_id: agent.agentId, agent_secret: agent.agentSecret, model: 'test-model' });
+  const signedIn = await postJson(server, '/api/agent/authenticate', {
+    request_id: requestId,
+    agent_id: agent.agentId,
+    agent_secret: agent.agentSecret,
+    model: 'test-model',
+  });
   expect(signedIn.status).toBe(200);
   const continued = await browser.fetch(new URL('/authorize/continue', server.baseUrl), {
     method: 'POST',
@@ -83,8 +95,18 @@ async function signInWithAgent(target: Site, browser: CookieJar): Promise<{ auth
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the body is whatever JSON Better Auth answered
-async function getJson(target: Site, browser: CookieJar, path: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
-  const response = await browser.fetch(`${target.origin}${path}`, { ...init, headers: { origin: target.origin, ...(init.body ? { 'content-type': 'application/json' } : {}) } });
+type AnyJson = any;
+
+async function getJson(
+  target: Site,
+  browser: CookieJar,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: AnyJson }> {
+  const response = await browser.fetch(`${target.origin}${path}`, {
+    ...init,
+    headers: { origin: target.origin, ...(init.body ? { 'content-type': 'application/json' } : {}) },
+  });
   return { status: response.status, body: await response.json() };
 }
 
@@ -125,9 +147,16 @@ describe('Better Auth (generic OAuth plugin) with agentauth', () => {
     const browser = new CookieJar();
     await signInWithAgent(site, browser);
     // Better Auth 1.7 selects the account by its own row id (from list-accounts), not by provider.
-    const [account] = (await getJson(site, browser, '/api/auth/list-accounts')).body as Array<{ id: string; providerId: string }>;
+    const [account] = (await getJson(site, browser, '/api/auth/list-accounts')).body as Array<{
+      id: string;
+      providerId: string;
+    }>;
     expect(account?.providerId).toBe('agentauth');
-    const refresh = () => getJson(site, browser, '/api/auth/refresh-token', { method: 'POST', body: JSON.stringify({ accountId: account!.id }) });
+    const refresh = () =>
+      getJson(site, browser, '/api/auth/refresh-token', {
+        method: 'POST',
+        body: JSON.stringify({ accountId: account!.id }),
+      });
     const first = await refresh();
     expect(first.status).toBe(200);
     // Were the rotated token not stored, this second refresh would present a spent token, and
@@ -135,7 +164,9 @@ describe('Better Auth (generic OAuth plugin) with agentauth', () => {
     const second = await refresh();
     expect(second.status).toBe(200);
     expect(second.body.refreshToken).not.toBe(first.body.refreshToken);
-    const userinfo = await fetch(new URL('/userinfo', server.baseUrl), { headers: { authorization: `Bearer ${second.body.accessToken}` } });
+    const userinfo = await fetch(new URL('/userinfo', server.baseUrl), {
+      headers: { authorization: `Bearer ${second.body.accessToken}` },
+    });
     expect(await userinfo.json()).toMatchObject({ sub: agent.agentId, email: 'grace@example.com' });
   });
 
@@ -150,7 +181,9 @@ describe('Better Auth (generic OAuth plugin) with agentauth', () => {
     const state = new URL(((await start.json()) as { url: string }).url).searchParams.get('state')!;
     // The victim's browser, without the attacker's cookies, is sent to the callback.
     const victim = new CookieJar();
-    const callback = await victim.fetch(`${site.origin}/api/auth/callback/agentauth?code=cod_forged&state=${state}&iss=${encodeURIComponent(server.baseUrl)}`);
+    const callback = await victim.fetch(
+      `${site.origin}/api/auth/callback/agentauth?code=cod_forged&state=${state}&iss=${encodeURIComponent(server.baseUrl)}`,
+    );
     expect(callback.status).toBe(302);
     expect(callback.headers.get('location')).toMatch(/error=/);
     expect((await getJson(site, victim, '/api/auth/get-session')).body).toBeNull();
@@ -168,14 +201,18 @@ describe('Better Auth (generic OAuth plugin) with agentauth', () => {
         database: memoryAdapter({ user: [], session: [], account: [], verification: [] }),
         telemetry: { enabled: false },
         logger: { disabled: true },
-        plugins: [genericOAuth({ config: [{ ...rest, discoveryUrl: `${settings.issuer}/.well-known/openid-configuration` }] })],
+        plugins: [
+          genericOAuth({ config: [{ ...rest, discoveryUrl: `${settings.issuer}/.well-known/openid-configuration` }] }),
+        ],
       });
     });
     try {
       const browser = new CookieJar();
       const { authorizeUrl, callback } = await signInWithAgent(discovering, browser);
       expect(authorizeUrl.searchParams.get('nonce')).toBeTruthy();
-      expect(callback.headers.get('location')).toBe(`${discovering.origin}/api/auth/error?error=unable_to_get_user_info`);
+      expect(callback.headers.get('location')).toBe(
+        `${discovering.origin}/api/auth/error?error=unable_to_get_user_info`,
+      );
       expect((await getJson(discovering, browser, '/api/auth/get-session')).body).toBeNull();
     } finally {
       await stopSite(discovering);

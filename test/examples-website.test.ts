@@ -28,7 +28,14 @@ beforeAll(async () => {
   const client = await server.createClient({ name: 'Example Website', redirectUris: [`${websiteOrigin}/callback`] });
   const agent = await server.createAgent({ ownerEmail: 'ada@example.com', ownerName: 'Ada Lovelace' });
   party = { ...client, ...agent };
-  website = await startWebsite({ issuer: server.baseUrl, clientId: client.clientId, clientSecret: client.clientSecret, port, publicUrl: websiteOrigin, log: (line) => websiteLog.push(line) });
+  website = await startWebsite({
+    issuer: server.baseUrl,
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
+    port,
+    publicUrl: websiteOrigin,
+    log: (line) => websiteLog.push(line),
+  });
 });
 
 afterAll(async () => {
@@ -82,7 +89,9 @@ describe('the example website, over HTTP', () => {
   it('a callback this browser did not start signs nobody in', async () => {
     // Login CSRF: a victim's browser sent to /callback with someone else's code and state.
     const victim = new CookieJar();
-    const callback = await victim.fetch(`${website.redirectUri}?code=cod_forged&state=forged&iss=${encodeURIComponent(server.baseUrl)}`);
+    const callback = await victim.fetch(
+      `${website.redirectUri}?code=cod_forged&state=forged&iss=${encodeURIComponent(server.baseUrl)}`,
+    );
     expect(callback.status).toBe(400);
     expect(await callback.text()).toContain('This sign-in was not started in this browser');
     expect(await (await victim.fetch(website.url)).text()).toContain(BUTTON_NAME);
@@ -93,7 +102,12 @@ describe('the example website, over HTTP', () => {
     const { response: authorizePage } = await browser.follow(`${websiteOrigin}/login`);
     const requestId = metaContent(await authorizePage.text(), 'request-id')!;
     await authenticate(server, party, requestId);
-    const continued = await postForm(server, '/authorize/continue', { request_id: requestId }, { cookie: browser.header(server.baseUrl) });
+    const continued = await postForm(
+      server,
+      '/authorize/continue',
+      { request_id: requestId },
+      { cookie: browser.header(server.baseUrl) },
+    );
     const callbackUrl = continued.headers.get('location')!;
     expect((await browser.fetch(callbackUrl)).status).toBe(303);
     const replay = await browser.fetch(callbackUrl);
@@ -104,7 +118,12 @@ describe('the example website, over HTTP', () => {
     const browser = new CookieJar();
     const { response: authorizePage } = await browser.follow(`${websiteOrigin}/login`);
     const requestId = metaContent(await authorizePage.text(), 'request-id')!;
-    const cancelled = await postForm(server, '/authorize/continue', { request_id: requestId, action: 'cancel' }, { cookie: browser.header(server.baseUrl) });
+    const cancelled = await postForm(
+      server,
+      '/authorize/continue',
+      { request_id: requestId, action: 'cancel' },
+      { cookie: browser.header(server.baseUrl) },
+    );
     expect(cancelled.status).toBe(302);
     const { response } = await browser.follow(cancelled.headers.get('location')!);
     expect(response.status).toBe(400);
@@ -119,8 +138,12 @@ describe('the example website, over HTTP', () => {
 
   it('refuses a plain-http issuer that is not on this machine, before any request', async () => {
     const options = { clientId: party.clientId, clientSecret: party.clientSecret, port: 0 };
-    await expect(startWebsite({ ...options, issuer: 'http://auth.example.com' })).rejects.toThrow(/AGENTAUTH_ISSUER must be https/);
-    await expect(startWebsite({ ...options, issuer: 'http://10.0.0.5:3000' })).rejects.toThrow(/AGENTAUTH_ISSUER must be https/);
+    await expect(startWebsite({ ...options, issuer: 'http://auth.example.com' })).rejects.toThrow(
+      /AGENTAUTH_ISSUER must be https/,
+    );
+    await expect(startWebsite({ ...options, issuer: 'http://10.0.0.5:3000' })).rejects.toThrow(
+      /AGENTAUTH_ISSUER must be https/,
+    );
   });
 
   it('serves the button stylesheet and a page whose policy loads nothing from elsewhere', async () => {
@@ -233,10 +256,13 @@ interface ButtonColours {
 }
 
 function buttonColours(page: Page, selector: string): Promise<ButtonColours> {
-  return page.locator(selector).first().evaluate((element) => {
-    const style = getComputedStyle(element);
-    return { background: style.backgroundColor, text: style.color };
-  });
+  return page
+    .locator(selector)
+    .first()
+    .evaluate((element) => {
+      const style = getComputedStyle(element);
+      return { background: style.backgroundColor, text: style.color };
+    });
 }
 
 /** WCAG 2 contrast ratio of two computed `rgb(r, g, b)` colours. */

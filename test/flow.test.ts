@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, checkStatus, continueFlow, obtainTokens, type Party, setupParty, startFlow } from './helpers/flow.ts';
+import {
+  authenticate,
+  checkStatus,
+  continueFlow,
+  obtainTokens,
+  type Party,
+  setupParty,
+  startFlow,
+} from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -33,8 +41,15 @@ describe('the whole flow over HTTP', () => {
 
   it('issues tokens whose access token works at userinfo', async () => {
     const tokens = await obtainTokens(server, party);
-    const response = await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const response = await fetch(`${server.baseUrl}/userinfo`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ sub: party.agentId, email: 'ada@example.com', email_verified: false, name: 'Ada Lovelace' });
+    expect(await response.json()).toEqual({
+      sub: party.agentId,
+      email: 'ada@example.com',
+      email_verified: false,
+      name: 'Ada Lovelace',
+    });
   });
 });

@@ -12,7 +12,11 @@ import type { ServerResponse } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth, type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningMcpServer, startMcpServer } from '../examples/mcp-server/server.ts';
 import { registerClient } from '../src/domain/clients.ts';
@@ -25,7 +29,8 @@ const SDK_VERSION = '1.32.2';
 const REGISTERED_REDIRECT = 'http://127.0.0.1/callback';
 const OTHER_RESOURCE = 'https://other-mcp.example/mcp';
 
-const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+const claimsOf = (jwt: string) =>
+  JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
 
 /**
  * An in-memory OAuthClientProvider, as an MCP host keeps one per server. It records every
@@ -40,7 +45,13 @@ class MemoryProvider implements OAuthClientProvider {
   private current?: OAuthTokens;
   private verifier?: string;
 
-  constructor(private readonly settings: { redirectUrl: string; clientInformation?: OAuthClientInformationMixed; clientMetadataUrl?: string }) {
+  constructor(
+    private readonly settings: {
+      redirectUrl: string;
+      clientInformation?: OAuthClientInformationMixed;
+      clientMetadataUrl?: string;
+    },
+  ) {
     this.information = settings.clientInformation;
     if (settings.clientMetadataUrl) this.clientMetadataUrl = settings.clientMetadataUrl;
   }
@@ -119,9 +130,25 @@ const extraServers: RunningMcpServer[] = [];
 const loopbackRedirect = async () => `http://127.0.0.1:${await freePort()}/callback`;
 
 /** Registers a resource-server client for `resources` and starts an example MCP server for the first one. */
-async function startExampleMcpServer(port: number, resources: string[], options: Partial<Parameters<typeof startMcpServer>[0]> = {}): Promise<RunningMcpServer> {
-  const { client, secret } = await registerClient(server.ctx, { name: 'Example MCP server', redirectUris: [], resources });
-  return startMcpServer({ issuer: server.baseUrl, clientId: client.id, clientSecret: secret, port, publicUrl: resources[0], log: () => {}, ...options });
+async function startExampleMcpServer(
+  port: number,
+  resources: string[],
+  options: Partial<Parameters<typeof startMcpServer>[0]> = {},
+): Promise<RunningMcpServer> {
+  const { client, secret } = await registerClient(server.ctx, {
+    name: 'Example MCP server',
+    redirectUris: [],
+    resources,
+  });
+  return startMcpServer({
+    issuer: server.baseUrl,
+    clientId: client.id,
+    clientSecret: secret,
+    port,
+    publicUrl: resources[0],
+    log: () => {},
+    ...options,
+  });
 }
 
 beforeAll(async () => {
@@ -141,7 +168,9 @@ beforeAll(async () => {
   const port = await freePort();
   mcp = await startExampleMcpServer(port, [`http://127.0.0.1:${port}/mcp`]);
   agent = await server.createAgent();
-  publicClientId = (await registerClient(server.ctx, { name: 'Desktop MCP host', redirectUris: [REGISTERED_REDIRECT], public: true })).client.id;
+  publicClientId = (
+    await registerClient(server.ctx, { name: 'Desktop MCP host', redirectUris: [REGISTERED_REDIRECT], public: true })
+  ).client.id;
 });
 
 afterAll(async () => {
@@ -157,13 +186,21 @@ afterAll(async () => {
  * agent authenticates with the request id from the page, the browser continues and is
  * redirected to the client's redirect URI. Returns the code and the page.
  */
-async function browserAndAgent(provider: MemoryProvider, authorizationUrl: URL): Promise<{ code: string; page: string }> {
+async function browserAndAgent(
+  provider: MemoryProvider,
+  authorizationUrl: URL,
+): Promise<{ code: string; page: string }> {
   const response = await fetch(authorizationUrl, { redirect: 'manual' });
   const page = await response.text();
   expect(response.status, page.slice(0, 500)).toBe(200);
   const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0]!;
   const requestId = metaContent(page, 'request-id')!;
-  const authenticated = await postJson(server, '/api/agent/authenticate', { request_id: requestId, agent_id: agent.agentId, agent_secret: agent.agentSecret, model: 'mcp-sdk-test' });
+  const authenticated = await postJson(server, '/api/agent/authenticate', {
+    request_id: requestId,
+    agent_id: agent.agentId,
+    agent_secret: agent.agentSecret,
+    model: 'mcp-sdk-test',
+  });
   expect(authenticated.status).toBe(200);
   const redirect = await continueFlow(server, { requestId, cookie });
   expect(redirect.status).toBe(302);
@@ -188,7 +225,11 @@ function checkAuthorizationUrl(provider: MemoryProvider, clientId: string): URL 
 }
 
 /** auth() → REDIRECT, the person signs in, auth() with the code → AUTHORIZED. */
-async function signInWithAuth(provider: MemoryProvider, clientId: string, target: RunningMcpServer = mcp): Promise<{ page: string }> {
+async function signInWithAuth(
+  provider: MemoryProvider,
+  clientId: string,
+  target: RunningMcpServer = mcp,
+): Promise<{ page: string }> {
   expect(await auth(provider, { serverUrl: target.url })).toBe('REDIRECT');
   const { code, page } = await browserAndAgent(provider, checkAuthorizationUrl(provider, clientId));
   expect(await auth(provider, { serverUrl: target.url, authorizationCode: code })).toBe('AUTHORIZED');
@@ -265,12 +306,17 @@ async function publicClientTokens(resource?: string): Promise<{ access_token: st
 
 describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the example MCP server`, () => {
   it('uses the SDK version this suite was written for', async () => {
-    const pkg = JSON.parse(readFileSync(new URL('../node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(
+      readFileSync(new URL('../node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
     expect(pkg.version).toBe(SDK_VERSION);
   });
 
   it('a. pre-registered public client: auth() → REDIRECT, the person signs in, auth(code) → AUTHORIZED, whoami is the agent', async () => {
-    const provider = new MemoryProvider({ redirectUrl: await loopbackRedirect(), clientInformation: { client_id: publicClientId } });
+    const provider = new MemoryProvider({
+      redirectUrl: await loopbackRedirect(),
+      clientInformation: { client_id: publicClientId },
+    });
     await signInWithAuth(provider, publicClientId);
 
     expect(provider.savedTokens).toHaveLength(1);
@@ -279,11 +325,22 @@ describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the exa
     expect(tokens.refresh_token).toMatch(/^rft_/);
     expect(tokens.id_token).toBeUndefined();
     // RFC 8707: the access token is for the MCP server, not for the client.
-    expect(claimsOf(tokens.access_token)).toMatchObject({ aud: mcp.resource, client_id: publicClientId, sub: agent.agentId, iss: server.baseUrl });
+    expect(claimsOf(tokens.access_token)).toMatchObject({
+      aud: mcp.resource,
+      client_id: publicClientId,
+      sub: agent.agentId,
+      iss: server.baseUrl,
+    });
 
     const client = await connect(provider);
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['whoami']);
-    expect(await whoami(client)).toMatchObject({ agent_id: agent.agentId, client_id: publicClientId, scope: 'email profile', model: 'mcp-sdk-test', resource: mcp.resource });
+    expect(await whoami(client)).toMatchObject({
+      agent_id: agent.agentId,
+      client_id: publicClientId,
+      scope: 'email profile',
+      model: 'mcp-sdk-test',
+      resource: mcp.resource,
+    });
   });
 
   it('b. Client ID Metadata Document: connect → 401 → the SDK uses the document URL as client_id; the page names its host and warns about localhost', async () => {
@@ -319,7 +376,10 @@ describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the exa
   });
 
   it('c. refresh: once the access token has expired, the next tool call refreshes it; the rotated refresh token is then refused', async () => {
-    const provider = new MemoryProvider({ redirectUrl: await loopbackRedirect(), clientInformation: { client_id: publicClientId } });
+    const provider = new MemoryProvider({
+      redirectUrl: await loopbackRedirect(),
+      clientInformation: { client_id: publicClientId },
+    });
     await signInWithAuth(provider, publicClientId);
     const client = await connect(provider);
     expect((await whoami(client)).agent_id).toBe(agent.agentId);
@@ -339,7 +399,11 @@ describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the exa
     expect(provider.authorizationUrls).toHaveLength(1); // no second sign-in
 
     // The old refresh token is refused, and presenting it revokes the grant (RFC 9700 §4.14.2)...
-    const replay = await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: before.refresh_token!, client_id: publicClientId });
+    const replay = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: before.refresh_token!,
+      client_id: publicClientId,
+    });
     expect(replay.status).toBe(400);
     expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
     // ...so the new tokens stop working too, and the SDK has to send the person to sign in again.
@@ -349,7 +413,10 @@ describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the exa
   });
 
   it('c. refresh: an explicit auth() with stored tokens refreshes instead of redirecting', async () => {
-    const provider = new MemoryProvider({ redirectUrl: await loopbackRedirect(), clientInformation: { client_id: publicClientId } });
+    const provider = new MemoryProvider({
+      redirectUrl: await loopbackRedirect(),
+      clientInformation: { client_id: publicClientId },
+    });
     await signInWithAuth(provider, publicClientId);
     const before = provider.tokens()!;
     server.clock.advance(3601);
@@ -358,7 +425,11 @@ describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the exa
     expect(after.refresh_token).not.toBe(before.refresh_token);
     expect(provider.authorizationUrls).toHaveLength(1);
     expect(await whoami(await connect(provider))).toMatchObject({ agent_id: agent.agentId });
-    const replay = await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: before.refresh_token!, client_id: publicClientId });
+    const replay = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: before.refresh_token!,
+      client_id: publicClientId,
+    });
     expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
   });
 
@@ -367,13 +438,20 @@ describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the exa
     expect(await auth(provider, { serverUrl: mcp.url })).toBe('REDIRECT');
     const registered = provider.clientInformation()!;
     // Registered as a public client (no secret), so the SDK authenticates with its client_id alone.
-    expect(registered).toMatchObject({ client_id: expect.stringMatching(/^cli_/), token_endpoint_auth_method: 'none', redirect_uris: [provider.redirectUrl] });
+    expect(registered).toMatchObject({
+      client_id: expect.stringMatching(/^cli_/),
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [provider.redirectUrl],
+    });
     expect('client_secret' in registered && registered.client_secret).toBeFalsy();
     const { code, page } = await browserAndAgent(provider, checkAuthorizationUrl(provider, registered.client_id));
     expect(page).toMatch(/<p id="client-origin">This application registered itself/);
     expect(await auth(provider, { serverUrl: mcp.url, authorizationCode: code })).toBe('AUTHORIZED');
     expect(claimsOf(provider.accessToken)).toMatchObject({ aud: mcp.resource, client_id: registered.client_id });
-    expect(await whoami(await connect(provider))).toMatchObject({ agent_id: agent.agentId, client_id: registered.client_id });
+    expect(await whoami(await connect(provider))).toMatchObject({
+      agent_id: agent.agentId,
+      client_id: registered.client_id,
+    });
   });
 });
 
@@ -414,7 +492,10 @@ describe('the example MCP server', () => {
   });
 
   it('refuses a revoked token; the SDK client then refreshes and carries on', async () => {
-    const provider = new MemoryProvider({ redirectUrl: await loopbackRedirect(), clientInformation: { client_id: publicClientId } });
+    const provider = new MemoryProvider({
+      redirectUrl: await loopbackRedirect(),
+      clientInformation: { client_id: publicClientId },
+    });
     await signInWithAuth(provider, publicClientId);
     const client = await connect(provider);
     expect((await whoami(client)).agent_id).toBe(agent.agentId);
@@ -436,9 +517,16 @@ describe('the example MCP server', () => {
       return fetch(input, init);
     };
     const port = await freePort();
-    const cached = await startExampleMcpServer(port, [`http://127.0.0.1:${port}/mcp`], { introspectionCacheSeconds: 30, fetch: counting, clock: () => now });
+    const cached = await startExampleMcpServer(port, [`http://127.0.0.1:${port}/mcp`], {
+      introspectionCacheSeconds: 30,
+      fetch: counting,
+      clock: () => now,
+    });
     extraServers.push(cached);
-    const provider = new MemoryProvider({ redirectUrl: await loopbackRedirect(), clientInformation: { client_id: publicClientId } });
+    const provider = new MemoryProvider({
+      redirectUrl: await loopbackRedirect(),
+      clientInformation: { client_id: publicClientId },
+    });
     expect(await auth(provider, { serverUrl: cached.url })).toBe('REDIRECT');
     const { code } = await browserAndAgent(provider, provider.authorizationUrls.at(-1)!);
     expect(await auth(provider, { serverUrl: cached.url, authorizationCode: code })).toBe('AUTHORIZED');
@@ -457,7 +545,19 @@ describe('the example MCP server', () => {
   });
 
   it('will not start with credentials agentauth refuses', async () => {
-    const { client } = await registerClient(server.ctx, { name: 'Example MCP server', redirectUris: [], resources: ['http://127.0.0.1:1/mcp'] });
-    await expect(startMcpServer({ issuer: server.baseUrl, clientId: client.id, clientSecret: 'cls_wrong', port: 0, log: () => {} })).rejects.toThrow(/refused this MCP server's credentials/);
+    const { client } = await registerClient(server.ctx, {
+      name: 'Example MCP server',
+      redirectUris: [],
+      resources: ['http://127.0.0.1:1/mcp'],
+    });
+    await expect(
+      startMcpServer({
+        issuer: server.baseUrl,
+        clientId: client.id,
+        clientSecret: 'cls_wrong',
+        port: 0,
+        log: () => {},
+      }),
+    ).rejects.toThrow(/refused this MCP server's credentials/);
   });
 });

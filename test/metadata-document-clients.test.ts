@@ -7,7 +7,16 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setClientStatus } from '../src/domain/clients.ts';
-import { authorizeUrl, continueFlow, type Party, pkcePair, postForm, postJson, startFlow, type Tokens } from './helpers/flow.ts';
+import {
+  authorizeUrl,
+  continueFlow,
+  type Party,
+  pkcePair,
+  postForm,
+  postJson,
+  startFlow,
+  type Tokens,
+} from './helpers/flow.ts';
 import { type HttpsTestServer, startHttpsServer, TEST_CA } from './helpers/https.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { expectErrorPage, expectJsonError } from './security/support.ts';
@@ -30,7 +39,10 @@ beforeAll(async () => {
     if (document === undefined) send(res, 404, { error: 'not found' });
     else send(res, 200, document);
   });
-  server = await startTestServer({ env: { MCP_AUTHORIZATION: 'true' }, clientMetadataFetch: { ca: TEST_CA, allowAddress: LOOPBACK } });
+  server = await startTestServer({
+    env: { MCP_AUTHORIZATION: 'true' },
+    clientMetadataFetch: { ca: TEST_CA, allowAddress: LOOPBACK },
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -40,12 +52,27 @@ afterAll(async () => {
 /** Publishes a document at `path` whose client_id is its own URL. */
 function publish(path: string, fields: Record<string, unknown> = {}): string {
   const clientId = `${site.origin}${path}`;
-  documents.set(path, { client_id: clientId, client_name: 'Notes for MCP', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', ...fields });
+  documents.set(path, {
+    client_id: clientId,
+    client_name: 'Notes for MCP',
+    redirect_uris: ['http://127.0.0.1/callback'],
+    token_endpoint_auth_method: 'none',
+    ...fields,
+  });
   return clientId;
 }
 
 const authorizeWith = (target: TestServer, clientId: string, redirectUri = 'http://127.0.0.1:47000/callback') =>
-  fetch(authorizeUrl(target, { client_id: clientId, redirect_uri: redirectUri, response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+  fetch(
+    authorizeUrl(target, {
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      state: 's',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    }),
+  );
 
 describe('Client ID Metadata Documents', () => {
   it('signs in a client known only by its document: the page names its host and warns of localhost-only redirects', async () => {
@@ -59,7 +86,11 @@ describe('Client ID Metadata Documents', () => {
 
     // What the agent may check before it authenticates: the client's URL and name.
     const view = await fetch(`${server.baseUrl}/api/agent/request?request_id=${started.requestId}`);
-    expect(await view.json()).toMatchObject({ client_id: clientId, client_name: 'Notes for MCP', redirect_host: '127.0.0.1:47000' });
+    expect(await view.json()).toMatchObject({
+      client_id: clientId,
+      client_name: 'Notes for MCP',
+      redirect_host: '127.0.0.1:47000',
+    });
 
     // The agent names the client it expects by its URL, as it names any client by its id.
     const signedIn = await postJson(server, '/api/agent/authenticate', {
@@ -71,19 +102,36 @@ describe('Client ID Metadata Documents', () => {
     });
     expect(signedIn.status).toBe(200);
     const location = new URL((await continueFlow(server, started)).headers.get('location')!);
-    const response = await postForm(server, '/token', { grant_type: 'authorization_code', code: location.searchParams.get('code')!, code_verifier: started.verifier, client_id: clientId, redirect_uri: party.redirectUri });
+    const response = await postForm(server, '/token', {
+      grant_type: 'authorization_code',
+      code: location.searchParams.get('code')!,
+      code_verifier: started.verifier,
+      client_id: clientId,
+      redirect_uri: party.redirectUri,
+    });
     expect(response.status).toBe(200);
     const tokens = (await response.json()) as Tokens;
     expect(tokens.id_token).toBeUndefined();
-    expect(await server.ctx.store.findClient(clientId)).toMatchObject({ source: 'metadata_document', token_endpoint_auth_method: 'none', name: 'Notes for MCP', secret_sealed: '' });
+    expect(await server.ctx.store.findClient(clientId)).toMatchObject({
+      source: 'metadata_document',
+      token_endpoint_auth_method: 'none',
+      name: 'Notes for MCP',
+      secret_sealed: '',
+    });
 
     // The client refreshes with its client_id alone.
-    const refreshed = await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId });
+    const refreshed = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    });
     expect(refreshed.status).toBe(200);
   });
 
   it('shows no localhost warning when the document also redirects to a site', async () => {
-    const clientId = publish('/web/client.json', { redirect_uris: ['https://notes.example/callback', 'http://127.0.0.1/callback'] });
+    const clientId = publish('/web/client.json', {
+      redirect_uris: ['https://notes.example/callback', 'http://127.0.0.1/callback'],
+    });
     const response = await authorizeWith(server, clientId, 'https://notes.example/callback');
     expect(response.status).toBe(200);
     expect(await response.text()).not.toContain('id="localhost-warning"');
@@ -112,11 +160,19 @@ describe('Client ID Metadata Documents', () => {
 
   it('refuses a redirect URI that is not in the document', async () => {
     const clientId = publish('/only-one.json');
-    await expectErrorPage(await authorizeWith(server, clientId, 'http://127.0.0.1:47000/other'), 400, 'invalid_request');
+    await expectErrorPage(
+      await authorizeWith(server, clientId, 'http://127.0.0.1:47000/other'),
+      400,
+      'invalid_request',
+    );
   });
 
   it('refuses a client_id URL the site answers 404 for', async () => {
-    const page = await expectErrorPage(await authorizeWith(server, `${site.origin}/missing.json`), 400, 'invalid_client');
+    const page = await expectErrorPage(
+      await authorizeWith(server, `${site.origin}/missing.json`),
+      400,
+      'invalid_client',
+    );
     expect(page.description).toMatch(/404/);
   });
 
@@ -129,7 +185,11 @@ describe('Client ID Metadata Documents', () => {
     await expectErrorPage(await authorizeWith(server, clientId), 400, 'invalid_client');
     expect(site.requests).toBe(before);
     // And its tokens endpoint use ends with it.
-    await expectJsonError(await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: 'rft_x', client_id: clientId }), 401, 'invalid_client');
+    await expectJsonError(
+      await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: 'rft_x', client_id: clientId }),
+      401,
+      'invalid_client',
+    );
   });
 
   it('never fetches from a special-use address in production: the loopback site is refused and receives nothing', async () => {
@@ -146,7 +206,10 @@ describe('Client ID Metadata Documents', () => {
   });
 
   it('while CLIENT_ID_METADATA_DOCUMENTS is off an https client_id is an unknown client, and nothing is fetched', async () => {
-    const off = await startTestServer({ env: { PUBLIC_CLIENTS: 'true' }, clientMetadataFetch: { ca: TEST_CA, allowAddress: LOOPBACK } });
+    const off = await startTestServer({
+      env: { PUBLIC_CLIENTS: 'true' },
+      clientMetadataFetch: { ca: TEST_CA, allowAddress: LOOPBACK },
+    });
     try {
       const clientId = publish('/off.json');
       const connections = site.connections;

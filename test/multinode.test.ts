@@ -13,7 +13,17 @@ import { registerAgent } from '../src/domain/agents.ts';
 import { createContext } from '../src/server.ts';
 import { openStore } from '../src/store/open.ts';
 import { openStatusStream } from './helpers/events.ts';
-import { authenticate, checkStatus, continueFlow, obtainCode, type Party, postForm, redeem, startFlow, type Tokens } from './helpers/flow.ts';
+import {
+  authenticate,
+  checkStatus,
+  continueFlow,
+  obtainCode,
+  type Party,
+  postForm,
+  redeem,
+  startFlow,
+  type Tokens,
+} from './helpers/flow.ts';
 import { createDatabase } from './helpers/postgres-cluster.ts';
 import { registerParty, type TestServer } from './helpers/server.ts';
 import { type ServerProcess, spawnServer, waitReady } from './helpers/server-process.ts';
@@ -35,7 +45,16 @@ beforeAll(async () => {
   const ports = await Promise.all(Array.from({ length: NODE_COUNT }, () => freePort()));
   // All nodes start at once: their migrations race and must settle on one schema.
   processes = ports.map((port) =>
-    spawnServer({ BASE_URL: ISSUER, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url, JWT_SECRET, LOG_LEVEL: 'warn', AUTH_FAILURES_PER_AGENT: '5', AUTH_FAILURES_PER_IP: '1000' }),
+    spawnServer({
+      BASE_URL: ISSUER,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: database.url,
+      JWT_SECRET,
+      LOG_LEVEL: 'warn',
+      AUTH_FAILURES_PER_AGENT: '5',
+      AUTH_FAILURES_PER_IP: '1000',
+    }),
   );
   nodes = processes.map((server) => ({ baseUrl: server.baseUrl }) as TestServer);
   await Promise.all(processes.map((server) => waitReady(server)));
@@ -53,9 +72,16 @@ afterAll(async () => {
 
 const node = (i: number) => nodes[i % NODE_COUNT]!;
 const introspect = async (at: TestServer, token: string) =>
-  (await (await postForm(at, '/introspect', { token, client_id: party.clientId, client_secret: party.clientSecret })).json()) as { active: boolean };
+  (await (
+    await postForm(at, '/introspect', { token, client_id: party.clientId, client_secret: party.clientSecret })
+  ).json()) as { active: boolean };
 const refresh = (at: TestServer, token: string) =>
-  postForm(at, '/token', { grant_type: 'refresh_token', refresh_token: token, client_id: party.clientId, client_secret: party.clientSecret });
+  postForm(at, '/token', {
+    grant_type: 'refresh_token',
+    refresh_token: token,
+    client_id: party.clientId,
+    client_secret: party.clientSecret,
+  });
 
 describe(`${NODE_COUNT} nodes on one PostgreSQL database`, () => {
   it(`runs ${FLOWS} flows whose every step lands on another node`, async () => {
@@ -79,18 +105,33 @@ describe(`${NODE_COUNT} nodes on one PostgreSQL database`, () => {
       const refreshed = await refresh(c, tokens.refresh_token);
       expect(refreshed.status).toBe(200);
       const next = (await refreshed.json()) as Tokens;
-      expect((await postForm(a, '/revoke', { token: next.access_token, client_id: party.clientId, client_secret: party.clientSecret })).status).toBe(200);
+      expect(
+        (
+          await postForm(a, '/revoke', {
+            token: next.access_token,
+            client_id: party.clientId,
+            client_secret: party.clientSecret,
+          })
+        ).status,
+      ).toBe(200);
       expect((await introspect(b, next.access_token)).active).toBe(false);
-      expect((await fetch(`${b.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${next.access_token}` } })).status).toBe(401);
+      expect(
+        (await fetch(`${b.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${next.access_token}` } })).status,
+      ).toBe(401);
     }
   });
 
   it('of 20 concurrent authentications of one request spread over the nodes, exactly one succeeds (10 races)', async () => {
     for (let race = 0; race < 10; race++) {
       const started = await startFlow(node(race), party);
-      const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => authenticate(node(i), party, started.requestId)));
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => authenticate(node(i), party, started.requestId)),
+      );
       const statuses = responses.map((response) => response.status);
-      expect(statuses.filter((status) => status === 200), `race ${race}: ${statuses.join(',')}`).toHaveLength(1);
+      expect(
+        statuses.filter((status) => status === 200),
+        `race ${race}: ${statuses.join(',')}`,
+      ).toHaveLength(1);
       expect(statuses.filter((status) => status === 409)).toHaveLength(19);
     }
   });
@@ -98,7 +139,10 @@ describe(`${NODE_COUNT} nodes on one PostgreSQL database`, () => {
   it('one code redeemed concurrently on two nodes gives one success and revokes what it issued (10 races)', async () => {
     for (let race = 0; race < 10; race++) {
       const { code, verifier } = await obtainCode(node(race), party);
-      const responses = await Promise.all([redeem(node(race), party, code, verifier), redeem(node(race + 1), party, code, verifier)]);
+      const responses = await Promise.all([
+        redeem(node(race), party, code, verifier),
+        redeem(node(race + 1), party, code, verifier),
+      ]);
       const winners = responses.filter((response) => response.status === 200);
       expect(winners, `race ${race}`).toHaveLength(1);
       expect(responses.filter((response) => response.status === 400)).toHaveLength(1);
@@ -113,7 +157,10 @@ describe(`${NODE_COUNT} nodes on one PostgreSQL database`, () => {
       const { code, verifier } = await obtainCode(node(race), party);
       const tokens = (await (await redeem(node(race), party, code, verifier)).json()) as Tokens;
       const responses = await Promise.all(Array.from({ length: 6 }, (_, i) => refresh(node(i), tokens.refresh_token)));
-      expect(responses.filter((response) => response.status === 200), `race ${race}`).toHaveLength(1);
+      expect(
+        responses.filter((response) => response.status === 200),
+        `race ${race}`,
+      ).toHaveLength(1);
       expect(responses.filter((response) => response.status === 400)).toHaveLength(5);
     }
   });
@@ -122,14 +169,17 @@ describe(`${NODE_COUNT} nodes on one PostgreSQL database`, () => {
     // An agent of its own, since this test leaves its agent_id throttled.
     const { agent } = await registerAgent(admin, { ownerEmail: 'target@example.com' });
     const started = await startFlow(node(0), party);
-    const wrong = (at: TestServer) => authenticate(at, { ...party, agentId: agent.id, agentSecret: 'aas_wrong' }, started.requestId);
+    const wrong = (at: TestServer) =>
+      authenticate(at, { ...party, agentId: agent.id, agentSecret: 'aas_wrong' }, started.requestId);
     for (let attempt = 0; attempt < 5; attempt++) expect((await wrong(node(attempt))).status).toBe(401);
     for (let i = 0; i < NODE_COUNT; i++) expect((await wrong(node(i))).status).toBe(429);
   });
 
   it('serves the same metadata from every node, with the shared issuer', async () => {
     for (const at of nodes) {
-      const metadata = (await (await fetch(`${at.baseUrl}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
+      const metadata = (await (await fetch(`${at.baseUrl}/.well-known/oauth-authorization-server`)).json()) as {
+        issuer: string;
+      };
       expect(metadata.issuer).toBe(ISSUER);
     }
   });
@@ -155,7 +205,9 @@ describe(`${NODE_COUNT} nodes on one PostgreSQL database`, () => {
     const sql = new pg.Client({ connectionString: database.url });
     await sql.connect();
     try {
-      const killed = await sql.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN agentauth_status'");
+      const killed = await sql.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN agentauth_status'",
+      );
       expect(killed.rowCount).toBeGreaterThanOrEqual(1);
     } finally {
       await sql.end();

@@ -21,7 +21,10 @@ afterAll(() => server.close());
 describe('oauth4webapi against agentauth', () => {
   it('discovers, authorizes, exchanges, reads userinfo, refreshes, introspects and revokes', async () => {
     const issuer = new URL(server.baseUrl);
-    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }));
+    const as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }),
+    );
     expect(as.issuer).toBe(server.baseUrl);
     const client: oauth.Client = { client_id: party.clientId, id_token_signed_response_alg: 'HS256' };
     const clientAuth = oauth.ClientSecretPost(party.clientSecret);
@@ -53,30 +56,84 @@ describe('oauth4webapi against agentauth', () => {
 
     // The website validates the authorization response (state and RFC 9207 iss) and exchanges the code.
     const params = oauth.validateAuthResponse(as, client, new URL(redirect.headers.get('location')!), state);
-    const tokenResponse = await oauth.authorizationCodeGrantRequest(as, client, clientAuth, params, party.redirectUri, codeVerifier, insecure);
-    const result = await oauth.processAuthorizationCodeResponse(as, client, tokenResponse, { expectedNonce: nonce, requireIdToken: true });
+    const tokenResponse = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      clientAuth,
+      params,
+      party.redirectUri,
+      codeVerifier,
+      insecure,
+    );
+    const result = await oauth.processAuthorizationCodeResponse(as, client, tokenResponse, {
+      expectedNonce: nonce,
+      requireIdToken: true,
+    });
     expect(result.token_type).toBe('bearer');
     const claims = oauth.getValidatedIdTokenClaims(result)!;
-    expect(claims).toMatchObject({ iss: server.baseUrl, sub: party.agentId, aud: party.clientId, nonce, email: 'ada@example.com', name: 'Ada Lovelace' });
+    expect(claims).toMatchObject({
+      iss: server.baseUrl,
+      sub: party.agentId,
+      aud: party.clientId,
+      nonce,
+      email: 'ada@example.com',
+      name: 'Ada Lovelace',
+    });
 
-    const userinfo = await oauth.processUserInfoResponse(as, client, claims.sub, await oauth.userInfoRequest(as, client, result.access_token, insecure));
-    expect(userinfo).toEqual({ sub: party.agentId, email: 'ada@example.com', email_verified: false, name: 'Ada Lovelace' });
+    const userinfo = await oauth.processUserInfoResponse(
+      as,
+      client,
+      claims.sub,
+      await oauth.userInfoRequest(as, client, result.access_token, insecure),
+    );
+    expect(userinfo).toEqual({
+      sub: party.agentId,
+      email: 'ada@example.com',
+      email_verified: false,
+      name: 'Ada Lovelace',
+    });
 
-    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, clientAuth, result.refresh_token!, insecure));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, clientAuth, result.refresh_token!, insecure),
+    );
     expect(refreshed.refresh_token).not.toBe(result.refresh_token);
 
-    const introspection = await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, clientAuth, refreshed.access_token, insecure));
-    expect(introspection).toMatchObject({ active: true, client_id: party.clientId, sub: party.agentId, scope: 'openid email profile' });
+    const introspection = await oauth.processIntrospectionResponse(
+      as,
+      client,
+      await oauth.introspectionRequest(as, client, clientAuth, refreshed.access_token, insecure),
+    );
+    expect(introspection).toMatchObject({
+      active: true,
+      client_id: party.clientId,
+      sub: party.agentId,
+      scope: 'openid email profile',
+    });
 
-    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, clientAuth, refreshed.access_token, insecure));
-    const after = await oauth.processIntrospectionResponse(as, client, await oauth.introspectionRequest(as, client, clientAuth, refreshed.access_token, insecure));
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, clientAuth, refreshed.access_token, insecure),
+    );
+    const after = await oauth.processIntrospectionResponse(
+      as,
+      client,
+      await oauth.introspectionRequest(as, client, clientAuth, refreshed.access_token, insecure),
+    );
     expect(after.active).toBe(false);
-    await expect(oauth.userInfoRequest(as, client, refreshed.access_token, insecure).then((r) => oauth.processUserInfoResponse(as, client, claims.sub, r))).rejects.toThrow();
+    await expect(
+      oauth
+        .userInfoRequest(as, client, refreshed.access_token, insecure)
+        .then((r) => oauth.processUserInfoResponse(as, client, claims.sub, r)),
+    ).rejects.toThrow();
   });
 
   it('rejects an authorization response from another issuer (mix-up defence via iss)', async () => {
     const issuer = new URL(server.baseUrl);
-    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }));
+    const as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }),
+    );
     const client: oauth.Client = { client_id: party.clientId };
     const forged = new URL(`${party.redirectUri}?code=cod_x&state=s&iss=${encodeURIComponent('https://evil.example')}`);
     expect(() => oauth.validateAuthResponse(as, client, forged, 's')).toThrow();

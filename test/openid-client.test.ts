@@ -24,9 +24,15 @@ afterAll(async () => {
 
 /** What a website configures: discovery from the issuer, client_secret_post, HS256 ID tokens; http only because the test server is on 127.0.0.1. */
 function discover(clientSecret = party.clientSecret): Promise<client.Configuration> {
-  return client.discovery(new URL(server.baseUrl), party.clientId, { id_token_signed_response_alg: 'HS256' }, client.ClientSecretPost(clientSecret), {
-    execute: [client.allowInsecureRequests],
-  });
+  return client.discovery(
+    new URL(server.baseUrl),
+    party.clientId,
+    { id_token_signed_response_alg: 'HS256' },
+    client.ClientSecretPost(clientSecret),
+    {
+      execute: [client.allowInsecureRequests],
+    },
+  );
 }
 
 interface SignIn {
@@ -62,7 +68,12 @@ async function signInInBrowser(config: client.Configuration): Promise<SignIn> {
 
 function codeGrant(config: client.Configuration, signIn: SignIn, callbackUrl = signIn.callbackUrl) {
   const { pkceCodeVerifier, expectedState, expectedNonce } = signIn;
-  return client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier, expectedState, expectedNonce, idTokenExpected: true });
+  return client.authorizationCodeGrant(config, callbackUrl, {
+    pkceCodeVerifier,
+    expectedState,
+    expectedNonce,
+    idTokenExpected: true,
+  });
 }
 
 /** The token endpoint's answer with its ID token rewritten on the way, as a network attacker (without TLS) could. */
@@ -72,7 +83,9 @@ function rewriteIdToken(config: client.Configuration, rewrite: (idToken: string)
     if (new URL(url).pathname !== '/token') return response;
     const body = (await response.json()) as Record<string, unknown>;
     const idToken = rewrite(body.id_token as string);
-    return Response.json(idToken === undefined ? { ...body, id_token: undefined } : { ...body, id_token: idToken }, { status: response.status });
+    return Response.json(idToken === undefined ? { ...body, id_token: undefined } : { ...body, id_token: idToken }, {
+      status: response.status,
+    });
   };
 }
 
@@ -135,12 +148,16 @@ describe('openid-client v6 signs a website in with agentauth', () => {
     const { payload, protectedHeader } = await jwtVerify(idToken, key(party.clientSecret), checks);
     expect(protectedHeader.alg).toBe('HS256');
     expect(payload.sub).toBe(party.agentId);
-    await expect(jwtVerify(idToken, key(`${party.clientSecret}x`), checks)).rejects.toBeInstanceOf(joseErrors.JWSSignatureVerificationFailed);
-    const other = await server.createClient({ name: 'Another website' });
-    await expect(jwtVerify(idToken, key(other.clientSecret), checks)).rejects.toBeInstanceOf(joseErrors.JWSSignatureVerificationFailed);
-    await expect(jwtVerify(withClaims(idToken, { email: 'mallory@example.com' }), key(party.clientSecret), checks)).rejects.toBeInstanceOf(
+    await expect(jwtVerify(idToken, key(`${party.clientSecret}x`), checks)).rejects.toBeInstanceOf(
       joseErrors.JWSSignatureVerificationFailed,
     );
+    const other = await server.createClient({ name: 'Another website' });
+    await expect(jwtVerify(idToken, key(other.clientSecret), checks)).rejects.toBeInstanceOf(
+      joseErrors.JWSSignatureVerificationFailed,
+    );
+    await expect(
+      jwtVerify(withClaims(idToken, { email: 'mallory@example.com' }), key(party.clientSecret), checks),
+    ).rejects.toBeInstanceOf(joseErrors.JWSSignatureVerificationFailed);
   });
 
   it('refuses an ID token for another nonce, audience or issuer, and a token response without one', async () => {
@@ -168,7 +185,9 @@ describe('openid-client v6 signs a website in with agentauth', () => {
 
     const strict = await discover();
     client.enableNonRepudiationChecks(strict);
-    await expect(codeGrant(strict, await signInInBrowser(strict))).rejects.toMatchObject({ code: 'OAUTH_UNSUPPORTED_OPERATION' });
+    await expect(codeGrant(strict, await signInInBrowser(strict))).rejects.toMatchObject({
+      code: 'OAUTH_UNSUPPORTED_OPERATION',
+    });
   });
 
   it('refuses a redirect whose iss is not the issuer or is missing (RFC 9207), before the code is spent', async () => {
@@ -192,7 +211,10 @@ describe('openid-client v6 signs a website in with agentauth', () => {
 
   it('a wrong client secret is refused at the token endpoint (client_secret_post): invalid_client', async () => {
     const config = await discover('cls_not-the-secret');
-    await expect(codeGrant(config, await signInInBrowser(config))).rejects.toMatchObject({ error: 'invalid_client', status: 401 });
+    await expect(codeGrant(config, await signInInBrowser(config))).rejects.toMatchObject({
+      error: 'invalid_client',
+      status: 401,
+    });
   });
 
   it('reads userinfo for the signed-in agent, and refuses it for an unexpected subject', async () => {
@@ -219,7 +241,9 @@ describe('openid-client v6 signs a website in with agentauth', () => {
     expect(second.claims()?.nonce).toBeUndefined();
     expect((await client.tokenIntrospection(config, second.access_token)).active).toBe(true);
 
-    await expect(client.refreshTokenGrant(config, first.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(client.refreshTokenGrant(config, first.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
     // Reuse of a rotated token means it leaked: the whole grant is revoked (RFC 9700 §4.14), the new tokens too.
     expect((await client.tokenIntrospection(config, second.refresh_token!)).active).toBe(false);
     expect((await client.tokenIntrospection(config, second.access_token)).active).toBe(false);
@@ -230,7 +254,14 @@ describe('openid-client v6 signs a website in with agentauth', () => {
     const tokens = await codeGrant(config, await signInInBrowser(config));
 
     const access = await client.tokenIntrospection(config, tokens.access_token);
-    expect(access).toMatchObject({ active: true, sub: party.agentId, client_id: party.clientId, scope: 'openid email profile', token_type: 'Bearer', iss: server.baseUrl });
+    expect(access).toMatchObject({
+      active: true,
+      sub: party.agentId,
+      client_id: party.clientId,
+      scope: 'openid email profile',
+      token_type: 'Bearer',
+      iss: server.baseUrl,
+    });
     expect((await client.tokenIntrospection(config, tokens.refresh_token!)).active).toBe(true);
 
     await client.tokenRevocation(config, tokens.access_token);
@@ -239,6 +270,8 @@ describe('openid-client v6 signs a website in with agentauth', () => {
 
     // Revoking the refresh token ends the grant: no more refreshes.
     await client.tokenRevocation(config, tokens.refresh_token!);
-    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
   });
 });

@@ -4,7 +4,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';
 import { purgeOnce } from '../src/server.ts';
-import { authenticate, continueFlow, obtainTokens, type Party, postForm, setupParty, startFlow } from './helpers/flow.ts';
+import {
+  authenticate,
+  continueFlow,
+  obtainTokens,
+  type Party,
+  postForm,
+  setupParty,
+  startFlow,
+} from './helpers/flow.ts';
 import { freePort } from './helpers/net.ts';
 import { captureLogs, startTestServer, TEST_ENGINE, type TestServer } from './helpers/server.ts';
 
@@ -36,13 +44,18 @@ describe('health, readiness and metrics', () => {
         expect(refused.status, authorization).toBe(401);
         expect(refused.headers.get('www-authenticate'), authorization).toMatch(/^Bearer\b/);
         const text = await refused.text();
-        expect(JSON.parse(text), authorization).toEqual({ error: 'invalid_token', error_description: expect.any(String) });
+        expect(JSON.parse(text), authorization).toEqual({
+          error: 'invalid_token',
+          error_description: expect.any(String),
+        });
         expect(text).not.toContain(token);
       }
       const response = await fetch(`${guarded.baseUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } });
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
-      expect(await response.text()).toMatch(/agentauth_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} \d+/);
+      expect(await response.text()).toMatch(
+        /agentauth_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} \d+/,
+      );
     } finally {
       await guarded.close();
     }
@@ -58,7 +71,9 @@ describe('health, readiness and metrics', () => {
       const response = await fetch(`${metricsUrl}/metrics`);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
-      expect(await response.text()).toMatch(/agentauth_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} \d+/);
+      expect(await response.text()).toMatch(
+        /agentauth_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} \d+/,
+      );
       const other = await fetch(`${metricsUrl}/healthz`);
       expect(other.status).toBe(404);
       expect(await other.json()).toEqual({ error: 'not_found', error_description: 'No such endpoint.' });
@@ -89,10 +104,16 @@ describe('health, readiness and metrics', () => {
       });
     const huge = await raw(`GET /authorize HTTP/1.1\r\nhost: x\r\nx-pad: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(huge).toMatch(/^HTTP\/1.1 431 /);
-    expect(JSON.parse(huge.split('\r\n\r\n')[1]!)).toEqual({ error: 'invalid_request', error_description: 'The request headers are too large.' });
+    expect(JSON.parse(huge.split('\r\n\r\n')[1]!)).toEqual({
+      error: 'invalid_request',
+      error_description: 'The request headers are too large.',
+    });
     const malformed = await raw('GET /healthz HTTP/1.1\r\nhost: x\r\nx-bad: a\x01b\r\n\r\n');
     expect(malformed).toMatch(/^HTTP\/1.1 400 /);
-    expect(JSON.parse(malformed.split('\r\n\r\n')[1]!)).toEqual({ error: 'invalid_request', error_description: 'The request is malformed.' });
+    expect(JSON.parse(malformed.split('\r\n\r\n')[1]!)).toEqual({
+      error: 'invalid_request',
+      error_description: 'The request is malformed.',
+    });
   });
 
   it('/readyz fails with 503 and requests answer 503 when the database is gone', async () => {
@@ -123,7 +144,12 @@ describe('purge', () => {
       expect(counts).toMatchObject({ requests: 2, codes: 1, accessTokens: 1, refreshTokens: 0 });
       expect(await server.ctx.store.findRequest(pending.requestId)).toBeUndefined();
       expect(await server.ctx.store.findRefreshToken(digest(tokens.refresh_token))).toBeDefined();
-      const refreshed = await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: party.clientId, client_secret: party.clientSecret });
+      const refreshed = await postForm(server, '/token', {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token,
+        client_id: party.clientId,
+        client_secret: party.clientSecret,
+      });
       expect(refreshed.status).toBe(200);
     } finally {
       await server.close();
@@ -132,7 +158,7 @@ describe('purge', () => {
 });
 
 describe('logs', () => {
-  it('an upload the client aborts is logged quietly as the client\'s doing: no error line, no 503', async () => {
+  it("an upload the client aborts is logged quietly as the client's doing: no error line, no 503", async () => {
     const captured = captureLogs();
     const server = await startTestServer({ env: { LOG_LEVEL: 'debug' }, logStream: captured.stream });
     try {
@@ -140,7 +166,9 @@ describe('logs', () => {
         const url = new URL(server.baseUrl);
         const socket = connect(Number(url.port), url.hostname);
         await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-        socket.write('POST /api/agent/authenticate HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"request_id":"req_');
+        socket.write(
+          'POST /api/agent/authenticate HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"request_id":"req_',
+        );
         await sleep(200);
         socket.destroy();
       }
@@ -151,12 +179,24 @@ describe('logs', () => {
       await server.close();
     }
     const logs = captured.text();
-    const lines = logs.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; msg: string; status?: number });
+    const lines = logs
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { level: number; msg: string; status?: number });
     expect(lines.filter((line) => line.msg === 'request').length).toBeGreaterThan(0);
     // pino levels: 50 error, 60 fatal.
-    expect(lines.filter((line) => line.level >= 50), logs).toEqual([]);
-    expect(lines.filter((line) => line.status === 503 || line.status === 500), logs).toEqual([]);
-    expect(lines.filter((line) => line.msg === 'client aborted the request'), logs).toHaveLength(3);
+    expect(
+      lines.filter((line) => line.level >= 50),
+      logs,
+    ).toEqual([]);
+    expect(
+      lines.filter((line) => line.status === 503 || line.status === 500),
+      logs,
+    ).toEqual([]);
+    expect(
+      lines.filter((line) => line.msg === 'client aborted the request'),
+      logs,
+    ).toHaveLength(3);
   });
 
   it('every line a request writes carries its request id: the access line and the lines of its handler', async () => {
@@ -169,7 +209,11 @@ describe('logs', () => {
     } finally {
       await server.close();
     }
-    const lines = captured.text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; reqId?: string; req?: { path: string } });
+    const lines = captured
+      .text()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { msg: string; reqId?: string; req?: { path: string } });
     const access = lines.filter((line) => line.msg === 'request');
     expect(access.map((line) => line.req?.path)).toEqual(['/healthz', '/api/check-status']);
     expect(access[0]!.reqId).toMatch(/\S/);
@@ -190,12 +234,40 @@ describe('logs', () => {
       await authenticate(server, party, started.requestId);
       const redirect = await continueFlow(server, started);
       const code = new URL(redirect.headers.get('location')!).searchParams.get('code')!;
-      const tokenResponse = await postForm(server, '/token', { grant_type: 'authorization_code', code, code_verifier: started.verifier, client_id: party.clientId, client_secret: party.clientSecret });
+      const tokenResponse = await postForm(server, '/token', {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: started.verifier,
+        client_id: party.clientId,
+        client_secret: party.clientSecret,
+      });
       const tokens = (await tokenResponse.json()) as Record<string, string>;
       await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
-      await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: party.clientId, client_secret: party.clientSecret });
-      await postForm(server, '/token', { grant_type: 'authorization_code', code, code_verifier: 'x'.repeat(43), client_id: party.clientId, client_secret: 'cls_wrong-secret-attempt' });
-      secrets.push(party.agentSecret, party.clientSecret, code, tokens.access_token!, tokens.refresh_token!, tokens.id_token!, started.cookie.split('=')[1]!, started.verifier, 'state-value-xyz', 'cls_wrong-secret-attempt');
+      await postForm(server, '/token', {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: party.clientId,
+        client_secret: party.clientSecret,
+      });
+      await postForm(server, '/token', {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: 'x'.repeat(43),
+        client_id: party.clientId,
+        client_secret: 'cls_wrong-secret-attempt',
+      });
+      secrets.push(
+        party.agentSecret,
+        party.clientSecret,
+        code,
+        tokens.access_token!,
+        tokens.refresh_token!,
+        tokens.id_token!,
+        started.cookie.split('=')[1]!,
+        started.verifier,
+        'state-value-xyz',
+        'cls_wrong-secret-attempt',
+      );
     } finally {
       await server.close();
     }

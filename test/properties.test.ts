@@ -13,7 +13,15 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setAgentStatus } from '../src/domain/agents.ts';
 import { setClientStatus } from '../src/domain/clients.ts';
-import { authenticate, metaContent, obtainCode, obtainTokens, type Party, setupParty, startFlow } from './helpers/flow.ts';
+import {
+  authenticate,
+  metaContent,
+  obtainCode,
+  obtainTokens,
+  type Party,
+  setupParty,
+  startFlow,
+} from './helpers/flow.ts';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from './helpers/server.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -67,15 +75,22 @@ const STACK_TRACE = /\n\s+at |\bat \S+ \(|\.[cm]?[jt]s:\d+|node:internal|file:\/
 const ERROR_STATUSES_JSON = [400, 401, 404, 409, 413, 415, 429];
 
 /** Characters outside printable ASCII as \uXXXX, so that invisible ones (C1 controls, soft hyphen…) show in a report. */
-const visible = (value: string) => value.replace(/[^\x20-\x7e\n]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const visible = (value: string) =>
+  value.replace(/[^\x20-\x7e\n]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 function describeExchange(request: string, response: Response, text: string): string {
-  const headers = [...response.headers].filter(([name]) => !['date', 'connection', 'keep-alive', 'content-security-policy'].includes(name));
+  const headers = [...response.headers].filter(
+    ([name]) => !['date', 'connection', 'keep-alive', 'content-security-policy'].includes(name),
+  );
   return visible(`${request}\n→ ${response.status} ${JSON.stringify(headers)}\n${text.slice(0, 600)}`);
 }
 
 /** The documented error body: exactly { error: string, error_description: string }, as JSON, no stack trace. */
-function expectErrorBody(text: string, response: Response, context: string): { error: string; error_description: string } {
+function expectErrorBody(
+  text: string,
+  response: Response,
+  context: string,
+): { error: string; error_description: string } {
   expect(text, context).not.toMatch(STACK_TRACE);
   expect(response.headers.get('content-type') ?? '', context).toMatch(/^application\/json/);
   let body: unknown;
@@ -110,14 +125,21 @@ const nonAsciiChar = fc.oneof(
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const b64Char = fc.constantFrom(...B64URL);
 
-const printable = (constraints: { minLength?: number; maxLength?: number } = {}) => fc.string({ unit: printableChar, ...constraints });
+const printable = (constraints: { minLength?: number; maxLength?: number } = {}) =>
+  fc.string({ unit: printableChar, ...constraints });
 const b64 = (minLength: number, maxLength = minLength) => fc.string({ unit: b64Char, minLength, maxLength });
 /** Anything: printable, control and non-ASCII characters (including a lone surrogate). */
 const weird = fc.string({ unit: fc.oneof(printableChar, controlChar, nonAsciiChar), maxLength: 40 });
-const withControl = fc.tuple(printable({ maxLength: 10 }), controlChar, printable({ maxLength: 10 })).map(([a, c, b]) => a + c + b);
-const nonAscii = fc.tuple(printable({ maxLength: 8 }), fc.string({ unit: nonAsciiChar, minLength: 1, maxLength: 8 })).map(([a, b]) => a + b);
+const withControl = fc
+  .tuple(printable({ maxLength: 10 }), controlChar, printable({ maxLength: 10 }))
+  .map(([a, c, b]) => a + c + b);
+const nonAscii = fc
+  .tuple(printable({ maxLength: 8 }), fc.string({ unit: nonAsciiChar, minLength: 1, maxLength: 8 }))
+  .map(([a, b]) => a + b);
 /** 100 to 5000 characters: a few arbitrary printable ones, then filler. */
-const long = fc.tuple(fc.integer({ min: 100, max: 5000 }), printable({ maxLength: 8 })).map(([n, head]) => (head + 'a'.repeat(n)).slice(0, n));
+const long = fc
+  .tuple(fc.integer({ min: 100, max: 5000 }), printable({ maxLength: 8 }))
+  .map(([n, head]) => (head + 'a'.repeat(n)).slice(0, n));
 /** What a client may put in state: printable and non-ASCII text, no control characters. */
 const opaqueText = fc.string({ unit: fc.oneof(printableChar, nonAsciiChar), minLength: 1, maxLength: 64 });
 /** Strings that are wrong for almost any parameter. */
@@ -132,21 +154,42 @@ const codePoints = (value: string) => [...value].length;
 const SCOPES = ['openid', 'email', 'profile'];
 const validScope = fc
   .tuple(fc.subarray(SCOPES, { minLength: 1 }), fc.constantFrom(' ', '  '), fc.boolean(), fc.boolean())
-  .map(([values, separator, lead, duplicate]) => (lead ? ' ' : '') + [...values, ...(duplicate ? [values[0]!] : [])].join(separator));
+  .map(
+    ([values, separator, lead, duplicate]) =>
+      (lead ? ' ' : '') + [...values, ...(duplicate ? [values[0]!] : [])].join(separator),
+  );
 const badScope = fc.oneof(
-  fc.constantFrom('offline_access', 'openid offline_access', 'admin', 'openid\temail', 'OPENID', 'openid,email', 'openid+email', 'email profile write', '*'),
-  fc.tuple(fc.subarray(SCOPES), printable({ minLength: 1, maxLength: 12 }).filter((s) => !/\s/.test(s) && !SCOPES.includes(s))).map(([known, unknown]) => [...known, unknown].join(' ')),
+  fc.constantFrom(
+    'offline_access',
+    'openid offline_access',
+    'admin',
+    'openid\temail',
+    'OPENID',
+    'openid,email',
+    'openid+email',
+    'email profile write',
+    '*',
+  ),
+  fc
+    .tuple(
+      fc.subarray(SCOPES),
+      printable({ minLength: 1, maxLength: 12 }).filter((s) => !/\s/.test(s) && !SCOPES.includes(s)),
+    )
+    .map(([known, unknown]) => [...known, unknown].join(' ')),
 );
 
 /** A valid PKCE challenge: BASE64URL(SHA-256(verifier)). */
-const validChallenge = fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => createHash('sha256').update(bytes).digest('base64url'));
+const validChallenge = fc
+  .uint8Array({ minLength: 1, maxLength: 64 })
+  .map((bytes) => createHash('sha256').update(bytes).digest('base64url'));
 
 /** fetch refuses some header values (TypeError "… invalid … header"): that request is never sent, so there is nothing to check. */
 async function send(url: string, init: RequestInit): Promise<Response | undefined> {
   try {
     return await fetch(url, init);
   } catch (error) {
-    const reason = error instanceof TypeError ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ''}` : '';
+    const reason =
+      error instanceof TypeError ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ''}` : '';
     if (/header/i.test(reason)) return undefined;
     throw error;
   }
@@ -158,7 +201,17 @@ async function send(url: string, init: RequestInit): Promise<Response | undefine
 type Entry = [string, string];
 type Verdict = 'valid' | 'invalid' | 'either';
 
-const KNOWN_AUTHORIZE = ['client_id', 'redirect_uri', 'response_type', 'state', 'code_challenge', 'code_challenge_method', 'scope', 'nonce', 'login_hint'];
+const KNOWN_AUTHORIZE = [
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'scope',
+  'nonce',
+  'login_hint',
+];
 const AUTHORIZE_ERRORS = ['invalid_request', 'invalid_client', 'unsupported_response_type', 'invalid_scope'];
 
 /** Redirect URIs that differ from the registered one, each in a way an attacker might try. */
@@ -230,7 +283,11 @@ function nearMisses(uri: string): string[] {
 /** One-character edits of the registered URI: insert, delete, replace, change case, percent-encode. */
 function mutatedUri(uri: string) {
   return fc
-    .tuple(fc.nat({ max: uri.length }), fc.constantFrom('insert', 'delete', 'replace', 'case', 'percent'), fc.oneof(printableChar, controlChar, nonAsciiChar))
+    .tuple(
+      fc.nat({ max: uri.length }),
+      fc.constantFrom('insert', 'delete', 'replace', 'case', 'percent'),
+      fc.oneof(printableChar, controlChar, nonAsciiChar),
+    )
     .map(([at, op, c]) => {
       const i = Math.min(at, uri.length - 1);
       const ch = uri[i]!;
@@ -250,23 +307,62 @@ function mutatedUri(uri: string) {
     .filter((candidate) => candidate !== uri);
 }
 
-const wrongRedirectUri = (uri: string) => fc.oneof(fc.constantFrom(...nearMisses(uri)), mutatedUri(uri), badString.filter((s) => s !== uri));
+const wrongRedirectUri = (uri: string) =>
+  fc.oneof(
+    fc.constantFrom(...nearMisses(uri)),
+    mutatedUri(uri),
+    badString.filter((s) => s !== uri),
+  );
 
 /** Names of parameters the server does not know (it must ignore them). */
 const unknownName = fc
   .oneof(
-    fc.constantFrom('prompt', 'response_mode', 'request', 'request_uri', 'claims', 'foo', '', 'Client_ID', 'CLIENT_ID', 'REDIRECT_URI', 'Response_Type', 'client_id ', ' client_id', 'client_id[]', 'redirect_uri[0]', 'state.x', 'scope[]', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'client%5Fid'),
+    fc.constantFrom(
+      'prompt',
+      'response_mode',
+      'request',
+      'request_uri',
+      'claims',
+      'foo',
+      '',
+      'Client_ID',
+      'CLIENT_ID',
+      'REDIRECT_URI',
+      'Response_Type',
+      'client_id ',
+      ' client_id',
+      'client_id[]',
+      'redirect_uri[0]',
+      'state.x',
+      'scope[]',
+      '__proto__',
+      'constructor',
+      'toString',
+      'hasOwnProperty',
+      'valueOf',
+      'client%5Fid',
+    ),
     printable({ maxLength: 16 }),
     weird,
   )
   .filter((name) => !KNOWN_AUTHORIZE.includes(wellFormed(name)));
-const unknownParams = fc.array(fc.tuple(unknownName, fc.oneof(printable({ maxLength: 20 }), weird, long)), { maxLength: 4 });
+const unknownParams = fc.array(fc.tuple(unknownName, fc.oneof(printable({ maxLength: 20 }), weird, long)), {
+  maxLength: 4,
+});
 
 /** The parameter given 0, 1 or 2 times. */
 function occurrences(name: string, value: fc.Arbitrary<string>, optional: boolean): fc.Arbitrary<Entry[]> {
   const count = optional
-    ? fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 4, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) })
-    : fc.oneof({ weight: 30, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(2) });
+    ? fc.oneof(
+        { weight: 4, arbitrary: fc.constant(0) },
+        { weight: 4, arbitrary: fc.constant(1) },
+        { weight: 1, arbitrary: fc.constant(2) },
+      )
+    : fc.oneof(
+        { weight: 30, arbitrary: fc.constant(1) },
+        { weight: 1, arbitrary: fc.constant(0) },
+        { weight: 1, arbitrary: fc.constant(2) },
+      );
   return fc.tuple(count, value, value).map(([n, a, b]) => [a, b].slice(0, n).map((v): Entry => [name, v]));
 }
 
@@ -275,24 +371,81 @@ function authorizeQueries(): fc.Arbitrary<Entry[]> {
   const good = <T>(arbitrary: fc.Arbitrary<T>, weight = 20) => ({ weight, arbitrary });
   const clientId = fc.oneof(
     good(fc.constant(party.clientId), 30),
-    { weight: 1, arbitrary: fc.constantFrom(inactiveClient.clientId, party.clientId.toUpperCase(), `${party.clientId} `, ` ${party.clientId}`, `${party.clientId}\u0000`, party.clientId.slice(0, -1)) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        inactiveClient.clientId,
+        party.clientId.toUpperCase(),
+        `${party.clientId} `,
+        ` ${party.clientId}`,
+        `${party.clientId}\u0000`,
+        party.clientId.slice(0, -1),
+      ),
+    },
     { weight: 1, arbitrary: b64(16).map((s) => `cli_${s}`) },
     { weight: 1, arbitrary: badString },
   );
-  const redirectUri = fc.oneof(good(fc.constant(REGISTERED), 30), { weight: 3, arbitrary: wrongRedirectUri(REGISTERED) });
+  const redirectUri = fc.oneof(good(fc.constant(REGISTERED), 30), {
+    weight: 3,
+    arbitrary: wrongRedirectUri(REGISTERED),
+  });
   const responseType = fc.oneof(good(fc.constant('code')), {
     weight: 2,
-    arbitrary: fc.oneof(fc.constantFrom('token', 'CODE', 'Code', 'code ', ' code', 'code token', 'code id_token', 'id_token', 'none', 'code\u0000'), badString),
+    arbitrary: fc.oneof(
+      fc.constantFrom(
+        'token',
+        'CODE',
+        'Code',
+        'code ',
+        ' code',
+        'code token',
+        'code id_token',
+        'id_token',
+        'none',
+        'code\u0000',
+      ),
+      badString,
+    ),
   });
-  const state = fc.oneof(good(printable({ minLength: 1, maxLength: 64 })), good(opaqueText, 5), { weight: 1, arbitrary: badString }, { weight: 1, arbitrary: printable({ minLength: 500, maxLength: 3000 }) });
+  const state = fc.oneof(
+    good(printable({ minLength: 1, maxLength: 64 })),
+    good(opaqueText, 5),
+    { weight: 1, arbitrary: badString },
+    { weight: 1, arbitrary: printable({ minLength: 500, maxLength: 3000 }) },
+  );
   const codeChallenge = fc.oneof(good(validChallenge), good(b64(43), 5), {
     weight: 2,
-    arbitrary: fc.oneof(b64(42), b64(44), b64(0, 41), b64(44, 200), validChallenge.map((c) => `${c}=`), validChallenge.map((c) => c.replace(/[-_]/g, '+')), badString),
+    arbitrary: fc.oneof(
+      b64(42),
+      b64(44),
+      b64(0, 41),
+      b64(44, 200),
+      validChallenge.map((c) => `${c}=`),
+      validChallenge.map((c) => c.replace(/[-_]/g, '+')),
+      badString,
+    ),
   });
-  const method = fc.oneof(good(fc.constant('S256')), { weight: 1, arbitrary: fc.oneof(fc.constantFrom('plain', 'PLAIN', 's256', 'S256 ', ' S256', 'SHA256', 'S384', 'S512', 'S256\u0000'), badString) });
-  const scope = fc.oneof(good(validScope), { weight: 6, arbitrary: fc.oneof(badScope, fc.constantFrom('', ' ', '   '), badString, validScope.map((s) => `${s} `.repeat(40))) });
+  const method = fc.oneof(good(fc.constant('S256')), {
+    weight: 1,
+    arbitrary: fc.oneof(
+      fc.constantFrom('plain', 'PLAIN', 's256', 'S256 ', ' S256', 'SHA256', 'S384', 'S512', 'S256\u0000'),
+      badString,
+    ),
+  });
+  const scope = fc.oneof(good(validScope), {
+    weight: 6,
+    arbitrary: fc.oneof(
+      badScope,
+      fc.constantFrom('', ' ', '   '),
+      badString,
+      validScope.map((s) => `${s} `.repeat(40)),
+    ),
+  });
   const nonce = fc.oneof(good(printable({ minLength: 1, maxLength: 64 })), { weight: 1, arbitrary: badString });
-  const loginHint = fc.oneof(good(b64(1, 30).map((s) => `agt_${s}`)), { weight: 1, arbitrary: fc.oneof(fc.constantFrom('agt_', 'ada@example.com', 'AGT_x'), badString) });
+  const loginHint = fc.oneof(good(b64(1, 30).map((s) => `agt_${s}`)), {
+    weight: 1,
+    arbitrary: fc.oneof(fc.constantFrom('agt_', 'ada@example.com', 'AGT_x'), badString),
+  });
 
   return fc
     .tuple(
@@ -330,7 +483,10 @@ function authorizeVerdict(entries: Entry[]): Verdict {
     else if (given.length > 1) verdicts.push('invalid');
     else verdicts.push(judge(given[0]!));
   };
-  const exactly = (expected: string) => (value: string): Verdict => (value === expected ? 'valid' : 'invalid');
+  const exactly =
+    (expected: string) =>
+    (value: string): Verdict =>
+      value === expected ? 'valid' : 'invalid';
   once('client_id', exactly(party.clientId));
   once('redirect_uri', exactly(REGISTERED));
   once('response_type', exactly('code'));
@@ -366,7 +522,11 @@ async function getAuthorize(entries: Entry[]): Promise<{ response: Response; pag
   const url = authorizeUrlOf(entries);
   const response = await fetch(url, { redirect: 'manual' });
   const page = await response.text();
-  const context = describeExchange(`GET ${url.length > 800 ? `${url.slice(0, 800)}… (${url.length} chars)` : url}`, response, page);
+  const context = describeExchange(
+    `GET ${url.length > 800 ? `${url.slice(0, 800)}… (${url.length} chars)` : url}`,
+    response,
+    page,
+  );
   return { response, page, context };
 }
 
@@ -422,7 +582,16 @@ describe('GET /authorize with generated query parameters', () => {
       nonce: fc.option(printable({ minLength: 1, maxLength: 64 }), { nil: undefined }),
       extra: unknownParams,
     });
-  function entriesOf(request: { state: string; codeChallenge: string; scope: string | undefined; nonce: string | undefined; extra: Entry[] }, redirectUris: string[]): Entry[] {
+  function entriesOf(
+    request: {
+      state: string;
+      codeChallenge: string;
+      scope: string | undefined;
+      nonce: string | undefined;
+      extra: Entry[];
+    },
+    redirectUris: string[],
+  ): Entry[] {
     return [
       ['client_id', party.clientId],
       ...redirectUris.map((uri): Entry => ['redirect_uri', uri]),
@@ -451,15 +620,25 @@ describe('GET /authorize with generated query parameters', () => {
 
   it('answers 400 invalid_request, never 200, when redirect_uri differs from the registered one in any way', async () => {
     await fc.assert(
-      fc.asyncProperty(validRequest(), wrongRedirectUri(REGISTERED), fc.constantFrom('alone', 'registered first', 'registered after'), async (request, wrong, arrangement) => {
-        const uris = arrangement === 'alone' ? [wrong] : arrangement === 'registered first' ? [REGISTERED, wrong] : [wrong, REGISTERED];
-        const entries = entriesOf(request, uris);
-        fc.pre(authorizeUrlOf(entries).length <= MAX_URL);
-        const { response, page, context } = await getAuthorize(entries);
-        expectAuthorizeAnswer(response, page, context);
-        expect(response.status, context).toBe(400);
-        expect(metaContent(page, 'error'), context).toBe('invalid_request');
-      }),
+      fc.asyncProperty(
+        validRequest(),
+        wrongRedirectUri(REGISTERED),
+        fc.constantFrom('alone', 'registered first', 'registered after'),
+        async (request, wrong, arrangement) => {
+          const uris =
+            arrangement === 'alone'
+              ? [wrong]
+              : arrangement === 'registered first'
+                ? [REGISTERED, wrong]
+                : [wrong, REGISTERED];
+          const entries = entriesOf(request, uris);
+          fc.pre(authorizeUrlOf(entries).length <= MAX_URL);
+          const { response, page, context } = await getAuthorize(entries);
+          expectAuthorizeAnswer(response, page, context);
+          expect(response.status, context).toBe(400);
+          expect(metaContent(page, 'error'), context).toBe('invalid_request');
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -483,7 +662,9 @@ const isRef = (value: unknown): value is Ref => value instanceof Ref;
 
 /** Non-string JSON values and the other ways a field can be malformed. */
 const simpleJson = fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.boolean(), fc.constant(null));
-const safeKey = printable({ maxLength: 10 }).filter((k) => k !== '__proto__' && k !== 'constructor' && k !== 'prototype');
+const safeKey = printable({ maxLength: 10 }).filter(
+  (k) => k !== '__proto__' && k !== 'constructor' && k !== 'prototype',
+);
 const malformedField = fc.oneof(
   fc.constant<unknown>(MISSING),
   fc.constant(null),
@@ -494,45 +675,85 @@ const malformedField = fc.oneof(
   fc.array(simpleJson, { maxLength: 3 }),
   fc.dictionary(safeKey, simpleJson, { maxKeys: 3 }),
 );
-const oddString = fc.oneof(withControl, nonAscii, long, weird.filter((s) => s !== ''));
+const oddString = fc.oneof(
+  withControl,
+  nonAscii,
+  long,
+  weird.filter((s) => s !== ''),
+);
 
 const authenticateFields = () =>
   fc
-  .record({
-    request_id: fc.oneof(
-      { weight: 8, arbitrary: fc.constant<unknown>(new Ref('fresh request')) },
-      { weight: 3, arbitrary: fc.constant<unknown>(new Ref('used request')) },
-      { weight: 3, arbitrary: fc.oneof(b64(32).map((s) => `req_${s}`), printable({ minLength: 1, maxLength: 40 })) },
-      { weight: 1, arbitrary: malformedField },
-      { weight: 1, arbitrary: oddString },
-    ),
-    agent_id: fc.oneof(
-      { weight: 12, arbitrary: fc.constantFrom<Who>('A', 'B', 'disabled').map((who): unknown => new Ref('agent id', who)) },
-      { weight: 1, arbitrary: fc.oneof(b64(16).map((s) => `agt_${s}`), printable({ minLength: 1, maxLength: 40 })) },
-      { weight: 1, arbitrary: malformedField },
-      { weight: 1, arbitrary: oddString },
-    ),
-    agent_secret: fc.oneof(
-      { weight: 12, arbitrary: fc.constantFrom<Who>('A', 'B', 'disabled').map((who): unknown => new Ref('agent secret', who)) },
-      { weight: 1, arbitrary: fc.oneof(b64(43).map((s) => `aas_${s}`), printable({ minLength: 1, maxLength: 40 })) },
-      { weight: 1, arbitrary: malformedField },
-      { weight: 1, arbitrary: oddString },
-    ),
-    model: fc.oneof(
-      { weight: 12, arbitrary: fc.oneof(fc.constantFrom('claude-sonnet', 'gpt-4o', 'クロード'), printable({ minLength: 1, maxLength: 60 })) },
-      { weight: 1, arbitrary: malformedField },
-      { weight: 1, arbitrary: oddString },
-    ),
-    extra: fc.dictionary(safeKey.filter((k) => !['request_id', 'agent_id', 'agent_secret', 'model'].includes(k)), simpleJson, { maxKeys: 2 }),
-    /** Most of the time an agent's secret goes with its own agent id. */
-    paired: fc.boolean(),
-  })
-  .map(({ paired, ...fields }) => {
-    const agent = fields.agent_id;
-    const secret = fields.agent_secret;
-    if (paired && isRef(agent) && isRef(secret) && agent.$ === 'agent id' && secret.$ === 'agent secret') return { ...fields, agent_secret: new Ref('agent secret', agent.who) };
-    return fields;
-  });
+    .record({
+      request_id: fc.oneof(
+        { weight: 8, arbitrary: fc.constant<unknown>(new Ref('fresh request')) },
+        { weight: 3, arbitrary: fc.constant<unknown>(new Ref('used request')) },
+        {
+          weight: 3,
+          arbitrary: fc.oneof(
+            b64(32).map((s) => `req_${s}`),
+            printable({ minLength: 1, maxLength: 40 }),
+          ),
+        },
+        { weight: 1, arbitrary: malformedField },
+        { weight: 1, arbitrary: oddString },
+      ),
+      agent_id: fc.oneof(
+        {
+          weight: 12,
+          arbitrary: fc.constantFrom<Who>('A', 'B', 'disabled').map((who): unknown => new Ref('agent id', who)),
+        },
+        {
+          weight: 1,
+          arbitrary: fc.oneof(
+            b64(16).map((s) => `agt_${s}`),
+            printable({ minLength: 1, maxLength: 40 }),
+          ),
+        },
+        { weight: 1, arbitrary: malformedField },
+        { weight: 1, arbitrary: oddString },
+      ),
+      agent_secret: fc.oneof(
+        {
+          weight: 12,
+          arbitrary: fc.constantFrom<Who>('A', 'B', 'disabled').map((who): unknown => new Ref('agent secret', who)),
+        },
+        {
+          weight: 1,
+          arbitrary: fc.oneof(
+            b64(43).map((s) => `aas_${s}`),
+            printable({ minLength: 1, maxLength: 40 }),
+          ),
+        },
+        { weight: 1, arbitrary: malformedField },
+        { weight: 1, arbitrary: oddString },
+      ),
+      model: fc.oneof(
+        {
+          weight: 12,
+          arbitrary: fc.oneof(
+            fc.constantFrom('claude-sonnet', 'gpt-4o', 'クロード'),
+            printable({ minLength: 1, maxLength: 60 }),
+          ),
+        },
+        { weight: 1, arbitrary: malformedField },
+        { weight: 1, arbitrary: oddString },
+      ),
+      extra: fc.dictionary(
+        safeKey.filter((k) => !['request_id', 'agent_id', 'agent_secret', 'model'].includes(k)),
+        simpleJson,
+        { maxKeys: 2 },
+      ),
+      /** Most of the time an agent's secret goes with its own agent id. */
+      paired: fc.boolean(),
+    })
+    .map(({ paired, ...fields }) => {
+      const agent = fields.agent_id;
+      const secret = fields.agent_secret;
+      if (paired && isRef(agent) && isRef(secret) && agent.$ === 'agent id' && secret.$ === 'agent secret')
+        return { ...fields, agent_secret: new Ref('agent secret', agent.who) };
+      return fields;
+    });
 type AuthenticateFields = ReturnType<typeof authenticateFields> extends fc.Arbitrary<infer T> ? T : never;
 
 type Body =
@@ -545,26 +766,70 @@ type Body =
 
 const authenticateBody: fc.Arbitrary<Body> = fc.oneof(
   { weight: 8, arbitrary: authenticateFields().map((fields): Body => ({ kind: 'fields', fields })) },
-  { weight: 1, arbitrary: fc.tuple(authenticateFields(), fc.nat()).map(([fields, keep]): Body => ({ kind: 'truncated', fields, keep })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(authenticateFields(), fc.nat())
+      .map(([fields, keep]): Body => ({ kind: 'truncated', fields, keep })),
+  },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((value): Body => ({ kind: 'json', value })) },
-  { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 200 }).map((bytes): Body => ({ kind: 'bytes', bytes })) },
-  { weight: 1, arbitrary: fc.string({ unit: fc.oneof(printableChar, controlChar, nonAsciiChar), minLength: 1, maxLength: 80 }).map((text): Body => ({ kind: 'text', text })) },
+  {
+    weight: 1,
+    arbitrary: fc.uint8Array({ minLength: 1, maxLength: 200 }).map((bytes): Body => ({ kind: 'bytes', bytes })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: fc.oneof(printableChar, controlChar, nonAsciiChar), minLength: 1, maxLength: 80 })
+      .map((text): Body => ({ kind: 'text', text })),
+  },
   { weight: 1, arbitrary: fc.constant<Body>({ kind: 'big' }) },
 );
 
 /** Content types: JSON ones the endpoint must parse, others it must refuse (415), and ones docs/contract.md / docs/design.md leave open. */
-const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'Application/JSON'];
-const OTHER_TYPES = ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=----x', 'text/html', 'application/xml', 'application/octet-stream', 'application/jsonx', 'json'];
-const OPEN_TYPES = ['application/vnd.api+json', 'application/ld+json', 'application/json; charset=utf-16', '*/*', 'application/*'];
+const JSON_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json;charset=UTF-8',
+  'Application/JSON',
+];
+const OTHER_TYPES = [
+  'text/plain',
+  'text/plain; charset=utf-8',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=----x',
+  'text/html',
+  'application/xml',
+  'application/octet-stream',
+  'application/jsonx',
+  'json',
+];
+const OPEN_TYPES = [
+  'application/vnd.api+json',
+  'application/ld+json',
+  'application/json; charset=utf-16',
+  '*/*',
+  'application/*',
+];
 const contentType = fc.oneof(
   { weight: 20, arbitrary: fc.constantFrom(...JSON_TYPES) },
   { weight: 3, arbitrary: fc.constantFrom(...OTHER_TYPES) },
   { weight: 1, arbitrary: fc.constantFrom(...OPEN_TYPES) },
   { weight: 1, arbitrary: fc.constant(undefined) },
 );
-const BIG = JSON.stringify({ request_id: 'req_x', agent_id: 'agt_x', agent_secret: 'aas_x', model: 'm', padding: 'x'.repeat(70_000) });
+const BIG = JSON.stringify({
+  request_id: 'req_x',
+  agent_id: 'agt_x',
+  agent_secret: 'aas_x',
+  model: 'm',
+  padding: 'x'.repeat(70_000),
+});
 
-const AGENT_CREDENTIALS = () => ({ A: { agentId: party.agentId, agentSecret: party.agentSecret }, B: agentB, disabled: disabledAgent });
+const AGENT_CREDENTIALS = () => ({
+  A: { agentId: party.agentId, agentSecret: party.agentSecret },
+  B: agentB,
+  disabled: disabledAgent,
+});
 
 async function materialize(value: unknown): Promise<unknown> {
   if (!isRef(value)) return value;
@@ -625,7 +890,14 @@ function classify(name: keyof typeof FIELD_LIMITS, value: unknown): FieldClass {
 function credentialsValid(fields: AuthenticateFields): boolean {
   const agent = fields.agent_id;
   const secret = fields.agent_secret;
-  return isRef(agent) && isRef(secret) && agent.$ === 'agent id' && secret.$ === 'agent secret' && agent.who === secret.who && agent.who !== 'disabled';
+  return (
+    isRef(agent) &&
+    isRef(secret) &&
+    agent.$ === 'agent id' &&
+    secret.$ === 'agent secret' &&
+    agent.who === secret.who &&
+    agent.who !== 'disabled'
+  );
 }
 
 /**
@@ -633,14 +905,17 @@ function credentialsValid(fields: AuthenticateFields): boolean {
  * shape (400) → credentials (401) → request exists (404) → request state (409 when used or contested).
  */
 function expectedAuthentication(fields: AuthenticateFields): { status: number; error?: string } | 'open' {
-  const classes = (['request_id', 'agent_id', 'agent_secret', 'model'] as const).map((name) => classify(name, fields[name]));
+  const classes = (['request_id', 'agent_id', 'agent_secret', 'model'] as const).map((name) =>
+    classify(name, fields[name]),
+  );
   if (classes.includes('malformed')) return { status: 400, error: 'invalid_request' };
   if (classes.includes('odd')) return 'open';
   if (!credentialsValid(fields)) return { status: 401, error: 'invalid_credentials' };
   const request = fields.request_id;
   if (isRef(request) && request.$ === 'fresh request') return { status: 200 };
   // The agent that authenticated it, again: used; another agent: contested (docs/design.md §5).
-  if (isRef(request) && request.$ === 'used request') return { status: 409, error: (fields.agent_id as Ref).who === 'A' ? 'request_already_used' : 'request_contested' };
+  if (isRef(request) && request.$ === 'used request')
+    return { status: 409, error: (fields.agent_id as Ref).who === 'A' ? 'request_already_used' : 'request_contested' };
   return { status: 404, error: 'invalid_request' };
 }
 
@@ -656,7 +931,11 @@ describe('POST /api/agent/authenticate with generated bodies and content types',
           redirect: 'manual',
         });
         const text = await response.text();
-        const context = describeExchange(`POST /api/agent/authenticate content-type=${JSON.stringify(type)}\n${bytes.toString('utf8').slice(0, 600)}`, response, text);
+        const context = describeExchange(
+          `POST /api/agent/authenticate content-type=${JSON.stringify(type)}\n${bytes.toString('utf8').slice(0, 600)}`,
+          response,
+          text,
+        );
         expectNoServerError(response, context);
         expect(text, context).not.toMatch(STACK_TRACE);
 
@@ -681,7 +960,8 @@ describe('POST /api/agent/authenticate with generated bodies and content types',
         if (response.status === 429) expect(response.headers.get('retry-after'), context).toMatch(/^\d+$/);
 
         if (body.kind === 'big' && typeIsJson) expect(response.status, context).toBe(413);
-        if (body.kind !== 'big' && type !== undefined && OTHER_TYPES.includes(type)) expect(response.status, context).toBe(415);
+        if (body.kind !== 'big' && type !== undefined && OTHER_TYPES.includes(type))
+          expect(response.status, context).toBe(415);
         if (typeIsJson && body.kind === 'truncated') expect(response.status, context).toBe(400);
         if (typeIsJson && body.kind === 'fields') {
           const expected = expectedAuthentication(body.fields);
@@ -710,7 +990,11 @@ class TokenRef {
 const isTokenRef = (value: unknown): value is TokenRef => value instanceof TokenRef;
 
 function resolveTokenRef(ref: TokenRef): string {
-  const clients = { party: { clientId: party.clientId, clientSecret: party.clientSecret }, other: otherClient, inactive: inactiveClient };
+  const clients = {
+    party: { clientId: party.clientId, clientSecret: party.clientSecret },
+    other: otherClient,
+    inactive: inactiveClient,
+  };
   switch (ref.$) {
     case 'client':
       return clients[ref.which].clientId;
@@ -729,20 +1013,56 @@ function resolveTokenRef(ref: TokenRef): string {
 
 const which = fc.constantFrom<Which>('party', 'party', 'other', 'inactive');
 /** Mostly well-formed values (real or not), sometimes malformed ones. */
-const field = (good: fc.Arbitrary<unknown>, bad: fc.Arbitrary<unknown> = badString) => fc.oneof({ weight: 12, arbitrary: good }, { weight: 1, arbitrary: bad });
+const field = (good: fc.Arbitrary<unknown>, bad: fc.Arbitrary<unknown> = badString) =>
+  fc.oneof({ weight: 12, arbitrary: good }, { weight: 1, arbitrary: bad });
 const tokenFieldValue: Record<string, fc.Arbitrary<unknown>> = {
   grant_type: field(
     fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom('authorization_code', 'refresh_token') },
-      { weight: 1, arbitrary: fc.constantFrom('client_credentials', 'password', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code', 'AUTHORIZATION_CODE', 'authorization_code ') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          'client_credentials',
+          'password',
+          'implicit',
+          'urn:ietf:params:oauth:grant-type:device_code',
+          'AUTHORIZATION_CODE',
+          'authorization_code ',
+        ),
+      },
     ),
   ),
-  code: field(fc.oneof(fc.constant<unknown>(new TokenRef('code')), b64(43).map((s) => `cod_${s}`))),
-  code_verifier: field(fc.oneof(fc.constant<unknown>(new TokenRef('verifier')), fc.string({ unit: fc.constantFrom(...`${B64URL}.~`), minLength: 43, maxLength: 128 }))),
-  client_id: field(fc.oneof({ weight: 6, arbitrary: which.map((w): unknown => new TokenRef('client', w)) }, { weight: 1, arbitrary: b64(16).map((s) => `cli_${s}`) })),
-  client_secret: field(fc.oneof({ weight: 6, arbitrary: which.map((w): unknown => new TokenRef('secret', w)) }, { weight: 1, arbitrary: b64(43).map((s) => `cls_${s}`) })),
+  code: field(
+    fc.oneof(
+      fc.constant<unknown>(new TokenRef('code')),
+      b64(43).map((s) => `cod_${s}`),
+    ),
+  ),
+  code_verifier: field(
+    fc.oneof(
+      fc.constant<unknown>(new TokenRef('verifier')),
+      fc.string({ unit: fc.constantFrom(...`${B64URL}.~`), minLength: 43, maxLength: 128 }),
+    ),
+  ),
+  client_id: field(
+    fc.oneof(
+      { weight: 6, arbitrary: which.map((w): unknown => new TokenRef('client', w)) },
+      { weight: 1, arbitrary: b64(16).map((s) => `cli_${s}`) },
+    ),
+  ),
+  client_secret: field(
+    fc.oneof(
+      { weight: 6, arbitrary: which.map((w): unknown => new TokenRef('secret', w)) },
+      { weight: 1, arbitrary: b64(43).map((s) => `cls_${s}`) },
+    ),
+  ),
   redirect_uri: field(fc.constant(REGISTERED), wrongRedirectUri(REGISTERED)),
-  refresh_token: field(fc.oneof(fc.constant<unknown>(new TokenRef('refresh token')), b64(43).map((s) => `rft_${s}`))),
+  refresh_token: field(
+    fc.oneof(
+      fc.constant<unknown>(new TokenRef('refresh token')),
+      b64(43).map((s) => `rft_${s}`),
+    ),
+  ),
   scope: field(fc.oneof(validScope, badScope)),
   token: field(
     fc.oneof(
@@ -756,34 +1076,86 @@ const tokenFieldValue: Record<string, fc.Arbitrary<unknown>> = {
 };
 const TOKEN_FIELDS = Object.keys(tokenFieldValue);
 const SCHEMA_FIELDS: Record<string, string[]> = {
-  '/token': ['grant_type', 'client_id', 'client_secret', 'code', 'code_verifier', 'redirect_uri', 'refresh_token', 'scope'],
+  '/token': [
+    'grant_type',
+    'client_id',
+    'client_secret',
+    'code',
+    'code_verifier',
+    'redirect_uri',
+    'refresh_token',
+    'scope',
+  ],
   '/introspect': ['token', 'token_type_hint', 'client_id', 'client_secret'],
   '/revoke': ['token', 'token_type_hint', 'client_id', 'client_secret'],
 };
 
 /** A field of the endpoint's own set most of the time, sometimes one of another endpoint or an unknown name. */
 const tokenEntry = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom(...TOKEN_FIELDS).chain((name) => tokenFieldValue[name]!.map((value): [string, unknown] => [name, value])) },
-  { weight: 1, arbitrary: fc.tuple(fc.oneof(fc.constantFrom('__proto__', 'constructor', 'access_token', 'client_assertion', 'Grant_Type'), printable({ maxLength: 12 })), fc.oneof(printable({ maxLength: 20 }), weird)) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .constantFrom(...TOKEN_FIELDS)
+      .chain((name) => tokenFieldValue[name]!.map((value): [string, unknown] => [name, value])),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(
+      fc.oneof(
+        fc.constantFrom('__proto__', 'constructor', 'access_token', 'client_assertion', 'Grant_Type'),
+        printable({ maxLength: 12 }),
+      ),
+      fc.oneof(printable({ maxLength: 20 }), weird),
+    ),
+  },
 );
 /** A base that is usually well formed (each field once), plus generated fields that may repeat. */
 const tokenEntries = (endpoint: string) =>
   fc
     .tuple(
-      fc.tuple(...SCHEMA_FIELDS[endpoint]!.map((name) => fc.option(tokenFieldValue[name]!.map((value): [string, unknown] => [name, value]), { freq: name === 'grant_type' || name === 'token' ? 15 : 4, nil: undefined }))),
-      fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(tokenEntry, { minLength: 1, maxLength: 4 }) }),
+      fc.tuple(
+        ...SCHEMA_FIELDS[endpoint]!.map((name) =>
+          fc.option(
+            tokenFieldValue[name]!.map((value): [string, unknown] => [name, value]),
+            { freq: name === 'grant_type' || name === 'token' ? 15 : 4, nil: undefined },
+          ),
+        ),
+      ),
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constant([]) },
+        { weight: 1, arbitrary: fc.array(tokenEntry, { minLength: 1, maxLength: 4 }) },
+      ),
     )
     .map(([base, more]) => {
       const entries = [...base.filter((entry): entry is [string, unknown] => entry !== undefined), ...more];
       // Usually the secret is the one of the client named (which may still be the inactive client).
-      const client = entries.find(([name, value]) => name === 'client_id' && isTokenRef(value))?.[1] as TokenRef | undefined;
+      const client = entries.find(([name, value]) => name === 'client_id' && isTokenRef(value))?.[1] as
+        | TokenRef
+        | undefined;
       return entries.map(([name, value]): [string, unknown] =>
-        name === 'client_secret' && client?.$ === 'client' && isTokenRef(value) && value.$ === 'secret' && base.length % 4 !== 0 ? [name, new TokenRef('secret', client.which)] : [name, value],
+        name === 'client_secret' &&
+        client?.$ === 'client' &&
+        isTokenRef(value) &&
+        value.$ === 'secret' &&
+        base.length % 4 !== 0
+          ? [name, new TokenRef('secret', client.which)]
+          : [name, value],
       );
     });
 
 /** How a value is put into a JSON body: itself or as another JSON type. */
-const jsonShape = fc.constantFrom('string', 'string', 'string', 'string', 'string', 'number', 'boolean', 'null', 'array', 'object');
+const jsonShape = fc.constantFrom(
+  'string',
+  'string',
+  'string',
+  'string',
+  'string',
+  'number',
+  'boolean',
+  'null',
+  'array',
+  'object',
+);
 type Encoding = 'form' | 'json' | 'json-value' | 'other';
 
 const tokenRequest = fc.constantFrom('/token', '/introspect', '/revoke').chain((endpoint) =>
@@ -791,22 +1163,52 @@ const tokenRequest = fc.constantFrom('/token', '/introspect', '/revoke').chain((
     endpoint: fc.constant(endpoint),
     encoding: fc.constantFrom<Encoding>('form', 'form', 'form', 'json', 'json', 'json', 'json-value', 'other'),
     entries: tokenEntries(endpoint),
-    shapes: fc.oneof({ weight: 3, arbitrary: fc.constant(Array<string>(12).fill('string')) }, { weight: 1, arbitrary: fc.array(jsonShape, { minLength: 12, maxLength: 12 }) }),
+    shapes: fc.oneof(
+      { weight: 3, arbitrary: fc.constant(Array<string>(12).fill('string')) },
+      { weight: 1, arbitrary: fc.array(jsonShape, { minLength: 12, maxLength: 12 }) },
+    ),
     jsonValue: fc.jsonValue({ maxDepth: 3 }),
-    otherType: fc.constantFrom(undefined, 'text/plain', 'multipart/form-data; boundary=x', 'application/xml', 'application/octet-stream', 'application/x-www-form-urlencoded; charset=utf-8', 'application/json; charset=utf-8'),
+    otherType: fc.constantFrom(
+      undefined,
+      'text/plain',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+      'application/octet-stream',
+      'application/x-www-form-urlencoded; charset=utf-8',
+      'application/json; charset=utf-8',
+    ),
   }),
 );
 type TokenRequest = typeof tokenRequest extends fc.Arbitrary<infer T> ? T : never;
 
-function encodeTokenRequest(request: TokenRequest): { type: string | undefined; body: string; values: Map<string, unknown[]> } {
+function encodeTokenRequest(request: TokenRequest): {
+  type: string | undefined;
+  body: string;
+  values: Map<string, unknown[]>;
+} {
   const values = new Map<string, unknown[]>();
-  const resolved = request.entries.map(([name, value]): [string, unknown] => [name, isTokenRef(value) ? resolveTokenRef(value) : value]);
-  if (request.encoding === 'json-value') return { type: 'application/json', body: JSON.stringify(request.jsonValue), values };
+  const resolved = request.entries.map(([name, value]): [string, unknown] => [
+    name,
+    isTokenRef(value) ? resolveTokenRef(value) : value,
+  ]);
+  if (request.encoding === 'json-value')
+    return { type: 'application/json', body: JSON.stringify(request.jsonValue), values };
   if (request.encoding === 'json') {
     const object: Record<string, unknown> = {};
     resolved.forEach(([name, value], i) => {
       const shape = request.shapes[i % request.shapes.length];
-      const shaped = shape === 'number' ? 42 : shape === 'boolean' ? true : shape === 'null' ? null : shape === 'array' ? [value] : shape === 'object' ? { value } : value;
+      const shaped =
+        shape === 'number'
+          ? 42
+          : shape === 'boolean'
+            ? true
+            : shape === 'null'
+              ? null
+              : shape === 'array'
+                ? [value]
+                : shape === 'object'
+                  ? { value }
+                  : value;
       Object.defineProperty(object, name, { value: shaped, enumerable: true, configurable: true, writable: true });
     });
     for (const [name, value] of Object.entries(object)) values.set(name, [value]);
@@ -817,7 +1219,11 @@ function encodeTokenRequest(request: TokenRequest): { type: string | undefined; 
     params.append(name, String(value));
     values.set(wellFormed(name), [...(values.get(wellFormed(name)) ?? []), wellFormed(String(value))]);
   }
-  return { type: request.encoding === 'form' ? 'application/x-www-form-urlencoded' : request.otherType, body: params.toString(), values };
+  return {
+    type: request.encoding === 'form' ? 'application/x-www-form-urlencoded' : request.otherType,
+    body: params.toString(),
+    values,
+  };
 }
 
 describe('POST /token, /introspect and /revoke with generated form and JSON bodies', () => {
@@ -832,7 +1238,11 @@ describe('POST /token, /introspect and /revoke with generated form and JSON bodi
           redirect: 'manual',
         });
         const text = await response.text();
-        const context = describeExchange(`POST ${request.endpoint} content-type=${JSON.stringify(type)}\n${body.slice(0, 600)}`, response, text);
+        const context = describeExchange(
+          `POST ${request.endpoint} content-type=${JSON.stringify(type)}\n${body.slice(0, 600)}`,
+          response,
+          text,
+        );
         expectNoServerError(response, context);
         expect(text, context).not.toMatch(STACK_TRACE);
 
@@ -844,7 +1254,8 @@ describe('POST /token, /introspect and /revoke with generated form and JSON bodi
           (single('client_id') === party.clientId && single('client_secret') === party.clientSecret) ||
           (single('client_id') === otherClient.clientId && single('client_secret') === otherClient.clientSecret);
         // 'other' sends the form-encoded text under another content type: parsed as a form only under a form type.
-        const formUnderOtherType = request.encoding === 'other' && /^application\/x-www-form-urlencoded/.test(type ?? '');
+        const formUnderOtherType =
+          request.encoding === 'other' && /^application\/x-www-form-urlencoded/.test(type ?? '');
         const jsonUnderOtherType = request.encoding === 'other' && /^application\/json/.test(type ?? '');
         const parsed = request.encoding === 'form' || request.encoding === 'json' || formUnderOtherType;
         const schemaOk = SCHEMA_FIELDS[request.endpoint]!.every((name) => {
@@ -856,9 +1267,14 @@ describe('POST /token, /introspect and /revoke with generated form and JSON bodi
           expect(realClient && parsed && schemaOk, context).toBe(true);
           const json = JSON.parse(text) as Record<string, unknown>;
           if (request.endpoint === '/token') {
-            const real = single('code') === tokenArtifacts.code || single('refresh_token') === tokenArtifacts.refreshToken;
+            const real =
+              single('code') === tokenArtifacts.code || single('refresh_token') === tokenArtifacts.refreshToken;
             expect(real, context).toBe(true);
-            expect(json, context).toMatchObject({ access_token: expect.any(String), token_type: 'Bearer', refresh_token: expect.any(String) });
+            expect(json, context).toMatchObject({
+              access_token: expect.any(String),
+              token_type: 'Bearer',
+              refresh_token: expect.any(String),
+            });
           } else if (request.endpoint === '/introspect') {
             expect(typeof json.active, context).toBe('boolean');
           } else {
@@ -869,10 +1285,14 @@ describe('POST /token, /introspect and /revoke with generated form and JSON bodi
         expect([400, 401, 413, 415], context).toContain(response.status);
         const error = expectErrorBody(text, response, context);
         if (response.status === 401) expect(error.error, context).toBe('invalid_client');
-        if (request.encoding === 'json-value' && (request.jsonValue === null || typeof request.jsonValue !== 'object' || Array.isArray(request.jsonValue))) {
+        if (
+          request.encoding === 'json-value' &&
+          (request.jsonValue === null || typeof request.jsonValue !== 'object' || Array.isArray(request.jsonValue))
+        ) {
           expect(response.status, context).toBe(400);
         }
-        if (request.encoding === 'other' && !parsed && !jsonUnderOtherType && body.length > 0) expect(response.status, context).toBe(415);
+        if (request.encoding === 'other' && !parsed && !jsonUnderOtherType && body.length > 0)
+          expect(response.status, context).toBe(415);
         if (jsonUnderOtherType) expect(response.status, context).toBe(400);
         if (parsed && !schemaOk) expect(response.status, context).toBe(400);
         // Well-formed fields and real client credentials: introspection and revocation answer 200 (RFC 7662, RFC 7009).
@@ -893,7 +1313,9 @@ describe('POST /token, /introspect and /revoke with generated form and JSON bodi
           !body.includes('__proto__') &&
           !body.includes('constructor')
         ) {
-          expect(response.status === 200 || (request.endpoint === '/revoke' && response.status === 400), context).toBe(true);
+          expect(response.status === 200 || (request.endpoint === '/revoke' && response.status === 400), context).toBe(
+            true,
+          );
         }
       }),
       { numRuns: 400 },
@@ -905,9 +1327,34 @@ describe('GET /api/check-status with generated request_id values', () => {
   type RequestIdValue = { $: 'pending' } | { $: 'used' } | string;
   const requestIdValue: fc.Arbitrary<RequestIdValue> = fc.oneof(
     { weight: 2, arbitrary: fc.constantFrom<RequestIdValue>({ $: 'pending' }, { $: 'used' }) },
-    { weight: 2, arbitrary: fc.oneof(b64(32).map((s) => `req_${s}`), printable({ minLength: 1, maxLength: 60 })) },
+    {
+      weight: 2,
+      arbitrary: fc.oneof(
+        b64(32).map((s) => `req_${s}`),
+        printable({ minLength: 1, maxLength: 60 }),
+      ),
+    },
     { weight: 2, arbitrary: badString },
-    { weight: 1, arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '+', '&', '=', '#', '?', '..', '../admin', 'req_*', "req_' OR '1'='1", 'null', 'undefined', '[object Object]') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '%',
+        '%zz',
+        '%E0%A4%A',
+        '+',
+        '&',
+        '=',
+        '#',
+        '?',
+        '..',
+        '../admin',
+        'req_*',
+        "req_' OR '1'='1",
+        'null',
+        'undefined',
+        '[object Object]',
+      ),
+    },
   );
   let pendingRequestId: string;
   beforeAll(async () => {
@@ -917,12 +1364,36 @@ describe('GET /api/check-status with generated request_id values', () => {
   it('answers 400 or 404 with exactly { error, error_description }, and 200 only for a real request', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.oneof({ weight: 3, arbitrary: requestIdValue.map((id) => [id]) }, { weight: 1, arbitrary: fc.array(requestIdValue, { maxLength: 3 }) }),
-        fc.array(fc.tuple(unknownName.filter((n) => wellFormed(n) !== 'request_id'), printable({ maxLength: 10 })), { maxLength: 2 }),
-        fc.option(fc.constantFrom('&', '&&', '&request_id', '&request_id=', '&=', '&%', '&%zz=%', ';request_id=x', '&request_id=%'), { nil: undefined }),
+        fc.oneof(
+          { weight: 3, arbitrary: requestIdValue.map((id) => [id]) },
+          { weight: 1, arbitrary: fc.array(requestIdValue, { maxLength: 3 }) },
+        ),
+        fc.array(
+          fc.tuple(
+            unknownName.filter((n) => wellFormed(n) !== 'request_id'),
+            printable({ maxLength: 10 }),
+          ),
+          { maxLength: 2 },
+        ),
+        fc.option(
+          fc.constantFrom(
+            '&',
+            '&&',
+            '&request_id',
+            '&request_id=',
+            '&=',
+            '&%',
+            '&%zz=%',
+            ';request_id=x',
+            '&request_id=%',
+          ),
+          { nil: undefined },
+        ),
         async (ids, extra, rawSuffix) => {
           const params = new URLSearchParams();
-          const sent = ids.map((id) => (typeof id === 'string' ? id : id.$ === 'pending' ? pendingRequestId : usedRequestId));
+          const sent = ids.map((id) =>
+            typeof id === 'string' ? id : id.$ === 'pending' ? pendingRequestId : usedRequestId,
+          );
           for (const id of sent) params.append('request_id', id);
           for (const [name, value] of extra) params.append(name, value);
           const url = `${server.baseUrl}/api/check-status?${params.toString()}${rawSuffix ?? ''}`;
@@ -943,15 +1414,19 @@ describe('GET /api/check-status with generated request_id values', () => {
           }
           if (real) {
             expect(response.status, context).toBe(200);
-            expect(JSON.parse(text), context).toEqual({ status: sent[0] === pendingRequestId ? 'pending' : 'authenticated' });
+            expect(JSON.parse(text), context).toEqual({
+              status: sent[0] === pendingRequestId ? 'pending' : 'authenticated',
+            });
             return;
           }
           expect([400, 404], context).toContain(response.status);
           const error = expectErrorBody(text, response, context);
           if (precise) {
             // Control characters make the request malformed (400); any other id names nothing (404).
-            if (sent.length !== 1 || sent[0] === '' || hasControl(wellFormed(sent[0]!).replace(/[\x80-\x9f]/g, ''))) expect(error.error, context).toBe('invalid_request');
-            else if (codePoints(wellFormed(sent[0]!)) <= 128) expect([response.status, error.error], context).toEqual([404, 'not_found']);
+            if (sent.length !== 1 || sent[0] === '' || hasControl(wellFormed(sent[0]!).replace(/[\x80-\x9f]/g, '')))
+              expect(error.error, context).toBe('invalid_request');
+            else if (codePoints(wellFormed(sent[0]!)) <= 128)
+              expect([response.status, error.error], context).toEqual([404, 'not_found']);
           }
         },
       ),
@@ -964,19 +1439,38 @@ describe('GET /api/check-status with generated request_id values', () => {
 // 4. GET|POST /userinfo
 
 /** Characters fetch sends in a header value: HTAB, printable ASCII and obs-text (0x80–0xFF). */
-const headerChar = fc.oneof({ weight: 10, arbitrary: printableChar }, { weight: 1, arbitrary: fc.constant('\t') }, { weight: 1, arbitrary: char(0x80, 0xff) });
-const headerText = (constraints: { minLength?: number; maxLength?: number } = {}) => fc.string({ unit: headerChar, ...constraints });
+const headerChar = fc.oneof(
+  { weight: 10, arbitrary: printableChar },
+  { weight: 1, arbitrary: fc.constant('\t') },
+  { weight: 1, arbitrary: char(0x80, 0xff) },
+);
+const headerText = (constraints: { minLength?: number; maxLength?: number } = {}) =>
+  fc.string({ unit: headerChar, ...constraints });
 
 /** Edits of a real access token that certainly invalidate it (never the last character of the signature, whose low bits may be ignored). */
 function mutatedToken(token: string) {
   const [header, payload, signature] = token.split('.') as [string, string, string];
   const signed = `${header}.${payload}`;
   return fc.oneof(
-    fc.tuple(fc.nat({ max: signed.length - 1 }), b64Char).map(([at, c]) => `${signed.slice(0, at) + c + signed.slice(at)}.${signature}`),
-    fc.nat({ max: signed.length - 1 }).filter((at) => signed[at] !== '.').map((at) => `${signed.slice(0, at) + signed.slice(at + 1)}.${signature}`),
+    fc
+      .tuple(fc.nat({ max: signed.length - 1 }), b64Char)
+      .map(([at, c]) => `${signed.slice(0, at) + c + signed.slice(at)}.${signature}`),
+    fc
+      .nat({ max: signed.length - 1 })
+      .filter((at) => signed[at] !== '.')
+      .map((at) => `${signed.slice(0, at) + signed.slice(at + 1)}.${signature}`),
     fc.integer({ min: 2, max: signature.length }).map((cut) => `${signed}.${signature.slice(0, -cut)}`),
     b64(1, 4).map((more) => `${token}${more}`),
-    fc.constantFrom(`${signed}.`, `${signed}`, `${header}..${signature}`, `.${payload}.${signature}`, token.toUpperCase(), `${token}.${signature}`, `${token} ${token}`, `${token},${token}`),
+    fc.constantFrom(
+      `${signed}.`,
+      `${signed}`,
+      `${header}..${signature}`,
+      `.${payload}.${signature}`,
+      token.toUpperCase(),
+      `${token}.${signature}`,
+      `${token} ${token}`,
+      `${token},${token}`,
+    ),
   );
 }
 
@@ -989,7 +1483,12 @@ interface Forged {
   exp: number;
 }
 const forgedToken: fc.Arbitrary<Forged> = fc.record({
-  secret: fc.constantFrom(TEST_JWT_SECRET, TEST_JWT_SECRET, 'another-secret-of-at-least-32-bytes-000000', TEST_JWT_SECRET.toUpperCase()),
+  secret: fc.constantFrom(
+    TEST_JWT_SECRET,
+    TEST_JWT_SECRET,
+    'another-secret-of-at-least-32-bytes-000000',
+    TEST_JWT_SECRET.toUpperCase(),
+  ),
   kid: fc.constantFrom<Forged['kid']>('server', 'server', 'random', 'none'),
   typ: fc.constantFrom('at+jwt', 'at+jwt', 'JWT'),
   jti: b64(22).map((s) => `atk_${s}`),
@@ -998,17 +1497,57 @@ const forgedToken: fc.Arbitrary<Forged> = fc.record({
 
 const authorizationHeader = (realToken: string) =>
   fc.oneof(
-    { weight: 3, arbitrary: fc.tuple(fc.constantFrom('Bearer ', 'bearer ', 'BEARER ', 'Bearer  ', 'Bearer\t', 'Basic ', 'Token ', 'DPoP ', 'MAC ', ''), headerText({ maxLength: 120 })).map(([scheme, rest]) => scheme + rest) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(
+          fc.constantFrom(
+            'Bearer ',
+            'bearer ',
+            'BEARER ',
+            'Bearer  ',
+            'Bearer\t',
+            'Basic ',
+            'Token ',
+            'DPoP ',
+            'MAC ',
+            '',
+          ),
+          headerText({ maxLength: 120 }),
+        )
+        .map(([scheme, rest]) => scheme + rest),
+    },
     { weight: 2, arbitrary: mutatedToken(realToken).map((t) => `Bearer ${t}`) },
-    { weight: 1, arbitrary: fc.constantFrom('Bearer', 'Bearer ', 'Bearer =', 'Bearer ====', 'Bearer a b', 'Bearer a,Bearer b', 'Basic Zm9vOmJhcg==', `Basic ${Buffer.from(`${party.clientId}:${party.clientSecret}`).toString('base64')}`, `bearer${realToken}`, `Bearer ${realToken}x`, `Bearer "${realToken}"`, `Bearer ${realToken};`, `${realToken}`) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        'Bearer',
+        'Bearer ',
+        'Bearer =',
+        'Bearer ====',
+        'Bearer a b',
+        'Bearer a,Bearer b',
+        'Basic Zm9vOmJhcg==',
+        `Basic ${Buffer.from(`${party.clientId}:${party.clientSecret}`).toString('base64')}`,
+        `bearer${realToken}`,
+        `Bearer ${realToken}x`,
+        `Bearer "${realToken}"`,
+        `Bearer ${realToken};`,
+        `${realToken}`,
+      ),
+    },
     { weight: 1, arbitrary: headerText({ maxLength: 60 }) },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('Bearer ', 'Bearer'), long).map(([scheme, value]) => scheme + value) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fc.constantFrom('Bearer ', 'Bearer'), long).map(([scheme, value]) => scheme + value),
+    },
     { weight: 1, arbitrary: fc.constant(undefined) },
   );
 
 async function signForged(forged: Forged): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const kid = forged.kid === 'server' ? server.ctx.secrets.accessTokens.kid : forged.kid === 'random' ? 'k1' : undefined;
+  const kid =
+    forged.kid === 'server' ? server.ctx.secrets.accessTokens.kid : forged.kid === 'random' ? 'k1' : undefined;
   return new SignJWT({ client_id: party.clientId, scope: 'openid email profile', model: 'm' })
     .setProtectedHeader({ alg: 'HS256', typ: forged.typ, ...(kid === undefined ? {} : { kid }) })
     .setIssuer(server.baseUrl)
@@ -1026,7 +1565,10 @@ describe('GET|POST /userinfo with generated Authorization headers', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom('GET', 'POST'),
-        fc.oneof({ weight: 6, arbitrary: authorizationHeader(realToken).map((value) => ({ value })) }, { weight: 1, arbitrary: forgedToken.map((forged) => ({ forged })) }),
+        fc.oneof(
+          { weight: 6, arbitrary: authorizationHeader(realToken).map((value) => ({ value })) },
+          { weight: 1, arbitrary: forgedToken.map((forged) => ({ forged })) },
+        ),
         async (method, header) => {
           let authorization: string | undefined;
           if ('value' in header) authorization = header.value;
@@ -1040,7 +1582,11 @@ describe('GET|POST /userinfo with generated Authorization headers', () => {
           });
           if (response === undefined) return; // fetch refused the header value
           const text = await response.text();
-          const context = describeExchange(`${method} /userinfo authorization=${JSON.stringify(authorization?.slice(0, 300))}`, response, text);
+          const context = describeExchange(
+            `${method} /userinfo authorization=${JSON.stringify(authorization?.slice(0, 300))}`,
+            response,
+            text,
+          );
           expectNoServerError(response, context);
           expect(response.status, context).toBe(401);
           expect(response.headers.get('www-authenticate') ?? '', context).toMatch(/^Bearer/);
@@ -1058,17 +1604,41 @@ describe('GET|POST /userinfo with generated Authorization headers', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom<'valid' | 'none' | 'invalid'>('valid', 'none', 'invalid'),
-        fc.option(fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x', 'application/octet-stream', 'application/jwt'), { nil: undefined }),
-        fc.oneof(fc.constantFrom('', '{}', '{', 'null', '[]', 'access_token=x', '--x--'), fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)), weird),
+        fc.option(
+          fc.constantFrom(
+            'application/json',
+            'application/json; charset=utf-8',
+            'application/x-www-form-urlencoded',
+            'text/plain',
+            'multipart/form-data; boundary=x',
+            'application/octet-stream',
+            'application/jwt',
+          ),
+          { nil: undefined },
+        ),
+        fc.oneof(
+          fc.constantFrom('', '{}', '{', 'null', '[]', 'access_token=x', '--x--'),
+          fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)),
+          weird,
+        ),
         async (token, type, body) => {
           const headers: Record<string, string> = {};
           if (token !== 'none') headers.authorization = `Bearer ${token === 'valid' ? realToken : 'not-a-token'}`;
           const asGet = await fetch(`${server.baseUrl}/userinfo`, { headers });
           await asGet.arrayBuffer();
           if (type !== undefined) headers['content-type'] = type;
-          const response = await fetch(`${server.baseUrl}/userinfo`, { method: 'POST', headers, body: new TextEncoder().encode(body), redirect: 'manual' });
+          const response = await fetch(`${server.baseUrl}/userinfo`, {
+            method: 'POST',
+            headers,
+            body: new TextEncoder().encode(body),
+            redirect: 'manual',
+          });
           const text = await response.text();
-          const context = describeExchange(`POST /userinfo (token ${token}) content-type=${JSON.stringify(type)}\n${JSON.stringify(body)}`, response, text);
+          const context = describeExchange(
+            `POST /userinfo (token ${token}) content-type=${JSON.stringify(type)}\n${JSON.stringify(body)}`,
+            response,
+            text,
+          );
           expectNoServerError(response, context);
           expect(response.status, context).toBe(asGet.status);
           if (response.status !== 200) {

@@ -58,9 +58,17 @@ describe('GET /api/check-status/events', () => {
   });
 
   it('answers like /api/check-status for an unknown or malformed request id', async () => {
-    await expectJsonError(await fetch(`${server.baseUrl}/api/check-status/events?request_id=req_unknown`), 404, 'not_found');
+    await expectJsonError(
+      await fetch(`${server.baseUrl}/api/check-status/events?request_id=req_unknown`),
+      404,
+      'not_found',
+    );
     await expectJsonError(await fetch(`${server.baseUrl}/api/check-status/events`), 400, 'invalid_request');
-    await expectJsonError(await fetch(`${server.baseUrl}/api/check-status/events?request_id=${'x'.repeat(200)}`), 400, 'invalid_request');
+    await expectJsonError(
+      await fetch(`${server.baseUrl}/api/check-status/events?request_id=${'x'.repeat(200)}`),
+      400,
+      'invalid_request',
+    );
   });
 
   it('forgets a client that went away: nothing keeps waiting on its behalf', async () => {
@@ -81,7 +89,9 @@ describe('GET /api/check-status/events', () => {
       return original(id);
     };
     try {
-      const streams = await Promise.all(Array.from({ length: 20 }, () => openStatusStream(server.baseUrl, started.requestId)));
+      const streams = await Promise.all(
+        Array.from({ length: 20 }, () => openStatusStream(server.baseUrl, started.requestId)),
+      );
       for (const stream of streams) expect(await stream.nextStatus()).toEqual({ status: 'pending' });
       expect(reads.length).toBe(20);
       await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -17,9 +17,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const userinfo = (token: string, method = 'GET') => fetch(`${server.baseUrl}/userinfo`, { method, headers: { authorization: `Bearer ${token}` } });
-const introspect = (token: string, who: Party = party) => postForm(server, '/introspect', { token, client_id: who.clientId, client_secret: who.clientSecret });
-const revoke = (token: string, who: Party = party) => postForm(server, '/revoke', { token, client_id: who.clientId, client_secret: who.clientSecret });
+const userinfo = (token: string, method = 'GET') =>
+  fetch(`${server.baseUrl}/userinfo`, { method, headers: { authorization: `Bearer ${token}` } });
+const introspect = (token: string, who: Party = party) =>
+  postForm(server, '/introspect', { token, client_id: who.clientId, client_secret: who.clientSecret });
+const revoke = (token: string, who: Party = party) =>
+  postForm(server, '/revoke', { token, client_id: who.clientId, client_secret: who.clientSecret });
 
 describe('GET|POST /userinfo', () => {
   it('returns the owner claims per scope, by GET and by POST', async () => {
@@ -28,7 +31,12 @@ describe('GET|POST /userinfo', () => {
       const response = await userinfo(tokens.access_token, method);
       expect(response.status).toBe(200);
       expect(response.headers.get('cache-control')).toBe('no-store');
-      expect(await response.json()).toEqual({ sub: party.agentId, email: 'ada@example.com', email_verified: false, name: 'Ada Lovelace' });
+      expect(await response.json()).toEqual({
+        sub: party.agentId,
+        email: 'ada@example.com',
+        email_verified: false,
+        name: 'Ada Lovelace',
+      });
     }
     const narrow = await obtainTokens(server, party, { scope: 'openid' });
     expect(await (await userinfo(narrow.access_token)).json()).toEqual({ sub: party.agentId });
@@ -37,7 +45,11 @@ describe('GET|POST /userinfo', () => {
   it('reports email_verified true for an agent created with a verified email', async () => {
     const verified = { ...party, ...(await server.createAgent({ emailVerified: true })) };
     const tokens = await obtainTokens(server, verified, { scope: 'openid email' });
-    expect(await (await userinfo(tokens.access_token)).json()).toEqual({ sub: verified.agentId, email: 'ada@example.com', email_verified: true });
+    expect(await (await userinfo(tokens.access_token)).json()).toEqual({
+      sub: verified.agentId,
+      email: 'ada@example.com',
+      email_verified: true,
+    });
   });
 
   it('401 with WWW-Authenticate: Bearer without a token, and invalid_token for a bad one', async () => {
@@ -45,7 +57,12 @@ describe('GET|POST /userinfo', () => {
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer');
     expect(await none.json()).toEqual({ error: 'invalid_token', error_description: expect.any(String) });
-    const forged = await new SignJWT({ scope: 'openid' }).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' }).setJti('atk_x').setIssuer(server.baseUrl).setExpirationTime('1h').sign(new TextEncoder().encode('another-secret-of-32-bytes-or-more!!'));
+    const forged = await new SignJWT({ scope: 'openid' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
+      .setJti('atk_x')
+      .setIssuer(server.baseUrl)
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode('another-secret-of-32-bytes-or-more!!'));
     for (const token of ['garbage', forged]) {
       const response = await userinfo(token);
       expect(response.status).toBe(401);
@@ -78,8 +95,16 @@ describe('GET|POST /userinfo', () => {
 
   it('ignores whatever body POST /userinfo is sent', async () => {
     const tokens = await obtainTokens(server, party);
-    for (const [type, body] of [['application/json', '{broken'], ['application/x-www-form-urlencoded', 'a=1&a=2'], ['text/plain', 'x']]) {
-      const response = await fetch(`${server.baseUrl}/userinfo`, { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': type! }, body });
+    for (const [type, body] of [
+      ['application/json', '{broken'],
+      ['application/x-www-form-urlencoded', 'a=1&a=2'],
+      ['text/plain', 'x'],
+    ]) {
+      const response = await fetch(`${server.baseUrl}/userinfo`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': type! },
+        body,
+      });
       expect(response.status).toBe(200);
     }
   });
@@ -104,13 +129,22 @@ describe('POST /introspect', () => {
       jti: expect.stringMatching(/^atk_/),
       model: 'test-model',
     });
-    const json = await postJson(server, '/introspect', { token: tokens.access_token, client_id: party.clientId, client_secret: party.clientSecret });
+    const json = await postJson(server, '/introspect', {
+      token: tokens.access_token,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+    });
     expect(((await json.json()) as { active: boolean }).active).toBe(true);
   });
 
   it('describes an active refresh token', async () => {
     const tokens = await obtainTokens(server, party);
-    expect(await (await introspect(tokens.refresh_token)).json()).toMatchObject({ active: true, client_id: party.clientId, sub: party.agentId, token_type: 'refresh_token' });
+    expect(await (await introspect(tokens.refresh_token)).json()).toMatchObject({
+      active: true,
+      client_id: party.clientId,
+      sub: party.agentId,
+      token_type: 'refresh_token',
+    });
   });
 
   it("answers active:false for another client's token, garbage and expired tokens", async () => {
@@ -131,7 +165,10 @@ describe('POST /introspect', () => {
   });
 
   it('400 invalid_request without token', async () => {
-    const response = await postForm(server, '/introspect', { client_id: party.clientId, client_secret: party.clientSecret });
+    const response = await postForm(server, '/introspect', {
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+    });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({ error: 'invalid_request', error_description: 'token is required' });
   });
@@ -152,7 +189,12 @@ describe('POST /revoke', () => {
     const tokens = await obtainTokens(server, party);
     expect((await revoke(tokens.refresh_token)).status).toBe(200);
     expect(await (await introspect(tokens.access_token)).json()).toEqual({ active: false });
-    const refreshed = await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: party.clientId, client_secret: party.clientSecret });
+    const refreshed = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+    });
     expect(refreshed.status).toBe(400);
   });
 
@@ -170,20 +212,41 @@ describe('POST /revoke', () => {
 
   it('requires client authentication', async () => {
     const tokens = await obtainTokens(server, party);
-    expect((await postForm(server, '/revoke', { token: tokens.access_token, client_id: party.clientId, client_secret: 'cls_wrong' })).status).toBe(401);
+    expect(
+      (
+        await postForm(server, '/revoke', {
+          token: tokens.access_token,
+          client_id: party.clientId,
+          client_secret: 'cls_wrong',
+        })
+      ).status,
+    ).toBe(401);
     expect(await (await introspect(tokens.access_token)).json()).toMatchObject({ active: true });
   });
 
   it('verifies access tokens signed under a previous JWT_SECRET during a rotation', async () => {
-    const rotated = await startTestServer({ databaseUrl: server.databaseUrl, env: { BASE_URL: server.baseUrl, JWT_SECRET: 'the-next-secret-of-at-least-32-bytes!!', JWT_PREVIOUS_SECRETS: TEST_JWT_SECRET } });
+    const rotated = await startTestServer({
+      databaseUrl: server.databaseUrl,
+      env: {
+        BASE_URL: server.baseUrl,
+        JWT_SECRET: 'the-next-secret-of-at-least-32-bytes!!',
+        JWT_PREVIOUS_SECRETS: TEST_JWT_SECRET,
+      },
+    });
     try {
       // Same issuer, another process: requests go to the rotated server's own address.
       const target = { ...rotated, baseUrl: rotated.url };
       const tokens = await obtainTokens(server, party);
-      const response = await fetch(`${target.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      const response = await fetch(`${target.baseUrl}/userinfo`, {
+        headers: { authorization: `Bearer ${tokens.access_token}` },
+      });
       expect(response.status).toBe(200);
       // Client secrets sealed under the previous secret still open: the client can authenticate.
-      const introspected = await postForm(target, '/introspect', { token: tokens.access_token, client_id: party.clientId, client_secret: party.clientSecret });
+      const introspected = await postForm(target, '/introspect', {
+        token: tokens.access_token,
+        client_id: party.clientId,
+        client_secret: party.clientSecret,
+      });
       expect(await introspected.json()).toMatchObject({ active: true });
     } finally {
       await rotated.close();
@@ -192,24 +255,41 @@ describe('POST /revoke', () => {
 
   it('after a rotation, reseal lets the previous JWT_SECRET be dropped; without it a client is 401, never 500', async () => {
     const next = 'the-next-secret-of-at-least-32-bytes!!';
-    const stale = await startTestServer({ databaseUrl: server.databaseUrl, env: { BASE_URL: server.baseUrl, JWT_SECRET: next } });
+    const stale = await startTestServer({
+      databaseUrl: server.databaseUrl,
+      env: { BASE_URL: server.baseUrl, JWT_SECRET: next },
+    });
     const staleTarget = { ...stale, baseUrl: stale.url };
     const tokens = await obtainTokens(server, party);
     try {
-      const refused = await postForm(staleTarget, '/introspect', { token: tokens.access_token, client_id: party.clientId, client_secret: party.clientSecret });
+      const refused = await postForm(staleTarget, '/introspect', {
+        token: tokens.access_token,
+        client_id: party.clientId,
+        client_secret: party.clientSecret,
+      });
       expect(refused.status).toBe(401);
       expect(await refused.json()).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
     } finally {
       await stale.close();
     }
-    const rotating = await startTestServer({ databaseUrl: server.databaseUrl, env: { BASE_URL: server.baseUrl, JWT_SECRET: next, JWT_PREVIOUS_SECRETS: TEST_JWT_SECRET } });
+    const rotating = await startTestServer({
+      databaseUrl: server.databaseUrl,
+      env: { BASE_URL: server.baseUrl, JWT_SECRET: next, JWT_PREVIOUS_SECRETS: TEST_JWT_SECRET },
+    });
     const result = await resealClientSecrets(rotating.ctx);
     expect(result.unreadable).toEqual([]);
     expect(result.resealed).toContain(party.clientId);
     await rotating.close();
-    const done = await startTestServer({ databaseUrl: server.databaseUrl, env: { BASE_URL: server.baseUrl, JWT_SECRET: next } });
+    const done = await startTestServer({
+      databaseUrl: server.databaseUrl,
+      env: { BASE_URL: server.baseUrl, JWT_SECRET: next },
+    });
     try {
-      const introspected = await postForm({ ...done, baseUrl: done.url }, '/introspect', { token: 'x', client_id: party.clientId, client_secret: party.clientSecret });
+      const introspected = await postForm({ ...done, baseUrl: done.url }, '/introspect', {
+        token: 'x',
+        client_id: party.clientId,
+        client_secret: party.clientSecret,
+      });
       expect(introspected.status).toBe(200);
     } finally {
       await done.close();
@@ -222,13 +302,22 @@ describe('secret rotation without downtime', () => {
     const agent = { ...party, ...(await server.createAgent()) };
     const newSecret = await rotateAgentSecret(server.ctx, agent.agentId, 600);
     expect((await authenticate(server, agent, (await startFlow(server, agent)).requestId)).status).toBe(200);
-    expect((await authenticate(server, { ...agent, agentSecret: newSecret }, (await startFlow(server, agent)).requestId)).status).toBe(200);
+    expect(
+      (await authenticate(server, { ...agent, agentSecret: newSecret }, (await startFlow(server, agent)).requestId))
+        .status,
+    ).toBe(200);
     server.clock.advance(600);
     expect((await authenticate(server, agent, (await startFlow(server, agent)).requestId)).status).toBe(401);
     server.clock.advance(-600);
     const immediate = await rotateAgentSecret(server.ctx, agent.agentId);
-    expect((await authenticate(server, { ...agent, agentSecret: newSecret }, (await startFlow(server, agent)).requestId)).status).toBe(401);
-    expect((await authenticate(server, { ...agent, agentSecret: immediate }, (await startFlow(server, agent)).requestId)).status).toBe(200);
+    expect(
+      (await authenticate(server, { ...agent, agentSecret: newSecret }, (await startFlow(server, agent)).requestId))
+        .status,
+    ).toBe(401);
+    expect(
+      (await authenticate(server, { ...agent, agentSecret: immediate }, (await startFlow(server, agent)).requestId))
+        .status,
+    ).toBe(200);
   });
 
   it('a rotated client secret keeps working for the grace period, and keys the ID token it presented', async () => {
@@ -240,7 +329,11 @@ describe('secret rotation without downtime', () => {
       await expect(jwtVerify(tokens.id_token!, new TextEncoder().encode(secret))).resolves.toBeDefined();
     }
     server.clock.advance(600);
-    const late = await postForm(server, '/introspect', { token: 'x', client_id: client.clientId, client_secret: oldSecret });
+    const late = await postForm(server, '/introspect', {
+      token: 'x',
+      client_id: client.clientId,
+      client_secret: oldSecret,
+    });
     expect(late.status).toBe(401);
     server.clock.advance(-600);
   });

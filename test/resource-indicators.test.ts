@@ -5,13 +5,26 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient } from '../src/domain/clients.ts';
-import { authenticate, authorizeUrl, continueFlow, obtainCode, type Party, pkcePair, postForm, redeem, setupParty, startFlow, type Tokens } from './helpers/flow.ts';
+import {
+  authenticate,
+  authorizeUrl,
+  continueFlow,
+  obtainCode,
+  type Party,
+  pkcePair,
+  postForm,
+  redeem,
+  setupParty,
+  startFlow,
+  type Tokens,
+} from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { expectErrorPage, expectJsonError } from './security/support.ts';
 
 const RESOURCE = 'https://mcp.example.com/mcp';
 
-const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+const claimsOf = (jwt: string) =>
+  JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
 
 let server: TestServer;
 let party: Party;
@@ -25,7 +38,17 @@ afterAll(() => server.close());
 
 /** GET /authorize for the party with a valid challenge, plus `extra`. */
 const authorizeFor = (target: TestServer, who: Party, extra: Record<string, string> = {}) =>
-  fetch(authorizeUrl(target, { client_id: who.clientId, redirect_uri: who.redirectUri, response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', ...extra }));
+  fetch(
+    authorizeUrl(target, {
+      client_id: who.clientId,
+      redirect_uri: who.redirectUri,
+      response_type: 'code',
+      state: 's',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      ...extra,
+    }),
+  );
 
 async function tokensFor(extra: Record<string, string> = {}, tokenExtra: Record<string, string> = {}): Promise<Tokens> {
   const { code, verifier } = await obtainCode(server, party, extra);
@@ -35,13 +58,17 @@ async function tokensFor(extra: Record<string, string> = {}, tokenExtra: Record<
 }
 
 const introspect = async (token: string, clientId = party.clientId, clientSecret = party.clientSecret) =>
-  (await postForm(server, '/introspect', { token, client_id: clientId, client_secret: clientSecret })).json() as Promise<Record<string, unknown>>;
+  (
+    await postForm(server, '/introspect', { token, client_id: clientId, client_secret: clientSecret })
+  ).json() as Promise<Record<string, unknown>>;
 
 describe('resource indicators (RFC 8707)', () => {
   it('binds the resource to the code and the grant: the access token is for it, introspection says so, refresh keeps it', async () => {
     const started = await startFlow(server, party, { resource: RESOURCE });
     // The person reads, in words, that another service gets access, and which one.
-    expect(started.page).toContain('also asks for access to another service: <strong id="resource-host">mcp.example.com</strong>');
+    expect(started.page).toContain(
+      'also asks for access to another service: <strong id="resource-host">mcp.example.com</strong>',
+    );
     expect(started.page).toContain(`<code id="resource">${RESOURCE}</code>`);
     expect(started.page).toContain(`<meta name="resource" content="${RESOURCE}">`);
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
@@ -50,17 +77,40 @@ describe('resource indicators (RFC 8707)', () => {
     expect(response.status).toBe(200);
     const tokens = (await response.json()) as Tokens;
 
-    expect(claimsOf(tokens.access_token)).toMatchObject({ aud: RESOURCE, client_id: party.clientId, sub: party.agentId });
-    expect(await introspect(tokens.access_token)).toMatchObject({ active: true, aud: RESOURCE, client_id: party.clientId });
-    expect(await introspect(tokens.refresh_token)).toMatchObject({ active: true, aud: RESOURCE, token_type: 'refresh_token' });
+    expect(claimsOf(tokens.access_token)).toMatchObject({
+      aud: RESOURCE,
+      client_id: party.clientId,
+      sub: party.agentId,
+    });
+    expect(await introspect(tokens.access_token)).toMatchObject({
+      active: true,
+      aud: RESOURCE,
+      client_id: party.clientId,
+    });
+    expect(await introspect(tokens.refresh_token)).toMatchObject({
+      active: true,
+      aud: RESOURCE,
+      token_type: 'refresh_token',
+    });
 
-    const refreshed = await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: party.clientId, client_secret: party.clientSecret });
+    const refreshed = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+    });
     expect(refreshed.status).toBe(200);
     const next = (await refreshed.json()) as Tokens;
     expect(claimsOf(next.access_token).aud).toBe(RESOURCE);
 
     // Naming the same resource again is fine; another one is not.
-    const same = await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: next.refresh_token, client_id: party.clientId, client_secret: party.clientSecret, resource: RESOURCE });
+    const same = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: next.refresh_token,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+      resource: RESOURCE,
+    });
     expect(same.status).toBe(200);
     const other = await postForm(server, '/token', {
       grant_type: 'refresh_token',
@@ -78,13 +128,17 @@ describe('resource indicators (RFC 8707)', () => {
     const introspection = await introspect(tokens.access_token);
     expect(introspection.aud).toBe(party.clientId);
     expect((await introspect(tokens.refresh_token)).aud).toBeUndefined();
-    const userinfo = await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const userinfo = await fetch(`${server.baseUrl}/userinfo`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
     expect(userinfo.status).toBe(200);
   });
 
   it('a token for a resource server is not accepted at userinfo', async () => {
     const tokens = await tokensFor({ resource: RESOURCE });
-    const userinfo = await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const userinfo = await fetch(`${server.baseUrl}/userinfo`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
     await expectJsonError(userinfo, 401, 'invalid_token');
   });
 
@@ -104,7 +158,11 @@ describe('resource indicators (RFC 8707)', () => {
 
   it('at /token, a resource other than the code’s is invalid_target and leaves the code usable', async () => {
     const { code, verifier } = await obtainCode(server, party, { resource: RESOURCE });
-    await expectJsonError(await redeem(server, party, code, verifier, { resource: 'https://other.example.com/api' }), 400, 'invalid_target');
+    await expectJsonError(
+      await redeem(server, party, code, verifier, { resource: 'https://other.example.com/api' }),
+      400,
+      'invalid_target',
+    );
     const response = await redeem(server, party, code, verifier, { resource: RESOURCE });
     expect(response.status).toBe(200);
     expect(claimsOf(((await response.json()) as Tokens).access_token).aud).toBe(RESOURCE);
@@ -116,18 +174,35 @@ describe('resource indicators (RFC 8707)', () => {
   });
 
   it('the resource server registered for a resource may introspect its tokens, and only those', async () => {
-    const { client: resourceServer, secret } = await registerClient(server.ctx, { name: 'Docs MCP server', redirectUris: [], resources: [RESOURCE] });
-    const { client: otherServer, secret: otherSecret } = await registerClient(server.ctx, { name: 'Other API', redirectUris: [], resources: ['https://other.example.com/api'] });
+    const { client: resourceServer, secret } = await registerClient(server.ctx, {
+      name: 'Docs MCP server',
+      redirectUris: [],
+      resources: [RESOURCE],
+    });
+    const { client: otherServer, secret: otherSecret } = await registerClient(server.ctx, {
+      name: 'Other API',
+      redirectUris: [],
+      resources: ['https://other.example.com/api'],
+    });
     const forResource = await tokensFor({ resource: RESOURCE });
     const forClient = await tokensFor();
 
-    expect(await introspect(forResource.access_token, resourceServer.id, secret)).toMatchObject({ active: true, aud: RESOURCE, sub: party.agentId, client_id: party.clientId });
+    expect(await introspect(forResource.access_token, resourceServer.id, secret)).toMatchObject({
+      active: true,
+      aud: RESOURCE,
+      sub: party.agentId,
+      client_id: party.clientId,
+    });
     expect(await introspect(forClient.access_token, resourceServer.id, secret)).toEqual({ active: false });
     expect(await introspect(forResource.refresh_token, resourceServer.id, secret)).toEqual({ active: false });
     expect(await introspect(forResource.access_token, otherServer.id, otherSecret)).toEqual({ active: false });
 
     // A resource server has no redirect URI: it cannot start a sign-in.
-    await expectErrorPage(await authorizeFor(server, { ...party, clientId: resourceServer.id }), 400, 'invalid_request');
+    await expectErrorPage(
+      await authorizeFor(server, { ...party, clientId: resourceServer.id }),
+      400,
+      'invalid_request',
+    );
   });
 });
 
@@ -143,7 +218,11 @@ describe('which resources tokens may be for', () => {
 
   it('stops allowing a resource once its resource server is disabled', async () => {
     const resource = 'https://disabled-rs.example/mcp';
-    const { client } = await registerClient(server.ctx, { name: 'Soon disabled', redirectUris: [], resources: [resource] });
+    const { client } = await registerClient(server.ctx, {
+      name: 'Soon disabled',
+      redirectUris: [],
+      resources: [resource],
+    });
     expect((await authorizeFor(server, party, { resource })).status).toBe(200);
     await server.ctx.store.updateClient(client.id, { status: 'inactive' });
     await expectErrorPage(await authorizeFor(server, party, { resource }), 400, 'invalid_target');
@@ -164,7 +243,9 @@ describe('ALLOWED_RESOURCES', () => {
   let restricted: TestServer;
   let restrictedParty: Party;
   beforeAll(async () => {
-    restricted = await startTestServer({ env: { ALLOWED_RESOURCES: 'https://mcp.example.com https://api.example.com/v1/' } });
+    restricted = await startTestServer({
+      env: { ALLOWED_RESOURCES: 'https://mcp.example.com https://api.example.com/v1/' },
+    });
     restrictedParty = await setupParty(restricted);
   });
   afterAll(() => restricted.close());

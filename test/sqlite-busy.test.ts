@@ -59,13 +59,18 @@ describe('SqliteDriver while another connection holds the write lock', () => {
   /** The other connection (SQLite's locks work between connections of one process as between processes). */
   let other: Database.Database;
   const insert = (key: string) => [{ sql: 'INSERT INTO t (k) VALUES (?)', params: [key] }];
-  const keys = () => (other.prepare('SELECT k FROM t ORDER BY rowid').all() as Array<{ k: string }>).map((row) => row.k);
+  const keys = () =>
+    (other.prepare('SELECT k FROM t ORDER BY rowid').all() as Array<{ k: string }>).map((row) => row.k);
 
   /**
    * A connection to the file whose statements `matches` selects throw SQLITE_BUSY from `method`
    * whenever `busy(params)` says so: a lock met where no real one can be made on demand.
    */
-  function openWithBusy(matches: (sql: string) => boolean, method: 'run' | 'get', busy: (params: unknown[]) => boolean): Database.Database {
+  function openWithBusy(
+    matches: (sql: string) => boolean,
+    method: 'run' | 'get',
+    busy: (params: unknown[]) => boolean,
+  ): Database.Database {
     const db = new Database(path);
     const prepare = db.prepare.bind(db);
     db.prepare = ((sql: string) => {
@@ -100,10 +105,12 @@ describe('SqliteDriver while another connection holds the write lock', () => {
 
   it('waits for the lock without blocking the event loop, and commits the units queued meanwhile together, in order, once it is free', async () => {
     let syncs = 0;
-    driver = new SqliteDriver(new Database(path), { syncFile: (fd, done) => {
-      syncs++;
-      fdatasync(fd, done);
-    } });
+    driver = new SqliteDriver(new Database(path), {
+      syncFile: (fd, done) => {
+        syncs++;
+        fdatasync(fd, done);
+      },
+    });
     other.exec('BEGIN IMMEDIATE');
     const watch = eventLoopWatch();
     const a = track(driver.write(insert('a')));
@@ -158,7 +165,11 @@ describe('SqliteDriver while another connection holds the write lock', () => {
     const blocked = watch.stop();
 
     expect((a.error as { code?: string }).code).toBe('SQLITE_BUSY');
-    expect(describeError(a.error)).toMatchObject({ status: 503, headers: { 'retry-after': '5' }, body: { error: 'temporarily_unavailable' } });
+    expect(describeError(a.error)).toMatchObject({
+      status: 503,
+      headers: { 'retry-after': '5' },
+      body: { error: 'temporarily_unavailable' },
+    });
     expect(waited).toBeGreaterThanOrEqual(390);
     expect(waited).toBeLessThan(1000);
     expect(b.value).toEqual([1]);
@@ -168,9 +179,17 @@ describe('SqliteDriver while another connection holds the write lock', () => {
 
   it('runs the whole batch again when a statement after BEGIN IMMEDIATE reports SQLITE_BUSY, keeping nothing of the first attempt', async () => {
     let busyLeft = 2;
-    const db = openWithBusy((sql) => sql.includes('INSERT'), 'run', (params) => params[0] === 'b' && busyLeft-- > 0);
+    const db = openWithBusy(
+      (sql) => sql.includes('INSERT'),
+      'run',
+      (params) => params[0] === 'b' && busyLeft-- > 0,
+    );
     driver = new SqliteDriver(db);
-    const [a, b, c] = await Promise.all([driver.write(insert('a')), driver.write(insert('b')), driver.write(insert('c'))]);
+    const [a, b, c] = await Promise.all([
+      driver.write(insert('a')),
+      driver.write(insert('b')),
+      driver.write(insert('c')),
+    ]);
     expect([a, b, c]).toEqual([[1], [1], [1]]); // a was run three times, committed once (its key is unique)
     expect(busyLeft).toBe(-1);
     expect(keys()).toEqual(['a', 'b', 'c']);
@@ -179,7 +198,11 @@ describe('SqliteDriver while another connection holds the write lock', () => {
   it('tries a read again when it reports SQLITE_BUSY, and fails it with SQLITE_BUSY after lockWaitMs', async () => {
     other.exec("INSERT INTO t (k) VALUES ('x')");
     let busyLeft = 0;
-    const db = openWithBusy((sql) => sql.startsWith('SELECT'), 'get', () => busyLeft-- > 0);
+    const db = openWithBusy(
+      (sql) => sql.startsWith('SELECT'),
+      'get',
+      () => busyLeft-- > 0,
+    );
     driver = new SqliteDriver(db, { lockWaitMs: 300 });
 
     busyLeft = 3;
@@ -207,13 +230,27 @@ describe('agentauth serve while another process holds the SQLite write lock', ()
   const at = () => ({ baseUrl: server!.baseUrl }) as TestServer;
   const authorize = () => {
     const { challenge } = pkcePair();
-    return fetch(authorizeUrl(at(), { client_id: party.clientId, redirect_uri: party.redirectUri, response_type: 'code', state: 'busy-test', code_challenge: challenge, code_challenge_method: 'S256' }));
+    return fetch(
+      authorizeUrl(at(), {
+        client_id: party.clientId,
+        redirect_uri: party.redirectUri,
+        response_type: 'code',
+        state: 'busy-test',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
   };
   const authenticate = (requestId: string) =>
     fetch(new URL('/api/agent/authenticate', server!.baseUrl), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ request_id: requestId, agent_id: party.agentId, agent_secret: party.agentSecret, model: 'busy-test' }),
+      body: JSON.stringify({
+        request_id: requestId,
+        agent_id: party.agentId,
+        agent_secret: party.agentSecret,
+        model: 'busy-test',
+      }),
     });
   /** GET /healthz's round trip in milliseconds. */
   const healthz = async () => {
@@ -242,7 +279,14 @@ describe('agentauth serve while another process holds the SQLite write lock', ()
     admin = await createContext(config, store, JWT_SECRET);
     party = await registerParty(admin, 'Busy Test App');
     holder = new Database(sqlitePath(databaseUrl));
-    server = spawnServer({ PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, DATABASE_URL: databaseUrl, JWT_SECRET, LOG_LEVEL: 'fatal' });
+    server = spawnServer({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: `http://127.0.0.1:${port}`,
+      DATABASE_URL: databaseUrl,
+      JWT_SECRET,
+      LOG_LEVEL: 'fatal',
+    });
     await waitReady(server);
   }, 60_000);
 
@@ -273,7 +317,9 @@ describe('agentauth serve while another process holds the SQLite write lock', ()
     await expect.poll(() => write.settled, { timeout: 5000 }).toBe(true);
     const answer = write.value!;
     const page = await answer.text();
-    console.log(`/healthz under an outside lock: ${latencies.map((ms) => ms.toFixed(1)).join(', ')} ms; write answered ${answer.status} ${(write.at! - releasedAt).toFixed(0)} ms after the release (${(write.at! - lockedAt).toFixed(0)} ms after the lock was taken)`);
+    console.log(
+      `/healthz under an outside lock: ${latencies.map((ms) => ms.toFixed(1)).join(', ')} ms; write answered ${answer.status} ${(write.at! - releasedAt).toFixed(0)} ms after the release (${(write.at! - lockedAt).toFixed(0)} ms after the lock was taken)`,
+    );
     expect(Math.max(...latencies), '/healthz latency (ms) while the database is locked').toBeLessThan(500);
     expect(answeredWhileLocked, 'the write waited while the lock was held').toBe(false);
     expect(answer.status, page.slice(0, 300)).toBe(200);
@@ -286,7 +332,8 @@ describe('agentauth serve while another process holds the SQLite write lock', ()
     expect(created.status).toBe(200);
     const requestId = metaContent(await created.text(), 'request-id')!;
 
-    const requests = () => (holder.prepare('SELECT count(*) AS n FROM authorization_requests').get() as { n: number }).n;
+    const requests = () =>
+      (holder.prepare('SELECT count(*) AS n FROM authorization_requests').get() as { n: number }).n;
     const requestsBefore = requests();
 
     holder.exec('BEGIN IMMEDIATE');
@@ -296,14 +343,23 @@ describe('agentauth serve while another process holds the SQLite write lock', ()
     let latencies: number[];
     try {
       await sleep(50);
-      latencies = await healthzWhile({ get settled() { return authenticating.settled && authorizing.settled; } }, 250);
+      latencies = await healthzWhile(
+        {
+          get settled() {
+            return authenticating.settled && authorizing.settled;
+          },
+        },
+        250,
+      );
     } finally {
       holder.exec('COMMIT');
     }
     const waited = authenticating.at! - started;
     const answer = authenticating.value!;
     const body = await answer.text();
-    console.log(`/healthz while the lock is held past 5 s: max ${Math.max(...latencies).toFixed(1)} ms over ${latencies.length} requests; authenticate answered ${answer.status} after ${waited.toFixed(0)} ms`);
+    console.log(
+      `/healthz while the lock is held past 5 s: max ${Math.max(...latencies).toFixed(1)} ms over ${latencies.length} requests; authenticate answered ${answer.status} after ${waited.toFixed(0)} ms`,
+    );
     expect(answer.status, body).toBe(503);
     expect(JSON.parse(body)).toMatchObject({ error: 'temporarily_unavailable' });
     expect(answer.headers.get('retry-after')).toBe('5');

@@ -28,7 +28,8 @@ function tempDir(): string {
 
 const mode = (path: string) => `0${(statSync(path).mode & 0o777).toString(8)}`;
 /** The development configuration: no JWT_SECRET, SQLite in `data`. */
-const devConfig = (data: string, env: Record<string, string> = {}) => loadConfig({ DATABASE_URL: `sqlite:${join(data, 'agentauth.db')}`, ...env });
+const devConfig = (data: string, env: Record<string, string> = {}) =>
+  loadConfig({ DATABASE_URL: `sqlite:${join(data, 'agentauth.db')}`, ...env });
 
 describe('the development secret file', () => {
   it.each([
@@ -65,7 +66,9 @@ describe('the development secret file', () => {
     const data = tempDir();
     writeFileSync(join(data, 'jwt-secret'), 'x', { mode: 0o600 });
     const port = await freePort();
-    await expect(startServer(devConfig(data, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), { warn: () => {} })).rejects.toThrow(ConfigError);
+    await expect(
+      startServer(devConfig(data, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), { warn: () => {} }),
+    ).rejects.toThrow(ConfigError);
   });
 
   it('processes starting together on a fresh directory all use the same secret, never a half-written one', async () => {
@@ -90,13 +93,18 @@ describe('the development secret file', () => {
     `;
     const run = () =>
       new Promise<string[]>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, RACES: JSON.stringify(races), START: String(start) }, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+          env: { ...process.env, RACES: JSON.stringify(races), START: String(start) },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let out = '';
         let err = '';
         child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
         child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
         child.once('error', reject);
-        child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as string[]) : reject(new Error(`exit ${code}: ${err}`))));
+        child.once('exit', (code) =>
+          code === 0 ? resolve(JSON.parse(out) as string[]) : reject(new Error(`exit ${code}: ${err}`)),
+        );
       });
     const results = await Promise.all([run(), run()]);
     for (const [i, dir] of races.entries()) {
@@ -113,13 +121,25 @@ describe('file modes', () => {
     const data = join(tempDir(), 'nested', 'data');
     const warnings: string[] = [];
     const port = await freePort();
-    const server = await startServer(devConfig(data, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), { warn: (message) => warnings.push(message) });
+    const server = await startServer(devConfig(data, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), {
+      warn: (message) => warnings.push(message),
+    });
     try {
       // A write, so that the WAL holds something.
-      await server.ctx.store.recordAuditEvent({ at: 1, agent_id: null, request_id: null, client_id: null, model: null, ip: null, user_agent: null, outcome: 'test' });
+      await server.ctx.store.recordAuditEvent({
+        at: 1,
+        agent_id: null,
+        request_id: null,
+        client_id: null,
+        model: null,
+        ip: null,
+        user_agent: null,
+        outcome: 'test',
+      });
       expect(mode(data)).toBe('0700');
       expect(mode(join(data, '..'))).toBe('0700');
-      for (const file of ['agentauth.db', 'agentauth.db-wal', 'agentauth.db-shm', 'jwt-secret']) expect(mode(join(data, file)), file).toBe('0600');
+      for (const file of ['agentauth.db', 'agentauth.db-wal', 'agentauth.db-shm', 'jwt-secret'])
+        expect(mode(join(data, file)), file).toBe('0600');
       expect(warnings.filter((warning) => /group or others/.test(warning))).toEqual([]);
     } finally {
       await server.close();
@@ -137,7 +157,9 @@ describe('file modes', () => {
     chmodSync(join(data, 'agentauth.db'), 0o664);
     const warnings: string[] = [];
     const port = await freePort();
-    const server = await startServer(devConfig(data, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), { warn: (message) => warnings.push(message) });
+    const server = await startServer(devConfig(data, { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' }), {
+      warn: (message) => warnings.push(message),
+    });
     await server.close();
     const loose = warnings.filter((warning) => /group or others/.test(warning));
     expect(loose).toHaveLength(3);

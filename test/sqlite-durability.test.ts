@@ -17,7 +17,10 @@ const insert = (key: string) => [{ sql: 'INSERT INTO t (k) VALUES (?)', params: 
 /** A promise's state, without waiting for it. */
 function track<T>(promise: Promise<T>) {
   const state: { settled: boolean; value?: T; error?: unknown } = { settled: false };
-  promise.then((value) => Object.assign(state, { settled: true, value }), (error: unknown) => Object.assign(state, { settled: true, error }));
+  promise.then(
+    (value) => Object.assign(state, { settled: true, value }),
+    (error: unknown) => Object.assign(state, { settled: true, error }),
+  );
   return state;
 }
 

@@ -8,7 +8,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open.ts';
 import { freshDatabase, TEST_ENGINE } from './helpers/server.ts';
-import type { AuditEvent, AuthorizationRequestRecord, CodeRecord, GrantRecord, IssuedTokens, Store } from '../src/store/types.ts';
+import type {
+  AuditEvent,
+  AuthorizationRequestRecord,
+  CodeRecord,
+  GrantRecord,
+  IssuedTokens,
+  Store,
+} from '../src/store/types.ts';
 
 interface Engine {
   name: string;
@@ -41,31 +48,91 @@ const unique = (prefix: string) => `${prefix}${++sequence}_${Math.random().toStr
 
 function request(overrides: Partial<AuthorizationRequestRecord> = {}): AuthorizationRequestRecord {
   return {
-    id: unique('req_'), client_id: 'cli_1', redirect_uri: 'https://app.example/cb', scope: 'openid', state: 's', code_challenge: 'c'.repeat(43),
-    nonce: null, login_hint: null, resource: null, browser_digest: 'browser', status: 'pending', error: null, error_description: null, agent_id: null, model: null,
-    authenticated_at: null, created_at: NOW, expires_at: NOW + 600, ...overrides,
+    id: unique('req_'),
+    client_id: 'cli_1',
+    redirect_uri: 'https://app.example/cb',
+    scope: 'openid',
+    state: 's',
+    code_challenge: 'c'.repeat(43),
+    nonce: null,
+    login_hint: null,
+    resource: null,
+    browser_digest: 'browser',
+    status: 'pending',
+    error: null,
+    error_description: null,
+    agent_id: null,
+    model: null,
+    authenticated_at: null,
+    created_at: NOW,
+    expires_at: NOW + 600,
+    ...overrides,
   };
 }
 
 function code(requestId: string): CodeRecord {
   return {
-    digest: unique('code_'), request_id: requestId, client_id: 'cli_1', redirect_uri: 'https://app.example/cb', scope: 'openid', code_challenge: 'c'.repeat(43),
-    nonce: null, resource: null, agent_id: 'agt_1', model: 'm', auth_time: NOW, expires_at: NOW + 600, redeemed_at: null, grant_id: null,
+    digest: unique('code_'),
+    request_id: requestId,
+    client_id: 'cli_1',
+    redirect_uri: 'https://app.example/cb',
+    scope: 'openid',
+    code_challenge: 'c'.repeat(43),
+    nonce: null,
+    resource: null,
+    agent_id: 'agt_1',
+    model: 'm',
+    auth_time: NOW,
+    expires_at: NOW + 600,
+    redeemed_at: null,
+    grant_id: null,
   };
 }
 
 function audit(agentId: string, requestId: string): AuditEvent {
-  return { at: NOW, agent_id: agentId, request_id: requestId, client_id: 'cli_1', model: 'm', ip: '127.0.0.1', user_agent: null, outcome: 'authenticated' };
+  return {
+    at: NOW,
+    agent_id: agentId,
+    request_id: requestId,
+    client_id: 'cli_1',
+    model: 'm',
+    ip: '127.0.0.1',
+    user_agent: null,
+    outcome: 'authenticated',
+  };
 }
 
 function grant(): GrantRecord {
-  return { id: unique('grt_'), client_id: 'cli_1', agent_id: 'agt_1', scope: 'openid', model: 'm', auth_time: NOW, created_at: NOW, revoked_at: null, resource: null };
+  return {
+    id: unique('grt_'),
+    client_id: 'cli_1',
+    agent_id: 'agt_1',
+    scope: 'openid',
+    model: 'm',
+    auth_time: NOW,
+    created_at: NOW,
+    revoked_at: null,
+    resource: null,
+  };
 }
 
 function tokens(grantId: string): IssuedTokens {
   return {
-    accessToken: { jti: unique('atk_'), grant_id: grantId, client_id: 'cli_1', scope: 'openid', expires_at: NOW + 3600, revoked_at: null },
-    refreshToken: { digest: unique('rft_'), grant_id: grantId, created_at: NOW, expires_at: NOW + 86400, used_at: null },
+    accessToken: {
+      jti: unique('atk_'),
+      grant_id: grantId,
+      client_id: 'cli_1',
+      scope: 'openid',
+      expires_at: NOW + 3600,
+      revoked_at: null,
+    },
+    refreshToken: {
+      digest: unique('rft_'),
+      grant_id: grantId,
+      created_at: NOW,
+      expires_at: NOW + 86400,
+      used_at: null,
+    },
   };
 }
 
@@ -100,12 +167,22 @@ describe.each(engines)('Store on $name', (engine) => {
   it('pending → authenticated has exactly one winner under concurrency', async () => {
     const r = request();
     await store.insertRequest(r);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.markRequestAuthenticated(r.id, { agent_id: `agt_${i}`, model: 'm' }, NOW + 1, audit(`agt_${i}`, r.id))));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.markRequestAuthenticated(r.id, { agent_id: `agt_${i}`, model: 'm' }, NOW + 1, audit(`agt_${i}`, r.id)),
+      ),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await store.findRequest(r.id)).toMatchObject({ status: 'authenticated', authenticated_at: NOW + 1 });
     // The winner's audit event was written with the transition; the losers' were rolled back with theirs.
     const winner = `agt_${results.indexOf(true)}`;
-    const events = (await Promise.all(Array.from({ length: 20 }, (_, i) => store.listAuditEvents({ agent_id: `agt_${i}`, limit: 10 })))).flat().filter((e) => e.request_id === r.id);
+    const events = (
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => store.listAuditEvents({ agent_id: `agt_${i}`, limit: 10 })),
+      )
+    )
+      .flat()
+      .filter((e) => e.request_id === r.id);
     expect(events.map((e) => e.agent_id)).toEqual([winner]);
   });
 
@@ -115,14 +192,31 @@ describe.each(engines)('Store on $name', (engine) => {
     try {
       const expired = request();
       await store.insertRequest(expired);
-      expect(await store.markRequestAuthenticated(expired.id, { agent_id: 'agt_1', model: 'm' }, NOW + 600, audit('agt_1', expired.id))).toBe(false);
+      expect(
+        await store.markRequestAuthenticated(
+          expired.id,
+          { agent_id: 'agt_1', model: 'm' },
+          NOW + 600,
+          audit('agt_1', expired.id),
+        ),
+      ).toBe(false);
       const live = request();
       await store.insertRequest(live);
-      expect(await store.markRequestAuthenticated(live.id, { agent_id: 'agt_1', model: 'm' }, NOW + 1, audit('agt_1', live.id))).toBe(true);
+      expect(
+        await store.markRequestAuthenticated(
+          live.id,
+          { agent_id: 'agt_1', model: 'm' },
+          NOW + 1,
+          audit('agt_1', live.id),
+        ),
+      ).toBe(true);
       // PostgreSQL delivers NOTIFY asynchronously: wait for the one that must come.
-      for (let waited = 0; !heard.includes(live.id) && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let waited = 0; !heard.includes(live.id) && waited < 5000; waited += 20)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       expect(heard).toEqual([live.id]);
-      expect((await store.listAuditEvents({ agent_id: 'agt_1', limit: 100 })).filter((e) => e.request_id === expired.id)).toEqual([]);
+      expect(
+        (await store.listAuditEvents({ agent_id: 'agt_1', limit: 100 })).filter((e) => e.request_id === expired.id),
+      ).toEqual([]);
     } finally {
       await stop();
     }
@@ -131,7 +225,9 @@ describe.each(engines)('Store on $name', (engine) => {
   it('an expired request cannot be authenticated', async () => {
     const r = request();
     await store.insertRequest(r);
-    expect(await store.markRequestAuthenticated(r.id, { agent_id: 'agt_1', model: 'm' }, NOW + 600, audit('agt_1', r.id))).toBe(false);
+    expect(
+      await store.markRequestAuthenticated(r.id, { agent_id: 'agt_1', model: 'm' }, NOW + 600, audit('agt_1', r.id)),
+    ).toBe(false);
     expect((await store.findRequest(r.id))!.status).toBe('pending');
   });
 
@@ -153,7 +249,11 @@ describe.each(engines)('Store on $name', (engine) => {
     const r = request();
     await store.insertRequest(r);
     expect(await store.failRequest(r.id, 'browser', NOW, 'access_denied', 'cancelled')).toBe(true);
-    expect(await store.findRequest(r.id)).toMatchObject({ status: 'error', error: 'access_denied', error_description: 'cancelled' });
+    expect(await store.findRequest(r.id)).toMatchObject({
+      status: 'error',
+      error: 'access_denied',
+      error_description: 'cancelled',
+    });
     const done = request({ status: 'completed' });
     await store.insertRequest(done);
     expect(await store.failRequest(done.id, 'browser', NOW, 'access_denied', 'x')).toBe(false);
@@ -180,7 +280,9 @@ describe.each(engines)('Store on $name', (engine) => {
   it('a refresh token rotates once under concurrency', async () => {
     const { g, t: first } = await redeemedGrant();
     const successors = Array.from({ length: 10 }, () => tokens(g.id));
-    const results = await Promise.all(successors.map((t) => store.rotateRefreshToken(first.refreshToken.digest, NOW + 1, t)));
+    const results = await Promise.all(
+      successors.map((t) => store.rotateRefreshToken(first.refreshToken.digest, NOW + 1, t)),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await store.findRefreshToken(first.refreshToken.digest)).toMatchObject({ used_at: NOW + 1 });
     const stored = await Promise.all(successors.map((t) => store.findRefreshToken(t.refreshToken.digest)));
@@ -189,54 +291,177 @@ describe.each(engines)('Store on $name', (engine) => {
 
   it('revocation happens once and is idempotent', async () => {
     const { g, t } = await redeemedGrant();
-    expect((await Promise.all([store.revokeGrant(g.id, NOW), store.revokeGrant(g.id, NOW)])).filter(Boolean)).toHaveLength(1);
+    expect(
+      (await Promise.all([store.revokeGrant(g.id, NOW), store.revokeGrant(g.id, NOW)])).filter(Boolean),
+    ).toHaveLength(1);
     expect((await store.findGrant(g.id))!.revoked_at).toBe(NOW);
     expect(await store.revokeAccessToken(t.accessToken.jti, NOW)).toBe(true);
     expect(await store.revokeAccessToken(t.accessToken.jti, NOW)).toBe(false);
   });
 
   it('clients and agents round-trip, including redirect URI lists and booleans', async () => {
-    await store.insertClient({ id: 'cli_rt', name: 'N', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['https://a/cb', 'http://localhost/cb'], status: 'active', approval: 'manual', account_id: null, created_at: NOW, token_endpoint_auth_method: 'client_secret_post', source: 'manual', registration_token_digest: null, resources: ['https://api.example/'], last_used_at: null });
-    expect(await store.findClient('cli_rt')).toMatchObject({ redirect_uris: ['https://a/cb', 'http://localhost/cb'], approval: 'manual', resources: ['https://api.example/'] });
-    await store.insertAgent({ id: 'agt_rt', secret_digest: 'd', previous_secret_digest: null, previous_secret_expires_at: null, name: 'A', owner_email: 'a@b.c', owner_name: null, owner_email_verified: true, status: 'active', created_at: NOW, last_used_at: null, account_id: null });
-    expect(await store.findAgent('agt_rt')).toMatchObject({ owner_email_verified: true, owner_name: null, last_used_at: null });
+    await store.insertClient({
+      id: 'cli_rt',
+      name: 'N',
+      secret_sealed: 'v1.x',
+      previous_secret_sealed: null,
+      previous_secret_expires_at: null,
+      redirect_uris: ['https://a/cb', 'http://localhost/cb'],
+      status: 'active',
+      approval: 'manual',
+      account_id: null,
+      created_at: NOW,
+      token_endpoint_auth_method: 'client_secret_post',
+      source: 'manual',
+      registration_token_digest: null,
+      resources: ['https://api.example/'],
+      last_used_at: null,
+    });
+    expect(await store.findClient('cli_rt')).toMatchObject({
+      redirect_uris: ['https://a/cb', 'http://localhost/cb'],
+      approval: 'manual',
+      resources: ['https://api.example/'],
+    });
+    await store.insertAgent({
+      id: 'agt_rt',
+      secret_digest: 'd',
+      previous_secret_digest: null,
+      previous_secret_expires_at: null,
+      name: 'A',
+      owner_email: 'a@b.c',
+      owner_name: null,
+      owner_email_verified: true,
+      status: 'active',
+      created_at: NOW,
+      last_used_at: null,
+      account_id: null,
+    });
+    expect(await store.findAgent('agt_rt')).toMatchObject({
+      owner_email_verified: true,
+      owner_name: null,
+      last_used_at: null,
+    });
     expect(await store.updateAgent('agt_rt', { status: 'disabled' })).toBe(true);
     expect(await store.updateAgent('agt_nobody', { status: 'disabled' })).toBe(false);
   });
 
   it('joined reads give every column, as the single-table reads do', async () => {
-    await store.insertClient({ id: 'cli_join', name: 'Joined', secret_sealed: '', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: ['http://127.0.0.1/cb'], status: 'active', approval: 'auto', account_id: null, created_at: NOW, token_endpoint_auth_method: 'none', source: 'manual', registration_token_digest: null, resources: [], last_used_at: null });
-    await store.insertAgent({ id: 'agt_join', secret_digest: 'd', previous_secret_digest: null, previous_secret_expires_at: null, name: 'A', owner_email: 'a@b.c', owner_name: 'Ada', owner_email_verified: true, status: 'active', created_at: NOW, last_used_at: null, account_id: 'acc_1' });
+    await store.insertClient({
+      id: 'cli_join',
+      name: 'Joined',
+      secret_sealed: '',
+      previous_secret_sealed: null,
+      previous_secret_expires_at: null,
+      redirect_uris: ['http://127.0.0.1/cb'],
+      status: 'active',
+      approval: 'auto',
+      account_id: null,
+      created_at: NOW,
+      token_endpoint_auth_method: 'none',
+      source: 'manual',
+      registration_token_digest: null,
+      resources: [],
+      last_used_at: null,
+    });
+    await store.insertAgent({
+      id: 'agt_join',
+      secret_digest: 'd',
+      previous_secret_digest: null,
+      previous_secret_expires_at: null,
+      name: 'A',
+      owner_email: 'a@b.c',
+      owner_name: 'Ada',
+      owner_email_verified: true,
+      status: 'active',
+      created_at: NOW,
+      last_used_at: null,
+      account_id: 'acc_1',
+    });
     const r = request({ client_id: 'cli_join', resource: 'https://mcp.example/mcp', status: 'authenticated' });
     await store.insertRequest(r);
-    expect(await store.findRequestWithClient(r.id)).toEqual({ request: await store.findRequest(r.id), client: await store.findClient('cli_join') });
+    expect(await store.findRequestWithClient(r.id)).toEqual({
+      request: await store.findRequest(r.id),
+      client: await store.findClient('cli_join'),
+    });
     const c = { ...code(r.id), client_id: 'cli_join', agent_id: 'agt_join', resource: 'https://mcp.example/mcp' };
     expect(await store.completeRequestWithCode(r.id, 'browser', NOW, c)).toBe(true);
-    expect(await store.findClientAndCode('cli_join', c.digest)).toEqual({ client: await store.findClient('cli_join'), code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') } });
-    expect(await store.findClientAndCode('cli_nobody', c.digest)).toEqual({ client: undefined, code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') } });
+    expect(await store.findClientAndCode('cli_join', c.digest)).toEqual({
+      client: await store.findClient('cli_join'),
+      code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') },
+    });
+    expect(await store.findClientAndCode('cli_nobody', c.digest)).toEqual({
+      client: undefined,
+      code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') },
+    });
 
-    expect(await store.findAgentAndRequest('agt_join', r.id)).toEqual({ agent: await store.findAgent('agt_join'), found: await store.findRequestWithClient(r.id) });
-    expect(await store.findAgentAndRequest('agt_none', r.id)).toEqual({ agent: undefined, found: await store.findRequestWithClient(r.id) });
-    expect(await store.findAgentAndRequest('agt_join', 'req_none')).toEqual({ agent: await store.findAgent('agt_join'), found: undefined });
+    expect(await store.findAgentAndRequest('agt_join', r.id)).toEqual({
+      agent: await store.findAgent('agt_join'),
+      found: await store.findRequestWithClient(r.id),
+    });
+    expect(await store.findAgentAndRequest('agt_none', r.id)).toEqual({
+      agent: undefined,
+      found: await store.findRequestWithClient(r.id),
+    });
+    expect(await store.findAgentAndRequest('agt_join', 'req_none')).toEqual({
+      agent: await store.findAgent('agt_join'),
+      found: undefined,
+    });
 
     // A row whose client or agent is gone still comes back, without it.
     const orphan = request({ client_id: 'cli_gone' });
     await store.insertRequest(orphan);
-    expect(await store.findRequestWithClient(orphan.id)).toEqual({ request: await store.findRequest(orphan.id), client: undefined });
+    expect(await store.findRequestWithClient(orphan.id)).toEqual({
+      request: await store.findRequest(orphan.id),
+      client: undefined,
+    });
     expect(await store.findRequestWithClient('req_none')).toBeUndefined();
-    expect(await store.findClientAndCode('cli_join', 'none')).toEqual({ client: await store.findClient('cli_join'), code: undefined });
+    expect(await store.findClientAndCode('cli_join', 'none')).toEqual({
+      client: await store.findClient('cli_join'),
+      code: undefined,
+    });
   });
 
   it('reads the calling client with the token it presents, in one row whatever exists', async () => {
     const { g, t } = await redeemedGrant();
-    await store.insertClient({ id: 'cli_caller', name: 'Caller', secret_sealed: 'v1.x', previous_secret_sealed: null, previous_secret_expires_at: null, redirect_uris: [], status: 'active', approval: 'auto', account_id: null, created_at: NOW, token_endpoint_auth_method: 'client_secret_post', source: 'manual', registration_token_digest: null, resources: ['https://api.example/'], last_used_at: null });
+    await store.insertClient({
+      id: 'cli_caller',
+      name: 'Caller',
+      secret_sealed: 'v1.x',
+      previous_secret_sealed: null,
+      previous_secret_expires_at: null,
+      redirect_uris: [],
+      status: 'active',
+      approval: 'auto',
+      account_id: null,
+      created_at: NOW,
+      token_endpoint_auth_method: 'client_secret_post',
+      source: 'manual',
+      registration_token_digest: null,
+      resources: ['https://api.example/'],
+      last_used_at: null,
+    });
     const caller = await store.findClient('cli_caller');
-    expect(await store.findClientAndAccessToken('cli_caller', t.accessToken.jti)).toEqual({ client: caller, token: await store.findAccessTokenContext(t.accessToken.jti) });
-    expect(await store.findClientAndRefreshToken('cli_caller', t.refreshToken.digest)).toEqual({ client: caller, token: await store.findRefreshTokenContext(t.refreshToken.digest) });
+    expect(await store.findClientAndAccessToken('cli_caller', t.accessToken.jti)).toEqual({
+      client: caller,
+      token: await store.findAccessTokenContext(t.accessToken.jti),
+    });
+    expect(await store.findClientAndRefreshToken('cli_caller', t.refreshToken.digest)).toEqual({
+      client: caller,
+      token: await store.findRefreshTokenContext(t.refreshToken.digest),
+    });
     expect((await store.findClientAndRefreshToken('cli_caller', t.refreshToken.digest)).token?.grant.id).toBe(g.id);
-    expect(await store.findClientAndAccessToken('cli_nobody', t.accessToken.jti)).toEqual({ client: undefined, token: await store.findAccessTokenContext(t.accessToken.jti) });
-    expect(await store.findClientAndAccessToken('cli_caller', 'atk_none')).toEqual({ client: caller, token: undefined });
-    expect(await store.findClientAndRefreshToken('cli_nobody', 'none')).toEqual({ client: undefined, token: undefined });
+    expect(await store.findClientAndAccessToken('cli_nobody', t.accessToken.jti)).toEqual({
+      client: undefined,
+      token: await store.findAccessTokenContext(t.accessToken.jti),
+    });
+    expect(await store.findClientAndAccessToken('cli_caller', 'atk_none')).toEqual({
+      client: caller,
+      token: undefined,
+    });
+    expect(await store.findClientAndRefreshToken('cli_nobody', 'none')).toEqual({
+      client: undefined,
+      token: undefined,
+    });
   });
 
   it('purge deletes only what expired before the cut-off', async () => {
@@ -244,7 +469,16 @@ describe.each(engines)('Store on $name', (engine) => {
     const fresh = request({ expires_at: NOW + 10 });
     await store.insertRequest(old);
     await store.insertRequest(fresh);
-    await store.recordAuditEvent({ at: NOW - 100, agent_id: 'agt_1', request_id: old.id, client_id: null, model: null, ip: null, user_agent: null, outcome: 'x' });
+    await store.recordAuditEvent({
+      at: NOW - 100,
+      agent_id: 'agt_1',
+      request_id: old.id,
+      client_id: null,
+      model: null,
+      ip: null,
+      user_agent: null,
+      outcome: 'x',
+    });
     const counts = await store.purge({ expiredBefore: NOW, unauthenticatedBefore: NOW, auditBefore: NOW - 50 });
     expect(counts.requests).toBeGreaterThanOrEqual(1);
     expect(counts.auditEvents).toBeGreaterThanOrEqual(1);

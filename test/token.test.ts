@@ -2,7 +2,17 @@
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';
-import { obtainCode, obtainTokens, type Party, pkcePair, postForm, postJson, redeem, setupParty, type Tokens } from './helpers/flow.ts';
+import {
+  obtainCode,
+  obtainTokens,
+  type Party,
+  pkcePair,
+  postForm,
+  postJson,
+  redeem,
+  setupParty,
+  type Tokens,
+} from './helpers/flow.ts';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -15,10 +25,18 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const introspect = async (token: string, who: Party = party) =>
-  (await (await postForm(server, '/introspect', { token, client_id: who.clientId, client_secret: who.clientSecret })).json()) as { active: boolean };
+  (await (
+    await postForm(server, '/introspect', { token, client_id: who.clientId, client_secret: who.clientSecret })
+  ).json()) as { active: boolean };
 
 function refresh(refreshToken: string, extra: Record<string, string> = {}, who: Party = party) {
-  return postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: who.clientId, client_secret: who.clientSecret, ...extra });
+  return postForm(server, '/token', {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: who.clientId,
+    client_secret: who.clientSecret,
+    ...extra,
+  });
 }
 
 async function expectError(response: Response, status: number, error: string) {
@@ -35,7 +53,14 @@ describe('grant_type=authorization_code', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
     const tokens = (await response.json()) as Tokens;
-    expect(Object.keys(tokens).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'refresh_token', 'scope', 'token_type']);
+    expect(Object.keys(tokens).sort()).toEqual([
+      'access_token',
+      'expires_in',
+      'id_token',
+      'refresh_token',
+      'scope',
+      'token_type',
+    ]);
     expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'openid email profile' });
     expect(tokens.refresh_token).toMatch(/^rft_[A-Za-z0-9_-]{43}$/);
     expect(await server.ctx.store.findCode(digest(code))).toMatchObject({ redeemed_at: expect.any(Number) });
@@ -43,8 +68,15 @@ describe('grant_type=authorization_code', () => {
 
   it('issues an at+jwt access token verifiable with JWT_SECRET exactly as configured', async () => {
     const tokens = await obtainTokens(server, party);
-    expect(decodeProtectedHeader(tokens.access_token)).toMatchObject({ alg: 'HS256', typ: 'at+jwt', kid: expect.any(String) });
-    const { payload } = await jwtVerify(tokens.access_token, new TextEncoder().encode(TEST_JWT_SECRET), { issuer: server.baseUrl, audience: party.clientId });
+    expect(decodeProtectedHeader(tokens.access_token)).toMatchObject({
+      alg: 'HS256',
+      typ: 'at+jwt',
+      kid: expect.any(String),
+    });
+    const { payload } = await jwtVerify(tokens.access_token, new TextEncoder().encode(TEST_JWT_SECRET), {
+      issuer: server.baseUrl,
+      audience: party.clientId,
+    });
     expect(payload).toEqual({
       iss: server.baseUrl,
       sub: party.agentId,
@@ -61,9 +93,19 @@ describe('grant_type=authorization_code', () => {
 
   it('issues an ID token keyed with the client secret, with nonce and claims per scope', async () => {
     const tokens = await obtainTokens(server, party, { nonce: 'n-42', scope: 'openid email' });
-    const { payload, protectedHeader } = await jwtVerify(tokens.id_token!, new TextEncoder().encode(party.clientSecret), { issuer: server.baseUrl, audience: party.clientId });
+    const { payload, protectedHeader } = await jwtVerify(
+      tokens.id_token!,
+      new TextEncoder().encode(party.clientSecret),
+      { issuer: server.baseUrl, audience: party.clientId },
+    );
     expect(protectedHeader.alg).toBe('HS256');
-    expect(payload).toMatchObject({ sub: party.agentId, nonce: 'n-42', email: 'ada@example.com', email_verified: false, auth_time: expect.any(Number) });
+    expect(payload).toMatchObject({
+      sub: party.agentId,
+      nonce: 'n-42',
+      email: 'ada@example.com',
+      email_verified: false,
+      auth_time: expect.any(Number),
+    });
     expect(payload.name).toBeUndefined();
   });
 
@@ -75,15 +117,31 @@ describe('grant_type=authorization_code', () => {
 
   it('accepts a JSON body too', async () => {
     const { code, verifier } = await obtainCode(server, party);
-    const response = await postJson(server, '/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: party.clientId, client_secret: party.clientSecret });
+    const response = await postJson(server, '/token', {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+    });
     expect(response.status).toBe(200);
   });
 
   it('redirect_uri is optional, and must match when sent', async () => {
     const first = await obtainCode(server, party);
-    await expectError(await redeem(server, party, first.code, first.verifier, { redirect_uri: 'http://localhost:8080/other' }), 400, 'invalid_grant');
+    await expectError(
+      await redeem(server, party, first.code, first.verifier, { redirect_uri: 'http://localhost:8080/other' }),
+      400,
+      'invalid_grant',
+    );
     const second = await obtainCode(server, party);
-    const response = await postForm(server, '/token', { grant_type: 'authorization_code', code: second.code, code_verifier: second.verifier, client_id: party.clientId, client_secret: party.clientSecret });
+    const response = await postForm(server, '/token', {
+      grant_type: 'authorization_code',
+      code: second.code,
+      code_verifier: second.verifier,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+    });
     expect(response.status).toBe(200);
   });
 
@@ -110,17 +168,41 @@ describe('grant_type=authorization_code', () => {
 
   it('client authentication: wrong secret, unknown or inactive client are 401 invalid_client', async () => {
     const { code, verifier } = await obtainCode(server, party);
-    await expectError(await redeem(server, { ...party, clientSecret: 'cls_wrong' }, code, verifier), 401, 'invalid_client');
-    await expectError(await redeem(server, { ...party, clientId: 'cli_nobody' }, code, verifier), 401, 'invalid_client');
-    await expectError(await postForm(server, '/token', { grant_type: 'authorization_code', code, code_verifier: verifier }), 401, 'invalid_client');
+    await expectError(
+      await redeem(server, { ...party, clientSecret: 'cls_wrong' }, code, verifier),
+      401,
+      'invalid_client',
+    );
+    await expectError(
+      await redeem(server, { ...party, clientId: 'cli_nobody' }, code, verifier),
+      401,
+      'invalid_client',
+    );
+    await expectError(
+      await postForm(server, '/token', { grant_type: 'authorization_code', code, code_verifier: verifier }),
+      401,
+      'invalid_client',
+    );
     const inactive = { ...party, ...(await server.createClient()) };
     await server.ctx.store.updateClient(inactive.clientId, { status: 'inactive' });
     await expectError(await redeem(server, inactive, code, verifier), 401, 'invalid_client');
   });
 
   it('unsupported_grant_type and missing grant_type', async () => {
-    await expectError(await postForm(server, '/token', { grant_type: 'password', client_id: party.clientId, client_secret: party.clientSecret }), 400, 'unsupported_grant_type');
-    await expectError(await postForm(server, '/token', { client_id: party.clientId, client_secret: party.clientSecret }), 400, 'invalid_request');
+    await expectError(
+      await postForm(server, '/token', {
+        grant_type: 'password',
+        client_id: party.clientId,
+        client_secret: party.clientSecret,
+      }),
+      400,
+      'unsupported_grant_type',
+    );
+    await expectError(
+      await postForm(server, '/token', { client_id: party.clientId, client_secret: party.clientSecret }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('a replayed code fails and revokes every token issued from it', async () => {

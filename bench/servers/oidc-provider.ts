@@ -102,7 +102,12 @@ async function interaction(request: IncomingMessage, response: ServerResponse): 
     const grant = new provider.Grant({ accountId: ACCOUNT_ID, clientId: String(details.params.client_id) });
     grant.addOIDCScope(String(details.params.scope));
     const grantId = await grant.save();
-    await provider.interactionFinished(request, response, { login: { accountId: ACCOUNT_ID }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    await provider.interactionFinished(
+      request,
+      response,
+      { login: { accountId: ACCOUNT_ID }, consent: { grantId } },
+      { mergeWithLastSubmission: false },
+    );
   } catch (error) {
     logError(undefined, error as Error);
     response.statusCode = 500;

@@ -17,7 +17,11 @@ export interface AgentAuthSettings {
 }
 
 /** agentauth as one entry of genericOAuth({ config: [...] }). */
-export function agentauthProvider({ issuer, clientId, clientSecret }: AgentAuthSettings): GenericOAuthConfig<'agentauth'> {
+export function agentauthProvider({
+  issuer,
+  clientId,
+  clientSecret,
+}: AgentAuthSettings): GenericOAuthConfig<'agentauth'> {
   const base = issuer.replace(/\/+$/, '');
   return {
     providerId: 'agentauth',

@@ -79,7 +79,8 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Plain http is allowed only for an issuer on this machine; anything else must be https. */
 function issuerUrl(issuer: string): string {
   const url = URL.parse(issuer);
-  if (!url || url.search || url.hash) throw new Error(`AGENTAUTH_ISSUER must be a URL without query or fragment: ${issuer}`);
+  if (!url || url.search || url.hash)
+    throw new Error(`AGENTAUTH_ISSUER must be a URL without query or fragment: ${issuer}`);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
     throw new Error(`AGENTAUTH_ISSUER must be https (plain http only for localhost or 127.0.0.1): ${issuer}`);
   }
@@ -90,10 +91,18 @@ function issuerUrl(issuer: string): string {
 function resourceUri(publicUrl: string): URL {
   const url = URL.parse(publicUrl);
   if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash || publicUrl.includes('#')) {
-    throw new Error(`MCP_PUBLIC_URL must be an http(s) URL without query or fragment, such as https://mcp.example.com/mcp: ${publicUrl}`);
+    throw new Error(
+      `MCP_PUBLIC_URL must be an http(s) URL without query or fragment, such as https://mcp.example.com/mcp: ${publicUrl}`,
+    );
   }
-  if (url.pathname === '/') throw new Error(`MCP_PUBLIC_URL must name the MCP endpoint's path, such as https://mcp.example.com/mcp: ${publicUrl}`);
-  if (url.href !== publicUrl) throw new Error(`MCP_PUBLIC_URL must be written in canonical form (${url.href}), the exact string tokens are issued for: ${publicUrl}`);
+  if (url.pathname === '/')
+    throw new Error(
+      `MCP_PUBLIC_URL must name the MCP endpoint's path, such as https://mcp.example.com/mcp: ${publicUrl}`,
+    );
+  if (url.href !== publicUrl)
+    throw new Error(
+      `MCP_PUBLIC_URL must be written in canonical form (${url.href}), the exact string tokens are issued for: ${publicUrl}`,
+    );
   return url;
 }
 
@@ -137,7 +146,8 @@ export class IntrospectionVerifier implements OAuthTokenVerifier {
     },
   ) {
     const seconds = options.cacheSeconds ?? 0;
-    if (!Number.isInteger(seconds) || seconds < 0 || seconds >= 60) throw new Error(`the introspection cache lifetime must be 0 to 59 seconds (got ${seconds})`);
+    if (!Number.isInteger(seconds) || seconds < 0 || seconds >= 60)
+      throw new Error(`the introspection cache lifetime must be 0 to 59 seconds (got ${seconds})`);
     this.cacheMs = seconds * 1000;
     this.fetch = options.fetch ?? fetch;
     this.clock = options.clock ?? Date.now;
@@ -151,11 +161,14 @@ export class IntrospectionVerifier implements OAuthTokenVerifier {
 
     const result = await this.introspect(token);
     const { resource, issuer } = this.options;
-    if (result.active !== true) throw new InvalidTokenError('The access token is not active (unknown, expired or revoked)');
+    if (result.active !== true)
+      throw new InvalidTokenError('The access token is not active (unknown, expired or revoked)');
     // RFC 8707 / RFC 9068 §4: the token must be meant for this server and no other.
     if (result.aud !== resource) throw new InvalidTokenError('The access token was not issued for this MCP server');
-    if (result.iss !== undefined && result.iss !== issuer) throw new InvalidTokenError('The access token was not issued by the expected authorization server');
-    if (result.token_type !== undefined && result.token_type !== 'Bearer') throw new InvalidTokenError('Not an access token');
+    if (result.iss !== undefined && result.iss !== issuer)
+      throw new InvalidTokenError('The access token was not issued by the expected authorization server');
+    if (result.token_type !== undefined && result.token_type !== 'Bearer')
+      throw new InvalidTokenError('Not an access token');
     if (typeof result.sub !== 'string' || typeof result.client_id !== 'string' || typeof result.exp !== 'number') {
       throw new ServerError('The introspection answer lacks sub, client_id or exp');
     }
@@ -183,7 +196,12 @@ export class IntrospectionVerifier implements OAuthTokenVerifier {
       response = await this.fetch(this.options.introspectionEndpoint, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: new URLSearchParams({ token, token_type_hint: 'access_token', client_id: this.options.clientId, client_secret: this.options.clientSecret }),
+        body: new URLSearchParams({
+          token,
+          token_type_hint: 'access_token',
+          client_id: this.options.clientId,
+          client_secret: this.options.clientSecret,
+        }),
         redirect: 'error',
         signal: AbortSignal.timeout(INTROSPECTION_TIMEOUT_MS),
       });
@@ -194,7 +212,9 @@ export class IntrospectionVerifier implements OAuthTokenVerifier {
     const body = (await response.json().catch(() => null)) as Introspection | null;
     if (!response.ok || typeof body !== 'object' || body === null) {
       // 401 invalid_client: this server's own credentials are wrong or disabled. Not the caller's fault.
-      this.options.log?.(`introspection answered ${response.status} ${JSON.stringify((body as { error?: unknown } | null)?.error ?? null)}`);
+      this.options.log?.(
+        `introspection answered ${response.status} ${JSON.stringify((body as { error?: unknown } | null)?.error ?? null)}`,
+      );
       throw new ServerError('The authorization server refused to check the access token');
     }
     return body;
@@ -202,18 +222,31 @@ export class IntrospectionVerifier implements OAuthTokenVerifier {
 }
 
 /** The authorization server's metadata (RFC 8414), checked to be the issuer's own (§3.3). */
-async function authorizationServerMetadata(issuer: string, fetchFn: typeof fetch): Promise<{ introspection_endpoint: string }> {
+async function authorizationServerMetadata(
+  issuer: string,
+  fetchFn: typeof fetch,
+): Promise<{ introspection_endpoint: string }> {
   const url = `${issuer}/.well-known/oauth-authorization-server`;
-  const response = await fetchFn(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(INTROSPECTION_TIMEOUT_MS) });
+  const response = await fetchFn(url, {
+    headers: { accept: 'application/json' },
+    redirect: 'error',
+    signal: AbortSignal.timeout(INTROSPECTION_TIMEOUT_MS),
+  });
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
   const metadata = (await response.json()) as { issuer?: unknown; introspection_endpoint?: unknown };
-  if (metadata.issuer !== issuer) throw new Error(`${url} names the issuer ${JSON.stringify(metadata.issuer)}, not ${issuer}`);
+  if (metadata.issuer !== issuer)
+    throw new Error(`${url} names the issuer ${JSON.stringify(metadata.issuer)}, not ${issuer}`);
   if (typeof metadata.introspection_endpoint !== 'string') throw new Error(`${url} has no introspection_endpoint`);
   return { introspection_endpoint: metadata.introspection_endpoint };
 }
 
 /** Fails at start, not at the first request, when agentauth refuses this server's credentials. */
-async function checkCredentials(endpoint: string, clientId: string, clientSecret: string, fetchFn: typeof fetch): Promise<void> {
+async function checkCredentials(
+  endpoint: string,
+  clientId: string,
+  clientSecret: string,
+  fetchFn: typeof fetch,
+): Promise<void> {
   const response = await fetchFn(endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
@@ -223,7 +256,9 @@ async function checkCredentials(endpoint: string, clientId: string, clientSecret
   });
   const body = (await response.json().catch(() => null)) as { error?: string; error_description?: string } | null;
   if (!response.ok) {
-    throw new Error(`agentauth refused this MCP server's credentials at ${endpoint} (${response.status} ${body?.error ?? ''}: ${body?.error_description ?? ''}); check AGENTAUTH_CLIENT_ID and AGENTAUTH_CLIENT_SECRET`);
+    throw new Error(
+      `agentauth refused this MCP server's credentials at ${endpoint} (${response.status} ${body?.error ?? ''}: ${body?.error_description ?? ''}); check AGENTAUTH_CLIENT_ID and AGENTAUTH_CLIENT_SECRET`,
+    );
   }
 }
 
@@ -318,10 +353,10 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
     app.use(path, (request, response, next) => {
       // RFC 6750 §3.1: a request without credentials gets the challenge, but no error code.
       if (request.headers.authorization === undefined) {
-        response
-          .status(401)
-          .set('WWW-Authenticate', `Bearer resource_metadata="${resourceMetadataUrl}"`)
-          .json({ error: 'unauthorized', error_description: 'This MCP server needs an agentauth access token (Authorization: Bearer).' });
+        response.status(401).set('WWW-Authenticate', `Bearer resource_metadata="${resourceMetadataUrl}"`).json({
+          error: 'unauthorized',
+          error_description: 'This MCP server needs an agentauth access token (Authorization: Bearer).',
+        });
         return;
       }
       bearer(request, response, next);
@@ -340,12 +375,22 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
         await transport.handleRequest(request, response, request.body);
       } catch (error) {
         log(`MCP request failed: ${error instanceof Error ? error.message : String(error)}`);
-        if (!response.headersSent) response.status(500).json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null });
+        if (!response.headersSent)
+          response
+            .status(500)
+            .json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null });
       }
     });
     // No server-to-client stream and no sessions in stateless mode.
     app.all(path, (_request, response) => {
-      response.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed (stateless server: POST only).' }, id: null });
+      response
+        .status(405)
+        .set('Allow', 'POST')
+        .json({
+          jsonrpc: '2.0',
+          error: { code: -32000, message: 'Method not allowed (stateless server: POST only).' },
+          id: null,
+        });
     });
 
     httpServer.on('request', app);
@@ -376,7 +421,8 @@ function required(name: string): string {
 
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8808);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (got "${process.env.PORT}")`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be a port number (got "${process.env.PORT}")`);
   const cache = Number(process.env.INTROSPECTION_CACHE_SECONDS ?? 0);
   const issuer = required('AGENTAUTH_ISSUER');
   const server = await startMcpServer({
@@ -388,7 +434,9 @@ async function main(): Promise<void> {
     publicUrl: process.env.MCP_PUBLIC_URL ?? `http://localhost:${port}/mcp`,
     introspectionCacheSeconds: cache,
   });
-  process.stdout.write(`Example MCP server on ${server.url} (tokens from ${issuer}; metadata at ${server.resourceMetadataUrl}). Ctrl-C stops it.\n`);
+  process.stdout.write(
+    `Example MCP server on ${server.url} (tokens from ${issuer}; metadata at ${server.resourceMetadataUrl}). Ctrl-C stops it.\n`,
+  );
   const stop = () => server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -8,7 +8,9 @@ import type { Session } from './sessions.ts';
 const BUTTON_DIR = new URL('./button/', import.meta.url);
 
 /** The drop-in button exactly as a site would paste it (its leading usage comment left out). */
-const BUTTON_HTML = readFileSync(new URL('agentauth-button.html', BUTTON_DIR), 'utf8').replace(/^<!--[\s\S]*?-->\s*/, '').trim();
+const BUTTON_HTML = readFileSync(new URL('agentauth-button.html', BUTTON_DIR), 'utf8')
+  .replace(/^<!--[\s\S]*?-->\s*/, '')
+  .trim();
 export const BUTTON_CSS = readFileSync(new URL('agentauth-button.css', BUTTON_DIR), 'utf8');
 
 /** The site's own few styles; the button brings its own. */
@@ -44,20 +46,29 @@ ${body}
 export function homePage(session: Session): string {
   const user = session.user;
   if (user) {
-    return layout('Example website', `<h1>Example website</h1>
+    return layout(
+      'Example website',
+      `<h1>Example website</h1>
 <p id="signed-in">Signed in as ${escapeHtml(user.name)} (${escapeHtml(user.email)})</p>
 <p>Your agent's id, the <code>sub</code> of the ID token: <code id="subject">${escapeHtml(user.sub)}</code></p>
-<form method="post" action="/logout"><button type="submit" class="link">Sign out</button></form>`);
+<form method="post" action="/logout"><button type="submit" class="link">Sign out</button></form>`,
+    );
   }
-  return layout('Example website', `<h1>Example website</h1>
+  return layout(
+    'Example website',
+    `<h1>Example website</h1>
 <p>Sign in without a password: your AI agent proves who you are.</p>
 <div class="site-actions">
 ${BUTTON_HTML}
-</div>`);
+</div>`,
+  );
 }
 
 export function errorPage(message: string): string {
-  return layout('Sign-in failed', `<h1>Sign-in failed</h1>
+  return layout(
+    'Sign-in failed',
+    `<h1>Sign-in failed</h1>
 <p id="error">${escapeHtml(message)}</p>
-<p><a href="/">Back to the home page</a></p>`);
+<p><a href="/">Back to the home page</a></p>`,
+  );
 }

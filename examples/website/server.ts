@@ -56,7 +56,10 @@ export function issuerUrl(issuer: string): { url: URL; allowHttp: boolean } {
 
 function siteOrigin(publicUrl: string): string {
   const url = new URL(publicUrl);
-  if (url.pathname.replace(/\/$/, '') !== '' || url.search || url.hash) throw new Error(`PUBLIC_URL must be an origin such as https://app.example (the site serves /callback at its root): ${publicUrl}`);
+  if (url.pathname.replace(/\/$/, '') !== '' || url.search || url.hash)
+    throw new Error(
+      `PUBLIC_URL must be an origin such as https://app.example (the site serves /callback at its root): ${publicUrl}`,
+    );
   return url.origin;
 }
 
@@ -71,7 +74,13 @@ export async function startWebsite(options: WebsiteOptions): Promise<RunningWebs
   try {
     const origin = siteOrigin(options.publicUrl ?? `http://localhost:${(server.address() as AddressInfo).port}`);
     const redirectUri = `${origin}/callback`;
-    const signIn = await agentSignIn({ issuer, clientId: options.clientId, clientSecret: options.clientSecret, redirectUri, allowHttp });
+    const signIn = await agentSignIn({
+      issuer,
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      redirectUri,
+      allowHttp,
+    });
     const sessions = new SessionStore({ secureCookie: origin.startsWith('https:') });
 
     async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -94,7 +103,9 @@ export async function startWebsite(options: WebsiteOptions): Promise<RunningWebs
           try {
             await signIn.callback(session, callbackUrl);
           } catch (error) {
-            log(`example website: sign-in failed: ${started ? errorCode(error) : 'no sign-in in progress in this browser'}`);
+            log(
+              `example website: sign-in failed: ${started ? errorCode(error) : 'no sign-in in progress in this browser'}`,
+            );
             return send(response, 400, 'text/html', errorPage(started ? explain(error) : NOT_STARTED));
           }
           sessions.renew(request, response, session);
@@ -111,7 +122,8 @@ export async function startWebsite(options: WebsiteOptions): Promise<RunningWebs
     server.on('request', (request: IncomingMessage, response: ServerResponse) => {
       route(request, response).catch((error: unknown) => {
         log(`example website: ${request.method} ${request.url?.split('?')[0]} failed: ${errorCode(error)}`);
-        if (!response.headersSent) send(response, 500, 'text/html', errorPage('Something went wrong on this website. Please try again.'));
+        if (!response.headersSent)
+          send(response, 500, 'text/html', errorPage('Something went wrong on this website. Please try again.'));
       });
     });
     return {
@@ -129,25 +141,32 @@ const NOT_STARTED = 'This sign-in was not started in this browser, or it has alr
 
 /** What the person is told; the details stay in the log. */
 function explain(error: unknown): string {
-  if (error instanceof oidc.AuthorizationResponseError && error.error === 'access_denied') return 'You cancelled the sign-in.';
+  if (error instanceof oidc.AuthorizationResponseError && error.error === 'access_denied')
+    return 'You cancelled the sign-in.';
   return 'The sign-in could not be completed. Please sign in again.';
 }
 
 /** An error's code for the log: openid-client's codes, OAuth error codes and its messages carry no token or secret. */
 function errorCode(error: unknown): string {
-  if (error instanceof oidc.AuthorizationResponseError || error instanceof oidc.ResponseBodyError) return `${error.code}: ${error.error}`;
+  if (error instanceof oidc.AuthorizationResponseError || error instanceof oidc.ResponseBodyError)
+    return `${error.code}: ${error.error}`;
   if (error instanceof oidc.ClientError) return `${error.code ?? error.name}: ${error.message}`;
   return error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
 }
 
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
 };
 
 function send(response: ServerResponse, status: number, type: string, body: string): void {
-  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': `${type}; charset=utf-8`, 'cache-control': type === 'text/css' ? 'public, max-age=300' : 'no-store' });
+  response.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': `${type}; charset=utf-8`,
+    'cache-control': type === 'text/css' ? 'public, max-age=300' : 'no-store',
+  });
   response.end(body);
 }
 
@@ -174,7 +193,8 @@ function required(name: string): string {
 
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number (got "${process.env.PORT}")`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be a port number (got "${process.env.PORT}")`);
   const issuer = required('AGENTAUTH_ISSUER');
   const website = await startWebsite({
     issuer,
@@ -184,7 +204,9 @@ async function main(): Promise<void> {
     host: process.env.HOST,
     publicUrl: process.env.PUBLIC_URL ?? `http://localhost:${port}`,
   });
-  process.stdout.write(`Example website on ${website.url} (signs in with ${issuer}; redirect URI ${website.redirectUri}). Ctrl-C stops it.\n`);
+  process.stdout.write(
+    `Example website on ${website.url} (signs in with ${issuer}; redirect URI ${website.redirectUri}). Ctrl-C stops it.\n`,
+  );
   const stop = () => website.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -48,14 +48,20 @@ export class SessionStore {
   end(request: IncomingMessage, response: ServerResponse): void {
     const id = cookieValue(request.headers.cookie, COOKIE);
     if (id !== undefined) this.#sessions.delete(id);
-    response.appendHeader('set-cookie', `${COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${this.#secureCookie ? '; Secure' : ''}`);
+    response.appendHeader(
+      'set-cookie',
+      `${COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${this.#secureCookie ? '; Secure' : ''}`,
+    );
   }
 
   #start(response: ServerResponse, session: Session): Session {
     const id = randomBytes(32).toString('base64url');
     this.#sessions.set(id, { session, expiresAt: Date.now() + LIFETIME_MS });
     // SameSite=Lax: the cookie travels with the top-level redirect back from agentauth to /callback.
-    response.appendHeader('set-cookie', `${COOKIE}=${id}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${LIFETIME_MS / 1000}${this.#secureCookie ? '; Secure' : ''}`);
+    response.appendHeader(
+      'set-cookie',
+      `${COOKIE}=${id}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${LIFETIME_MS / 1000}${this.#secureCookie ? '; Secure' : ''}`,
+    );
     return session;
   }
 

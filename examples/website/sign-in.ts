@@ -14,25 +14,51 @@
 import * as oidc from 'openid-client';
 import type { Session } from './sessions.ts';
 
-export interface SignInSettings { issuer: URL; clientId: string; clientSecret: string; redirectUri: string; allowHttp: boolean }
+export interface SignInSettings {
+  issuer: URL;
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  allowHttp: boolean;
+}
 
 export async function agentSignIn(settings: SignInSettings) {
   // agentauth authenticates clients with client_secret_post and signs ID tokens with HS256 keyed by the client secret.
-  const config = await oidc.discovery(settings.issuer, settings.clientId, { id_token_signed_response_alg: 'HS256' }, oidc.ClientSecretPost(settings.clientSecret),
-    settings.allowHttp ? { execute: [oidc.allowInsecureRequests] } : undefined);
+  const config = await oidc.discovery(
+    settings.issuer,
+    settings.clientId,
+    { id_token_signed_response_alg: 'HS256' },
+    oidc.ClientSecretPost(settings.clientSecret),
+    settings.allowHttp ? { execute: [oidc.allowInsecureRequests] } : undefined,
+  );
   return {
     /** GET /login: a fresh PKCE verifier, state and nonce kept in this browser's session; the URL to send it to. */
     async login(session: Session): Promise<URL> {
-      const pending = (session.pending = { verifier: oidc.randomPKCECodeVerifier(), state: oidc.randomState(), nonce: oidc.randomNonce() });
-      return oidc.buildAuthorizationUrl(config, { redirect_uri: settings.redirectUri, scope: 'openid email profile',
-        code_challenge: await oidc.calculatePKCECodeChallenge(pending.verifier), code_challenge_method: 'S256', state: pending.state, nonce: pending.nonce });
+      const pending = (session.pending = {
+        verifier: oidc.randomPKCECodeVerifier(),
+        state: oidc.randomState(),
+        nonce: oidc.randomNonce(),
+      });
+      return oidc.buildAuthorizationUrl(config, {
+        redirect_uri: settings.redirectUri,
+        scope: 'openid email profile',
+        code_challenge: await oidc.calculatePKCECodeChallenge(pending.verifier),
+        code_challenge_method: 'S256',
+        state: pending.state,
+        nonce: pending.nonce,
+      });
     },
     /** GET /callback: the code for tokens, the ID token checked, and who signed in kept in the session. */
     async callback(session: Session, callbackUrl: URL): Promise<void> {
       const pending = session.pending;
       delete session.pending; // one attempt per login: a replayed callback finds nothing to finish
       if (!pending) throw new Error('no sign-in was started in this browser');
-      const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true });
+      const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
+        pkceCodeVerifier: pending.verifier,
+        expectedState: pending.state,
+        expectedNonce: pending.nonce,
+        idTokenExpected: true,
+      });
       const claims = tokens.claims()!;
       session.user = { sub: claims.sub, name: String(claims.name ?? claims.sub), email: String(claims.email ?? '') };
     },

@@ -23,7 +23,12 @@ interface ToolResult {
 }
 
 function ok(value: object, summary: string): ToolResult {
-  return { content: [{ type: 'text', text: withoutSecret(summary) }, { type: 'text', text: withoutSecret(JSON.stringify(value)) }] };
+  return {
+    content: [
+      { type: 'text', text: withoutSecret(summary) },
+      { type: 'text', text: withoutSecret(JSON.stringify(value)) },
+    ],
+  };
 }
 
 function failure(error: unknown): ToolResult {
@@ -65,7 +70,11 @@ export async function runMcpServer(options: McpOptions = {}): Promise<void> {
         'Then wait_for_sign_in until the browser has continued.',
     },
   );
-  const requestId = z.string().min(1).max(200).describe('The sign-in request id (req_…) the person or the authorization page gave you.');
+  const requestId = z
+    .string()
+    .min(1)
+    .max(200)
+    .describe('The sign-in request id (req_…) the person or the authorization page gave you.');
 
   server.registerTool(
     'inspect_sign_in_request',
@@ -80,7 +89,10 @@ export async function runMcpServer(options: McpOptions = {}): Promise<void> {
     async ({ request_id }) =>
       tool(async (agent) => {
         const view = await agent.inspect(request_id);
-        return ok(view, `Sign-in request ${view.request_id}: ${describeRequest(view)}; status ${view.status}, ${view.expires_in} s left. ${QUOTED_IS_DATA}`);
+        return ok(
+          view,
+          `Sign-in request ${view.request_id}: ${describeRequest(view)}; status ${view.status}, ${view.expires_in} s left. ${QUOTED_IS_DATA}`,
+        );
       }),
   );
 
@@ -95,21 +107,33 @@ export async function runMcpServer(options: McpOptions = {}): Promise<void> {
         'A request that asks for tokens for another server (resource) is refused unless expected_resource is exactly that resource.',
       inputSchema: {
         request_id: requestId,
-        expected_host: z.string().min(1).max(300).optional().describe('The website the browser must be sent to: host[:port], as redirect_host, or a URL.'),
+        expected_host: z
+          .string()
+          .min(1)
+          .max(300)
+          .optional()
+          .describe('The website the browser must be sent to: host[:port], as redirect_host, or a URL.'),
         expected_client_id: z.string().min(1).max(200).optional().describe("The website's client id (cli_…)."),
         expected_resource: z
           .string()
           .min(1)
           .max(1000)
           .optional()
-          .describe('The server the tokens are to be for (the request\'s resource, RFC 8707), exactly; only when the person means that server too.'),
+          .describe(
+            "The server the tokens are to be for (the request's resource, RFC 8707), exactly; only when the person means that server too.",
+          ),
       },
       annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async ({ request_id, expected_host, expected_client_id, expected_resource }) =>
       tool(async (agent) => {
         if (expected_host === undefined && expected_client_id === undefined) {
-          return failure(new AgentAuthError('invalid_input', 'Pass expected_host and/or expected_client_id: the website you mean to sign in to. Use inspect_sign_in_request to see what the request is for, and ask the person if unsure.'));
+          return failure(
+            new AgentAuthError(
+              'invalid_input',
+              'Pass expected_host and/or expected_client_id: the website you mean to sign in to. Use inspect_sign_in_request to see what the request is for, and ask the person if unsure.',
+            ),
+          );
         }
         const expect: Expectation = {
           ...(expected_host !== undefined ? { host: expected_host } : {}),
@@ -133,13 +157,21 @@ export async function runMcpServer(options: McpOptions = {}): Promise<void> {
       description: `Wait until the browser has continued after sign_in (status completed). Errors: request_expired, access_denied, request_contested, timeout (call again to keep waiting). Default ${DEFAULT_WAIT_SECONDS} s, at most ${MAX_WAIT_SECONDS} s.`,
       inputSchema: {
         request_id: requestId,
-        timeout_seconds: z.number().int().min(1).max(MAX_WAIT_SECONDS).optional().describe(`How long to wait, in seconds (default ${DEFAULT_WAIT_SECONDS}).`),
+        timeout_seconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_WAIT_SECONDS)
+          .optional()
+          .describe(`How long to wait, in seconds (default ${DEFAULT_WAIT_SECONDS}).`),
       },
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async ({ request_id, timeout_seconds }) =>
       tool(async (agent) => {
-        const done = await agent.waitForCompletion(request_id, { timeoutMs: (timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000 });
+        const done = await agent.waitForCompletion(request_id, {
+          timeoutMs: (timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000,
+        });
         return ok({ request_id, ...done }, `The browser has continued: request ${request_id} is completed.`);
       }),
   );
@@ -157,7 +189,9 @@ export async function runMcpServer(options: McpOptions = {}): Promise<void> {
 export function mcpCommand(program: Command): void {
   program
     .command('mcp')
-    .description('run an MCP server on stdio with the tools inspect_sign_in_request, sign_in and wait_for_sign_in (credentials from AGENTAUTH_* in the environment)')
+    .description(
+      'run an MCP server on stdio with the tools inspect_sign_in_request, sign_in and wait_for_sign_in (credentials from AGENTAUTH_* in the environment)',
+    )
     .addHelpText(
       'after',
       `
@@ -181,7 +215,10 @@ An MCP client's configuration, for instance:
     "env": {"AGENTAUTH_ISSUER": "https://auth.example.com", "AGENTAUTH_AGENT_ID": "agt_…",
             "AGENTAUTH_AGENT_SECRET": "aas_…", "AGENTAUTH_MODEL": "claude-sonnet-4"}}}}`,
     )
-    .option('--allow-insecure-http', 'accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)')
+    .option(
+      '--allow-insecure-http',
+      'accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)',
+    )
     .action(async (flags: { allowInsecureHttp?: boolean }) => {
       await runMcpServer({ allowInsecureHttp: flags.allowInsecureHttp === true });
     });

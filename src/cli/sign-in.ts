@@ -44,7 +44,8 @@ export const EXIT = {
 
 /** The exit code for an error of the SDK (or anything else thrown). */
 export function exitCodeOf(error: unknown): number {
-  if (error instanceof ConfigurationError || error instanceof InvalidInputError || error instanceof UsageError) return EXIT.usage;
+  if (error instanceof ConfigurationError || error instanceof InvalidInputError || error instanceof UsageError)
+    return EXIT.usage;
   if (error instanceof RequestMismatchError || error instanceof IssuerMismatchError) return EXIT.mismatch;
   if (error instanceof InvalidCredentialsError || error instanceof AgentMismatchError) return EXIT.credentials;
   if (
@@ -57,7 +58,8 @@ export function exitCodeOf(error: unknown): number {
   ) {
     return EXIT.unusable;
   }
-  if (error instanceof TooManyRequestsError || error instanceof UnavailableError || error instanceof NetworkError) return EXIT.unavailable;
+  if (error instanceof TooManyRequestsError || error instanceof UnavailableError || error instanceof NetworkError)
+    return EXIT.unavailable;
   if (error instanceof TimeoutError) return EXIT.timeout;
   return EXIT.other;
 }
@@ -76,7 +78,12 @@ export function withoutSecret(text: string, secret = process.env.AGENTAUTH_AGENT
 }
 
 /** An error in the documented shape, with the server's status and Retry-After when it had them. */
-export function errorBody(error: unknown): { error: string; error_description: string; status?: number; retry_after?: number } {
+export function errorBody(error: unknown): {
+  error: string;
+  error_description: string;
+  status?: number;
+  retry_after?: number;
+} {
   if (error instanceof AgentAuthError) {
     return {
       error: error.code,
@@ -96,8 +103,13 @@ export function errorBody(error: unknown): { error: string; error_description: s
  * instructions" reads as data (design §12). The redirect host and scope are the server's checked
  * forms and need no quoting.
  */
-export function describeRequest(view: Pick<RequestView, 'client_name' | 'client_id' | 'redirect_host' | 'scope' | 'resource'>): string {
-  const resource = view.resource === null ? 'resource: none (tokens for the website itself)' : `resource (server the tokens are for): ${quoteUntrusted(view.resource, 200)}`;
+export function describeRequest(
+  view: Pick<RequestView, 'client_name' | 'client_id' | 'redirect_host' | 'scope' | 'resource'>,
+): string {
+  const resource =
+    view.resource === null
+      ? 'resource: none (tokens for the website itself)'
+      : `resource (server the tokens are for): ${quoteUntrusted(view.resource, 200)}`;
   return `website (name it gives itself, unverified): ${quoteUntrusted(view.client_name)}; browser goes to ${view.redirect_host}; client_id: ${quoteUntrusted(view.client_id, 200)}; scope: "${view.scope}"; ${resource}`;
 }
 
@@ -164,9 +176,15 @@ async function readStdin(): Promise<string> {
 }
 
 /** The SDK's sign-in options for the argument: an id, `-` (HTML on stdin) or a page URL. */
-async function requestOf(argument: string, flags: SignInFlags): Promise<Pick<SignInOptions, 'requestId' | 'html' | 'pageUrl'>> {
+async function requestOf(
+  argument: string,
+  flags: SignInFlags,
+): Promise<Pick<SignInOptions, 'requestId' | 'html' | 'pageUrl'>> {
   if (/^https?:\/\//i.test(argument)) {
-    if (flags.requestId === undefined) throw new UsageError('a page URL does not carry the request id: pass it with --request-id req_… (or pipe the page\'s HTML with -)');
+    if (flags.requestId === undefined)
+      throw new UsageError(
+        "a page URL does not carry the request id: pass it with --request-id req_… (or pipe the page's HTML with -)",
+      );
     return { requestId: flags.requestId, pageUrl: argument };
   }
   if (flags.requestId !== undefined) throw new UsageError('--request-id goes with a page URL only');
@@ -176,10 +194,14 @@ async function requestOf(argument: string, flags: SignInFlags): Promise<Pick<Sig
 
 function expectationOf(flags: SignInFlags): Expectation | 'any' {
   const named = flags.expectHost !== undefined || flags.expectClient !== undefined;
-  if (flags.any && (named || flags.expectResource !== undefined)) throw new UsageError('--any cannot be combined with --expect-host, --expect-client or --expect-resource');
+  if (flags.any && (named || flags.expectResource !== undefined))
+    throw new UsageError('--any cannot be combined with --expect-host, --expect-client or --expect-resource');
   if (flags.any) return 'any';
   // A resource names the tokens' audience, not the website: it does not replace one.
-  if (!named) throw new UsageError('say which website you mean with --expect-host and/or --expect-client (or --any, after checking the request some other way)');
+  if (!named)
+    throw new UsageError(
+      'say which website you mean with --expect-host and/or --expect-client (or --any, after checking the request some other way)',
+    );
   return {
     ...(flags.expectHost !== undefined ? { host: flags.expectHost } : {}),
     ...(flags.expectClient !== undefined ? { clientId: flags.expectClient } : {}),
@@ -206,29 +228,50 @@ async function runSignIn(argument: string, flags: SignInFlags): Promise<number> 
     const agent = new AgentAuth({ allowInsecureHttp: flags.allowInsecureHttp === true }); // AGENTAUTH_* from the environment
     if (flags.inspect) {
       const view = await agent.inspect(request.requestId ?? request.html ?? '');
-      io.out(flags.json ? JSON.stringify(view) : `${view.request_id}: ${describeRequest(view)}; ${view.status}, ${view.expires_in} s left`);
+      io.out(
+        flags.json
+          ? JSON.stringify(view)
+          : `${view.request_id}: ${describeRequest(view)}; ${view.status}, ${view.expires_in} s left`,
+      );
       return EXIT.ok;
     }
     const result = await agent.signIn({ ...request, expect });
     signedIn = true;
     requestId = result.request_id;
     let status: 'authenticated' | 'completed' = 'authenticated';
-    if (flags.wait) status = (await agent.waitForCompletion(result.request_id, { timeoutMs: flags.timeout * 1000 })).status;
+    if (flags.wait)
+      status = (await agent.waitForCompletion(result.request_id, { timeoutMs: flags.timeout * 1000 })).status;
     const { message: _serverMessage, status: _status, ...rest } = result;
     // Our own words, not the server's message, which names the website unquoted.
-    const message = status === 'completed'
-      ? `Signed in as ${agent.agentId}; the browser has continued to ${result.redirect_host} (${result.request_id} completed).`
-      : `Signed in as ${agent.agentId}; the browser will now continue to ${result.redirect_host} (${result.request_id} authenticated).`;
-    io.out(flags.json ? JSON.stringify({ status, ...rest, agent_id: agent.agentId, message }) : `${message} ${capitalized(describeRequest(result))}.`);
+    const message =
+      status === 'completed'
+        ? `Signed in as ${agent.agentId}; the browser has continued to ${result.redirect_host} (${result.request_id} completed).`
+        : `Signed in as ${agent.agentId}; the browser will now continue to ${result.redirect_host} (${result.request_id} authenticated).`;
+    io.out(
+      flags.json
+        ? JSON.stringify({ status, ...rest, agent_id: agent.agentId, message })
+        : `${message} ${capitalized(describeRequest(result))}.`,
+    );
     return EXIT.ok;
   } catch (error) {
     // A timeout before signing in is the server not answering in time (30 s), not the wait's.
     const exitCode = error instanceof TimeoutError && !signedIn ? EXIT.unavailable : exitCodeOf(error);
     const { error: code, error_description: description, retry_after: retryAfter } = errorBody(error);
     if (flags.json) {
-      io.out(JSON.stringify({ error: code, error_description: description, exit_code: exitCode, signed_in: signedIn, ...(requestId ? { request_id: requestId } : {}), ...(retryAfter !== undefined ? { retry_after: retryAfter } : {}) }));
+      io.out(
+        JSON.stringify({
+          error: code,
+          error_description: description,
+          exit_code: exitCode,
+          signed_in: signedIn,
+          ...(requestId ? { request_id: requestId } : {}),
+          ...(retryAfter !== undefined ? { retry_after: retryAfter } : {}),
+        }),
+      );
     } else {
-      io.err(`agentauth: ${code}: ${description}${signedIn ? ' (the agent is signed in; the browser has not continued)' : ''}`);
+      io.err(
+        `agentauth: ${code}: ${description}${signedIn ? ' (the agent is signed in; the browser has not continued)' : ''}`,
+      );
     }
     if (exitCode === EXIT.other && !(error instanceof AgentAuthError)) io.err(String((error as Error)?.stack ?? ''));
     return exitCode;
@@ -240,9 +283,9 @@ export function signInCommand(program: Command): void {
   program
     .command('sign-in')
     .description('sign this agent in to a sign-in request (credentials from AGENTAUTH_* in the environment)')
-    .argument('<request>', 'req_… id, - (the page\'s HTML on stdin), or the page URL with --request-id')
+    .argument('<request>', "req_… id, - (the page's HTML on stdin), or the page URL with --request-id")
     .option('--expect-host <host>', 'the website the browser must be sent to (host[:port] or a URL)')
-    .option('--expect-client <client_id>', 'the website\'s client id')
+    .option('--expect-client <client_id>', "the website's client id")
     .option('--expect-resource <uri>', 'the server the tokens are for (RFC 8707 resource), when the request names one')
     .option('--any', 'accept whatever website the request is for (only after checking it otherwise)')
     .option('--request-id <id>', 'the request id, when the argument is the page URL')
@@ -250,7 +293,10 @@ export function signInCommand(program: Command): void {
     .option('--wait', 'then wait until the browser has continued (completed)')
     .option('--timeout <seconds>', 'how long --wait waits', wholeSeconds, 300)
     .option('--json', 'print one JSON object')
-    .option('--allow-insecure-http', 'accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)')
+    .option(
+      '--allow-insecure-http',
+      'accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)',
+    )
     .addHelpText('after', SIGN_IN_HELP)
     .showHelpAfterError('(agentauth sign-in --help for the forms of the request and the exit codes)')
     .exitOverride((error: CommanderError) => {

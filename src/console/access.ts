@@ -11,7 +11,8 @@ import { Forbidden, NotFound } from './errors.ts';
 
 type Deps = Pick<Context, 'store'>;
 
-const mayReach = (actor: AccountRecord, ownerId: string | null) => actor.role === 'admin' || (ownerId !== null && ownerId === actor.id);
+const mayReach = (actor: AccountRecord, ownerId: string | null) =>
+  actor.role === 'admin' || (ownerId !== null && ownerId === actor.id);
 
 /**
  * Whether an id from a URL is one a record could have (every issued id is visible ASCII). Others

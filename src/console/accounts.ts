@@ -27,23 +27,31 @@ const VERIFY_LINK_TTL = 86400;
  */
 export function emailOf(raw: string): { email: string; key: string } {
   const email = raw.trim();
-  if (email.length > 320 || !EMAIL.test(email)) throw new InvalidField('email', 'Enter an email address, such as ada@example.com.');
+  if (email.length > 320 || !EMAIL.test(email))
+    throw new InvalidField('email', 'Enter an email address, such as ada@example.com.');
   return { email, key: email.toLowerCase() };
 }
 
 /** A display name: trimmed, at most 200 characters; empty means none. */
 export function nameOf(raw: string | undefined): string | null {
   const name = (raw ?? '').trim();
-  if (name.length > MAX_NAME_LENGTH) throw new InvalidField('name', `A name can be at most ${MAX_NAME_LENGTH} characters long.`);
+  if (name.length > MAX_NAME_LENGTH)
+    throw new InvalidField('name', `A name can be at most ${MAX_NAME_LENGTH} characters long.`);
   return name || null;
 }
 
 /** Refuses a password that is too short, too long, or the account's email. */
 export function checkPassword(password: string, email: string): void {
   const length = [...password].length;
-  if (length < MIN_PASSWORD_LENGTH) throw new InvalidField('password', `Use at least ${MIN_PASSWORD_LENGTH} characters; a few unrelated words make a good password.`);
-  if (length > MAX_PASSWORD_LENGTH) throw new InvalidField('password', `Use at most ${MAX_PASSWORD_LENGTH} characters.`);
-  if (password.trim().toLowerCase() === email.toLowerCase()) throw new InvalidField('password', 'Your password must not be your email address.');
+  if (length < MIN_PASSWORD_LENGTH)
+    throw new InvalidField(
+      'password',
+      `Use at least ${MIN_PASSWORD_LENGTH} characters; a few unrelated words make a good password.`,
+    );
+  if (length > MAX_PASSWORD_LENGTH)
+    throw new InvalidField('password', `Use at most ${MAX_PASSWORD_LENGTH} characters.`);
+  if (password.trim().toLowerCase() === email.toLowerCase())
+    throw new InvalidField('password', 'Your password must not be your email address.');
 }
 
 /**
@@ -156,8 +164,10 @@ export async function issueLink(
 /** The usable link of this purpose behind the token, or NotFound saying why not. */
 export async function usableLink(deps: Deps, token: string, purpose: LinkPurpose): Promise<AccountLinkRecord> {
   const link = await deps.store.console.findLink(digest(token));
-  if (!link || link.purpose !== purpose) throw new NotFound('This link is not valid. Check that you copied all of it, or ask for a new one.');
-  if (link.used_at !== null) throw new NotFound('This link has already been used. Each link works once; ask for a new one if you need it.');
+  if (!link || link.purpose !== purpose)
+    throw new NotFound('This link is not valid. Check that you copied all of it, or ask for a new one.');
+  if (link.used_at !== null)
+    throw new NotFound('This link has already been used. Each link works once; ask for a new one if you need it.');
   // Revoked, or made by an account disabled since (even where its links were not ended).
   if (link.revoked_at !== null || !(await creatorActive(deps, link))) throw new NotFound(LINK_REVOKED);
   if (link.expires_at <= deps.clock()) throw new NotFound('This link has expired. Ask for a new one.');
@@ -173,7 +183,8 @@ export async function useSetupLink(deps: Deps, token: string): Promise<AccountRe
   const account = link.account_id === null ? undefined : await deps.store.console.findAccount(link.account_id);
   if (!account) throw new NotFound('The account of this link no longer exists.');
   if (account.status !== 'active') throw new Forbidden('This account is disabled. Ask an administrator to enable it.');
-  if (!(await deps.store.console.useLink(digest(token), 'setup', deps.clock()))) throw new NotFound('This link has already been used.');
+  if (!(await deps.store.console.useLink(digest(token), 'setup', deps.clock())))
+    throw new NotFound('This link has already been used.');
   return account;
 }
 
@@ -182,9 +193,14 @@ export async function useSetupLink(deps: Deps, token: string): Promise<AccountRe
  * CONSOLE_SIGNUP=open, without one. The password is optional: without it the person adds a
  * passkey next.
  */
-export async function signUp(deps: Deps, token: string | null, input: { email: string; name?: string; password?: string }): Promise<AccountRecord> {
+export async function signUp(
+  deps: Deps,
+  token: string | null,
+  input: { email: string; name?: string; password?: string },
+): Promise<AccountRecord> {
   const link = token === null ? null : await usableLink(deps, token, 'invite');
-  if (link === null && deps.config.consoleSignup !== 'open') throw new Forbidden('Sign-up needs an invitation on this server.');
+  if (link === null && deps.config.consoleSignup !== 'open')
+    throw new Forbidden('Sign-up needs an invitation on this server.');
   const account = accountRecord(deps, { email: input.email, name: input.name, role: link?.role ?? 'member' }, null);
   if (input.password) {
     checkPassword(input.password, account.email);
@@ -208,7 +224,10 @@ export async function setPassword(deps: Deps, account: AccountRecord, password: 
 /** Removes the password of an account that has a passkey to sign in with. */
 export async function removePassword(deps: Deps, account: AccountRecord): Promise<void> {
   if ((await deps.store.console.listPasskeys(account.id)).length === 0) {
-    throw new InvalidField('password', 'Add a passkey before you remove your password, or you could not sign in again.');
+    throw new InvalidField(
+      'password',
+      'Add a passkey before you remove your password, or you could not sign in again.',
+    );
   }
   await deps.store.console.updateAccount(account.id, { password_hash: null });
 }
@@ -230,7 +249,12 @@ export async function accountById(deps: Deps, id: string): Promise<AccountRecord
  * themselves, so that the console always keeps one admin who can undo it. The actor is null
  * for the CLI. The account's agents and websites keep working: an admin disables those apart.
  */
-export async function setAccountStatus(deps: Deps, actor: AccountRecord | null, target: AccountRecord, status: 'active' | 'disabled'): Promise<void> {
+export async function setAccountStatus(
+  deps: Deps,
+  actor: AccountRecord | null,
+  target: AccountRecord,
+  status: 'active' | 'disabled',
+): Promise<void> {
   if (actor?.id === target.id && status === 'disabled') throw new Forbidden('You cannot disable your own account.');
   await deps.store.console.updateAccount(target.id, { status });
   if (status === 'disabled') {
@@ -239,7 +263,12 @@ export async function setAccountStatus(deps: Deps, actor: AccountRecord | null, 
   }
 }
 
-export async function setAccountRole(deps: Deps, actor: AccountRecord, target: AccountRecord, role: AccountRole): Promise<void> {
+export async function setAccountRole(
+  deps: Deps,
+  actor: AccountRecord,
+  target: AccountRecord,
+  role: AccountRole,
+): Promise<void> {
   if (actor.id === target.id && role !== 'admin') throw new Forbidden('You cannot take the admin role from yourself.');
   await deps.store.console.updateAccount(target.id, { role });
 }
@@ -259,7 +288,10 @@ export async function verifyEmailWithLink(deps: Deps, token: string): Promise<Ac
  * @example
  * if (!(await sendVerificationEmail(ctx, account))) notice('Ask an administrator to verify your email.');
  */
-export async function sendVerificationEmail(deps: Deps & Pick<Context, 'console'>, account: AccountRecord): Promise<boolean> {
+export async function sendVerificationEmail(
+  deps: Deps & Pick<Context, 'console'>,
+  account: AccountRecord,
+): Promise<boolean> {
   const mailer = deps.console.mailer;
   if (mailer === null) return false;
   const { url } = await issueLink(deps, 'verify', { accountId: account.id, email: account.email });

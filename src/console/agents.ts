@@ -23,7 +23,8 @@ export function agentLabel(raw: string | undefined): string {
 /** The form's grace choice in seconds, or InvalidField. */
 export function graceOf(raw: string | undefined): number {
   const grace = Number(raw ?? '0');
-  if (!(GRACE_CHOICES as readonly number[]).includes(grace)) throw new InvalidField('grace', 'Choose how long the old secret keeps working.');
+  if (!(GRACE_CHOICES as readonly number[]).includes(grace))
+    throw new InvalidField('grace', 'Choose how long the old secret keeps working.');
   return grace;
 }
 
@@ -31,7 +32,11 @@ export function graceOf(raw: string | undefined): number {
  * @example
  * const { agent, secret } = await createOwnedAgent(ctx, account, 'Research assistant');
  */
-export function createOwnedAgent(deps: Deps, account: AccountRecord, name: string | undefined): Promise<{ agent: AgentRecord; secret: string }> {
+export function createOwnedAgent(
+  deps: Deps,
+  account: AccountRecord,
+  name: string | undefined,
+): Promise<{ agent: AgentRecord; secret: string }> {
   return registerAgent(deps, {
     name: agentLabel(name),
     ownerEmail: account.email,

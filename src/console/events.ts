@@ -14,5 +14,12 @@ export async function recordConsoleEvent(
   ip: string | null,
   detail: string | null = null,
 ): Promise<void> {
-  await ctx.store.console.recordEvent({ at: ctx.clock(), actor_id: actor?.id ?? null, action, target, ip, detail: detail?.slice(0, 512) ?? null });
+  await ctx.store.console.recordEvent({
+    at: ctx.clock(),
+    actor_id: actor?.id ?? null,
+    action,
+    target,
+    ip,
+    detail: detail?.slice(0, 512) ?? null,
+  });
 }

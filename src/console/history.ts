@@ -29,11 +29,18 @@ export function decodeCursor(raw: string | undefined): HistoryCursor | undefined
  * @example
  * const { rows, next } = await signInPage(ctx, { agent_id: agent.id }, decodeCursor(query.before));
  */
-export async function signInPage(deps: Deps, filter: { agent_id: string } | { client_id: string }, before?: HistoryCursor): Promise<{ rows: SignInRecord[]; next: string | null }> {
+export async function signInPage(
+  deps: Deps,
+  filter: { agent_id: string } | { client_id: string },
+  before?: HistoryCursor,
+): Promise<{ rows: SignInRecord[]; next: string | null }> {
   const rows = await deps.store.console.listSignIns(filter, HISTORY_PAGE + 1, before);
   const page = rows.slice(0, HISTORY_PAGE);
   const last = page[page.length - 1];
-  return { rows: page, next: rows.length > HISTORY_PAGE && last ? encodeCursor({ at: Number(last.at), id: last.id }) : null };
+  return {
+    rows: page,
+    next: rows.length > HISTORY_PAGE && last ? encodeCursor({ at: Number(last.at), id: last.id }) : null,
+  };
 }
 
 /** Successful sign-ins per UTC day, oldest first, for the last 30 days including today. */

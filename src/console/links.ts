@@ -58,14 +58,23 @@ export interface OutstandingLink {
  */
 export async function outstandingLinks(deps: Deps, createdBy?: string): Promise<OutstandingLink[]> {
   const links = await deps.store.console.listOutstandingLinks(deps.clock(), createdBy);
-  const ids = new Set(links.flatMap((link) => [link.created_by, link.account_id]).filter((id): id is string => id !== null));
+  const ids = new Set(
+    links.flatMap((link) => [link.created_by, link.account_id]).filter((id): id is string => id !== null),
+  );
   const accounts = new Map<string, AccountRecord>();
-  await Promise.all([...ids].map(async (id) => {
-    const account = await deps.store.console.findAccount(id);
-    if (account) accounts.set(id, account);
-  }));
+  await Promise.all(
+    [...ids].map(async (id) => {
+      const account = await deps.store.console.findAccount(id);
+      if (account) accounts.set(id, account);
+    }),
+  );
   const account = (id: string | null) => (id === null ? null : (accounts.get(id) ?? null));
-  return links.map((link) => ({ id: linkId(link), link, creator: account(link.created_by), forAccount: account(link.account_id) }));
+  return links.map((link) => ({
+    id: linkId(link),
+    link,
+    creator: account(link.created_by),
+    forAccount: account(link.account_id),
+  }));
 }
 
 /**
@@ -73,7 +82,12 @@ export async function outstandingLinks(deps: Deps, createdBy?: string): Promise<
  * admin). Another person's link answers as a missing one: NotFound.
  */
 export async function revokeOutstandingLink(deps: Deps, id: string, createdBy?: string): Promise<AccountLinkRecord> {
-  const link = LINK_ID.test(id) ? (await deps.store.console.listOutstandingLinks(deps.clock(), createdBy)).find((candidate) => linkId(candidate) === id) : undefined;
-  if (!link || !(await deps.store.console.revokeLink(link.digest, deps.clock(), createdBy))) throw new NotFound(NO_SUCH_LINK);
+  const link = LINK_ID.test(id)
+    ? (await deps.store.console.listOutstandingLinks(deps.clock(), createdBy)).find(
+        (candidate) => linkId(candidate) === id,
+      )
+    : undefined;
+  if (!link || !(await deps.store.console.revokeLink(link.digest, deps.clock(), createdBy)))
+    throw new NotFound(NO_SUCH_LINK);
   return link;
 }

@@ -9,5 +9,10 @@
  * safeNext('//evil.example');         // '/console'
  */
 export function safeNext(raw: string | undefined): string {
-  return raw && /^[\x21-\x7e]+$/.test(raw) && /^\/console(\/[^/\\]*)*(\?[^\\]*)?$/.test(raw) && !raw.startsWith('/console//') ? raw : '/console';
+  return raw &&
+    /^[\x21-\x7e]+$/.test(raw) &&
+    /^\/console(\/[^/\\]*)*(\?[^\\]*)?$/.test(raw) &&
+    !raw.startsWith('/console//')
+    ? raw
+    : '/console';
 }

@@ -37,13 +37,19 @@ function relyingParty(deps: Pick<Context, 'config'>): { rpID: string; origin: st
 
 async function saveChallenge(deps: Deps, challenge: string, accountId: string | null): Promise<string> {
   const id = randomId(PREFIX.challenge, 16);
-  await deps.store.console.insertChallenge({ id, challenge, account_id: accountId, expires_at: deps.clock() + CEREMONY_TTL });
+  await deps.store.console.insertChallenge({
+    id,
+    challenge,
+    account_id: accountId,
+    expires_at: deps.clock() + CEREMONY_TTL,
+  });
   return id;
 }
 
 function passkeyName(raw: string | undefined): string {
   const name = (raw ?? '').trim() || 'Passkey';
-  if (name.length > MAX_PASSKEY_NAME) throw new InvalidField('name', `A passkey's name can be at most ${MAX_PASSKEY_NAME} characters long.`);
+  if (name.length > MAX_PASSKEY_NAME)
+    throw new InvalidField('name', `A passkey's name can be at most ${MAX_PASSKEY_NAME} characters long.`);
   return name;
 }
 
@@ -55,7 +61,10 @@ function passkeyName(raw: string | undefined): string {
  * const { challengeId, options } = await registrationOptions(ctx, account);
  * // browser: SimpleWebAuthnBrowser.startRegistration({ optionsJSON: options })
  */
-export async function registrationOptions(deps: Deps, account: AccountRecord): Promise<{ challengeId: string; options: PublicKeyCredentialCreationOptionsJSON }> {
+export async function registrationOptions(
+  deps: Deps,
+  account: AccountRecord,
+): Promise<{ challengeId: string; options: PublicKeyCredentialCreationOptionsJSON }> {
   const existing = await deps.store.console.listPasskeys(account.id);
   const { generateRegistrationOptions } = await loadWebauthn();
   const options = await generateRegistrationOptions({
@@ -66,7 +75,10 @@ export async function registrationOptions(deps: Deps, account: AccountRecord): P
     userID: new TextEncoder().encode(account.id),
     attestationType: 'none',
     timeout: CEREMONY_TTL * 1000,
-    excludeCredentials: existing.map((passkey) => ({ id: passkey.id, transports: passkey.transports ? (JSON.parse(passkey.transports) as AuthenticatorTransport[]) : undefined })),
+    excludeCredentials: existing.map((passkey) => ({
+      id: passkey.id,
+      transports: passkey.transports ? (JSON.parse(passkey.transports) as AuthenticatorTransport[]) : undefined,
+    })),
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
   });
   return { challengeId: await saveChallenge(deps, options.challenge, account.id), options };
@@ -75,21 +87,35 @@ export async function registrationOptions(deps: Deps, account: AccountRecord): P
 const CEREMONY_FAILED = 'The passkey could not be verified. Try again.';
 
 /** Verifies the authenticator's answer to registrationOptions and stores the passkey. */
-export async function registerPasskey(deps: Deps, account: AccountRecord, challengeId: string, response: RegistrationResponseJSON, name?: string): Promise<PasskeyRecord> {
+export async function registerPasskey(
+  deps: Deps,
+  account: AccountRecord,
+  challengeId: string,
+  response: RegistrationResponseJSON,
+  name?: string,
+): Promise<PasskeyRecord> {
   const label = passkeyName(name);
   const challenge = await deps.store.console.takeChallenge(challengeId, deps.clock());
-  if (!challenge || challenge.account_id !== account.id) throw new InvalidField('passkey', 'This passkey request has expired; start again.');
+  if (!challenge || challenge.account_id !== account.id)
+    throw new InvalidField('passkey', 'This passkey request has expired; start again.');
   const { rpID, origin } = relyingParty(deps);
   const { verifyRegistrationResponse } = await loadWebauthn();
   let verification;
   try {
-    verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: true });
+    verification = await verifyRegistrationResponse({
+      response,
+      expectedChallenge: challenge.challenge,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      requireUserVerification: true,
+    });
   } catch {
     throw new InvalidField('passkey', CEREMONY_FAILED);
   }
   if (!verification.verified) throw new InvalidField('passkey', CEREMONY_FAILED);
   const { credential } = verification.registrationInfo;
-  if (await deps.store.console.findPasskey(credential.id)) throw new InvalidField('passkey', 'This passkey is already registered.');
+  if (await deps.store.console.findPasskey(credential.id))
+    throw new InvalidField('passkey', 'This passkey is already registered.');
   const passkey: PasskeyRecord = {
     id: credential.id,
     account_id: account.id,
@@ -109,9 +135,15 @@ export async function registerPasskey(deps: Deps, account: AccountRecord, challe
  * User verification is required (docs/design.md §11): a passkey is the only factor here, so a
  * found security key without its PIN or the device's unlock must not sign anyone in.
  */
-export async function authenticationOptions(deps: Deps): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+export async function authenticationOptions(
+  deps: Deps,
+): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
   const { generateAuthenticationOptions } = await loadWebauthn();
-  const options = await generateAuthenticationOptions({ rpID: relyingParty(deps).rpID, userVerification: 'required', timeout: CEREMONY_TTL * 1000 });
+  const options = await generateAuthenticationOptions({
+    rpID: relyingParty(deps).rpID,
+    userVerification: 'required',
+    timeout: CEREMONY_TTL * 1000,
+  });
   return { challengeId: await saveChallenge(deps, options.challenge, null), options };
 }
 
@@ -122,15 +154,22 @@ export async function authenticationOptions(deps: Deps): Promise<{ challengeId: 
  * @example
  * const { challengeId, options } = await reauthenticationOptions(ctx, account);
  */
-export async function reauthenticationOptions(deps: Deps, account: AccountRecord): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+export async function reauthenticationOptions(
+  deps: Deps,
+  account: AccountRecord,
+): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
   const passkeys = await deps.store.console.listPasskeys(account.id);
-  if (passkeys.length === 0) throw new InvalidField('passkey', 'Your account has no passkey; confirm with your password.');
+  if (passkeys.length === 0)
+    throw new InvalidField('passkey', 'Your account has no passkey; confirm with your password.');
   const { generateAuthenticationOptions } = await loadWebauthn();
   const options = await generateAuthenticationOptions({
     rpID: relyingParty(deps).rpID,
     userVerification: 'required',
     timeout: CEREMONY_TTL * 1000,
-    allowCredentials: passkeys.map((passkey) => ({ id: passkey.id, transports: passkey.transports ? (JSON.parse(passkey.transports) as AuthenticatorTransport[]) : undefined })),
+    allowCredentials: passkeys.map((passkey) => ({
+      id: passkey.id,
+      transports: passkey.transports ? (JSON.parse(passkey.transports) as AuthenticatorTransport[]) : undefined,
+    })),
   });
   return { challengeId: await saveChallenge(deps, options.challenge, account.id), options };
 }
@@ -141,10 +180,21 @@ export async function reauthenticationOptions(deps: Deps, account: AccountRecord
  * challenge, a challenge of another account, a counter gone backwards and no user verification
  * all answer alike.
  */
-async function verifiedPasskey(deps: Deps, challengeId: string, response: AuthenticationResponseJSON, accountId: string | null): Promise<PasskeyRecord | undefined> {
+async function verifiedPasskey(
+  deps: Deps,
+  challengeId: string,
+  response: AuthenticationResponseJSON,
+  accountId: string | null,
+): Promise<PasskeyRecord | undefined> {
   const challenge = await deps.store.console.takeChallenge(challengeId, deps.clock());
   const passkey = typeof response?.id === 'string' ? await deps.store.console.findPasskey(response.id) : undefined;
-  if (!challenge || challenge.account_id !== accountId || !passkey || (accountId !== null && passkey.account_id !== accountId)) return undefined;
+  if (
+    !challenge ||
+    challenge.account_id !== accountId ||
+    !passkey ||
+    (accountId !== null && passkey.account_id !== accountId)
+  )
+    return undefined;
   const { rpID, origin } = relyingParty(deps);
   const { verifyAuthenticationResponse } = await loadWebauthn();
   let verification;
@@ -166,14 +216,21 @@ async function verifiedPasskey(deps: Deps, challengeId: string, response: Authen
     return undefined;
   }
   if (!verification.verified) return undefined;
-  if (!(await deps.store.console.recordPasskeyUse(passkey.id, verification.authenticationInfo.newCounter, deps.clock()))) return undefined;
+  if (
+    !(await deps.store.console.recordPasskeyUse(passkey.id, verification.authenticationInfo.newCounter, deps.clock()))
+  )
+    return undefined;
   return passkey;
 }
 
 /**
  * The active account whose passkey answered the sign-in challenge. Every failure answers alike.
  */
-export async function signInWithPasskey(deps: Deps, challengeId: string, response: AuthenticationResponseJSON): Promise<AccountRecord> {
+export async function signInWithPasskey(
+  deps: Deps,
+  challengeId: string,
+  response: AuthenticationResponseJSON,
+): Promise<AccountRecord> {
   const failed = new SignInFailed('That passkey could not sign you in.');
   const passkey = await verifiedPasskey(deps, challengeId, response, null);
   const account = passkey && (await deps.store.console.findAccount(passkey.account_id));
@@ -188,12 +245,18 @@ export async function signInWithPasskey(deps: Deps, challengeId: string, respons
  * @example
  * if (!(await confirmWithPasskey(ctx, account, challengeId, response))) throw new InvalidField('passkey', 'Try again.');
  */
-export async function confirmWithPasskey(deps: Deps, account: AccountRecord, challengeId: string, response: AuthenticationResponseJSON): Promise<boolean> {
+export async function confirmWithPasskey(
+  deps: Deps,
+  account: AccountRecord,
+  challengeId: string,
+  response: AuthenticationResponseJSON,
+): Promise<boolean> {
   return (await verifiedPasskey(deps, challengeId, response, account.id)) !== undefined;
 }
 
 export async function renamePasskey(deps: Deps, account: AccountRecord, id: string, name: string): Promise<void> {
-  if (!possibleId(id) || !(await deps.store.console.renamePasskey(id, account.id, passkeyName(name)))) throw new NotFound('No such passkey.');
+  if (!possibleId(id) || !(await deps.store.console.renamePasskey(id, account.id, passkeyName(name))))
+    throw new NotFound('No such passkey.');
 }
 
 /** Removes a passkey, unless it is the account's only way to sign in; resolves with the passkey removed. */

@@ -42,11 +42,20 @@ export async function requireFreshAuthentication(deps: Deps, signedIn: SignedIn)
  * counts against the account and the address before it is checked), recorded when it fails.
  * Throws InvalidField('password') for a wrong password, SlowDown when throttled.
  */
-export async function confirmWithPassword(ctx: Context, signedIn: SignedIn, password: string, ip: string): Promise<void> {
+export async function confirmWithPassword(
+  ctx: Context,
+  signedIn: SignedIn,
+  password: string,
+  ip: string,
+): Promise<void> {
   const { account, session } = signedIn;
   const attempt = await ctx.console.throttle.reserve(account.email_key, ip);
   try {
-    const matches = account.password_hash !== null && password.length > 0 && password.length <= 1024 && (await passwordMatches(account.password_hash, password));
+    const matches =
+      account.password_hash !== null &&
+      password.length > 0 &&
+      password.length <= 1024 &&
+      (await passwordMatches(account.password_hash, password));
     if (!matches) {
       await recordConsoleEvent(ctx, account, 'account.reauthenticate_failed', account.id, ip, 'password');
       throw new InvalidField('password', 'The password is wrong.');
@@ -60,7 +69,13 @@ export async function confirmWithPassword(ctx: Context, signedIn: SignedIn, pass
 }
 
 /** Confirms the signed-in person with one of their passkeys (user verification required). */
-export async function confirmWithOwnPasskey(ctx: Context, signedIn: SignedIn, challengeId: string, response: AuthenticationResponseJSON, ip: string): Promise<void> {
+export async function confirmWithOwnPasskey(
+  ctx: Context,
+  signedIn: SignedIn,
+  challengeId: string,
+  response: AuthenticationResponseJSON,
+  ip: string,
+): Promise<void> {
   const { account, session } = signedIn;
   if (!(await confirmWithPasskey(ctx, account, challengeId, response))) {
     await recordConsoleEvent(ctx, account, 'account.reauthenticate_failed', account.id, ip, 'passkey');

@@ -30,7 +30,12 @@ export interface SignedIn {
  * const value = await startSession(ctx, account, 'passkey', { ip, userAgent });
  * sessionCookie.set(reply, value, ctx.config.consoleSessionLifetime);
  */
-export async function startSession(deps: Deps, account: AccountRecord, method: SignInMethod, caller: Caller): Promise<string> {
+export async function startSession(
+  deps: Deps,
+  account: AccountRecord,
+  method: SignInMethod,
+  caller: Caller,
+): Promise<string> {
   const value = randomId('', 32);
   const now = deps.clock();
   await deps.store.console.insertSession({

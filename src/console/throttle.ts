@@ -18,7 +18,11 @@ import type { Limiter, Store } from '../store/types.ts';
 
 type ThrottleConfig = Pick<
   Config,
-  'consoleSigninFailuresPerAccount' | 'consoleSigninFailuresPerIp' | 'consoleSigninWindow' | 'consolePasswordChecksPerIp' | 'consolePasswordChecksMax'
+  | 'consoleSigninFailuresPerAccount'
+  | 'consoleSigninFailuresPerIp'
+  | 'consoleSigninWindow'
+  | 'consolePasswordChecksPerIp'
+  | 'consolePasswordChecksMax'
 >;
 
 const REFUSAL = 'Too many failed sign-ins; wait a few minutes and try again, or sign in with a passkey.';
@@ -38,7 +42,12 @@ export interface PasswordAttempt {
 
 /** A refusal of rate-limiter-flexible (the key is over its points), as opposed to a store failure. */
 function isRefusal(value: unknown): value is { msBeforeNext: number } {
-  return typeof value === 'object' && value !== null && !(value instanceof Error) && typeof (value as { msBeforeNext?: unknown }).msBeforeNext === 'number';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !(value instanceof Error) &&
+    typeof (value as { msBeforeNext?: unknown }).msBeforeNext === 'number'
+  );
 }
 
 export class SignInThrottle {
@@ -59,8 +68,16 @@ export class SignInThrottle {
 
   static async create(config: ThrottleConfig, store: Pick<Store, 'createLimiter'>): Promise<SignInThrottle> {
     return new SignInThrottle(
-      await store.createLimiter({ keyPrefix: 'console-account', points: config.consoleSigninFailuresPerAccount, duration: config.consoleSigninWindow }),
-      await store.createLimiter({ keyPrefix: 'console-ip', points: config.consoleSigninFailuresPerIp, duration: config.consoleSigninWindow }),
+      await store.createLimiter({
+        keyPrefix: 'console-account',
+        points: config.consoleSigninFailuresPerAccount,
+        duration: config.consoleSigninWindow,
+      }),
+      await store.createLimiter({
+        keyPrefix: 'console-ip',
+        points: config.consoleSigninFailuresPerIp,
+        duration: config.consoleSigninWindow,
+      }),
       new ConcurrencyLimit({
         perAddress: config.consolePasswordChecksPerIp,
         node: config.consolePasswordChecksMax,
@@ -87,7 +104,10 @@ export class SignInThrottle {
     const leave = this.checks.take(ip);
     const taken: Array<[Limiter, string]> = [];
     try {
-      for (const [limiter, key] of [[this.perIp, clientKey(ip)], [this.perAccount, emailKey]] as const) {
+      for (const [limiter, key] of [
+        [this.perIp, clientKey(ip)],
+        [this.perAccount, emailKey],
+      ] as const) {
         try {
           await limiter.consume(key, 1);
           taken.push([limiter, key]);

@@ -3,7 +3,13 @@
  * with the same validation as the CLI.
  */
 import type { Context } from '../context.ts';
-import { MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, type NewClient, redirectUriProblem, registerClient } from '../domain/clients.ts';
+import {
+  MAX_CLIENT_NAME_LENGTH,
+  MAX_REDIRECT_URIS,
+  type NewClient,
+  redirectUriProblem,
+  registerClient,
+} from '../domain/clients.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { Approval, ClientRecord } from '../store/types.ts';
 import { InvalidField } from './errors.ts';
@@ -18,19 +24,34 @@ type WebsiteForm = { name?: string; redirect_uris?: string; approval?: string; c
 export function websiteInput(form: WebsiteForm, accountId: string, publicClients = false): NewClient {
   const name = (form.name ?? '').trim();
   if (!name) throw new InvalidField('name', 'Give the website a name; people see it on the sign-in page.');
-  if (name.length > MAX_CLIENT_NAME_LENGTH) throw new InvalidField('name', `A name can be at most ${MAX_CLIENT_NAME_LENGTH} characters long.`);
-  const uris = (form.redirect_uris ?? '').split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
+  if (name.length > MAX_CLIENT_NAME_LENGTH)
+    throw new InvalidField('name', `A name can be at most ${MAX_CLIENT_NAME_LENGTH} characters long.`);
+  const uris = (form.redirect_uris ?? '')
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean);
   if (uris.length === 0) throw new InvalidField('redirect_uris', 'Enter at least one redirect URI, one per line.');
-  if (uris.length > MAX_REDIRECT_URIS) throw new InvalidField('redirect_uris', `Enter at most ${MAX_REDIRECT_URIS} redirect URIs.`);
+  if (uris.length > MAX_REDIRECT_URIS)
+    throw new InvalidField('redirect_uris', `Enter at most ${MAX_REDIRECT_URIS} redirect URIs.`);
   for (const uri of uris) {
     const problem = redirectUriProblem(uri);
-    if (problem) throw new InvalidField('redirect_uris', `The redirect URI ${uri.length > 100 ? `${uri.slice(0, 100)}…` : uri} ${problem}.`);
+    if (problem)
+      throw new InvalidField(
+        'redirect_uris',
+        `The redirect URI ${uri.length > 100 ? `${uri.slice(0, 100)}…` : uri} ${problem}.`,
+      );
   }
   const approval = form.approval ?? 'auto';
-  if (approval !== 'auto' && approval !== 'manual') throw new InvalidField('approval', 'Choose automatic or manual approval.');
+  if (approval !== 'auto' && approval !== 'manual')
+    throw new InvalidField('approval', 'Choose automatic or manual approval.');
   const clientType = form.client_type ?? 'confidential';
   if (clientType !== 'confidential' && (clientType !== 'public' || !publicClients)) {
-    throw new InvalidField('client_type', publicClients ? 'Choose a website with a server or an app without one.' : 'This server does not let public clients sign in.');
+    throw new InvalidField(
+      'client_type',
+      publicClients
+        ? 'Choose a website with a server or an app without one.'
+        : 'This server does not let public clients sign in.',
+    );
   }
   return { name, redirectUris: uris, approval: approval as Approval, accountId, public: clientType === 'public' };
 }
@@ -39,6 +60,10 @@ export function websiteInput(form: WebsiteForm, accountId: string, publicClients
  * @example
  * const { client, secret } = await createOwnedWebsite(ctx, account, { name: 'Shop', redirect_uris: 'https://shop.example/cb' });
  */
-export function createOwnedWebsite(deps: Deps, account: AccountRecord, form: WebsiteForm): Promise<{ client: ClientRecord; secret: string | null }> {
+export function createOwnedWebsite(
+  deps: Deps,
+  account: AccountRecord,
+  form: WebsiteForm,
+): Promise<{ client: ClientRecord; secret: string | null }> {
   return registerClient(deps, websiteInput(form, account.id, deps.config.publicClients));
 }

@@ -68,11 +68,16 @@ const NO_AGENT_DIGEST = digest('agentauth: no such agent');
  * null otherwise: unknown (undefined), wrong secret and disabled look alike. The caller reads
  * the agent's row, with whatever else the step needs (the store's findAgentAndRequest).
  */
-export function verifyAgentCredentials(deps: Pick<Context, 'clock'>, agent: AgentRecord | undefined, secret: string): AgentRecord | null {
+export function verifyAgentCredentials(
+  deps: Pick<Context, 'clock'>,
+  agent: AgentRecord | undefined,
+  secret: string,
+): AgentRecord | null {
   const presented = digest(secret);
   // Both comparisons always run, so timing does not tell which secret (if any) matched.
   const current = safeEqual(presented, agent?.secret_digest ?? NO_AGENT_DIGEST);
   const previous = safeEqual(presented, agent?.previous_secret_digest ?? NO_AGENT_DIGEST);
-  const previousValid = previous && agent?.previous_secret_expires_at != null && deps.clock() < agent.previous_secret_expires_at;
+  const previousValid =
+    previous && agent?.previous_secret_expires_at != null && deps.clock() < agent.previous_secret_expires_at;
   return agent && (current || previousValid) && agent.status === 'active' ? agent : null;
 }

@@ -26,15 +26,29 @@ import {
   RequestNotFound,
   UnsupportedResponseType,
 } from '../protocol/errors.ts';
-import type { AgentRecord, AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestStatusFields, RequestWithClient } from '../store/types.ts';
+import type {
+  AgentRecord,
+  AuthorizationRequestRecord,
+  ClientRecord,
+  RequestStatus,
+  RequestStatusFields,
+  RequestWithClient,
+} from '../store/types.ts';
 import { verifyAgentCredentials } from './agents.ts';
-import { findAuthorizingClient, isPublicClient, MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH, redirectUriMatches } from './clients.ts';
+import {
+  findAuthorizingClient,
+  isPublicClient,
+  MAX_CLIENT_ID_LENGTH,
+  MAX_REDIRECT_URI_LENGTH,
+  redirectUriMatches,
+} from './clients.ts';
 import { permittedResource } from './resources.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes, withoutScope } from './scopes.ts';
 import { Throttled } from './throttle.ts';
 
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
-export const CONTESTED_DESCRIPTION = 'Two different agents authenticated this authorization request, so it was stopped; start a new one.';
+export const CONTESTED_DESCRIPTION =
+  'Two different agents authenticated this authorization request, so it was stopped; start a new one.';
 export const LIMITS = { clientId: MAX_CLIENT_ID_LENGTH, state: 2048, nonce: 512, scope: 200, loginHint: 128 } as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -70,7 +84,8 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 function single(query: AuthorizeQuery, name: string, maxLength: number): string | undefined {
   const value = query[name];
   if (Array.isArray(value)) throw new InvalidRequest(`${name} was given more than once`);
-  if (value !== undefined && value.length > maxLength) throw new InvalidRequest(`${name} is longer than ${maxLength} characters`);
+  if (value !== undefined && value.length > maxLength)
+    throw new InvalidRequest(`${name} is longer than ${maxLength} characters`);
   return value;
 }
 
@@ -92,7 +107,8 @@ export function decodesAsUtf8(rawQuery: string, name: string): boolean {
     if (eq < 0 || !pair.includes('%', eq)) continue;
     const key = pair.slice(0, eq);
     // A key spelled plainly is compared as it is; only an encoded one needs decoding.
-    if ((key === name || (/[%+]/.test(key) && formDecoded(key) === name)) && formDecoded(pair.slice(eq + 1)) === null) return false;
+    if ((key === name || (/[%+]/.test(key) && formDecoded(key) === name)) && formDecoded(pair.slice(eq + 1)) === null)
+      return false;
   }
   return true;
 }
@@ -118,7 +134,8 @@ export async function validateAuthorization(
   const clientId = required(query, 'client_id', LIMITS.clientId);
   const client = await findAuthorizingClient(ctx, clientId);
   if (client?.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
-  if (isPublicClient(client) && !ctx.config.publicClients) throw new InvalidClient('Public clients are not enabled on this server.', 400);
+  if (isPublicClient(client) && !ctx.config.publicClients)
+    throw new InvalidClient('Public clients are not enabled on this server.', 400);
 
   const redirectUri = required(query, 'redirect_uri', MAX_REDIRECT_URI_LENGTH);
   if (!redirectUriMatches(client, redirectUri)) {
@@ -136,14 +153,17 @@ export async function validateAuthorization(
   const method = required(query, 'code_challenge_method', 100);
   if (method !== 'S256') throw new InvalidRequest('code_challenge_method must be S256; plain is not supported.');
   if (!S256_CHALLENGE.test(codeChallenge)) {
-    throw new InvalidRequest('code_challenge must be the base64url-encoded SHA-256 of the code verifier (43 characters).');
+    throw new InvalidRequest(
+      'code_challenge must be the base64url-encoded SHA-256 of the code verifier (43 characters).',
+    );
   }
 
   const requestedScope = single(query, 'scope', LIMITS.scope);
   let scope = DEFAULT_SCOPE;
   if (requestedScope !== undefined) {
     const unknown = unknownScopes(requestedScope);
-    if (unknown.length > 0) throw new InvalidScope(`Unknown scope ${unknown.join(', ')}; allowed values are ${SUPPORTED_SCOPES.join(', ')}.`);
+    if (unknown.length > 0)
+      throw new InvalidScope(`Unknown scope ${unknown.join(', ')}; allowed values are ${SUPPORTED_SCOPES.join(', ')}.`);
     scope = normalizeScope(requestedScope);
     if (!scope) throw new InvalidScope(`scope must name at least one of ${SUPPORTED_SCOPES.join(', ')}.`);
   }
@@ -152,14 +172,19 @@ export async function validateAuthorization(
     // contract, so a public client could verify none: it is granted the rest of what it asked
     // for, without openid, as RFC 6749 §3.3 allows (docs/design.md §13).
     scope = withoutScope(scope, 'openid');
-    if (!scope) throw new InvalidScope('A public client cannot be issued an ID token (it has no secret to key it with); ask for email or profile.');
+    if (!scope)
+      throw new InvalidScope(
+        'A public client cannot be issued an ID token (it has no secret to key it with); ask for email or profile.',
+      );
   }
 
   const nonce = single(query, 'nonce', LIMITS.nonce) ?? null;
-  if (nonce !== null && !VSCHAR.test(nonce)) throw new InvalidRequest('nonce must consist of printable ASCII characters.');
+  if (nonce !== null && !VSCHAR.test(nonce))
+    throw new InvalidRequest('nonce must consist of printable ASCII characters.');
 
   const loginHint = single(query, 'login_hint', LIMITS.loginHint) || null;
-  if (loginHint !== null && !AGENT_ID.test(loginHint)) throw new InvalidRequest('login_hint must be the agent_id of the agent that is to sign in.');
+  if (loginHint !== null && !AGENT_ID.test(loginHint))
+    throw new InvalidRequest('login_hint must be the agent_id of the agent that is to sign in.');
 
   const resource = await permittedResource(ctx, query.resource);
 
@@ -216,9 +241,14 @@ export function isExpired(request: Pick<RequestStatusFields, 'status' | 'expires
 
 /** The state of a request at `now` (docs/contract.md GET /api/check-status); never the code, state or redirect_uri. */
 export function statusView(request: RequestStatusFields, now: number): StatusView {
-  if (isExpired(request, now)) return { status: 'error', error: 'request_expired', error_description: EXPIRED_DESCRIPTION };
+  if (isExpired(request, now))
+    return { status: 'error', error: 'request_expired', error_description: EXPIRED_DESCRIPTION };
   if (request.status === 'error') {
-    return { status: 'error', error: request.error ?? 'server_error', error_description: request.error_description ?? '' };
+    return {
+      status: 'error',
+      error: request.error ?? 'server_error',
+      error_description: request.error_description ?? '',
+    };
   }
   return { status: request.status };
 }
@@ -257,7 +287,11 @@ export function redirectHost(request: Pick<AuthorizationRequestRecord, 'redirect
  * (400 request_expired, 409 request_already_used or request_contested). Every attempt is an
  * audit event, except that a throttled key writes one per window.
  */
-export async function authenticateAgent(ctx: Context, input: AgentAuthentication, caller: CallerInfo): Promise<{ agent: AgentRecord; client: ClientRecord }> {
+export async function authenticateAgent(
+  ctx: Context,
+  input: AgentAuthentication,
+  caller: CallerInfo,
+): Promise<{ agent: AgentRecord; client: ClientRecord }> {
   const auditEvent = (outcome: string, clientId: string | null = null) => ({
     at: ctx.clock(),
     agent_id: input.agent_id,
@@ -268,7 +302,8 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
     user_agent: caller.userAgent?.slice(0, 512) ?? null,
     outcome,
   });
-  const audit = (outcome: string, clientId: string | null = null) => ctx.store.recordAuditEvent(auditEvent(outcome, clientId));
+  const audit = (outcome: string, clientId: string | null = null) =>
+    ctx.store.recordAuditEvent(auditEvent(outcome, clientId));
   const refuse = async (error: Throttled): Promise<never> => {
     if (error.firstInWindow) await audit('throttled');
     throw error;
@@ -299,26 +334,53 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
   const { found } = read;
   if (!found) return fail(new RequestNotFound('The authorization request does not exist.'));
   const { request, client } = found;
-  if (client?.status !== 'active') return fail(new InvalidClient('The client of this authorization request is no longer active.', 400), request.client_id);
+  if (client?.status !== 'active')
+    return fail(
+      new InvalidClient('The client of this authorization request is no longer active.', 400),
+      request.client_id,
+    );
 
   // Refused before any state change: the agent was handed a request for a site it did not expect.
   if (input.expected_client_id !== undefined && input.expected_client_id !== request.client_id) {
-    return fail(new RequestMismatch(`This authorization request is for client ${request.client_id}, not ${input.expected_client_id}.`), request.client_id);
+    return fail(
+      new RequestMismatch(
+        `This authorization request is for client ${request.client_id}, not ${input.expected_client_id}.`,
+      ),
+      request.client_id,
+    );
   }
   const host = redirectHost(request);
   if (input.expected_redirect_host !== undefined && input.expected_redirect_host.toLowerCase() !== host.toLowerCase()) {
-    return fail(new RequestMismatch(`This authorization request sends the browser to ${host}, not ${input.expected_redirect_host}.`), request.client_id);
+    return fail(
+      new RequestMismatch(
+        `This authorization request sends the browser to ${host}, not ${input.expected_redirect_host}.`,
+      ),
+      request.client_id,
+    );
   }
   if (input.expected_resource !== undefined && input.expected_resource !== request.resource) {
     const named = request.resource === null ? 'names no resource' : `is for the resource ${request.resource}`;
-    return fail(new RequestMismatch(`This authorization request ${named}, not ${input.expected_resource}.`), request.client_id);
+    return fail(
+      new RequestMismatch(`This authorization request ${named}, not ${input.expected_resource}.`),
+      request.client_id,
+    );
   }
   if (request.login_hint !== null && request.login_hint !== agent.id) {
-    return fail(new AgentMismatch('This authorization request was started for another agent (login_hint).'), request.client_id);
+    return fail(
+      new AgentMismatch('This authorization request was started for another agent (login_hint).'),
+      request.client_id,
+    );
   }
 
   const now = ctx.clock();
-  if (await ctx.store.markRequestAuthenticated(request.id, { agent_id: agent.id, model: input.model }, now, auditEvent('authenticated', request.client_id))) {
+  if (
+    await ctx.store.markRequestAuthenticated(
+      request.id,
+      { agent_id: agent.id, model: input.model },
+      now,
+      auditEvent('authenticated', request.client_id),
+    )
+  ) {
     return { agent, client };
   }
   // Lost the conditional update: tell the caller why from the row as it is now.
@@ -327,12 +389,25 @@ export async function authenticateAgent(ctx: Context, input: AgentAuthentication
   if (current.status === 'authenticated' && current.agent_id !== agent.id) {
     // Someone else's agent got there first (a leaked request_id) or this one did: either way the
     // browser must not be signed in as whichever came first. No code is released.
-    if (await ctx.store.contestRequest(request.id, agent.id, now, CONTESTED_DESCRIPTION, auditEvent('request_contested', request.client_id))) {
+    if (
+      await ctx.store.contestRequest(
+        request.id,
+        agent.id,
+        now,
+        CONTESTED_DESCRIPTION,
+        auditEvent('request_contested', request.client_id),
+      )
+    ) {
       await ctx.throttle.recordFailure(caller.ip);
       throw new RequestContested(CONTESTED_DESCRIPTION);
     }
   }
-  return fail(new RequestAlreadyUsed('The authorization request has already been used; an authorization request can be authenticated only once.'), request.client_id);
+  return fail(
+    new RequestAlreadyUsed(
+      'The authorization request has already been used; an authorization request can be authenticated only once.',
+    ),
+    request.client_id,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -362,7 +437,10 @@ export interface AgentRequestView {
   error_description?: string;
 }
 
-export async function describeRequestForAgent(ctx: Pick<Context, 'store' | 'clock'>, requestId: string): Promise<AgentRequestView | undefined> {
+export async function describeRequestForAgent(
+  ctx: Pick<Context, 'store' | 'clock'>,
+  requestId: string,
+): Promise<AgentRequestView | undefined> {
   const found = await ctx.store.findRequestWithClient(requestId);
   if (!found) return undefined;
   const { request, client } = found;
@@ -398,7 +476,9 @@ export type ContinueOutcome =
  * style or not, gives back the exact value, the opaque state above all.
  */
 export function withQuery(uri: string, params: Record<string, string>): string {
-  const query = Object.entries(params).map(([name, value]) => `${name}=${encodeURIComponent(value)}`).join('&');
+  const query = Object.entries(params)
+    .map(([name, value]) => `${name}=${encodeURIComponent(value)}`)
+    .join('&');
   return uri + (uri.includes('?') ? '&' : '?') + query;
 }
 
@@ -415,7 +495,9 @@ async function boundRequest(
   if (!found) throw new InvalidRequest('The authorization request does not exist.');
   const bindingDigest = browserBinding ? digest(browserBinding) : '';
   if (!safeEqual(bindingDigest, found.request.browser_digest)) {
-    throw new AccessDenied('This authorization request was started in another browser; start again from the application.');
+    throw new AccessDenied(
+      'This authorization request was started in another browser; start again from the application.',
+    );
   }
   return found;
 }
@@ -431,14 +513,24 @@ export interface AuthenticatedAgentView {
  * one, so the person sees who signs them in (identity swap, docs/design.md §5). Only the
  * browser holding the binding cookie may ask; the public status endpoint never says.
  */
-export async function authenticatedAgentFor(ctx: Pick<Context, 'store' | 'clock'>, requestId: string, browserBinding: string | undefined): Promise<AuthenticatedAgentView> {
+export async function authenticatedAgentFor(
+  ctx: Pick<Context, 'store' | 'clock'>,
+  requestId: string,
+  browserBinding: string | undefined,
+): Promise<AuthenticatedAgentView> {
   const { request } = await boundRequest(ctx, requestId, browserBinding);
   const { status } = statusView(request, ctx.clock());
   if (status !== 'authenticated' || !request.agent_id) return { status };
   const agent = await ctx.store.findAgent(request.agent_id);
   return {
     status,
-    agent: { agent_id: request.agent_id, name: agent?.name ?? request.agent_id, owner_name: agent?.owner_name ?? null, owner_email: agent?.owner_email ?? '', model: request.model ?? '' },
+    agent: {
+      agent_id: request.agent_id,
+      name: agent?.name ?? request.agent_id,
+      owner_name: agent?.owner_name ?? null,
+      owner_email: agent?.owner_email ?? '',
+      model: request.model ?? '',
+    },
   };
 }
 
@@ -457,7 +549,8 @@ export async function continueAuthorization(
   const now = ctx.clock();
   const view = statusView(request, now);
   if (view.status === 'error') throw errorOf(view.error, view.error_description);
-  if (view.status === 'completed') throw new RequestAlreadyUsed('This authorization request has already been completed.');
+  if (view.status === 'completed')
+    throw new RequestAlreadyUsed('This authorization request has already been completed.');
 
   const iss = ctx.config.baseUrl;
   if (input.action === 'cancel') {
@@ -465,12 +558,25 @@ export async function continueAuthorization(
     if (!(await ctx.store.failRequest(request.id, request.browser_digest, now, 'access_denied', description))) {
       return continueAuthorization(ctx, input, browserBinding); // the state changed under us: answer from the new one
     }
-    return { kind: 'redirect', location: withQuery(request.redirect_uri, { error: 'access_denied', error_description: description, state: request.state, iss }) };
+    return {
+      kind: 'redirect',
+      location: withQuery(request.redirect_uri, {
+        error: 'access_denied',
+        error_description: description,
+        state: request.state,
+        iss,
+      }),
+    };
   }
 
   if (view.status === 'pending') return { kind: 'waiting', request, client };
   if (client.approval === 'manual' && !input.confirmed) {
-    return { kind: 'confirm', request, client, agent: request.agent_id ? await ctx.store.findAgent(request.agent_id) : undefined };
+    return {
+      kind: 'confirm',
+      request,
+      client,
+      agent: request.agent_id ? await ctx.store.findAgent(request.agent_id) : undefined,
+    };
   }
 
   const code = newCode();

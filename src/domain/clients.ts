@@ -50,14 +50,16 @@ export function redirectUriProblem(uri: string): string | null {
   if (uri.includes('#')) return 'must not contain a fragment';
   if (url.username || url.password) return 'must not contain user information';
   const taken = RESPONSE_PARAMETERS.filter((name) => url.searchParams.has(name));
-  if (taken.length > 0) return `must not already carry ${taken.join(', ')} in its query (the server adds them to the redirect)`;
+  if (taken.length > 0)
+    return `must not already carry ${taken.join(', ')} in its query (the server adds them to the redirect)`;
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
   return 'must use https (http is allowed only for localhost, 127.0.0.1 and [::1])';
 }
 
 /** A client without a secret (token_endpoint_auth_method none): an app on a device, an MCP client. */
-export const isPublicClient = (client: Pick<ClientRecord, 'token_endpoint_auth_method'>) => client.token_endpoint_auth_method === 'none';
+export const isPublicClient = (client: Pick<ClientRecord, 'token_endpoint_auth_method'>) =>
+  client.token_endpoint_auth_method === 'none';
 
 /** http://localhost, 127.0.0.1 or [::1]: a redirect to the person's own machine. */
 export function isLoopbackRedirect(uri: string): boolean {
@@ -73,7 +75,10 @@ export function isLoopbackRedirect(uri: string): boolean {
  * @example
  * redirectUriMatches(publicClient, 'http://127.0.0.1:53122/callback'); // registered http://127.0.0.1/callback: true
  */
-export function redirectUriMatches(client: Pick<ClientRecord, 'redirect_uris' | 'token_endpoint_auth_method'>, requested: string): boolean {
+export function redirectUriMatches(
+  client: Pick<ClientRecord, 'redirect_uris' | 'token_endpoint_auth_method'>,
+  requested: string,
+): boolean {
   if (client.redirect_uris.includes(requested)) return true;
   if (!isPublicClient(client) || !isLoopbackRedirect(requested) || redirectUriProblem(requested) !== null) return false;
   const withoutPort = (uri: string) => {
@@ -106,10 +111,13 @@ export interface NewClient {
 /** Checks a new client's fields; throws an Error whose message says what is wrong. */
 export function validateNewClient(input: NewClient): { name: string; redirectUris: string[]; resources: string[] } {
   const name = input.name.trim();
-  if (!name || name.length > MAX_CLIENT_NAME_LENGTH) throw new Error(`client name must be 1 to ${MAX_CLIENT_NAME_LENGTH} characters`);
+  if (!name || name.length > MAX_CLIENT_NAME_LENGTH)
+    throw new Error(`client name must be 1 to ${MAX_CLIENT_NAME_LENGTH} characters`);
   const resources = [...new Set(input.resources ?? [])];
-  if (input.redirectUris.length === 0 && resources.length === 0) throw new Error('at least one redirect URI is required');
-  if (input.redirectUris.length > MAX_REDIRECT_URIS) throw new Error(`at most ${MAX_REDIRECT_URIS} redirect URIs may be registered`);
+  if (input.redirectUris.length === 0 && resources.length === 0)
+    throw new Error('at least one redirect URI is required');
+  if (input.redirectUris.length > MAX_REDIRECT_URIS)
+    throw new Error(`at most ${MAX_REDIRECT_URIS} redirect URIs may be registered`);
   for (const uri of input.redirectUris) {
     const problem = redirectUriProblem(uri);
     if (problem) throw new Error(`redirect URI ${uri} ${problem}`);
@@ -118,14 +126,24 @@ export function validateNewClient(input: NewClient): { name: string; redirectUri
     const problem = resourceProblem(resource);
     if (problem) throw new Error(`resource ${resource} ${problem}`);
   }
-  if (input.public && resources.length > 0) throw new Error('a resource server authenticates to introspect tokens, so it cannot be a public client');
+  if (input.public && resources.length > 0)
+    throw new Error('a resource server authenticates to introspect tokens, so it cannot be a public client');
   return { name, redirectUris: [...new Set(input.redirectUris)], resources };
 }
 
 /** Registers a client; `secret` is null for a public client, which has none. */
-export async function registerClient(deps: Deps, input: NewClient & { public?: false }): Promise<{ client: ClientRecord; secret: string }>;
-export async function registerClient(deps: Deps, input: NewClient): Promise<{ client: ClientRecord; secret: string | null }>;
-export async function registerClient(deps: Deps, input: NewClient): Promise<{ client: ClientRecord; secret: string | null }> {
+export async function registerClient(
+  deps: Deps,
+  input: NewClient & { public?: false },
+): Promise<{ client: ClientRecord; secret: string }>;
+export async function registerClient(
+  deps: Deps,
+  input: NewClient,
+): Promise<{ client: ClientRecord; secret: string | null }>;
+export async function registerClient(
+  deps: Deps,
+  input: NewClient,
+): Promise<{ client: ClientRecord; secret: string | null }> {
   const { name, redirectUris, resources } = validateNewClient(input);
   const secret = input.public ? null : newClientSecret();
   const now = deps.clock();
@@ -181,20 +199,27 @@ export async function setClientStatus(deps: Deps, clientId: string, status: Clie
  * only when it is new or the document changed, or once a day to record the use of a
  * self-registered client (see recordClientUse).
  */
-export async function findAuthorizingClient(ctx: Pick<Context, 'store' | 'clock' | 'clientMetadata'>, clientId: string): Promise<ClientRecord | undefined> {
+export async function findAuthorizingClient(
+  ctx: Pick<Context, 'store' | 'clock' | 'clientMetadata'>,
+  clientId: string,
+): Promise<ClientRecord | undefined> {
   if (!couldBeClientId(clientId)) return undefined;
   const known = await ctx.store.findClient(clientId);
   const documents = ctx.clientMetadata;
   // A registered client is what its row says; so is a disabled document client, refused
   // without asking its server again. Only an active (or new) document client is resolved.
-  const described = documents !== null && isClientIdUrl(clientId) && (!known || (known.status === 'active' && known.source === 'metadata_document'));
+  const described =
+    documents !== null &&
+    isClientIdUrl(clientId) &&
+    (!known || (known.status === 'active' && known.source === 'metadata_document'));
   if (!described) {
     if (known?.status !== 'active') return known;
     return (await recordClientUse(ctx, known)) ? known : undefined;
   }
   const document = await documents.resolve(clientId);
   const now = ctx.clock();
-  const unchanged = known && known.name === document.client_name && sameList(known.redirect_uris, document.redirect_uris);
+  const unchanged =
+    known && known.name === document.client_name && sameList(known.redirect_uris, document.redirect_uris);
   if (unchanged && !clientUseIsStale(known, now)) return known;
   // Written as an upsert: should the purge have deleted the row since it was read, it is back.
   return ctx.store.saveMetadataDocumentClient(metadataDocumentClient(document, now));
@@ -213,7 +238,9 @@ const CLIENT_USE_RESOLUTION = 86_400;
  * clientUseIsStale({ source: 'manual', last_used_at: null }, now); // false
  */
 export function clientUseIsStale(client: Pick<ClientRecord, 'source' | 'last_used_at'>, now: number): boolean {
-  return client.source !== 'manual' && (client.last_used_at === null || client.last_used_at <= now - CLIENT_USE_RESOLUTION);
+  return (
+    client.source !== 'manual' && (client.last_used_at === null || client.last_used_at <= now - CLIENT_USE_RESOLUTION)
+  );
 }
 
 /**
@@ -230,7 +257,8 @@ export async function recordClientUse(deps: Pick<Context, 'store' | 'clock'>, cl
   return deps.store.updateClient(client.id, { last_used_at: now });
 }
 
-const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((value, i) => value === b[i]);
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((value, i) => value === b[i]);
 
 function metadataDocumentClient(document: ClientMetadataDocument, now: number): ClientRecord {
   return {
@@ -276,7 +304,10 @@ export async function resealClientSecrets(deps: Deps): Promise<{ resealed: strin
       unreadable.push(client.id);
       continue;
     }
-    const patch = { secret_sealed: deps.secrets.box.seal(secret), ...(previous === null ? {} : { previous_secret_sealed: deps.secrets.box.seal(previous) }) };
+    const patch = {
+      secret_sealed: deps.secrets.box.seal(secret),
+      ...(previous === null ? {} : { previous_secret_sealed: deps.secrets.box.seal(previous) }),
+    };
     if (await deps.store.updateClient(client.id, patch)) resealed.push(client.id);
   }
   return { resealed, unreadable };
@@ -299,17 +330,25 @@ export async function authenticateClient(
   if (!clientId) throw new InvalidClient('client authentication failed: client_id is required');
   const client = known ? known.client : await deps.store.findClient(clientId);
   if (client && isPublicClient(client)) {
-    if (!deps.config.publicClients || client.status !== 'active' || clientSecret !== undefined) throw new InvalidClient('client authentication failed');
+    if (!deps.config.publicClients || client.status !== 'active' || clientSecret !== undefined)
+      throw new InvalidClient('client authentication failed');
     return client;
   }
   if (!clientSecret) {
-    throw new InvalidClient('client authentication failed: client_id and client_secret are required (client_secret_post)');
+    throw new InvalidClient(
+      'client authentication failed: client_id and client_secret are required (client_secret_post)',
+    );
   }
   const expected = client ? openSealed(deps, client.secret_sealed) : null;
   if (client && expected === null) {
-    log(`client ${client.id}: its secret was encrypted under a JWT_SECRET this server does not have; list that secret in JWT_PREVIOUS_SECRETS, or rotate the client's secret`);
+    log(
+      `client ${client.id}: its secret was encrypted under a JWT_SECRET this server does not have; list that secret in JWT_PREVIOUS_SECRETS, or rotate the client's secret`,
+    );
   }
-  const previousValid = client?.previous_secret_sealed != null && client.previous_secret_expires_at != null && deps.clock() < client.previous_secret_expires_at;
+  const previousValid =
+    client?.previous_secret_sealed != null &&
+    client.previous_secret_expires_at != null &&
+    deps.clock() < client.previous_secret_expires_at;
   const previous = previousValid ? openSealed(deps, client!.previous_secret_sealed!) : null;
   // Both comparisons always run, so timing does not tell which secret (if any) matched.
   const matchesCurrent = safeEqual(clientSecret, expected ?? `${clientSecret}\0`);

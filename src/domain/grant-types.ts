@@ -4,10 +4,17 @@
  * what it lists. A grant added here is served, published and registrable at once.
  */
 import type { Context } from '../context.ts';
-import { type ClientCredentials, type CodeExchange, exchangeCode, refreshTokens, type TokenResponse } from './tokens.ts';
+import {
+  type ClientCredentials,
+  type CodeExchange,
+  exchangeCode,
+  refreshTokens,
+  type TokenResponse,
+} from './tokens.ts';
 
 /** What POST /token may carry, for any grant: each grant reads the fields it needs. */
-export type TokenRequestBody = ClientCredentials & CodeExchange & { grant_type: string; refresh_token?: string; scope?: string };
+export type TokenRequestBody = ClientCredentials &
+  CodeExchange & { grant_type: string; refresh_token?: string; scope?: string };
 
 /** A grant: issues tokens for the request, authenticating the client from the same read as its code or token. */
 export type Grant = (ctx: Context, body: TokenRequestBody, log?: (message: string) => void) => Promise<TokenResponse>;

@@ -18,7 +18,9 @@ const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; s
  * // { grants: 3, codes: 0, requests: 1 }
  */
 export async function revokeGrants(ctx: Pick<Context, 'store' | 'clock'>, owner: GrantOwner): Promise<RevokedGrants> {
-  if (owner.agent_id !== undefined && !(await ctx.store.findAgent(owner.agent_id))) throw new Error(`no agent ${owner.agent_id}`);
-  if (owner.client_id !== undefined && !(await ctx.store.findClient(owner.client_id))) throw new Error(`no client ${owner.client_id}`);
+  if (owner.agent_id !== undefined && !(await ctx.store.findAgent(owner.agent_id)))
+    throw new Error(`no agent ${owner.agent_id}`);
+  if (owner.client_id !== undefined && !(await ctx.store.findClient(owner.client_id)))
+    throw new Error(`no client ${owner.client_id}`);
   return ctx.store.revokeGrantsOf(owner, ctx.clock(), REVOKED_DESCRIPTION);
 }

@@ -40,9 +40,20 @@ export class AccessTokenKeys {
     this.kid = secretKeyId(current);
     // Times come from the server's clock: iat and exp in the payload (fast-jwt keeps a given
     // iat), expiry checked in verify().
-    this.signer = createSigner({ key: current, algorithm: 'HS256', header: { alg: 'HS256', typ: 'at+jwt', kid: this.kid } });
+    this.signer = createSigner({
+      key: current,
+      algorithm: 'HS256',
+      header: { alg: 'HS256', typ: 'at+jwt', kid: this.kid },
+    });
     for (const secret of [current, ...previous]) {
-      const verifier = createVerifier({ key: secret, algorithms: ['HS256'], allowedIss: issuer, cache: false, ignoreExpiration: true, ignoreNotBefore: true });
+      const verifier = createVerifier({
+        key: secret,
+        algorithms: ['HS256'],
+        allowedIss: issuer,
+        cache: false,
+        ignoreExpiration: true,
+        ignoreNotBefore: true,
+      });
       this.verifiers.set(secretKeyId(secret), verifier as (token: string) => Claims);
     }
   }

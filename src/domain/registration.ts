@@ -15,7 +15,16 @@ import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../protocol/errors.ts';
 import type { ClientAuthMethod, ClientRecord } from '../store/types.ts';
-import { couldBeClientId, isPublicClient, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, recordClientUse, redirectUriProblem, registerClient, UNDISPLAYABLE_IN_NAME } from './clients.ts';
+import {
+  couldBeClientId,
+  isPublicClient,
+  MAX_CLIENT_NAME_LENGTH,
+  MAX_REDIRECT_URIS,
+  recordClientUse,
+  redirectUriProblem,
+  registerClient,
+  UNDISPLAYABLE_IN_NAME,
+} from './clients.ts';
 import { SUPPORTED_SCOPES, withoutScope } from './scopes.ts';
 
 type Deps = Pick<Context, 'config' | 'store' | 'secrets' | 'clock'>;
@@ -31,7 +40,12 @@ const REGISTERED_SCOPE = SUPPORTED_SCOPES.join(' ');
 /** A public client is never granted openid (docs/design.md §13: no secret to key an ID token with). */
 const PUBLIC_CLIENT_SCOPE = withoutScope(REGISTERED_SCOPE, 'openid');
 /** Fields of the client information response that an update must not send (RFC 7592 §2.2). */
-const SERVER_MANAGED_FIELDS = ['registration_access_token', 'registration_client_uri', 'client_secret_expires_at', 'client_id_issued_at'];
+const SERVER_MANAGED_FIELDS = [
+  'registration_access_token',
+  'registration_client_uri',
+  'client_secret_expires_at',
+  'client_id_issued_at',
+];
 /** The one answer for every management request that is not authorized, so it tells nothing about which client ids exist. */
 const NOT_AUTHORIZED = 'The registration access token is invalid, or the client it was issued for does not exist.';
 /** What an agent waiting on one of the deleted client's sign-ins is told. */
@@ -99,12 +113,20 @@ export async function registerDynamicClient(ctx: Deps, metadata: unknown): Promi
  * @example
  * const client = await authorizeRegistrationAccess(ctx, 'cli_abc', 'rat_…');
  */
-export async function authorizeRegistrationAccess(deps: Pick<Context, 'store'>, clientId: string, token: string | undefined): Promise<ClientRecord> {
+export async function authorizeRegistrationAccess(
+  deps: Pick<Context, 'store'>,
+  clientId: string,
+  token: string | undefined,
+): Promise<ClientRecord> {
   return (await managedClient(deps, clientId, token)).client;
 }
 
 /** authorizeRegistrationAccess, also returning the token, which is then known to be present. */
-async function managedClient(deps: Pick<Context, 'store'>, clientId: string, token: string | undefined): Promise<{ client: ClientRecord; token: string }> {
+async function managedClient(
+  deps: Pick<Context, 'store'>,
+  clientId: string,
+  token: string | undefined,
+): Promise<{ client: ClientRecord; token: string }> {
   if (!token) {
     const error = new InvalidToken('A registration access token is required (Authorization: Bearer).');
     // RFC 6750 §3.1: a request without credentials gets the challenge without an error code.
@@ -126,7 +148,11 @@ async function managedClient(deps: Pick<Context, 'store'>, clientId: string, tok
  * @example
  * const info = await readDynamicClient(ctx, 'cli_abc', 'rat_…'); // as registered, without client_secret
  */
-export async function readDynamicClient(ctx: Deps, clientId: string, token: string | undefined): Promise<RegistrationResponse> {
+export async function readDynamicClient(
+  ctx: Deps,
+  clientId: string,
+  token: string | undefined,
+): Promise<RegistrationResponse> {
   const { client, token: presented } = await managedClient(ctx, clientId, token);
   if (!(await recordClientUse(ctx, client))) throw new InvalidToken(NOT_AUTHORIZED);
   return clientInformation(ctx.config.baseUrl, client, presented, null);
@@ -144,19 +170,29 @@ export async function readDynamicClient(ctx: Deps, clientId: string, token: stri
  * @example
  * const info = await updateDynamicClient(ctx, 'cli_abc', 'rat_…', { client_id: 'cli_abc', redirect_uris: ['https://app.example/new'], client_name: 'App 2' });
  */
-export async function updateDynamicClient(ctx: Deps, clientId: string, token: string | undefined, metadata: unknown): Promise<RegistrationResponse> {
+export async function updateDynamicClient(
+  ctx: Deps,
+  clientId: string,
+  token: string | undefined,
+  metadata: unknown,
+): Promise<RegistrationResponse> {
   const { client, token: presented } = await managedClient(ctx, clientId, token);
   const body = asObject(metadata);
   const sent = (name: string) => given(body, name) !== undefined;
   const managed = SERVER_MANAGED_FIELDS.find(sent);
   if (managed) throw new InvalidRequest(`${managed} must not be sent in an update (RFC 7592 §2.2).`);
-  if (given(body, 'client_id') !== client.id) throw new InvalidRequest('client_id must be sent and must be the client_id of this registration.');
+  if (given(body, 'client_id') !== client.id)
+    throw new InvalidRequest('client_id must be sent and must be the client_id of this registration.');
   if (sent('client_secret') && !isCurrentSecret(ctx, client, given(body, 'client_secret'))) {
-    throw new InvalidRequest('client_secret is not the current client secret; a client cannot choose its secret (leave it out).');
+    throw new InvalidRequest(
+      'client_secret is not the current client secret; a client cannot choose its secret (leave it out).',
+    );
   }
   const requested = checkMetadata(ctx.config, body);
   if (requested.authMethod !== undefined && requested.authMethod !== client.token_endpoint_auth_method) {
-    throw new InvalidClientMetadata(`token_endpoint_auth_method cannot be changed from ${client.token_endpoint_auth_method}; register a new client instead.`);
+    throw new InvalidClientMetadata(
+      `token_endpoint_auth_method cannot be changed from ${client.token_endpoint_auth_method}; register a new client instead.`,
+    );
   }
   const patch = { name: requested.name, redirect_uris: requested.redirectUris, last_used_at: ctx.clock() };
   // Deleted since it was read: as if it had not been found.
@@ -174,11 +210,17 @@ export async function updateDynamicClient(ctx: Deps, clientId: string, token: st
  */
 export async function deleteDynamicClient(ctx: Deps, clientId: string, token: string | undefined): Promise<void> {
   const client = await authorizeRegistrationAccess(ctx, clientId, token);
-  if (!(await ctx.store.deleteClient(client.id, ctx.clock(), DELETED_DESCRIPTION))) throw new InvalidToken(NOT_AUTHORIZED);
+  if (!(await ctx.store.deleteClient(client.id, ctx.clock(), DELETED_DESCRIPTION)))
+    throw new InvalidToken(NOT_AUTHORIZED);
 }
 
 /** The answer to registration, read and update, built from the record alone. */
-function clientInformation(issuer: string, client: ClientRecord, registrationAccessToken: string, secret: string | null): RegistrationResponse {
+function clientInformation(
+  issuer: string,
+  client: ClientRecord,
+  registrationAccessToken: string,
+  secret: string | null,
+): RegistrationResponse {
   return {
     client_id: client.id,
     ...(secret ? { client_secret: secret } : {}),
@@ -196,7 +238,8 @@ function clientInformation(issuer: string, client: ClientRecord, registrationAcc
 }
 
 function asObject(value: unknown): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidClientMetadata('The client metadata must be a JSON object.');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidClientMetadata('The client metadata must be a JSON object.');
   return value as Record<string, unknown>;
 }
 
@@ -205,7 +248,8 @@ function given(body: Record<string, unknown>, name: string): unknown {
   return Object.hasOwn(body, name) ? (body[name] ?? undefined) : undefined;
 }
 
-const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
+const isStringArray = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string');
 
 /**
  * RFC 7591 §2 metadata, checked and reduced to what this server registers. Unknown fields are
@@ -227,7 +271,8 @@ function checkRedirectUris(value: unknown): string[] {
   if (value === undefined) throw new InvalidClientMetadata('redirect_uris is required.');
   if (!isStringArray(value)) throw new InvalidClientMetadata('redirect_uris must be an array of strings.');
   if (value.length === 0) throw new InvalidClientMetadata('redirect_uris must name at least one redirect URI.');
-  if (value.length > MAX_REDIRECT_URIS) throw new InvalidClientMetadata(`redirect_uris may name at most ${MAX_REDIRECT_URIS} redirect URIs.`);
+  if (value.length > MAX_REDIRECT_URIS)
+    throw new InvalidClientMetadata(`redirect_uris may name at most ${MAX_REDIRECT_URIS} redirect URIs.`);
   value.forEach((uri, index) => {
     const problem = redirectUriProblem(uri);
     // The index, not the URI: the description stays plain ASCII whatever was sent.
@@ -238,15 +283,21 @@ function checkRedirectUris(value: unknown): string[] {
 
 /** The name shown to the person signing in; by default the host of the first redirect URI, which is what they would check anyway. */
 function checkName(value: unknown, firstRedirectUri: string): string {
-  if (value !== undefined && typeof value !== 'string') throw new InvalidClientMetadata('client_name must be a string.');
+  if (value !== undefined && typeof value !== 'string')
+    throw new InvalidClientMetadata('client_name must be a string.');
   const name = (value ?? '').trim();
   if (!name) return new URL(firstRedirectUri).hostname;
-  if (name.length > MAX_CLIENT_NAME_LENGTH) throw new InvalidClientMetadata(`client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters.`);
-  if (UNDISPLAYABLE_IN_NAME.test(name)) throw new InvalidClientMetadata('client_name contains control, text-direction or unpaired surrogate characters.');
+  if (name.length > MAX_CLIENT_NAME_LENGTH)
+    throw new InvalidClientMetadata(`client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters.`);
+  if (UNDISPLAYABLE_IN_NAME.test(name))
+    throw new InvalidClientMetadata('client_name contains control, text-direction or unpaired surrogate characters.');
   return name;
 }
 
-function checkAuthMethod(config: Pick<Context['config'], 'publicClients'>, value: unknown): ClientAuthMethod | undefined {
+function checkAuthMethod(
+  config: Pick<Context['config'], 'publicClients'>,
+  value: unknown,
+): ClientAuthMethod | undefined {
   const supported = config.publicClients ? 'client_secret_post or none' : 'client_secret_post';
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw new InvalidClientMetadata('token_endpoint_auth_method must be a string.');
@@ -257,7 +308,9 @@ function checkAuthMethod(config: Pick<Context['config'], 'publicClients'>, value
   if (value === 'client_secret_post' || value === 'client_secret_basic') return 'client_secret_post';
   if (value === 'none') {
     if (config.publicClients) return 'none';
-    throw new InvalidClientMetadata('token_endpoint_auth_method none (a public client) is not enabled on this server (PUBLIC_CLIENTS); use client_secret_post.');
+    throw new InvalidClientMetadata(
+      'token_endpoint_auth_method none (a public client) is not enabled on this server (PUBLIC_CLIENTS); use client_secret_post.',
+    );
   }
   throw new InvalidClientMetadata(`token_endpoint_auth_method must be ${supported}.`);
 }
@@ -273,12 +326,19 @@ function checkGrantAndResponseTypes(grantTypes: unknown, responseTypes: unknown)
     if (!grantTypes.every(isGrantType)) {
       throw new InvalidClientMetadata(`grant_types may contain only ${GRANT_TYPES.join(' and ')}.`);
     }
-    if (!grantTypes.includes('authorization_code')) throw new InvalidClientMetadata('grant_types must include authorization_code, the only grant that starts a sign-in.');
+    if (!grantTypes.includes('authorization_code'))
+      throw new InvalidClientMetadata(
+        'grant_types must include authorization_code, the only grant that starts a sign-in.',
+      );
   }
   if (responseTypes !== undefined) {
     if (!isStringArray(responseTypes)) throw new InvalidClientMetadata('response_types must be an array of strings.');
-    if (!responseTypes.every((type) => type === 'code')) throw new InvalidClientMetadata('response_types may contain only code.');
-    if (responseTypes.length === 0) throw new InvalidClientMetadata('response_types must include code, which the authorization_code grant uses (RFC 7591 §2.1).');
+    if (!responseTypes.every((type) => type === 'code'))
+      throw new InvalidClientMetadata('response_types may contain only code.');
+    if (responseTypes.length === 0)
+      throw new InvalidClientMetadata(
+        'response_types must include code, which the authorization_code grant uses (RFC 7591 §2.1).',
+      );
   }
 }
 
@@ -293,7 +353,8 @@ function checkScope(value: unknown): void {
   if (typeof value !== 'string') throw new InvalidClientMetadata('scope must be a string.');
   if (value === '') return; // no scope asked for: RFC 7592 §2.2 lets the server ignore empty values
   // RFC 6749 §3.3: scope tokens separated by spaces, each of NQCHAR (printable ASCII but " and \).
-  if (!SCOPE_SYNTAX.test(value)) throw new InvalidClientMetadata('scope must be space-separated scope tokens of printable ASCII (RFC 6749 §3.3).');
+  if (!SCOPE_SYNTAX.test(value))
+    throw new InvalidClientMetadata('scope must be space-separated scope tokens of printable ASCII (RFC 6749 §3.3).');
 }
 
 const SCOPE_SYNTAX = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;

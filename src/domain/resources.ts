@@ -37,7 +37,15 @@ export function isListedResource(resource: string, listed: readonly string[]): b
   return listed.some((entry) => {
     if (entry === resource) return true;
     const [base, candidate] = [URL.parse(entry), URL.parse(resource)];
-    if (!base || !candidate || base.origin === 'null' || base.origin !== candidate.origin || base.search || candidate.search) return false;
+    if (
+      !base ||
+      !candidate ||
+      base.origin === 'null' ||
+      base.origin !== candidate.origin ||
+      base.search ||
+      candidate.search
+    )
+      return false;
     const prefix = base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`;
     return candidate.pathname === base.pathname || candidate.pathname.startsWith(prefix);
   });
@@ -54,7 +62,8 @@ export function isListedResource(resource: string, listed: readonly string[]): b
  */
 export function resourceParameter(value: string | string[] | undefined): string | null {
   if (value === undefined) return null;
-  if (Array.isArray(value)) throw new InvalidTarget('Name one resource per request; tokens are issued for a single audience.');
+  if (Array.isArray(value))
+    throw new InvalidTarget('Name one resource per request; tokens are issued for a single audience.');
   const problem = resourceProblem(value);
   if (problem) throw new InvalidTarget(`resource ${problem}.`);
   return value;
@@ -70,11 +79,16 @@ export function resourceParameter(value: string | string[] | undefined): string 
  * @example
  * await permittedResource(ctx, 'https://mcp.example.com/mcp'); // the URI, or InvalidTarget
  */
-export async function permittedResource(ctx: Pick<Context, 'config' | 'store'>, value: string | string[] | undefined): Promise<string | null> {
+export async function permittedResource(
+  ctx: Pick<Context, 'config' | 'store'>,
+  value: string | string[] | undefined,
+): Promise<string | null> {
   const resource = resourceParameter(value);
   if (resource === null) return null;
   const allowed = ctx.config.allowedResources;
   if (allowed === '*' || isListedResource(resource, allowed)) return resource;
   if ((await ctx.store.listRegisteredResources()).includes(resource)) return resource;
-  throw new InvalidTarget('Tokens are not issued for this resource on this server: its operator has not registered it.');
+  throw new InvalidTarget(
+    'Tokens are not issued for this resource on this server: its operator has not registered it.',
+  );
 }

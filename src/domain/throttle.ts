@@ -34,8 +34,13 @@ export function clientKey(ip: string): string {
   const [head = '', tail = ''] = ip.toLowerCase().split('::');
   const left = head ? head.split(':') : [];
   const right = ip.includes('::') ? (tail ? tail.split(':') : []) : [];
-  const groups = ip.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const groups = ip.includes('::')
+    ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /** A refusal of the throttle, with whether it is the first of its key's window (the one audited). */
@@ -56,8 +61,16 @@ export class AuthThrottle {
 
   static async create(config: ThrottleConfig, store: Pick<Store, 'createLimiter'>): Promise<AuthThrottle> {
     return new AuthThrottle(
-      await store.createLimiter({ keyPrefix: 'agent', points: config.authFailuresPerAgent, duration: config.authFailureWindow }),
-      await store.createLimiter({ keyPrefix: 'ip', points: config.authFailuresPerIp, duration: config.authFailureWindow }),
+      await store.createLimiter({
+        keyPrefix: 'agent',
+        points: config.authFailuresPerAgent,
+        duration: config.authFailureWindow,
+      }),
+      await store.createLimiter({
+        keyPrefix: 'ip',
+        points: config.authFailuresPerIp,
+        duration: config.authFailureWindow,
+      }),
     );
   }
 
@@ -94,7 +107,8 @@ interface Used {
 }
 
 const exhausted = (used: Used, points: number) => used.consumedPoints > points;
-const throttled = (used: Used, points: number) => new Throttled(used.msBeforeNext / 1000, used.consumedPoints === points + 1);
+const throttled = (used: Used, points: number) =>
+  new Throttled(used.msBeforeNext / 1000, used.consumedPoints === points + 1);
 
 /**
  * A flood guard per client address and node, for GET /authorize and POST /register: generous,
@@ -106,7 +120,10 @@ export class AddressLimit {
 
   /** `points` requests per `duration` seconds; 0 points turns the limit off. */
   constructor(private readonly options: { keyPrefix: string; points: number; duration: number; message: string }) {
-    this.limiter = options.points > 0 ? new RateLimiterMemory({ keyPrefix: options.keyPrefix, points: options.points, duration: options.duration }) : null;
+    this.limiter =
+      options.points > 0
+        ? new RateLimiterMemory({ keyPrefix: options.keyPrefix, points: options.points, duration: options.duration })
+        : null;
   }
 
   /** Throws SlowDown when this client address has made too many requests in the window. */

@@ -6,8 +6,24 @@
  */
 import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InsufficientScope, InvalidClient, InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, InvalidToken, UnauthorizedClient } from '../protocol/errors.ts';
-import type { AccessTokenRecord, AgentProfile, ClientRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
+import {
+  InsufficientScope,
+  InvalidClient,
+  InvalidGrant,
+  InvalidRequest,
+  InvalidScope,
+  InvalidTarget,
+  InvalidToken,
+  UnauthorizedClient,
+} from '../protocol/errors.ts';
+import type {
+  AccessTokenRecord,
+  AgentProfile,
+  ClientRecord,
+  GrantRecord,
+  IssuedTokens,
+  TokenContext,
+} from '../store/types.ts';
 import { authenticateClient, isPublicClient, recordClientUse } from './clients.ts';
 import { signIdToken } from './jwt.ts';
 import { resourceParameter } from './resources.ts';
@@ -73,7 +89,12 @@ function idToken(ctx: Context, issue: Issue & { clientSecret: string }, agent: A
 }
 
 /** Prepares the rows and the response of one issuance; the caller stores the rows atomically. */
-function prepareTokens(ctx: Context, issue: Issue, agent: AgentProfile, now: number): { rows: IssuedTokens; response: TokenResponse } {
+function prepareTokens(
+  ctx: Context,
+  issue: Issue,
+  agent: AgentProfile,
+  now: number,
+): { rows: IssuedTokens; response: TokenResponse } {
   const jti = newTokenId();
   const refreshToken = newRefreshToken();
   const response: TokenResponse = {
@@ -83,10 +104,24 @@ function prepareTokens(ctx: Context, issue: Issue, agent: AgentProfile, now: num
     refresh_token: refreshToken,
     scope: issue.scope,
   };
-  if (hasScope(issue.scope, 'openid') && issue.clientSecret !== null) response.id_token = idToken(ctx, { ...issue, clientSecret: issue.clientSecret }, agent, now);
+  if (hasScope(issue.scope, 'openid') && issue.clientSecret !== null)
+    response.id_token = idToken(ctx, { ...issue, clientSecret: issue.clientSecret }, agent, now);
   const rows: IssuedTokens = {
-    accessToken: { jti, grant_id: issue.grant.id, client_id: issue.client.id, scope: issue.scope, expires_at: now + ctx.config.accessTokenTtl, revoked_at: null },
-    refreshToken: { digest: digest(refreshToken), grant_id: issue.grant.id, created_at: now, expires_at: now + ctx.config.refreshTokenTtl, used_at: null },
+    accessToken: {
+      jti,
+      grant_id: issue.grant.id,
+      client_id: issue.client.id,
+      scope: issue.scope,
+      expires_at: now + ctx.config.accessTokenTtl,
+      revoked_at: null,
+    },
+    refreshToken: {
+      digest: digest(refreshToken),
+      grant_id: issue.grant.id,
+      created_at: now,
+      expires_at: now + ctx.config.refreshTokenTtl,
+      used_at: null,
+    },
   };
   return { rows, response };
 }
@@ -115,21 +150,31 @@ export interface CodeExchange {
 function confirmResource(requested: string | string[] | undefined, bound: string | null): void {
   if (requested === undefined) return;
   const resource = resourceParameter(requested);
-  if (resource !== bound) throw new InvalidTarget(bound === null ? 'This grant was not issued for a resource.' : 'resource differs from the one this grant was issued for.');
+  if (resource !== bound)
+    throw new InvalidTarget(
+      bound === null
+        ? 'This grant was not issued for a resource.'
+        : 'resource differs from the one this grant was issued for.',
+    );
 }
 
 /**
  * grant_type=authorization_code. The client is authenticated here, from the same read as the
  * code and its agent: one statement for all three.
  */
-export async function exchangeCode(ctx: Context, input: ClientCredentials & CodeExchange, log?: (message: string) => void): Promise<TokenResponse> {
+export async function exchangeCode(
+  ctx: Context,
+  input: ClientCredentials & CodeExchange,
+  log?: (message: string) => void,
+): Promise<TokenResponse> {
   // Without a code the digest names nothing; the missing code is answered after authentication.
   const codeDigest = digest(input.code ?? '');
   const read = input.client_id ? await ctx.store.findClientAndCode(input.client_id, codeDigest) : undefined;
   const client = await authenticateClient(ctx, input.client_id, input.client_secret, log, read);
   if (!input.code) throw new InvalidRequest('code is required');
   if (!input.code_verifier) throw new InvalidRequest('code_verifier is required (PKCE S256)');
-  if (!CODE_VERIFIER.test(input.code_verifier)) throw new InvalidRequest('code_verifier must be 43 to 128 unreserved characters');
+  if (!CODE_VERIFIER.test(input.code_verifier))
+    throw new InvalidRequest('code_verifier must be 43 to 128 unreserved characters');
 
   const found = read?.code;
   const code = found?.code;
@@ -141,7 +186,8 @@ export async function exchangeCode(ctx: Context, input: ClientCredentials & Code
   if (input.redirect_uri !== undefined && input.redirect_uri !== code.redirect_uri) {
     throw new InvalidGrant('redirect_uri does not match the one of the authorization request.');
   }
-  if (!pkceS256Matches(input.code_verifier, code.code_challenge)) throw new InvalidGrant('The code_verifier does not match the code_challenge.');
+  if (!pkceS256Matches(input.code_verifier, code.code_challenge))
+    throw new InvalidGrant('The code_verifier does not match the code_challenge.');
   confirmResource(input.resource, code.resource);
 
   const replay = async (): Promise<never> => {
@@ -165,7 +211,12 @@ export async function exchangeCode(ctx: Context, input: ClientCredentials & Code
     revoked_at: null,
     resource: code.resource,
   };
-  const { rows, response } = prepareTokens(ctx, { client, clientSecret: input.client_secret ?? null, grant, scope: code.scope, nonce: code.nonce }, agent, now);
+  const { rows, response } = prepareTokens(
+    ctx,
+    { client, clientSecret: input.client_secret ?? null, grant, scope: code.scope, nonce: code.nonce },
+    agent,
+    now,
+  );
   if (!(await ctx.store.redeemCode(codeDigest, now, grant, rows))) return replay();
   await recordClientUse(ctx, client); // a self-registered client's, at most daily; no write for others
   return response;
@@ -213,7 +264,12 @@ export async function refreshTokens(
   confirmResource(input.resource, grant.resource);
   const agent = usableAgent(found);
   if (!agent) throw new InvalidGrant('The agent of this grant is disabled.');
-  const { rows, response } = prepareTokens(ctx, { client, clientSecret: input.client_secret ?? null, grant, scope, nonce: null }, agent, now);
+  const { rows, response } = prepareTokens(
+    ctx,
+    { client, clientSecret: input.client_secret ?? null, grant, scope, nonce: null },
+    agent,
+    now,
+  );
   if (!(await ctx.store.rotateRefreshToken(tokenDigest, now, rows))) return reuse();
   await recordClientUse(ctx, client); // a self-registered client's, at most daily; no write for others
   return response;
@@ -249,7 +305,10 @@ async function activeAccessToken(ctx: Context, token: string): Promise<ActiveAcc
 type ActiveAccessToken = { claims: AccessTokenClaims; record: AccessTokenRecord; agent: AgentProfile };
 
 /** Verified claims and the token's stored context: active, or null when revoked or of an unusable grant. */
-function activeFrom(claims: AccessTokenClaims, found: TokenContext<AccessTokenRecord> | undefined): ActiveAccessToken | null {
+function activeFrom(
+  claims: AccessTokenClaims,
+  found: TokenContext<AccessTokenRecord> | undefined,
+): ActiveAccessToken | null {
   const agent = found && usableAgent(found);
   if (!found || !agent || found.token.revoked_at !== null) return null;
   return { claims, record: found.token, agent };
@@ -283,8 +342,10 @@ export async function userinfo(ctx: Context, token: string | undefined): Promise
   const active = await activeAccessToken(ctx, token);
   if (!active) throw new InvalidToken('The access token is invalid, expired or revoked.');
   // A token audience-restricted to a resource server is for that server, not for userinfo.
-  if (active.claims.aud !== active.claims.client_id) throw new InvalidToken('The access token was issued for another resource.');
-  if (!hasScope(active.record.scope, 'openid')) throw new InsufficientScope('The access token was not granted the openid scope.', 'openid');
+  if (active.claims.aud !== active.claims.client_id)
+    throw new InvalidToken('The access token was issued for another resource.');
+  if (!hasScope(active.record.scope, 'openid'))
+    throw new InsufficientScope('The access token was not granted the openid scope.', 'openid');
   return userClaims(active.agent, active.record.scope);
 }
 
@@ -302,19 +363,34 @@ const isRefreshToken = (token: string) => token.startsWith('rft_');
  * introspect (§4: the endpoint needs the caller's authentication). The caller is authenticated
  * first, from the same read as the token: one statement for both.
  */
-export async function introspect(ctx: Context, credentials: ClientCredentials, token: string, log?: (message: string) => void): Promise<Record<string, unknown>> {
+export async function introspect(
+  ctx: Context,
+  credentials: ClientCredentials,
+  token: string,
+  log?: (message: string) => void,
+): Promise<Record<string, unknown>> {
   const authenticate = async (known?: { client: ClientRecord | undefined }) => {
     const client = await authenticateClient(ctx, credentials.client_id, credentials.client_secret, log, known);
-    if (isPublicClient(client)) throw new InvalidClient('A public client cannot introspect tokens; introspection needs client authentication.');
+    if (isPublicClient(client))
+      throw new InvalidClient('A public client cannot introspect tokens; introspection needs client authentication.');
     return client;
   };
   const inactive = { active: false };
   if (isRefreshToken(token)) {
-    const read = credentials.client_id ? await ctx.store.findClientAndRefreshToken(credentials.client_id, digest(token)) : undefined;
+    const read = credentials.client_id
+      ? await ctx.store.findClientAndRefreshToken(credentials.client_id, digest(token))
+      : undefined;
     const client = await authenticate(read);
     const found = read?.token;
     const now = ctx.clock();
-    if (!found || found.grant.client_id !== client.id || found.token.used_at !== null || now >= found.token.expires_at || !usableAgent(found)) return inactive;
+    if (
+      !found ||
+      found.grant.client_id !== client.id ||
+      found.token.used_at !== null ||
+      now >= found.token.expires_at ||
+      !usableAgent(found)
+    )
+      return inactive;
     const { token: record, grant } = found;
     return {
       active: true,

@@ -1,5 +1,12 @@
 /** Builds the Fastify application for a Context: routes, error shape, headers and metrics. */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config.ts';
 import { consoleErrorPage } from '../console/pages/error.ts';
@@ -86,8 +93,12 @@ function answerRecorder(app: FastifyInstance, registry: Registry): AnswerRecorde
   const accessLog = ['info', 'debug', 'trace'].includes(app.log.level);
   return (request, reply) => {
     const elapsedMs = reply.elapsedTime;
-    requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode }, elapsedMs / 1000);
-    if (accessLog) request.log.info({ req: request, status: reply.statusCode, ms: Math.round(elapsedMs * 100) / 100 }, 'request');
+    requests.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode },
+      elapsedMs / 1000,
+    );
+    if (accessLog)
+      request.log.info({ req: request, status: reply.statusCode, ms: Math.round(elapsedMs * 100) / 100 }, 'request');
   };
 }
 
@@ -101,7 +112,10 @@ function answerErrors(app: FastifyInstance): void {
 
 /** The main listener's application; its metrics go to `registry`, which METRICS_PORT may serve as well. */
 export async function buildApp(ctx: Context, registry: Registry, options: AppOptions = {}): Promise<FastifyInstance> {
-  const logger = ctx.config.logLevel === 'silent' ? false : { ...loggerOptions(ctx.config.logLevel), ...(options.logStream ? { stream: options.logStream } : {}) };
+  const logger =
+    ctx.config.logLevel === 'silent'
+      ? false
+      : { ...loggerOptions(ctx.config.logLevel), ...(options.logStream ? { stream: options.logStream } : {}) };
   const app = Fastify({
     ...serverOptions(ctx.config),
     logger,
@@ -120,7 +134,12 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
     },
   });
   collectDefaultMetrics({ register: registry });
-  new Counter({ name: 'agentauth_info', help: 'Build and storage information', labelNames: ['engine'], registers: [registry] }).inc({ engine: ctx.store.engine });
+  new Counter({
+    name: 'agentauth_info',
+    help: 'Build and storage information',
+    labelNames: ['engine'],
+    registers: [registry],
+  }).inc({ engine: ctx.store.engine });
   addAnswerHook(app, answerRecorder(app, registry));
   answerErrors(app);
 
@@ -144,7 +163,11 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
  * The listener of METRICS_PORT: /metrics from `registry` without a token, and nothing else (404
  * in the documented shape), with the same timeouts and error answers as the main listener.
  */
-export async function buildMetricsApp(ctx: Context, registry: Registry, log: FastifyBaseLogger): Promise<FastifyInstance> {
+export async function buildMetricsApp(
+  ctx: Context,
+  registry: Registry,
+  log: FastifyBaseLogger,
+): Promise<FastifyInstance> {
   const app = Fastify({ ...serverOptions(ctx.config), loggerInstance: log });
   addAnswerHook(app);
   answerErrors(app);

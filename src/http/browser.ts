@@ -40,7 +40,10 @@ export function browserCookie(baseUrl: string, name: string): BrowserCookie {
       return header ? parseCookie(header)[fullName] : undefined;
     },
     set: (reply, value, maxAge) => {
-      reply.header('set-cookie', stringifySetCookie({ name: fullName, value, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge }));
+      reply.header(
+        'set-cookie',
+        stringifySetCookie({ name: fullName, value, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge }),
+      );
     },
   };
 }
@@ -77,10 +80,17 @@ export function refuseCrossSite(request: FastifyRequest, baseOrigin: string): vo
  * @example
  * try { … } catch (error) { return sendErrorPage(reply, error); }
  */
-export function sendErrorPage(reply: FastifyReply, error: unknown, render: ErrorPageRenderer = errorPage): FastifyReply {
+export function sendErrorPage(
+  reply: FastifyReply,
+  error: unknown,
+  render: ErrorPageRenderer = errorPage,
+): FastifyReply {
   const { status, headers, body, unexpected } = describeError(error);
   if (unexpected) reply.log.error({ err: error }, 'page failed');
-  return reply.code(status).headers({ ...pageHeaders(), ...headers }).send(render(body.error, body.error_description, status));
+  return reply
+    .code(status)
+    .headers({ ...pageHeaders(), ...headers })
+    .send(render(body.error, body.error_description, status));
 }
 
 /** Renders an error as a page: the authorization page's by default, the console's in the console. */
@@ -156,5 +166,7 @@ export async function csrfTokens(scope: FastifyInstance, baseUrl: string): Promi
  */
 export function singleValues(fields: unknown): Record<string, string | undefined> {
   if (fields === null || typeof fields !== 'object') return {};
-  return Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return Object.fromEntries(
+    Object.entries(fields).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }

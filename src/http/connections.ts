@@ -15,14 +15,18 @@ import type { Config } from '../config.ts';
  */
 export const LINGER_MS = 1000;
 
-export type TimeoutOptions = Pick<FastifyServerOptions, 'requestTimeout' | 'keepAliveTimeout' | 'connectionTimeout'> & { http: ServerOptions };
+export type TimeoutOptions = Pick<FastifyServerOptions, 'requestTimeout' | 'keepAliveTimeout' | 'connectionTimeout'> & {
+  http: ServerOptions;
+};
 
 /**
  * Fastify's options for the timeouts. Node's HTTP server enforces the header and request
  * timeouts only when it checks its connections (every 30 s by default), so the check runs
  * often enough that a half-sent request is closed within about a second of its timeout.
  */
-export function timeoutOptions(config: Pick<Config, 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout'>): TimeoutOptions {
+export function timeoutOptions(
+  config: Pick<Config, 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout'>,
+): TimeoutOptions {
   const headersTimeout = config.headersTimeout * 1000;
   const requestTimeout = config.requestTimeout * 1000;
   const keepAliveTimeout = config.keepAliveTimeout * 1000;
@@ -75,7 +79,12 @@ function bodyUnread(raw: IncomingMessage): boolean {
  * stays paused, so the socket stops being read once its small buffer is full; and Node's
  * close after the answer lingers (closeAfterLinger) instead of destroying the socket at once.
  */
-export function closeUnreadBodies(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
+export function closeUnreadBodies(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (error: null, payload: unknown) => void,
+): void {
   const raw = request.raw;
   if (bodyUnread(raw)) {
     reply.header('connection', 'close');

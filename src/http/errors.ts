@@ -23,8 +23,14 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; description: strin
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, description: 'The request body is not valid JSON.' },
   FST_ERR_CTP_INVALID_CONTENT_TYPE: { status: 415, description: 'The Content-Type header is malformed.' },
   // @fastify/csrf-protection: a console form without its token, or with another session's.
-  FST_CSRF_MISSING_SECRET: { status: 403, description: 'This form has expired or was not sent from this site; reload the page and try again.' },
-  FST_CSRF_INVALID_TOKEN: { status: 403, description: 'This form has expired or was not sent from this site; reload the page and try again.' },
+  FST_CSRF_MISSING_SECRET: {
+    status: 403,
+    description: 'This form has expired or was not sent from this site; reload the page and try again.',
+  },
+  FST_CSRF_INVALID_TOKEN: {
+    status: 403,
+    description: 'This form has expired or was not sent from this site; reload the page and try again.',
+  },
 };
 
 /**
@@ -32,12 +38,19 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; description: strin
  * EMFILE and ENFILE (this process, or the system, is out of file descriptors: a connection to
  * PostgreSQL cannot be opened) pass as soon as sockets close, so they are transient too.
  */
-const UNAVAILABLE = /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|ENOENT|EACCES|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|EMFILE|ENFILE|57P0[1-3]|57014|08\d{3}|53300)/;
+const UNAVAILABLE =
+  /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|ENOENT|EACCES|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|EMFILE|ENFILE|57P0[1-3]|57014|08\d{3}|53300)/;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   const message = (error as { message?: unknown })?.message;
-  return (typeof code === 'string' && UNAVAILABLE.test(code)) || (typeof message === 'string' && /Connection terminated|database connection is not open|Cannot use a pool after calling end|not queryable|timeout exceeded when trying to connect/i.test(message));
+  return (
+    (typeof code === 'string' && UNAVAILABLE.test(code)) ||
+    (typeof message === 'string' &&
+      /Connection terminated|database connection is not open|Cannot use a pool after calling end|not queryable|timeout exceeded when trying to connect/i.test(
+        message,
+      ))
+  );
 }
 
 /**
@@ -57,28 +70,76 @@ function isDataException(error: unknown): boolean {
 }
 
 /** Translates any thrown value into a status, headers and the documented error body. */
-export function describeError(error: unknown): { status: number; headers: Record<string, string>; body: ErrorBody; unexpected: boolean } {
-  if (error instanceof OAuthError) return { status: error.statusCode, headers: error.headers, body: error.toJSON(), unexpected: false };
+export function describeError(error: unknown): {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorBody;
+  unexpected: boolean;
+} {
+  if (error instanceof OAuthError)
+    return { status: error.statusCode, headers: error.headers, body: error.toJSON(), unexpected: false };
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
-    return { status: 400, headers: {}, body: { error: 'invalid_request', error_description: fastifyError.message }, unexpected: false };
+    return {
+      status: 400,
+      headers: {},
+      body: { error: 'invalid_request', error_description: fastifyError.message },
+      unexpected: false,
+    };
   }
   const known = fastifyError.code ? FASTIFY_CLIENT_ERRORS[fastifyError.code] : undefined;
-  if (known) return { status: known.status, headers: {}, body: { error: 'invalid_request', error_description: known.description }, unexpected: false };
+  if (known)
+    return {
+      status: known.status,
+      headers: {},
+      body: { error: 'invalid_request', error_description: known.description },
+      unexpected: false,
+    };
   if (isClientAbort(error)) {
     // Nobody is left to read it; the answer only completes the request.
-    return { status: 400, headers: {}, body: { error: 'invalid_request', error_description: 'The client closed the connection before the request was complete.' }, unexpected: false };
+    return {
+      status: 400,
+      headers: {},
+      body: {
+        error: 'invalid_request',
+        error_description: 'The client closed the connection before the request was complete.',
+      },
+      unexpected: false,
+    };
   }
   if (isDataException(error)) {
-    return { status: 400, headers: {}, body: { error: 'invalid_request', error_description: 'The request contains a value that cannot be stored.' }, unexpected: false };
+    return {
+      status: 400,
+      headers: {},
+      body: { error: 'invalid_request', error_description: 'The request contains a value that cannot be stored.' },
+      unexpected: false,
+    };
   }
   if (isDatabaseUnavailable(error)) {
-    return { status: 503, headers: { 'retry-after': '5' }, body: { error: 'temporarily_unavailable', error_description: 'The service is temporarily unavailable; retry shortly.' }, unexpected: true };
+    return {
+      status: 503,
+      headers: { 'retry-after': '5' },
+      body: {
+        error: 'temporarily_unavailable',
+        error_description: 'The service is temporarily unavailable; retry shortly.',
+      },
+      unexpected: true,
+    };
   }
   if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-    return { status: fastifyError.statusCode, headers: {}, body: { error: 'invalid_request', error_description: 'The request is malformed.' }, unexpected: false };
+    return {
+      status: fastifyError.statusCode,
+      headers: {},
+      body: { error: 'invalid_request', error_description: 'The request is malformed.' },
+      unexpected: false,
+    };
   }
-  return { status: 500, headers: {}, body: { error: 'server_error', error_description: 'An unexpected error occurred.' }, unexpected: true };
+  return {
+    status: 500,
+    headers: {},
+    body: { error: 'server_error', error_description: 'An unexpected error occurred.' },
+    unexpected: true,
+  };
 }
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
@@ -86,14 +147,19 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   if (unexpected) request.log.error({ err: error }, 'request failed');
   else if (isClientAbort(error)) request.log.debug('client aborted the request');
   else request.log.debug({ error: body.error, status }, 'request refused');
-  void reply.code(status).headers({ 'cache-control': 'no-store', ...headers }).send(body);
+  void reply
+    .code(status)
+    .headers({ 'cache-control': 'no-store', ...headers })
+    .send(body);
 }
 
 /**
  * AJV's first error as a sentence naming the field ("agent_id is required", "model must be a
  * string"), for error_description.
  */
-export function schemaErrorMessage(errors: Array<{ keyword: string; instancePath: string; params: Record<string, unknown> }>): string {
+export function schemaErrorMessage(
+  errors: Array<{ keyword: string; instancePath: string; params: Record<string, unknown> }>,
+): string {
   const first = errors[0];
   if (!first) return 'The request is invalid.';
   const field = first.instancePath.replace(/^\//, '').replace(/\//g, '.');
@@ -101,7 +167,9 @@ export function schemaErrorMessage(errors: Array<{ keyword: string; instancePath
     case 'required':
       return `${String(first.params.missingProperty)} is required`;
     case 'type':
-      return field ? `${field} must be a ${String(first.params.type)}` : `the request must be a JSON ${String(first.params.type)}`;
+      return field
+        ? `${field} must be a ${String(first.params.type)}`
+        : `the request must be a JSON ${String(first.params.type)}`;
     case 'minLength':
       return `${field} must not be empty`;
     case 'maxLength':

@@ -56,7 +56,11 @@ export function loggerOptions(level: string): LoggerOptions {
  * @example
  * Fastify({ logger: loggerOptions('info'), childLoggerFactory: lazyRequestLogger });
  */
-export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+export function lazyRequestLogger(
+  parent: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
   return new LazyRequestLogger(parent as Logger, bindings, options);
 }
 

@@ -12,5 +12,12 @@ export const ASSETS: ReadonlyMap<string, { type: string; body: Buffer }> = new M
   ['agentauth.css', asset('agentauth.css', 'text/css; charset=utf-8')],
   ['console.js', asset('console.js', 'text/javascript; charset=utf-8')],
   // The browser half of @simplewebauthn, as the package builds it (a UMD global, no bundler).
-  ['simplewebauthn-browser.js', asset('simplewebauthn-browser.js', 'text/javascript; charset=utf-8', 'node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js')],
+  [
+    'simplewebauthn-browser.js',
+    asset(
+      'simplewebauthn-browser.js',
+      'text/javascript; charset=utf-8',
+      'node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js',
+    ),
+  ],
 ]);

@@ -31,7 +31,8 @@ function clientOrigin(client: ClientRecord): Html | '' {
   if (client.source === 'metadata_document') {
     return html`<p id="client-origin">This application is identified by <strong>${new URL(client.id).host}</strong>, which also chose its name.</p>`;
   }
-  if (client.source === 'dynamic') return html`<p id="client-origin">This application registered itself; its name has not been checked.</p>`;
+  if (client.source === 'dynamic')
+    return html`<p id="client-origin">This application registered itself; its name has not been checked.</p>`;
   return '';
 }
 
@@ -109,7 +110,7 @@ export function confirmPage(view: ConfirmPageView): string {
 <p>An agent has authenticated for this request. Approve only if you expected it.</p>
 <dl id="agent-details">
 <dt>Agent</dt><dd id="agent-name">${agent?.name ?? request.agent_id} <code>${request.agent_id}</code></dd>
-<dt>Owner</dt><dd id="agent-owner">${agent?.owner_name ? `${agent.owner_name} <${agent.owner_email}>` : agent?.owner_email ?? ''}</dd>
+<dt>Owner</dt><dd id="agent-owner">${agent?.owner_name ? `${agent.owner_name} <${agent.owner_email}>` : (agent?.owner_email ?? '')}</dd>
 <dt>Model</dt><dd id="agent-model">${request.model}</dd>
 <dt>Destination</dt><dd>${redirectHost(request)}</dd>
 ${request.resource ? html`<dt>Access to</dt><dd id="resource">${request.resource}</dd>` : ''}

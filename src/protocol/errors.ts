@@ -91,7 +91,8 @@ export class InvalidToken extends OAuthError {
   override readonly statusCode = 401;
   constructor(description: string) {
     super(description);
-    this.headers['www-authenticate'] = `Bearer error="invalid_token", error_description="${description.replace(/["\\]/g, '')}"`;
+    this.headers['www-authenticate'] =
+      `Bearer error="invalid_token", error_description="${description.replace(/["\\]/g, '')}"`;
   }
 }
 

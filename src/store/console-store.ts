@@ -52,7 +52,11 @@ export class SqlConsoleStore implements ConsoleStore {
     }
   }
 
-  async insertAccountWithLink(account: AccountRecord, linkDigest: string, now: number): Promise<'created' | 'email_taken' | null> {
+  async insertAccountWithLink(
+    account: AccountRecord,
+    linkDigest: string,
+    now: number,
+  ): Promise<'created' | 'email_taken' | null> {
     try {
       const used = await this.won(useLinkStep(linkDigest, 'invite', now), insert('accounts', fromAccount(account)));
       return used ? 'created' : null;
@@ -83,10 +87,20 @@ export class SqlConsoleStore implements ConsoleStore {
 
   updateAccount(id: string, patch: AccountPatch): Promise<boolean> {
     const { email_verified, ...rest } = patch;
-    const steps: Step[] = [update('accounts', 'id', id, { ...rest, ...(email_verified === undefined ? {} : { email_verified: email_verified ? 1 : 0 }) })];
+    const steps: Step[] = [
+      update('accounts', 'id', id, {
+        ...rest,
+        ...(email_verified === undefined ? {} : { email_verified: email_verified ? 1 : 0 }),
+      }),
+    ];
     // The claims of the account's agents are read from the agent row on every token: keep the copies in step.
-    if (patch.name !== undefined) steps.push({ sql: 'UPDATE agents SET owner_name = ? WHERE account_id = ?', params: [patch.name, id] });
-    if (email_verified !== undefined) steps.push({ sql: 'UPDATE agents SET owner_email_verified = ? WHERE account_id = ?', params: [email_verified ? 1 : 0, id] });
+    if (patch.name !== undefined)
+      steps.push({ sql: 'UPDATE agents SET owner_name = ? WHERE account_id = ?', params: [patch.name, id] });
+    if (email_verified !== undefined)
+      steps.push({
+        sql: 'UPDATE agents SET owner_email_verified = ? WHERE account_id = ?',
+        params: [email_verified ? 1 : 0, id],
+      });
     return this.won(...steps);
   }
 
@@ -101,20 +115,34 @@ export class SqlConsoleStore implements ConsoleStore {
   }
 
   listPasskeys(accountId: string): Promise<PasskeyRecord[]> {
-    return this.driver.all<PasskeyRecord>('SELECT * FROM passkeys WHERE account_id = ? ORDER BY created_at, id', [accountId]);
+    return this.driver.all<PasskeyRecord>('SELECT * FROM passkeys WHERE account_id = ? ORDER BY created_at, id', [
+      accountId,
+    ]);
   }
 
   recordPasskeyUse(id: string, counter: number, now: number): Promise<boolean> {
     // Authenticators that keep no counter report 0 every time; any other must go forward.
-    return this.won({ sql: 'UPDATE passkeys SET counter = ?, last_used_at = ? WHERE id = ? AND (counter < ? OR (counter = 0 AND ? = 0))', params: [counter, now, id, counter, counter], guard: true });
+    return this.won({
+      sql: 'UPDATE passkeys SET counter = ?, last_used_at = ? WHERE id = ? AND (counter < ? OR (counter = 0 AND ? = 0))',
+      params: [counter, now, id, counter, counter],
+      guard: true,
+    });
   }
 
   renamePasskey(id: string, accountId: string, name: string): Promise<boolean> {
-    return this.won({ sql: 'UPDATE passkeys SET name = ? WHERE id = ? AND account_id = ?', params: [name, id, accountId], guard: true });
+    return this.won({
+      sql: 'UPDATE passkeys SET name = ? WHERE id = ? AND account_id = ?',
+      params: [name, id, accountId],
+      guard: true,
+    });
   }
 
   deletePasskey(id: string, accountId: string): Promise<boolean> {
-    return this.won({ sql: 'DELETE FROM passkeys WHERE id = ? AND account_id = ?', params: [id, accountId], guard: true });
+    return this.won({
+      sql: 'DELETE FROM passkeys WHERE id = ? AND account_id = ?',
+      params: [id, accountId],
+      guard: true,
+    });
   }
 
   // Sessions
@@ -123,35 +151,57 @@ export class SqlConsoleStore implements ConsoleStore {
     await this.driver.write([insert('console_sessions', session)]);
   }
 
-  async findSession(digest: string, now: number): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | undefined> {
-    const session = await this.driver.one<ConsoleSessionRecord>('SELECT * FROM console_sessions WHERE digest = ? AND expires_at > ?', [digest, now]);
+  async findSession(
+    digest: string,
+    now: number,
+  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | undefined> {
+    const session = await this.driver.one<ConsoleSessionRecord>(
+      'SELECT * FROM console_sessions WHERE digest = ? AND expires_at > ?',
+      [digest, now],
+    );
     if (!session) return undefined;
     const account = await this.findAccount(session.account_id);
     return account && { session, account };
   }
 
   touchSession(id: string, now: number): Promise<boolean> {
-    return this.won({ sql: 'UPDATE console_sessions SET last_seen_at = ? WHERE id = ?', params: [now, id], guard: true });
+    return this.won({
+      sql: 'UPDATE console_sessions SET last_seen_at = ? WHERE id = ?',
+      params: [now, id],
+      guard: true,
+    });
   }
 
   markSessionAuthenticated(id: string, now: number): Promise<boolean> {
-    return this.won({ sql: 'UPDATE console_sessions SET authenticated_at = ?, last_seen_at = ? WHERE id = ?', params: [now, now, id], guard: true });
+    return this.won({
+      sql: 'UPDATE console_sessions SET authenticated_at = ?, last_seen_at = ? WHERE id = ?',
+      params: [now, now, id],
+      guard: true,
+    });
   }
 
   listSessions(accountId: string, now: number): Promise<ConsoleSessionRecord[]> {
-    return this.driver.all<ConsoleSessionRecord>('SELECT * FROM console_sessions WHERE account_id = ? AND expires_at > ? ORDER BY last_seen_at DESC, id', [accountId, now]);
+    return this.driver.all<ConsoleSessionRecord>(
+      'SELECT * FROM console_sessions WHERE account_id = ? AND expires_at > ? ORDER BY last_seen_at DESC, id',
+      [accountId, now],
+    );
   }
 
   deleteSession(id: string, accountId: string): Promise<boolean> {
-    return this.won({ sql: 'DELETE FROM console_sessions WHERE id = ? AND account_id = ?', params: [id, accountId], guard: true });
+    return this.won({
+      sql: 'DELETE FROM console_sessions WHERE id = ? AND account_id = ?',
+      params: [id, accountId],
+      guard: true,
+    });
   }
 
   async deleteSessionsOf(accountId: string, exceptId?: string): Promise<number> {
-    const [deleted = 0] = (await this.driver.write([
-      exceptId === undefined
-        ? { sql: 'DELETE FROM console_sessions WHERE account_id = ?', params: [accountId] }
-        : { sql: 'DELETE FROM console_sessions WHERE account_id = ? AND id <> ?', params: [accountId, exceptId] },
-    ])) ?? [];
+    const [deleted = 0] =
+      (await this.driver.write([
+        exceptId === undefined
+          ? { sql: 'DELETE FROM console_sessions WHERE account_id = ?', params: [accountId] }
+          : { sql: 'DELETE FROM console_sessions WHERE account_id = ? AND id <> ?', params: [accountId, exceptId] },
+      ])) ?? [];
     return deleted;
   }
 
@@ -175,7 +225,11 @@ export class SqlConsoleStore implements ConsoleStore {
     // Only while the account still has the address the link was sent to.
     const used = await this.won(
       useLinkStep(digest, 'verify', now),
-      { sql: 'UPDATE accounts SET email_verified = 1 WHERE id = ? AND email = ?', params: [link.account_id, link.email], guard: true },
+      {
+        sql: 'UPDATE accounts SET email_verified = 1 WHERE id = ? AND email = ?',
+        params: [link.account_id, link.email],
+        guard: true,
+      },
       { sql: 'UPDATE agents SET owner_email_verified = 1 WHERE account_id = ?', params: [link.account_id] },
     );
     return used ? this.findAccount(link.account_id) : undefined;
@@ -185,22 +239,36 @@ export class SqlConsoleStore implements ConsoleStore {
     const outstanding = `SELECT * FROM account_links WHERE purpose IN ('setup', 'invite') AND ${OUTSTANDING}`;
     return createdBy === undefined
       ? this.driver.all<AccountLinkRecord>(`${outstanding} ORDER BY created_at, digest`, [now])
-      : this.driver.all<AccountLinkRecord>(`${outstanding} AND created_by = ? ORDER BY created_at, digest`, [now, createdBy]);
+      : this.driver.all<AccountLinkRecord>(`${outstanding} AND created_by = ? ORDER BY created_at, digest`, [
+          now,
+          createdBy,
+        ]);
   }
 
   revokeLink(digest: string, now: number, createdBy?: string): Promise<boolean> {
     return this.won(
       createdBy === undefined
-        ? { sql: `UPDATE account_links SET revoked_at = ? WHERE digest = ? AND ${OUTSTANDING}`, params: [now, digest, now], guard: true }
-        : { sql: `UPDATE account_links SET revoked_at = ? WHERE digest = ? AND ${OUTSTANDING} AND created_by = ?`, params: [now, digest, now, createdBy], guard: true },
+        ? {
+            sql: `UPDATE account_links SET revoked_at = ? WHERE digest = ? AND ${OUTSTANDING}`,
+            params: [now, digest, now],
+            guard: true,
+          }
+        : {
+            sql: `UPDATE account_links SET revoked_at = ? WHERE digest = ? AND ${OUTSTANDING} AND created_by = ?`,
+            params: [now, digest, now, createdBy],
+            guard: true,
+          },
     );
   }
 
   async revokeLinksOf(accountId: string, now: number): Promise<number> {
-    const [revoked = 0] = (await this.driver.write([{
-      sql: `UPDATE account_links SET revoked_at = ? WHERE (created_by = ? OR (purpose = 'setup' AND account_id = ?)) AND ${OUTSTANDING}`,
-      params: [now, accountId, accountId, now],
-    }])) ?? [];
+    const [revoked = 0] =
+      (await this.driver.write([
+        {
+          sql: `UPDATE account_links SET revoked_at = ? WHERE (created_by = ? OR (purpose = 'setup' AND account_id = ?)) AND ${OUTSTANDING}`,
+          params: [now, accountId, accountId, now],
+        },
+      ])) ?? [];
     return revoked;
   }
 
@@ -211,7 +279,9 @@ export class SqlConsoleStore implements ConsoleStore {
   }
 
   async takeChallenge(id: string, now: number): Promise<WebauthnChallengeRecord | undefined> {
-    const challenge = await this.driver.one<WebauthnChallengeRecord>('SELECT * FROM webauthn_challenges WHERE id = ?', [id]);
+    const challenge = await this.driver.one<WebauthnChallengeRecord>('SELECT * FROM webauthn_challenges WHERE id = ?', [
+      id,
+    ]);
     if (!challenge) return undefined;
     // Deleting it is what makes this caller the one that answers it.
     const taken = await this.won({ sql: 'DELETE FROM webauthn_challenges WHERE id = ?', params: [id], guard: true });
@@ -227,18 +297,27 @@ export class SqlConsoleStore implements ConsoleStore {
   listEvents({ limit, before }: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]> {
     const select = 'SELECT e.*, a.email AS actor_email FROM console_events e LEFT JOIN accounts a ON a.id = e.actor_id';
     return before
-      ? this.driver.all<ConsoleEventView>(`${select} WHERE e.at < ? OR (e.at = ? AND e.id < ?) ORDER BY e.at DESC, e.id DESC LIMIT ?`, [before.at, before.at, before.id, limit])
+      ? this.driver.all<ConsoleEventView>(
+          `${select} WHERE e.at < ? OR (e.at = ? AND e.id < ?) ORDER BY e.at DESC, e.id DESC LIMIT ?`,
+          [before.at, before.at, before.id, limit],
+        )
       : this.driver.all<ConsoleEventView>(`${select} ORDER BY e.at DESC, e.id DESC LIMIT ?`, [limit]);
   }
 
   // What an owner sees of agents and clients
 
   async listAgentsOf(accountId: string): Promise<AgentRecord[]> {
-    return (await this.driver.all<AgentRow>('SELECT * FROM agents WHERE account_id = ? ORDER BY created_at, id', [accountId])).map(toAgent);
+    return (
+      await this.driver.all<AgentRow>('SELECT * FROM agents WHERE account_id = ? ORDER BY created_at, id', [accountId])
+    ).map(toAgent);
   }
 
   async listClientsOf(accountId: string): Promise<ClientRecord[]> {
-    return (await this.driver.all<ClientRow>('SELECT * FROM clients WHERE account_id = ? ORDER BY created_at, id', [accountId])).map(toClient);
+    return (
+      await this.driver.all<ClientRow>('SELECT * FROM clients WHERE account_id = ? ORDER BY created_at, id', [
+        accountId,
+      ])
+    ).map(toClient);
   }
 
   updateAgentName(id: string, name: string): Promise<boolean> {
@@ -255,13 +334,20 @@ export class SqlConsoleStore implements ConsoleStore {
     return { grants, codes, requests };
   }
 
-  listSignIns(filter: { agent_id: string } | { client_id: string }, limit: number, before?: HistoryCursor): Promise<SignInRecord[]> {
+  listSignIns(
+    filter: { agent_id: string } | { client_id: string },
+    limit: number,
+    before?: HistoryCursor,
+  ): Promise<SignInRecord[]> {
     // Only these two column names reach the SQL, from the typed filter.
     const [column, id] = 'agent_id' in filter ? ['agent_id', filter.agent_id] : ['client_id', filter.client_id];
     const select = `SELECT e.id, e.at, e.agent_id, e.client_id, c.name AS client_name, e.model, e.ip, e.user_agent, e.outcome
       FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id WHERE e.${column} = ?`;
     return before
-      ? this.driver.all<SignInRecord>(`${select} AND (e.at < ? OR (e.at = ? AND e.id < ?)) ORDER BY e.at DESC, e.id DESC LIMIT ?`, [id, before.at, before.at, before.id, limit])
+      ? this.driver.all<SignInRecord>(
+          `${select} AND (e.at < ? OR (e.at = ? AND e.id < ?)) ORDER BY e.at DESC, e.id DESC LIMIT ?`,
+          [id, before.at, before.at, before.id, limit],
+        )
       : this.driver.all<SignInRecord>(`${select} ORDER BY e.at DESC, e.id DESC LIMIT ?`, [id, limit]);
   }
 

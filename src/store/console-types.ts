@@ -23,7 +23,9 @@ export interface AccountRecord {
   last_sign_in_at: number | null;
 }
 
-export type AccountPatch = Partial<Pick<AccountRecord, 'name' | 'role' | 'status' | 'email_verified' | 'password_hash' | 'last_sign_in_at'>>;
+export type AccountPatch = Partial<
+  Pick<AccountRecord, 'name' | 'role' | 'status' | 'email_verified' | 'password_hash' | 'last_sign_in_at'>
+>;
 
 export interface PasskeyRecord {
   /** The credential ID, base64url. */
@@ -138,7 +140,11 @@ export interface ConsoleStore {
    * Uses the link (usable as by useLink) and inserts the account, in one unit:
    * null when the link was not usable, 'email_taken' when the email has an account.
    */
-  insertAccountWithLink(account: AccountRecord, linkDigest: string, now: number): Promise<'created' | 'email_taken' | null>;
+  insertAccountWithLink(
+    account: AccountRecord,
+    linkDigest: string,
+    now: number,
+  ): Promise<'created' | 'email_taken' | null>;
   findAccount(id: string): Promise<AccountRecord | undefined>;
   findAccountByEmail(emailKey: string): Promise<AccountRecord | undefined>;
   listAccounts(): Promise<AccountRecord[]>;
@@ -156,7 +162,10 @@ export interface ConsoleStore {
 
   insertSession(session: ConsoleSessionRecord): Promise<void>;
   /** The unexpired session with this digest and its account. */
-  findSession(digest: string, now: number): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | undefined>;
+  findSession(
+    digest: string,
+    now: number,
+  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | undefined>;
   touchSession(id: string, now: number): Promise<boolean>;
   /** Records a fresh authentication in the session (a password or passkey confirmed again). */
   markSessionAuthenticated(id: string, now: number): Promise<boolean>;
@@ -201,7 +210,11 @@ export interface ConsoleStore {
   deleteAgent(id: string, now: number, description: string): Promise<RevokedGrants | null>;
 
   /** Sign-in history of an agent or a client, newest first, `limit` rows after `before`. */
-  listSignIns(filter: { agent_id: string } | { client_id: string }, limit: number, before?: HistoryCursor): Promise<SignInRecord[]>;
+  listSignIns(
+    filter: { agent_id: string } | { client_id: string },
+    limit: number,
+    before?: HistoryCursor,
+  ): Promise<SignInRecord[]>;
   /** Successful sign-ins of the agent per UTC day (day = floor(at / 86400)) since `since`. */
   countSignInsByDay(agentId: string, since: number): Promise<Map<number, number>>;
   /** Clients holding grants of the agent that still have a usable token. */

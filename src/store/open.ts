@@ -29,10 +29,16 @@ export function sqlitePath(databaseUrl: string): string {
 const OPEN_TO_OTHERS = 0o066;
 
 /** Warns when group or others can read or write `path` (docs/design.md §10); never changes it. */
-export function warnIfOpenToOthers(path: string, kind: 'directory' | 'file', warn: ((message: string) => void) | undefined): void {
+export function warnIfOpenToOthers(
+  path: string,
+  kind: 'directory' | 'file',
+  warn: ((message: string) => void) | undefined,
+): void {
   const mode = statSync(path).mode & 0o777;
   if (mode & OPEN_TO_OTHERS) {
-    warn?.(`${path} is readable or writable by group or others (mode 0${mode.toString(8)}); it holds the database or its secret: chmod ${kind === 'directory' ? '700' : '600'} ${path}`);
+    warn?.(
+      `${path} is readable or writable by group or others (mode 0${mode.toString(8)}); it holds the database or its secret: chmod ${kind === 'directory' ? '700' : '600'} ${path}`,
+    );
   }
 }
 

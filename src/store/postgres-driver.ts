@@ -23,7 +23,10 @@ export class PostgresDriver implements Driver {
     private readonly connect: () => pg.Client,
   ) {}
 
-  static async open(databaseUrl: string, options: { poolSize?: number; onBackgroundError?: (error: Error) => void }): Promise<PostgresDriver> {
+  static async open(
+    databaseUrl: string,
+    options: { poolSize?: number; onBackgroundError?: (error: Error) => void },
+  ): Promise<PostgresDriver> {
     // Loaded only when PostgreSQL is configured: a SQLite node never pays for it.
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({
@@ -33,14 +36,20 @@ export class PostgresDriver implements Driver {
       idleTimeoutMillis: 30_000,
       statement_timeout: 10_000,
       // Times are epoch seconds in bigint columns; they fit a JavaScript number exactly.
-      types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser },
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      },
     });
     // A connection that breaks (database restart, failover, network) emits 'error': on the
     // pool while idle, on the client while checked out. Unhandled, either would end the
     // process; handled, the query in flight fails (503) and the pool replaces the connection.
     pool.on('error', (error) => options.onBackgroundError?.(error));
     pool.on('connect', (client) => client.on('error', (error) => options.onBackgroundError?.(error)));
-    return new PostgresDriver(pool, () => new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 }));
+    return new PostgresDriver(
+      pool,
+      () => new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 }),
+    );
   }
 
   /** The statement with `$n` placeholders and a stable name, so each connection prepares it once. */
@@ -77,7 +86,9 @@ export class PostgresDriver implements Driver {
    * row it changes (PostgreSQL folds repeats within a transaction) and delivered at commit.
    */
   private run(client: pg.Pool | pg.PoolClient, step: Step) {
-    return step.notify === undefined ? this.query(client, step.sql, step.params) : this.query(client, `${step.sql} RETURNING ${NOTIFY}`, withPayload(step));
+    return step.notify === undefined
+      ? this.query(client, step.sql, step.params)
+      : this.query(client, `${step.sql} RETURNING ${NOTIFY}`, withPayload(step));
   }
 
   async write(steps: Step[], options: UnitOptions = {}): Promise<number[] | null> {
@@ -125,7 +136,8 @@ export class PostgresDriver implements Driver {
     const guards = steps.flatMap((step, i) => (step.guard ? [`NOT EXISTS (SELECT 1 FROM s${i})`] : []));
     if (guards.length > 0) counts.push(`CASE WHEN ${guards.join(' OR ')} THEN agentauth_void_unit() END AS void`);
     try {
-      const row = (await this.query(this.pool, `WITH ${clauses.join(', ')} SELECT ${counts.join(', ')}`, params)).rows[0] as Record<string, number>;
+      const row = (await this.query(this.pool, `WITH ${clauses.join(', ')} SELECT ${counts.join(', ')}`, params))
+        .rows[0] as Record<string, number>;
       return steps.map((_, i) => row[`c${i}`]!);
     } catch (error) {
       if ((error as { code?: unknown }).code === VOID_UNIT) return null;
@@ -139,16 +151,29 @@ export class PostgresDriver implements Driver {
       await client.query('BEGIN');
       // Nodes starting together migrate one after the other.
       await client.query("SELECT pg_advisory_xact_lock(hashtext('agentauth.migrate'))");
-      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version varchar(100) PRIMARY KEY, applied_at bigint NOT NULL)');
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version varchar(100) PRIMARY KEY, applied_at bigint NOT NULL)',
+      );
       const kysely = await client.query("SELECT to_regclass('kysely_migration') IS NOT NULL AS present");
       if (kysely.rows[0]?.present) {
-        await client.query('INSERT INTO schema_migrations (version, applied_at) SELECT name, $1 FROM kysely_migration ON CONFLICT DO NOTHING', [Date.now()]);
+        await client.query(
+          'INSERT INTO schema_migrations (version, applied_at) SELECT name, $1 FROM kysely_migration ON CONFLICT DO NOTHING',
+          [Date.now()],
+        );
       }
-      const applied = new Set((await client.query('SELECT version FROM schema_migrations')).rows.map((row: { version: string }) => row.version));
+      const applied = new Set(
+        (await client.query('SELECT version FROM schema_migrations')).rows.map(
+          (row: { version: string }) => row.version,
+        ),
+      );
       for (const migration of migrations) {
         if (applied.has(migration.version)) continue;
-        for (const statement of [...migration.statements, ...(migration.postgresOnly ?? [])]) await client.query(statement);
-        await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [migration.version, Date.now()]);
+        for (const statement of [...migration.statements, ...(migration.postgresOnly ?? [])])
+          await client.query(statement);
+        await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [
+          migration.version,
+          Date.now(),
+        ]);
       }
       await client.query('COMMIT');
     } catch (error) {
@@ -162,7 +187,13 @@ export class PostgresDriver implements Driver {
   createLimiter(options: LimiterOptions): Promise<Limiter> {
     return new Promise((resolve, reject) => {
       const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-        { ...options, storeClient: this.pool, storeType: 'pool', tableName: 'auth_failure_counters', clearExpiredByTimeout: true },
+        {
+          ...options,
+          storeClient: this.pool,
+          storeType: 'pool',
+          tableName: 'auth_failure_counters',
+          clearExpiredByTimeout: true,
+        },
         (error?: Error) => (error ? reject(error) : resolve(limiter)),
       );
     });

@@ -6,7 +6,10 @@
 import type { Step } from './driver.ts';
 import type { AgentRecord, ClientRecord, GrantOwner } from './types.ts';
 
-export type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources'> & { redirect_uris: string; resources: string };
+export type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources'> & {
+  redirect_uris: string;
+  resources: string;
+};
 export type AgentRow = Omit<AgentRecord, 'owner_email_verified'> & { owner_email_verified: number };
 
 export const toClient = (row: ClientRow): ClientRecord => ({
@@ -21,7 +24,9 @@ export const clientColumns = <T extends Partial<ClientRecord>>(client: T) => ({
   ...(client.resources === undefined ? {} : { resources: JSON.stringify(client.resources) }),
 });
 /** An agent row, or the part of one a read took, with its boolean restored. */
-export const toAgent = <R extends { owner_email_verified: number }>(row: R): Omit<R, 'owner_email_verified'> & { owner_email_verified: boolean } => ({
+export const toAgent = <R extends { owner_email_verified: number }>(
+  row: R,
+): Omit<R, 'owner_email_verified'> & { owner_email_verified: boolean } => ({
   ...row,
   owner_email_verified: row.owner_email_verified === 1,
 });
@@ -29,14 +34,21 @@ export const toAgent = <R extends { owner_email_verified: number }>(row: R): Omi
 /** An INSERT of every column of a record, in a fixed order. */
 export function insert(table: string, record: object): Step {
   const columns = Object.keys(record);
-  return { sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, params: Object.values(record) };
+  return {
+    sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+    params: Object.values(record),
+  };
 }
 
 /** UPDATE … SET for the given fields (only known column names reach here, from typed patches). */
 export function update(table: string, key: string, id: string, patch: object): Step {
   const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
   if (entries.length === 0) throw new Error(`empty update of ${table}`);
-  return { sql: `UPDATE ${table} SET ${entries.map(([column]) => `${column} = ?`).join(', ')} WHERE ${key} = ?`, params: [...entries.map(([, value]) => value), id], guard: true };
+  return {
+    sql: `UPDATE ${table} SET ${entries.map(([column]) => `${column} = ?`).join(', ')} WHERE ${key} = ?`,
+    params: [...entries.map(([, value]) => value), id],
+    guard: true,
+  };
 }
 
 /**
@@ -52,7 +64,10 @@ export function revokeGrantsSteps(owner: GrantOwner, now: number, description: s
     { sql: `UPDATE grants SET revoked_at = ? WHERE ${where} AND revoked_at IS NULL`, params: [now, ...ids] },
     // An unredeemed code would otherwise still open a new grant. It expires at epoch 0, which
     // every node's clock has passed, whatever their skew, and the next purge deletes it.
-    { sql: `UPDATE authorization_codes SET expires_at = 0 WHERE ${where} AND redeemed_at IS NULL AND expires_at > ?`, params: [...ids, now] },
+    {
+      sql: `UPDATE authorization_codes SET expires_at = 0 WHERE ${where} AND redeemed_at IS NULL AND expires_at > ?`,
+      params: [...ids, now],
+    },
     {
       sql: `UPDATE authorization_requests SET status = 'error', error = 'access_denied', error_description = ? WHERE ${where} AND status = 'authenticated' AND expires_at > ?`,
       params: [description, ...ids, now],

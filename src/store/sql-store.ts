@@ -8,7 +8,16 @@ import { newAuditEventId } from '../crypto.ts';
 import type { Driver, Step } from './driver.ts';
 import { SqlConsoleStore } from './console-store.ts';
 import { migrations } from './migrations.ts';
-import { type AgentRow, type ClientRow, clientColumns, insert, revokeGrantsSteps, toAgent, toClient, update } from './rows.ts';
+import {
+  type AgentRow,
+  type ClientRow,
+  clientColumns,
+  insert,
+  revokeGrantsSteps,
+  toAgent,
+  toClient,
+  update,
+} from './rows.ts';
 import type {
   AccessTokenRecord,
   AgentProfile,
@@ -97,7 +106,9 @@ export class SqlStore implements Store {
   }
 
   async listRegisteredResources(): Promise<string[]> {
-    const rows = await this.driver.all<{ resources: string }>("SELECT resources FROM clients WHERE status = 'active' AND resources <> '[]'");
+    const rows = await this.driver.all<{ resources: string }>(
+      "SELECT resources FROM clients WHERE status = 'active' AND resources <> '[]'",
+    );
     return rows.flatMap((row) => JSON.parse(row.resources) as string[]);
   }
 
@@ -119,7 +130,11 @@ export class SqlStore implements Store {
   }
 
   async deleteClient(id: string, now: number, description: string): Promise<boolean> {
-    return this.won(...revokeGrantsSteps({ client_id: id }, now, description), { sql: 'DELETE FROM clients WHERE id = ?', params: [id], guard: true });
+    return this.won(...revokeGrantsSteps({ client_id: id }, now, description), {
+      sql: 'DELETE FROM clients WHERE id = ?',
+      params: [id],
+      guard: true,
+    });
   }
 
   // Agents
@@ -137,7 +152,15 @@ export class SqlStore implements Store {
     return (await this.driver.all<AgentRow>('SELECT * FROM agents ORDER BY created_at, id')).map(toAgent);
   }
 
-  updateAgent(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'>>): Promise<boolean> {
+  updateAgent(
+    id: string,
+    patch: Partial<
+      Pick<
+        AgentRecord,
+        'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'
+      >
+    >,
+  ): Promise<boolean> {
     return this.won(update('agents', 'id', id, patch));
   }
 
@@ -165,10 +188,18 @@ export class SqlStore implements Store {
   }
 
   findRequestStatus(id: string): Promise<RequestStatusFields | undefined> {
-    return this.driver.one<RequestStatusFields>('SELECT status, error, error_description, expires_at FROM authorization_requests WHERE id = ?', [id]);
+    return this.driver.one<RequestStatusFields>(
+      'SELECT status, error, error_description, expires_at FROM authorization_requests WHERE id = ?',
+      [id],
+    );
   }
 
-  markRequestAuthenticated(id: string, by: { agent_id: string; model: string }, now: number, audit: AuditEvent): Promise<boolean> {
+  markRequestAuthenticated(
+    id: string,
+    by: { agent_id: string; model: string },
+    now: number,
+    audit: AuditEvent,
+  ): Promise<boolean> {
     return this.wonIndependent(
       {
         sql: "UPDATE authorization_requests SET status = 'authenticated', agent_id = ?, model = ?, authenticated_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?",
@@ -193,7 +224,13 @@ export class SqlStore implements Store {
     );
   }
 
-  contestRequest(id: string, otherAgentId: string, now: number, description: string, audit: AuditEvent): Promise<boolean> {
+  contestRequest(
+    id: string,
+    otherAgentId: string,
+    now: number,
+    description: string,
+    audit: AuditEvent,
+  ): Promise<boolean> {
     return this.wonIndependent(
       {
         sql: "UPDATE authorization_requests SET status = 'error', error = 'request_contested', error_description = ? WHERE id = ? AND status = 'authenticated' AND agent_id <> ? AND expires_at > ?",
@@ -220,15 +257,28 @@ export class SqlStore implements Store {
     return this.driver.one<CodeRecord>('SELECT * FROM authorization_codes WHERE digest = ?', [digest]);
   }
 
-  async findClientAndCode(clientId: string, digest: string): Promise<{ client: ClientRecord | undefined; code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined }> {
+  async findClientAndCode(
+    clientId: string,
+    digest: string,
+  ): Promise<{
+    client: ClientRecord | undefined;
+    code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined;
+  }> {
     const row = (await this.driver.values(CLIENT_AND_CODE.sql, [clientId, digest]))!;
     const code = CLIENT_AND_CODE.take<CodeRecord>(row, CODE);
-    return { client: clientIn(CLIENT_AND_CODE, row, CALLER), code: code && { code, agent: agentIn(CLIENT_AND_CODE, row) } };
+    return {
+      client: clientIn(CLIENT_AND_CODE, row, CALLER),
+      code: code && { code, agent: agentIn(CLIENT_AND_CODE, row) },
+    };
   }
 
   redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean> {
     return this.wonIndependent(
-      { sql: 'UPDATE authorization_codes SET redeemed_at = ?, grant_id = ? WHERE digest = ? AND redeemed_at IS NULL', params: [now, grant.id, digest], guard: true },
+      {
+        sql: 'UPDATE authorization_codes SET redeemed_at = ?, grant_id = ? WHERE digest = ? AND redeemed_at IS NULL',
+        params: [now, grant.id, digest],
+        guard: true,
+      },
       insert('grants', grant),
       ...tokenSteps(tokens),
     );
@@ -239,11 +289,16 @@ export class SqlStore implements Store {
   }
 
   revokeGrant(id: string, now: number): Promise<boolean> {
-    return this.won({ sql: 'UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', params: [now, id], guard: true });
+    return this.won({
+      sql: 'UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+      params: [now, id],
+      guard: true,
+    });
   }
 
   async revokeGrantsOf(owner: GrantOwner, now: number, description: string): Promise<RevokedGrants> {
-    const [grants = 0, codes = 0, requests = 0] = (await this.driver.write(revokeGrantsSteps(owner, now, description))) ?? [];
+    const [grants = 0, codes = 0, requests = 0] =
+      (await this.driver.write(revokeGrantsSteps(owner, now, description))) ?? [];
     return { grants, codes, requests };
   }
 
@@ -252,7 +307,14 @@ export class SqlStore implements Store {
   }
 
   rotateRefreshToken(digest: string, now: number, tokens: IssuedTokens): Promise<boolean> {
-    return this.wonIndependent({ sql: 'UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL', params: [now, digest], guard: true }, ...tokenSteps(tokens));
+    return this.wonIndependent(
+      {
+        sql: 'UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL',
+        params: [now, digest],
+        guard: true,
+      },
+      ...tokenSteps(tokens),
+    );
   }
 
   findAccessToken(jti: string): Promise<AccessTokenRecord | undefined> {
@@ -276,7 +338,11 @@ export class SqlStore implements Store {
   }
 
   revokeAccessToken(jti: string, now: number): Promise<boolean> {
-    return this.won({ sql: 'UPDATE access_tokens SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL', params: [now, jti], guard: true });
+    return this.won({
+      sql: 'UPDATE access_tokens SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL',
+      params: [now, jti],
+      guard: true,
+    });
   }
 
   // Audit and housekeeping
@@ -289,16 +355,27 @@ export class SqlStore implements Store {
     const columns = 'at, agent_id, request_id, client_id, model, ip, user_agent, outcome';
     return filter.agent_id === undefined
       ? this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events ORDER BY at DESC LIMIT ?`, [filter.limit])
-      : this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events WHERE agent_id = ? ORDER BY at DESC LIMIT ?`, [filter.agent_id, filter.limit]);
+      : this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events WHERE agent_id = ? ORDER BY at DESC LIMIT ?`, [
+          filter.agent_id,
+          filter.limit,
+        ]);
   }
 
-  async purge({ expiredBefore, unauthenticatedBefore, auditBefore, unusedClients }: PurgeCutoffs, batchSize = PURGE_BATCH): Promise<PurgeCounts> {
+  async purge(
+    { expiredBefore, unauthenticatedBefore, auditBefore, unusedClients }: PurgeCutoffs,
+    batchSize = PURGE_BATCH,
+  ): Promise<PurgeCounts> {
     const expired = [expiredBefore];
     // Requests no agent ever authenticated are most of what an unauthenticated caller can make;
     // they go sooner, so a flood of /authorize cannot fill the disk for PURGE_AFTER.
     const requests =
-      (await this.deleteInBatches('authorization_requests', 'id', 'authenticated_at IS NULL AND expires_at < ?', [unauthenticatedBefore], batchSize)) +
-      (await this.deleteInBatches('authorization_requests', 'id', 'expires_at < ?', expired, batchSize));
+      (await this.deleteInBatches(
+        'authorization_requests',
+        'id',
+        'authenticated_at IS NULL AND expires_at < ?',
+        [unauthenticatedBefore],
+        batchSize,
+      )) + (await this.deleteInBatches('authorization_requests', 'id', 'expires_at < ?', expired, batchSize));
     const codes = await this.deleteInBatches('authorization_codes', 'digest', 'expires_at < ?', expired, batchSize);
     const accessTokens = await this.deleteInBatches('access_tokens', 'jti', 'expires_at < ?', expired, batchSize);
     const refreshTokens = await this.deleteInBatches('refresh_tokens', 'digest', 'expires_at < ?', expired, batchSize);
@@ -337,7 +414,13 @@ export class SqlStore implements Store {
    * backlog of a million rows then never holds SQLite's event loop or PostgreSQL's row locks
    * for seconds, and requests keep being answered between batches.
    */
-  private async deleteInBatches(table: string, key: string, condition: string, params: unknown[], batchSize: number): Promise<number> {
+  private async deleteInBatches(
+    table: string,
+    key: string,
+    condition: string,
+    params: unknown[],
+    batchSize: number,
+  ): Promise<number> {
     const sql = `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE ${condition} LIMIT ${batchSize})`;
     let total = 0;
     for (;;) {
@@ -371,12 +454,27 @@ interface Table {
  * listed here is a type error, so a joined read never silently drops one.
  */
 function columnsOf<T>() {
-  return <const C extends readonly (keyof T & string)[]>(columns: C & ([Exclude<keyof T, C[number]>] extends [never] ? unknown : never)) => [...columns];
+  return <const C extends readonly (keyof T & string)[]>(
+    columns: C & ([Exclude<keyof T, C[number]>] extends [never] ? unknown : never),
+  ) => [...columns];
 }
 
 const CLIENT_COLUMNS = columnsOf<ClientRow>()([
-  'id', 'name', 'secret_sealed', 'previous_secret_sealed', 'previous_secret_expires_at', 'redirect_uris', 'status', 'approval', 'created_at',
-  'account_id', 'token_endpoint_auth_method', 'source', 'registration_token_digest', 'resources', 'last_used_at',
+  'id',
+  'name',
+  'secret_sealed',
+  'previous_secret_sealed',
+  'previous_secret_expires_at',
+  'redirect_uris',
+  'status',
+  'approval',
+  'created_at',
+  'account_id',
+  'token_endpoint_auth_method',
+  'source',
+  'registration_token_digest',
+  'resources',
+  'last_used_at',
 ]);
 const CLIENT: Table = { alias: 'c', columns: CLIENT_COLUMNS };
 /** The client calling a token endpoint, read with the token it presents. */
@@ -386,33 +484,88 @@ const CLIENT_STATUS: Table = { alias: 'c', columns: ['status'] };
 const REQUEST: Table = {
   alias: 'r',
   columns: columnsOf<AuthorizationRequestRecord>()([
-    'id', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'nonce', 'login_hint', 'resource', 'browser_digest', 'status', 'error',
-    'error_description', 'agent_id', 'model', 'authenticated_at', 'created_at', 'expires_at',
+    'id',
+    'client_id',
+    'redirect_uri',
+    'scope',
+    'state',
+    'code_challenge',
+    'nonce',
+    'login_hint',
+    'resource',
+    'browser_digest',
+    'status',
+    'error',
+    'error_description',
+    'agent_id',
+    'model',
+    'authenticated_at',
+    'created_at',
+    'expires_at',
   ]),
 };
 const CODE: Table = {
   alias: 'k',
   columns: columnsOf<CodeRecord>()([
-    'digest', 'request_id', 'client_id', 'redirect_uri', 'scope', 'code_challenge', 'nonce', 'resource', 'agent_id', 'model', 'auth_time', 'expires_at',
-    'redeemed_at', 'grant_id',
+    'digest',
+    'request_id',
+    'client_id',
+    'redirect_uri',
+    'scope',
+    'code_challenge',
+    'nonce',
+    'resource',
+    'agent_id',
+    'model',
+    'auth_time',
+    'expires_at',
+    'redeemed_at',
+    'grant_id',
   ]),
 };
 const GRANT: Table = {
   alias: 'g',
-  columns: columnsOf<GrantRecord>()(['id', 'client_id', 'agent_id', 'scope', 'model', 'auth_time', 'created_at', 'revoked_at', 'resource']),
+  columns: columnsOf<GrantRecord>()([
+    'id',
+    'client_id',
+    'agent_id',
+    'scope',
+    'model',
+    'auth_time',
+    'created_at',
+    'revoked_at',
+    'resource',
+  ]),
 };
 const AGENT: Table = {
   alias: 'a',
   columns: columnsOf<AgentRow>()([
-    'id', 'secret_digest', 'previous_secret_digest', 'previous_secret_expires_at', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status',
-    'created_at', 'last_used_at', 'account_id',
+    'id',
+    'secret_digest',
+    'previous_secret_digest',
+    'previous_secret_expires_at',
+    'name',
+    'owner_email',
+    'owner_name',
+    'owner_email_verified',
+    'status',
+    'created_at',
+    'last_used_at',
+    'account_id',
   ]),
 };
 
 /** A token's agent: what its checks and claims need (AgentProfile), not its secrets. */
 const AGENT_PROFILE: Table = {
   alias: 'a',
-  columns: columnsOf<Pick<AgentRow, keyof AgentProfile>>()(['id', 'name', 'owner_email', 'owner_name', 'owner_email_verified', 'status']),
+  columns: columnsOf<Pick<AgentRow, keyof AgentProfile>>()([
+    'id',
+    'name',
+    'owner_email',
+    'owner_name',
+    'owner_email_verified',
+    'status',
+  ]),
 };
 
 /** A joined read's SQL, and each of its tables' records taken from a row of values. */
@@ -453,7 +606,10 @@ const agentProfileIn = (read: JoinedRead, row: readonly unknown[]): AgentProfile
 };
 
 /** The request and its client: what the agent's authentication and the browser's decision both need first. */
-const REQUEST_WITH_CLIENT = new JoinedRead([REQUEST, CLIENT], 'FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id WHERE r.id = ?');
+const REQUEST_WITH_CLIENT = new JoinedRead(
+  [REQUEST, CLIENT],
+  'FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id WHERE r.id = ?',
+);
 /** The agent presenting credentials, and the request it names with its client: one row whatever exists. */
 const AGENT_AND_REQUEST = new JoinedRead(
   [AGENT, REQUEST, CLIENT],
@@ -488,7 +644,10 @@ class TokenContextRead<T> {
     this.token = { alias: 't', columns };
     const tables = [this.token, GRANT, AGENT_PROFILE, CLIENT_STATUS];
     const context = 'LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id';
-    this.alone = new JoinedRead(tables, `FROM ${table} t JOIN grants g ON g.id = t.grant_id ${context} WHERE t.${key} = ?`);
+    this.alone = new JoinedRead(
+      tables,
+      `FROM ${table} t JOIN grants g ON g.id = t.grant_id ${context} WHERE t.${key} = ?`,
+    );
     this.withCaller = new JoinedRead(
       [CALLER, ...tables],
       `FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN ${table} t ON t.${key} = ? LEFT JOIN grants g ON g.id = t.grant_id ${context}`,
@@ -510,7 +669,12 @@ class TokenContextRead<T> {
     const token = read.take<T>(row, this.token);
     const grant = read.take<GrantRecord>(row, GRANT);
     if (!token || !grant) return undefined;
-    return { token, grant, agent: agentProfileIn(read, row), clientActive: read.take<{ status: string }>(row, CLIENT_STATUS)?.status === 'active' };
+    return {
+      token,
+      grant,
+      agent: agentProfileIn(read, row),
+      clientActive: read.take<{ status: string }>(row, CLIENT_STATUS)?.status === 'active',
+    };
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import type { Driver, Migration, Params, Step, } from './driver.ts';
+import type { Driver, Migration, Params, Step } from './driver.ts';
 import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
 import { type SyncFile, WalSync } from './wal-sync.ts';
 
@@ -199,7 +199,8 @@ export class SqliteDriver implements Driver {
           const value = this.runUnit(unit.steps);
           if (value === null) this.statement('ROLLBACK TO unit').run();
           else
-            for (const [i, step] of unit.steps.entries()) if (step.notify !== undefined && value[i]! > 0) notes.push(step.notify);
+            for (const [i, step] of unit.steps.entries())
+              if (step.notify !== undefined && value[i]! > 0) notes.push(step.notify);
           this.statement('RELEASE unit').run();
           outcomes.push({ ok: true, value });
         } catch (error) {
@@ -243,7 +244,8 @@ export class SqliteDriver implements Driver {
   private retryLater(error: unknown): void {
     const now = Date.now();
     let expired = 0;
-    while (expired < this.queue.length && this.queue[expired]!.deadline !== 0 && this.queue[expired]!.deadline <= now) expired++;
+    while (expired < this.queue.length && this.queue[expired]!.deadline !== 0 && this.queue[expired]!.deadline <= now)
+      expired++;
     const failed = this.queue.splice(0, expired);
     for (const unit of this.queue) if (unit.deadline === 0) unit.deadline = now + this.lockWaitMs;
     if (this.queue.length === 0) {
@@ -296,19 +298,33 @@ export class SqliteDriver implements Driver {
   }
 
   private migrateNow(migrations: Migration[]): void {
-    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version varchar(100) PRIMARY KEY, applied_at bigint NOT NULL)');
-    adoptKyselyHistory((sql) => this.db.prepare(sql).all() as Array<{ name: string }>, (version) =>
-      this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(version, Date.now()),
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version varchar(100) PRIMARY KEY, applied_at bigint NOT NULL)',
+    );
+    adoptKyselyHistory(
+      (sql) => this.db.prepare(sql).all() as Array<{ name: string }>,
+      (version) =>
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?) ON CONFLICT DO NOTHING')
+          .run(version, Date.now()),
     );
     // BEGIN IMMEDIATE takes the write lock: two processes migrating one file do it one after the other.
-    this.db.transaction(() => {
-      const applied = new Set((this.db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: string }>).map((row) => row.version));
-      for (const migration of migrations) {
-        if (applied.has(migration.version)) continue;
-        for (const statement of migration.statements) this.db.exec(statement);
-        this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, Date.now());
-      }
-    }).immediate();
+    this.db
+      .transaction(() => {
+        const applied = new Set(
+          (this.db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: string }>).map(
+            (row) => row.version,
+          ),
+        );
+        for (const migration of migrations) {
+          if (applied.has(migration.version)) continue;
+          for (const statement of migration.statements) this.db.exec(statement);
+          this.db
+            .prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)')
+            .run(migration.version, Date.now());
+        }
+      })
+      .immediate();
   }
 
   async createLimiter(options: LimiterOptions): Promise<Limiter> {
@@ -326,7 +342,10 @@ export class SqliteDriver implements Driver {
   async close(): Promise<void> {
     // Let queued units commit before the file closes (or, while another connection holds the
     // lock, wait for it until their deadline).
-    while (this.queue.length > 0) await new Promise<void>((resolve) => (this.waitingForLock ? setTimeout(resolve, RETRY_MAX_MS) : setImmediate(resolve)));
+    while (this.queue.length > 0)
+      await new Promise<void>((resolve) =>
+        this.waitingForLock ? setTimeout(resolve, RETRY_MAX_MS) : setImmediate(resolve),
+      );
     this.endReads();
     await this.wal?.settled().catch(() => undefined);
     this.wal?.close();

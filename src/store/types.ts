@@ -86,7 +86,10 @@ export interface AuthorizationRequestRecord {
   expires_at: number;
 }
 
-export type RequestStatusFields = Pick<AuthorizationRequestRecord, 'status' | 'error' | 'error_description' | 'expires_at'>;
+export type RequestStatusFields = Pick<
+  AuthorizationRequestRecord,
+  'status' | 'error' | 'error_description' | 'expires_at'
+>;
 
 export interface CodeRecord {
   digest: string;
@@ -147,11 +150,25 @@ export interface AuditEvent {
 }
 
 export type ClientPatch = Partial<
-  Pick<ClientRecord, 'status' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at' | 'name' | 'redirect_uris' | 'token_endpoint_auth_method' | 'registration_token_digest' | 'last_used_at'>
+  Pick<
+    ClientRecord,
+    | 'status'
+    | 'secret_sealed'
+    | 'previous_secret_sealed'
+    | 'previous_secret_expires_at'
+    | 'name'
+    | 'redirect_uris'
+    | 'token_endpoint_auth_method'
+    | 'registration_token_digest'
+    | 'last_used_at'
+  >
 >;
 
 /** What token checks and claims need of an agent: who it is and whether it may act, never its secrets. */
-export type AgentProfile = Pick<AgentRecord, 'id' | 'name' | 'owner_email' | 'owner_name' | 'owner_email_verified' | 'status'>;
+export type AgentProfile = Pick<
+  AgentRecord,
+  'id' | 'name' | 'owner_email' | 'owner_name' | 'owner_email_verified' | 'status'
+>;
 
 /** A token with everything that decides whether it may be used, read in one query. */
 export interface TokenContext<T> {
@@ -181,7 +198,10 @@ export interface IssuedTokens {
 }
 
 /** Whose grants an incident response revokes: one agent's, one client's, or one agent's at one client ("connected site"). */
-export type GrantOwner = { agent_id: string; client_id?: undefined } | { client_id: string; agent_id?: undefined } | { agent_id: string; client_id: string };
+export type GrantOwner =
+  | { agent_id: string; client_id?: undefined }
+  | { client_id: string; agent_id?: undefined }
+  | { agent_id: string; client_id: string };
 
 export interface RevokedGrants {
   grants: number;
@@ -282,7 +302,15 @@ export interface Store {
   insertAgent(agent: AgentRecord): Promise<void>;
   findAgent(id: string): Promise<AgentRecord | undefined>;
   listAgents(): Promise<AgentRecord[]>;
-  updateAgent(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'>>): Promise<boolean>;
+  updateAgent(
+    id: string,
+    patch: Partial<
+      Pick<
+        AgentRecord,
+        'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'
+      >
+    >,
+  ): Promise<boolean>;
 
   insertRequest(request: AuthorizationRequestRecord): Promise<void>;
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
@@ -302,14 +330,25 @@ export interface Store {
    * pending → authenticated, only while pending and unexpired, together with the agent's
    * last use and the audit event of the success: all of it or none.
    */
-  markRequestAuthenticated(id: string, by: { agent_id: string; model: string }, now: number, audit: AuditEvent): Promise<boolean>;
+  markRequestAuthenticated(
+    id: string,
+    by: { agent_id: string; model: string },
+    now: number,
+    audit: AuditEvent,
+  ): Promise<boolean>;
   /** authenticated → completed and the code stored, in one transaction, for the bound browser. */
   completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean>;
   /**
    * authenticated → error/request_contested when another agent than the one that authenticated
    * presents valid credentials, with the audit event: all of it or none.
    */
-  contestRequest(id: string, otherAgentId: string, now: number, description: string, audit: AuditEvent): Promise<boolean>;
+  contestRequest(
+    id: string,
+    otherAgentId: string,
+    now: number,
+    description: string,
+    audit: AuditEvent,
+  ): Promise<boolean>;
   /** pending|authenticated → error (for example access_denied), for the bound browser. */
   failRequest(id: string, browserDigest: string, now: number, error: string, description: string): Promise<boolean>;
 
@@ -318,7 +357,13 @@ export interface Store {
    * The client calling the token endpoint and the code it presents with the code's agent, in one
    * statement (either may be absent; the agent is undefined when its row is gone).
    */
-  findClientAndCode(clientId: string, digest: string): Promise<{ client: ClientRecord | undefined; code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined }>;
+  findClientAndCode(
+    clientId: string,
+    digest: string,
+  ): Promise<{
+    client: ClientRecord | undefined;
+    code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined;
+  }>;
   /** Marks the code redeemed and stores grant and tokens in one transaction; false if it was already redeemed. */
   redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean>;
 

@@ -102,7 +102,9 @@ export class WalSync {
 
   private fail(error: Error): void {
     this.syncing = false;
-    this.failed = new Error(`the SQLite WAL could not be synced to disk: ${error.message}; restart the server`, { cause: error });
+    this.failed = new Error(`the SQLite WAL could not be synced to disk: ${error.message}; restart the server`, {
+      cause: error,
+    });
     for (const waiter of this.waiters.splice(0)) waiter.reject(this.failed);
   }
 }

@@ -19,7 +19,9 @@ const path = (url: string) => url.replace(server.baseUrl, '');
 
 describe('one-time links', () => {
   it('a setup link shows a button, signs in once on POST, and then says it was used', async () => {
-    const account = await server.ctx.store.console.findAccount((await createPasswordAccount(server.ctx, { role: 'admin' })).id);
+    const account = await server.ctx.store.console.findAccount(
+      (await createPasswordAccount(server.ctx, { role: 'admin' })).id,
+    );
     const { url } = await issueLink(server.ctx, 'setup', { accountId: account!.id });
     const person = new ConsoleSession(server.baseUrl);
     const landing = await person.get(path(url));
@@ -46,10 +48,19 @@ describe('one-time links', () => {
     expect(short.status).toBe(400);
     expect(short.text).toContain('Use at least 15 characters');
     expect(await server.ctx.store.console.findAccountByEmail('new@example.com')).toBeUndefined();
-    const created = await person.post(path(url), { email: 'New@Example.com', name: 'New Person', password: TEST_PASSWORD });
+    const created = await person.post(path(url), {
+      email: 'New@Example.com',
+      name: 'New Person',
+      password: TEST_PASSWORD,
+    });
     expect(created.status).toBe(303);
     const account = await server.ctx.store.console.findAccountByEmail('new@example.com');
-    expect(account).toMatchObject({ email: 'New@Example.com', role: 'member', name: 'New Person', email_verified: false });
+    expect(account).toMatchObject({
+      email: 'New@Example.com',
+      role: 'member',
+      name: 'New Person',
+      email_verified: false,
+    });
     expect(account!.password_hash).toMatch(/^\$argon2id\$/);
     await expectErrorPage(await fetch(url), 404, 'not_found');
     // The email is unique whatever its case.
@@ -68,7 +79,9 @@ describe('one-time links', () => {
     try {
       const person = new ConsoleSession(open.baseUrl);
       expect((await person.get('/console/sign-up')).status).toBe(200);
-      expect((await person.post('/console/sign-up', { email: 'anyone@example.com', password: TEST_PASSWORD })).status).toBe(303);
+      expect(
+        (await person.post('/console/sign-up', { email: 'anyone@example.com', password: TEST_PASSWORD })).status,
+      ).toBe(303);
       expect(await open.ctx.store.console.findAccountByEmail('anyone@example.com')).toMatchObject({ role: 'member' });
     } finally {
       await open.close();
@@ -97,12 +110,19 @@ describe('sessions', () => {
     expect(page.text.match(/<tr>\s*<td><time/g)?.length).toBe(3);
     expect(page.text).toContain('This session');
     const sessions = await server.ctx.store.console.listSessions(account.id, server.clock());
-    const mine = (await server.ctx.store.console.findSession((await import('../../src/crypto.ts')).digest(laptop.cookies.get('agentauth_console')!), server.clock()))!.session;
+    const mine = (await server.ctx.store.console.findSession(
+      (await import('../../src/crypto.ts')).digest(laptop.cookies.get('agentauth_console')!),
+      server.clock(),
+    ))!.session;
     const phoneSession = sessions.find((s) => s.id !== mine.id)!;
-    expect((await laptop.post(`/console/account/sessions/${phoneSession.id}/end`)).location).toBe('/console/account?notice=session_ended');
+    expect((await laptop.post(`/console/account/sessions/${phoneSession.id}/end`)).location).toBe(
+      '/console/account?notice=session_ended',
+    );
     expect((await server.ctx.store.console.listSessions(account.id, server.clock())).length).toBe(2);
     expect((await laptop.post('/console/account/sessions/end-others')).status).toBe(303);
-    expect((await server.ctx.store.console.listSessions(account.id, server.clock())).map((s) => s.id)).toEqual([mine.id]);
+    expect((await server.ctx.store.console.listSessions(account.id, server.clock())).map((s) => s.id)).toEqual([
+      mine.id,
+    ]);
     expect((await phone.get('/console')).location).toMatch(/^\/console\/sign-in/);
     expect((await tablet.get('/console')).location).toMatch(/^\/console\/sign-in/);
     expect((await laptop.get('/console')).status).toBe(200);
@@ -147,7 +167,11 @@ describe('sessions', () => {
     ]) {
       const person = new ConsoleSession(server.baseUrl);
       await person.get(`/console/sign-in?next=${encodeURIComponent(next!)}`);
-      const answer = await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD, next: next! });
+      const answer = await person.post('/console/sign-in', {
+        email: account.email,
+        password: TEST_PASSWORD,
+        next: next!,
+      });
       expect(answer.location, next).toBe(expected);
     }
   });
@@ -165,7 +189,11 @@ describe('sessions', () => {
       const answer = await fetch(`${https.url}/console/sign-in`, {
         method: 'POST',
         redirect: 'manual',
-        headers: { cookie: `__Host-agentauth_csrf=${person.cookies.get('__Host-agentauth_csrf')}`, 'content-type': 'application/x-www-form-urlencoded', origin: 'https://id.example' },
+        headers: {
+          cookie: `__Host-agentauth_csrf=${person.cookies.get('__Host-agentauth_csrf')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: 'https://id.example',
+        },
         body: new URLSearchParams({ _csrf: person.csrf, email: account.email, password: TEST_PASSWORD }),
       });
       expect(answer.status).toBe(303);
@@ -182,13 +210,22 @@ describe('passwords', () => {
     const account = await createPasswordAccount(server.ctx);
     const person = await signIn(server.baseUrl, account.email);
     await person.get('/console/account');
-    const wrong = await person.post('/console/account/password', { current_password: 'not it at all, no', password: 'a brand new passphrase here' });
+    const wrong = await person.post('/console/account/password', {
+      current_password: 'not it at all, no',
+      password: 'a brand new passphrase here',
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.text).toContain('The current password is wrong.');
-    const short = await person.post('/console/account/password', { current_password: TEST_PASSWORD, password: 'fourteen chars' });
+    const short = await person.post('/console/account/password', {
+      current_password: TEST_PASSWORD,
+      password: 'fourteen chars',
+    });
     expect(short.status).toBe(400);
     expect(short.text).toMatch(/aria-invalid="true"/);
-    const ok = await person.post('/console/account/password', { current_password: TEST_PASSWORD, password: 'a brand new passphrase here' });
+    const ok = await person.post('/console/account/password', {
+      current_password: TEST_PASSWORD,
+      password: 'a brand new passphrase here',
+    });
     expect(ok.location).toBe('/console/account?notice=password_saved');
     await expect(signIn(server.baseUrl, account.email)).rejects.toThrow(/401/);
     await signIn(server.baseUrl, account.email, 'a brand new passphrase here');
@@ -207,7 +244,9 @@ describe('passwords', () => {
 
 describe('throttled sign-in', () => {
   it('refuses an email after its failures, known or not, even with the right password, with Retry-After', async () => {
-    const throttled = await startTestServer({ env: { CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT: '3', CONSOLE_SIGNIN_FAILURES_PER_IP: '100' } });
+    const throttled = await startTestServer({
+      env: { CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT: '3', CONSOLE_SIGNIN_FAILURES_PER_IP: '100' },
+    });
     try {
       const account = await createPasswordAccount(throttled.ctx);
       const attempt = async (email: string, password: string) => {
@@ -221,7 +260,8 @@ describe('throttled sign-in', () => {
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(noticeOf(refused)).toContain('Too many failed sign-ins');
       // An email without an account is throttled the same way: the 429 tells nothing.
-      for (let i = 0; i < 3; i++) expect((await attempt('ghost@example.com', `wrong password number ${i}`)).status).toBe(401);
+      for (let i = 0; i < 3; i++)
+        expect((await attempt('ghost@example.com', `wrong password number ${i}`)).status).toBe(401);
       expect((await attempt('ghost@example.com', TEST_PASSWORD)).status).toBe(429);
       // Another account from the same address is not affected.
       const other = await createPasswordAccount(throttled.ctx);
@@ -232,13 +272,21 @@ describe('throttled sign-in', () => {
   });
 
   it('refuses an address after its failures across many emails', async () => {
-    const throttled = await startTestServer({ env: { CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT: '100', CONSOLE_SIGNIN_FAILURES_PER_IP: '4' } });
+    const throttled = await startTestServer({
+      env: { CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT: '100', CONSOLE_SIGNIN_FAILURES_PER_IP: '4' },
+    });
     try {
       const account = await createPasswordAccount(throttled.ctx);
       const person = new ConsoleSession(throttled.baseUrl);
       await person.get('/console/sign-in');
-      for (let i = 0; i < 4; i++) expect((await person.post('/console/sign-in', { email: `victim${i}@example.com`, password: 'credential stuffing' })).status).toBe(401);
-      expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(429);
+      for (let i = 0; i < 4; i++)
+        expect(
+          (await person.post('/console/sign-in', { email: `victim${i}@example.com`, password: 'credential stuffing' }))
+            .status,
+        ).toBe(401);
+      expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(
+        429,
+      );
     } finally {
       await throttled.close();
     }
@@ -248,14 +296,26 @@ describe('throttled sign-in', () => {
 describe('passkeys on the account page', () => {
   it('lists, renames and removes passkeys; the last way to sign in cannot be removed', async () => {
     const account = await createPasswordAccount(server.ctx);
-    const add = (id: string, name: string) => server.ctx.store.console.insertPasskey({ id, account_id: account.id, public_key: 'x', counter: 0, transports: null, name, created_at: server.clock(), last_used_at: null });
+    const add = (id: string, name: string) =>
+      server.ctx.store.console.insertPasskey({
+        id,
+        account_id: account.id,
+        public_key: 'x',
+        counter: 0,
+        transports: null,
+        name,
+        created_at: server.clock(),
+        last_used_at: null,
+      });
     await add('cred-laptop', 'Laptop');
     await add('cred-phone', 'Phone');
     const person = await signIn(server.baseUrl, account.email);
     const page = await person.get('/console/account');
     expect(page.text).toContain('value="Laptop"');
     expect(page.text).toContain('value="Phone"');
-    expect((await person.post('/console/account/passkeys/cred-laptop/rename', { name: 'Work laptop' })).location).toBe('/console/account?notice=passkey_renamed');
+    expect((await person.post('/console/account/passkeys/cred-laptop/rename', { name: 'Work laptop' })).location).toBe(
+      '/console/account?notice=passkey_renamed',
+    );
     expect((await server.ctx.store.console.findPasskey('cred-laptop'))?.name).toBe('Work laptop');
     const tooLong = await person.post('/console/account/passkeys/cred-laptop/rename', { name: 'x'.repeat(101) });
     expect(tooLong.status).toBe(400);
@@ -267,12 +327,18 @@ describe('passkeys on the account page', () => {
     expect(await server.ctx.store.console.findPasskey('cred-phone')).toBeDefined();
     // Without a password, the last passkey stays.
     await person.get('/console/account');
-    expect((await person.post('/console/account/passkeys/cred-phone/remove')).location).toBe('/console/account?notice=passkey_removed');
-    expect((await person.post('/console/account/password/remove')).location).toBe('/console/account?notice=password_removed');
+    expect((await person.post('/console/account/passkeys/cred-phone/remove')).location).toBe(
+      '/console/account?notice=passkey_removed',
+    );
+    expect((await person.post('/console/account/password/remove')).location).toBe(
+      '/console/account?notice=password_removed',
+    );
     const refused = await person.post('/console/account/passkeys/cred-laptop/remove');
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('This is your only way to sign in');
-    expect((await server.ctx.store.console.listPasskeys(account.id)).map((passkey) => passkey.id)).toEqual(['cred-laptop']);
+    expect((await server.ctx.store.console.listPasskeys(account.id)).map((passkey) => passkey.id)).toEqual([
+      'cred-laptop',
+    ]);
   });
 });
 
@@ -282,17 +348,36 @@ describe('passkey endpoints', () => {
     await person.get('/console/sign-in');
     const options = await person.postJson('/console/sign-in/passkey/options', {});
     expect(options.status).toBe(200);
-    expect(options.body).toMatchObject({ challengeId: expect.stringMatching(/^chl_/), options: { rpId: '127.0.0.1', userVerification: 'required' } });
-    for (const body of [{}, { challengeId: 'chl_nope', response: {} }, { challengeId: options.body.challengeId, response: { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: {} } }, { challengeId: 5, response: 'x' }]) {
+    expect(options.body).toMatchObject({
+      challengeId: expect.stringMatching(/^chl_/),
+      options: { rpId: '127.0.0.1', userVerification: 'required' },
+    });
+    for (const body of [
+      {},
+      { challengeId: 'chl_nope', response: {} },
+      {
+        challengeId: options.body.challengeId,
+        response: { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: {} },
+      },
+      { challengeId: 5, response: 'x' },
+    ]) {
       const answer = await fetch(`${server.baseUrl}/console/sign-in/passkey`, {
         method: 'POST',
-        headers: { cookie: [...person.cookies].map(([n, v]) => `${n}=${v}`).join('; '), 'content-type': 'application/json', 'x-csrf-token': person.csrf },
+        headers: {
+          cookie: [...person.cookies].map(([n, v]) => `${n}=${v}`).join('; '),
+          'content-type': 'application/json',
+          'x-csrf-token': person.csrf,
+        },
         body: JSON.stringify(body),
       });
       await expectJsonError(answer, 401, 'invalid_credentials', JSON.stringify(body));
     }
     // Without the CSRF token: refused before anything else.
-    const forged = await fetch(`${server.baseUrl}/console/sign-in/passkey/options`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const forged = await fetch(`${server.baseUrl}/console/sign-in/passkey/options`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(forged.status).toBe(403);
   });
 

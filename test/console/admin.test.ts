@@ -7,7 +7,14 @@ import { createOwnedAgent } from '../../src/console/agents.ts';
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import { registerClient } from '../../src/domain/clients.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
-import { ConsoleSession, createPasswordAccount, noticeOf, type Page, signIn, TEST_PASSWORD } from '../helpers/console.ts';
+import {
+  ConsoleSession,
+  createPasswordAccount,
+  noticeOf,
+  type Page,
+  signIn,
+  TEST_PASSWORD,
+} from '../helpers/console.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -16,8 +23,20 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const ADMIN_PAGES = ['/console/admin', '/console/admin/links', '/console/admin/agents', '/console/admin/websites', '/console/admin/events'];
-const ACTIONS: Array<[string, Record<string, string>]> = [['disable', {}], ['enable', {}], ['role', { role: 'admin' }], ['verify-email', {}], ['setup-link', {}]];
+const ADMIN_PAGES = [
+  '/console/admin',
+  '/console/admin/links',
+  '/console/admin/agents',
+  '/console/admin/websites',
+  '/console/admin/events',
+];
+const ACTIONS: Array<[string, Record<string, string>]> = [
+  ['disable', {}],
+  ['enable', {}],
+  ['role', { role: 'admin' }],
+  ['verify-email', {}],
+  ['setup-link', {}],
+];
 
 /** The error code of a console error page. */
 const errorOf = (page: Page) => /<code id="error">([^<]*)<\/code>/.exec(page.text)?.[1];
@@ -36,7 +55,8 @@ async function member(input: { name?: string } = {}): Promise<{ account: Account
 }
 
 const stored = async (id: string) => (await server.ctx.store.console.findAccount(id))!;
-const adminEvents = async () => (await server.ctx.store.console.listEvents({ limit: 1000 })).filter((event) => event.action.startsWith('admin.'));
+const adminEvents = async () =>
+  (await server.ctx.store.console.listEvents({ limit: 1000 })).filter((event) => event.action.startsWith('admin.'));
 
 describe('the admin area', () => {
   it('answers a member 403 on every admin page and action, and nothing changes', async () => {
@@ -79,7 +99,11 @@ describe('the admin area', () => {
     const owner = await createPasswordAccount(server.ctx, { email: 'Owner.Olga@Example.com', name: 'Olga' });
     const { agent: owned } = await createOwnedAgent(server.ctx, owner, 'Olga’s research bot');
     await createOwnedAgent(server.ctx, owner, 'Second bot');
-    const { client: site } = await registerClient(server.ctx, { name: 'Olga’s shop', redirectUris: ['https://shop.example/cb'], accountId: owner.id });
+    const { client: site } = await registerClient(server.ctx, {
+      name: 'Olga’s shop',
+      redirectUris: ['https://shop.example/cb'],
+      accountId: owner.id,
+    });
     const cliAgent = await server.createAgent({ name: 'CLI bot', ownerEmail: 'cli-owner@example.com' });
     const cliClient = await server.createClient({ name: 'CLI site' });
 
@@ -249,13 +273,18 @@ describe('the admin area', () => {
     server.clock.advance(1);
     const events = await session.get('/console/admin/events');
     expect(events.status).toBe(200);
-    const rows = events.text.split('<tr>').slice(2).filter((row) => row.includes(target.id));
+    const rows = events.text
+      .split('<tr>')
+      .slice(2)
+      .filter((row) => row.includes(target.id));
     const roleRow = rows.find((row) => row.includes('admin.set_role'))!;
     expect(roleRow).toContain(me.email);
     expect(roleRow).toContain(target.email);
     expect(roleRow).toContain('<td>admin</td>');
     expect(roleRow).toContain('127.0.0.1');
-    expect(rows.findIndex((row) => row.includes('admin.set_role'))).toBeLessThan(rows.findIndex((row) => row.includes('admin.disable_account')));
+    expect(rows.findIndex((row) => row.includes('admin.set_role'))).toBeLessThan(
+      rows.findIndex((row) => row.includes('admin.disable_account')),
+    );
     expect(rows.find((row) => row.includes('admin.disable_account'))).toContain(me.email);
 
     // 55 newer events: the first page holds 50 of them, "Older" leads to the rest.
@@ -273,7 +302,13 @@ describe('the admin area', () => {
     expect(older).toBeDefined();
     const second = await session.get(older!.replace(/&amp;/g, '&'));
     expect(second.status).toBe(200);
-    expect(second.text.match(/<td>marker-\d+<\/td>/g)).toEqual(['<td>marker-4</td>', '<td>marker-3</td>', '<td>marker-2</td>', '<td>marker-1</td>', '<td>marker-0</td>']);
+    expect(second.text.match(/<td>marker-\d+<\/td>/g)).toEqual([
+      '<td>marker-4</td>',
+      '<td>marker-3</td>',
+      '<td>marker-2</td>',
+      '<td>marker-1</td>',
+      '<td>marker-0</td>',
+    ]);
     expect(second.text).toContain('admin.set_role');
     // A malformed cursor reads as the first page.
     expect((await session.get('/console/admin/events?before=nonsense')).text).toContain('<td>marker-54</td>');

@@ -24,9 +24,17 @@ beforeAll(async () => {
   const shopkeeper = await createPasswordAccount(server.ctx, { email: 'shop@example.org' });
   const shop = await signIn(server.baseUrl, shopkeeper.email);
   await shop.get('/console/websites');
-  const created = await shop.post('/console/websites', { name: WEBSITE_NAME, redirect_uris: 'http://localhost:8080/callback', approval: 'auto' });
+  const created = await shop.post('/console/websites', {
+    name: WEBSITE_NAME,
+    redirect_uris: 'http://localhost:8080/callback',
+    approval: 'auto',
+  });
   expect(created.status).toBe(200);
-  website = { clientId: codeOf(created, 'client-id'), clientSecret: codeOf(created, 'client-secret'), redirectUri: 'http://localhost:8080/callback' };
+  website = {
+    clientId: codeOf(created, 'client-id'),
+    clientSecret: codeOf(created, 'client-secret'),
+    redirectUri: 'http://localhost:8080/callback',
+  };
 });
 afterAll(() => server.close());
 
@@ -46,7 +54,11 @@ async function createAgent(as: ConsoleSession = session, name = 'Research assist
 }
 
 async function introspect(party: Party, token: string): Promise<boolean> {
-  const response = await postForm(server, '/introspect', { token, client_id: party.clientId, client_secret: party.clientSecret });
+  const response = await postForm(server, '/introspect', {
+    token,
+    client_id: party.clientId,
+    client_secret: party.clientSecret,
+  });
   return ((await response.json()) as { active: boolean }).active;
 }
 
@@ -58,14 +70,18 @@ async function authenticates(party: Party, secret = party.agentSecret): Promise<
   return response.status === 200;
 }
 
-const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+const claimsOf = (jwt: string) =>
+  JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter((event) => event.action === action && event.target === target);
+  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+    (event) => event.action === action && event.target === target,
+  );
 const historyIds = (page: Page) => [...page.text.matchAll(/data-event="([^"]+)"/g)].map((match) => match[1]!);
-const olderLink = (page: Page) => /<a href="([^"#]+)#history" id="history-older">/.exec(page.text)?.[1]?.replaceAll('&amp;', '&');
+const olderLink = (page: Page) =>
+  /<a href="([^"#]+)#history" id="history-older">/.exec(page.text)?.[1]?.replaceAll('&amp;', '&');
 
 describe('creating an agent', () => {
-  it('lists no agents at first, then shows the new agent\'s secret once with its environment', async () => {
+  it("lists no agents at first, then shows the new agent's secret once with its environment", async () => {
     const newcomer = await createPasswordAccount(server.ctx);
     const own = await signIn(server.baseUrl, newcomer.email);
     const empty = await own.get('/console/agents');
@@ -80,12 +96,19 @@ describe('creating an agent', () => {
     expect(agentId).toMatch(/^agt_/);
     expect(secret).toMatch(/^aas_/);
     expect(created.text).toContain('shown only now');
-    expect(created.text).toContain(`AGENTAUTH_ISSUER=${server.baseUrl}\nAGENTAUTH_AGENT_ID=${agentId}\nAGENTAUTH_AGENT_SECRET=${secret}`);
+    expect(created.text).toContain(
+      `AGENTAUTH_ISSUER=${server.baseUrl}\nAGENTAUTH_AGENT_ID=${agentId}\nAGENTAUTH_AGENT_SECRET=${secret}`,
+    );
     expect(created.text).toContain('data-copy="agent-secret"');
     expect(created.text).toContain(`href="/console/agents/${agentId}"`);
 
     const agent = await server.ctx.store.findAgent(agentId);
-    expect(agent).toMatchObject({ name: 'Research assistant', account_id: newcomer.id, owner_email: newcomer.email, status: 'active' });
+    expect(agent).toMatchObject({
+      name: 'Research assistant',
+      account_id: newcomer.id,
+      owner_email: newcomer.email,
+      status: 'active',
+    });
     expect(await eventsOf('agent.create', agentId)).toHaveLength(1);
 
     const list = await own.get('/console/agents');
@@ -119,11 +142,19 @@ describe('creating an agent', () => {
   it('treats a repeated form field as no value rather than failing', async () => {
     const before = (await server.ctx.store.console.listAgentsOf(owner.id)).length;
     await session.get('/console/agents');
-    const body = new URLSearchParams([['_csrf', session.csrf], ['name', 'one'], ['name', 'two']]);
+    const body = new URLSearchParams([
+      ['_csrf', session.csrf],
+      ['name', 'one'],
+      ['name', 'two'],
+    ]);
     const response = await fetch(`${server.baseUrl}/console/agents`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { cookie: [...session.cookies].map(([name, value]) => `${name}=${value}`).join('; '), 'sec-fetch-site': 'same-origin', 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        cookie: [...session.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+        'sec-fetch-site': 'same-origin',
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body,
     });
     expect(response.status).toBe(400);
@@ -132,7 +163,11 @@ describe('creating an agent', () => {
 
   it('escapes a name that looks like markup on every page', async () => {
     const party = await createAgent(session, '<script>alert(1)</script>');
-    const pages = [party.page, await session.get('/console/agents'), await session.get(`/console/agents/${party.agentId}`)];
+    const pages = [
+      party.page,
+      await session.get('/console/agents'),
+      await session.get(`/console/agents/${party.agentId}`),
+    ];
     for (const page of pages) {
       expect(page.text).not.toContain('<script>alert(1)</script>');
       expect(page.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
@@ -144,9 +179,21 @@ describe('an agent made in the console', () => {
   it('signs in for real as its account, and its page shows the sign-in, the chart and the connected site', async () => {
     const party = await createAgent(session, 'Shopping agent');
     const tokens = await obtainTokens(server, party);
-    expect(claimsOf(tokens.id_token!)).toMatchObject({ sub: party.agentId, email: owner.email, name: 'Ada Lovelace', email_verified: false });
-    const userinfo = await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
-    expect(await userinfo.json()).toEqual({ sub: party.agentId, email: owner.email, email_verified: false, name: 'Ada Lovelace' });
+    expect(claimsOf(tokens.id_token!)).toMatchObject({
+      sub: party.agentId,
+      email: owner.email,
+      name: 'Ada Lovelace',
+      email_verified: false,
+    });
+    const userinfo = await fetch(`${server.baseUrl}/userinfo`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(await userinfo.json()).toEqual({
+      sub: party.agentId,
+      email: owner.email,
+      email_verified: false,
+      name: 'Ada Lovelace',
+    });
 
     const page = await session.get(`/console/agents/${party.agentId}`);
     expect(page.status).toBe(200);
@@ -155,7 +202,9 @@ describe('an agent made in the console', () => {
     expect(history).toContain('test-model');
     expect(history).toContain('Signed in');
     expect(history).toContain('127.0.0.1');
-    expect(page.text).toContain('role="img" aria-label="Successful sign-ins per day over the last 30 days: 1 in total"');
+    expect(page.text).toContain(
+      'role="img" aria-label="Successful sign-ins per day over the last 30 days: 1 in total"',
+    );
     expect(page.text).toMatch(/<title>\d{4}-\d{2}-\d{2}: 1 sign-in<\/title>/);
     const sites = /<table id="connected-sites">[\s\S]*?<\/table>/.exec(page.text)?.[0] ?? '';
     expect(sites).toContain(WEBSITE_NAME);
@@ -175,7 +224,9 @@ describe('an agent made in the console', () => {
     expect(disconnected.location).toBe(`/console/agents/${party.agentId}?notice=site_revoked`);
     expect(await introspect(party, tokens.access_token)).toBe(false);
     expect(await introspect(party, tokens.refresh_token)).toBe(false);
-    expect(await eventsOf('agent.revoke_site', party.agentId)).toMatchObject([{ detail: website.clientId, actor_id: owner.id }]);
+    expect(await eventsOf('agent.revoke_site', party.agentId)).toMatchObject([
+      { detail: website.clientId, actor_id: owner.id },
+    ]);
     const after = await session.get(disconnected.location!);
     expect(noticeOf(after)).toContain('The website is disconnected');
     expect(after.text).not.toContain('id="connected-sites"');
@@ -267,7 +318,9 @@ describe('an agent made in the console', () => {
     expect(revoked.location).toBe(`/console/agents/${party.agentId}?notice=grants_revoked`);
     expect(await introspect(party, tokens.access_token)).toBe(false);
     expect(await introspect(party, tokens.refresh_token)).toBe(false);
-    expect(await eventsOf('agent.revoke_grants', party.agentId)).toMatchObject([{ detail: 'grants 1, codes 0, requests 0' }]);
+    expect(await eventsOf('agent.revoke_grants', party.agentId)).toMatchObject([
+      { detail: 'grants 1, codes 0, requests 0' },
+    ]);
     const fresh = await obtainTokens(server, party);
     expect(await introspect(party, fresh.access_token)).toBe(true);
   });
@@ -282,7 +335,9 @@ describe('an agent made in the console', () => {
     expect(await server.ctx.store.findAgent(party.agentId)).toBeUndefined();
     expect(await introspect(party, tokens.access_token)).toBe(false);
     expect(await authenticates(party)).toBe(false);
-    expect(noticeOf(await session.get(deleted.location!))).toBe('The agent is deleted, and everything it held is revoked.');
+    expect(noticeOf(await session.get(deleted.location!))).toBe(
+      'The agent is deleted, and everything it held is revoked.',
+    );
     expect((await session.get(`/console/agents/${party.agentId}`)).status).toBe(404);
     expect(await eventsOf('agent.delete', party.agentId)).toHaveLength(1);
   });
@@ -292,7 +347,16 @@ describe('an agent made in the console', () => {
     const now = server.clock();
     // 25 events: several share a second, so the page boundary falls inside a tie.
     for (let i = 0; i < 25; i++) {
-      await server.ctx.store.recordAuditEvent({ at: now - Math.floor(i / 3), agent_id: party.agentId, request_id: null, client_id: website.clientId, model: `model-${i}`, ip: '192.0.2.1', user_agent: 'test', outcome: i % 5 === 4 ? 'invalid_credentials' : 'authenticated' });
+      await server.ctx.store.recordAuditEvent({
+        at: now - Math.floor(i / 3),
+        agent_id: party.agentId,
+        request_id: null,
+        client_id: website.clientId,
+        model: `model-${i}`,
+        ip: '192.0.2.1',
+        user_agent: 'test',
+        outcome: i % 5 === 4 ? 'invalid_credentials' : 'authenticated',
+      });
     }
     const first = await session.get(`/console/agents/${party.agentId}`);
     const firstIds = historyIds(first);
@@ -327,17 +391,19 @@ describe('who reaches an agent', () => {
     const stranger = await createPasswordAccount(server.ctx);
     const other = await signIn(server.baseUrl, stranger.email);
     await other.get('/console/agents');
-    const paths = (id: string) => [
-      ['GET', `/console/agents/${id}`],
-      ['POST', `/console/agents/${id}/rename`, { name: 'Mine now' }],
-      ['POST', `/console/agents/${id}/rotate`, { grace: '0' }],
-      ['POST', `/console/agents/${id}/disable`],
-      ['POST', `/console/agents/${id}/enable`],
-      ['POST', `/console/agents/${id}/revoke-grants`],
-      ['POST', `/console/agents/${id}/sites/${website.clientId}/revoke`],
-      ['POST', `/console/agents/${id}/delete`],
-    ] as const;
-    const ask = (method: string, path: string, form?: Record<string, string>) => (method === 'GET' ? other.get(path) : other.post(path, form ?? {}));
+    const paths = (id: string) =>
+      [
+        ['GET', `/console/agents/${id}`],
+        ['POST', `/console/agents/${id}/rename`, { name: 'Mine now' }],
+        ['POST', `/console/agents/${id}/rotate`, { grace: '0' }],
+        ['POST', `/console/agents/${id}/disable`],
+        ['POST', `/console/agents/${id}/enable`],
+        ['POST', `/console/agents/${id}/revoke-grants`],
+        ['POST', `/console/agents/${id}/sites/${website.clientId}/revoke`],
+        ['POST', `/console/agents/${id}/delete`],
+      ] as const;
+    const ask = (method: string, path: string, form?: Record<string, string>) =>
+      method === 'GET' ? other.get(path) : other.post(path, form ?? {});
     const missing = paths('agt_doesnotexist');
     for (const [i, [method, path, form]] of paths(party.agentId).entries()) {
       const foreign = await ask(method, path, form);
@@ -353,7 +419,16 @@ describe('who reaches an agent', () => {
   });
 
   it('an id of any shape is a 404 page, never a server error', async () => {
-    const ids = ['%00', 'agt_%00x', '%27%3B%20DROP%20TABLE%20agents%3B%20--', "'%3BDROP%2F**%2FTABLE%2F**%2Fagents%3B--", 'agt_x%27%20OR%20%271%27%3D%271', '%E2%9C%93', 'a'.repeat(90), '..%2F..%2Fadmin'];
+    const ids = [
+      '%00',
+      'agt_%00x',
+      '%27%3B%20DROP%20TABLE%20agents%3B%20--',
+      "'%3BDROP%2F**%2FTABLE%2F**%2Fagents%3B--",
+      'agt_x%27%20OR%20%271%27%3D%271',
+      '%E2%9C%93',
+      'a'.repeat(90),
+      '..%2F..%2Fadmin',
+    ];
     await session.get('/console/agents');
     for (const id of ids) {
       const page = await session.get(`/console/agents/${id}`);
@@ -365,7 +440,7 @@ describe('who reaches an agent', () => {
     }
   });
 
-  it('an admin reaches and acts on any member\'s agent', async () => {
+  it("an admin reaches and acts on any member's agent", async () => {
     const party = await createAgent(session, 'Watched agent');
     const admin = await createPasswordAccount(server.ctx, { role: 'admin' });
     const adminSession = await signIn(server.baseUrl, admin.email);
@@ -410,6 +485,8 @@ describe('who reaches an agent', () => {
     const party = await createAgent();
     const anonymous = await fetch(`${server.baseUrl}/console/agents/${party.agentId}`, { redirect: 'manual' });
     expect(anonymous.status).toBe(303);
-    expect(anonymous.headers.get('location')).toBe(`/console/sign-in?next=${encodeURIComponent(`/console/agents/${party.agentId}`)}`);
+    expect(anonymous.headers.get('location')).toBe(
+      `/console/sign-in?next=${encodeURIComponent(`/console/agents/${party.agentId}`)}`,
+    );
   });
 });

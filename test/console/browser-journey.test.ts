@@ -7,17 +7,36 @@
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLink } from '../../src/console/accounts.ts';
-import { ARRIVAL_TIMEOUT, type CallbackServer, cspViolations, haveChromium, launchChromium, startCallbackServer, type WatchedPage, watchedPage } from '../helpers/browser.ts';
+import {
+  ARRIVAL_TIMEOUT,
+  type CallbackServer,
+  cspViolations,
+  haveChromium,
+  launchChromium,
+  startCallbackServer,
+  type WatchedPage,
+  watchedPage,
+} from '../helpers/browser.ts';
 import { createPasswordAccount, TEST_PASSWORD } from '../helpers/console.ts';
 import { authenticate, authorizeUrl, pkcePair, postForm, redeem, startFlow, type Tokens } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** A platform authenticator that holds discoverable credentials and always says yes. */
-async function addVirtualAuthenticator(context: BrowserContext, page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
+async function addVirtualAuthenticator(
+  context: BrowserContext,
+  page: Page,
+): Promise<{ cdp: CDPSession; authenticatorId: string }> {
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
   const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
   return { cdp, authenticatorId };
 }
@@ -29,7 +48,11 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
 
   beforeAll(async () => {
     // WebAuthn's relying party must be a domain name: the console is at http://localhost:<port>.
-    [server, callback, browser] = await Promise.all([startTestServer({ host: 'localhost' }), startCallbackServer(), launchChromium()]);
+    [server, callback, browser] = await Promise.all([
+      startTestServer({ host: 'localhost' }),
+      startCallbackServer(),
+      launchChromium(),
+    ]);
   });
   afterAll(async () => {
     const results = await Promise.allSettled([browser?.close(), callback?.close(), server?.close()]);
@@ -64,7 +87,12 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       expect(credentials[0]!.isResidentCredential).toBe(true);
       const account = await server.ctx.store.console.findAccountByEmail('passkey.person@example.com');
       expect(account).toMatchObject({ role: 'member', password_hash: null });
-      expect(await server.ctx.store.console.listPasskeys(account!.id)).toEqual([expect.objectContaining({ name: 'Test laptop', id: credentials[0]!.credentialId.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_') })]);
+      expect(await server.ctx.store.console.listPasskeys(account!.id)).toEqual([
+        expect.objectContaining({
+          name: 'Test laptop',
+          id: credentials[0]!.credentialId.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_'),
+        }),
+      ]);
 
       await page.getByRole('button', { name: 'Sign out', exact: true }).click();
       await page.waitForURL(/\/console\/sign-in$/);
@@ -121,7 +149,17 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       const party = { clientId, clientSecret, redirectUri: callback.uri, agentId, agentSecret };
       const signInPage = await context.newPage();
       const { verifier, challenge } = pkcePair();
-      await signInPage.goto(authorizeUrl(server, { client_id: clientId, redirect_uri: callback.uri, response_type: 'code', state: 'journey', scope: 'openid email profile', code_challenge: challenge, code_challenge_method: 'S256' }));
+      await signInPage.goto(
+        authorizeUrl(server, {
+          client_id: clientId,
+          redirect_uri: callback.uri,
+          response_type: 'code',
+          state: 'journey',
+          scope: 'openid email profile',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
       const requestId = (await signInPage.locator('meta[name="request-id"]').getAttribute('content'))!;
       expect((await authenticate(server, party, requestId, 'journey-model-1')).status).toBe(200);
       await signInPage.waitForURL((url) => url.origin === callback.origin, { timeout: ARRIVAL_TIMEOUT });
@@ -129,12 +167,21 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       const tokenResponse = await redeem(server, party, code, verifier);
       expect(tokenResponse.status).toBe(200);
       const tokens = (await tokenResponse.json()) as Tokens;
-      const userinfo = (await (await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).json()) as Record<string, unknown>;
-      expect(userinfo).toMatchObject({ sub: agentId, email: 'olivia@example.com', name: 'Olivia Owner', email_verified: false });
+      const userinfo = (await (
+        await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
+      ).json()) as Record<string, unknown>;
+      expect(userinfo).toMatchObject({
+        sub: agentId,
+        email: 'olivia@example.com',
+        name: 'Olivia Owner',
+        email_verified: false,
+      });
 
       // The sign-in in the agent's history, its chart and its connected sites.
       await page.goto(`${server.baseUrl}/console/agents/${agentId}`);
-      expect(await page.locator('#sign-in-chart').getAttribute('aria-label')).toBe('Successful sign-ins per day over the last 30 days: 1 in total');
+      expect(await page.locator('#sign-in-chart').getAttribute('aria-label')).toBe(
+        'Successful sign-ins per day over the last 30 days: 1 in total',
+      );
       const history = page.getByRole('table', { name: 'Sign-ins, newest first' });
       await expect.poll(() => history.textContent()).toContain('journey-model-1');
       expect(await history.textContent()).toContain('Acme Notes');
@@ -157,7 +204,14 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       server.clock.advance(-3601);
 
       // Disconnect the website: its token goes inactive.
-      const introspect = async () => (await (await postForm(server, '/introspect', { token: tokens.access_token, client_id: clientId, client_secret: clientSecret })).json()) as { active: boolean };
+      const introspect = async () =>
+        (await (
+          await postForm(server, '/introspect', {
+            token: tokens.access_token,
+            client_id: clientId,
+            client_secret: clientSecret,
+          })
+        ).json()) as { active: boolean };
       expect(await introspect()).toMatchObject({ active: true });
       await page.goto(`${server.baseUrl}/console/agents/${agentId}`);
       await page.getByRole('button', { name: 'Disconnect' }).click();
@@ -204,8 +258,12 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       await page.getByRole('button', { name: 'Remove my password' }).click();
       await page.waitForURL(/notice=password_removed$/);
       expect((await server.ctx.store.console.findAccount(owner.id))!.password_hash).toBeNull();
-      const actions = (await server.ctx.store.console.listEvents({ limit: 100 })).filter((event) => event.target === owner.id).map((event) => event.action);
-      expect(actions).toEqual(expect.arrayContaining(['account.add_passkey', 'account.reauthenticate', 'account.remove_password']));
+      const actions = (await server.ctx.store.console.listEvents({ limit: 100 }))
+        .filter((event) => event.target === owner.id)
+        .map((event) => event.action);
+      expect(actions).toEqual(
+        expect.arrayContaining(['account.add_passkey', 'account.reauthenticate', 'account.remove_password']),
+      );
 
       expect(cspViolations(watched)).toEqual([]);
       expect(watched.errors).toEqual([]);

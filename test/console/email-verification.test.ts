@@ -12,7 +12,8 @@ import { startMailbox } from '../helpers/mailbox.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** The claims of a JWT's payload (the id token is the server's own: its signature is tested elsewhere). */
-const payloadOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+const payloadOf = (jwt: string) =>
+  JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
 
 async function userinfo(server: TestServer, accessToken: string): Promise<Record<string, unknown>> {
   const response = await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
@@ -70,7 +71,9 @@ describe('email verification by mail (SMTP_URL set)', () => {
     expect(mail.headers).toMatch(/^From: agentauth <no-reply@id\.example>$/im);
     expect(mail.headers).toMatch(/^Subject: Verify your email for agentauth$/im);
     expect(mail.text).toContain('Hello Vera');
-    const url = new RegExp(`${server.baseUrl.replace(/\./g, '\\.')}/console/verify-email/lnk_[A-Za-z0-9_-]+`).exec(mail.text)?.[0];
+    const url = new RegExp(`${server.baseUrl.replace(/\./g, '\\.')}/console/verify-email/lnk_[A-Za-z0-9_-]+`).exec(
+      mail.text,
+    )?.[0];
     expect(url).toBeDefined();
     const path = url!.replace(server.baseUrl, '');
 
@@ -102,10 +105,18 @@ describe('email verification by mail (SMTP_URL set)', () => {
 
     // Every agent of the account, the one made before and one made after, now says verified.
     expect(await emailVerifiedClaim(server, party)).toBe(true);
-    const later = await createOwnedAgent(server.ctx, (await server.ctx.store.console.findAccount(account.id))!, 'Later bot');
-    expect(await emailVerifiedClaim(server, { ...party, agentId: later.agent.id, agentSecret: later.secret })).toBe(true);
+    const later = await createOwnedAgent(
+      server.ctx,
+      (await server.ctx.store.console.findAccount(account.id))!,
+      'Later bot',
+    );
+    expect(await emailVerifiedClaim(server, { ...party, agentId: later.agent.id, agentSecret: later.secret })).toBe(
+      true,
+    );
 
-    const actions = (await server.ctx.store.console.listEvents({ limit: 100 })).filter((event) => event.target === account.id).map((event) => event.action);
+    const actions = (await server.ctx.store.console.listEvents({ limit: 100 }))
+      .filter((event) => event.target === account.id)
+      .map((event) => event.action);
     expect(actions).toEqual(expect.arrayContaining(['account.send_verification', 'account.verify_email']));
   });
 
@@ -162,7 +173,9 @@ describe('email verification without SMTP_URL: an administrator verifies', () =>
     expect((await server.ctx.store.console.findAccount(member.id))?.email_verified).toBe(true);
     expect((await server.ctx.store.findAgent(party.agentId))?.owner_email_verified).toBe(true);
     expect(await emailVerifiedClaim(server, party)).toBe(true);
-    const event = (await server.ctx.store.console.listEvents({ limit: 100 })).find((e) => e.action === 'admin.verify_email' && e.target === member.id);
+    const event = (await server.ctx.store.console.listEvents({ limit: 100 })).find(
+      (e) => e.action === 'admin.verify_email' && e.target === member.id,
+    );
     expect(event).toMatchObject({ actor_id: admin.id, actor_email: admin.email });
   });
 });

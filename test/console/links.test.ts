@@ -9,7 +9,14 @@ import { issueLink } from '../../src/console/accounts.ts';
 import { linkId } from '../../src/console/links.ts';
 import { digest } from '../../src/crypto.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
-import { ConsoleSession, createPasswordAccount, noticeOf, type Page, signIn, TEST_PASSWORD } from '../helpers/console.ts';
+import {
+  ConsoleSession,
+  createPasswordAccount,
+  noticeOf,
+  type Page,
+  signIn,
+  TEST_PASSWORD,
+} from '../helpers/console.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { expectErrorPage } from '../security/support.ts';
 
@@ -26,7 +33,9 @@ const tokenOf = (url: string) => url.split('/').pop()!;
 const idOf = (url: string) => linkId({ digest: digest(tokenOf(url)) });
 const errorOf = (page: Page) => /<code id="error">([^<]*)<\/code>/.exec(page.text)?.[1];
 
-async function person(role: 'admin' | 'member' = 'member'): Promise<{ account: AccountRecord; session: ConsoleSession }> {
+async function person(
+  role: 'admin' | 'member' = 'member',
+): Promise<{ account: AccountRecord; session: ConsoleSession }> {
   const account = await createPasswordAccount(server.ctx, { role });
   const session = await signIn(server.baseUrl, account.email);
   await session.get(role === 'admin' ? '/console/admin' : '/console/account');
@@ -49,7 +58,11 @@ async function trySignUp(url: string, email: string): Promise<{ form: Response; 
   const stranger = new ConsoleSession(server.baseUrl);
   await stranger.get('/console/sign-in');
   const submitted = await stranger.post(path(url), { email, password: TEST_PASSWORD });
-  return { form, submitted, created: (await server.ctx.store.console.findAccountByEmail(email.toLowerCase())) !== undefined };
+  return {
+    form,
+    submitted,
+    created: (await server.ctx.store.console.findAccountByEmail(email.toLowerCase())) !== undefined,
+  };
 }
 
 async function expectRevoked(url: string, email: string): Promise<void> {
@@ -73,15 +86,20 @@ describe('disabling an account ends its links', () => {
     const setupPage = await admin.post(`/console/admin/accounts/${member.id}/setup-link`);
     const adminSetup = /<code id="setup-url">([^<]+)<\/code>/.exec(setupPage.text)![1]!;
 
-    expect((await admin.post(`/console/admin/accounts/${member.id}/disable`)).location).toBe('/console/admin?notice=account_disabled');
+    expect((await admin.post(`/console/admin/accounts/${member.id}/disable`)).location).toBe(
+      '/console/admin?notice=account_disabled',
+    );
     await expectRevoked(url, 'invited.while.disabled@example.com');
     const link = await server.ctx.store.console.findLink(digest(tokenOf(url)));
     expect(link).toMatchObject({ used_at: null, revoked_at: expect.any(Number) });
     // The setup links made for the disabled account are ended too, the CLI's included.
-    for (const setup of [setupForMember, adminSetup]) expect((await server.ctx.store.console.findLink(digest(tokenOf(setup))))?.revoked_at).toEqual(expect.any(Number));
+    for (const setup of [setupForMember, adminSetup])
+      expect((await server.ctx.store.console.findLink(digest(tokenOf(setup))))?.revoked_at).toEqual(expect.any(Number));
 
     await admin.get('/console/admin');
-    expect((await admin.post(`/console/admin/accounts/${member.id}/enable`)).location).toBe('/console/admin?notice=account_enabled');
+    expect((await admin.post(`/console/admin/accounts/${member.id}/enable`)).location).toBe(
+      '/console/admin?notice=account_enabled',
+    );
     await expectRevoked(url, 'invited.after.enable@example.com');
     for (const setup of [setupForMember, adminSetup]) {
       const answer = await fetch(setup);
@@ -129,7 +147,9 @@ describe('unused links on the account page', () => {
     await expectRevoked(first, 'revoked.invitee@example.com');
     // Once revoked, it cannot be revoked again: it is no longer outstanding.
     expect((await session.post(`/console/account/links/${idOf(first)}/revoke`)).status).toBe(404);
-    const events = (await server.ctx.store.console.listEvents({ limit: 1000 })).filter((event) => event.action === 'account.revoke_link' && event.actor_id === member.id);
+    const events = (await server.ctx.store.console.listEvents({ limit: 1000 })).filter(
+      (event) => event.action === 'account.revoke_link' && event.actor_id === member.id,
+    );
     expect(events).toEqual([expect.objectContaining({ target: member.id, detail: `invite ${idOf(first)}` })]);
 
     // The other one still works, and once used it leaves the list.
@@ -137,7 +157,7 @@ describe('unused links on the account page', () => {
     expect(linkRows(await session.get('/console/account'))).toEqual([]);
   });
 
-  it('a member cannot revoke another member\'s link: 404 as for a missing one, and the link still works', async () => {
+  it("a member cannot revoke another member's link: 404 as for a missing one, and the link still works", async () => {
     const { session: owner } = await person();
     const url = await invite(owner);
     const { session: stranger } = await person();
@@ -161,16 +181,20 @@ describe('unused links on the account page', () => {
     await owner.get('/console/account');
     expect((await owner.post(`/console/account/links/${idOf(url)}/revoke`, { _csrf: null })).status).toBe(403);
     expect((await admin.post(`/console/admin/links/${idOf(url)}/revoke`, { _csrf: null })).status).toBe(403);
-    expect((await owner.post(`/console/account/links/${idOf(url)}/revoke`, {}, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    expect(
+      (await owner.post(`/console/account/links/${idOf(url)}/revoke`, {}, { 'sec-fetch-site': 'cross-site' })).status,
+    ).toBe(403);
     expect(linkRows(await owner.get('/console/account'))).toEqual([idOf(url)]);
     expect((await server.ctx.store.console.findLink(digest(tokenOf(url))))?.revoked_at).toBeNull();
     // With the token it goes through.
-    expect((await owner.post(`/console/account/links/${idOf(url)}/revoke`)).location).toBe('/console/account?notice=link_revoked');
+    expect((await owner.post(`/console/account/links/${idOf(url)}/revoke`)).location).toBe(
+      '/console/account?notice=link_revoked',
+    );
   });
 });
 
 describe('unused links in the admin area', () => {
-  it('an admin sees every unused link with its maker, revokes another member\'s, and it no longer works', async () => {
+  it("an admin sees every unused link with its maker, revokes another member's, and it no longer works", async () => {
     const { account: me, session: admin } = await person('admin');
     const { account: member, session } = await person();
     const url = await invite(session);
@@ -188,7 +212,8 @@ describe('unused links in the admin area', () => {
     expect(rows).toEqual(expect.arrayContaining([idOf(url), idOf(cliSetup), idOf(shortLived)]));
     expect(rows).not.toContain(idOf(used));
     // A row's text, tags (such as the <wbr> in an email) left out.
-    const row = (id: string) => new RegExp(`<tr id="link-${id}">([\\s\\S]*?)</tr>`).exec(page.text)![1]!.replace(/<[^>]*>/g, '');
+    const row = (id: string) =>
+      new RegExp(`<tr id="link-${id}">([\\s\\S]*?)</tr>`).exec(page.text)![1]!.replace(/<[^>]*>/g, '');
     expect(row(idOf(url))).toContain('Invitation');
     expect(row(idOf(url))).toContain(member.email);
     expect(row(idOf(cliSetup))).toContain('Setup link');
@@ -203,7 +228,9 @@ describe('unused links in the admin area', () => {
     expect(linkRows(after)).not.toContain(idOf(url));
     await expectRevoked(url, 'admin.revoked.invitee@example.com');
     expect(linkRows(await session.get('/console/account'))).toEqual([]);
-    const events = (await server.ctx.store.console.listEvents({ limit: 1000 })).filter((event) => event.action === 'admin.revoke_link' && event.actor_id === me.id);
+    const events = (await server.ctx.store.console.listEvents({ limit: 1000 })).filter(
+      (event) => event.action === 'admin.revoke_link' && event.actor_id === me.id,
+    );
     expect(events).toEqual([expect.objectContaining({ target: member.id, detail: `invite ${idOf(url)}` })]);
 
     // An expired link leaves the list too.

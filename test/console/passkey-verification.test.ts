@@ -32,7 +32,16 @@ async function passkeyOf(accountId: string): Promise<{ id: string; privateKey: K
     [-3, Buffer.from(jwk.y!, 'base64url')],
   ]);
   const id = b64url(sha256(`${accountId}-key`).subarray(0, 16));
-  await server.ctx.store.console.insertPasskey({ id, account_id: accountId, public_key: b64url(isoCBOR.encode(cose)), counter: 0, transports: null, name: 'Key', created_at: server.clock(), last_used_at: null });
+  await server.ctx.store.console.insertPasskey({
+    id,
+    account_id: accountId,
+    public_key: b64url(isoCBOR.encode(cose)),
+    counter: 0,
+    transports: null,
+    name: 'Key',
+    created_at: server.clock(),
+    last_used_at: null,
+  });
   return { id, privateKey };
 }
 
@@ -41,13 +50,21 @@ function assertion(key: { id: string; privateKey: KeyObject }, challenge: string
   const origin = new URL(server.baseUrl).origin;
   const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin, crossOrigin: false }));
   const flags = 0x01 | (verified ? 0x04 : 0);
-  const authenticatorData = Buffer.concat([sha256(new URL(server.baseUrl).hostname), Buffer.from([flags]), Buffer.from([0, 0, 0, counter])]);
+  const authenticatorData = Buffer.concat([
+    sha256(new URL(server.baseUrl).hostname),
+    Buffer.from([flags]),
+    Buffer.from([0, 0, 0, counter]),
+  ]);
   const signature = sign('sha256', Buffer.concat([authenticatorData, sha256(clientDataJSON)]), key.privateKey);
   return {
     id: key.id,
     rawId: key.id,
     type: 'public-key',
-    response: { clientDataJSON: b64url(clientDataJSON), authenticatorData: b64url(authenticatorData), signature: b64url(signature) },
+    response: {
+      clientDataJSON: b64url(clientDataJSON),
+      authenticatorData: b64url(authenticatorData),
+      signature: b64url(signature),
+    },
     clientExtensionResults: {},
   };
 }
@@ -56,9 +73,15 @@ async function passkeySignIn(key: { id: string; privateKey: KeyObject }, verifie
   const person = new ConsoleSession(server.baseUrl);
   await person.get('/console/sign-in');
   const started = await person.postJson('/console/sign-in/passkey/options', {});
-  const { challengeId, options } = started.body as { challengeId: string; options: { challenge: string; userVerification: string } };
+  const { challengeId, options } = started.body as {
+    challengeId: string;
+    options: { challenge: string; userVerification: string };
+  };
   expect(options.userVerification).toBe('required');
-  return person.postJson('/console/sign-in/passkey', { challengeId, response: assertion(key, options.challenge, verified, counter) });
+  return person.postJson('/console/sign-in/passkey', {
+    challengeId,
+    response: assertion(key, options.challenge, verified, counter),
+  });
 }
 
 describe('passkey sign-in requires user verification', () => {
@@ -66,7 +89,10 @@ describe('passkey sign-in requires user verification', () => {
     const account = await createPasswordAccount(server.ctx);
     const key = await passkeyOf(account.id);
     const unverified = await passkeySignIn(key, false, 1);
-    expect(unverified).toEqual({ status: 401, body: { error: 'invalid_credentials', error_description: 'That passkey could not sign you in.' } });
+    expect(unverified).toEqual({
+      status: 401,
+      body: { error: 'invalid_credentials', error_description: 'That passkey could not sign you in.' },
+    });
     expect(await server.ctx.store.console.listSessions(account.id, server.clock())).toHaveLength(0);
 
     const verified = await passkeySignIn(key, true, 2);
@@ -74,20 +100,30 @@ describe('passkey sign-in requires user verification', () => {
     expect(await server.ctx.store.console.listSessions(account.id, server.clock())).toHaveLength(1);
   });
 
-  it('confirming it is you with a passkey requires it too, and only the account\'s own passkey', async () => {
+  it("confirming it is you with a passkey requires it too, and only the account's own passkey", async () => {
     const account = await createPasswordAccount(server.ctx);
     const other = await createPasswordAccount(server.ctx);
     const key = await passkeyOf(account.id);
     const othersKey = await passkeyOf(other.id);
     const person = new ConsoleSession(server.baseUrl);
     await person.get('/console/sign-in');
-    expect((await person.post('/console/sign-in', { email: account.email, password: 'correct horse battery staple' })).status).toBe(303);
+    expect(
+      (await person.post('/console/sign-in', { email: account.email, password: 'correct horse battery staple' }))
+        .status,
+    ).toBe(303);
     await person.get('/console/account');
     const confirm = async (which: typeof key, verified: boolean, counter: number) => {
       const started = await person.postJson('/console/account/confirm/passkey/options', {});
-      const { challengeId, options } = started.body as { challengeId: string; options: { challenge: string; allowCredentials: Array<{ id: string }> } };
+      const { challengeId, options } = started.body as {
+        challengeId: string;
+        options: { challenge: string; allowCredentials: Array<{ id: string }> };
+      };
       expect(options.allowCredentials.map((credential) => credential.id)).toEqual([key.id]);
-      return person.postJson('/console/account/confirm/passkey', { challengeId, response: assertion(which, options.challenge, verified, counter), next: '/console/account' });
+      return person.postJson('/console/account/confirm/passkey', {
+        challengeId,
+        response: assertion(which, options.challenge, verified, counter),
+        next: '/console/account',
+      });
     };
     expect((await confirm(key, false, 1)).status).toBe(400);
     expect((await confirm(othersKey, true, 1)).status).toBe(400);

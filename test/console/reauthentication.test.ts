@@ -28,7 +28,16 @@ const CONFIRM = '/console/account/confirm?next=%2Fconsole%2Faccount';
 /** An account with a password and a passkey (its public key is never checked by these tests). */
 async function accountWithPasskey(): Promise<AccountRecord> {
   const account = await createPasswordAccount(server.ctx);
-  await server.ctx.store.console.insertPasskey({ id: `cred-${account.id}`, account_id: account.id, public_key: 'x', counter: 0, transports: null, name: 'Laptop', created_at: server.clock(), last_used_at: null });
+  await server.ctx.store.console.insertPasskey({
+    id: `cred-${account.id}`,
+    account_id: account.id,
+    public_key: 'x',
+    counter: 0,
+    transports: null,
+    name: 'Laptop',
+    created_at: server.clock(),
+    last_used_at: null,
+  });
   return account;
 }
 
@@ -40,7 +49,10 @@ async function staleSession(account: AccountRecord): Promise<ConsoleSession> {
   return person;
 }
 
-const eventsOf = async (accountId: string) => (await server.ctx.store.console.listEvents({ limit: 500 })).filter((event) => event.target === accountId).map((event) => event.action);
+const eventsOf = async (accountId: string) =>
+  (await server.ctx.store.console.listEvents({ limit: 500 }))
+    .filter((event) => event.target === accountId)
+    .map((event) => event.action);
 
 /** The mail that arrives next for `to`, skipping others'. */
 async function nextMailTo(to: string): Promise<Mail> {
@@ -60,7 +72,13 @@ describe('a stale session cannot change how the account signs in', () => {
     const removeKey = await person.post(`/console/account/passkeys/cred-${account.id}/remove`);
     expect(removeKey.location).toBe(CONFIRM);
     const options = await person.postJson('/console/account/passkeys/options', {});
-    expect(options).toEqual({ status: 401, body: { error: 'insufficient_user_authentication', error_description: expect.stringContaining('Confirm it is you') } });
+    expect(options).toEqual({
+      status: 401,
+      body: {
+        error: 'insufficient_user_authentication',
+        error_description: expect.stringContaining('Confirm it is you'),
+      },
+    });
     const finish = await person.postJson('/console/account/passkeys', { challengeId: 'chl_x', response: {} });
     expect(finish.status).toBe(401);
     expect((await server.ctx.store.console.findAccount(account.id))!.password_hash).not.toBeNull();
@@ -79,10 +97,16 @@ describe('a stale session cannot change how the account signs in', () => {
   it('changing the password still needs the current one, which also counts as confirming', async () => {
     const account = await accountWithPasskey();
     const person = await staleSession(account);
-    const wrong = await person.post('/console/account/password', { current_password: 'not my password at all', password: 'a brand new password of mine' });
+    const wrong = await person.post('/console/account/password', {
+      current_password: 'not my password at all',
+      password: 'a brand new password of mine',
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.text).toContain('The current password is wrong.');
-    const right = await person.post('/console/account/password', { current_password: TEST_PASSWORD, password: 'a brand new password of mine' });
+    const right = await person.post('/console/account/password', {
+      current_password: TEST_PASSWORD,
+      password: 'a brand new password of mine',
+    });
     expect(right.location).toBe('/console/account?notice=password_saved');
     const mail = await nextMailTo(account.email);
     expect(mail.headers).toContain('A sign-in method of your agentauth account changed');
@@ -98,7 +122,10 @@ describe('confirming with the password', () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain('Confirm it is you');
     expect(page.text).toContain('id="passkey-confirm"');
-    const wrong = await person.post('/console/account/confirm', { password: 'not my password at all', next: '/console/account' });
+    const wrong = await person.post('/console/account/confirm', {
+      password: 'not my password at all',
+      next: '/console/account',
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.text).toContain('The password is wrong.');
     expect((await person.post('/console/account/password/remove')).location).toBe(CONFIRM);
@@ -106,9 +133,13 @@ describe('confirming with the password', () => {
     const right = await person.post('/console/account/confirm', { password: TEST_PASSWORD, next: '/console/account' });
     expect(right.status).toBe(303);
     expect(right.location).toBe('/console/account');
-    expect((await person.post('/console/account/password/remove')).location).toBe('/console/account?notice=password_removed');
+    expect((await person.post('/console/account/password/remove')).location).toBe(
+      '/console/account?notice=password_removed',
+    );
     expect((await server.ctx.store.console.findAccount(account.id))!.password_hash).toBeNull();
-    expect(await eventsOf(account.id)).toEqual(expect.arrayContaining(['account.reauthenticate_failed', 'account.reauthenticate', 'account.remove_password']));
+    expect(await eventsOf(account.id)).toEqual(
+      expect.arrayContaining(['account.reauthenticate_failed', 'account.reauthenticate', 'account.remove_password']),
+    );
     const mail = await nextMailTo(account.email);
     expect(mail.text).toContain('Your password was removed');
 
@@ -123,7 +154,8 @@ describe('confirming with the password', () => {
       const account = await createPasswordAccount(throttled.ctx);
       const person = await signIn(throttled.baseUrl, account.email);
       await person.get(CONFIRM);
-      for (let i = 0; i < 2; i++) expect((await person.post('/console/account/confirm', { password: `wrong ${i}` })).status).toBe(401);
+      for (let i = 0; i < 2; i++)
+        expect((await person.post('/console/account/confirm', { password: `wrong ${i}` })).status).toBe(401);
       const refused = await person.post('/console/account/confirm', { password: TEST_PASSWORD });
       expect(refused.status).toBe(429);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -146,7 +178,9 @@ describe('what counts as fresh', () => {
     const account = await accountWithPasskey();
     const person = await signIn(server.baseUrl, account.email);
     await person.get('/console/account');
-    expect((await person.post(`/console/account/passkeys/cred-${account.id}/remove`)).location).toBe('/console/account?notice=passkey_removed');
+    expect((await person.post(`/console/account/passkeys/cred-${account.id}/remove`)).location).toBe(
+      '/console/account?notice=passkey_removed',
+    );
     const mail = await nextMailTo(account.email);
     expect(mail.text).toContain('The passkey named "Laptop" was removed');
   });
@@ -155,7 +189,16 @@ describe('what counts as fresh', () => {
     const short = await startTestServer({ env: { CONSOLE_REAUTH_WINDOW: '30' } });
     try {
       const account = await createPasswordAccount(short.ctx);
-      await short.ctx.store.console.insertPasskey({ id: 'cred-short', account_id: account.id, public_key: 'x', counter: 0, transports: null, name: 'Key', created_at: short.clock(), last_used_at: null });
+      await short.ctx.store.console.insertPasskey({
+        id: 'cred-short',
+        account_id: account.id,
+        public_key: 'x',
+        counter: 0,
+        transports: null,
+        name: 'Key',
+        created_at: short.clock(),
+        last_used_at: null,
+      });
       const person = await signIn(short.baseUrl, account.email);
       short.clock.advance(31);
       await person.get('/console/account');

@@ -31,12 +31,22 @@ describe('console sign-in with a password', () => {
 
   it('answers a wrong password and an unknown email alike', async () => {
     await createPasswordAccount(server.ctx, { email: 'ada@example.org' });
-    const wrongPassword = await (async () => { const s = new ConsoleSession(server.baseUrl); await s.get('/console/sign-in'); return s.post('/console/sign-in', { email: 'ada@example.org', password: 'not the password at all' }); })();
-    const unknown = await (async () => { const s = new ConsoleSession(server.baseUrl); await s.get('/console/sign-in'); return s.post('/console/sign-in', { email: 'nobody@example.org', password: 'not the password at all' }); })();
+    const wrongPassword = await (async () => {
+      const s = new ConsoleSession(server.baseUrl);
+      await s.get('/console/sign-in');
+      return s.post('/console/sign-in', { email: 'ada@example.org', password: 'not the password at all' });
+    })();
+    const unknown = await (async () => {
+      const s = new ConsoleSession(server.baseUrl);
+      await s.get('/console/sign-in');
+      return s.post('/console/sign-in', { email: 'nobody@example.org', password: 'not the password at all' });
+    })();
     expect(wrongPassword.status).toBe(401);
     expect(unknown.status).toBe(401);
     const strip = (text: string) => text.replace(/(value|data-csrf)="[^"]*"/g, '');
-    expect(strip(wrongPassword.text).replace('ada@example.org', 'X')).toBe(strip(unknown.text).replace('nobody@example.org', 'X'));
+    expect(strip(wrongPassword.text).replace('ada@example.org', 'X')).toBe(
+      strip(unknown.text).replace('nobody@example.org', 'X'),
+    );
   });
 
   it('refuses a form without the CSRF token', async () => {
@@ -52,7 +62,9 @@ describe('console sign-in with a password', () => {
     const session = new ConsoleSession(server.baseUrl);
     session.cookies.set('agentauth_console', 'planted-by-an-attacker');
     await session.get('/console/sign-in');
-    expect((await session.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(303);
+    expect((await session.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(
+      303,
+    );
     const issued = session.cookies.get('agentauth_console')!;
     expect(issued).not.toBe('planted-by-an-attacker');
     expect(issued).toMatch(/^[A-Za-z0-9_-]{43}$/);

@@ -32,25 +32,57 @@ afterAll(() => dispose());
 
 function account(overrides: Partial<AccountRecord> = {}): AccountRecord {
   const email = `${unique('p')}@example.com`;
-  return { id: unique('acc_'), email, email_key: email, name: null, role: 'member', status: 'active', email_verified: false, password_hash: null, created_at: NOW, last_sign_in_at: null, ...overrides };
+  return {
+    id: unique('acc_'),
+    email,
+    email_key: email,
+    name: null,
+    role: 'member',
+    status: 'active',
+    email_verified: false,
+    password_hash: null,
+    created_at: NOW,
+    last_sign_in_at: null,
+    ...overrides,
+  };
 }
 
 describe('ConsoleStore', () => {
   it('refuses a second account with the same email key', async () => {
     const first = account();
     expect(await store.console.insertAccount(first)).toBe(true);
-    expect(await store.console.insertAccount(account({ email: first.email.toUpperCase(), email_key: first.email_key }))).toBe(false);
-    expect(await store.console.findAccountByEmail(first.email_key)).toMatchObject({ id: first.id, email_verified: false });
+    expect(
+      await store.console.insertAccount(account({ email: first.email.toUpperCase(), email_key: first.email_key })),
+    ).toBe(false);
+    expect(await store.console.findAccountByEmail(first.email_key)).toMatchObject({
+      id: first.id,
+      email_verified: false,
+    });
   });
 
   it('an invitation is used once, and not at all when its account cannot be created', async () => {
     const taken = account();
     await store.console.insertAccount(taken);
     const digest = unique('dig');
-    await store.console.insertLink({ digest, purpose: 'invite', account_id: null, email: null, role: 'member', created_by: null, created_at: NOW, expires_at: NOW + 60, used_at: null, revoked_at: null });
-    expect(await store.console.insertAccountWithLink(account({ email_key: taken.email_key }), digest, NOW)).toBe('email_taken');
+    await store.console.insertLink({
+      digest,
+      purpose: 'invite',
+      account_id: null,
+      email: null,
+      role: 'member',
+      created_by: null,
+      created_at: NOW,
+      expires_at: NOW + 60,
+      used_at: null,
+      revoked_at: null,
+    });
+    expect(await store.console.insertAccountWithLink(account({ email_key: taken.email_key }), digest, NOW)).toBe(
+      'email_taken',
+    );
     expect((await store.console.findLink(digest))?.used_at).toBeNull();
-    const results = await Promise.all([account(), account(), account()].map((a) => store.console.insertAccountWithLink(a, digest, NOW)));
+    const results = await Promise.all(
+      [account(), account(), account()].map((a) => store.console.insertAccountWithLink(a, digest, NOW)),
+    );
     expect(results.filter((r) => r === 'created')).toHaveLength(1);
     expect(results.filter((r) => r === null)).toHaveLength(2);
     expect(await store.console.insertAccountWithLink(account(), digest, NOW)).toBeNull();
@@ -58,23 +90,55 @@ describe('ConsoleStore', () => {
 
   it('a link of another purpose, or expired, cannot be used', async () => {
     const digest = unique('dig');
-    await store.console.insertLink({ digest, purpose: 'setup', account_id: 'acc_x', email: null, role: null, created_by: null, created_at: NOW, expires_at: NOW + 60, used_at: null, revoked_at: null });
+    await store.console.insertLink({
+      digest,
+      purpose: 'setup',
+      account_id: 'acc_x',
+      email: null,
+      role: null,
+      created_by: null,
+      created_at: NOW,
+      expires_at: NOW + 60,
+      used_at: null,
+      revoked_at: null,
+    });
     expect(await store.console.useLink(digest, 'invite', NOW)).toBe(false);
     expect(await store.console.useLink(digest, 'setup', NOW + 60)).toBe(false);
     expect(await store.console.useLink(digest, 'setup', NOW)).toBe(true);
     expect(await store.console.useLink(digest, 'setup', NOW)).toBe(false);
   });
 
-  it('a link is revoked once, while outstanding, by its maker or by anyone when none is named; a disabled maker\'s link cannot be used', async () => {
+  it("a link is revoked once, while outstanding, by its maker or by anyone when none is named; a disabled maker's link cannot be used", async () => {
     const maker = account();
     const other = account();
     await store.console.insertAccount(maker);
     await store.console.insertAccount(other);
-    const link = (overrides: Partial<AccountLinkRecord> = {}): AccountLinkRecord => ({ digest: unique('dig'), purpose: 'invite', account_id: null, email: null, role: 'member', created_by: maker.id, created_at: NOW, expires_at: NOW + 60, used_at: null, revoked_at: null, ...overrides });
-    const [first, second, others, setupFor, verify, expired] = [link(), link(), link({ created_by: other.id }), link({ purpose: 'setup', account_id: maker.id, role: null, created_by: null }), link({ purpose: 'verify', account_id: maker.id, role: null, created_by: null, email: maker.email }), link({ expires_at: NOW })];
+    const link = (overrides: Partial<AccountLinkRecord> = {}): AccountLinkRecord => ({
+      digest: unique('dig'),
+      purpose: 'invite',
+      account_id: null,
+      email: null,
+      role: 'member',
+      created_by: maker.id,
+      created_at: NOW,
+      expires_at: NOW + 60,
+      used_at: null,
+      revoked_at: null,
+      ...overrides,
+    });
+    const [first, second, others, setupFor, verify, expired] = [
+      link(),
+      link(),
+      link({ created_by: other.id }),
+      link({ purpose: 'setup', account_id: maker.id, role: null, created_by: null }),
+      link({ purpose: 'verify', account_id: maker.id, role: null, created_by: null, email: maker.email }),
+      link({ expires_at: NOW }),
+    ];
     for (const each of [first, second, others, setupFor, verify, expired]) await store.console.insertLink(each!);
     const digests = (links: AccountLinkRecord[]) => links.map((each) => each.digest);
-    expect(digests(await store.console.listOutstandingLinks(NOW, maker.id)).sort()).toEqual([first!.digest, second!.digest].sort());
+    expect(digests(await store.console.listOutstandingLinks(NOW, maker.id)).sort()).toEqual(
+      [first!.digest, second!.digest].sort(),
+    );
     const every = digests(await store.console.listOutstandingLinks(NOW));
     expect(every).toEqual(expect.arrayContaining([first!.digest, second!.digest, others!.digest, setupFor!.digest]));
     expect(every).not.toContain(verify!.digest);
@@ -111,11 +175,29 @@ describe('ConsoleStore', () => {
   it('a passkey counter only goes forward (0 stays allowed for authenticators without one)', async () => {
     const owner = account();
     await store.console.insertAccount(owner);
-    await store.console.insertPasskey({ id: 'pk_counting', account_id: owner.id, public_key: 'x', counter: 5, transports: null, name: 'Key', created_at: NOW, last_used_at: null });
+    await store.console.insertPasskey({
+      id: 'pk_counting',
+      account_id: owner.id,
+      public_key: 'x',
+      counter: 5,
+      transports: null,
+      name: 'Key',
+      created_at: NOW,
+      last_used_at: null,
+    });
     expect(await store.console.recordPasskeyUse('pk_counting', 5, NOW)).toBe(false);
     expect(await store.console.recordPasskeyUse('pk_counting', 4, NOW)).toBe(false);
     expect(await store.console.recordPasskeyUse('pk_counting', 6, NOW)).toBe(true);
-    await store.console.insertPasskey({ id: 'pk_zero', account_id: owner.id, public_key: 'x', counter: 0, transports: null, name: 'Synced', created_at: NOW, last_used_at: null });
+    await store.console.insertPasskey({
+      id: 'pk_zero',
+      account_id: owner.id,
+      public_key: 'x',
+      counter: 0,
+      transports: null,
+      name: 'Synced',
+      created_at: NOW,
+      last_used_at: null,
+    });
     expect(await store.console.recordPasskeyUse('pk_zero', 0, NOW)).toBe(true);
     expect(await store.console.recordPasskeyUse('pk_zero', 0, NOW + 1)).toBe(true);
     // Another account's passkey is neither renamed nor removed.
@@ -126,7 +208,20 @@ describe('ConsoleStore', () => {
   it("an account's name and verification reach its agents' claims, not other agents'", async () => {
     const owner = account();
     await store.console.insertAccount(owner);
-    const agent = (id: string, accountId: string | null) => ({ id, secret_digest: 'd', previous_secret_digest: null, previous_secret_expires_at: null, name: 'A', owner_email: owner.email, owner_name: null, owner_email_verified: false, status: 'active' as const, created_at: NOW, last_used_at: null, account_id: accountId });
+    const agent = (id: string, accountId: string | null) => ({
+      id,
+      secret_digest: 'd',
+      previous_secret_digest: null,
+      previous_secret_expires_at: null,
+      name: 'A',
+      owner_email: owner.email,
+      owner_name: null,
+      owner_email_verified: false,
+      status: 'active' as const,
+      created_at: NOW,
+      last_used_at: null,
+      account_id: accountId,
+    });
     await store.insertAgent(agent(unique('agt_owned'), owner.id));
     const cliAgent = unique('agt_cli');
     await store.insertAgent(agent(cliAgent, null));
@@ -139,13 +234,60 @@ describe('ConsoleStore', () => {
   it('purges expired sessions, challenges, links a day past expiry, and old console events', async () => {
     const owner = account();
     await store.console.insertAccount(owner);
-    await store.console.insertSession({ id: unique('ses_'), digest: unique('d'), account_id: owner.id, created_at: NOW - 100, last_seen_at: NOW - 100, authenticated_at: NOW - 100, expires_at: NOW - 1, ip: null, user_agent: null, method: 'password' });
+    await store.console.insertSession({
+      id: unique('ses_'),
+      digest: unique('d'),
+      account_id: owner.id,
+      created_at: NOW - 100,
+      last_seen_at: NOW - 100,
+      authenticated_at: NOW - 100,
+      expires_at: NOW - 1,
+      ip: null,
+      user_agent: null,
+      method: 'password',
+    });
     const live = unique('ses_');
-    await store.console.insertSession({ id: live, digest: unique('d'), account_id: owner.id, created_at: NOW, last_seen_at: NOW, authenticated_at: NOW, expires_at: NOW + 100, ip: null, user_agent: null, method: 'password' });
+    await store.console.insertSession({
+      id: live,
+      digest: unique('d'),
+      account_id: owner.id,
+      created_at: NOW,
+      last_seen_at: NOW,
+      authenticated_at: NOW,
+      expires_at: NOW + 100,
+      ip: null,
+      user_agent: null,
+      method: 'password',
+    });
     const recentLink = unique('dig');
-    await store.console.insertLink({ digest: recentLink, purpose: 'invite', account_id: null, email: null, role: 'member', created_by: null, created_at: NOW, expires_at: NOW - 10, used_at: null, revoked_at: null });
-    await store.console.recordEvent({ at: NOW - 1000, actor_id: null, action: 'old', target: null, ip: null, detail: null });
-    await store.console.recordEvent({ at: NOW, actor_id: owner.id, action: 'new', target: null, ip: null, detail: null });
+    await store.console.insertLink({
+      digest: recentLink,
+      purpose: 'invite',
+      account_id: null,
+      email: null,
+      role: 'member',
+      created_by: null,
+      created_at: NOW,
+      expires_at: NOW - 10,
+      used_at: null,
+      revoked_at: null,
+    });
+    await store.console.recordEvent({
+      at: NOW - 1000,
+      actor_id: null,
+      action: 'old',
+      target: null,
+      ip: null,
+      detail: null,
+    });
+    await store.console.recordEvent({
+      at: NOW,
+      actor_id: owner.id,
+      action: 'new',
+      target: null,
+      ip: null,
+      detail: null,
+    });
     await store.console.purge(NOW, NOW - 500);
     expect((await store.console.listSessions(owner.id, NOW)).map((s) => s.id)).toEqual([live]);
     expect(await store.console.findLink(recentLink)).toBeDefined();

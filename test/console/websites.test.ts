@@ -36,15 +36,33 @@ function codeOf(page: Page, id: string): string {
 }
 
 /** Registers a website through the console; the party pairs it with the test agent. */
-async function createWebsite(as: ConsoleSession = session, form: Record<string, string> = {}): Promise<Party & { page: Page }> {
+async function createWebsite(
+  as: ConsoleSession = session,
+  form: Record<string, string> = {},
+): Promise<Party & { page: Page }> {
   await as.get('/console/websites');
-  const page = await as.post('/console/websites', { name: 'Bookshop', redirect_uris: REDIRECT_URI, approval: 'auto', ...form });
+  const page = await as.post('/console/websites', {
+    name: 'Bookshop',
+    redirect_uris: REDIRECT_URI,
+    approval: 'auto',
+    ...form,
+  });
   expect(page.status).toBe(200);
-  return { clientId: codeOf(page, 'client-id'), clientSecret: codeOf(page, 'client-secret'), redirectUri: REDIRECT_URI, ...agent, page };
+  return {
+    clientId: codeOf(page, 'client-id'),
+    clientSecret: codeOf(page, 'client-secret'),
+    redirectUri: REDIRECT_URI,
+    ...agent,
+    page,
+  };
 }
 
 async function introspect(party: Party, token: string): Promise<boolean> {
-  const response = await postForm(server, '/introspect', { token, client_id: party.clientId, client_secret: party.clientSecret });
+  const response = await postForm(server, '/introspect', {
+    token,
+    client_id: party.clientId,
+    client_secret: party.clientSecret,
+  });
   return ((await response.json()) as { active: boolean }).active;
 }
 
@@ -55,14 +73,27 @@ async function redeemWith(party: Party, clientSecret: string): Promise<number> {
 }
 
 async function authorizeStatus(party: Party): Promise<number> {
-  const response = await fetch(authorizeUrl(server, { client_id: party.clientId, redirect_uri: party.redirectUri, response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }), { redirect: 'manual' });
+  const response = await fetch(
+    authorizeUrl(server, {
+      client_id: party.clientId,
+      redirect_uri: party.redirectUri,
+      response_type: 'code',
+      state: 's',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    }),
+    { redirect: 'manual' },
+  );
   return response.status;
 }
 
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter((event) => event.action === action && event.target === target);
+  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+    (event) => event.action === action && event.target === target,
+  );
 const historyIds = (page: Page) => [...page.text.matchAll(/data-event="([^"]+)"/g)].map((match) => match[1]!);
-const olderLink = (page: Page) => /<a href="([^"#]+)#history" id="history-older">/.exec(page.text)?.[1]?.replaceAll('&amp;', '&');
+const olderLink = (page: Page) =>
+  /<a href="([^"#]+)#history" id="history-older">/.exec(page.text)?.[1]?.replaceAll('&amp;', '&');
 
 describe('registering a website', () => {
   it('lists no websites at first, then shows the client secret once with the issuer and discovery URL', async () => {
@@ -73,7 +104,11 @@ describe('registering a website', () => {
     expect(empty.text).toContain('You have no websites yet');
     expect(empty.text).toContain('<option value="manual">');
 
-    const created = await own.post('/console/websites', { name: 'Travel site', redirect_uris: 'https://travel.example/cb\r\n\r\n  http://127.0.0.1:3000/callback  \n', approval: 'manual' });
+    const created = await own.post('/console/websites', {
+      name: 'Travel site',
+      redirect_uris: 'https://travel.example/cb\r\n\r\n  http://127.0.0.1:3000/callback  \n',
+      approval: 'manual',
+    });
     expect(created.status).toBe(200);
     expect(created.headers.get('cache-control')).toBe('no-store');
     const clientId = codeOf(created, 'client-id');
@@ -87,7 +122,13 @@ describe('registering a website', () => {
     expect(created.text).toContain('data-copy="client-secret"');
 
     const client = await server.ctx.store.findClient(clientId);
-    expect(client).toMatchObject({ name: 'Travel site', account_id: newcomer.id, approval: 'manual', status: 'active', redirect_uris: ['https://travel.example/cb', 'http://127.0.0.1:3000/callback'] });
+    expect(client).toMatchObject({
+      name: 'Travel site',
+      account_id: newcomer.id,
+      approval: 'manual',
+      status: 'active',
+      redirect_uris: ['https://travel.example/cb', 'http://127.0.0.1:3000/callback'],
+    });
     expect(await eventsOf('website.create', clientId)).toHaveLength(1);
 
     const list = await own.get('/console/websites');
@@ -107,20 +148,45 @@ describe('registering a website', () => {
       [{ name: '' }, 'name', 'Give the website a name'],
       [{ name: 'z'.repeat(201) }, 'name', 'A name can be at most 200 characters long.'],
       [{ redirect_uris: '' }, 'redirect_uris', 'Enter at least one redirect URI'],
-      [{ redirect_uris: 'http://example.com/cb' }, 'redirect_uris', 'The redirect URI http://example.com/cb must use https'],
-      [{ redirect_uris: 'https://a/cb#frag' }, 'redirect_uris', 'The redirect URI https://a/cb#frag must not contain a fragment.'],
+      [
+        { redirect_uris: 'http://example.com/cb' },
+        'redirect_uris',
+        'The redirect URI http://example.com/cb must use https',
+      ],
+      [
+        { redirect_uris: 'https://a/cb#frag' },
+        'redirect_uris',
+        'The redirect URI https://a/cb#frag must not contain a fragment.',
+      ],
       [{ redirect_uris: 'https://ok.example/cb\nnot a url' }, 'redirect_uris', 'is not an absolute URL'],
-      [{ redirect_uris: Array.from({ length: 11 }, (_, i) => `https://ok.example/${i}`).join('\n') }, 'redirect_uris', 'Enter at most 10 redirect URIs.'],
+      [
+        { redirect_uris: Array.from({ length: 11 }, (_, i) => `https://ok.example/${i}`).join('\n') },
+        'redirect_uris',
+        'Enter at most 10 redirect URIs.',
+      ],
       [{ approval: 'sometimes' }, 'approval', 'Choose automatic or manual approval.'],
     ];
     for (const [form, field, message] of cases) {
-      const refused = await session.post('/console/websites', { name: 'Bookshop', redirect_uris: REDIRECT_URI, approval: 'auto', ...form });
+      const refused = await session.post('/console/websites', {
+        name: 'Bookshop',
+        redirect_uris: REDIRECT_URI,
+        approval: 'auto',
+        ...form,
+      });
       expect(refused.status, message).toBe(400);
-      expect(refused.text, message).toMatch(new RegExp(`<p class="field-error" id="field-${field}-error">[^<]*${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      expect(refused.text, message).toMatch(
+        new RegExp(
+          `<p class="field-error" id="field-${field}-error">[^<]*${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`,
+        ),
+      );
       expect(noticeOf(refused)).toBe('Please correct the field marked below.');
     }
     // What was typed is shown again.
-    const again = await session.post('/console/websites', { name: 'Kept name', redirect_uris: 'http://example.com/cb', approval: 'manual' });
+    const again = await session.post('/console/websites', {
+      name: 'Kept name',
+      redirect_uris: 'http://example.com/cb',
+      approval: 'manual',
+    });
     expect(again.text).toContain('value="Kept name"');
     expect(again.text).toContain('>http://example.com/cb</textarea>');
     expect(again.text).toContain('<option value="manual" selected>');
@@ -128,8 +194,15 @@ describe('registering a website', () => {
   });
 
   it('escapes a name and a redirect URI that look like markup', async () => {
-    const party = await createWebsite(session, { name: '<script>alert(1)</script>', redirect_uris: 'https://shop.example/cb?next="><img>' });
-    const pages = [party.page, await session.get('/console/websites'), await session.get(`/console/websites/${party.clientId}`)];
+    const party = await createWebsite(session, {
+      name: '<script>alert(1)</script>',
+      redirect_uris: 'https://shop.example/cb?next="><img>',
+    });
+    const pages = [
+      party.page,
+      await session.get('/console/websites'),
+      await session.get(`/console/websites/${party.clientId}`),
+    ];
     for (const page of pages) {
       expect(page.text).not.toContain('<script>alert(1)</script>');
       expect(page.text).not.toContain('"><img>');
@@ -160,7 +233,9 @@ describe('a website registered in the console', () => {
     const secret = codeOf(rotated, 'client-secret');
     expect(secret).not.toBe(party.clientSecret);
     expect(rotated.text).toContain('The old secret keeps working until');
-    expect(await eventsOf('website.rotate_secret', party.clientId)).toMatchObject([{ detail: 'grace 3600 s', actor_id: owner.id }]);
+    expect(await eventsOf('website.rotate_secret', party.clientId)).toMatchObject([
+      { detail: 'grace 3600 s', actor_id: owner.id },
+    ]);
     expect(await redeemWith(party, party.clientSecret)).toBe(200);
     expect(await redeemWith(party, secret)).toBe(200);
     const page = await session.get(`/console/websites/${party.clientId}`);
@@ -199,7 +274,10 @@ describe('a website registered in the console', () => {
     expect(disabled.location).toBe(`/console/websites/${party.clientId}?notice=website_disabled`);
     expect((await server.ctx.store.findClient(party.clientId))?.status).toBe('inactive');
     expect(await authorizeStatus(party)).not.toBe(200);
-    expect((await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
+    expect(
+      (await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } }))
+        .status,
+    ).toBe(401);
     const page = await session.get(disabled.location!);
     expect(noticeOf(page)).toContain('The website is disabled');
     expect(page.text).toContain('<span class="badge off">disabled</span>');
@@ -220,14 +298,25 @@ describe('a website registered in the console', () => {
     expect(revoked.location).toBe(`/console/websites/${party.clientId}?notice=grants_revoked`);
     expect(await introspect(party, tokens.access_token)).toBe(false);
     expect(await introspect(party, tokens.refresh_token)).toBe(false);
-    expect(await eventsOf('website.revoke_grants', party.clientId)).toMatchObject([{ detail: 'grants 1, codes 0, requests 0' }]);
+    expect(await eventsOf('website.revoke_grants', party.clientId)).toMatchObject([
+      { detail: 'grants 1, codes 0, requests 0' },
+    ]);
   });
 
   it('pages its sign-ins, 20 a page, without overlap', async () => {
     const party = await createWebsite();
     const now = server.clock();
     for (let i = 0; i < 23; i++) {
-      await server.ctx.store.recordAuditEvent({ at: now - Math.floor(i / 4), agent_id: agent.agentId, request_id: null, client_id: party.clientId, model: `model-${i}`, ip: '192.0.2.7', user_agent: 'test', outcome: 'authenticated' });
+      await server.ctx.store.recordAuditEvent({
+        at: now - Math.floor(i / 4),
+        agent_id: agent.agentId,
+        request_id: null,
+        client_id: party.clientId,
+        model: `model-${i}`,
+        ip: '192.0.2.7',
+        user_agent: 'test',
+        outcome: 'authenticated',
+      });
     }
     const first = await session.get(`/console/websites/${party.clientId}`);
     const firstIds = historyIds(first);
@@ -251,14 +340,16 @@ describe('who reaches a website', () => {
     const stranger = await createPasswordAccount(server.ctx);
     const other = await signIn(server.baseUrl, stranger.email);
     await other.get('/console/websites');
-    const paths = (id: string) => [
-      ['GET', `/console/websites/${id}`],
-      ['POST', `/console/websites/${id}/rotate`, { grace: '0' }],
-      ['POST', `/console/websites/${id}/disable`],
-      ['POST', `/console/websites/${id}/enable`],
-      ['POST', `/console/websites/${id}/revoke-grants`],
-    ] as const;
-    const ask = (method: string, path: string, form?: Record<string, string>) => (method === 'GET' ? other.get(path) : other.post(path, form ?? {}));
+    const paths = (id: string) =>
+      [
+        ['GET', `/console/websites/${id}`],
+        ['POST', `/console/websites/${id}/rotate`, { grace: '0' }],
+        ['POST', `/console/websites/${id}/disable`],
+        ['POST', `/console/websites/${id}/enable`],
+        ['POST', `/console/websites/${id}/revoke-grants`],
+      ] as const;
+    const ask = (method: string, path: string, form?: Record<string, string>) =>
+      method === 'GET' ? other.get(path) : other.post(path, form ?? {});
     const missing = paths('cli_doesnotexist');
     for (const [i, [method, path, form]] of paths(party.clientId).entries()) {
       const foreign = await ask(method, path, form);
@@ -267,13 +358,14 @@ describe('who reaches a website', () => {
       expect(foreign.text, path).toBe(absent.text);
       expect(foreign.text).toContain('No such website.');
     }
-    for (const id of ['%00', "x'%20OR%20'1'%3D'1", 'cli_%E2%9C%93']) expect((await other.get(`/console/websites/${id}`)).status, id).toBe(404);
+    for (const id of ['%00', "x'%20OR%20'1'%3D'1", 'cli_%E2%9C%93'])
+      expect((await other.get(`/console/websites/${id}`)).status, id).toBe(404);
     expect(await server.ctx.store.findClient(party.clientId)).toEqual(before);
     expect(await introspect(party, tokens.access_token)).toBe(true);
     expect((await other.get('/console/websites')).text).not.toContain(party.clientId);
   });
 
-  it('an admin reaches and acts on any member\'s website', async () => {
+  it("an admin reaches and acts on any member's website", async () => {
     const party = await createWebsite(session, { name: 'Watched site' });
     const admin = await createPasswordAccount(server.ctx, { role: 'admin' });
     const adminSession = await signIn(server.baseUrl, admin.email);
@@ -313,7 +405,12 @@ describe('public clients in the console', () => {
   it('are offered only while PUBLIC_CLIENTS is on; a public one has no secret and signs in with PKCE alone', async () => {
     // The server of this file runs with public clients off: no choice on the form, and a forged one is refused.
     expect((await session.get('/console/websites')).text).not.toContain('name="client_type"');
-    const refused = await session.post('/console/websites', { name: 'Desktop app', redirect_uris: 'http://127.0.0.1/callback', approval: 'auto', client_type: 'public' });
+    const refused = await session.post('/console/websites', {
+      name: 'Desktop app',
+      redirect_uris: 'http://127.0.0.1/callback',
+      approval: 'auto',
+      client_type: 'public',
+    });
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('This server does not let public clients sign in.');
 
@@ -323,12 +420,21 @@ describe('public clients in the console', () => {
       const maker = await signIn(open.baseUrl, account.email);
       const form = await maker.get('/console/websites');
       expect(form.text).toContain('name="client_type"');
-      const created = await maker.post('/console/websites', { name: 'Desktop app', redirect_uris: 'http://127.0.0.1/callback', approval: 'auto', client_type: 'public' });
+      const created = await maker.post('/console/websites', {
+        name: 'Desktop app',
+        redirect_uris: 'http://127.0.0.1/callback',
+        approval: 'auto',
+        client_type: 'public',
+      });
       expect(created.status).toBe(200);
       expect(created.text).toContain('id="public-client-note"');
       expect(created.text).not.toContain('id="client-secret"');
       const clientId = codeOf(created, 'client-id');
-      expect(await open.ctx.store.findClient(clientId)).toMatchObject({ token_endpoint_auth_method: 'none', secret_sealed: '', account_id: account.id });
+      expect(await open.ctx.store.findClient(clientId)).toMatchObject({
+        token_endpoint_auth_method: 'none',
+        secret_sealed: '',
+        account_id: account.id,
+      });
       // Its page offers no secret rotation.
       const page = await maker.get(`/console/websites/${clientId}`);
       expect(page.text).toContain('Public (no secret; PKCE only)');
@@ -337,7 +443,13 @@ describe('public clients in the console', () => {
       const visitor = await open.createAgent();
       const party: Party = { clientId, clientSecret: '', redirectUri: 'http://127.0.0.1:41234/callback', ...visitor };
       const { code, verifier } = await obtainCode(open, party);
-      const tokens = await postForm(open, '/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: party.redirectUri });
+      const tokens = await postForm(open, '/token', {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        client_id: clientId,
+        redirect_uri: party.redirectUri,
+      });
       expect(tokens.status).toBe(200);
       expect(await tokens.json()).not.toHaveProperty('id_token');
     } finally {

@@ -24,7 +24,18 @@ import { loadConfig } from '../../src/config.ts';
 import type { Context } from '../../src/context.ts';
 import { createContext } from '../../src/server.ts';
 import { openStore } from '../../src/store/open.ts';
-import { authenticate, checkStatus, continueFlow, metaContent, type Party, postForm, redeem, startFlow, type Started, type Tokens } from '../helpers/flow.ts';
+import {
+  authenticate,
+  checkStatus,
+  continueFlow,
+  metaContent,
+  type Party,
+  postForm,
+  redeem,
+  startFlow,
+  type Started,
+  type Tokens,
+} from '../helpers/flow.ts';
 import { initDataDirectory, postgresBinDir } from '../helpers/postgres-cluster.ts';
 import { registerParty, type TestServer } from '../helpers/server.ts';
 import { type ServerProcess, spawnServer, waitReady } from '../helpers/server-process.ts';
@@ -113,9 +124,21 @@ async function timed(endpoint: string, send: () => Promise<Response>): Promise<A
     response = await send();
     body = await response.text();
   } catch (error) {
-    return { endpoint, status: 0, ms: performance.now() - started, contentType: '', body: `no answer: ${(error as Error).message} ${String((error as { cause?: unknown }).cause ?? '')}` };
+    return {
+      endpoint,
+      status: 0,
+      ms: performance.now() - started,
+      contentType: '',
+      body: `no answer: ${(error as Error).message} ${String((error as { cause?: unknown }).cause ?? '')}`,
+    };
   }
-  return { endpoint, status: response.status, ms: performance.now() - started, contentType: response.headers.get('content-type') ?? '', body };
+  return {
+    endpoint,
+    status: response.status,
+    ms: performance.now() - started,
+    contentType: response.headers.get('content-type') ?? '',
+    body,
+  };
 }
 
 async function prepare(server: TestServer): Promise<Before> {
@@ -133,7 +156,12 @@ async function prepare(server: TestServer): Promise<Before> {
   const tokenCode = new URL(tokenRedirect.headers.get('location')!).searchParams.get('code')!;
   const exchanged = await redeem(server, party, tokenCode, forTokens.verifier);
   expect(exchanged.status).toBe(200);
-  return { pending, authenticated, code: { code, verifier: forCode.verifier }, tokens: (await exchanged.json()) as Tokens };
+  return {
+    pending,
+    authenticated,
+    code: { code, verifier: forCode.verifier },
+    tokens: (await exchanged.json()) as Tokens,
+  };
 }
 
 /** One request to every endpoint that needs the database, and to those that do not. */
@@ -154,11 +182,23 @@ async function probe(server: TestServer, before: Before): Promise<{ needsDatabas
     timed('POST /api/agent/authenticate', () => authenticate(server, party, before.pending.requestId)),
     timed('GET /api/check-status', () => fetch(url(`/api/check-status?request_id=${before.pending.requestId}`))),
     timed('POST /token (authorization_code)', () => redeem(server, party, before.code.code, before.code.verifier)),
-    timed('POST /token (refresh_token)', () => postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: before.tokens.refresh_token, ...client })),
+    timed('POST /token (refresh_token)', () =>
+      postForm(server, '/token', {
+        grant_type: 'refresh_token',
+        refresh_token: before.tokens.refresh_token,
+        ...client,
+      }),
+    ),
     timed('POST /introspect', () => postForm(server, '/introspect', { token: before.tokens.access_token, ...client })),
-    timed('POST /revoke', () => postForm(server, '/revoke', { token: 'rft_not-a-real-refresh-token-but-shaped-like-one', ...client })),
-    timed('GET /userinfo', () => fetch(url('/userinfo'), { headers: { authorization: `Bearer ${before.tokens.access_token}` } })),
-    timed('POST /userinfo', () => fetch(url('/userinfo'), { method: 'POST', headers: { authorization: `Bearer ${before.tokens.access_token}` } })),
+    timed('POST /revoke', () =>
+      postForm(server, '/revoke', { token: 'rft_not-a-real-refresh-token-but-shaped-like-one', ...client }),
+    ),
+    timed('GET /userinfo', () =>
+      fetch(url('/userinfo'), { headers: { authorization: `Bearer ${before.tokens.access_token}` } }),
+    ),
+    timed('POST /userinfo', () =>
+      fetch(url('/userinfo'), { method: 'POST', headers: { authorization: `Bearer ${before.tokens.access_token}` } }),
+    ),
     timed('GET /readyz', () => fetch(url('/readyz'))),
   ]);
   const independent = await Promise.all([
@@ -176,10 +216,15 @@ function outageProblem(answer: Answer): string | undefined {
   const describe = `${answer.endpoint}: ${answer.status} in ${Math.round(answer.ms)} ms ${answer.body.slice(0, 200)}`;
   if (answer.ms > MAX_OUTAGE_ANSWER_MS) return `too slow: ${describe}`;
   if (answer.status !== 503) return `not 503: ${describe}`;
-  if (/\bat .+:\d+:\d+|node_modules|Error:/.test(answer.body)) return `stack trace or internal error in the body: ${describe}`;
+  if (/\bat .+:\d+:\d+|node_modules|Error:/.test(answer.body))
+    return `stack trace or internal error in the body: ${describe}`;
   if (answer.contentType.startsWith('text/html')) {
     // The authorization page endpoints answer with their HTML error page (docs/contract.md), the error in its meta elements.
-    if (metaContent(answer.body, 'error') !== 'temporarily_unavailable' || !metaContent(answer.body, 'error-description')) return `HTML error page without temporarily_unavailable: ${describe}`;
+    if (
+      metaContent(answer.body, 'error') !== 'temporarily_unavailable' ||
+      !metaContent(answer.body, 'error-description')
+    )
+      return `HTML error page without temporarily_unavailable: ${describe}`;
     return undefined;
   }
   let body: Record<string, unknown>;
@@ -188,7 +233,8 @@ function outageProblem(answer: Answer): string | undefined {
   } catch {
     return `not JSON: ${describe}`;
   }
-  if (body.error !== 'temporarily_unavailable' || typeof body.error_description !== 'string' || !body.error_description) return `wrong error body: ${describe}`;
+  if (body.error !== 'temporarily_unavailable' || typeof body.error_description !== 'string' || !body.error_description)
+    return `wrong error body: ${describe}`;
   return undefined;
 }
 
@@ -199,9 +245,21 @@ function backgroundLoad(server: TestServer, before: Before): { stop(): Promise<M
   const loop = async () => {
     while (running) {
       const answers = await Promise.all([
-        timed('check-status', () => fetch(new URL(`/api/check-status?request_id=${before.pending.requestId}`, server.baseUrl))),
-        timed('introspect', () => postForm(server, '/introspect', { token: before.tokens.access_token, client_id: party.clientId, client_secret: party.clientSecret })),
-        timed('userinfo', () => fetch(new URL('/userinfo', server.baseUrl), { headers: { authorization: `Bearer ${before.tokens.access_token}` } })),
+        timed('check-status', () =>
+          fetch(new URL(`/api/check-status?request_id=${before.pending.requestId}`, server.baseUrl)),
+        ),
+        timed('introspect', () =>
+          postForm(server, '/introspect', {
+            token: before.tokens.access_token,
+            client_id: party.clientId,
+            client_secret: party.clientSecret,
+          }),
+        ),
+        timed('userinfo', () =>
+          fetch(new URL('/userinfo', server.baseUrl), {
+            headers: { authorization: `Bearer ${before.tokens.access_token}` },
+          }),
+        ),
       ]);
       for (const answer of answers) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
     }
@@ -219,7 +277,9 @@ function backgroundLoad(server: TestServer, before: Before): { stop(): Promise<M
 async function readyWithin(server: TestServer, limitMs: number): Promise<number> {
   const started = performance.now();
   while (performance.now() - started < limitMs) {
-    const answer = await timed('readyz', () => fetch(new URL('/readyz', server.baseUrl), { signal: AbortSignal.timeout(limitMs) }));
+    const answer = await timed('readyz', () =>
+      fetch(new URL('/readyz', server.baseUrl), { signal: AbortSignal.timeout(limitMs) }),
+    );
     if (answer.status === 200) return performance.now() - started;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -231,10 +291,18 @@ async function fullFlow(server: TestServer): Promise<void> {
   expect((await authenticate(server, party, started.requestId)).status).toBe(200);
   const redirect = await continueFlow(server, started);
   expect(redirect.status).toBe(302);
-  const response = await redeem(server, party, new URL(redirect.headers.get('location')!).searchParams.get('code')!, started.verifier);
+  const response = await redeem(
+    server,
+    party,
+    new URL(redirect.headers.get('location')!).searchParams.get('code')!,
+    started.verifier,
+  );
   expect(response.status).toBe(200);
   const tokens = (await response.json()) as Tokens;
-  expect((await fetch(new URL('/userinfo', server.baseUrl), { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(200);
+  expect(
+    (await fetch(new URL('/userinfo', server.baseUrl), { headers: { authorization: `Bearer ${tokens.access_token}` } }))
+      .status,
+  ).toBe(200);
 }
 
 /** What was made before the outage works after it, as if nothing had happened. */
@@ -244,10 +312,27 @@ async function beforeStillWorks(server: TestServer, before: Before): Promise<voi
   const redirect = await continueFlow(server, before.authenticated);
   expect(redirect.status).toBe(302);
   expect((await redeem(server, party, before.code.code, before.code.verifier)).status).toBe(200);
-  const introspected = (await (await postForm(server, '/introspect', { token: before.tokens.access_token, client_id: party.clientId, client_secret: party.clientSecret })).json()) as { active: boolean };
+  const introspected = (await (
+    await postForm(server, '/introspect', {
+      token: before.tokens.access_token,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+    })
+  ).json()) as { active: boolean };
   expect(introspected.active).toBe(true);
-  expect((await fetch(new URL('/userinfo', server.baseUrl), { headers: { authorization: `Bearer ${before.tokens.access_token}` } })).status).toBe(200);
-  const refreshed = await postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: before.tokens.refresh_token, client_id: party.clientId, client_secret: party.clientSecret });
+  expect(
+    (
+      await fetch(new URL('/userinfo', server.baseUrl), {
+        headers: { authorization: `Bearer ${before.tokens.access_token}` },
+      })
+    ).status,
+  ).toBe(200);
+  const refreshed = await postForm(server, '/token', {
+    grant_type: 'refresh_token',
+    refresh_token: before.tokens.refresh_token,
+    client_id: party.clientId,
+    client_secret: party.clientSecret,
+  });
   expect(refreshed.status, 'the refresh token sent during the outage was not used up by it').toBe(200);
 }
 
@@ -270,7 +355,13 @@ describe.skipIf(skip)('PostgreSQL outage under running servers', () => {
     // The admin connection is not needed any more, and must not be in the way of the outage.
     await store.close();
 
-    const env = { HOST: '127.0.0.1', BASE_URL: 'http://agentauth.test', JWT_SECRET, LOG_LEVEL: 'warn', AUTH_FAILURES_PER_IP: '1000' };
+    const env = {
+      HOST: '127.0.0.1',
+      BASE_URL: 'http://agentauth.test',
+      JWT_SECRET,
+      LOG_LEVEL: 'warn',
+      AUTH_FAILURES_PER_IP: '1000',
+    };
     const [tcpPort, socketPort] = [await freePort(), await freePort()];
     nodes = [
       { name: 'tcp', env: { ...env, PORT: String(tcpPort), DATABASE_URL: cluster.tcpUrl } },
@@ -297,13 +388,23 @@ describe.skipIf(skip)('PostgreSQL outage under running servers', () => {
   /** The crash of a node that ended: the lines of its output that are not log lines. */
   const crashOf = (node: Node) =>
     `${node.name}: the process ended (exit code ${node.process.child.exitCode}, signal ${node.process.child.signalCode}):\n` +
-    node.process.output().split('\n').filter((line) => !line.startsWith('{') && !line.startsWith('warning:')).join('\n').trim().slice(0, 1500);
+    node.process
+      .output()
+      .split('\n')
+      .filter((line) => !line.startsWith('{') && !line.startsWith('warning:'))
+      .join('\n')
+      .trim()
+      .slice(0, 1500);
 
   /**
    * One outage: prepares state on each node, keeps a background load running, stops PostgreSQL,
    * probes every endpoint twice, starts PostgreSQL and checks recovery. Returns what went wrong.
    */
-  async function outage(mode: 'fast' | 'immediate', on: Node[], { load }: { load: boolean }): Promise<{ problems: string[]; report: string[]; crashed: string[] }> {
+  async function outage(
+    mode: 'fast' | 'immediate',
+    on: Node[],
+    { load }: { load: boolean },
+  ): Promise<{ problems: string[]; report: string[]; crashed: string[] }> {
     const report: string[] = [];
     const problems: string[] = [];
     const crashed: string[] = [];
@@ -328,11 +429,16 @@ describe.skipIf(skip)('PostgreSQL outage under running servers', () => {
           if (problem) problems.push(`[${node.name}, ${round}] ${problem}`);
         }
         for (const answer of independent) {
-          if (answer.status !== 200 || answer.ms > MAX_OUTAGE_ANSWER_MS) problems.push(`[${node.name}, ${round}] ${answer.endpoint}: ${answer.status} in ${Math.round(answer.ms)} ms (expected 200)`);
+          if (answer.status !== 200 || answer.ms > MAX_OUTAGE_ANSWER_MS)
+            problems.push(
+              `[${node.name}, ${round}] ${answer.endpoint}: ${answer.status} in ${Math.round(answer.ms)} ms (expected 200)`,
+            );
         }
         const times = needsDatabase.map((answer) => answer.ms);
         const statuses = (answers: Answer[]) => [...new Set(answers.map((a) => a.status))].join('/');
-        report.push(`${node.name}, ${round}: database endpoints answered ${statuses(needsDatabase)} in ${Math.round(Math.min(...times))}–${Math.round(Math.max(...times))} ms; others ${statuses(independent)}`);
+        report.push(
+          `${node.name}, ${round}: database endpoints answered ${statuses(needsDatabase)} in ${Math.round(Math.min(...times))}–${Math.round(Math.max(...times))} ms; others ${statuses(independent)}`,
+        );
       }
     }
 
@@ -346,14 +452,20 @@ describe.skipIf(skip)('PostgreSQL outage under running servers', () => {
     const startedAt = performance.now();
     for (const node of on.filter(alive)) {
       const ms = await readyWithin(asServer(node.process), MAX_RECOVERY_MS);
-      report.push(`${node.name}: /readyz 200 again ${Number.isFinite(ms) ? `${Math.round(performance.now() - startedAt)} ms after PostgreSQL was back` : `NOT within ${MAX_RECOVERY_MS} ms`}`);
-      if (!Number.isFinite(ms)) problems.push(`${node.name}: /readyz not 200 within ${MAX_RECOVERY_MS} ms after PostgreSQL was back`);
+      report.push(
+        `${node.name}: /readyz 200 again ${Number.isFinite(ms) ? `${Math.round(performance.now() - startedAt)} ms after PostgreSQL was back` : `NOT within ${MAX_RECOVERY_MS} ms`}`,
+      );
+      if (!Number.isFinite(ms))
+        problems.push(`${node.name}: /readyz not 200 within ${MAX_RECOVERY_MS} ms after PostgreSQL was back`);
     }
     for (const [i, load] of loads.entries()) {
       const statuses = await load.stop();
-      report.push(`${on[i]!.name}: background load answers by status ${JSON.stringify(Object.fromEntries(statuses))} (0 = no answer)`);
+      report.push(
+        `${on[i]!.name}: background load answers by status ${JSON.stringify(Object.fromEntries(statuses))} (0 = no answer)`,
+      );
       for (const [status, count] of statuses) {
-        if (![200, 503].includes(status) && !(status === 0 && crashed.includes(on[i]!.name))) problems.push(`${on[i]!.name}: background load got ${status} ${count} times`);
+        if (![200, 503].includes(status) && !(status === 0 && crashed.includes(on[i]!.name)))
+          problems.push(`${on[i]!.name}: background load got ${status} ${count} times`);
       }
     }
 
@@ -388,7 +500,13 @@ describe.skipIf(skip)('PostgreSQL outage under running servers', () => {
     // Every endpoint with client authentication reads clients: these requests now wait in their query.
     await locker.query('LOCK TABLE clients IN ACCESS EXCLUSIVE MODE');
     const waiting = Array.from({ length: 3 }, () =>
-      timed('POST /introspect (waiting on the lock)', () => postForm(server, '/introspect', { token: before.tokens.access_token, client_id: party.clientId, client_secret: party.clientSecret })),
+      timed('POST /introspect (waiting on the lock)', () =>
+        postForm(server, '/introspect', {
+          token: before.tokens.access_token,
+          client_id: party.clientId,
+          client_secret: party.clientSecret,
+        }),
+      ),
     );
     await new Promise((resolve) => setTimeout(resolve, 300));
     cluster!.stop('immediate');
@@ -397,7 +515,9 @@ describe.skipIf(skip)('PostgreSQL outage under running servers', () => {
     const problems = answers.map(outageProblem).filter((problem) => problem !== undefined);
     if (!alive(node)) problems.push(crashOf(node));
     cluster!.start();
-    console.log(`[database outage, immediate shutdown with 3 queries waiting on a lock]\n  answers ${answers.map((a) => `${a.status} in ${Math.round(a.ms)} ms`).join(', ')}; process ${alive(node) ? 'still running' : 'ENDED'}`);
+    console.log(
+      `[database outage, immediate shutdown with 3 queries waiting on a lock]\n  answers ${answers.map((a) => `${a.status} in ${Math.round(a.ms)} ms`).join(', ')}; process ${alive(node) ? 'still running' : 'ENDED'}`,
+    );
     if (alive(node)) {
       expect(await readyWithin(server, MAX_RECOVERY_MS)).toBeLessThan(MAX_RECOVERY_MS);
       await fullFlow(server);
@@ -410,7 +530,11 @@ describe.skipIf(skip)('PostgreSQL outage under running servers', () => {
   for (const mode of ['fast', 'immediate'] as const) {
     it(`stays up when PostgreSQL goes away under load (${mode} shutdown), answers only 200 or 503, and recovers`, async () => {
       // Over TCP only: the unix socket node's own 500s are the test above.
-      const { problems, report } = await outage(mode, nodes.filter((node) => node.name === 'tcp'), { load: true });
+      const { problems, report } = await outage(
+        mode,
+        nodes.filter((node) => node.name === 'tcp'),
+        { load: true },
+      );
       console.log(`[database outage, ${mode} shutdown under load]\n  ${report.join('\n  ')}`);
       expect(problems).toEqual([]);
     }, 30_000);

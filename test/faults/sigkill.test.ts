@@ -55,7 +55,8 @@ interface Flow {
   /** The step whose request was sent and never answered (the server died under it). */
   unanswered?: Step;
 }
-const jti = (jwt: string) => (JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
+const jti = (jwt: string) =>
+  (JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as { jti: string }).jti;
 
 let dir: string;
 let database: { url: string; dispose(): Promise<void> };
@@ -71,7 +72,14 @@ const anomalies: string[] = [];
 const outputs: string[] = [];
 
 function start(): ServerProcess {
-  server = spawnServer({ PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, DATABASE_URL: database.url, JWT_SECRET, LOG_LEVEL: 'warn' });
+  server = spawnServer({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: database.url,
+    JWT_SECRET,
+    LOG_LEVEL: 'warn',
+  });
   return server;
 }
 
@@ -102,12 +110,31 @@ const steps = {
     fetch(new URL('/api/agent/authenticate', server!.baseUrl), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ request_id: flow.requestId, agent_id: party.agentId, agent_secret: party.agentSecret, model: 'kill-test' }),
+      body: JSON.stringify({
+        request_id: flow.requestId,
+        agent_id: party.agentId,
+        agent_secret: party.agentSecret,
+        model: 'kill-test',
+      }),
     }),
-  continue: (flow: Flow) => form('/authorize/continue', { request_id: flow.requestId!, action: 'approve' }, { cookie: flow.cookie! }),
+  continue: (flow: Flow) =>
+    form('/authorize/continue', { request_id: flow.requestId!, action: 'approve' }, { cookie: flow.cookie! }),
   token: (flow: Flow) =>
-    form('/token', { grant_type: 'authorization_code', code: flow.code!, code_verifier: flow.verifier, client_id: party.clientId, client_secret: party.clientSecret, redirect_uri: party.redirectUri }),
-  refresh: (flow: Flow) => form('/token', { grant_type: 'refresh_token', refresh_token: flow.refreshChain.at(-1)!, client_id: party.clientId, client_secret: party.clientSecret }),
+    form('/token', {
+      grant_type: 'authorization_code',
+      code: flow.code!,
+      code_verifier: flow.verifier,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+      redirect_uri: party.redirectUri,
+    }),
+  refresh: (flow: Flow) =>
+    form('/token', {
+      grant_type: 'refresh_token',
+      refresh_token: flow.refreshChain.at(-1)!,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+    }),
 };
 
 class Unanswered extends Error {}
@@ -171,13 +198,23 @@ async function drive(flow: Flow, onTokens: () => void, refreshes = 2): Promise<v
 
 function newFlow(cycle: number): Flow {
   const { verifier, challenge } = pkcePair();
-  return { cycle, verifier, challenge, state: randomBytes(12).toString('base64url'), authenticated: false, redeemed: false, accessTokens: [], refreshChain: [] };
+  return {
+    cycle,
+    verifier,
+    challenge,
+    state: randomBytes(12).toString('base64url'),
+    authenticated: false,
+    redeemed: false,
+    accessTokens: [],
+    refreshChain: [],
+  };
 }
 
 /** In-flight requests per step at the moment of the kill. */
 function inFlight(cycle: number): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const flow of flows) if (flow.cycle === cycle && flow.unanswered) counts[flow.unanswered] = (counts[flow.unanswered] ?? 0) + 1;
+  for (const flow of flows)
+    if (flow.cycle === cycle && flow.unanswered) counts[flow.unanswered] = (counts[flow.unanswered] ?? 0) + 1;
   return counts;
 }
 
@@ -186,7 +223,10 @@ function inFlight(cycle: number): Record<string, number> {
  * `afterTokens` token responses have been answered (right as the test reads one), or after
  * `afterMs` (at whatever moment the timer fires), whichever comes first.
  */
-async function loadAndKill(cycle: number, { afterTokens = Infinity, afterMs = 3000 }: { afterTokens?: number; afterMs?: number }) {
+async function loadAndKill(
+  cycle: number,
+  { afterTokens = Infinity, afterMs = 3000 }: { afterTokens?: number; afterMs?: number },
+) {
   let issued = 0;
   let killedAt: { issued: number; inFlight: Record<string, number>; flows: number } | undefined;
   const victim = server!;
@@ -239,10 +279,17 @@ async function introspect(token: string): Promise<{ active: boolean }> {
  * Everything the test saw answered must be in the database as it was answered, and every
  * state must be one the flow could have reached. Returns the failures, one line each.
  */
-async function verify(): Promise<{ failures: string[]; accessTokens: number; refreshTokens: number; requests: number }> {
+async function verify(): Promise<{
+  failures: string[];
+  accessTokens: number;
+  refreshTokens: number;
+  requests: number;
+}> {
   const failures: string[] = [];
   const fail = (flow: Flow, what: string): void => {
-    failures.push(`${flow.requestId ?? '(no request id)'} (cycle ${flow.cycle}, unanswered ${flow.unanswered ?? '-'}): ${what}`);
+    failures.push(
+      `${flow.requestId ?? '(no request id)'} (cycle ${flow.cycle}, unanswered ${flow.unanswered ?? '-'}): ${what}`,
+    );
   };
   let accessTokens = 0;
   let refreshTokens = 0;
@@ -255,7 +302,8 @@ async function verify(): Promise<{ failures: string[]; accessTokens: number; ref
     // The statuses this flow may be in, from what it saw.
     let allowed: string[];
     if (flow.code) allowed = ['completed'];
-    else if (flow.authenticated) allowed = flow.unanswered === 'continue' ? ['authenticated', 'completed'] : ['authenticated'];
+    else if (flow.authenticated)
+      allowed = flow.unanswered === 'continue' ? ['authenticated', 'completed'] : ['authenticated'];
     else allowed = flow.unanswered === 'authenticate' ? ['pending', 'authenticated'] : ['pending'];
     if (!allowed.includes(request.status)) fail(flow, `request is ${request.status}, expected ${allowed.join(' or ')}`);
 
@@ -264,8 +312,10 @@ async function verify(): Promise<{ failures: string[]; accessTokens: number; ref
       if (!code) return fail(flow, 'continue answered 302 with a code that is not in the database');
       if (code.request_id !== flow.requestId) fail(flow, 'the code belongs to another request');
       if (flow.redeemed && code.redeemed_at === null) fail(flow, '/token answered 200 but the code is not redeemed');
-      if (!flow.redeemed && flow.unanswered !== 'token' && code.redeemed_at !== null) fail(flow, 'the code is redeemed although /token never was called');
-      if (flow.redeemed && (code.grant_id === null || !(await admin.store.findGrant(code.grant_id)))) fail(flow, 'redeemed code without its grant');
+      if (!flow.redeemed && flow.unanswered !== 'token' && code.redeemed_at !== null)
+        fail(flow, 'the code is redeemed although /token never was called');
+      if (flow.redeemed && (code.grant_id === null || !(await admin.store.findGrant(code.grant_id))))
+        fail(flow, 'redeemed code without its grant');
     }
 
     for (const token of flow.accessTokens) {
@@ -284,7 +334,8 @@ async function verify(): Promise<{ failures: string[]; accessTokens: number; ref
       const latest = index === flow.refreshChain.length - 1;
       if (!latest) {
         // Rotated by the test itself: used, and no longer active.
-        if (record.used_at === null) fail(flow, `refresh token #${index} was rotated (answered 200) but is not marked used`);
+        if (record.used_at === null)
+          fail(flow, `refresh token #${index} was rotated (answered 200) but is not marked used`);
         continue;
       }
       const active = (await introspect(token)).active;
@@ -293,8 +344,14 @@ async function verify(): Promise<{ failures: string[]; accessTokens: number; ref
         // happened and the successor, never delivered, is the grant's one unused refresh token.
         if (!active && record.used_at === null) fail(flow, 'latest refresh token inactive but not used');
         if (!active) {
-          const successors = await sql.number(`select count(*) from refresh_tokens where grant_id = '${record.grant_id}' and used_at is null`);
-          if (successors !== 1) fail(flow, `latest refresh token used by an unanswered rotation, but its grant has ${successors} unused refresh tokens`);
+          const successors = await sql.number(
+            `select count(*) from refresh_tokens where grant_id = '${record.grant_id}' and used_at is null`,
+          );
+          if (successors !== 1)
+            fail(
+              flow,
+              `latest refresh token used by an unanswered rotation, but its grant has ${successors} unused refresh tokens`,
+            );
         }
       } else if (!active) fail(flow, `latest refresh token answered 200 is not active (used_at ${record.used_at})`);
     }
@@ -327,7 +384,10 @@ async function resume(cycle: number): Promise<{ finished: number; lost: Record<s
       count('tokens (code redeemed, 200 lost)');
       return;
     }
-    if (step === 'refresh' && (await admin.store.findRefreshToken(digest(flow.refreshChain.at(-1)!)))!.used_at !== null) {
+    if (
+      step === 'refresh' &&
+      (await admin.store.findRefreshToken(digest(flow.refreshChain.at(-1)!)))!.used_at !== null
+    ) {
       count('tokens (rotation committed, 200 lost)');
       return;
     }
@@ -371,7 +431,12 @@ describe(`SIGKILL under load (${TEST_ENGINE})`, () => {
     const report: string[] = [];
     for (let cycle = 1; cycle <= CYCLES; cycle++) {
       // Cycles 1 and 3 kill as a token answer arrives; cycle 2 at a random moment.
-      const killed = await loadAndKill(cycle, cycle === 2 ? { afterMs: 600 + Math.floor(Math.random() * 600) } : { afterTokens: 40 + Math.floor(Math.random() * 60) });
+      const killed = await loadAndKill(
+        cycle,
+        cycle === 2
+          ? { afterMs: 600 + Math.floor(Math.random() * 600) }
+          : { afterTokens: 40 + Math.floor(Math.random() * 60) },
+      );
       expect(killed.exit.signal, 'the process died of the SIGKILL').toBe('SIGKILL');
       expect(anomalies, 'unexpected answers while the server was up').toEqual([]);
 
@@ -401,7 +466,9 @@ describe(`SIGKILL under load (${TEST_ENGINE})`, () => {
     const final = await verify();
     expect(final.failures).toEqual([]);
     expect(await integrityViolations(sql)).toEqual([]);
-    report.push(`after the last restart: 16 new flows completed; final check of ${final.requests} requests, ${final.accessTokens} access tokens, ${final.refreshTokens} refresh tokens`);
+    report.push(
+      `after the last restart: 16 new flows completed; final check of ${final.requests} requests, ${final.accessTokens} access tokens, ${final.refreshTokens} refresh tokens`,
+    );
     console.log(`[sigkill ${TEST_ENGINE}]\n  ${report.join('\n  ')}`);
     expect(outputs.join('') + server!.output(), 'server logs').not.toMatch(/"level":(50|60)/);
   }, 60_000);

@@ -11,7 +11,9 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 export const CHROMIUM = '/usr/bin/chromium';
 export const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
-  console.warn('browser tests skipped: /usr/bin/chromium not found; install Debian\'s chromium package (apt-get install -y chromium)');
+  console.warn(
+    "browser tests skipped: /usr/bin/chromium not found; install Debian's chromium package (apt-get install -y chromium)",
+  );
 }
 
 export const CHROMIUM_ARGS = [
@@ -51,7 +53,9 @@ export async function startCallbackServer(): Promise<CallbackServer> {
     if (req.method === 'GET' && url.pathname === '/callback') {
       hits.push({ query: url.searchParams, headers: req.headers });
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Callback</title></head><body><h1 id="callback">Callback received</h1></body></html>');
+      res.end(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Callback</title></head><body><h1 id="callback">Callback received</h1></body></html>',
+      );
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain' });
@@ -90,7 +94,9 @@ export interface WatchedPage {
 export async function watchedPage(context: BrowserContext): Promise<WatchedPage> {
   const page = await context.newPage();
   const watched: WatchedPage = { page, console: [], errors: [], failed: [] };
-  page.on('console', (message) => watched.console.push(`${message.type()}: ${message.text()} (${message.location().url})`));
+  page.on('console', (message) =>
+    watched.console.push(`${message.type()}: ${message.text()} (${message.location().url})`),
+  );
   page.on('pageerror', (error) => watched.errors.push(String(error)));
   page.on('response', (response) => {
     if (response.status() >= 400) watched.failed.push(`${response.status()} ${response.url()}`);

@@ -42,31 +42,65 @@ export class ConsoleSession {
     const token = /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? /data-csrf="([^"]+)"/.exec(text)?.[1];
     if (token) this.csrf = token;
     const location = response.headers.get('location');
-    return { status: response.status, headers: response.headers, text, location: location === null ? null : location.replace(this.baseUrl, '') };
+    return {
+      status: response.status,
+      headers: response.headers,
+      text,
+      location: location === null ? null : location.replace(this.baseUrl, ''),
+    };
   }
 
   async get(path: string, headers: Record<string, string> = {}): Promise<Page> {
-    return this.page(await fetch(`${this.baseUrl}${path}`, { redirect: 'manual', headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin', ...headers } }));
+    return this.page(
+      await fetch(`${this.baseUrl}${path}`, {
+        redirect: 'manual',
+        headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin', ...headers },
+      }),
+    );
   }
 
   /** Posts a form; `_csrf` is the last page's token unless the form sets its own (or null for none). */
-  async post(path: string, form: Record<string, string | null> = {}, headers: Record<string, string> = {}): Promise<Page> {
+  async post(
+    path: string,
+    form: Record<string, string | null> = {},
+    headers: Record<string, string> = {},
+  ): Promise<Page> {
     const fields = { _csrf: this.csrf, ...form };
-    const body = new URLSearchParams(Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== null));
-    return this.page(await fetch(`${this.baseUrl}${path}`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin', origin: new URL(this.baseUrl).origin, 'content-type': 'application/x-www-form-urlencoded', ...headers },
-      body,
-    }));
+    const body = new URLSearchParams(
+      Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== null),
+    );
+    return this.page(
+      await fetch(`${this.baseUrl}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          cookie: this.cookieHeader(),
+          'sec-fetch-site': 'same-origin',
+          origin: new URL(this.baseUrl).origin,
+          'content-type': 'application/x-www-form-urlencoded',
+          ...headers,
+        },
+        body,
+      }),
+    );
   }
 
   /** Posts JSON with the CSRF token in x-csrf-token, as console.js does. */
-  async postJson(path: string, json: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  async postJson(
+    path: string,
+    json: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const response = await fetch(`${this.baseUrl}${path}`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin', 'content-type': 'application/json', 'x-csrf-token': this.csrf, ...headers },
+      headers: {
+        cookie: this.cookieHeader(),
+        'sec-fetch-site': 'same-origin',
+        'content-type': 'application/json',
+        'x-csrf-token': this.csrf,
+        ...headers,
+      },
       body: JSON.stringify(json),
     });
     this.keep(response);
@@ -77,8 +111,16 @@ export class ConsoleSession {
 export const TEST_PASSWORD = 'correct horse battery staple';
 
 /** An account with a password, made as the CLI makes one. */
-export async function createPasswordAccount(ctx: Context, input: { email?: string; name?: string; role?: AccountRole; password?: string } = {}): Promise<AccountRecord> {
-  return createAccount(ctx, { email: input.email ?? `person-${Math.random().toString(36).slice(2, 10)}@example.com`, name: input.name, role: input.role ?? 'member', password: input.password ?? TEST_PASSWORD });
+export async function createPasswordAccount(
+  ctx: Context,
+  input: { email?: string; name?: string; role?: AccountRole; password?: string } = {},
+): Promise<AccountRecord> {
+  return createAccount(ctx, {
+    email: input.email ?? `person-${Math.random().toString(36).slice(2, 10)}@example.com`,
+    name: input.name,
+    role: input.role ?? 'member',
+    password: input.password ?? TEST_PASSWORD,
+  });
 }
 
 /** A console session signed in with the account's password. */

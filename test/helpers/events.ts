@@ -40,7 +40,10 @@ export class EventReader {
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no event within ${timeoutMs} ms`);
-      const chunk = await Promise.race([this.reader.read(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no event within ${timeoutMs} ms`)), left))]);
+      const chunk = await Promise.race([
+        this.reader.read(),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no event within ${timeoutMs} ms`)), left)),
+      ]);
       if (chunk.done) return null;
       this.buffer += this.decoder.decode(chunk.value, { stream: true });
     }
@@ -60,7 +63,9 @@ export class EventReader {
 
 /** Opens the status stream of a request. */
 export async function openStatusStream(baseUrl: string, requestId: string): Promise<EventReader> {
-  const response = await fetch(`${baseUrl}/api/check-status/events?request_id=${encodeURIComponent(requestId)}`, { headers: { accept: 'text/event-stream' } });
+  const response = await fetch(`${baseUrl}/api/check-status/events?request_id=${encodeURIComponent(requestId)}`, {
+    headers: { accept: 'text/event-stream' },
+  });
   if (response.status !== 200) throw new Error(`status stream answered ${response.status}: ${await response.text()}`);
   return new EventReader(response);
 }

@@ -22,7 +22,10 @@ export interface Party {
   agentSecret: string;
 }
 
-export async function setupParty(server: TestServer, client: Parameters<TestServer['createClient']>[0] = {}): Promise<Party> {
+export async function setupParty(
+  server: TestServer,
+  client: Parameters<TestServer['createClient']>[0] = {},
+): Promise<Party> {
   return { ...(await server.createClient(client)), ...(await server.createAgent()) };
 }
 
@@ -42,7 +45,11 @@ export function authorizeUrl(server: TestServer, params: Record<string, string |
   return url.href;
 }
 
-export async function startFlow(server: TestServer, party: Party, extra: Record<string, string | undefined> = {}): Promise<Started> {
+export async function startFlow(
+  server: TestServer,
+  party: Party,
+  extra: Record<string, string | undefined> = {},
+): Promise<Started> {
   const { verifier, challenge } = pkcePair();
   const state = extra.state ?? randomBytes(16).toString('base64url');
   const response = await fetch(
@@ -62,7 +69,12 @@ export async function startFlow(server: TestServer, party: Party, extra: Record<
   return { requestId: metaContent(page, 'request-id')!, cookie, verifier, state, page, response };
 }
 
-export async function postJson(server: TestServer, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export async function postJson(
+  server: TestServer,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(new URL(path, server.baseUrl), {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -70,7 +82,12 @@ export async function postJson(server: TestServer, path: string, body: unknown, 
   });
 }
 
-export async function postForm(server: TestServer, path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+export async function postForm(
+  server: TestServer,
+  path: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(new URL(path, server.baseUrl), {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
@@ -79,21 +96,49 @@ export async function postForm(server: TestServer, path: string, fields: Record<
   });
 }
 
-export function authenticate(server: TestServer, party: Party, requestId: string, model = 'test-model'): Promise<Response> {
-  return postJson(server, '/api/agent/authenticate', { request_id: requestId, agent_id: party.agentId, agent_secret: party.agentSecret, model });
+export function authenticate(
+  server: TestServer,
+  party: Party,
+  requestId: string,
+  model = 'test-model',
+): Promise<Response> {
+  return postJson(server, '/api/agent/authenticate', {
+    request_id: requestId,
+    agent_id: party.agentId,
+    agent_secret: party.agentSecret,
+    model,
+  });
 }
 
-export function continueFlow(server: TestServer, started: Pick<Started, 'requestId' | 'cookie'>, fields: Record<string, string> = {}): Promise<Response> {
-  return postForm(server, '/authorize/continue', { request_id: started.requestId, ...fields }, { cookie: started.cookie });
+export function continueFlow(
+  server: TestServer,
+  started: Pick<Started, 'requestId' | 'cookie'>,
+  fields: Record<string, string> = {},
+): Promise<Response> {
+  return postForm(
+    server,
+    '/authorize/continue',
+    { request_id: started.requestId, ...fields },
+    { cookie: started.cookie },
+  );
 }
 
-export async function checkStatus(server: TestServer, requestId: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(new URL(`/api/check-status?request_id=${encodeURIComponent(requestId)}`, server.baseUrl));
+export async function checkStatus(
+  server: TestServer,
+  requestId: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(
+    new URL(`/api/check-status?request_id=${encodeURIComponent(requestId)}`, server.baseUrl),
+  );
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 /** Runs authorize → authenticate → continue and returns the code from the redirect. */
-export async function obtainCode(server: TestServer, party: Party, extra: Record<string, string | undefined> = {}): Promise<Started & { code: string; location: URL }> {
+export async function obtainCode(
+  server: TestServer,
+  party: Party,
+  extra: Record<string, string | undefined> = {},
+): Promise<Started & { code: string; location: URL }> {
   const started = await startFlow(server, party, extra);
   const auth = await authenticate(server, party, started.requestId);
   if (auth.status !== 200) throw new Error(`authenticate answered ${auth.status}`);
@@ -103,7 +148,13 @@ export async function obtainCode(server: TestServer, party: Party, extra: Record
   return { ...started, code: location.searchParams.get('code')!, location };
 }
 
-export async function redeem(server: TestServer, party: Party, code: string, verifier: string, extra: Record<string, string> = {}): Promise<Response> {
+export async function redeem(
+  server: TestServer,
+  party: Party,
+  code: string,
+  verifier: string,
+  extra: Record<string, string> = {},
+): Promise<Response> {
   return postForm(server, '/token', {
     grant_type: 'authorization_code',
     code,
@@ -124,7 +175,11 @@ export interface Tokens {
   scope: string;
 }
 
-export async function obtainTokens(server: TestServer, party: Party, extra: Record<string, string | undefined> = {}): Promise<Tokens> {
+export async function obtainTokens(
+  server: TestServer,
+  party: Party,
+  extra: Record<string, string | undefined> = {},
+): Promise<Tokens> {
   const { code, verifier } = await obtainCode(server, party, extra);
   const response = await redeem(server, party, code, verifier);
   if (response.status !== 200) throw new Error(`token answered ${response.status}: ${await response.text()}`);

@@ -35,7 +35,10 @@ export interface HttpsTestServer {
 export type HttpsHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Starts an HTTPS server on 127.0.0.1 (or `host`) on a free port. */
-export async function startHttpsServer(handler: HttpsHandler, options: { host?: string } = {}): Promise<HttpsTestServer> {
+export async function startHttpsServer(
+  handler: HttpsHandler,
+  options: { host?: string } = {},
+): Promise<HttpsTestServer> {
   const host = options.host ?? '127.0.0.1';
   const sockets = new Set<Socket>();
   const paths: string[] = [];
@@ -58,7 +61,8 @@ export async function startHttpsServer(handler: HttpsHandler, options: { host?: 
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
-    origin: host === '127.0.0.1' ? `https://localhost:${port}` : `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    origin:
+      host === '127.0.0.1' ? `https://localhost:${port}` : `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     ca: TEST_CA,
     get requests() {

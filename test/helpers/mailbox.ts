@@ -11,7 +11,12 @@ export interface Mail {
 }
 
 /** An SMTP server on 127.0.0.1 that keeps what it receives, for the test to wait for. */
-export async function startMailbox(): Promise<{ url: string; next(): Promise<Mail>; received: Mail[]; close(): Promise<void> }> {
+export async function startMailbox(): Promise<{
+  url: string;
+  next(): Promise<Mail>;
+  received: Mail[];
+  close(): Promise<void>;
+}> {
   const received: Mail[] = [];
   const waiting: Array<(mail: Mail) => void> = [];
   let taken = 0;
@@ -28,7 +33,11 @@ export async function startMailbox(): Promise<{ url: string; next(): Promise<Mai
         const headers = raw.slice(0, split);
         const body = raw.slice(split + 4);
         const quoted = /content-transfer-encoding:\s*quoted-printable/i.test(headers);
-        const text = quoted ? body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : body;
+        const text = quoted
+          ? body
+              .replace(/=\r\n/g, '')
+              .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+          : body;
         const mail = { to: session.envelope.rcptTo.map((rcpt) => rcpt.address), headers, text };
         received.push(mail);
         waiting.shift()?.(mail);
@@ -50,4 +59,3 @@ export async function startMailbox(): Promise<{ url: string; next(): Promise<Mai
     close: () => new Promise((resolve) => smtp.close(() => resolve())),
   };
 }
-

@@ -36,7 +36,11 @@ export function postgresUnavailableReason(): string | undefined {
  * socket and the log), and `run` for PostgreSQL's tools on it: as the postgres user when this
  * process is root, since PostgreSQL refuses to run as root.
  */
-export function initDataDirectory(prefix: string): { dir: string; data: string; run(tool: string, args: string[]): void } {
+export function initDataDirectory(prefix: string): {
+  dir: string;
+  data: string;
+  run(tool: string, args: string[]): void;
+} {
   const bin = postgresBinDir();
   if (!bin) throw new Error(postgresUnavailableReason());
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -44,7 +48,9 @@ export function initDataDirectory(prefix: string): { dir: string; data: string; 
   const data = join(dir, 'data');
   const asRoot = process.getuid?.() === 0;
   const run = (tool: string, args: string[]) =>
-    void (asRoot ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' }) : execFileSync(join(bin, tool), args, { stdio: 'pipe' }));
+    void (asRoot
+      ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' })
+      : execFileSync(join(bin, tool), args, { stdio: 'pipe' }));
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
   return { dir, data, run };
 }
@@ -60,8 +66,19 @@ export function startCluster(options: { durable?: boolean; observed?: boolean } 
   // Tests do not need the database itself to survive a power cut (our server's durability is
   // about its answers being committed); the benchmark asks for a durable one.
   const speed = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
-  const observed = options.observed ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all' : '';
-  run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', `-c listen_addresses='' -c unix_socket_directories=${dir} -p ${port} -c max_connections=300${speed}${observed}`, 'start']);
+  const observed = options.observed
+    ? ' -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all'
+    : '';
+  run('pg_ctl', [
+    '-D',
+    data,
+    '-w',
+    '-l',
+    join(dir, 'log'),
+    '-o',
+    `-c listen_addresses='' -c unix_socket_directories=${dir} -p ${port} -c max_connections=300${speed}${observed}`,
+    'start',
+  ]);
   return {
     url: `postgres://postgres@localhost/postgres?host=${encodeURIComponent(dir)}&port=${port}`,
     stop() {
@@ -75,7 +92,10 @@ export function startCluster(options: { durable?: boolean; observed?: boolean } 
 }
 
 /** Creates a fresh database in the cluster and returns its URL and a function that drops it. */
-export async function createDatabase(clusterUrl: string, name = `agentauth_${Math.random().toString(36).slice(2, 10)}`): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createDatabase(
+  clusterUrl: string,
+  name = `agentauth_${Math.random().toString(36).slice(2, 10)}`,
+): Promise<{ url: string; drop(): Promise<void> }> {
   const admin = new pg.Client({ connectionString: clusterUrl });
   await admin.connect();
   try {

@@ -20,13 +20,20 @@ export interface ServerProcess {
  */
 export function spawnServer(env: Record<string, string>, options: { openFiles?: number } = {}): ServerProcess {
   const command: [string, string[]] =
-    options.openFiles === undefined ? ['node', ['bin/agentauth', 'serve']] : ['sh', ['-c', `ulimit -n ${Math.floor(options.openFiles)} && exec node bin/agentauth serve`]];
+    options.openFiles === undefined
+      ? ['node', ['bin/agentauth', 'serve']]
+      : ['sh', ['-c', `ulimit -n ${Math.floor(options.openFiles)} && exec node bin/agentauth serve`]];
   // Load from one address would otherwise meet the /authorize flood guard.
-  const child = spawn(command[0], command[1], { env: { ...process.env, AUTHORIZE_LIMIT_PER_IP: '100000', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command[0], command[1], {
+    env: { ...process.env, AUTHORIZE_LIMIT_PER_IP: '100000', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     baseUrl: `http://127.0.0.1:${env.PORT}`,
@@ -43,7 +50,8 @@ export function spawnServer(env: Record<string, string>, options: { openFiles?: 
 export async function waitReady(server: ServerProcess, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`server exited before it was ready:\n${server.output()}`);
+    if (server.child.exitCode !== null || server.child.signalCode !== null)
+      throw new Error(`server exited before it was ready:\n${server.output()}`);
     try {
       if ((await fetch(`${server.baseUrl}/readyz`, { signal: AbortSignal.timeout(2000) })).ok) return;
     } catch {

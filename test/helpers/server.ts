@@ -35,9 +35,9 @@ export function testClock(): TestClock {
   return clock;
 }
 
-
 /** The engine the current vitest project runs against (vitest.config.ts). */
-export const TEST_ENGINE: 'sqlite' | 'postgres' = process.env.AGENTAUTH_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+export const TEST_ENGINE: 'sqlite' | 'postgres' =
+  process.env.AGENTAUTH_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
 
 /**
  * A fresh, empty database of the project's engine: a SQLite file in `dir`, or a new database
@@ -57,7 +57,10 @@ const DEFAULT_OWNER = { ownerEmail: 'ada@example.com', ownerName: 'Ada Lovelace'
  * separate process and keep a context of their own on its database.
  */
 export async function registerParty(ctx: Context, clientName: string): Promise<Party> {
-  const { client, secret: clientSecret } = await registerClient(ctx, { name: clientName, redirectUris: [DEFAULT_REDIRECT_URI] });
+  const { client, secret: clientSecret } = await registerClient(ctx, {
+    name: clientName,
+    redirectUris: [DEFAULT_REDIRECT_URI],
+  });
   const { agent, secret: agentSecret } = await registerAgent(ctx, DEFAULT_OWNER);
   return { clientId: client.id, clientSecret, redirectUri: DEFAULT_REDIRECT_URI, agentId: agent.id, agentSecret };
 }
@@ -80,7 +83,9 @@ export interface TestServer extends RunningServer {
   dir: string;
   /** The DATABASE_URL; pass it to another startTestServer to share the database. */
   databaseUrl: string;
-  createClient(input?: Omit<Partial<NewClient>, 'public'>): Promise<{ clientId: string; clientSecret: string; redirectUri: string }>;
+  createClient(
+    input?: Omit<Partial<NewClient>, 'public'>,
+  ): Promise<{ clientId: string; clientSecret: string; redirectUri: string }>;
   createAgent(input?: Partial<NewAgent>): Promise<{ agentId: string; agentSecret: string }>;
 }
 
@@ -89,10 +94,18 @@ export interface TestServer extends RunningServer {
  * as localhost, for its relying party). The server always listens on 127.0.0.1.
  */
 export async function startTestServer(
-  options: { env?: Record<string, string>; logStream?: NodeJS.WritableStream; databaseUrl?: string; host?: string; clientMetadataFetch?: FetchOptions } = {},
+  options: {
+    env?: Record<string, string>;
+    logStream?: NodeJS.WritableStream;
+    databaseUrl?: string;
+    host?: string;
+    clientMetadataFetch?: FetchOptions;
+  } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'agentauth-test-'));
-  const database = options.databaseUrl ? { url: options.databaseUrl, dispose: async () => {} } : await freshDatabase(dir);
+  const database = options.databaseUrl
+    ? { url: options.databaseUrl, dispose: async () => {} }
+    : await freshDatabase(dir);
   const port = await freePort();
   const config = loadConfig({
     PORT: String(port),
@@ -106,7 +119,12 @@ export async function startTestServer(
     ...options.env,
   });
   const clock = testClock();
-  const server = await startServer(config, { clock, logStream: options.logStream, warn: () => {}, clientMetadataFetch: options.clientMetadataFetch });
+  const server = await startServer(config, {
+    clock,
+    logStream: options.logStream,
+    warn: () => {},
+    clientMetadataFetch: options.clientMetadataFetch,
+  });
   return {
     ...server,
     baseUrl: config.baseUrl,
@@ -115,7 +133,12 @@ export async function startTestServer(
     databaseUrl: database.url,
     async createClient(input = {}) {
       const redirectUri = input.redirectUris?.[0] ?? DEFAULT_REDIRECT_URI;
-      const { client, secret } = await registerClient(server.ctx, { name: 'Test App', redirectUris: [redirectUri], ...input, public: false });
+      const { client, secret } = await registerClient(server.ctx, {
+        name: 'Test App',
+        redirectUris: [redirectUri],
+        ...input,
+        public: false,
+      });
       return { clientId: client.id, clientSecret: secret, redirectUri };
     },
     async createAgent(input = {}) {

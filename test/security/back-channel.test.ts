@@ -44,7 +44,9 @@ const fakeSecret = () => `aas_${randomBytes(32).toString('base64url')}`;
 const fakeRequestId = () => `req_${randomBytes(24).toString('base64url')}`;
 
 /** Status, headers that are not per-response (date, connection) and the raw body. */
-async function answerOf(response: Response): Promise<{ status: number; headers: Array<[string, string]>; body: string }> {
+async function answerOf(
+  response: Response,
+): Promise<{ status: number; headers: Array<[string, string]>; body: string }> {
   const headers = [...response.headers].filter(([name]) => !['date', 'connection', 'keep-alive'].includes(name)).sort();
   return { status: response.status, headers, body: await response.text() };
 }
@@ -55,15 +57,53 @@ describe('agent_id enumeration', () => {
     const disabled = await server.createAgent();
     await setAgentStatus(server.ctx, disabled.agentId, 'disabled');
     const answers = [
-      await answerOf(await attempt(server, { request_id: requestId, agent_id: fakeAgentId(), agent_secret: fakeSecret(), model: 'm' })),
-      await answerOf(await attempt(server, { request_id: requestId, agent_id: party.agentId, agent_secret: fakeSecret(), model: 'm' })),
-      await answerOf(await attempt(server, { request_id: requestId, agent_id: disabled.agentId, agent_secret: disabled.agentSecret, model: 'm' })),
+      await answerOf(
+        await attempt(server, {
+          request_id: requestId,
+          agent_id: fakeAgentId(),
+          agent_secret: fakeSecret(),
+          model: 'm',
+        }),
+      ),
+      await answerOf(
+        await attempt(server, {
+          request_id: requestId,
+          agent_id: party.agentId,
+          agent_secret: fakeSecret(),
+          model: 'm',
+        }),
+      ),
+      await answerOf(
+        await attempt(server, {
+          request_id: requestId,
+          agent_id: disabled.agentId,
+          agent_secret: disabled.agentSecret,
+          model: 'm',
+        }),
+      ),
       // On an unknown request too: credentials are checked first, so the request does not matter.
-      await answerOf(await attempt(server, { request_id: fakeRequestId(), agent_id: fakeAgentId(), agent_secret: fakeSecret(), model: 'm' })),
-      await answerOf(await attempt(server, { request_id: fakeRequestId(), agent_id: party.agentId, agent_secret: fakeSecret(), model: 'm' })),
+      await answerOf(
+        await attempt(server, {
+          request_id: fakeRequestId(),
+          agent_id: fakeAgentId(),
+          agent_secret: fakeSecret(),
+          model: 'm',
+        }),
+      ),
+      await answerOf(
+        await attempt(server, {
+          request_id: fakeRequestId(),
+          agent_id: party.agentId,
+          agent_secret: fakeSecret(),
+          model: 'm',
+        }),
+      ),
     ];
     expect(answers[0]!.status).toBe(401);
-    expect(JSON.parse(answers[0]!.body)).toEqual({ error: 'invalid_credentials', error_description: expect.any(String) });
+    expect(JSON.parse(answers[0]!.body)).toEqual({
+      error: 'invalid_credentials',
+      error_description: expect.any(String),
+    });
     for (const answer of answers.slice(1)) expect(answer).toEqual(answers[0]);
     expect((await checkStatus(server, requestId)).body.status).toBe('pending');
   });
@@ -132,14 +172,23 @@ describe('online guessing of agent secrets (throttling)', () => {
 
   it('brute force of one agent_id from many IP addresses: wrong secrets get 429 with Retry-After per agent_id, the right secret is never held off (no lock-out)', async () => {
     const { requestId } = await startFlow(throttled, victim);
-    const guess = (i: number) => attempt(throttled, { request_id: requestId, agent_id: victim.agentId, agent_secret: fakeSecret(), model: 'm' }, { 'x-forwarded-for': `203.0.113.${10 + i}` });
+    const guess = (i: number) =>
+      attempt(
+        throttled,
+        { request_id: requestId, agent_id: victim.agentId, agent_secret: fakeSecret(), model: 'm' },
+        { 'x-forwarded-for': `203.0.113.${10 + i}` },
+      );
     for (let i = 0; i < 3; i++) expect((await guess(i)).status).toBe(401);
     const blocked = await guess(3);
     await expectJsonError(blocked.clone(), 429, 'too_many_requests');
     expect(blocked.headers.get('retry-after')).toBe('1');
     expect((await checkStatus(throttled, requestId)).body.status).toBe('pending');
     // The legitimate agent, from its own address, in the same window: its secret is enough.
-    const own = await attempt(throttled, { request_id: requestId, agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' }, { 'x-forwarded-for': '198.51.100.1' });
+    const own = await attempt(
+      throttled,
+      { request_id: requestId, agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' },
+      { 'x-forwarded-for': '198.51.100.1' },
+    );
     expect(own.status).toBe(200);
     // The guessers still get 429, not a verdict on their guesses.
     expect((await guess(4)).status).toBe(429);
@@ -148,18 +197,43 @@ describe('online guessing of agent secrets (throttling)', () => {
   it('brute force from one IP address across many agent_ids: 429 with Retry-After per IP; other addresses are unaffected; the same address gets in after the window', async () => {
     const attacker = { 'x-forwarded-for': '203.0.113.200' };
     for (let i = 0; i < 4; i++) {
-      expect((await attempt(throttled, { request_id: fakeRequestId(), agent_id: fakeAgentId(), agent_secret: fakeSecret(), model: 'm' }, attacker)).status).toBe(401);
+      expect(
+        (
+          await attempt(
+            throttled,
+            { request_id: fakeRequestId(), agent_id: fakeAgentId(), agent_secret: fakeSecret(), model: 'm' },
+            attacker,
+          )
+        ).status,
+      ).toBe(401);
     }
-    const blocked = await attempt(throttled, { request_id: fakeRequestId(), agent_id: fakeAgentId(), agent_secret: fakeSecret(), model: 'm' }, attacker);
+    const blocked = await attempt(
+      throttled,
+      { request_id: fakeRequestId(), agent_id: fakeAgentId(), agent_secret: fakeSecret(), model: 'm' },
+      attacker,
+    );
     await expectJsonError(blocked.clone(), 429, 'too_many_requests');
     expect(blocked.headers.get('retry-after')).toBe('1');
 
     const first = await startFlow(throttled, victim);
     // A legitimate agent elsewhere is not locked out by the attacker's address ...
-    expect((await attempt(throttled, { request_id: first.requestId, agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' }, { 'x-forwarded-for': '198.51.100.2' })).status).toBe(200);
+    expect(
+      (
+        await attempt(
+          throttled,
+          { request_id: first.requestId, agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' },
+          { 'x-forwarded-for': '198.51.100.2' },
+        )
+      ).status,
+    ).toBe(200);
     // ... one behind the attacker's address (same NAT) waits for the window, then gets in.
     const second = await startFlow(throttled, victim);
-    const good = () => attempt(throttled, { request_id: second.requestId, agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' }, attacker);
+    const good = () =>
+      attempt(
+        throttled,
+        { request_id: second.requestId, agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' },
+        attacker,
+      );
     expect((await good()).status).toBe(429);
     await sleep(1100);
     expect((await good()).status).toBe(200);
@@ -169,7 +243,11 @@ describe('online guessing of agent secrets (throttling)', () => {
     const prober = { 'x-forwarded-for': '203.0.113.77' };
     const answers = [];
     for (let i = 0; i < 4; i++) {
-      const response = await attempt(throttled, { request_id: fakeRequestId(), agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' }, prober);
+      const response = await attempt(
+        throttled,
+        { request_id: fakeRequestId(), agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' },
+        prober,
+      );
       answers.push(await answerOf(response));
     }
     expect(answers[0]!.status).toBe(404);
@@ -177,11 +255,23 @@ describe('online guessing of agent secrets (throttling)', () => {
     for (const answer of answers) expect(answer).toEqual(answers[0]);
     // The prober's address is now throttled, even for a real request ...
     const real = await startFlow(throttled, victim);
-    const blocked = await attempt(throttled, { request_id: real.requestId, agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' }, prober);
+    const blocked = await attempt(
+      throttled,
+      { request_id: real.requestId, agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' },
+      prober,
+    );
     await expectJsonError(blocked.clone(), 429, 'too_many_requests');
     expect(blocked.headers.get('retry-after')).toMatch(/^\d+$/);
     // ... while the agent itself, from another address, is not (its own mistakes never lock it out).
-    expect((await attempt(throttled, { request_id: real.requestId, agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' }, { 'x-forwarded-for': '198.51.100.3' })).status).toBe(200);
+    expect(
+      (
+        await attempt(
+          throttled,
+          { request_id: real.requestId, agent_id: victim.agentId, agent_secret: victim.agentSecret, model: 'm' },
+          { 'x-forwarded-for': '198.51.100.3' },
+        )
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -189,16 +279,26 @@ describe('throttling cannot be dodged, and its window is configurable', () => {
   let strict: TestServer;
   beforeAll(async () => {
     // TRUST_PROXY is off (the default): X-Forwarded-For is the attacker's own text.
-    strict = await startTestServer({ env: { AUTH_FAILURES_PER_AGENT: '1000', AUTH_FAILURES_PER_IP: '3', AUTH_FAILURE_WINDOW: '60' } });
+    strict = await startTestServer({
+      env: { AUTH_FAILURES_PER_AGENT: '1000', AUTH_FAILURES_PER_IP: '3', AUTH_FAILURE_WINDOW: '60' },
+    });
   });
   afterAll(() => strict?.close());
 
   it('X-Forwarded-For spoofing without TRUST_PROXY does not evade the per-IP throttle; Retry-After follows AUTH_FAILURE_WINDOW', async () => {
     for (let i = 0; i < 3; i++) {
-      const response = await attempt(strict, { request_id: fakeRequestId(), agent_id: fakeAgentId(), agent_secret: fakeSecret(), model: 'm' }, { 'x-forwarded-for': `192.0.2.${i + 1}`, 'x-real-ip': `192.0.2.${i + 1}` });
+      const response = await attempt(
+        strict,
+        { request_id: fakeRequestId(), agent_id: fakeAgentId(), agent_secret: fakeSecret(), model: 'm' },
+        { 'x-forwarded-for': `192.0.2.${i + 1}`, 'x-real-ip': `192.0.2.${i + 1}` },
+      );
       expect(response.status).toBe(401);
     }
-    const blocked = await attempt(strict, { request_id: fakeRequestId(), agent_id: fakeAgentId(), agent_secret: fakeSecret(), model: 'm' }, { 'x-forwarded-for': '192.0.2.99' });
+    const blocked = await attempt(
+      strict,
+      { request_id: fakeRequestId(), agent_id: fakeAgentId(), agent_secret: fakeSecret(), model: 'm' },
+      { 'x-forwarded-for': '192.0.2.99' },
+    );
     await expectJsonError(blocked.clone(), 429, 'too_many_requests');
     const retryAfter = Number(blocked.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(50);
@@ -209,7 +309,13 @@ describe('throttling cannot be dodged, and its window is configurable', () => {
 describe('request_id probing at the status endpoint', () => {
   it('unknown request ids give identical 404 not_found answers, and real ids are 192-bit random values', async () => {
     const answers = [];
-    for (const id of [fakeRequestId(), fakeRequestId(), 'req_', 'req_0', `${(await startFlow(server, party)).requestId}x`]) {
+    for (const id of [
+      fakeRequestId(),
+      fakeRequestId(),
+      'req_',
+      'req_0',
+      `${(await startFlow(server, party)).requestId}x`,
+    ]) {
       const response = await fetch(`${server.baseUrl}/api/check-status?request_id=${encodeURIComponent(id)}`);
       answers.push(await answerOf(response));
     }
@@ -224,7 +330,7 @@ describe('request_id probing at the status endpoint', () => {
 });
 
 describe('authentication against disabled parties', () => {
-  it("authenticating a request of a disabled client is 400 invalid_client, the request stays pending, and nothing is issued", async () => {
+  it('authenticating a request of a disabled client is 400 invalid_client, the request stays pending, and nothing is issued', async () => {
     const client = await server.createClient();
     const who = { ...party, ...client };
     const started = await startFlow(server, who);
@@ -238,7 +344,11 @@ describe('authentication against disabled parties', () => {
     const disabled = await server.createAgent();
     await setAgentStatus(server.ctx, disabled.agentId, 'disabled');
     const started = await startFlow(server, party);
-    await expectJsonError(await authenticate(server, { ...party, ...disabled }, started.requestId), 401, 'invalid_credentials');
+    await expectJsonError(
+      await authenticate(server, { ...party, ...disabled }, started.requestId),
+      401,
+      'invalid_credentials',
+    );
     expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({ status: 'pending', agent_id: null });
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
   });

@@ -12,7 +12,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml } from '../../src/pages/html.ts';
-import { authenticate, authorizeUrl, checkStatus, continueFlow, metaContent, type Party, pkcePair, postForm, setupParty, startFlow } from '../helpers/flow.ts';
+import {
+  authenticate,
+  authorizeUrl,
+  checkStatus,
+  continueFlow,
+  metaContent,
+  type Party,
+  pkcePair,
+  postForm,
+  setupParty,
+  startFlow,
+} from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { expectErrorPage } from './support.ts';
 
@@ -36,7 +47,8 @@ function expectEscaped(page: string, payload: string, context: string) {
   expect(page, context).toContain(escapeHtml(payload));
   expect(page, context).not.toMatch(/<script>alert|<img src=x|<svg onload/i);
   // The only script on our pages is the external one.
-  for (const tag of page.match(/<script\b[^>]*>/gi) ?? []) expect(tag, context).toBe('<script src="/assets/authorize.js" defer>');
+  for (const tag of page.match(/<script\b[^>]*>/gi) ?? [])
+    expect(tag, context).toBe('<script src="/assets/authorize.js" defer>');
 }
 
 describe('cross-site scripting through rendered values', () => {
@@ -62,7 +74,11 @@ describe('cross-site scripting through rendered values', () => {
   });
 
   it('XSS via the agent name, owner email and model on the confirmation page (approval=manual)', async () => {
-    const agent = await server.createAgent({ name: SCRIPT, ownerEmail: `"><svg/onload=alert(1)>@evil.example`, ownerName: SINGLE_QUOTE_BREAK });
+    const agent = await server.createAgent({
+      name: SCRIPT,
+      ownerEmail: `"><svg/onload=alert(1)>@evil.example`,
+      ownerName: SINGLE_QUOTE_BREAK,
+    });
     const manual = { ...agent, ...(await server.createClient({ approval: 'manual' })) };
     const started = await startFlow(server, manual);
     expect((await authenticate(server, manual, started.requestId, ATTRIBUTE_BREAK)).status).toBe(200);
@@ -70,7 +86,9 @@ describe('cross-site scripting through rendered values', () => {
     expect(response.status).toBe(200);
     const page = await response.text();
     expect(page).toContain(`<dd id="agent-name">${escapeHtml(SCRIPT)} <code>${manual.agentId}</code></dd>`);
-    expect(page).toContain(`<dd id="agent-owner">${escapeHtml(`${SINGLE_QUOTE_BREAK} <"><svg/onload=alert(1)>@evil.example>`)}</dd>`);
+    expect(page).toContain(
+      `<dd id="agent-owner">${escapeHtml(`${SINGLE_QUOTE_BREAK} <"><svg/onload=alert(1)>@evil.example>`)}</dd>`,
+    );
     expect(page).toContain(`<dd id="agent-model">${escapeHtml(ATTRIBUTE_BREAK)}</dd>`);
     expectEscaped(page, SCRIPT, 'agent name');
     expectEscaped(page, ATTRIBUTE_BREAK, 'model');
@@ -79,8 +97,21 @@ describe('cross-site scripting through rendered values', () => {
   });
 
   it('XSS via scope: only known scopes reach a page, and an unknown value echoed in the error description is escaped (text and meta attribute)', async () => {
-    const base = { client_id: party.clientId, redirect_uri: party.redirectUri, response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' };
-    for (const payload of ['<script>alert(1)</script>', '"><svg/onload=alert(1)>', "'><svg/onload=alert(1)>", `openid ${SCRIPT}`, `openid ${ATTRIBUTE_BREAK}`]) {
+    const base = {
+      client_id: party.clientId,
+      redirect_uri: party.redirectUri,
+      response_type: 'code',
+      state: 's',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    };
+    for (const payload of [
+      '<script>alert(1)</script>',
+      '"><svg/onload=alert(1)>',
+      "'><svg/onload=alert(1)>",
+      `openid ${SCRIPT}`,
+      `openid ${ATTRIBUTE_BREAK}`,
+    ]) {
       const response = await fetch(authorizeUrl(server, { ...base, scope: payload }), { redirect: 'manual' });
       const { page, description } = await expectErrorPage(response, 400, 'invalid_scope', payload);
       expect(page, payload).not.toMatch(/<script>alert|<svg\/onload|<img src=x/);
@@ -90,10 +121,28 @@ describe('cross-site scripting through rendered values', () => {
   });
 
   it('XSS via the other /authorize parameters: none is echoed unescaped on the error page', async () => {
-    const good = { client_id: party.clientId, redirect_uri: party.redirectUri, response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' };
-    for (const name of ['client_id', 'redirect_uri', 'response_type', 'code_challenge', 'code_challenge_method', 'nonce', 'state']) {
+    const good = {
+      client_id: party.clientId,
+      redirect_uri: party.redirectUri,
+      response_type: 'code',
+      state: 's',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    };
+    for (const name of [
+      'client_id',
+      'redirect_uri',
+      'response_type',
+      'code_challenge',
+      'code_challenge_method',
+      'nonce',
+      'state',
+    ]) {
       for (const payload of PAYLOADS) {
-        const response = await fetch(authorizeUrl(server, { ...good, [name]: payload, ...(name === 'state' ? { scope: 'bogus' } : {}) }), { redirect: 'manual' });
+        const response = await fetch(
+          authorizeUrl(server, { ...good, [name]: payload, ...(name === 'state' ? { scope: 'bogus' } : {}) }),
+          { redirect: 'manual' },
+        );
         const page = await response.text();
         expect(page, `${name}=${payload}`).not.toContain(payload);
         expect(page, `${name}=${payload}`).not.toMatch(/<script>alert|<img src=x|<svg onload/);
@@ -112,9 +161,28 @@ describe('cross-site scripting through rendered values', () => {
     const confirm = await startFlow(server, manual, { state });
     await authenticate(server, manual, confirm.requestId);
     pages.push(['confirmation page', await (await continueFlow(server, confirm)).text()]);
-    pages.push(['error page (bad scope)', await (await fetch(authorizeUrl(server, { client_id: party.clientId, redirect_uri: party.redirectUri, response_type: 'code', state, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', scope: 'bogus' }))).text()]);
-    pages.push(['error page (continue from another browser)', await (await continueFlow(server, { requestId: started.requestId, cookie: '' })).text()]);
-    for (const [name, page] of pages) for (const form of forms) expect(page, `${name} contains ${form}`).not.toContain(form);
+    pages.push([
+      'error page (bad scope)',
+      await (
+        await fetch(
+          authorizeUrl(server, {
+            client_id: party.clientId,
+            redirect_uri: party.redirectUri,
+            response_type: 'code',
+            state,
+            code_challenge: pkcePair().challenge,
+            code_challenge_method: 'S256',
+            scope: 'bogus',
+          }),
+        )
+      ).text(),
+    ]);
+    pages.push([
+      'error page (continue from another browser)',
+      await (await continueFlow(server, { requestId: started.requestId, cookie: '' })).text(),
+    ]);
+    for (const [name, page] of pages)
+      for (const form of forms) expect(page, `${name} contains ${form}`).not.toContain(form);
   });
 });
 
@@ -141,8 +209,18 @@ describe('login CSRF and cross-site submission of the continue form', () => {
     ];
     for (const cookie of forged) {
       for (const action of ['approve', 'cancel']) {
-        const response = await postForm(server, '/authorize/continue', { request_id: attacker.requestId, action }, cookie ? { cookie } : {});
-        const { page } = await expectErrorPage(response, 403, 'access_denied', `cookie ${JSON.stringify(cookie)} action ${action}`);
+        const response = await postForm(
+          server,
+          '/authorize/continue',
+          { request_id: attacker.requestId, action },
+          cookie ? { cookie } : {},
+        );
+        const { page } = await expectErrorPage(
+          response,
+          403,
+          'access_denied',
+          `cookie ${JSON.stringify(cookie)} action ${action}`,
+        );
         expect(page).not.toContain('cod_');
       }
     }
@@ -156,21 +234,39 @@ describe('login CSRF and cross-site submission of the continue form', () => {
     ['Sec-Fetch-Site: cross-site', { 'sec-fetch-site': 'cross-site' }],
     ['Sec-Fetch-Site: same-site (a sibling subdomain)', { 'sec-fetch-site': 'same-site' }],
     ['both, as a browser sends them', { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' }],
-    ['Origin: null with Sec-Fetch-Site: cross-site (sandboxed iframe, data: URL)', { origin: 'null', 'sec-fetch-site': 'cross-site' }],
+    [
+      'Origin: null with Sec-Fetch-Site: cross-site (sandboxed iframe, data: URL)',
+      { origin: 'null', 'sec-fetch-site': 'cross-site' },
+    ],
     ['our host on another port', { origin: 'http://127.0.0.1:1' }],
     ['our origin as a prefix of the attacker origin', { origin: 'ORIGIN.evil.example' }],
-  ])('cross-site submission of the continue form (%s) gets 403 for approve and cancel, and the request is untouched', async (_case, headers: Record<string, string>) => {
-    const started = await authenticatedFlow();
-    const forged = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v.replace('ORIGIN', server.baseUrl)]));
-    for (const action of ['approve', 'cancel']) {
-      const response = await postForm(server, '/authorize/continue', { request_id: started.requestId, action }, { cookie: started.cookie, ...forged });
-      await expectErrorPage(response, 403, 'access_denied', `${JSON.stringify(forged)} ${action}`);
-    }
-    expect((await checkStatus(server, started.requestId)).body.status).toBe('authenticated');
-    // Control: the same browser posting from our own page continues.
-    const own = await postForm(server, '/authorize/continue', { request_id: started.requestId }, { cookie: started.cookie, origin: server.baseUrl, 'sec-fetch-site': 'same-origin' });
-    expect(own.status).toBe(302);
-  });
+  ])(
+    'cross-site submission of the continue form (%s) gets 403 for approve and cancel, and the request is untouched',
+    async (_case, headers: Record<string, string>) => {
+      const started = await authenticatedFlow();
+      const forged = Object.fromEntries(
+        Object.entries(headers).map(([k, v]) => [k, v.replace('ORIGIN', server.baseUrl)]),
+      );
+      for (const action of ['approve', 'cancel']) {
+        const response = await postForm(
+          server,
+          '/authorize/continue',
+          { request_id: started.requestId, action },
+          { cookie: started.cookie, ...forged },
+        );
+        await expectErrorPage(response, 403, 'access_denied', `${JSON.stringify(forged)} ${action}`);
+      }
+      expect((await checkStatus(server, started.requestId)).body.status).toBe('authenticated');
+      // Control: the same browser posting from our own page continues.
+      const own = await postForm(
+        server,
+        '/authorize/continue',
+        { request_id: started.requestId },
+        { cookie: started.cookie, origin: server.baseUrl, 'sec-fetch-site': 'same-origin' },
+      );
+      expect(own.status).toBe(302);
+    },
+  );
 });
 
 describe('the browser binding cookie', () => {
@@ -220,7 +316,14 @@ describe('the browser binding cookie', () => {
       const planted = 'P'.repeat(43);
       const { challenge } = pkcePair();
       const response = await fetch(
-        authorizeUrl(target, { client_id: secureParty.clientId, redirect_uri: secureParty.redirectUri, response_type: 'code', state: 's', code_challenge: challenge, code_challenge_method: 'S256' }),
+        authorizeUrl(target, {
+          client_id: secureParty.clientId,
+          redirect_uri: secureParty.redirectUri,
+          response_type: 'code',
+          state: 's',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+        }),
         { headers: { cookie: `agentauth_browser=${planted}` } },
       );
       const page = await response.text();
@@ -233,14 +336,28 @@ describe('the browser binding cookie', () => {
         const attempt = await postForm(target, '/authorize/continue', { request_id: requestId }, { cookie });
         await expectErrorPage(attempt, 403, 'access_denied', cookie);
       }
-      const victim = await postForm(target, '/authorize/continue', { request_id: requestId }, { cookie: `__Host-agentauth_browser=${issued.value}`, origin: 'https://auth.example.test', 'sec-fetch-site': 'same-origin' });
+      const victim = await postForm(
+        target,
+        '/authorize/continue',
+        { request_id: requestId },
+        {
+          cookie: `__Host-agentauth_browser=${issued.value}`,
+          origin: 'https://auth.example.test',
+          'sec-fetch-site': 'same-origin',
+        },
+      );
       expect(victim.status).toBe(302);
     });
 
     it('under https, an Origin of the plain-http issuer is foreign: 403', async () => {
       const started = await startFlow(target, secureParty);
       await authenticate(target, secureParty, started.requestId);
-      const response = await postForm(target, '/authorize/continue', { request_id: started.requestId }, { cookie: started.cookie, origin: 'http://auth.example.test' });
+      const response = await postForm(
+        target,
+        '/authorize/continue',
+        { request_id: started.requestId },
+        { cookie: started.cookie, origin: 'http://auth.example.test' },
+      );
       await expectErrorPage(response, 403, 'access_denied');
     });
   });

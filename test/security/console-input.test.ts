@@ -9,7 +9,11 @@ import { captureLogs, startTestServer, type TestServer } from '../helpers/server
 import { consolePostPaths, expectNoLeak } from './support.ts';
 
 /** Posts a JSON body with the session's cookies and CSRF token; the answer as text (a page or JSON). */
-async function postJsonText(person: ConsoleSession, path: string, json: unknown): Promise<{ status: number; text: string }> {
+async function postJsonText(
+  person: ConsoleSession,
+  path: string,
+  json: unknown,
+): Promise<{ status: number; text: string }> {
   const response = await fetch(`${server.baseUrl}${path}`, {
     method: 'POST',
     redirect: 'manual',
@@ -32,7 +36,22 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** Every field a console form reads, as an array and as an object instead of a string. */
-const FIELDS = ['email', 'password', 'current_password', 'name', 'next', 'redirect_uris', 'approval', 'kind', 'grace', 'role', 'challengeId', 'response', 'id', 'notice'];
+const FIELDS = [
+  'email',
+  'password',
+  'current_password',
+  'name',
+  'next',
+  'redirect_uris',
+  'approval',
+  'kind',
+  'grace',
+  'role',
+  'challengeId',
+  'response',
+  'id',
+  'notice',
+];
 const shapes: Array<[string, unknown]> = [
   ['arrays', ['a', 'b']],
   ['objects', { toString: 'x', length: 3 }],
@@ -40,21 +59,24 @@ const shapes: Array<[string, unknown]> = [
 ];
 
 describe('console bodies: one string per field, whatever the content type', () => {
-  it.each(shapes)('JSON bodies with %s for every field answer 4xx in the documented shape on every POST route, signed in or not', async (_name, value) => {
-    const admin = await createPasswordAccount(server.ctx, { role: 'admin' });
-    const signedIn = await signIn(server.baseUrl, admin.email);
-    const anonymous = new ConsoleSession(server.baseUrl);
-    await anonymous.get('/console/sign-in');
-    const body = Object.fromEntries(FIELDS.map((field) => [field, value]));
-    for (const person of [anonymous, signedIn]) {
-      for (const path of consolePostPaths(server.app)) {
-        const answer = await postJsonText(person, path, body);
-        expect(answer.status, path).toBeLessThan(500);
-        expectNoLeak(answer.text, path);
+  it.each(shapes)(
+    'JSON bodies with %s for every field answer 4xx in the documented shape on every POST route, signed in or not',
+    async (_name, value) => {
+      const admin = await createPasswordAccount(server.ctx, { role: 'admin' });
+      const signedIn = await signIn(server.baseUrl, admin.email);
+      const anonymous = new ConsoleSession(server.baseUrl);
+      await anonymous.get('/console/sign-in');
+      const body = Object.fromEntries(FIELDS.map((field) => [field, value]));
+      for (const person of [anonymous, signedIn]) {
+        for (const path of consolePostPaths(server.app)) {
+          const answer = await postJsonText(person, path, body);
+          expect(answer.status, path).toBeLessThan(500);
+          expectNoLeak(answer.text, path);
+        }
       }
-    }
-    expect(logs.text()).not.toMatch(/"level":50/);
-  });
+      expect(logs.text()).not.toMatch(/"level":50/);
+    },
+  );
 
   it('a password sent as an array signs nobody in', async () => {
     const account = await createPasswordAccount(server.ctx);
@@ -91,7 +113,11 @@ describe('next is visible ASCII only', () => {
     const account = await createPasswordAccount(server.ctx);
     const person = new ConsoleSession(server.baseUrl);
     await person.get('/console/sign-in');
-    const answer = await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD, next: '/console/agents?page=2' });
+    const answer = await person.post('/console/sign-in', {
+      email: account.email,
+      password: TEST_PASSWORD,
+      next: '/console/agents?page=2',
+    });
     expect(answer.location).toBe('/console/agents?page=2');
   });
 });

@@ -33,61 +33,108 @@ async function withServer(env: Record<string, string>, test: (server: TestServer
 describe('console sign-in throttle under concurrent attempts', () => {
   it('checks no more passwords than the account has failures left, however many arrive at once', () =>
     // The concurrency bound is off here, so that only the reservation is tested.
-    withServer({ CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT: '10', CONSOLE_SIGNIN_FAILURES_PER_IP: '1000', CONSOLE_PASSWORD_CHECKS_PER_IP: '0', CONSOLE_PASSWORD_CHECKS_MAX: '0' }, async (server) => {
-      const account = await createPasswordAccount(server.ctx);
-      const person = await signInForm(server);
-      const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => person.post('/console/sign-in', { email: account.email, password: `wrong guess number ${i}` })));
-      // Before the reservation: 60 × 401, every guess checked.
-      expect(tally(answers.map((answer) => answer.status))).toEqual({ 401: 10, 429: 50 });
-      for (const refused of answers.filter((answer) => answer.status === 429)) expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-      // The account has used its failures: the right password waits for the window too.
-      expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(429);
-      expect(await server.ctx.store.console.listSessions(account.id, server.clock())).toHaveLength(0);
-    }));
+    withServer(
+      {
+        CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT: '10',
+        CONSOLE_SIGNIN_FAILURES_PER_IP: '1000',
+        CONSOLE_PASSWORD_CHECKS_PER_IP: '0',
+        CONSOLE_PASSWORD_CHECKS_MAX: '0',
+      },
+      async (server) => {
+        const account = await createPasswordAccount(server.ctx);
+        const person = await signInForm(server);
+        const answers = await Promise.all(
+          Array.from({ length: 60 }, (_, i) =>
+            person.post('/console/sign-in', { email: account.email, password: `wrong guess number ${i}` }),
+          ),
+        );
+        // Before the reservation: 60 × 401, every guess checked.
+        expect(tally(answers.map((answer) => answer.status))).toEqual({ 401: 10, 429: 50 });
+        for (const refused of answers.filter((answer) => answer.status === 429))
+          expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+        // The account has used its failures: the right password waits for the window too.
+        expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(
+          429,
+        );
+        expect(await server.ctx.store.console.listSessions(account.id, server.clock())).toHaveLength(0);
+      },
+    ));
 
   it('refunds a right password: successful sign-ins never use up the failures', () =>
     withServer({ CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT: '3', CONSOLE_SIGNIN_FAILURES_PER_IP: '3' }, async (server) => {
       const account = await createPasswordAccount(server.ctx);
       for (let i = 0; i < 8; i++) {
         const person = await signInForm(server);
-        expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(303);
+        expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(
+          303,
+        );
       }
       const person = await signInForm(server);
-      for (let i = 0; i < 2; i++) expect((await person.post('/console/sign-in', { email: account.email, password: `wrong ${i}` })).status).toBe(401);
-      expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(303);
+      for (let i = 0; i < 2; i++)
+        expect((await person.post('/console/sign-in', { email: account.email, password: `wrong ${i}` })).status).toBe(
+          401,
+        );
+      expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(
+        303,
+      );
     }));
 
   it('a burst from one address: few passwords are checked at once, the rest are answered 429 at once, and the right password last does not get in', () =>
     withServer({}, async (server) => {
       const account = await createPasswordAccount(server.ctx);
       const person = await signInForm(server);
-      const attempts = Array.from({ length: 199 }, (_, i) => ({ email: account.email, password: `wrong guess number ${i}` }));
-      const answers = await Promise.all([...attempts, { email: account.email, password: TEST_PASSWORD }].map((form) => person.post('/console/sign-in', form)));
+      const attempts = Array.from({ length: 199 }, (_, i) => ({
+        email: account.email,
+        password: `wrong guess number ${i}`,
+      }));
+      const answers = await Promise.all(
+        [...attempts, { email: account.email, password: TEST_PASSWORD }].map((form) =>
+          person.post('/console/sign-in', form),
+        ),
+      );
       const counts = tally(answers.map((answer) => answer.status));
       // Before: 199 × 401 and 1 × 303 (the right password, checked after all the wrong ones).
       expect(counts[401] ?? 0).toBeLessThanOrEqual(10);
       expect((counts[401] ?? 0) + (counts[429] ?? 0) + (counts[303] ?? 0)).toBe(200);
       expect(counts[429]).toBeGreaterThanOrEqual(189);
-      expect(answers.some((answer) => answer.status === 429 && answer.text.includes('being checked at once'))).toBe(true);
+      expect(answers.some((answer) => answer.status === 429 && answer.text.includes('being checked at once'))).toBe(
+        true,
+      );
     }));
 
   it('bounds the checks running at once on the node, whatever the addresses', () =>
-    withServer({ TRUST_PROXY: '127.0.0.1', CONSOLE_PASSWORD_CHECKS_PER_IP: '0', CONSOLE_PASSWORD_CHECKS_MAX: '2', CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT: '1000' }, async (server) => {
-      const account = await createPasswordAccount(server.ctx);
-      const person = await signInForm(server);
-      const answers = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => person.post('/console/sign-in', { email: account.email, password: `wrong ${i}` }, { 'x-forwarded-for': `203.0.113.${i + 1}` })),
-      );
-      const counts = tally(answers.map((answer) => answer.status));
-      expect((counts[401] ?? 0) + (counts[429] ?? 0)).toBe(30);
-      expect(counts[429]).toBeGreaterThan(0);
-      for (const refused of answers.filter((answer) => answer.status === 429)) {
-        expect(refused.text).toContain('being checked at once');
-        expect(refused.headers.get('retry-after')).toBe('1');
-      }
-      // The places are given back: once the burst is over, a sign-in goes through.
-      expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(303);
-    }));
+    withServer(
+      {
+        TRUST_PROXY: '127.0.0.1',
+        CONSOLE_PASSWORD_CHECKS_PER_IP: '0',
+        CONSOLE_PASSWORD_CHECKS_MAX: '2',
+        CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT: '1000',
+      },
+      async (server) => {
+        const account = await createPasswordAccount(server.ctx);
+        const person = await signInForm(server);
+        const answers = await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            person.post(
+              '/console/sign-in',
+              { email: account.email, password: `wrong ${i}` },
+              { 'x-forwarded-for': `203.0.113.${i + 1}` },
+            ),
+          ),
+        );
+        const counts = tally(answers.map((answer) => answer.status));
+        expect((counts[401] ?? 0) + (counts[429] ?? 0)).toBe(30);
+        expect(counts[429]).toBeGreaterThan(0);
+        for (const refused of answers.filter((answer) => answer.status === 429)) {
+          expect(refused.text).toContain('being checked at once');
+          expect(refused.headers.get('retry-after')).toBe('1');
+        }
+        // The places are given back: once the burst is over, a sign-in goes through.
+        expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(
+          303,
+        );
+      },
+    ));
 });
 
 describe('passkey sign-in challenges', () => {
@@ -95,7 +142,8 @@ describe('passkey sign-in challenges', () => {
     withServer({}, async (server) => {
       const person = await signInForm(server);
       const statuses: number[] = [];
-      for (let i = 0; i < 31; i++) statuses.push((await person.postJson('/console/sign-in/passkey/options', {})).status);
+      for (let i = 0; i < 31; i++)
+        statuses.push((await person.postJson('/console/sign-in/passkey/options', {})).status);
       expect(statuses.slice(0, 30).every((status) => status === 200)).toBe(true);
       const refused = await person.postJson('/console/sign-in/passkey/options', {});
       expect(refused.status).toBe(429);

@@ -23,7 +23,7 @@ afterAll(() => server?.close());
 const consolePosts = () => consolePostPaths(server.app);
 
 describe('CSRF and cross-site posts in the console', () => {
-  it('finds the console\'s form routes (the list below is not empty by accident)', () => {
+  it("finds the console's form routes (the list below is not empty by accident)", () => {
     const posts = consolePosts();
     expect(posts).toContain('/console/sign-in');
     expect(posts).toContain('/console/account/password');
@@ -36,7 +36,12 @@ describe('CSRF and cross-site posts in the console', () => {
     const account = await createPasswordAccount(server.ctx, { role: 'admin', name: 'Before' });
     const person = await signIn(server.baseUrl, account.email);
     for (const path of consolePosts()) {
-      const answer = await person.post(path, { _csrf: null, name: 'After', email: account.email, password: TEST_PASSWORD });
+      const answer = await person.post(path, {
+        _csrf: null,
+        name: 'After',
+        email: account.email,
+        password: TEST_PASSWORD,
+      });
       expect(answer.status, path).toBe(403);
       expectNoLeak(answer.text, path);
       const json = await person.postJson(path, { name: 'After' }, { 'x-csrf-token': '' });
@@ -53,7 +58,11 @@ describe('CSRF and cross-site posts in the console', () => {
     for (const path of consolePosts()) {
       const crossSite = await person.post(path, { name: 'After' }, { 'sec-fetch-site': 'cross-site' });
       expect(crossSite.status, path).toBe(403);
-      const foreignOrigin = await person.post(path, { name: 'After' }, { origin: 'https://evil.example', 'sec-fetch-site': '' });
+      const foreignOrigin = await person.post(
+        path,
+        { name: 'After' },
+        { origin: 'https://evil.example', 'sec-fetch-site': '' },
+      );
       expect(foreignOrigin.status, path).toBe(403);
     }
     expect((await server.ctx.store.console.findAccount(account.id))?.name).toBe('Before');
@@ -76,7 +85,11 @@ describe('privilege escalation and escaping', () => {
     const { url } = await issueLink(server.ctx, 'invite', { role: 'member' });
     const person = new ConsoleSession(server.baseUrl);
     await person.get(url.replace(server.baseUrl, ''));
-    await person.post(url.replace(server.baseUrl, ''), { email: 'climber@example.com', password: TEST_PASSWORD, role: 'admin' });
+    await person.post(url.replace(server.baseUrl, ''), {
+      email: 'climber@example.com',
+      password: TEST_PASSWORD,
+      role: 'admin',
+    });
     expect(await server.ctx.store.console.findAccountByEmail('climber@example.com')).toMatchObject({ role: 'member' });
     expect((await person.get('/console/admin')).status).toBe(403);
   });
@@ -101,12 +114,21 @@ describe('bad input in console URLs and forms', () => {
     const repeated = await fetch(`${server.baseUrl}/console/account/name`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { cookie: [...person.cookies].map(([n, v]) => `${n}=${v}`).join('; '), 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      headers: {
+        cookie: [...person.cookies].map(([n, v]) => `${n}=${v}`).join('; '),
+        'content-type': 'application/x-www-form-urlencoded',
+        'sec-fetch-site': 'same-origin',
+      },
       body: `_csrf=${encodeURIComponent(person.csrf)}&name=A&name=B`,
     });
     expect(repeated.status).toBe(303);
     expect((await server.ctx.store.console.findAccount(account.id))?.name).toBeNull();
-    for (const path of ['/console/account/passkeys/%00/rename', '/console/account/passkeys/%00/remove', '/console/agents/%00/disable', '/console/websites/a%00b/disable']) {
+    for (const path of [
+      '/console/account/passkeys/%00/rename',
+      '/console/account/passkeys/%00/remove',
+      '/console/agents/%00/disable',
+      '/console/websites/a%00b/disable',
+    ]) {
       const answer = await person.post(path, { name: 'x' });
       expect(answer.status, path).toBe(404);
       expect(answer.headers.get('content-type'), path).toMatch(/^text\/html/);
@@ -139,7 +161,10 @@ describe('secrets in the logs', () => {
     keep('csrf cookie', person.cookies.get('agentauth_csrf'));
     await person.get('/console/account');
     keep('csrf token', person.csrf);
-    await person.post('/console/account/password', { current_password: TEST_PASSWORD, password: 'another long passphrase to keep' });
+    await person.post('/console/account/password', {
+      current_password: TEST_PASSWORD,
+      password: 'another long passphrase to keep',
+    });
     keep('new password', 'another long passphrase to keep');
     await person.post('/console/sign-in', { email: account.email, password: 'a wrong password, logged?' });
     keep('wrong password', 'a wrong password, logged?');

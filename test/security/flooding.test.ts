@@ -15,7 +15,14 @@ afterEach(async () => {
 });
 
 function authorizeParams(party: Party): Record<string, string> {
-  return { client_id: party.clientId, redirect_uri: party.redirectUri, response_type: 'code', state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' };
+  return {
+    client_id: party.clientId,
+    redirect_uri: party.redirectUri,
+    response_type: 'code',
+    state: 's',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+  };
 }
 
 /** Deletes everything expired, and says how many authorization requests there were. */
@@ -30,9 +37,12 @@ async function requestRowsPurged(at: TestServer): Promise<number> {
 
 describe('GET /authorize is rate-limited per client address', () => {
   it('answers the 429 page with Retry-After past AUTHORIZE_LIMIT_PER_IP, creating nothing; other addresses go on', async () => {
-    server = await startTestServer({ env: { AUTHORIZE_LIMIT_PER_IP: '5', AUTHORIZE_LIMIT_WINDOW: '60', TRUST_PROXY: '1' } });
+    server = await startTestServer({
+      env: { AUTHORIZE_LIMIT_PER_IP: '5', AUTHORIZE_LIMIT_WINDOW: '60', TRUST_PROXY: '1' },
+    });
     const party = await setupParty(server);
-    const from = (ip: string) => fetch(authorizeUrl(server!, authorizeParams(party)), { headers: { 'x-forwarded-for': ip } });
+    const from = (ip: string) =>
+      fetch(authorizeUrl(server!, authorizeParams(party)), { headers: { 'x-forwarded-for': ip } });
     for (let i = 0; i < 5; i++) expect((await from('198.51.100.1')).status).toBe(200);
     for (const ip of ['198.51.100.1', '198.51.100.1']) {
       const limited = await from(ip);
@@ -70,7 +80,9 @@ describe('HEAD /authorize', () => {
       expect(head.headers.get('set-cookie')).toBeNull();
       expect(head.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     }
-    const invalid = await fetch(authorizeUrl(server, { ...authorizeParams(party), code_challenge_method: 'plain' }), { method: 'HEAD' });
+    const invalid = await fetch(authorizeUrl(server, { ...authorizeParams(party), code_challenge_method: 'plain' }), {
+      method: 'HEAD',
+    });
     expect(invalid.status).toBe(400);
     expect(invalid.headers.get('set-cookie')).toBeNull();
     expect((await fetch(authorizeUrl(server, authorizeParams(party)))).status).toBe(200);
@@ -80,14 +92,23 @@ describe('HEAD /authorize', () => {
 
 describe('throttled authentication attempts', () => {
   it('525 attempts from one address over the limit write the failures allowed plus one audit event', async () => {
-    server = await startTestServer({ env: { AUTH_FAILURES_PER_IP: '20', AUTH_FAILURES_PER_AGENT: '1000', AUTH_FAILURE_WINDOW: '300' } });
+    server = await startTestServer({
+      env: { AUTH_FAILURES_PER_IP: '20', AUTH_FAILURES_PER_AGENT: '1000', AUTH_FAILURE_WINDOW: '300' },
+    });
     const statuses = new Map<number, number>();
-    const attempt = (n: number) => postJson(server!, '/api/agent/authenticate', { request_id: 'req_x', agent_id: `agt_guess${n}`, agent_secret: 'aas_x', model: 'm' });
+    const attempt = (n: number) =>
+      postJson(server!, '/api/agent/authenticate', {
+        request_id: 'req_x',
+        agent_id: `agt_guess${n}`,
+        agent_secret: 'aas_x',
+        model: 'm',
+      });
     const count = (response: Response) => statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
     // One at a time until the limit is reached (the limit is checked before it is counted, so
     // attempts in flight together may all pass), then in parallel.
     for (let n = 0; n < 25; n++) count(await attempt(n));
-    for (let batch = 0; batch < 10; batch++) (await Promise.all(Array.from({ length: 50 }, (_, i) => attempt(100 + batch * 50 + i)))).forEach(count);
+    for (let batch = 0; batch < 10; batch++)
+      (await Promise.all(Array.from({ length: 50 }, (_, i) => attempt(100 + batch * 50 + i)))).forEach(count);
     expect(Object.fromEntries(statuses)).toEqual({ 401: 20, 429: 505 });
     const events = await server.ctx.store.listAuditEvents({ limit: 10_000 });
     expect(events.filter((e) => e.outcome === 'invalid_credentials')).toHaveLength(20);

@@ -14,7 +14,17 @@ const fakeRequestId = () => `req_${randomBytes(24).toString('base64url')}`;
 /** A failed authentication (wrong secret) with these headers; the IP its audit event records. */
 async function auditedIp(server: TestServer, headers: Record<string, string>): Promise<string | null> {
   const { agentId } = await server.createAgent();
-  const response = await postJson(server, '/api/agent/authenticate', { request_id: fakeRequestId(), agent_id: agentId, agent_secret: `aas_${randomBytes(32).toString('base64url')}`, model: 'm' }, headers);
+  const response = await postJson(
+    server,
+    '/api/agent/authenticate',
+    {
+      request_id: fakeRequestId(),
+      agent_id: agentId,
+      agent_secret: `aas_${randomBytes(32).toString('base64url')}`,
+      model: 'm',
+    },
+    headers,
+  );
   expect(response.status).toBe(401);
   const events = await server.ctx.store.listAuditEvents({ agent_id: agentId, limit: 10 });
   expect(events).toHaveLength(1);
@@ -42,11 +52,23 @@ describe('X-Forwarded-For', () => {
   });
 
   it('with TRUST_PROXY=1, a client that varies the left-most entry is still throttled per IP', async () => {
-    const server = await startTestServer({ env: { TRUST_PROXY: '1', AUTH_FAILURES_PER_IP: '3', AUTH_FAILURES_PER_AGENT: '100', AUTH_FAILURE_WINDOW: '60' } });
+    const server = await startTestServer({
+      env: { TRUST_PROXY: '1', AUTH_FAILURES_PER_IP: '3', AUTH_FAILURES_PER_AGENT: '100', AUTH_FAILURE_WINDOW: '60' },
+    });
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) {
-        const response = await postJson(server, '/api/agent/authenticate', { request_id: fakeRequestId(), agent_id: `agt_${randomBytes(12).toString('base64url')}`, agent_secret: 'aas_x', model: 'm' }, { 'x-forwarded-for': `203.0.113.${i + 1}, 10.0.0.7` });
+        const response = await postJson(
+          server,
+          '/api/agent/authenticate',
+          {
+            request_id: fakeRequestId(),
+            agent_id: `agt_${randomBytes(12).toString('base64url')}`,
+            agent_secret: 'aas_x',
+            model: 'm',
+          },
+          { 'x-forwarded-for': `203.0.113.${i + 1}, 10.0.0.7` },
+        );
         statuses.push(response.status);
       }
       expect(statuses).toEqual([401, 401, 401, 429, 429]);

@@ -14,7 +14,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redirectUriProblem, registerClient } from '../../src/domain/clients.ts';
-import { authenticate, authorizeUrl, continueFlow, metaContent, type Party, pkcePair, setupParty, startFlow } from '../helpers/flow.ts';
+import {
+  authenticate,
+  authorizeUrl,
+  continueFlow,
+  metaContent,
+  type Party,
+  pkcePair,
+  setupParty,
+  startFlow,
+} from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { expectErrorPage, expectNoLeak } from './support.ts';
 
@@ -36,13 +45,25 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 function params(clientId: string, redirectUri: string | undefined): Record<string, string | undefined> {
-  return { client_id: clientId, redirect_uri: redirectUri, response_type: 'code', state: 'xyz', code_challenge: challenge, code_challenge_method: 'S256' };
+  return {
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    state: 'xyz',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  };
 }
 
 /** The attack fails: 400 page, invalid_request, no Location, no request, the URI not echoed. */
 async function expectRefused(clientId: string, redirectUri: string | undefined, url?: string) {
   const response = await fetch(url ?? authorizeUrl(server, params(clientId, redirectUri)), { redirect: 'manual' });
-  const { page } = await expectErrorPage(response, 400, 'invalid_request', `redirect_uri=${JSON.stringify(redirectUri)}`);
+  const { page } = await expectErrorPage(
+    response,
+    400,
+    'invalid_request',
+    `redirect_uri=${JSON.stringify(redirectUri)}`,
+  );
   expect(response.headers.get('refresh')).toBeNull();
   expect(page).not.toMatch(/http-equiv/i);
   expect(page).not.toContain('evil.example');
@@ -191,7 +212,11 @@ describe('open redirect through redirect_uri at GET /authorize (exact matching, 
     const base = authorizeUrl(server, params(party.clientId, A));
     await expectRefused(party.clientId, A, `${base}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`);
     const withoutUri = authorizeUrl(server, params(party.clientId, undefined));
-    await expectRefused(party.clientId, A, `${withoutUri}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}&redirect_uri=${encodeURIComponent(A)}`);
+    await expectRefused(
+      party.clientId,
+      A,
+      `${withoutUri}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}&redirect_uri=${encodeURIComponent(A)}`,
+    );
   });
 
   it("another client's registered redirect_uri is not accepted for this client", async () => {
@@ -199,14 +224,23 @@ describe('open redirect through redirect_uri at GET /authorize (exact matching, 
   });
 
   it('an invalid request with an unknown client and an attacker redirect_uri is the 400 page (invalid_client), never a redirect', async () => {
-    const response = await fetch(authorizeUrl(server, params('cli_unknown', 'https://evil.example/cb')), { redirect: 'manual' });
+    const response = await fetch(authorizeUrl(server, params('cli_unknown', 'https://evil.example/cb')), {
+      redirect: 'manual',
+    });
     const { page } = await expectErrorPage(response, 400, 'invalid_client');
     expect(page).not.toContain('evil.example');
   });
 
   it('errors after a good client and redirect_uri (unsupported response_type, PKCE, scope) are still the 400 page, not redirected to the client', async () => {
-    for (const extra of [{ response_type: 'token' }, { code_challenge_method: 'plain' }, { scope: 'admin' }, { state: undefined }]) {
-      const response = await fetch(authorizeUrl(server, { ...params(party.clientId, A), ...extra }), { redirect: 'manual' });
+    for (const extra of [
+      { response_type: 'token' },
+      { code_challenge_method: 'plain' },
+      { scope: 'admin' },
+      { state: undefined },
+    ]) {
+      const response = await fetch(authorizeUrl(server, { ...params(party.clientId, A), ...extra }), {
+        redirect: 'manual',
+      });
       await expectErrorPage(response, 400, undefined, JSON.stringify(extra));
     }
   });
@@ -257,16 +291,22 @@ describe('registration refuses redirect URIs that could become open redirects', 
     await expect(register(uri)).rejects.toThrow(/must not already carry/);
   });
 
-  it.each([['/callback'], ['//app.example/cb'], ['app.example/cb'], ['']])('refuses a relative reference: %s', async (uri) => {
-    await expect(register(uri)).rejects.toThrow(/absolute/);
-  });
-
-  it.each([['https://app.example/cb'], ['http://localhost:8080/callback'], ['http://127.0.0.1:8080/callback'], ['http://[::1]:8080/callback'], ['https://app.example/cb?codes=1&tenant=a']])(
-    'control: accepts %s',
+  it.each([['/callback'], ['//app.example/cb'], ['app.example/cb'], ['']])(
+    'refuses a relative reference: %s',
     async (uri) => {
-      await expect(register(uri)).resolves.toMatchObject({ client: { redirect_uris: [uri] } });
+      await expect(register(uri)).rejects.toThrow(/absolute/);
     },
   );
+
+  it.each([
+    ['https://app.example/cb'],
+    ['http://localhost:8080/callback'],
+    ['http://127.0.0.1:8080/callback'],
+    ['http://[::1]:8080/callback'],
+    ['https://app.example/cb?codes=1&tenant=a'],
+  ])('control: accepts %s', async (uri) => {
+    await expect(register(uri)).resolves.toMatchObject({ client: { redirect_uris: [uri] } });
+  });
 
   // WHATWG URL parsing silently repairs these (removes tab/newline, percent-encodes NUL and
   // spaces, strips leading spaces, reads "\\" as "/"), so redirectUriProblem sees a harmless

@@ -42,12 +42,22 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 const active = async (token: string, who: Party = party) =>
-  ((await (await postForm(server, '/introspect', { token, client_id: who.clientId, client_secret: who.clientSecret })).json()) as { active: boolean }).active;
+  (
+    (await (
+      await postForm(server, '/introspect', { token, client_id: who.clientId, client_secret: who.clientSecret })
+    ).json()) as { active: boolean }
+  ).active;
 
-const userinfoStatus = async (token: string) => (await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${token}` } })).status;
+const userinfoStatus = async (token: string) =>
+  (await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${token}` } })).status;
 
 const refresh = (refreshToken: string, who: Party = party) =>
-  postForm(server, '/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: who.clientId, client_secret: who.clientSecret });
+  postForm(server, '/token', {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: who.clientId,
+    client_secret: who.clientSecret,
+  });
 
 function authorizeParams(extra: Record<string, string | undefined>): Record<string, string | undefined> {
   return {
@@ -64,7 +74,12 @@ function authorizeParams(extra: Record<string, string | undefined>): Record<stri
 describe('PKCE downgrade and stripping', () => {
   it('PKCE downgrade: code_challenge_method=plain (with the verifier as challenge) gets the 400 page, no request is created', async () => {
     const { verifier } = pkcePair();
-    for (const plain of [{ code_challenge_method: 'plain', code_challenge: verifier }, { code_challenge_method: 'plain' }, { code_challenge_method: 'PLAIN' }, { code_challenge_method: 's256' }]) {
+    for (const plain of [
+      { code_challenge_method: 'plain', code_challenge: verifier },
+      { code_challenge_method: 'plain' },
+      { code_challenge_method: 'PLAIN' },
+      { code_challenge_method: 's256' },
+    ]) {
       const response = await fetch(authorizeUrl(server, authorizeParams(plain)), { redirect: 'manual' });
       const { description } = await expectErrorPage(response, 400, 'invalid_request', JSON.stringify(plain));
       expect(description).toMatch(/S256/);
@@ -73,7 +88,9 @@ describe('PKCE downgrade and stripping', () => {
 
   it('PKCE removal: an authorization request without code_challenge, or without its method, gets the 400 page', async () => {
     for (const missing of ['code_challenge', 'code_challenge_method']) {
-      const response = await fetch(authorizeUrl(server, authorizeParams({ [missing]: undefined })), { redirect: 'manual' });
+      const response = await fetch(authorizeUrl(server, authorizeParams({ [missing]: undefined })), {
+        redirect: 'manual',
+      });
       const { description } = await expectErrorPage(response, 400, 'invalid_request', missing);
       expect(description).toContain(missing);
     }
@@ -81,7 +98,13 @@ describe('PKCE downgrade and stripping', () => {
 
   it('PKCE stripping at /token: a code redeemed without code_verifier is invalid_request, and the code stays redeemable by its owner', async () => {
     const { code, verifier } = await obtainCode(server, party);
-    const stripped = await postForm(server, '/token', { grant_type: 'authorization_code', code, client_id: party.clientId, client_secret: party.clientSecret, redirect_uri: party.redirectUri });
+    const stripped = await postForm(server, '/token', {
+      grant_type: 'authorization_code',
+      code,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+      redirect_uri: party.redirectUri,
+    });
     expect((await expectJsonError(stripped, 400, 'invalid_request')).error_description).toMatch(/code_verifier/);
     await expectJsonError(await redeem(server, party, code, ''), 400, 'invalid_request');
     expect((await redeem(server, party, code, verifier)).status).toBe(200);
@@ -117,9 +140,17 @@ describe('authorization code injection and replay', () => {
   it("code injection across clients: client B presenting A's code (with A's verifier and redirect_uri) under B's credentials is invalid_grant; A redeems it afterwards", async () => {
     const { code, verifier } = await obtainCode(server, party);
     await expectJsonError(await redeem(server, clientB, code, verifier), 400, 'invalid_grant');
-    await expectJsonError(await redeem(server, clientB, code, verifier, { redirect_uri: party.redirectUri }), 400, 'invalid_grant');
+    await expectJsonError(
+      await redeem(server, clientB, code, verifier, { redirect_uri: party.redirectUri }),
+      400,
+      'invalid_grant',
+    );
     // B cannot pretend to be A without A's secret.
-    await expectJsonError(await redeem(server, { ...party, clientSecret: clientB.clientSecret }, code, verifier), 401, 'invalid_client');
+    await expectJsonError(
+      await redeem(server, { ...party, clientSecret: clientB.clientSecret }, code, verifier),
+      401,
+      'invalid_client',
+    );
     const response = await redeem(server, party, code, verifier);
     expect(response.status).toBe(200);
     const tokens = (await response.json()) as Tokens;
@@ -169,10 +200,16 @@ describe('authorization code injection and replay', () => {
 
 describe('mix-up defence (RFC 9207)', () => {
   it('iss is present once and equal to the issuer in every authorization response (success and Cancel), and the metadata advertises it', async () => {
-    const metadata = (await (await fetch(`${server.baseUrl}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    const metadata = (await (await fetch(`${server.baseUrl}/.well-known/oauth-authorization-server`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
     expect(metadata.issuer).toBe(server.baseUrl);
-    const openid = (await (await fetch(`${server.baseUrl}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    const openid = (await (await fetch(`${server.baseUrl}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
     expect(openid.authorization_response_iss_parameter_supported).toBe(true);
 
     const success = await obtainCode(server, party);
@@ -208,15 +245,18 @@ describe('state integrity (CSRF protection of the client)', () => {
     ['2048 characters (the limit)', (ALL_VSCHAR.repeat(22) + 'x'.repeat(2048)).slice(0, 2048)],
   ];
 
-  it.each(states)('state with %s is echoed exactly, once, and cannot inject parameters into the success redirect', async (_case, state) => {
-    const { location } = await obtainCode(server, party, { state });
-    expect(location.searchParams.getAll('state')).toEqual([state]);
-    expect(location.searchParams.getAll('code')).toHaveLength(1);
-    expect(location.searchParams.get('code')).toMatch(/^cod_/);
-    expect(location.searchParams.getAll('iss')).toEqual([server.baseUrl]);
-    expect(location.hash).toBe('');
-    expect(`${location.origin}${location.pathname}`).toBe(party.redirectUri);
-  });
+  it.each(states)(
+    'state with %s is echoed exactly, once, and cannot inject parameters into the success redirect',
+    async (_case, state) => {
+      const { location } = await obtainCode(server, party, { state });
+      expect(location.searchParams.getAll('state')).toEqual([state]);
+      expect(location.searchParams.getAll('code')).toHaveLength(1);
+      expect(location.searchParams.get('code')).toMatch(/^cod_/);
+      expect(location.searchParams.getAll('iss')).toEqual([server.baseUrl]);
+      expect(location.hash).toBe('');
+      expect(`${location.origin}${location.pathname}`).toBe(party.redirectUri);
+    },
+  );
 
   it('the nastiest state is echoed exactly in the Cancel redirect too', async () => {
     const state = `x&error=none&iss=https://evil.example#${ALL_VSCHAR}`;
@@ -229,7 +269,11 @@ describe('state integrity (CSRF protection of the client)', () => {
   });
 
   it('a state over 2048 characters, or with control characters, gets the 400 page (other Unicode text is accepted)', async () => {
-    for (const state of ['é', 'x'.repeat(2048)]) expect((await fetch(authorizeUrl(server, authorizeParams({ state })), { redirect: 'manual' })).status, state.slice(0, 20)).toBe(200);
+    for (const state of ['é', 'x'.repeat(2048)])
+      expect(
+        (await fetch(authorizeUrl(server, authorizeParams({ state })), { redirect: 'manual' })).status,
+        state.slice(0, 20),
+      ).toBe(200);
     for (const state of ['x'.repeat(2049), 'tab\there', 'nul\u0000', 'line\r\nSet-Cookie: a=b']) {
       const response = await fetch(authorizeUrl(server, authorizeParams({ state })), { redirect: 'manual' });
       await expectErrorPage(response, 400, 'invalid_request', JSON.stringify(state.slice(0, 20)));

@@ -76,7 +76,11 @@ describe('slow clients', () => {
       for (let i = 0; i < 50; i++) {
         const connection = await rawConnection(server.baseUrl);
         const kind: 'headers' | 'body' = i % 2 === 0 ? 'headers' : 'body';
-        connection.socket.write(kind === 'headers' ? `${HEAD}content-type: application/json\r\nx-slow: ` : `${HEAD}content-type: application/json\r\ncontent-length: 1000\r\n\r\n{"request_id":"`);
+        connection.socket.write(
+          kind === 'headers'
+            ? `${HEAD}content-type: application/json\r\nx-slow: `
+            : `${HEAD}content-type: application/json\r\ncontent-length: 1000\r\n\r\n{"request_id":"`,
+        );
         connections.push(Object.assign(connection, { kind }));
       }
       // A byte every 200 ms on every connection: an inactivity timeout alone would never fire.
@@ -87,7 +91,9 @@ describe('slow clients', () => {
       const deadline = Date.now() + 15_000;
       try {
         while (Date.now() < deadline && connections.some((c) => !c.isClosed())) {
-          const response = await fetch(`${server.baseUrl}/healthz`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+          const response = await fetch(`${server.baseUrl}/healthz`, { signal: AbortSignal.timeout(2000) }).catch(
+            () => undefined,
+          );
           health.push(response?.status ?? 0);
           await sleep(250);
         }
@@ -104,7 +110,10 @@ describe('slow clients', () => {
         expect(answer.body).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
       }
       expect(health.length).toBeGreaterThan(0);
-      expect(health.every((status) => status === 200), `healthz answers: ${health.join(',')}`).toBe(true);
+      expect(
+        health.every((status) => status === 200),
+        `healthz answers: ${health.join(',')}`,
+      ).toBe(true);
     } finally {
       for (const { socket } of connections) socket.destroy();
       await server.close();
@@ -130,53 +139,70 @@ describe('slow clients', () => {
   const ATTEMPT = 200 * 1024 * 1024;
 
   it.each([
-    ['413 for a Content-Length over the limit', 'content-type: application/json\r\ncontent-length: 209715200\r\n', 413, false],
+    [
+      '413 for a Content-Length over the limit',
+      'content-type: application/json\r\ncontent-length: 209715200\r\n',
+      413,
+      false,
+    ],
     ['415 for an unsupported Content-Type', 'content-type: text/plain\r\ncontent-length: 209715200\r\n', 415, false],
-    ['413 for a chunked body that grows over the limit', 'content-type: application/json\r\ntransfer-encoding: chunked\r\n', 413, true],
-  ] as const)('does not read a 200 MB body after an early answer (%s): the client gets the answer, then the connection is closed', async (_name, headers, status, chunked) => {
-    const server = await startTestServer();
-    const serverSockets: Socket[] = [];
-    server.app.server.on('connection', (socket: Socket) => serverSockets.push(socket));
-    const connection = await rawConnection(server.baseUrl);
-    try {
-      const started = Date.now();
-      connection.socket.write(`${HEAD}${headers}\r\n`);
-      const frame = chunked ? Buffer.concat([Buffer.from(`${CHUNK.length.toString(16)}\r\n`), CHUNK, Buffer.from('\r\n')]) : CHUNK;
-      let attempted = 0;
-      while (attempted < ATTEMPT && connection.socket.writable && !connection.isClosed()) {
-        attempted += CHUNK.length;
-        if (!connection.socket.write(frame)) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              connection.socket.off('drain', done);
-              connection.socket.off('close', done);
-              resolve();
-            };
-            connection.socket.on('drain', done);
-            connection.socket.on('close', done);
-          });
+    [
+      '413 for a chunked body that grows over the limit',
+      'content-type: application/json\r\ntransfer-encoding: chunked\r\n',
+      413,
+      true,
+    ],
+  ] as const)(
+    'does not read a 200 MB body after an early answer (%s): the client gets the answer, then the connection is closed',
+    async (_name, headers, status, chunked) => {
+      const server = await startTestServer();
+      const serverSockets: Socket[] = [];
+      server.app.server.on('connection', (socket: Socket) => serverSockets.push(socket));
+      const connection = await rawConnection(server.baseUrl);
+      try {
+        const started = Date.now();
+        connection.socket.write(`${HEAD}${headers}\r\n`);
+        const frame = chunked
+          ? Buffer.concat([Buffer.from(`${CHUNK.length.toString(16)}\r\n`), CHUNK, Buffer.from('\r\n')])
+          : CHUNK;
+        let attempted = 0;
+        while (attempted < ATTEMPT && connection.socket.writable && !connection.isClosed()) {
+          attempted += CHUNK.length;
+          if (!connection.socket.write(frame)) {
+            await new Promise<void>((resolve) => {
+              const done = () => {
+                connection.socket.off('drain', done);
+                connection.socket.off('close', done);
+                resolve();
+              };
+              connection.socket.on('drain', done);
+              connection.socket.on('close', done);
+            });
+          }
         }
+        const closedAfter = await Promise.race([connection.closed, sleep(10_000).then(() => Infinity)]);
+        const serverSocket = serverSockets.find((socket) => socket.remotePort === connection.socket.localPort);
+        const bytesRead = serverSocket?.bytesRead ?? NaN;
+        const answer = parseAnswer(connection.received());
+        const report = `attempted ${attempted} bytes, server read ${bytesRead}, closed after ${closedAfter} ms (${Date.now() - started} ms in all)`;
+        expect(answer.status, report).toBe(status);
+        expect(answer.head, report).toMatch(/\r\nconnection: close/i);
+        expect(answer.body, report).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+        expect(closedAfter, report).toBeLessThan(10_000);
+        // What the server read is the head and at most a few buffers, nowhere near the body.
+        expect(bytesRead, report).toBeLessThan(8 * 1024 * 1024);
+      } finally {
+        connection.socket.destroy();
+        await server.close();
       }
-      const closedAfter = await Promise.race([connection.closed, sleep(10_000).then(() => Infinity)]);
-      const serverSocket = serverSockets.find((socket) => socket.remotePort === connection.socket.localPort);
-      const bytesRead = serverSocket?.bytesRead ?? NaN;
-      const answer = parseAnswer(connection.received());
-      const report = `attempted ${attempted} bytes, server read ${bytesRead}, closed after ${closedAfter} ms (${Date.now() - started} ms in all)`;
-      expect(answer.status, report).toBe(status);
-      expect(answer.head, report).toMatch(/\r\nconnection: close/i);
-      expect(answer.body, report).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
-      expect(closedAfter, report).toBeLessThan(10_000);
-      // What the server read is the head and at most a few buffers, nowhere near the body.
-      expect(bytesRead, report).toBeLessThan(8 * 1024 * 1024);
-    } finally {
-      connection.socket.destroy();
-      await server.close();
-    }
-  });
+    },
+  );
 
   it('close() ends within SHUTDOWN_TIMEOUT with a half-sent request, an idle keep-alive connection and a request in flight', async () => {
     // Timeouts far longer than the shutdown bound, so only the shutdown can close them.
-    const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT: '2', HEADERS_TIMEOUT: '60', REQUEST_TIMEOUT: '120', KEEP_ALIVE_TIMEOUT: '60' } });
+    const server = await startTestServer({
+      env: { SHUTDOWN_TIMEOUT: '2', HEADERS_TIMEOUT: '60', REQUEST_TIMEOUT: '120', KEEP_ALIVE_TIMEOUT: '60' },
+    });
     const halfHeaders = await rawConnection(server.baseUrl);
     const halfBody = await rawConnection(server.baseUrl);
     const idle = await rawConnection(server.baseUrl);
@@ -195,7 +221,10 @@ describe('slow clients', () => {
       expect(inFlight.received()).toBe('');
 
       const started = Date.now();
-      const outcome = await Promise.race([server.close().then(() => 'closed'), sleep(15_000).then(() => 'still closing after 15 s')]);
+      const outcome = await Promise.race([
+        server.close().then(() => 'closed'),
+        sleep(15_000).then(() => 'still closing after 15 s'),
+      ]);
       const elapsed = Date.now() - started;
       closed = outcome === 'closed';
       expect(outcome).toBe('closed');
@@ -214,7 +243,15 @@ describe('slow clients', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentauth-shutdown-'));
     const database = await freshDatabase(dir);
     const port = await freePort();
-    const child = spawnServer({ PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, DATABASE_URL: database.url, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT: '2' });
+    const child = spawnServer({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: `http://127.0.0.1:${port}`,
+      DATABASE_URL: database.url,
+      JWT_SECRET: TEST_JWT_SECRET,
+      LOG_LEVEL: 'warn',
+      SHUTDOWN_TIMEOUT: '2',
+    });
     let half: Raw | undefined;
     try {
       await waitReady(child);
@@ -223,7 +260,10 @@ describe('slow clients', () => {
       await sleep(200);
       const started = Date.now();
       child.child.kill('SIGTERM');
-      const outcome = await Promise.race([child.exited, sleep(20_000).then(() => 'still running 20 s after SIGTERM' as const)]);
+      const outcome = await Promise.race([
+        child.exited,
+        sleep(20_000).then(() => 'still running 20 s after SIGTERM' as const),
+      ]);
       const elapsed = Date.now() - started;
       expect(outcome, child.output()).toEqual({ code: 0, signal: null });
       expect(elapsed, child.output()).toBeLessThan(2000 + MARGIN_MS);

@@ -14,7 +14,15 @@ import { AgentAuth } from '../../packages/agent/src/index.ts';
 import { defaultStatusStreamsMax } from '../../src/config.ts';
 import type { RequestStatusFields } from '../../src/store/types.ts';
 import { ARRIVAL_TIMEOUT, haveChromium, launchChromium, startCallbackServer } from '../helpers/browser.ts';
-import { authenticate, authorizeUrl, continueFlow, type Party, pkcePair, setupParty, startFlow } from '../helpers/flow.ts';
+import {
+  authenticate,
+  authorizeUrl,
+  continueFlow,
+  type Party,
+  pkcePair,
+  setupParty,
+  startFlow,
+} from '../helpers/flow.ts';
 import { freePort } from '../helpers/net.ts';
 import { freshDatabase, startTestServer, TEST_JWT_SECRET, type TestServer } from '../helpers/server.ts';
 import { spawnServer, waitReady } from '../helpers/server-process.ts';
@@ -30,19 +38,28 @@ interface RawOpen {
   close(): void;
 }
 
-function openRaw(baseUrl: string, requestId: string, headers: Record<string, string> = {}, onRequest?: (close: () => void) => void): Promise<RawOpen> {
+function openRaw(
+  baseUrl: string,
+  requestId: string,
+  headers: Record<string, string> = {},
+  onRequest?: (close: () => void) => void,
+): Promise<RawOpen> {
   return new Promise((resolve) => {
-    const req = httpRequest(`${baseUrl}/api/check-status/events?request_id=${encodeURIComponent(requestId)}`, { agent: false, headers: { accept: 'text/event-stream', ...headers } }, (response) => {
-      const status = response.statusCode ?? 0;
-      if (status === 200) {
-        response.resume(); // events are not read here; nothing may back up
-        return resolve({ status, headers: response.headers, body: '', close });
-      }
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status, headers: response.headers, body, close }));
-    });
+    const req = httpRequest(
+      `${baseUrl}/api/check-status/events?request_id=${encodeURIComponent(requestId)}`,
+      { agent: false, headers: { accept: 'text/event-stream', ...headers } },
+      (response) => {
+        const status = response.statusCode ?? 0;
+        if (status === 200) {
+          response.resume(); // events are not read here; nothing may back up
+          return resolve({ status, headers: response.headers, body: '', close });
+        }
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status, headers: response.headers, body, close }));
+      },
+    );
     const close = () => void req.destroy();
     req.on('error', (error) => resolve({ status: 0, headers: {}, body: String(error), close }));
     req.end();
@@ -67,11 +84,17 @@ function expectRefusal(open: RawOpen, status: 429 | 503): void {
   expect(open.status).toBe(status);
   expect(open.headers['retry-after']).toBe('5');
   expect(open.headers['cache-control']).toBe('no-store');
-  expect(JSON.parse(open.body)).toEqual({ error: status === 429 ? 'too_many_requests' : 'temporarily_unavailable', error_description: expect.stringContaining('poll GET /api/check-status') });
+  expect(JSON.parse(open.body)).toEqual({
+    error: status === 429 ? 'too_many_requests' : 'temporarily_unavailable',
+    error_description: expect.stringContaining('poll GET /api/check-status'),
+  });
 }
 
 /** A read of the store the test holds back for one request id until it says so (the real read then runs). */
-function holdReads(server: TestServer, requestId: string): { entered: Promise<void>; release(): void; restore(): void } {
+function holdReads(
+  server: TestServer,
+  requestId: string,
+): { entered: Promise<void>; release(): void; restore(): void } {
   const store = server.ctx.store;
   const original = store.findRequestStatus;
   let enter!: () => void;
@@ -102,7 +125,8 @@ describe('status streams: per address, concurrently', () => {
     const counts = tally(opens);
     await closeAll(server, opens);
     expect(counts).toEqual({ 200: 100, 429: 200 });
-    for (const open of opens.filter((o) => o.status === 200)) expect(open.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    for (const open of opens.filter((o) => o.status === 200))
+      expect(open.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     for (const open of opens.filter((o) => o.status === 429)) expectRefusal(open, 429);
     // Every slot came back: the address may hold its 100 again, and not one more.
     const again = await Promise.all(Array.from({ length: 100 }, () => openRaw(server.baseUrl, requestId)));
@@ -145,7 +169,11 @@ describe('status streams: per address, concurrently', () => {
       const store = limited.ctx.store;
       const original = store.findRequestStatus;
       store.findRequestStatus = async () => {
-        throw Object.assign(new Error('connect EMFILE /tmp/.s.PGSQL.5432 - Local (undefined:undefined)'), { code: 'EMFILE', errno: -24, syscall: 'connect' });
+        throw Object.assign(new Error('connect EMFILE /tmp/.s.PGSQL.5432 - Local (undefined:undefined)'), {
+          code: 'EMFILE',
+          errno: -24,
+          syscall: 'connect',
+        });
       };
       let failed: RawOpen;
       let polled: Response;
@@ -187,12 +215,16 @@ describe('status streams: per address, concurrently', () => {
 describe('status streams: the node cap (STATUS_STREAMS_MAX)', () => {
   it('with STATUS_STREAMS_MAX=50, 80 opens from 80 addresses give 50 streams and 30 × 503; polling is served meanwhile, and the slots come back', async () => {
     // Behind one trusted proxy, X-Forwarded-For names the client: every open is another address.
-    const server = await startTestServer({ env: { STATUS_STREAMS_MAX: '50', STATUS_STREAMS_PER_IP: '0', TRUST_PROXY: '1' } });
+    const server = await startTestServer({
+      env: { STATUS_STREAMS_MAX: '50', STATUS_STREAMS_PER_IP: '0', TRUST_PROXY: '1' },
+    });
     try {
       const party = await setupParty(server);
       const { requestId } = await startFlow(server, party);
       const from = (i: number) => ({ 'x-forwarded-for': `203.0.${Math.floor(i / 250)}.${(i % 250) + 1}` });
-      const opens = await Promise.all(Array.from({ length: 80 }, (_, i) => openRaw(server.baseUrl, requestId, from(i))));
+      const opens = await Promise.all(
+        Array.from({ length: 80 }, (_, i) => openRaw(server.baseUrl, requestId, from(i))),
+      );
       const counts = tally(opens);
       // Another client asks by polling, and is answered.
       const polled = await fetch(`${server.baseUrl}/api/check-status?request_id=${requestId}`);
@@ -201,7 +233,9 @@ describe('status streams: the node cap (STATUS_STREAMS_MAX)', () => {
       await closeAll(server, opens);
       expect(counts).toEqual({ 200: 50, 503: 30 });
       for (const open of opens.filter((o) => o.status === 503)) expectRefusal(open, 503);
-      const again = await Promise.all(Array.from({ length: 51 }, (_, i) => openRaw(server.baseUrl, requestId, from(100 + i))));
+      const again = await Promise.all(
+        Array.from({ length: 51 }, (_, i) => openRaw(server.baseUrl, requestId, from(100 + i))),
+      );
       await closeAll(server, again);
       expect(tally(again)).toEqual({ 200: 50, 503: 1 });
     } finally {
@@ -241,21 +275,39 @@ describe('status streams: the node cap (STATUS_STREAMS_MAX)', () => {
   });
 
   it.skipIf(!haveChromium)('on a full node the authorization page polls instead, and still continues', async () => {
-    const [server, callback, browser] = await Promise.all([startTestServer({ env: { STATUS_STREAMS_MAX: '1' } }), startCallbackServer(), launchChromium()]);
+    const [server, callback, browser] = await Promise.all([
+      startTestServer({ env: { STATUS_STREAMS_MAX: '1' } }),
+      startCallbackServer(),
+      launchChromium(),
+    ]);
     try {
-      const party = { ...(await server.createClient({ redirectUris: [callback.uri] })), ...(await server.createAgent()) };
+      const party = {
+        ...(await server.createClient({ redirectUris: [callback.uri] })),
+        ...(await server.createAgent()),
+      };
       // Another request's stream takes the node's one slot.
       const holder = await openRaw(server.baseUrl, (await startFlow(server, party)).requestId);
       expect(holder.status).toBe(200);
       const page = await (await browser.newContext()).newPage();
       const answers: string[] = [];
       page.on('response', (response) => answers.push(`${new URL(response.url()).pathname} ${response.status()}`));
-      await page.goto(authorizeUrl(server, { client_id: party.clientId, redirect_uri: party.redirectUri, response_type: 'code', state: 'full-node', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+      await page.goto(
+        authorizeUrl(server, {
+          client_id: party.clientId,
+          redirect_uri: party.redirectUri,
+          response_type: 'code',
+          state: 'full-node',
+          code_challenge: pkcePair().challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
       const requestId = await page.locator('meta[name="request-id"]').getAttribute('content');
       await expect.poll(() => answers, { timeout: 5000 }).toContain('/api/check-status 200');
       expect(answers).toContain('/api/check-status/events 503');
       expect((await authenticate(server, party, requestId!)).status).toBe(200);
-      await page.waitForURL((url) => url.origin === callback.origin && url.pathname === '/callback', { timeout: ARRIVAL_TIMEOUT });
+      await page.waitForURL((url) => url.origin === callback.origin && url.pathname === '/callback', {
+        timeout: ARRIVAL_TIMEOUT,
+      });
       await closeAll(server, [holder]);
     } finally {
       await Promise.allSettled([browser.close(), callback.close(), server.close()]);
@@ -272,7 +324,18 @@ describe('status streams: the node cap (STATUS_STREAMS_MAX)', () => {
       const { requestId } = await startFlow(setup, party);
       await setup.close();
       const port = await freePort();
-      const child = spawnServer({ PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, DATABASE_URL: database.url, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: 'info', STATUS_STREAMS_PER_IP: '0' }, { openFiles: 256 });
+      const child = spawnServer(
+        {
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          BASE_URL: `http://127.0.0.1:${port}`,
+          DATABASE_URL: database.url,
+          JWT_SECRET: TEST_JWT_SECRET,
+          LOG_LEVEL: 'info',
+          STATUS_STREAMS_PER_IP: '0',
+        },
+        { openFiles: 256 },
+      );
       const opens: RawOpen[] = [];
       try {
         await waitReady(child);

@@ -13,14 +13,20 @@ import type { TestServer } from '../helpers/server.ts';
  * ("    at fn (…)"), source paths ("/src/x.ts:12"), node internals and node_modules.
  * Plain prose such as "64 KiB at most" is not matched.
  */
-export const LEAK = /\n\s+at |\bat \S+ \(|\.[cm]?[jt]s:\d+|\.ts:|node:internal|node_modules|file:\/\/|ERR_[A-Z_]{3,}|FST_[A-Z_]{3,}|"statusCode"/;
+export const LEAK =
+  /\n\s+at |\bat \S+ \(|\.[cm]?[jt]s:\d+|\.ts:|node:internal|node_modules|file:\/\/|ERR_[A-Z_]{3,}|FST_[A-Z_]{3,}|"statusCode"/;
 
 export function expectNoLeak(text: string, context = ''): void {
   expect(text, context).not.toMatch(LEAK);
 }
 
 /** Exactly { error, error_description } as JSON, a 4xx, no stack trace. */
-export async function expectJsonError(response: Response, status?: number | number[], error?: string, context = ''): Promise<{ error: string; error_description: string }> {
+export async function expectJsonError(
+  response: Response,
+  status?: number | number[],
+  error?: string,
+  context = '',
+): Promise<{ error: string; error_description: string }> {
   const text = await response.text();
   const where = `${context} → ${response.status} ${text.slice(0, 300)}`;
   if (status !== undefined) expect(Array.isArray(status) ? status : [status], where).toContain(response.status);
@@ -38,7 +44,12 @@ export async function expectJsonError(response: Response, status?: number | numb
 }
 
 /** The HTML error page of /authorize and /authorize/continue: 4xx, meta error + description, no redirect, no request id. */
-export async function expectErrorPage(response: Response, status?: number | number[], error?: string, context = ''): Promise<{ page: string; error: string; description: string }> {
+export async function expectErrorPage(
+  response: Response,
+  status?: number | number[],
+  error?: string,
+  context = '',
+): Promise<{ page: string; error: string; description: string }> {
   const page = await response.text();
   const where = `${context} → ${response.status} ${response.headers.get('content-type')} ${page.slice(0, 300)}`;
   if (status !== undefined) expect(Array.isArray(status) ? status : [status], where).toContain(response.status);
@@ -137,5 +148,7 @@ export function routesOf(app: Pick<FastifyInstance, 'printRoutes'>): Array<{ pat
 
 /** The console's POST routes, path parameters written as `x`: a route added later is in the list by itself. */
 export function consolePostPaths(app: Pick<FastifyInstance, 'printRoutes'>): string[] {
-  return routesOf(app).filter((route) => route.path.startsWith('/console') && route.methods.includes('POST')).map((route) => route.path.replace(/:\w+/g, 'x'));
+  return routesOf(app)
+    .filter((route) => route.path.startsWith('/console') && route.methods.includes('POST'))
+    .map((route) => route.path.replace(/:\w+/g, 'x'));
 }

@@ -15,7 +15,14 @@ import {
   TimeoutError,
   UnexpectedResponseError,
 } from './errors.ts';
-import { isLoopbackIssuer, issuerFromPageUrl, metaContents, normalizeIssuer, quoteUntrusted, requestIdFrom } from './page.ts';
+import {
+  isLoopbackIssuer,
+  issuerFromPageUrl,
+  metaContents,
+  normalizeIssuer,
+  quoteUntrusted,
+  requestIdFrom,
+} from './page.ts';
 import { readEvents } from './sse.ts';
 
 /**
@@ -207,7 +214,10 @@ interface Budget {
 /** A time budget: aborts with a TimeoutError when it runs out, or with the caller's reason. */
 function budget(timeoutMs: number, callerSignal: AbortSignal | undefined, what: string): Budget {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new TimeoutError(`${what} did not finish within ${timeoutMs} ms.`)), timeoutMs);
+  const timer = setTimeout(
+    () => controller.abort(new TimeoutError(`${what} did not finish within ${timeoutMs} ms.`)),
+    timeoutMs,
+  );
   const onAbort = () => controller.abort(callerSignal?.reason);
   if (callerSignal?.aborted) controller.abort(callerSignal.reason);
   else callerSignal?.addEventListener('abort', onAbort, { once: true });
@@ -258,7 +268,11 @@ const MAX_BODY_BYTES = 64 * 1024;
  * ({@link UnexpectedResponseError}). `signal` ends the read at once (the call's budget).
  */
 async function readText(response: Response, signal: AbortSignal): Promise<string> {
-  const tooLarge = () => new UnexpectedResponseError(`The server answered more than ${MAX_BODY_BYTES} bytes; no agentauth answer is that large.`, { status: response.status });
+  const tooLarge = () =>
+    new UnexpectedResponseError(
+      `The server answered more than ${MAX_BODY_BYTES} bytes; no agentauth answer is that large.`,
+      { status: response.status },
+    );
   if (Number(response.headers.get('content-length')) > MAX_BODY_BYTES) {
     response.body?.cancel().catch(() => {});
     throw tooLarge();
@@ -282,7 +296,10 @@ async function readText(response: Response, signal: AbortSignal): Promise<string
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     if (error instanceof AgentAuthError) throw error;
-    throw new NetworkError(`Reading the answer failed: ${error instanceof Error ? error.message : String(error)}`, error);
+    throw new NetworkError(
+      `Reading the answer failed: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
   } finally {
     signal.removeEventListener('abort', onAbort);
     reader.cancel().catch(() => {});
@@ -313,7 +330,9 @@ function isRequestView(value: unknown): value is RequestView {
   const resource = isRecord(value) ? value.resource : undefined;
   return (
     isStatusView(value) &&
-    ['request_id', 'client_id', 'client_name', 'redirect_host', 'scope'].every((field) => typeof (value as unknown as Record<string, unknown>)[field] === 'string') &&
+    ['request_id', 'client_id', 'client_name', 'redirect_host', 'scope'].every(
+      (field) => typeof (value as unknown as Record<string, unknown>)[field] === 'string',
+    ) &&
     typeof (value as unknown as Record<string, unknown>).expires_at === 'number' &&
     // A server older than resource indicators has no `resource`: it issues no such tokens.
     (resource === undefined || resource === null || typeof resource === 'string')
@@ -380,11 +399,19 @@ export class AgentAuth {
 
   constructor(options: AgentAuthOptions = {}) {
     const issuer = optionalText(options.issuer, 'issuer') ?? environment('AGENTAUTH_ISSUER');
-    if (issuer === undefined) throw new ConfigurationError('The issuer is missing: pass issuer or set AGENTAUTH_ISSUER to the agentauth server\'s URL.');
+    if (issuer === undefined)
+      throw new ConfigurationError(
+        "The issuer is missing: pass issuer or set AGENTAUTH_ISSUER to the agentauth server's URL.",
+      );
     const canonical = normalizeIssuer(issuer);
-    if (canonical === undefined) throw new ConfigurationError('The issuer must be an absolute http(s) URL without query, fragment or credentials.');
+    if (canonical === undefined)
+      throw new ConfigurationError(
+        'The issuer must be an absolute http(s) URL without query, fragment or credentials.',
+      );
     if (canonical.startsWith('http:') && options.allowInsecureHttp !== true && !isLoopbackIssuer(canonical)) {
-      throw new ConfigurationError('The issuer uses plain http on another host; the agent secret would travel in clear. Use https, or pass allowInsecureHttp: true on a network you trust.');
+      throw new ConfigurationError(
+        'The issuer uses plain http on another host; the agent secret would travel in clear. Use https, or pass allowInsecureHttp: true on a network you trust.',
+      );
     }
     this.issuer = canonical;
     this.#agentId = optionalText(options.agentId, 'agentId') ?? environment('AGENTAUTH_AGENT_ID');
@@ -396,7 +423,8 @@ export class AgentAuth {
     this.#fetch = custom ?? ((input, init) => globalThis.fetch(input, init));
     this.#timeoutMs = positive(options.timeoutMs, 30_000, 'timeoutMs');
     const maxRetries = options.maxRetries ?? 3;
-    if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new ConfigurationError('maxRetries must be a whole number >= 0.');
+    if (!Number.isInteger(maxRetries) || maxRetries < 0)
+      throw new ConfigurationError('maxRetries must be a whole number >= 0.');
     this.#maxRetries = maxRetries;
   }
 
@@ -475,18 +503,28 @@ export class AgentAuth {
     const agentId = this.#agentId;
     const agentSecret = this.#agentSecret;
     const model = this.#model;
-    if (agentId === undefined) throw new ConfigurationError('The agent id is missing: pass agentId or set AGENTAUTH_AGENT_ID.');
-    if (agentSecret === undefined) throw new ConfigurationError('The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET.');
-    if (model === undefined) throw new ConfigurationError('The model is missing: pass model or set AGENTAUTH_MODEL (the AI model the agent runs on).');
+    if (agentId === undefined)
+      throw new ConfigurationError('The agent id is missing: pass agentId or set AGENTAUTH_AGENT_ID.');
+    if (agentSecret === undefined)
+      throw new ConfigurationError('The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET.');
+    if (model === undefined)
+      throw new ConfigurationError(
+        'The model is missing: pass model or set AGENTAUTH_MODEL (the AI model the agent runs on).',
+      );
 
     const fromId = options.requestId === undefined ? undefined : requestIdFrom(options.requestId);
     const fromHtml = options.html === undefined ? undefined : requestIdFrom(options.html);
     const requestId = fromId ?? fromHtml;
-    if (requestId === undefined) throw new InvalidInputError('Pass the request as requestId (the id or the page\'s HTML) or html.');
-    if (fromId !== undefined && fromHtml !== undefined && fromId !== fromHtml) throw new InvalidInputError('requestId and html name different requests.');
+    if (requestId === undefined)
+      throw new InvalidInputError("Pass the request as requestId (the id or the page's HTML) or html.");
+    if (fromId !== undefined && fromHtml !== undefined && fromId !== fromHtml)
+      throw new InvalidInputError('requestId and html name different requests.');
     if (options.pageUrl !== undefined) {
       const pageIssuer = normalizeIssuer(issuerFromPageUrl(options.pageUrl));
-      if (pageIssuer !== this.issuer) throw new IssuerMismatchError(`The page belongs to ${pageIssuer ?? 'another server'}, not to the issuer ${this.issuer}.`);
+      if (pageIssuer !== this.issuer)
+        throw new IssuerMismatchError(
+          `The page belongs to ${pageIssuer ?? 'another server'}, not to the issuer ${this.issuer}.`,
+        );
     }
     for (const html of [options.html, options.requestId]) if (html?.includes('<')) this.#checkPageEndpoints(html);
 
@@ -498,14 +536,24 @@ export class AgentAuth {
       // model reads them, and a name must not pass for an instruction (design §12).
       const website = `website (name it gives itself, unverified): ${quoteUntrusted(view.client_name)}`;
       if (expected.clientId !== undefined && expected.clientId !== view.client_id) {
-        throw new RequestMismatchError('request_mismatch', `This request is for client_id ${quoteUntrusted(view.client_id, 200)}, not ${quoteUntrusted(expected.clientId, 200)}; refused without authenticating. Its ${website}.`);
+        throw new RequestMismatchError(
+          'request_mismatch',
+          `This request is for client_id ${quoteUntrusted(view.client_id, 200)}, not ${quoteUntrusted(expected.clientId, 200)}; refused without authenticating. Its ${website}.`,
+        );
       }
       if (expected.host !== undefined && expected.host.toLowerCase() !== view.redirect_host.toLowerCase()) {
-        throw new RequestMismatchError('request_mismatch', `This request sends the browser to ${view.redirect_host}, not to ${expected.host}; refused without authenticating. Its ${website}.`);
+        throw new RequestMismatchError(
+          'request_mismatch',
+          `This request sends the browser to ${view.redirect_host}, not to ${expected.host}; refused without authenticating. Its ${website}.`,
+        );
       }
       if (expectation !== 'any') {
         const problem = resourceProblem(view.resource, expected.resource);
-        if (problem) throw new RequestMismatchError('request_mismatch', `${problem}; refused without authenticating. Its ${website}.`);
+        if (problem)
+          throw new RequestMismatchError(
+            'request_mismatch',
+            `${problem}; refused without authenticating. Its ${website}.`,
+          );
       }
       // What was looked up is what gets signed in to: the server checks it in the same step.
       const body = {
@@ -533,7 +581,8 @@ export class AgentAuth {
         if (status !== 'authenticated') throw error;
         answer = { status: 'authenticated', message: 'Agent authenticated (confirmed after a retry).' };
       }
-      if (!isRecord(answer) || answer.status !== 'authenticated') throw unexpected('The authenticate answer is not {"status":"authenticated"}.');
+      if (!isRecord(answer) || answer.status !== 'authenticated')
+        throw unexpected('The authenticate answer is not {"status":"authenticated"}.');
       const { status: _status, error: _error, error_description: _description, ...request } = view;
       return { ...request, status: 'authenticated', message: typeof answer.message === 'string' ? answer.message : '' };
     } finally {
@@ -555,7 +604,10 @@ export class AgentAuth {
    * await agent.signIn({ requestId, expect: { host: 'notes.acme.example' } });
    * await agent.waitForCompletion(requestId, { onStatus: ({ status }) => console.log(status) });
    */
-  async waitForCompletion(requestIdOrHtml: string, options: WaitOptions = {}): Promise<StatusView & { status: 'completed' }> {
+  async waitForCompletion(
+    requestIdOrHtml: string,
+    options: WaitOptions = {},
+  ): Promise<StatusView & { status: 'completed' }> {
     const requestId = requestIdFrom(requestIdOrHtml);
     const timeoutMs = positive(options.timeoutMs, 60_000, 'timeoutMs');
     const call = budget(timeoutMs, options.signal, 'waitForCompletion');
@@ -595,7 +647,9 @@ export class AgentAuth {
       }
     } catch (error) {
       if (call.signal.aborted && call.signal.reason instanceof TimeoutError) {
-        throw new TimeoutError(`Request ${requestId} did not complete within ${timeoutMs} ms; its last status was ${last?.status ?? 'unknown'}.`);
+        throw new TimeoutError(
+          `Request ${requestId} did not complete within ${timeoutMs} ms; its last status was ${last?.status ?? 'unknown'}.`,
+        );
       }
       throw error;
     } finally {
@@ -610,7 +664,8 @@ export class AgentAuth {
       ...metaContents(html, 'agent-status-endpoint').map((url) => [url, '/api/check-status'] as const),
     ];
     for (const [url, path] of endpoints) {
-      if (canonicalUrl(url) !== canonicalUrl(this.issuer + path)) throw new IssuerMismatchError(`The page names ${url} for its agents, which is not the issuer ${this.issuer}.`);
+      if (canonicalUrl(url) !== canonicalUrl(this.issuer + path))
+        throw new IssuerMismatchError(`The page names ${url} for its agents, which is not the issuer ${this.issuer}.`);
     }
   }
 
@@ -662,7 +717,8 @@ export class AgentAuth {
         const body = await readJson(response, stream.signal);
         // The request is unknown, or this server has no push endpoint (its 404 says not_found
         // too): check-status tells them apart, answering 404 itself for an unknown request.
-        if (response.status === 404 && isRecord(body) && body.error === 'not_found') return observe(await this.#status(requestId, call));
+        if (response.status === 404 && isRecord(body) && body.error === 'not_found')
+          return observe(await this.#status(requestId, call));
         return undefined;
       }
       for await (const event of readEvents(response.body, alive, stream.signal)) {
@@ -697,7 +753,8 @@ export class AgentAuth {
   #headers(extra: Record<string, string>): Record<string, string> {
     const headers: Record<string, string> = { ...extra };
     // Browsers set their own User-Agent; elsewhere say who is calling (the server audits it).
-    if ((globalThis as { document?: unknown }).document === undefined) headers['user-agent'] = `agentauth-agent-js/${VERSION}`;
+    if ((globalThis as { document?: unknown }).document === undefined)
+      headers['user-agent'] = `agentauth-agent-js/${VERSION}`;
     return headers;
   }
 
@@ -706,33 +763,53 @@ export class AgentAuth {
    * 429 and 503 are retried after `Retry-After` (1 s when absent) up to maxRetries times while
    * the budget lasts. Redirects are refused, so the secret never goes anywhere but the issuer.
    */
-  async #send(method: 'GET' | 'POST', path: string, requestId: string, call: Budget, body?: Record<string, unknown>, onRetry?: (status: number) => void): Promise<unknown> {
+  async #send(
+    method: 'GET' | 'POST',
+    path: string,
+    requestId: string,
+    call: Budget,
+    body?: Record<string, unknown>,
+    onRetry?: (status: number) => void,
+  ): Promise<unknown> {
     const url = method === 'GET' ? this.#url(path, requestId) : this.issuer + path;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
         response = await this.#fetch(url, {
           method,
-          headers: this.#headers(body ? { accept: 'application/json', 'content-type': 'application/json' } : { accept: 'application/json' }),
+          headers: this.#headers(
+            body ? { accept: 'application/json', 'content-type': 'application/json' } : { accept: 'application/json' },
+          ),
           body: body ? JSON.stringify(body) : null,
           signal: call.signal,
           redirect: 'error',
         });
       } catch (error) {
         if (call.signal.aborted) throw call.signal.reason;
-        throw new NetworkError(`${method} ${this.issuer}${path} failed: ${error instanceof Error ? error.message : String(error)}`, error);
+        throw new NetworkError(
+          `${method} ${this.issuer}${path} failed: ${error instanceof Error ? error.message : String(error)}`,
+          error,
+        );
       }
       const json = await readJson(response, call.signal);
       if (response.ok) {
-        if (json === undefined) throw unexpected(`${path} answered ${response.status} without a JSON body.`, response.status);
+        if (json === undefined)
+          throw unexpected(`${path} answered ${response.status} without a JSON body.`, response.status);
         return json;
       }
       const retryAfter = parseRetryAfter(response.headers.get('retry-after'));
-      const error = isRecord(json) && typeof json.error === 'string'
-        ? errorFromServer(json, { status: response.status, retryAfter })
-        : response.status === 429 || response.status === 503
-          ? errorFromServer({ error: response.status === 429 ? 'too_many_requests' : 'temporarily_unavailable', error_description: `${path} answered ${response.status}.` }, { status: response.status, retryAfter })
-          : unexpected(`${path} answered ${response.status} without a JSON error body.`, response.status);
+      const error =
+        isRecord(json) && typeof json.error === 'string'
+          ? errorFromServer(json, { status: response.status, retryAfter })
+          : response.status === 429 || response.status === 503
+            ? errorFromServer(
+                {
+                  error: response.status === 429 ? 'too_many_requests' : 'temporarily_unavailable',
+                  error_description: `${path} answered ${response.status}.`,
+                },
+                { status: response.status, retryAfter },
+              )
+            : unexpected(`${path} answered ${response.status} without a JSON error body.`, response.status);
       if ((response.status === 429 || response.status === 503) && attempt < this.#maxRetries) {
         const waitMs = (retryAfter ?? 1) * 1000;
         if (Date.now() + waitMs < call.deadline) {
@@ -757,23 +834,35 @@ function canonicalUrl(url: string): string {
 
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new ConfigurationError(`${name} must be a positive number.`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new ConfigurationError(`${name} must be a positive number.`);
   return value;
 }
 
 function checkedExpectation(expect: unknown): Expectation | 'any' {
   if (expect === 'any') return 'any';
-  const hint = 'Pass expect: { host, clientId } (the website you mean to sign in to), or expect: \'any\' to accept any website (see RFC 10027: anyone can hand an agent a request id).';
+  const hint =
+    "Pass expect: { host, clientId } (the website you mean to sign in to), or expect: 'any' to accept any website (see RFC 10027: anyone can hand an agent a request id).";
   if (!isRecord(expect)) throw new InvalidInputError(`signIn needs an expectation. ${hint}`);
   const { host, clientId, resource } = expect;
-  for (const [name, value] of [['host', host], ['clientId', clientId]] as const) {
-    if (value !== undefined && (typeof value !== 'string' || !/^[\x21-\x7e]{1,300}$/.test(value.trim()))) throw new InvalidInputError(`expect.${name} must be a non-empty string of visible ASCII.`);
+  for (const [name, value] of [
+    ['host', host],
+    ['clientId', clientId],
+  ] as const) {
+    if (value !== undefined && (typeof value !== 'string' || !/^[\x21-\x7e]{1,300}$/.test(value.trim())))
+      throw new InvalidInputError(`expect.${name} must be a non-empty string of visible ASCII.`);
   }
   // As the server takes it: visible ASCII, at most 1000 characters, compared exactly.
-  if (resource !== undefined && (typeof resource !== 'string' || !/^[\x21-\x7e]{1,1000}$/.test(resource))) throw new InvalidInputError('expect.resource must be the resource URI, visible ASCII without spaces.');
+  if (resource !== undefined && (typeof resource !== 'string' || !/^[\x21-\x7e]{1,1000}$/.test(resource)))
+    throw new InvalidInputError('expect.resource must be the resource URI, visible ASCII without spaces.');
   // The resource names the tokens' audience, not the website: it cannot stand alone.
-  if (host === undefined && clientId === undefined) throw new InvalidInputError(`signIn needs at least one expectation. ${hint}`);
-  return { host: host as string | undefined, clientId: (clientId as string | undefined)?.trim(), resource: resource as string | undefined };
+  if (host === undefined && clientId === undefined)
+    throw new InvalidInputError(`signIn needs at least one expectation. ${hint}`);
+  return {
+    host: host as string | undefined,
+    clientId: (clientId as string | undefined)?.trim(),
+    resource: resource as string | undefined,
+  };
 }
 
 /**
@@ -782,7 +871,9 @@ function checkedExpectation(expect: unknown): Expectation | 'any' {
  */
 function resourceProblem(requested: string | null, expected: string | undefined): string | undefined {
   if (requested === (expected ?? null)) return undefined;
-  if (expected === undefined) return `This request asks for tokens for the server ${quoteUntrusted(requested!, 200)}, which you did not expect (pass it as the expected resource if you mean it)`;
-  if (requested === null) return `This request names no server for its tokens, but you expected tokens for ${quoteUntrusted(expected, 200)}`;
+  if (expected === undefined)
+    return `This request asks for tokens for the server ${quoteUntrusted(requested!, 200)}, which you did not expect (pass it as the expected resource if you mean it)`;
+  if (requested === null)
+    return `This request names no server for its tokens, but you expected tokens for ${quoteUntrusted(expected, 200)}`;
   return `This request asks for tokens for the server ${quoteUntrusted(requested, 200)}, not for ${quoteUntrusted(expected, 200)} which you expected`;
 }

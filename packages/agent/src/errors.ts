@@ -37,8 +37,15 @@ export class AgentAuthError extends Error {
   /** Seconds the server asked to wait (`Retry-After`), when it did. */
   readonly retryAfter: number | undefined;
 
-  constructor(code: string, description: string, options: { status?: number; retryAfter?: number; cause?: unknown } = {}) {
-    super(description ? `${code}: ${description}` : code, options.cause === undefined ? undefined : { cause: options.cause });
+  constructor(
+    code: string,
+    description: string,
+    options: { status?: number; retryAfter?: number; cause?: unknown } = {},
+  ) {
+    super(
+      description ? `${code}: ${description}` : code,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.code = code;
     this.status = options.status;
     this.description = description;
@@ -323,7 +330,11 @@ export class UnavailableError extends AgentAuthError {}
  */
 export class ServerError extends AgentAuthError {}
 
-type ServerErrorClass = new (code: string, description: string, options?: { status?: number; retryAfter?: number }) => AgentAuthError;
+type ServerErrorClass = new (
+  code: string,
+  description: string,
+  options?: { status?: number; retryAfter?: number },
+) => AgentAuthError;
 
 const BY_CODE: Record<string, ServerErrorClass> = {
   invalid_request: InvalidRequestError,
@@ -350,10 +361,16 @@ const BY_CODE: Record<string, ServerErrorClass> = {
  * const error = errorFromServer({ error: 'request_expired', error_description: 'The authorization request has expired.' }, { status: 400 });
  * error instanceof RequestExpiredError; // true
  */
-export function errorFromServer(body: { error?: unknown; error_description?: unknown }, options: { status?: number; retryAfter?: number } = {}): AgentAuthError {
+export function errorFromServer(
+  body: { error?: unknown; error_description?: unknown },
+  options: { status?: number; retryAfter?: number } = {},
+): AgentAuthError {
   const code = typeof body.error === 'string' && body.error ? body.error : 'unexpected_response';
   const description = typeof body.error_description === 'string' ? body.error_description : '';
   // Every 404 about a request means the same to an agent: the server does not know it.
-  const Class = options.status === 404 && (code === 'invalid_request' || code === 'not_found') ? RequestNotFoundError : (BY_CODE[code] ?? AgentAuthError);
+  const Class =
+    options.status === 404 && (code === 'invalid_request' || code === 'not_found')
+      ? RequestNotFoundError
+      : (BY_CODE[code] ?? AgentAuthError);
   return new Class(code, description, options);
 }

@@ -45,7 +45,10 @@ export function metaContents(html: string, name: string): string[] {
 /** The single distinct value, or undefined for none; more than one distinct value is refused. */
 function single(values: string[], where: string): string | undefined {
   const distinct = [...new Set(values)];
-  if (distinct.length > 1) throw new InvalidInputError(`The page names more than one request id in ${where} (${distinct.join(', ')}); refusing to guess.`);
+  if (distinct.length > 1)
+    throw new InvalidInputError(
+      `The page names more than one request id in ${where} (${distinct.join(', ')}); refusing to guess.`,
+    );
   return distinct[0];
 }
 
@@ -60,10 +63,15 @@ function requestIdFromHtml(html: string): string {
     // JSON or JS (`"request_id": "req_…"`, `request_id: 'req_…'`) or an attribute (`data-request-id="req_…"`),
     // also when the JSON sits HTML-escaped inside an attribute.
     const pattern = /["']?\brequest[_-]id["']?\s*[:=]\s*["'](req_[^\s"'<>&\\]+)["']/gi;
-    id = single([...decodeEntities(html).matchAll(pattern)].map((match) => match[1]!), 'its script data');
+    id = single(
+      [...decodeEntities(html).matchAll(pattern)].map((match) => match[1]!),
+      'its script data',
+    );
   }
   if (id === undefined) {
-    throw new InvalidInputError('No request id found in the page: it has no <meta name="request-id"> and no request_id in its data. Is it an agentauth authorization page?');
+    throw new InvalidInputError(
+      'No request id found in the page: it has no <meta name="request-id"> and no request_id in its data. Is it an agentauth authorization page?',
+    );
   }
   if (!REQUEST_ID.test(id)) throw new InvalidInputError('The request id in the page is malformed.');
   return id;
@@ -81,14 +89,19 @@ function requestIdFromHtml(html: string): string {
  * requestIdFrom('<html><head><meta name="request-id" content="req_3q2-7Xv…">…'); // 'req_3q2-7Xv…'
  */
 export function requestIdFrom(input: string): string {
-  if (typeof input !== 'string') throw new InvalidInputError('Expected a request id (req_…) or the authorization page\'s HTML.');
+  if (typeof input !== 'string')
+    throw new InvalidInputError("Expected a request id (req_…) or the authorization page's HTML.");
   const text = input.trim();
   if (REQUEST_ID.test(text)) return text;
   if (text.includes('<')) return requestIdFromHtml(text);
   if (/^https?:\/\//i.test(text)) {
-    throw new InvalidInputError('A URL does not carry the request id, and fetching /authorize would start a new request: pass the id or the page\'s HTML.');
+    throw new InvalidInputError(
+      "A URL does not carry the request id, and fetching /authorize would start a new request: pass the id or the page's HTML.",
+    );
   }
-  throw new InvalidInputError('Not a request id: expected req_ followed by at most 124 visible ASCII characters, or the authorization page\'s HTML.');
+  throw new InvalidInputError(
+    "Not a request id: expected req_ followed by at most 124 visible ASCII characters, or the authorization page's HTML.",
+  );
 }
 
 /**
@@ -108,7 +121,8 @@ export function issuerFromPageUrl(url: string | URL): string {
   } catch {
     throw new InvalidInputError('The page URL is not an absolute URL.');
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new InvalidInputError('The page URL must be http or https.');
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new InvalidInputError('The page URL must be http or https.');
   const at = parsed.pathname.lastIndexOf('/authorize');
   if (at < 0 || !/^\/authorize(\/continue)?\/?$/.test(parsed.pathname.slice(at))) {
     throw new InvalidInputError('The page URL is not an authorization page (…/authorize).');
@@ -127,7 +141,14 @@ export function normalizeIssuer(issuer: string): string | undefined {
   } catch {
     return undefined;
   }
-  if ((parsed.protocol !== 'https:' && parsed.protocol !== 'http:') || parsed.search || parsed.hash || parsed.username || parsed.password) return undefined;
+  if (
+    (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
+    parsed.search ||
+    parsed.hash ||
+    parsed.username ||
+    parsed.password
+  )
+    return undefined;
   return parsed.origin + parsed.pathname.replace(/\/+$/, '');
 }
 
@@ -149,7 +170,10 @@ const INVISIBLE_OR_BREAKING = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202
 export function quoteUntrusted(text: string, max = 100): string {
   const characters = Array.from(String(text));
   const cut = characters.length > max ? `${characters.slice(0, max).join('')}…` : characters.join('');
-  return JSON.stringify(cut).replace(INVISIBLE_OR_BREAKING, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(cut).replace(
+    INVISIBLE_OR_BREAKING,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**

@@ -28,7 +28,11 @@ const LINE_END = /[\r\n]/g;
  * stopped, so the work is linear in what arrives. A line or an event's data longer than 64 Ki
  * characters throws {@link UnexpectedResponseError}; an aborted `signal` throws its reason.
  */
-export async function* readEvents(body: ReadableStream<Uint8Array>, onActivity: () => void = () => {}, signal?: AbortSignal): AsyncGenerator<ServerSentEvent> {
+export async function* readEvents(
+  body: ReadableStream<Uint8Array>,
+  onActivity: () => void = () => {},
+  signal?: AbortSignal,
+): AsyncGenerator<ServerSentEvent> {
   const reader = body.getReader();
   // Ends a pending read at once, whatever the fetch implementation does with its own signal.
   const onAbort = () => void reader.cancel(signal?.reason).catch(() => {});
@@ -103,5 +107,7 @@ export async function* readEvents(body: ReadableStream<Uint8Array>, onActivity: 
 }
 
 function tooLong(what: 'line' | 'event', limit: number): UnexpectedResponseError {
-  return new UnexpectedResponseError(`The event stream sent ${what === 'line' ? 'a line' : 'an event'} longer than ${limit} characters; it is not an agentauth stream.`);
+  return new UnexpectedResponseError(
+    `The event stream sent ${what === 'line' ? 'a line' : 'an event'} longer than ${limit} characters; it is not an agentauth stream.`,
+  );
 }

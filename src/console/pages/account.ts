@@ -5,9 +5,21 @@ import type { AgentRecord, ClientRecord } from '../../store/types.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts.ts';
 import type { OutstandingLink } from '../links.ts';
 import { linkTable } from './links.ts';
-import { actionButton, type ConsolePage, consolePage, csrfField, field, type PageContext, secretOnce, when } from './shell.ts';
+import {
+  actionButton,
+  type ConsolePage,
+  consolePage,
+  csrfField,
+  field,
+  type PageContext,
+  secretOnce,
+  when,
+} from './shell.ts';
 
-export function overviewPage(page: PageContext & { account: AccountRecord }, input: { agents: AgentRecord[]; websites: ClientRecord[]; hasCredential: boolean; notice: ConsolePage['notice'] }): string {
+export function overviewPage(
+  page: PageContext & { account: AccountRecord },
+  input: { agents: AgentRecord[]; websites: ClientRecord[]; hasCredential: boolean; notice: ConsolePage['notice'] },
+): string {
   const { account } = page;
   return consolePage(page, {
     title: `Hello, ${account.name ?? account.email}`,
@@ -41,11 +53,13 @@ function passkeyRows(csrf: string, passkeys: PasskeyRecord[], error: string | un
 <caption class="visually-hidden">Your passkeys</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
 <tbody>
-${passkeys.map((passkey, i) => html`<tr>
+${passkeys.map(
+  (passkey, i) => html`<tr>
 <td>${passkey.name}</td><td>${when(passkey.created_at)}</td><td>${when(passkey.last_used_at)}</td>
 <td class="actions"><form method="post" action="/console/account/passkeys/${passkey.id}/rename" class="inline">${csrfField(csrf)}<label class="visually-hidden" for="rename-${i}">New name for ${passkey.name}</label><input id="rename-${i}" name="name" value="${passkey.name}" maxlength="100" required> <button type="submit" class="secondary">Rename</button></form>
 ${actionButton(csrf, `/console/account/passkeys/${passkey.id}/remove`, 'Remove', { danger: true, confirm: `Remove the passkey ${passkey.name}?` })}</td>
-</tr>`)}
+</tr>`,
+)}
 </tbody>
 </table>${error ? html`<p class="field-error" role="alert">${error}</p>` : ''}`;
 }
@@ -55,10 +69,12 @@ function sessionRows(csrf: string, sessions: ConsoleSessionRecord[], currentId: 
 <caption class="visually-hidden">Where you are signed in</caption>
 <thead><tr><th scope="col">Signed in</th><th scope="col">Last active</th><th scope="col">IP address</th><th scope="col">Browser</th><th scope="col">Actions</th></tr></thead>
 <tbody>
-${sessions.map((session) => html`<tr>
+${sessions.map(
+  (session) => html`<tr>
 <td>${when(session.created_at)} <span class="muted">(${session.method})</span></td><td>${when(session.last_seen_at)}</td><td>${session.ip}</td><td class="ua">${session.user_agent}</td>
 <td class="actions">${session.id === currentId ? html`<strong>This session</strong>` : actionButton(csrf, `/console/account/sessions/${session.id}/end`, 'Sign out')}</td>
-</tr>`)}
+</tr>`,
+)}
 </tbody>
 </table>`;
 }
@@ -69,16 +85,22 @@ export function accountPage(page: PageContext & { account: AccountRecord }, inpu
   return consolePage(page, {
     title: 'Your account',
     section: 'account',
-    notice: input.notice ?? (Object.keys(errors).length > 0 ? { kind: 'error', text: 'Please correct the field marked below.' } : null),
+    notice:
+      input.notice ??
+      (Object.keys(errors).length > 0 ? { kind: 'error', text: 'Please correct the field marked below.' } : null),
     body: html`<section aria-labelledby="profile-heading">
 <h2 id="profile-heading">Profile</h2>
 <dl>
 <dt>Email</dt><dd id="account-email">${account.email} ${account.email_verified ? html`<span class="badge ok">verified</span>` : html`<span class="badge">not verified</span>`}</dd>
 <dt>Role</dt><dd>${account.role}</dd>
 </dl>
-${account.email_verified ? '' : input.canMail
-  ? actionButton(csrf, '/console/account/verify-email', 'Send me a verification link')
-  : html`<p class="hint">Websites see your email as unverified until an administrator verifies it.</p>`}
+${
+  account.email_verified
+    ? ''
+    : input.canMail
+      ? actionButton(csrf, '/console/account/verify-email', 'Send me a verification link')
+      : html`<p class="hint">Websites see your email as unverified until an administrator verifies it.</p>`
+}
 ${errors.email ? html`<p class="field-error" role="alert">${errors.email}</p>` : ''}
 <form method="post" action="/console/account/name" class="stack">
 ${csrfField(csrf)}
@@ -114,17 +136,25 @@ ${input.sessions.length > 1 ? actionButton(csrf, '/console/account/sessions/end-
 ${actionButton(csrf, '/console/account/sessions/end-all', 'Sign out everywhere', { danger: true })}
 </div>
 </section>
-${input.canInvite ? html`<section aria-labelledby="invite-heading">
+${
+  input.canInvite
+    ? html`<section aria-labelledby="invite-heading">
 <h2 id="invite-heading">Invite someone</h2>
 <p>An invitation link lets one person create an account. Send it to them yourself.</p>
 ${input.invitation ? secretOnce('Invitation link', 'invitation-url', input.invitation.url, html`shown only now; it works once, until ${when(input.invitation.expiresAt)}`) : ''}
 ${actionButton(csrf, '/console/account/invitations', 'Create an invitation link')}
-</section>` : ''}
-${input.links?.length ? html`<section aria-labelledby="links-heading">
+</section>`
+    : ''
+}
+${
+  input.links?.length
+    ? html`<section aria-labelledby="links-heading">
 <h2 id="links-heading">Your unused links</h2>
 <p>Links you made that nobody has used yet. Revoke one you sent to the wrong person, or no longer want used; they also stop working if your account is disabled.</p>
 ${linkTable(csrf, input.links, { caption: 'Your unused setup and invitation links', revokeAction: (id) => `/console/account/links/${id}/revoke` })}
-</section>` : ''}`,
+</section>`
+    : ''
+}`,
   });
 }
 
@@ -144,14 +174,24 @@ export function confirmPage(page: PageContext & { account: AccountRecord }, inpu
   return consolePage(page, {
     title: 'Confirm it is you',
     section: 'account',
-    notice: input.notice ?? (Object.keys(errors).length > 0 ? { kind: 'error', text: errors.password ?? errors.passkey ?? 'Please try again.' } : null),
+    notice:
+      input.notice ??
+      (Object.keys(errors).length > 0
+        ? { kind: 'error', text: errors.password ?? errors.passkey ?? 'Please try again.' }
+        : null),
     body: html`<p>You are about to change how you sign in to this account. Confirm it is you first; you will not be asked again for a few minutes.</p>
-${input.hasPasskey ? html`<section aria-labelledby="confirm-passkey-heading">
+${
+  input.hasPasskey
+    ? html`<section aria-labelledby="confirm-passkey-heading">
 <h2 id="confirm-passkey-heading">With a passkey</h2>
 <button type="button" id="passkey-confirm" data-csrf="${csrf}" data-next="${input.next}">Confirm with a passkey</button>
 ${errors.passkey ? html`<p class="field-error" role="alert">${errors.passkey}</p>` : ''}
-</section>` : ''}
-${input.hasPassword ? html`<section aria-labelledby="confirm-password-heading">
+</section>`
+    : ''
+}
+${
+  input.hasPassword
+    ? html`<section aria-labelledby="confirm-password-heading">
 <h2 id="confirm-password-heading">With your password</h2>
 <form method="post" action="/console/account/confirm" class="stack">
 ${csrfField(csrf)}<input type="hidden" name="next" value="${input.next}">
@@ -159,7 +199,9 @@ ${csrfField(csrf)}<input type="hidden" name="next" value="${input.next}">
 ${field({ label: 'Password', name: 'password', type: 'password', autocomplete: 'current-password', required: true, error: errors.password })}
 <button type="submit">Confirm</button>
 </form>
-</section>` : ''}
+</section>`
+    : ''
+}
 <p><a href="/console/account">Back to your account</a></p>`,
   });
 }

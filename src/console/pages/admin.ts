@@ -10,7 +10,8 @@ type AdminPage = PageContext & { account: AccountRecord };
 
 /** The admin pages, with the current one marked. */
 function adminNavigation(current: 'accounts' | 'links' | 'agents' | 'websites' | 'events'): Html {
-  const link = (key: typeof current, href: string, label: string) => html`<li><a href="${href}"${key === current ? html` aria-current="page"` : ''}>${label}</a></li>`;
+  const link = (key: typeof current, href: string, label: string) =>
+    html`<li><a href="${href}"${key === current ? html` aria-current="page"` : ''}>${label}</a></li>`;
   return html`<nav aria-label="Admin" class="admin-nav">
 <ul>
 ${link('accounts', '/console/admin', 'Accounts')}
@@ -22,7 +23,8 @@ ${link('events', '/console/admin/events', 'Console activity')}
 </nav>`;
 }
 
-const statusBadge = (status: string, active: boolean) => html`<span class="badge${active ? ' ok' : ' off'}">${status}</span>`;
+const statusBadge = (status: string, active: boolean) =>
+  html`<span class="badge${active ? ' ok' : ' off'}">${status}</span>`;
 
 /** The owner of an agent or a website: its account's email, or "CLI" for one registered with the command line. */
 function ownerCell(accountId: string | null, owners: Map<string, AccountRecord>): Html {
@@ -49,12 +51,28 @@ function accountActions(page: AdminPage, target: AccountRecord): Html {
   const self = target.id === page.account.id;
   const base = `/console/admin/accounts/${target.id}`;
   const who = target.name ?? target.email;
-  return html`${self ? '' : target.status === 'active'
-    ? actionButton(csrf, `${base}/disable`, 'Disable', { danger: true, confirm: `Disable the account of ${who}? It is signed out everywhere, and the links it made stop working.` })
-    : actionButton(csrf, `${base}/enable`, 'Enable')}
-${self ? '' : target.role === 'admin'
-    ? actionButton(csrf, `${base}/role`, 'Make member', { extra: html`<input type="hidden" name="role" value="member">` })
-    : actionButton(csrf, `${base}/role`, 'Make admin', { confirm: `Make ${who} an administrator?`, extra: html`<input type="hidden" name="role" value="admin">` })}
+  return html`${
+    self
+      ? ''
+      : target.status === 'active'
+        ? actionButton(csrf, `${base}/disable`, 'Disable', {
+            danger: true,
+            confirm: `Disable the account of ${who}? It is signed out everywhere, and the links it made stop working.`,
+          })
+        : actionButton(csrf, `${base}/enable`, 'Enable')
+  }
+${
+  self
+    ? ''
+    : target.role === 'admin'
+      ? actionButton(csrf, `${base}/role`, 'Make member', {
+          extra: html`<input type="hidden" name="role" value="member">`,
+        })
+      : actionButton(csrf, `${base}/role`, 'Make admin', {
+          confirm: `Make ${who} an administrator?`,
+          extra: html`<input type="hidden" name="role" value="admin">`,
+        })
+}
 ${target.email_verified ? '' : actionButton(csrf, `${base}/verify-email`, 'Mark email verified', { confirm: `Vouch that ${target.email} belongs to ${who}?` })}
 ${actionButton(csrf, `${base}/setup-link`, 'New setup link')}`;
 }
@@ -71,7 +89,8 @@ ${input.setupLink ? secretOnce(`Setup link for ${input.setupLink.email}`, 'setup
 <caption class="visually-hidden">Every account</caption>
 <thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last sign-in</th><th scope="col">Agents</th><th scope="col">Websites</th><th scope="col">Actions</th></tr></thead>
 <tbody>
-${input.rows.map(({ account, agents, websites }) => html`<tr id="account-${account.id}">
+${input.rows.map(
+  ({ account, agents, websites }) => html`<tr id="account-${account.id}">
 <td>${account.email} ${account.email_verified ? html`<span class="badge ok">verified</span>` : html`<span class="badge">not verified</span>`}${account.id === page.account.id ? html` <span class="muted">(you)</span>` : ''}</td>
 <td>${account.name}</td>
 <td>${account.role}</td>
@@ -81,13 +100,17 @@ ${input.rows.map(({ account, agents, websites }) => html`<tr id="account-${accou
 <td>${agents}</td>
 <td>${websites}</td>
 <td class="actions">${accountActions(page, account)}</td>
-</tr>`)}
+</tr>`,
+)}
 </tbody>
 </table>`,
   });
 }
 
-export function adminLinksPage(page: AdminPage, input: { links: OutstandingLink[]; notice: ConsolePage['notice'] }): string {
+export function adminLinksPage(
+  page: AdminPage,
+  input: { links: OutstandingLink[]; notice: ConsolePage['notice'] },
+): string {
   return consolePage(page, {
     title: 'Admin: unused links',
     section: 'admin',
@@ -98,44 +121,62 @@ ${input.links.length === 0 ? html`<p>There are no unused links.</p>` : linkTable
   });
 }
 
-export function adminAgentsPage(page: AdminPage, input: { agents: AgentRecord[]; owners: Map<string, AccountRecord> }): string {
+export function adminAgentsPage(
+  page: AdminPage,
+  input: { agents: AgentRecord[]; owners: Map<string, AccountRecord> },
+): string {
   return consolePage(page, {
     title: 'Admin: all agents',
     section: 'admin',
     body: html`${adminNavigation('agents')}
-${input.agents.length === 0 ? html`<p>There are no agents yet.</p>` : html`<table>
+${
+  input.agents.length === 0
+    ? html`<p>There are no agents yet.</p>`
+    : html`<table>
 <caption class="visually-hidden">Every agent</caption>
 <thead><tr><th scope="col">Agent</th><th scope="col">Owner</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th></tr></thead>
 <tbody>
-${input.agents.map((agent) => html`<tr>
+${input.agents.map(
+  (agent) => html`<tr>
 <td><a href="/console/agents/${agent.id}">${agent.name}</a> <code class="muted">${agent.id}</code></td>
 <td>${ownerCell(agent.account_id, input.owners)}${agent.account_id === null ? html` <span class="muted">(${agent.owner_email})</span>` : ''}</td>
 <td>${statusBadge(agent.status, agent.status === 'active')}</td>
 <td>${when(agent.created_at)}</td>
 <td>${when(agent.last_used_at)}</td>
-</tr>`)}
+</tr>`,
+)}
 </tbody>
-</table>`}`,
+</table>`
+}`,
   });
 }
 
-export function adminWebsitesPage(page: AdminPage, input: { clients: ClientRecord[]; owners: Map<string, AccountRecord> }): string {
+export function adminWebsitesPage(
+  page: AdminPage,
+  input: { clients: ClientRecord[]; owners: Map<string, AccountRecord> },
+): string {
   return consolePage(page, {
     title: 'Admin: all websites',
     section: 'admin',
     body: html`${adminNavigation('websites')}
-${input.clients.length === 0 ? html`<p>There are no websites yet.</p>` : html`<table>
+${
+  input.clients.length === 0
+    ? html`<p>There are no websites yet.</p>`
+    : html`<table>
 <caption class="visually-hidden">Every website</caption>
 <thead><tr><th scope="col">Website</th><th scope="col">Owner</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
 <tbody>
-${input.clients.map((client) => html`<tr>
+${input.clients.map(
+  (client) => html`<tr>
 <td><a href="/console/websites/${client.id}">${client.name}</a> <code class="muted">${client.id}</code></td>
 <td>${ownerCell(client.account_id, input.owners)}</td>
 <td>${statusBadge(client.status, client.status === 'active')}</td>
 <td>${when(client.created_at)}</td>
-</tr>`)}
+</tr>`,
+)}
 </tbody>
-</table>`}`,
+</table>`
+}`,
   });
 }
 
@@ -145,12 +186,18 @@ function actorCell(event: ConsoleEventView): Html {
   return event.detail === 'cli' ? html`<span class="muted">CLI</span>` : html`<span class="muted">system</span>`;
 }
 
-export function adminEventsPage(page: AdminPage, input: { events: ConsoleEventView[]; accounts: Map<string, AccountRecord>; next: string | null; first: boolean }): string {
+export function adminEventsPage(
+  page: AdminPage,
+  input: { events: ConsoleEventView[]; accounts: Map<string, AccountRecord>; next: string | null; first: boolean },
+): string {
   return consolePage(page, {
     title: 'Admin: console activity',
     section: 'admin',
     body: html`${adminNavigation('events')}
-${input.events.length === 0 ? html`<p>${input.first ? 'Nothing has happened in the console yet.' : 'There is nothing older.'}</p>` : html`<table>
+${
+  input.events.length === 0
+    ? html`<p>${input.first ? 'Nothing has happened in the console yet.' : 'There is nothing older.'}</p>`
+    : html`<table>
 <caption class="visually-hidden">Console activity, newest first</caption>
 <thead><tr><th scope="col">Time</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">IP address</th><th scope="col">Detail</th></tr></thead>
 <tbody>
@@ -166,7 +213,8 @@ ${input.events.map((event) => {
 </tr>`;
 })}
 </tbody>
-</table>`}
+</table>`
+}
 <nav class="pager" aria-label="Pages">
 ${input.first ? '' : html`<a href="/console/admin/events">Newest</a>`}
 ${input.next ? html`<a href="/console/admin/events?before=${input.next}" rel="next">Older</a>` : ''}

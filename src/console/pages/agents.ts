@@ -8,7 +8,16 @@ import type { AccountRecord, ConnectedSite, SignInRecord } from '../../store/con
 import type { AgentRecord } from '../../store/types.ts';
 import { GRACE_CHOICES } from '../agents.ts';
 import { outcomeText } from '../history.ts';
-import { actionButton, type ConsolePage, consolePage, csrfField, field, type PageContext, secretOnce, when } from './shell.ts';
+import {
+  actionButton,
+  type ConsolePage,
+  consolePage,
+  csrfField,
+  field,
+  type PageContext,
+  secretOnce,
+  when,
+} from './shell.ts';
 
 type SignedInPage = PageContext & { account: AccountRecord };
 
@@ -19,14 +28,23 @@ export interface FormState {
 }
 
 /** The notice of a page: a result, or the summary of field errors. */
-export function pageNotice(notice: ConsolePage['notice'] | undefined, errors: Record<string, string> | undefined): ConsolePage['notice'] {
-  return notice ?? (errors && Object.keys(errors).length > 0 ? { kind: 'error', text: 'Please correct the field marked below.' } : null);
+export function pageNotice(
+  notice: ConsolePage['notice'] | undefined,
+  errors: Record<string, string> | undefined,
+): ConsolePage['notice'] {
+  return (
+    notice ??
+    (errors && Object.keys(errors).length > 0
+      ? { kind: 'error', text: 'Please correct the field marked below.' }
+      : null)
+  );
 }
 
 const GRACE_LABELS: Record<number, string> = { 0: 'immediately', 3600: '1 hour', 86400: '1 day', 604800: '7 days' };
 
 /** The rotate form's choices: how long the old secret keeps working. */
-export const graceChoices = (): Array<[string, string]> => GRACE_CHOICES.map((seconds) => [String(seconds), GRACE_LABELS[seconds] ?? `${seconds} seconds`]);
+export const graceChoices = (): Array<[string, string]> =>
+  GRACE_CHOICES.map((seconds) => [String(seconds), GRACE_LABELS[seconds] ?? `${seconds} seconds`]);
 
 /** A rotate-secret form (agents and websites alike). */
 export function rotateForm(csrf: string, action: string, error: string | undefined, what: string): Html {
@@ -39,19 +57,29 @@ ${field({ label: 'The old secret stops working', name: 'grace', type: 'select', 
 
 /** After a rotation: until when the old secret works, or that it already stopped. */
 export function graceText(until: number | null): Html {
-  return until === null ? html`The old secret stopped working now.` : html`The old secret keeps working until ${when(until)}; switch over before then.`;
+  return until === null
+    ? html`The old secret stopped working now.`
+    : html`The old secret keeps working until ${when(until)}; switch over before then.`;
 }
 
 /** A pending rotation's end, if the previous secret still works. */
 export function previousSecretNote(expiresAt: number | null, now: number): Html {
-  return expiresAt !== null && Number(expiresAt) > now ? html`<p class="hint">The secret before the last rotation keeps working until ${when(expiresAt)}.</p>` : html``;
+  return expiresAt !== null && Number(expiresAt) > now
+    ? html`<p class="hint">The secret before the last rotation keeps working until ${when(expiresAt)}.</p>`
+    : html``;
 }
 
 export const agentPath = (id: string) => `/console/agents/${encodeURIComponent(id)}`;
 
-const agentBadge = (agent: AgentRecord) => (agent.status === 'active' ? html`<span class="badge ok">active</span>` : html`<span class="badge off">disabled</span>`);
+const agentBadge = (agent: AgentRecord) =>
+  agent.status === 'active'
+    ? html`<span class="badge ok">active</span>`
+    : html`<span class="badge off">disabled</span>`;
 
-export function agentsPage(page: SignedInPage, input: { agents: AgentRecord[]; notice?: ConsolePage['notice'] } & FormState): string {
+export function agentsPage(
+  page: SignedInPage,
+  input: { agents: AgentRecord[]; notice?: ConsolePage['notice'] } & FormState,
+): string {
   const { csrf } = page;
   const errors = input.errors ?? {};
   return consolePage(page, {
@@ -60,17 +88,21 @@ export function agentsPage(page: SignedInPage, input: { agents: AgentRecord[]; n
     notice: pageNotice(input.notice, errors),
     body: html`<section aria-labelledby="agents-heading">
 <h2 id="agents-heading">Your agents</h2>
-${input.agents.length === 0
-  ? html`<p id="no-agents">You have no agents yet. Create one below: it signs in to websites as you.</p>`
-  : html`<table>
+${
+  input.agents.length === 0
+    ? html`<p id="no-agents">You have no agents yet. Create one below: it signs in to websites as you.</p>`
+    : html`<table>
 <caption class="visually-hidden">Your agents</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Agent ID</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th></tr></thead>
 <tbody>
-${input.agents.map((agent) => html`<tr>
+${input.agents.map(
+  (agent) => html`<tr>
 <td><a href="${agentPath(agent.id)}">${agent.name}</a></td><td><code>${agent.id}</code></td><td>${agentBadge(agent)}</td><td>${when(agent.created_at)}</td><td>${when(agent.last_used_at)}</td>
-</tr>`)}
+</tr>`,
+)}
 </tbody>
-</table>`}
+</table>`
+}
 </section>
 <section aria-labelledby="create-heading">
 <h2 id="create-heading">Create an agent</h2>
@@ -85,7 +117,10 @@ ${field({ label: 'Name', name: 'name', value: input.values?.name, required: true
 }
 
 /** The new agent's credentials, the secret shown this once. */
-export function agentCreatedPage(page: SignedInPage, input: { agent: AgentRecord; secret: string; issuer: string }): string {
+export function agentCreatedPage(
+  page: SignedInPage,
+  input: { agent: AgentRecord; secret: string; issuer: string },
+): string {
   const { agent, secret, issuer } = input;
   const environment = `AGENTAUTH_ISSUER=${issuer}\nAGENTAUTH_AGENT_ID=${agent.id}\nAGENTAUTH_AGENT_SECRET=${secret}`;
   return consolePage(page, {
@@ -107,7 +142,10 @@ ${secretOnce('Agent secret', 'agent-secret', secret)}
 }
 
 /** A new secret after a rotation, shown once. */
-export function agentSecretPage(page: SignedInPage, input: { agent: AgentRecord; secret: string; until: number | null }): string {
+export function agentSecretPage(
+  page: SignedInPage,
+  input: { agent: AgentRecord; secret: string; until: number | null },
+): string {
   return consolePage(page, {
     title: `New secret for ${input.agent.name}`,
     section: 'agents',
@@ -171,20 +209,29 @@ export interface HistoryInput {
 }
 
 /** A sign-in history table; `counterpart` is the column naming the other side (website or agent). */
-export function historyTable(history: HistoryInput, counterpart: { heading: string; cell(row: SignInRecord): Html | string }, path: string, empty: string): Html {
+export function historyTable(
+  history: HistoryInput,
+  counterpart: { heading: string; cell(row: SignInRecord): Html | string },
+  path: string,
+  empty: string,
+): Html {
   return html`<section aria-labelledby="history-heading" id="history">
 <h2 id="history-heading">Sign-in history</h2>
-${history.rows.length === 0
-  ? html`<p>${history.paged ? 'No older sign-ins.' : empty}</p>`
-  : html`<table id="history-table">
+${
+  history.rows.length === 0
+    ? html`<p>${history.paged ? 'No older sign-ins.' : empty}</p>`
+    : html`<table id="history-table">
 <caption class="visually-hidden">Sign-ins, newest first</caption>
 <thead><tr><th scope="col">Time</th><th scope="col">${counterpart.heading}</th><th scope="col">Model</th><th scope="col">IP address</th><th scope="col">User agent</th><th scope="col">Outcome</th></tr></thead>
 <tbody>
-${history.rows.map((row) => html`<tr data-event="${row.id}">
+${history.rows.map(
+  (row) => html`<tr data-event="${row.id}">
 <td>${when(row.at)}</td><td>${counterpart.cell(row)}</td><td>${row.model}</td><td>${row.ip}</td><td class="ua">${row.user_agent}</td><td>${outcomeText(row.outcome)}</td>
-</tr>`)}
+</tr>`,
+)}
 </tbody>
-</table>`}
+</table>`
+}
 ${pager(path, history.next, history.paged)}
 </section>`;
 }
@@ -192,18 +239,22 @@ ${pager(path, history.next, history.paged)}
 function connectedSites(csrf: string, agent: AgentRecord, sites: ConnectedSite[]): Html {
   return html`<section aria-labelledby="sites-heading">
 <h2 id="sites-heading">Connected sites</h2>
-${sites.length === 0
-  ? html`<p>No website holds a working token of this agent.</p>`
-  : html`<table id="connected-sites">
+${
+  sites.length === 0
+    ? html`<p>No website holds a working token of this agent.</p>`
+    : html`<table id="connected-sites">
 <caption class="visually-hidden">Websites holding tokens of this agent</caption>
 <thead><tr><th scope="col">Website</th><th scope="col">Since</th><th scope="col">Last sign-in</th><th scope="col">Grants</th><th scope="col">Actions</th></tr></thead>
 <tbody>
-${sites.map((site) => html`<tr>
+${sites.map(
+  (site) => html`<tr>
 <td>${site.client_name} <span class="muted"><code>${site.client_id}</code></span></td><td>${when(site.first_granted_at)}</td><td>${when(site.last_auth_at)}</td><td>${site.grants}</td>
 <td class="actions">${actionButton(csrf, `${agentPath(agent.id)}/sites/${encodeURIComponent(site.client_id)}/revoke`, 'Disconnect', { confirm: `Disconnect ${site.client_name}? Its tokens for this agent stop working.` })}</td>
-</tr>`)}
+</tr>`,
+)}
 </tbody>
-</table>`}
+</table>`
+}
 </section>`;
 }
 
@@ -247,9 +298,13 @@ ${field({ label: 'Name', name: 'name', value: input.values?.name ?? agent.name, 
 ${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this agent')}
 <h3>Access</h3>
 <div class="row">
-${agent.status === 'active'
-  ? actionButton(csrf, `${base}/disable`, 'Disable', { confirm: 'Disable this agent? It cannot sign in, and its tokens stop working until you enable it.' })
-  : actionButton(csrf, `${base}/enable`, 'Enable')}
+${
+  agent.status === 'active'
+    ? actionButton(csrf, `${base}/disable`, 'Disable', {
+        confirm: 'Disable this agent? It cannot sign in, and its tokens stop working until you enable it.',
+      })
+    : actionButton(csrf, `${base}/enable`, 'Enable')
+}
 ${actionButton(csrf, `${base}/revoke-grants`, 'Revoke all grants', { confirm: 'Revoke every grant of this agent? Every website it signed in to loses its tokens for good.' })}
 ${actionButton(csrf, `${base}/delete`, 'Delete agent', { danger: true, confirm: `Delete the agent ${agent.name}? Everything it holds is revoked; this cannot be undone.` })}
 </div>

@@ -2,7 +2,12 @@
 import { html } from '../../pages/html.ts';
 import { layout } from '../../pages/layout.ts';
 
-const TITLES: Record<number, string> = { 401: 'Sign-in failed', 403: 'Not allowed', 404: 'Not found', 429: 'Too many attempts' };
+const TITLES: Record<number, string> = {
+  401: 'Sign-in failed',
+  403: 'Not allowed',
+  404: 'Not found',
+  429: 'Too many attempts',
+};
 
 export function consoleErrorPage(error: string, description: string, status: number): string {
   const title = TITLES[status] ?? (status >= 500 ? 'Something went wrong' : 'That did not work');

@@ -18,7 +18,9 @@ function email(address: string): Html {
 }
 
 function what(entry: OutstandingLink): Html {
-  return entry.link.purpose === 'setup' ? html`Setup link` : html`Invitation <span class="muted">(${entry.link.role ?? 'member'})</span>`;
+  return entry.link.purpose === 'setup'
+    ? html`Setup link`
+    : html`Invitation <span class="muted">(${entry.link.role ?? 'member'})</span>`;
 }
 
 /** Whom the link lets in: the account of a setup link, anyone holding an invitation. */
@@ -44,14 +46,16 @@ export function linkTable(csrf: string, links: OutstandingLink[], options: LinkT
 <caption class="visually-hidden">${options.caption}</caption>
 <thead><tr><th scope="col" class="kind">Link</th><th scope="col">For</th>${options.showCreator ? html`<th scope="col">Made by</th>` : ''}<th scope="col" class="when">Created</th><th scope="col" class="when">Expires</th><th scope="col" class="act">Actions</th></tr></thead>
 <tbody>
-${links.map((entry) => html`<tr id="link-${entry.id}">
+${links.map(
+  (entry) => html`<tr id="link-${entry.id}">
 <td>${what(entry)}</td>
 <td class="who" data-label="For">${forWhom(entry)}</td>
 ${options.showCreator ? html`<td class="who" data-label="Made by">${madeBy(entry)}</td>` : ''}
 <td data-label="Created">${when(entry.link.created_at)}</td>
 <td data-label="Expires">${when(entry.link.expires_at)}</td>
 <td class="actions">${actionButton(csrf, options.revokeAction(entry.id), 'Revoke', { danger: true, confirm: entry.link.purpose === 'setup' ? 'Revoke this setup link? It stops working.' : 'Revoke this invitation? The link stops working.' })}</td>
-</tr>`)}
+</tr>`,
+)}
 </tbody>
 </table>`;
 }

@@ -27,7 +27,8 @@ const SCRIPTS = html`<script src="/assets/simplewebauthn-browser.js" defer></scr
 <script src="/assets/console.js" defer></script>`;
 
 function navigation(page: PageContext, section: ConsolePage['section']): Html {
-  if (!page.account) return html`<header class="console-header"><a class="brand" href="/console">agentauth console</a></header>`;
+  if (!page.account)
+    return html`<header class="console-header"><a class="brand" href="/console">agentauth console</a></header>`;
   const link = (key: NonNullable<ConsolePage['section']>, href: string, label: string) =>
     html`<li><a href="${href}"${section === key ? html` aria-current="page"` : ''}>${label}</a></li>`;
   return html`<header class="console-header">
@@ -100,7 +101,12 @@ ${options.error ? html`<p class="field-error" id="${id}-error">${options.error}<
 }
 
 /** A form with one button that posts to `action` (disable, rotate, delete…). */
-export function actionButton(csrf: string, action: string, label: string, options: { danger?: boolean; confirm?: string; extra?: Html } = {}): Html {
+export function actionButton(
+  csrf: string,
+  action: string,
+  label: string,
+  options: { danger?: boolean; confirm?: string; extra?: Html } = {},
+): Html {
   return html`<form method="post" action="${action}" class="inline"${options.confirm ? html` data-confirm="${options.confirm}"` : ''}>${csrfField(csrf)}${options.extra}<button type="submit"${options.danger ? html` class="danger"` : html` class="secondary"`}>${label}</button></form>`;
 }
 
@@ -112,7 +118,12 @@ export function when(epochSeconds: number | null | undefined): Html {
 }
 
 /** A secret (or a one-time link) shown once, with a copy button (console.js) and a warning. */
-export function secretOnce(label: string, id: string, secret: string, note: Html | string = 'shown only now: copy it and store it safely; it cannot be shown again'): Html {
+export function secretOnce(
+  label: string,
+  id: string,
+  secret: string,
+  note: Html | string = 'shown only now: copy it and store it safely; it cannot be shown again',
+): Html {
   return html`<div class="secret">
 <p><strong>${label}</strong> (${note})</p>
 <div class="copy-row"><code id="${id}">${secret}</code> <button type="button" class="secondary copy" data-copy="${id}">Copy</button></div>

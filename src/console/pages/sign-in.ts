@@ -11,7 +11,12 @@ export interface FormState {
   message?: string | null;
 }
 
-const formNotice = (state: FormState) => (state.message ? { kind: 'error' as const, text: state.message } : state.errors && Object.keys(state.errors).length > 0 ? { kind: 'error' as const, text: 'Please correct the field marked below.' } : null);
+const formNotice = (state: FormState) =>
+  state.message
+    ? { kind: 'error' as const, text: state.message }
+    : state.errors && Object.keys(state.errors).length > 0
+      ? { kind: 'error' as const, text: 'Please correct the field marked below.' }
+      : null;
 
 const passwordHint = `At least ${MIN_PASSWORD_LENGTH} characters. A few unrelated words make a strong password that is easy to remember.`;
 
@@ -40,7 +45,10 @@ ${state.signupOpen ? html`<p>No account yet? <a href="/console/sign-up">Create o
 }
 
 /** The sign-up form, by invitation (`action` carries the link) or open sign-up. */
-export function signUpPage(page: PageContext, state: FormState & { action: string; invitedBy?: string | null }): string {
+export function signUpPage(
+  page: PageContext,
+  state: FormState & { action: string; invitedBy?: string | null },
+): string {
   return consolePage(page, {
     title: 'Create your account',
     notice: formNotice(state),
@@ -56,7 +64,10 @@ ${field({ label: 'Password (optional)', name: 'password', type: 'password', auto
 }
 
 /** A one-time link's landing page: a button, so that a mail scanner following the link uses nothing. */
-export function linkPage(page: PageContext, input: { title: string; text: string | Html; action: string; button: string }): string {
+export function linkPage(
+  page: PageContext,
+  input: { title: string; text: string | Html; action: string; button: string },
+): string {
   return consolePage(page, {
     title: input.title,
     body: html`<p>${input.text}</p>
@@ -64,7 +75,10 @@ export function linkPage(page: PageContext, input: { title: string; text: string
   });
 }
 
-export function messagePage(page: PageContext, input: { title: string; text: string; link?: { href: string; label: string } }): string {
+export function messagePage(
+  page: PageContext,
+  input: { title: string; text: string; link?: { href: string; label: string } },
+): string {
   return consolePage(page, {
     title: input.title,
     notice: { kind: 'success', text: input.text },

@@ -5,14 +5,34 @@
 import { type Html, html } from '../../pages/html.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
-import { type FormState, graceText, historyTable, type HistoryInput, pageNotice, previousSecretNote, rotateForm } from './agents.ts';
-import { actionButton, type ConsolePage, consolePage, csrfField, field, type PageContext, secretOnce, when } from './shell.ts';
+import {
+  type FormState,
+  graceText,
+  historyTable,
+  type HistoryInput,
+  pageNotice,
+  previousSecretNote,
+  rotateForm,
+} from './agents.ts';
+import {
+  actionButton,
+  type ConsolePage,
+  consolePage,
+  csrfField,
+  field,
+  type PageContext,
+  secretOnce,
+  when,
+} from './shell.ts';
 
 type SignedInPage = PageContext & { account: AccountRecord };
 
 export const websitePath = (id: string) => `/console/websites/${encodeURIComponent(id)}`;
 
-const websiteBadge = (client: ClientRecord) => (client.status === 'active' ? html`<span class="badge ok">active</span>` : html`<span class="badge off">disabled</span>`);
+const websiteBadge = (client: ClientRecord) =>
+  client.status === 'active'
+    ? html`<span class="badge ok">active</span>`
+    : html`<span class="badge off">disabled</span>`;
 
 const APPROVALS: Array<[string, string]> = [
   ['auto', 'Automatic'],
@@ -23,11 +43,16 @@ const CLIENT_TYPES: Array<[string, string]> = [
   ['confidential', 'Website with a server (it keeps a secret)'],
   ['public', 'App without a server: desktop, mobile or MCP client (public, no secret)'],
 ];
-const clientTypeText = (client: ClientRecord) => (client.token_endpoint_auth_method === 'none' ? 'Public (no secret; PKCE only)' : 'Confidential (client secret)');
+const clientTypeText = (client: ClientRecord) =>
+  client.token_endpoint_auth_method === 'none' ? 'Public (no secret; PKCE only)' : 'Confidential (client secret)';
 
-const uriList = (uris: string[]) => html`<ul class="uris">${uris.map((uri) => html`<li><code>${uri}</code></li>`)}</ul>`;
+const uriList = (uris: string[]) =>
+  html`<ul class="uris">${uris.map((uri) => html`<li><code>${uri}</code></li>`)}</ul>`;
 
-export function websitesPage(page: SignedInPage, input: { websites: ClientRecord[]; publicClients: boolean; notice?: ConsolePage['notice'] } & FormState): string {
+export function websitesPage(
+  page: SignedInPage,
+  input: { websites: ClientRecord[]; publicClients: boolean; notice?: ConsolePage['notice'] } & FormState,
+): string {
   const { csrf } = page;
   const errors = input.errors ?? {};
   return consolePage(page, {
@@ -36,17 +61,21 @@ export function websitesPage(page: SignedInPage, input: { websites: ClientRecord
     notice: pageNotice(input.notice, errors),
     body: html`<section aria-labelledby="websites-heading">
 <h2 id="websites-heading">Your websites</h2>
-${input.websites.length === 0
-  ? html`<p id="no-websites">You have no websites yet. Register one below to let agents sign in to it.</p>`
-  : html`<table>
+${
+  input.websites.length === 0
+    ? html`<p id="no-websites">You have no websites yet. Register one below to let agents sign in to it.</p>`
+    : html`<table>
 <caption class="visually-hidden">Your websites</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Status</th><th scope="col">Approval</th><th scope="col">Redirect URIs</th></tr></thead>
 <tbody>
-${input.websites.map((client) => html`<tr>
+${input.websites.map(
+  (client) => html`<tr>
 <td><a href="${websitePath(client.id)}">${client.name}</a></td><td><code>${client.id}</code></td><td>${websiteBadge(client)}</td><td>${approvalText(client.approval)}</td><td>${uriList(client.redirect_uris)}</td>
-</tr>`)}
+</tr>`,
+)}
 </tbody>
-</table>`}
+</table>`
+}
 </section>
 <section aria-labelledby="register-heading">
 <h2 id="register-heading">Register a website</h2>
@@ -56,9 +85,19 @@ ${csrfField(csrf)}
 ${field({ label: 'Name', name: 'name', value: input.values?.name, required: true, maxlength: 200, error: errors.name, hint: 'People see it on the sign-in page.' })}
 ${field({ label: 'Redirect URIs', name: 'redirect_uris', type: 'textarea', value: input.values?.redirect_uris, required: true, error: errors.redirect_uris, hint: 'One per line, exactly as your website sends them: https, or http for localhost, 127.0.0.1 and [::1] only; no fragment (#).' })}
 ${field({ label: 'Approval', name: 'approval', type: 'select', choices: APPROVALS, value: input.values?.approval ?? 'auto', error: errors.approval, hint: 'Automatic: the sign-in completes as soon as the agent has authenticated. Manual: the person in the browser first sees which agent authenticated, and for whom, and clicks Approve.' })}
-${input.publicClients || errors.client_type
-  ? field({ label: 'Kind', name: 'client_type', type: 'select', choices: CLIENT_TYPES, value: input.values?.client_type ?? 'confidential', error: errors.client_type, hint: 'An app that runs on people’s devices cannot keep a secret: register it as public. It signs in with PKCE alone, gets no ID token, and its loopback redirect URIs match on any port.' })
-  : ''}
+${
+  input.publicClients || errors.client_type
+    ? field({
+        label: 'Kind',
+        name: 'client_type',
+        type: 'select',
+        choices: CLIENT_TYPES,
+        value: input.values?.client_type ?? 'confidential',
+        error: errors.client_type,
+        hint: 'An app that runs on people’s devices cannot keep a secret: register it as public. It signs in with PKCE alone, gets no ID token, and its loopback redirect URIs match on any port.',
+      })
+    : ''
+}
 <button type="submit">Register website</button>
 </form>
 </section>`,
@@ -72,12 +111,21 @@ function endpoints(issuer: string): Html {
 }
 
 /** The new website's credentials, the secret shown this once. */
-export function websiteCreatedPage(page: SignedInPage, input: { client: ClientRecord; secret: string | null; issuer: string }): string {
+export function websiteCreatedPage(
+  page: SignedInPage,
+  input: { client: ClientRecord; secret: string | null; issuer: string },
+): string {
   const { client, secret } = input;
   return consolePage(page, {
     title: `Website ${client.name} is registered`,
     section: 'websites',
-    notice: { kind: 'success', text: secret === null ? 'The app is registered as a public client.' : 'The website is registered. Copy its secret now: it is shown only once.' },
+    notice: {
+      kind: 'success',
+      text:
+        secret === null
+          ? 'The app is registered as a public client.'
+          : 'The website is registered. Copy its secret now: it is shown only once.',
+    },
     body: html`<dl>
 <dt>Client ID</dt><dd><div class="copy-row"><code id="client-id">${client.id}</code> <button type="button" class="secondary copy" data-copy="client-id">Copy</button></div></dd>
 ${endpoints(input.issuer)}
@@ -85,16 +133,21 @@ ${endpoints(input.issuer)}
 <dt>Approval</dt><dd>${approvalText(client.approval)}</dd>
 <dt>Kind</dt><dd id="client-type">${clientTypeText(client)}</dd>
 </dl>
-${secret === null
-  ? html`<p id="public-client-note">A public client has no secret: it sends its client ID and the PKCE code verifier to the token endpoint (token_endpoint_auth_method none).</p>`
-  : html`${secretOnce('Client secret', 'client-secret', secret)}
-<p>Your website authenticates at the token endpoint with the client ID and this secret (client_secret_post).</p>`}
+${
+  secret === null
+    ? html`<p id="public-client-note">A public client has no secret: it sends its client ID and the PKCE code verifier to the token endpoint (token_endpoint_auth_method none).</p>`
+    : html`${secretOnce('Client secret', 'client-secret', secret)}
+<p>Your website authenticates at the token endpoint with the client ID and this secret (client_secret_post).</p>`
+}
 <p><a href="${websitePath(client.id)}">Go to the website's page</a></p>`,
   });
 }
 
 /** A new client secret after a rotation, shown once. */
-export function websiteSecretPage(page: SignedInPage, input: { client: ClientRecord; secret: string; until: number | null }): string {
+export function websiteSecretPage(
+  page: SignedInPage,
+  input: { client: ClientRecord; secret: string; until: number | null },
+): string {
   return consolePage(page, {
     title: `New secret for ${input.client.name}`,
     section: 'websites',
@@ -137,13 +190,21 @@ ${previousSecretNote(client.previous_secret_expires_at, input.now)}
 </section>
 <section aria-labelledby="actions-heading">
 <h2 id="actions-heading">Manage</h2>
-${client.token_endpoint_auth_method === 'none' ? '' : html`<h3>Secret</h3>
-${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this website')}`}
+${
+  client.token_endpoint_auth_method === 'none'
+    ? ''
+    : html`<h3>Secret</h3>
+${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this website')}`
+}
 <h3>Access</h3>
 <div class="row">
-${client.status === 'active'
-  ? actionButton(csrf, `${base}/disable`, 'Disable', { confirm: 'Disable this website? It cannot start sign-ins, and its tokens stop working until you enable it.' })
-  : actionButton(csrf, `${base}/enable`, 'Enable')}
+${
+  client.status === 'active'
+    ? actionButton(csrf, `${base}/disable`, 'Disable', {
+        confirm: 'Disable this website? It cannot start sign-ins, and its tokens stop working until you enable it.',
+      })
+    : actionButton(csrf, `${base}/enable`, 'Enable')
+}
 ${actionButton(csrf, `${base}/revoke-grants`, 'Revoke all grants', { confirm: 'Revoke every grant of this website? Every token it holds stops working for good.' })}
 </div>
 </section>

@@ -10,8 +10,19 @@ import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
 import { accountPage, confirmPage, overviewPage } from '../pages/account.ts';
 import { safeNext } from '../next.ts';
 import { noticeFor } from '../pages/shell.ts';
-import { reauthenticationOptions, registerPasskey, registrationOptions, removePasskey, renamePasskey } from '../passkeys.ts';
-import { confirmWithOwnPasskey, confirmWithPassword, notifySignInMethodChange, requireFreshAuthentication } from '../reauthentication.ts';
+import {
+  reauthenticationOptions,
+  registerPasskey,
+  registrationOptions,
+  removePasskey,
+  renamePasskey,
+} from '../passkeys.ts';
+import {
+  confirmWithOwnPasskey,
+  confirmWithPassword,
+  notifySignInMethodChange,
+  requireFreshAuthentication,
+} from '../reauthentication.ts';
 import { listSessions } from '../sessions.ts';
 import type { ConsoleScope, Form } from './index.ts';
 
@@ -26,24 +37,45 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       ctx.store.console.listClientsOf(page.account.id),
       ctx.store.console.listPasskeys(page.account.id),
     ]);
-    return area.send(reply, overviewPage(page, { agents, websites, hasCredential: passkeys.length > 0 || page.account.password_hash !== null, notice: noticeFor(request.query.notice) }));
+    return area.send(
+      reply,
+      overviewPage(page, {
+        agents,
+        websites,
+        hasCredential: passkeys.length > 0 || page.account.password_hash !== null,
+        notice: noticeFor(request.query.notice),
+      }),
+    );
   });
 
   /** The account page, with a notice, field errors or a fresh invitation link. */
-  const show = async (request: FastifyRequest, reply: FastifyReply, extra: { notice?: string; errors?: Record<string, string>; invitation?: { url: string; expiresAt: number } } = {}, status = 200) => {
+  const show = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    extra: { notice?: string; errors?: Record<string, string>; invitation?: { url: string; expiresAt: number } } = {},
+    status = 200,
+  ) => {
     const page = await area.page(request, reply);
-    const [passkeys, sessions, links] = await Promise.all([ctx.store.console.listPasskeys(page.account.id), listSessions(ctx, page.account), outstandingLinks(ctx, page.account.id)]);
-    return area.send(reply, accountPage(page, {
-      passkeys,
-      sessions,
-      currentSessionId: request.signedIn!.session.id,
-      canMail: ctx.console.mailer !== null,
-      canInvite,
-      notice: noticeFor(extra.notice),
-      errors: extra.errors,
-      invitation: extra.invitation,
-      links,
-    }), status);
+    const [passkeys, sessions, links] = await Promise.all([
+      ctx.store.console.listPasskeys(page.account.id),
+      listSessions(ctx, page.account),
+      outstandingLinks(ctx, page.account.id),
+    ]);
+    return area.send(
+      reply,
+      accountPage(page, {
+        passkeys,
+        sessions,
+        currentSessionId: request.signedIn!.session.id,
+        canMail: ctx.console.mailer !== null,
+        canInvite,
+        notice: noticeFor(extra.notice),
+        errors: extra.errors,
+        invitation: extra.invitation,
+        links,
+      }),
+      status,
+    );
   };
   /** Runs a form's action; an InvalidField shows the page again with the message beside its field. */
   const act = async (request: FastifyRequest, reply: FastifyReply, action: () => Promise<string>) => {
@@ -57,15 +89,34 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
 
   /** Mails the owner about a change to how they sign in (where SMTP is configured). */
   const tellOwner = (request: FastifyRequest, account: AccountRecord, change: string) =>
-    notifySignInMethodChange(ctx, account, change, request.ip, (error) => request.log.warn({ err: error }, 'the mail about a sign-in method change could not be sent'));
+    notifySignInMethodChange(ctx, account, change, request.ip, (error) =>
+      request.log.warn({ err: error }, 'the mail about a sign-in method change could not be sent'),
+    );
 
   // "Confirm it is you": a password or a passkey, before adding or removing a sign-in method.
-  const showConfirm = async (request: FastifyRequest, reply: FastifyReply, next: string, errors: Record<string, string> = {}, status = 200) => {
+  const showConfirm = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    next: string,
+    errors: Record<string, string> = {},
+    status = 200,
+  ) => {
     const page = await area.page(request, reply);
     const passkeys = await ctx.store.console.listPasskeys(page.account.id);
-    return area.send(reply, confirmPage(page, { hasPassword: page.account.password_hash !== null, hasPasskey: passkeys.length > 0, next, errors }), status);
+    return area.send(
+      reply,
+      confirmPage(page, {
+        hasPassword: page.account.password_hash !== null,
+        hasPasskey: passkeys.length > 0,
+        next,
+        errors,
+      }),
+      status,
+    );
   };
-  scope.get<{ Querystring: Form }>('/account/confirm', (request, reply) => showConfirm(request, reply, safeNext(request.query.next ?? '/console/account')));
+  scope.get<{ Querystring: Form }>('/account/confirm', (request, reply) =>
+    showConfirm(request, reply, safeNext(request.query.next ?? '/console/account')),
+  );
   scope.post<{ Body: Form }>('/account/confirm', { preHandler: guard }, async (request, reply) => {
     area.account(request);
     const next = safeNext(request.body?.next ?? '/console/account');
@@ -73,7 +124,8 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       await confirmWithPassword(ctx, request.signedIn!, request.body?.password ?? '', request.ip);
     } catch (error) {
       if (error instanceof InvalidField) return showConfirm(request, reply, next, { password: error.description }, 401);
-      if (error instanceof SlowDown) return showConfirm(request, reply.headers(error.headers), next, { password: error.description }, 429);
+      if (error instanceof SlowDown)
+        return showConfirm(request, reply.headers(error.headers), next, { password: error.description }, 429);
       throw error;
     }
     return area.redirect(reply, next);
@@ -82,15 +134,30 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     const account = area.account(request);
     return reply.header('cache-control', 'no-store').send(await reauthenticationOptions(ctx, account));
   });
-  scope.post<{ Body: { challengeId?: unknown; response?: unknown; next?: unknown } }>('/account/confirm/passkey', { preHandler: guard, config: { webauthnResponse: true } }, async (request, reply) => {
-    area.account(request);
-    const { challengeId, response, next } = request.body ?? {};
-    if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null) throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
-    await confirmWithOwnPasskey(ctx, request.signedIn!, challengeId, response as AuthenticationResponseJSON, request.ip);
-    return reply.header('cache-control', 'no-store').send({ redirect: safeNext(typeof next === 'string' ? next : '/console/account') });
-  });
+  scope.post<{ Body: { challengeId?: unknown; response?: unknown; next?: unknown } }>(
+    '/account/confirm/passkey',
+    { preHandler: guard, config: { webauthnResponse: true } },
+    async (request, reply) => {
+      area.account(request);
+      const { challengeId, response, next } = request.body ?? {};
+      if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null)
+        throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
+      await confirmWithOwnPasskey(
+        ctx,
+        request.signedIn!,
+        challengeId,
+        response as AuthenticationResponseJSON,
+        request.ip,
+      );
+      return reply
+        .header('cache-control', 'no-store')
+        .send({ redirect: safeNext(typeof next === 'string' ? next : '/console/account') });
+    },
+  );
 
-  scope.get<{ Querystring: Form }>('/account', (request, reply) => show(request, reply, { notice: request.query.notice }));
+  scope.get<{ Querystring: Form }>('/account', (request, reply) =>
+    show(request, reply, { notice: request.query.notice }),
+  );
 
   scope.post<{ Body: Form }>('/account/name', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
@@ -98,7 +165,8 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       await rename(ctx, account, request.body?.name ?? '');
       await recordConsoleEvent(ctx, account, 'account.rename', account.id, request.ip);
       return 'name_saved';
-    }));
+    }),
+  );
 
   scope.post<{ Body: Form }>('/account/password', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
@@ -110,7 +178,8 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
         try {
           await confirmWithPassword(ctx, request.signedIn!, request.body?.current_password ?? '', request.ip);
         } catch (error) {
-          if (error instanceof InvalidField) throw new InvalidField('current_password', 'The current password is wrong.');
+          if (error instanceof InvalidField)
+            throw new InvalidField('current_password', 'The current password is wrong.');
           throw error;
         }
       } else {
@@ -120,7 +189,8 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       await recordConsoleEvent(ctx, account, 'account.set_password', account.id, request.ip);
       await tellOwner(request, account, hadPassword ? 'Your password was changed' : 'A password was set');
       return 'password_saved';
-    }));
+    }),
+  );
 
   scope.post('/account/password/remove', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
@@ -130,15 +200,18 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       await recordConsoleEvent(ctx, account, 'account.remove_password', account.id, request.ip);
       await tellOwner(request, account, 'Your password was removed');
       return 'password_removed';
-    }));
+    }),
+  );
 
   scope.post('/account/verify-email', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
       const account = area.account(request);
-      if (!(await sendVerificationEmail(ctx, account))) throw new InvalidField('email', 'This server sends no mail; ask an administrator to verify your email.');
+      if (!(await sendVerificationEmail(ctx, account)))
+        throw new InvalidField('email', 'This server sends no mail; ask an administrator to verify your email.');
       await recordConsoleEvent(ctx, account, 'account.send_verification', account.id, request.ip);
       return 'verification_sent';
-    }));
+    }),
+  );
 
   // Passkey registration: two JSON calls from console.js, with the CSRF token in a header; their
   // errors are answered in the JSON shape by the scope (routes/index.ts).
@@ -147,23 +220,38 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     await requireFreshAuthentication(ctx, request.signedIn!);
     return reply.header('cache-control', 'no-store').send(await registrationOptions(ctx, account));
   });
-  scope.post<{ Body: { challengeId?: unknown; response?: unknown; name?: unknown } }>('/account/passkeys', { preHandler: guard, config: { webauthnResponse: true } }, async (request, reply) => {
-    const account = area.account(request);
-    await requireFreshAuthentication(ctx, request.signedIn!);
-    const { challengeId, response, name } = request.body ?? {};
-    if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null) throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
-    const passkey = await registerPasskey(ctx, account, challengeId, response as RegistrationResponseJSON, typeof name === 'string' ? name : undefined);
-    await recordConsoleEvent(ctx, account, 'account.add_passkey', account.id, request.ip, passkey.name);
-    await tellOwner(request, account, `A passkey named ${JSON.stringify(passkey.name)} was added`);
-    return reply.header('cache-control', 'no-store').send({ redirect: '/console/account?notice=passkey_added' });
-  });
-  scope.post<{ Params: { id: string }; Body: Form }>('/account/passkeys/:id/rename', { preHandler: guard }, (request, reply) =>
-    act(request, reply, async () => {
+  scope.post<{ Body: { challengeId?: unknown; response?: unknown; name?: unknown } }>(
+    '/account/passkeys',
+    { preHandler: guard, config: { webauthnResponse: true } },
+    async (request, reply) => {
       const account = area.account(request);
-      await renamePasskey(ctx, account, request.params.id, request.body?.name ?? '');
-      await recordConsoleEvent(ctx, account, 'account.rename_passkey', account.id, request.ip);
-      return 'passkey_renamed';
-    }));
+      await requireFreshAuthentication(ctx, request.signedIn!);
+      const { challengeId, response, name } = request.body ?? {};
+      if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null)
+        throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
+      const passkey = await registerPasskey(
+        ctx,
+        account,
+        challengeId,
+        response as RegistrationResponseJSON,
+        typeof name === 'string' ? name : undefined,
+      );
+      await recordConsoleEvent(ctx, account, 'account.add_passkey', account.id, request.ip, passkey.name);
+      await tellOwner(request, account, `A passkey named ${JSON.stringify(passkey.name)} was added`);
+      return reply.header('cache-control', 'no-store').send({ redirect: '/console/account?notice=passkey_added' });
+    },
+  );
+  scope.post<{ Params: { id: string }; Body: Form }>(
+    '/account/passkeys/:id/rename',
+    { preHandler: guard },
+    (request, reply) =>
+      act(request, reply, async () => {
+        const account = area.account(request);
+        await renamePasskey(ctx, account, request.params.id, request.body?.name ?? '');
+        await recordConsoleEvent(ctx, account, 'account.rename_passkey', account.id, request.ip);
+        return 'passkey_renamed';
+      }),
+  );
   scope.post<{ Params: { id: string } }>('/account/passkeys/:id/remove', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
       const account = area.account(request);
@@ -172,7 +260,8 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       await recordConsoleEvent(ctx, account, 'account.remove_passkey', account.id, request.ip, removed.name);
       await tellOwner(request, account, `The passkey named ${JSON.stringify(removed.name)} was removed`);
       return 'passkey_removed';
-    }));
+    }),
+  );
 
   scope.post<{ Params: { id: string } }>('/account/sessions/:id/end', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
@@ -180,14 +269,16 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       await ctx.store.console.deleteSession(request.params.id, account.id);
       await recordConsoleEvent(ctx, account, 'account.end_session', account.id, request.ip);
       return 'session_ended';
-    }));
+    }),
+  );
   scope.post('/account/sessions/end-others', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
       const account = area.account(request);
       await ctx.store.console.deleteSessionsOf(account.id, request.signedIn!.session.id);
       await recordConsoleEvent(ctx, account, 'account.end_other_sessions', account.id, request.ip);
       return 'sessions_ended';
-    }));
+    }),
+  );
   scope.post('/account/sessions/end-all', { preHandler: guard }, async (request, reply) => {
     const account = area.account(request);
     await ctx.store.console.deleteSessionsOf(account.id);
@@ -209,7 +300,15 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     act(request, reply, async () => {
       const account = area.account(request);
       const link = await revokeOutstandingLink(ctx, request.params.id, account.id);
-      await recordConsoleEvent(ctx, account, 'account.revoke_link', link.account_id ?? account.id, request.ip, `${link.purpose} ${request.params.id}`);
+      await recordConsoleEvent(
+        ctx,
+        account,
+        'account.revoke_link',
+        link.account_id ?? account.id,
+        request.ip,
+        `${link.purpose} ${request.params.id}`,
+      );
       return 'link_revoked';
-    }));
+    }),
+  );
 }

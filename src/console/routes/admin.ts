@@ -12,7 +12,13 @@ import { InvalidField } from '../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { decodeCursor, encodeCursor } from '../history.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
-import { adminAccountsPage, adminAgentsPage, adminEventsPage, adminLinksPage, adminWebsitesPage } from '../pages/admin.ts';
+import {
+  adminAccountsPage,
+  adminAgentsPage,
+  adminEventsPage,
+  adminLinksPage,
+  adminWebsitesPage,
+} from '../pages/admin.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './index.ts';
 
@@ -35,40 +41,70 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   /** How many of the records each account owns. */
   const countOf = (records: Array<{ account_id: string | null }>) => {
     const counts = new Map<string, number>();
-    for (const record of records) if (record.account_id !== null) counts.set(record.account_id, (counts.get(record.account_id) ?? 0) + 1);
+    for (const record of records)
+      if (record.account_id !== null) counts.set(record.account_id, (counts.get(record.account_id) ?? 0) + 1);
     return (id: string) => counts.get(id) ?? 0;
   };
   const ownersOf = (accounts: AccountRecord[]) => new Map(accounts.map((account) => [account.id, account]));
 
   /** The accounts page, with a notice, an error, or a setup link shown once. */
-  const showAccounts = async (request: FastifyRequest, reply: FastifyReply, extra: { notice?: ConsolePage['notice']; setupLink?: { email: string; url: string; expiresAt: number } } = {}, status = 200) => {
+  const showAccounts = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    extra: { notice?: ConsolePage['notice']; setupLink?: { email: string; url: string; expiresAt: number } } = {},
+    status = 200,
+  ) => {
     admin(request);
     const page = await area.page(request, reply);
-    const [accounts, agents, clients] = await Promise.all([ctx.store.console.listAccounts(), ctx.store.listAgents(), ctx.store.listClients()]);
+    const [accounts, agents, clients] = await Promise.all([
+      ctx.store.console.listAccounts(),
+      ctx.store.listAgents(),
+      ctx.store.listClients(),
+    ]);
     const agentsOf = countOf(agents);
     const websitesOf = countOf(clients);
-    return area.send(reply, adminAccountsPage(page, {
-      rows: accounts.map((account) => ({ account, agents: agentsOf(account.id), websites: websitesOf(account.id) })),
-      notice: extra.notice ?? null,
-      setupLink: extra.setupLink,
-    }), status);
+    return area.send(
+      reply,
+      adminAccountsPage(page, {
+        rows: accounts.map((account) => ({ account, agents: agentsOf(account.id), websites: websitesOf(account.id) })),
+        notice: extra.notice ?? null,
+        setupLink: extra.setupLink,
+      }),
+      status,
+    );
   };
 
-  scope.get<{ Querystring: Form }>('/admin', (request, reply) => showAccounts(request, reply, { notice: noticeFor(request.query.notice) }));
+  scope.get<{ Querystring: Form }>('/admin', (request, reply) =>
+    showAccounts(request, reply, { notice: noticeFor(request.query.notice) }),
+  );
 
   scope.get<{ Querystring: Form }>('/admin/links', async (request, reply) => {
     admin(request);
     const page = await area.page(request, reply);
-    return area.send(reply, adminLinksPage(page, { links: await outstandingLinks(ctx), notice: noticeFor(request.query.notice) }));
+    return area.send(
+      reply,
+      adminLinksPage(page, { links: await outstandingLinks(ctx), notice: noticeFor(request.query.notice) }),
+    );
   });
 
   // Any unused link, whoever made it; the target is the account a setup link is for, or the invitation's maker.
-  scope.post<{ Params: { id: string }; Body: Form }>('/admin/links/:id/revoke', { preHandler: guard }, async (request, reply) => {
-    const actor = admin(request);
-    const link = await revokeOutstandingLink(ctx, request.params.id);
-    await recordConsoleEvent(ctx, actor, 'admin.revoke_link', link.account_id ?? link.created_by, request.ip, `${link.purpose} ${request.params.id}`);
-    return area.redirect(reply, '/console/admin/links?notice=link_revoked');
-  });
+  scope.post<{ Params: { id: string }; Body: Form }>(
+    '/admin/links/:id/revoke',
+    { preHandler: guard },
+    async (request, reply) => {
+      const actor = admin(request);
+      const link = await revokeOutstandingLink(ctx, request.params.id);
+      await recordConsoleEvent(
+        ctx,
+        actor,
+        'admin.revoke_link',
+        link.account_id ?? link.created_by,
+        request.ip,
+        `${link.purpose} ${request.params.id}`,
+      );
+      return area.redirect(reply, '/console/admin/links?notice=link_revoked');
+    },
+  );
 
   scope.get('/admin/agents', async (request, reply) => {
     admin(request);
@@ -88,18 +124,28 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     admin(request);
     const page = await area.page(request, reply);
     const before = decodeCursor(request.query.before);
-    const [rows, accounts] = await Promise.all([ctx.store.console.listEvents({ limit: EVENTS_PAGE + 1, before }), ctx.store.console.listAccounts()]);
+    const [rows, accounts] = await Promise.all([
+      ctx.store.console.listEvents({ limit: EVENTS_PAGE + 1, before }),
+      ctx.store.console.listAccounts(),
+    ]);
     const events = rows.slice(0, EVENTS_PAGE);
     const last = events[events.length - 1];
     const next = rows.length > EVENTS_PAGE && last ? encodeCursor({ at: Number(last.at), id: last.id }) : null;
-    return area.send(reply, adminEventsPage(page, { events, accounts: ownersOf(accounts), next, first: before === undefined }));
+    return area.send(
+      reply,
+      adminEventsPage(page, { events, accounts: ownersOf(accounts), next, first: before === undefined }),
+    );
   });
 
   /**
    * Runs an action on the account of the URL (404 page for an unknown one), records it, and
    * shows the accounts page with its notice; an InvalidField shows the page with the message, 400.
    */
-  const onAccount = async (request: AccountAction, reply: FastifyReply, action: (actor: AccountRecord, target: AccountRecord) => Promise<string>) => {
+  const onAccount = async (
+    request: AccountAction,
+    reply: FastifyReply,
+    action: (actor: AccountRecord, target: AccountRecord) => Promise<string>,
+  ) => {
     const actor = admin(request);
     const target = await accountById(ctx, request.params.id);
     try {
@@ -110,37 +156,56 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     }
   };
 
-  for (const [name, status, notice] of [['disable', 'disabled', 'account_disabled'], ['enable', 'active', 'account_enabled']] as const) {
-    scope.post<{ Params: { id: string }; Body: Form }>(`/admin/accounts/:id/${name}`, { preHandler: guard }, (request, reply) =>
-      onAccount(request, reply, async (actor, target) => {
-        await setAccountStatus(ctx, actor, target, status);
-        await recordConsoleEvent(ctx, actor, `admin.${name}_account`, target.id, request.ip);
-        return notice;
-      }));
+  for (const [name, status, notice] of [
+    ['disable', 'disabled', 'account_disabled'],
+    ['enable', 'active', 'account_enabled'],
+  ] as const) {
+    scope.post<{ Params: { id: string }; Body: Form }>(
+      `/admin/accounts/:id/${name}`,
+      { preHandler: guard },
+      (request, reply) =>
+        onAccount(request, reply, async (actor, target) => {
+          await setAccountStatus(ctx, actor, target, status);
+          await recordConsoleEvent(ctx, actor, `admin.${name}_account`, target.id, request.ip);
+          return notice;
+        }),
+    );
   }
 
-  scope.post<{ Params: { id: string }; Body: Form }>('/admin/accounts/:id/role', { preHandler: guard }, (request, reply) =>
-    onAccount(request, reply, async (actor, target) => {
-      const role = request.body?.role;
-      if (!ROLES.includes(role as AccountRole)) throw new InvalidField('role', 'Choose the role admin or member.');
-      await setAccountRole(ctx, actor, target, role as AccountRole);
-      await recordConsoleEvent(ctx, actor, 'admin.set_role', target.id, request.ip, role);
-      return 'role_changed';
-    }));
+  scope.post<{ Params: { id: string }; Body: Form }>(
+    '/admin/accounts/:id/role',
+    { preHandler: guard },
+    (request, reply) =>
+      onAccount(request, reply, async (actor, target) => {
+        const role = request.body?.role;
+        if (!ROLES.includes(role as AccountRole)) throw new InvalidField('role', 'Choose the role admin or member.');
+        await setAccountRole(ctx, actor, target, role as AccountRole);
+        await recordConsoleEvent(ctx, actor, 'admin.set_role', target.id, request.ip, role);
+        return 'role_changed';
+      }),
+  );
 
-  scope.post<{ Params: { id: string }; Body: Form }>('/admin/accounts/:id/verify-email', { preHandler: guard }, (request, reply) =>
-    onAccount(request, reply, async (actor, target) => {
-      await verifyEmailByAdmin(ctx, target);
-      await recordConsoleEvent(ctx, actor, 'admin.verify_email', target.id, request.ip, target.email);
-      return 'email_verified';
-    }));
+  scope.post<{ Params: { id: string }; Body: Form }>(
+    '/admin/accounts/:id/verify-email',
+    { preHandler: guard },
+    (request, reply) =>
+      onAccount(request, reply, async (actor, target) => {
+        await verifyEmailByAdmin(ctx, target);
+        await recordConsoleEvent(ctx, actor, 'admin.verify_email', target.id, request.ip, target.email);
+        return 'email_verified';
+      }),
+  );
 
   // A new setup link (someone who lost their passkey): shown once, on the page itself rather than after a redirect.
-  scope.post<{ Params: { id: string }; Body: Form }>('/admin/accounts/:id/setup-link', { preHandler: guard }, async (request, reply) => {
-    const actor = admin(request);
-    const target = await accountById(ctx, request.params.id);
-    const link = await issueLink(ctx, 'setup', { accountId: target.id, createdBy: actor.id });
-    await recordConsoleEvent(ctx, actor, 'admin.setup_link', target.id, request.ip);
-    return showAccounts(request, reply, { setupLink: { email: target.email, ...link } });
-  });
+  scope.post<{ Params: { id: string }; Body: Form }>(
+    '/admin/accounts/:id/setup-link',
+    { preHandler: guard },
+    async (request, reply) => {
+      const actor = admin(request);
+      const target = await accountById(ctx, request.params.id);
+      const link = await issueLink(ctx, 'setup', { accountId: target.id, createdBy: actor.id });
+      await recordConsoleEvent(ctx, actor, 'admin.setup_link', target.id, request.ip);
+      return showAccounts(request, reply, { setupLink: { email: target.email, ...link } });
+    },
+  );
 }

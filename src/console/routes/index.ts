@@ -50,8 +50,8 @@ export interface ConsoleScope {
   redirect(reply: FastifyReply, path: string): FastifyReply;
 }
 
-
-const redirectTo = (reply: FastifyReply, path: string) => reply.code(303).headers(pageHeaders()).header('location', path).send();
+const redirectTo = (reply: FastifyReply, path: string) =>
+  reply.code(303).headers(pageHeaders()).header('location', path).send();
 
 export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
   const session = browserCookie(ctx.config.baseUrl, 'agentauth_console');
@@ -66,7 +66,11 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
       scope.addHook('preValidation', (request, _reply, done) => {
         request.query = singleValues(request.query);
         const response = (request.body as { response?: unknown } | null | undefined)?.response;
-        const keepResponse = request.routeOptions.config.webauthnResponse === true && typeof response === 'object' && response !== null && !Array.isArray(response);
+        const keepResponse =
+          request.routeOptions.config.webauthnResponse === true &&
+          typeof response === 'object' &&
+          response !== null &&
+          !Array.isArray(response);
         request.body = { ...singleValues(request.body), ...(keepResponse ? { response } : {}) };
         done();
       });
@@ -74,10 +78,14 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
         request.signedIn = await currentSession(ctx, session.read(request));
       });
       scope.setNotFoundHandler((_request, reply) => {
-        void reply.code(404).headers(pageHeaders()).send(consoleErrorPage('not_found', 'There is no such page in the console.', 404));
+        void reply
+          .code(404)
+          .headers(pageHeaders())
+          .send(consoleErrorPage('not_found', 'There is no such page in the console.', 404));
       });
 
-      const send = (reply: FastifyReply, body: string, status = 200) => reply.code(status).headers(pageHeaders()).send(body);
+      const send = (reply: FastifyReply, body: string, status = 200) =>
+        reply.code(status).headers(pageHeaders()).send(body);
       const account = (request: FastifyRequest) => {
         if (!request.signedIn) throw new SignInRequired('Sign in to the console first.');
         return request.signedIn.account;
@@ -106,7 +114,10 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
         if (request.headers['content-type']?.startsWith('application/json')) {
           const { status, headers, body, unexpected } = describeError(error);
           if (unexpected) request.log.error({ err: error }, 'console call failed');
-          void reply.code(status).headers({ 'cache-control': 'no-store', ...headers }).send(body);
+          void reply
+            .code(status)
+            .headers({ 'cache-control': 'no-store', ...headers })
+            .send(body);
           return true;
         }
         // A change to how the account signs in, without a recent proof: confirm first. Every such
@@ -117,7 +128,10 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
         }
         // A page that needs a session, without one: sign in first, then come back.
         if (!(error instanceof SignInRequired)) return false;
-        void redirectTo(reply, request.method === 'GET' ? `/console/sign-in?next=${encodeURIComponent(request.url)}` : '/console/sign-in');
+        void redirectTo(
+          reply,
+          request.method === 'GET' ? `/console/sign-in?next=${encodeURIComponent(request.url)}` : '/console/sign-in',
+        );
         return true;
       },
     },

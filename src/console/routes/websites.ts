@@ -28,36 +28,76 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   const reachable = (account: AccountRecord, id: string) => reachableClient(ctx, account, id);
 
   /** The list of the signed-in account's websites with the registration form. */
-  const list = async (request: FastifyRequest, reply: FastifyReply, state: FormState & { notice?: ConsolePage['notice'] }, status = 200) => {
+  const list = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    state: FormState & { notice?: ConsolePage['notice'] },
+    status = 200,
+  ) => {
     const page = await area.page(request, reply);
     const websites = await ctx.store.console.listClientsOf(page.account.id);
-    return area.send(reply, websitesPage(page, { websites, publicClients: ctx.config.publicClients, ...state }), status);
+    return area.send(
+      reply,
+      websitesPage(page, { websites, publicClients: ctx.config.publicClients, ...state }),
+      status,
+    );
   };
 
   /** A website's page: details, actions and one page of its sign-ins. */
-  const show = async (request: FastifyRequest, reply: FastifyReply, client: ClientRecord, state: FormState & { notice?: ConsolePage['notice']; before?: string }, status = 200) => {
+  const show = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    client: ClientRecord,
+    state: FormState & { notice?: ConsolePage['notice']; before?: string },
+    status = 200,
+  ) => {
     const page = await area.page(request, reply);
     const before = decodeCursor(state.before);
     const history = await signInPage(ctx, { client_id: client.id }, before);
-    return area.send(reply, websitePage(page, { client, now: ctx.clock(), issuer: ctx.config.baseUrl, history: { ...history, paged: before !== undefined }, errors: state.errors, notice: state.notice }), status);
+    return area.send(
+      reply,
+      websitePage(page, {
+        client,
+        now: ctx.clock(),
+        issuer: ctx.config.baseUrl,
+        history: { ...history, paged: before !== undefined },
+        errors: state.errors,
+        notice: state.notice,
+      }),
+      status,
+    );
   };
 
   /** Runs an action on a website the account may reach (else 404) and redirects with its notice. */
-  const act = async (request: FastifyRequest<{ Params: Params; Body: Form }>, reply: FastifyReply, action: (account: AccountRecord, client: ClientRecord) => Promise<string>) => {
+  const act = async (
+    request: FastifyRequest<{ Params: Params; Body: Form }>,
+    reply: FastifyReply,
+    action: (account: AccountRecord, client: ClientRecord) => Promise<string>,
+  ) => {
     const account = area.account(request);
     const client = await reachable(account, request.params.id);
     return area.redirect(reply, `${websitePath(client.id)}?notice=${await action(account, client)}`);
   };
 
-  scope.get<{ Querystring: Form }>('/websites', (request, reply) => list(request, reply, { notice: noticeFor(request.query.notice) }));
+  scope.get<{ Querystring: Form }>('/websites', (request, reply) =>
+    list(request, reply, { notice: noticeFor(request.query.notice) }),
+  );
 
   scope.post<{ Body: Form }>('/websites', { preHandler: guard }, async (request, reply) => {
     const account = area.account(request);
     const form = request.body ?? {};
     try {
-      const { client, secret } = await createOwnedWebsite(ctx, account, { name: form.name, redirect_uris: form.redirect_uris, approval: form.approval, client_type: form.client_type });
+      const { client, secret } = await createOwnedWebsite(ctx, account, {
+        name: form.name,
+        redirect_uris: form.redirect_uris,
+        approval: form.approval,
+        client_type: form.client_type,
+      });
       await recordConsoleEvent(ctx, account, 'website.create', client.id, request.ip, client.name);
-      return area.send(reply, websiteCreatedPage(await area.page(request, reply), { client, secret, issuer: ctx.config.baseUrl }));
+      return area.send(
+        reply,
+        websiteCreatedPage(await area.page(request, reply), { client, secret, issuer: ctx.config.baseUrl }),
+      );
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
       return list(request, reply, { values: formValues(form), errors: { [error.field]: error.description } }, 400);
@@ -82,7 +122,14 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     }
     const secret = await rotateClientSecret(ctx, client.id, grace);
     await recordConsoleEvent(ctx, account, 'website.rotate_secret', client.id, request.ip, `grace ${grace} s`);
-    return area.send(reply, websiteSecretPage(await area.page(request, reply), { client, secret, until: grace > 0 ? ctx.clock() + grace : null }));
+    return area.send(
+      reply,
+      websiteSecretPage(await area.page(request, reply), {
+        client,
+        secret,
+        until: grace > 0 ? ctx.clock() + grace : null,
+      }),
+    );
   });
 
   scope.post<{ Params: Params; Body: Form }>('/websites/:id/disable', { preHandler: guard }, (request, reply) =>
@@ -90,19 +137,22 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       await setClientStatus(ctx, client.id, 'inactive');
       await recordConsoleEvent(ctx, account, 'website.disable', client.id, request.ip);
       return 'website_disabled';
-    }));
+    }),
+  );
 
   scope.post<{ Params: Params; Body: Form }>('/websites/:id/enable', { preHandler: guard }, (request, reply) =>
     act(request, reply, async (account, client) => {
       await setClientStatus(ctx, client.id, 'active');
       await recordConsoleEvent(ctx, account, 'website.enable', client.id, request.ip);
       return 'website_enabled';
-    }));
+    }),
+  );
 
   scope.post<{ Params: Params; Body: Form }>('/websites/:id/revoke-grants', { preHandler: guard }, (request, reply) =>
     act(request, reply, async (account, client) => {
       const revoked = await revokeGrants(ctx, { client_id: client.id });
       await recordConsoleEvent(ctx, account, 'website.revoke_grants', client.id, request.ip, revokedDetail(revoked));
       return 'grants_revoked';
-    }));
+    }),
+  );
 }

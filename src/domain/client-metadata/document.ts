@@ -3,7 +3,13 @@
  * (draft-ietf-oauth-client-id-metadata-document-02 §3, §4, §4.1): what this server accepts.
  */
 import { GRANT_TYPES, isGrantType } from '../grant-types.ts';
-import { MAX_CLIENT_ID_LENGTH, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, redirectUriProblem, UNDISPLAYABLE_IN_NAME } from '../clients.ts';
+import {
+  MAX_CLIENT_ID_LENGTH,
+  MAX_CLIENT_NAME_LENGTH,
+  MAX_REDIRECT_URIS,
+  redirectUriProblem,
+  UNDISPLAYABLE_IN_NAME,
+} from '../clients.ts';
 
 /**
  * The client as its metadata document describes it, reduced to what this server uses.
@@ -91,7 +97,8 @@ export function clientIdUrlProblem(clientId: string): string | null {
  * client.redirect_uris; // ['https://app.example/callback']
  */
 export function validateClientMetadataDocument(url: string, body: unknown): ClientMetadataDocument {
-  const problem = (reason: string) => new InvalidMetadataDocument(`the client's metadata document is invalid: ${reason}`);
+  const problem = (reason: string) =>
+    new InvalidMetadataDocument(`the client's metadata document is invalid: ${reason}`);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw problem('it is not a JSON object');
   const doc = body as Record<string, unknown>;
   const has = (name: string) => Object.hasOwn(doc, name);
@@ -100,7 +107,9 @@ export function validateClientMetadataDocument(url: string, body: unknown): Clie
   if (doc.client_id !== url) throw problem('client_id is not exactly the URL the document was fetched from');
 
   if (has('client_secret') || has('client_secret_expires_at')) {
-    throw problem('it must not contain client_secret or client_secret_expires_at (a published document cannot keep a secret)');
+    throw problem(
+      'it must not contain client_secret or client_secret_expires_at (a published document cannot keep a secret)',
+    );
   }
   const method = doc.token_endpoint_auth_method;
   if (typeof method === 'string' && SHARED_SECRET_METHODS.has(method)) {
@@ -117,24 +126,34 @@ export function validateClientMetadataDocument(url: string, body: unknown): Clie
     if (!grantTypes.includes('authorization_code')) throw problem('grant_types must include authorization_code');
   }
   const responseTypes = doc.response_types;
-  if (responseTypes !== undefined && !(isStringArray(responseTypes) && responseTypes.length === 1 && responseTypes[0] === 'code')) {
+  if (
+    responseTypes !== undefined &&
+    !(isStringArray(responseTypes) && responseTypes.length === 1 && responseTypes[0] === 'code')
+  ) {
     throw problem('response_types must be ["code"]');
   }
 
   const name = typeof doc.client_name === 'string' ? doc.client_name.trim() : '';
   if (!name) throw problem('client_name is missing or empty');
-  if ([...name].length > MAX_CLIENT_NAME_LENGTH) throw problem(`client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters`);
+  if ([...name].length > MAX_CLIENT_NAME_LENGTH)
+    throw problem(`client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters`);
   if (UNDISPLAYABLE_IN_NAME.test(name)) throw problem('client_name contains control or text-direction characters');
 
   const redirectUris = doc.redirect_uris;
-  if (!isStringArray(redirectUris) || redirectUris.length === 0) throw problem('redirect_uris must be a non-empty array of strings');
-  if (redirectUris.length > MAX_REDIRECT_URIS) throw problem(`redirect_uris has more than ${MAX_REDIRECT_URIS} entries`);
+  if (!isStringArray(redirectUris) || redirectUris.length === 0)
+    throw problem('redirect_uris must be a non-empty array of strings');
+  if (redirectUris.length > MAX_REDIRECT_URIS)
+    throw problem(`redirect_uris has more than ${MAX_REDIRECT_URIS} entries`);
   redirectUris.forEach((uri, index) => {
     const uriProblem = redirectUriProblem(uri);
     if (uriProblem) throw problem(`redirect_uris[${index}] ${uriProblem}`);
   });
 
-  const client: ClientMetadataDocument = { client_id: url, client_name: name, redirect_uris: [...new Set(redirectUris)] };
+  const client: ClientMetadataDocument = {
+    client_id: url,
+    client_name: name,
+    redirect_uris: [...new Set(redirectUris)],
+  };
   // Display links are optional: a bad one is dropped rather than failing the whole client.
   if (isDisplayLink(doc.client_uri)) client.client_uri = doc.client_uri;
   if (isDisplayLink(doc.logo_uri)) client.logo_uri = doc.logo_uri;
@@ -146,7 +165,8 @@ function isStringArray(value: unknown): value is string[] {
 }
 
 function isDisplayLink(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length > MAX_LINK_LENGTH || !/^https:\/\/[\x21-\x7e]+$/.test(value)) return false;
+  if (typeof value !== 'string' || value.length > MAX_LINK_LENGTH || !/^https:\/\/[\x21-\x7e]+$/.test(value))
+    return false;
   const url = URL.parse(value);
   return url !== null && url.protocol === 'https:' && !url.username && !url.password;
 }
@@ -155,5 +175,8 @@ function hasPrivateKeys(jwks: unknown): boolean {
   if (typeof jwks !== 'object' || jwks === null) return false;
   const keys = (jwks as { keys?: unknown }).keys;
   if (!Array.isArray(keys)) return false;
-  return keys.some((key) => typeof key === 'object' && key !== null && PRIVATE_JWK_MEMBERS.some((member) => Object.hasOwn(key, member)));
+  return keys.some(
+    (key) =>
+      typeof key === 'object' && key !== null && PRIVATE_JWK_MEMBERS.some((member) => Object.hasOwn(key, member)),
+  );
 }

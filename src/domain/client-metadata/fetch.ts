@@ -92,7 +92,9 @@ export function fetchJsonDocument(url: string, options: FetchOptions = {}): Prom
   try {
     target = new URL(url);
   } catch {
-    return Promise.reject(new MetadataFetchError("the client's metadata document could not be fetched: its URL is not valid"));
+    return Promise.reject(
+      new MetadataFetchError("the client's metadata document could not be fetched: its URL is not valid"),
+    );
   }
   const failure = (reason: string) =>
     new MetadataFetchError(`the client's metadata document at ${target.host} could not be fetched: ${reason}`);
@@ -120,7 +122,10 @@ export function fetchJsonDocument(url: string, options: FetchOptions = {}): Prom
       clearTimeout(deadline);
       resolve(value);
     };
-    const deadline = setTimeout(() => fail(failure(responded ? `no complete answer within ${timeoutMs} ms` : UNREACHABLE)), timeoutMs);
+    const deadline = setTimeout(
+      () => fail(failure(responded ? `no complete answer within ${timeoutMs} ms` : UNREACHABLE)),
+      timeoutMs,
+    );
 
     const req = request({
       host,
@@ -213,7 +218,8 @@ function checkedLookup(refused: Refused, specialUse: MetadataFetchError) {
 
 function responseProblem(res: IncomingMessage, maxBytes: number): string | null {
   const status = res.statusCode ?? 0;
-  if (status >= 300 && status < 400) return `the server answered with a redirect (HTTP ${status}), which is not followed`;
+  if (status >= 300 && status < 400)
+    return `the server answered with a redirect (HTTP ${status}), which is not followed`;
   if (status !== 200) return `the server answered HTTP ${status} instead of 200`;
   const mediaType = (res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (mediaType !== 'application/json' && !/^application\/[!#$&^_.+\w-]+\+json$/.test(mediaType)) {

@@ -4,10 +4,20 @@
  * it for as long as its HTTP caching headers say, within this server's bounds (§5.2).
  */
 import { InvalidClient } from '../../protocol/errors.ts';
-import { type ClientMetadataDocument, clientIdUrlProblem, InvalidMetadataDocument, validateClientMetadataDocument } from './document.ts';
+import {
+  type ClientMetadataDocument,
+  clientIdUrlProblem,
+  InvalidMetadataDocument,
+  validateClientMetadataDocument,
+} from './document.ts';
 import { type FetchedJson, fetchJsonDocument, type FetchOptions, MetadataFetchError } from './fetch.ts';
 
-export { type ClientMetadataDocument, clientIdUrlProblem, isClientIdUrl, validateClientMetadataDocument } from './document.ts';
+export {
+  type ClientMetadataDocument,
+  clientIdUrlProblem,
+  isClientIdUrl,
+  validateClientMetadataDocument,
+} from './document.ts';
 export { type AddressStage, fetchJsonDocument, type FetchOptions } from './fetch.ts';
 export { isSpecialUseAddress } from './special-use.ts';
 
@@ -140,7 +150,8 @@ export class ClientMetadataDocuments {
       const response = await fetchJsonDocument(url, this.options.fetch);
       return { document: validateClientMetadataDocument(url, response.body), response };
     } catch (error) {
-      if (error instanceof MetadataFetchError || error instanceof InvalidMetadataDocument) throw new InvalidClient(error.message, 400);
+      if (error instanceof MetadataFetchError || error instanceof InvalidMetadataDocument)
+        throw new InvalidClient(error.message, 400);
       throw error;
     }
   }

@@ -22,7 +22,12 @@ const AuthenticateResponse = Type.Object({ status: Type.Literal('authenticated')
 
 const StatusQuery = Type.Object({ request_id: Token(128) });
 
-const Status = Type.Union([Type.Literal('pending'), Type.Literal('authenticated'), Type.Literal('completed'), Type.Literal('error')]);
+const Status = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('authenticated'),
+  Type.Literal('completed'),
+  Type.Literal('error'),
+]);
 
 const AgentRequestResponse = Type.Object({
   request_id: Type.String(),
@@ -45,30 +50,45 @@ const StatusResponse = Type.Object({
 });
 
 export async function agentRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
-  app.post<{ Body: Static<typeof AuthenticateBody> }>('/api/agent/authenticate', {
-    schema: { body: AuthenticateBody, response: { 200: AuthenticateResponse } },
-  }, async (request, reply) => {
-    const { client } = await authenticateAgent(ctx, request.body, { ip: request.ip, userAgent: request.headers['user-agent'] ?? null });
-    return reply.header('cache-control', 'no-store').send({
-      status: 'authenticated',
-      message: `Agent authenticated. The browser will now continue to ${client.name}.`,
-    });
-  });
+  app.post<{ Body: Static<typeof AuthenticateBody> }>(
+    '/api/agent/authenticate',
+    {
+      schema: { body: AuthenticateBody, response: { 200: AuthenticateResponse } },
+    },
+    async (request, reply) => {
+      const { client } = await authenticateAgent(ctx, request.body, {
+        ip: request.ip,
+        userAgent: request.headers['user-agent'] ?? null,
+      });
+      return reply.header('cache-control', 'no-store').send({
+        status: 'authenticated',
+        message: `Agent authenticated. The browser will now continue to ${client.name}.`,
+      });
+    },
+  );
 
-  app.get<{ Querystring: Static<typeof StatusQuery> }>('/api/check-status', {
-    schema: { querystring: StatusQuery, response: { 200: StatusResponse } },
-  }, async (request, reply) => {
-    const found = await ctx.store.findRequestStatus(request.query.request_id);
-    if (!found) throw new NotFound('The authorization request does not exist.');
-    return reply.header('cache-control', 'no-store').send(statusView(found, ctx.clock()));
-  });
+  app.get<{ Querystring: Static<typeof StatusQuery> }>(
+    '/api/check-status',
+    {
+      schema: { querystring: StatusQuery, response: { 200: StatusResponse } },
+    },
+    async (request, reply) => {
+      const found = await ctx.store.findRequestStatus(request.query.request_id);
+      if (!found) throw new NotFound('The authorization request does not exist.');
+      return reply.header('cache-control', 'no-store').send(statusView(found, ctx.clock()));
+    },
+  );
 
   // What an agent handed only a request_id checks before it authenticates (docs/design.md §5).
-  app.get<{ Querystring: Static<typeof StatusQuery> }>('/api/agent/request', {
-    schema: { querystring: StatusQuery, response: { 200: AgentRequestResponse } },
-  }, async (request, reply) => {
-    const view = await describeRequestForAgent(ctx, request.query.request_id);
-    if (!view) throw new NotFound('The authorization request does not exist.');
-    return reply.header('cache-control', 'no-store').send(view);
-  });
+  app.get<{ Querystring: Static<typeof StatusQuery> }>(
+    '/api/agent/request',
+    {
+      schema: { querystring: StatusQuery, response: { 200: AgentRequestResponse } },
+    },
+    async (request, reply) => {
+      const view = await describeRequestForAgent(ctx, request.query.request_id);
+      if (!view) throw new NotFound('The authorization request does not exist.');
+      return reply.header('cache-control', 'no-store').send(view);
+    },
+  );
 }

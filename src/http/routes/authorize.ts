@@ -66,34 +66,54 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
 
   // The page's script asks which agent authenticated, to show it before the browser goes on.
   // Only the browser that started the request may ask (binding cookie).
-  app.get<{ Querystring: Static<typeof AgentQuery> }>('/authorize/agent', { schema: { querystring: AgentQuery } }, async (request, reply) => {
-    const view = await authenticatedAgentFor(ctx, request.query.request_id, bindingOf(request));
-    return reply.header('cache-control', 'no-store').send(view);
-  });
+  app.get<{ Querystring: Static<typeof AgentQuery> }>(
+    '/authorize/agent',
+    { schema: { querystring: AgentQuery } },
+    async (request, reply) => {
+      const view = await authenticatedAgentFor(ctx, request.query.request_id, bindingOf(request));
+      return reply.header('cache-control', 'no-store').send(view);
+    },
+  );
 
   await formRoutes(app, (scope) => {
-    scope.post<{ Body: Static<typeof ContinueBody> }>('/authorize/continue', {
-      schema: { body: ContinueBody },
-      attachValidation: true,
-    }, async (request, reply) => {
-      try {
-        // A post from another site is refused whatever it carries.
-        refuseCrossSite(request, baseOrigin);
-        if (request.validationError) throw request.validationError;
-        const outcome = await continueAuthorization(
-          ctx,
-          { requestId: request.body.request_id, action: request.body.action ?? 'approve', confirmed: request.body.confirmed === '1' },
-          bindingOf(request),
-        );
-        const formTarget = [new URL((outcome.kind === 'redirect' ? outcome.location : outcome.request.redirect_uri)).origin];
-        if (outcome.kind === 'redirect') return reply.code(302).headers(pageHeaders()).header('location', outcome.location).send();
-        if (outcome.kind === 'confirm') return reply.headers(pageHeaders(formTarget)).send(confirmPage(outcome));
-        return reply.headers(pageHeaders(formTarget)).send(
-          authorizePage({ baseUrl: ctx.config.baseUrl, request: outcome.request, client: outcome.client, notice: 'Your agent has not authenticated yet. This page continues as soon as it has.' }),
-        );
-      } catch (error) {
-        return sendErrorPage(reply, error);
-      }
-    });
+    scope.post<{ Body: Static<typeof ContinueBody> }>(
+      '/authorize/continue',
+      {
+        schema: { body: ContinueBody },
+        attachValidation: true,
+      },
+      async (request, reply) => {
+        try {
+          // A post from another site is refused whatever it carries.
+          refuseCrossSite(request, baseOrigin);
+          if (request.validationError) throw request.validationError;
+          const outcome = await continueAuthorization(
+            ctx,
+            {
+              requestId: request.body.request_id,
+              action: request.body.action ?? 'approve',
+              confirmed: request.body.confirmed === '1',
+            },
+            bindingOf(request),
+          );
+          const formTarget = [
+            new URL(outcome.kind === 'redirect' ? outcome.location : outcome.request.redirect_uri).origin,
+          ];
+          if (outcome.kind === 'redirect')
+            return reply.code(302).headers(pageHeaders()).header('location', outcome.location).send();
+          if (outcome.kind === 'confirm') return reply.headers(pageHeaders(formTarget)).send(confirmPage(outcome));
+          return reply.headers(pageHeaders(formTarget)).send(
+            authorizePage({
+              baseUrl: ctx.config.baseUrl,
+              request: outcome.request,
+              client: outcome.client,
+              notice: 'Your agent has not authenticated yet. This page continues as soon as it has.',
+            }),
+          );
+        } catch (error) {
+          return sendErrorPage(reply, error);
+        }
+      },
+    );
   });
 }

@@ -7,7 +7,11 @@ import { SUPPORTED_SCOPES } from '../../domain/scopes.ts';
 
 /** The optional features that change what the metadata publishes (docs/design.md §13). */
 export type MetadataFeatures = Pick<Config, 'publicClients' | 'clientIdMetadataDocuments' | 'dynamicRegistration'>;
-const NO_FEATURES: MetadataFeatures = { publicClients: false, clientIdMetadataDocuments: false, dynamicRegistration: false };
+const NO_FEATURES: MetadataFeatures = {
+  publicClients: false,
+  clientIdMetadataDocuments: false,
+  dynamicRegistration: false,
+};
 
 /**
  * RFC 8414 metadata. With every optional feature off (the default) it is exactly what

@@ -14,7 +14,11 @@ export async function healthRoutes(app: FastifyInstance, ctx: Context, registry:
       return reply.header('cache-control', 'no-store').send({ status: 'ready', database: ctx.store.engine });
     } catch (error) {
       request.log.warn({ err: error }, 'database not reachable');
-      return reply.code(503).header('cache-control', 'no-store').send({ status: 'unavailable', error: 'temporarily_unavailable', error_description: 'The database is not reachable.' });
+      return reply.code(503).header('cache-control', 'no-store').send({
+        status: 'unavailable',
+        error: 'temporarily_unavailable',
+        error_description: 'The database is not reachable.',
+      });
     }
   });
 
@@ -26,7 +30,8 @@ export async function healthRoutes(app: FastifyInstance, ctx: Context, registry:
     app.get('/metrics', async (request, reply) => {
       const given = /^Bearer +(\S+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
       // Compared as digests, in constant time: neither the token nor its length leaks.
-      if (!safeEqual(digest(given), expected)) throw new InvalidToken('GET /metrics needs Authorization: Bearer with METRICS_TOKEN.');
+      if (!safeEqual(digest(given), expected))
+        throw new InvalidToken('GET /metrics needs Authorization: Bearer with METRICS_TOKEN.');
       return sendMetrics(reply, registry);
     });
   }
@@ -38,5 +43,8 @@ export async function metricsOnlyRoutes(app: FastifyInstance, registry: Registry
 }
 
 async function sendMetrics(reply: FastifyReply, registry: Registry): Promise<FastifyReply> {
-  return reply.header('content-type', registry.contentType).header('cache-control', 'no-store').send(await registry.metrics());
+  return reply
+    .header('content-type', registry.contentType)
+    .header('cache-control', 'no-store')
+    .send(await registry.metrics());
 }

@@ -42,7 +42,11 @@ const ClientMetadata = {
 };
 const RegistrationRequest = Type.Object(ClientMetadata);
 /** RFC 7592 §2.2: the metadata again, with the client's own client_id (and its secret, if it likes). */
-const UpdateRequest = Type.Object({ ...ClientMetadata, client_id: Nullable(Text(512)), client_secret: Nullable(Text(512)) });
+const UpdateRequest = Type.Object({
+  ...ClientMetadata,
+  client_id: Nullable(Text(512)),
+  client_secret: Nullable(Text(512)),
+});
 
 interface ClientPath {
   Params: { client_id: string };
@@ -55,7 +59,9 @@ interface ClientPath {
 function metadataSchemaError(errors: FastifySchemaValidationError[], dataVar: string): Error {
   const message = schemaErrorMessage(errors);
   if (dataVar !== 'body') return new InvalidRequest(message);
-  return errors[0]?.instancePath.startsWith('/redirect_uris/') ? new InvalidRedirectUri(message) : new InvalidClientMetadata(message);
+  return errors[0]?.instancePath.startsWith('/redirect_uris/')
+    ? new InvalidRedirectUri(message)
+    : new InvalidClientMetadata(message);
 }
 
 /** RFC 6750 §2.1: the registration access token in the Authorization header, and nowhere else. */
@@ -69,30 +75,43 @@ export async function registrationRoutes(app: FastifyInstance, ctx: Context): Pr
     done(null, payload);
   });
 
-  app.post<{ Body: Static<typeof RegistrationRequest> }>('/register', {
-    schema: { body: RegistrationRequest },
-    schemaErrorFormatter: metadataSchemaError,
-    // A flood guard, so it counts every attempt and refuses before the body is read.
-    onRequest: async (request) => {
-      await ctx.registrationLimit.take(request.ip);
+  app.post<{ Body: Static<typeof RegistrationRequest> }>(
+    '/register',
+    {
+      schema: { body: RegistrationRequest },
+      schemaErrorFormatter: metadataSchemaError,
+      // A flood guard, so it counts every attempt and refuses before the body is read.
+      onRequest: async (request) => {
+        await ctx.registrationLimit.take(request.ip);
+      },
     },
-  }, async (request, reply) => {
-    const registered = await registerDynamicClient(ctx, request.body);
-    request.log.info({ client_id: registered.client_id, token_endpoint_auth_method: registered.token_endpoint_auth_method }, 'client registered dynamically');
-    return reply.code(201).send(registered);
-  });
-
-  app.get<ClientPath>('/register/:client_id', async (request) => readDynamicClient(ctx, request.params.client_id, bearerToken(request)));
-
-  app.put<ClientPath & { Body: Static<typeof UpdateRequest> }>('/register/:client_id', {
-    schema: { body: UpdateRequest },
-    schemaErrorFormatter: metadataSchemaError,
-    // Whoever may not manage the client hears 401 whatever the body: validation comes after.
-    // (updateDynamicClient checks again, so it is safe called alone; one more read on a rare request.)
-    preValidation: async (request) => {
-      await authorizeRegistrationAccess(ctx, request.params.client_id, bearerToken(request));
+    async (request, reply) => {
+      const registered = await registerDynamicClient(ctx, request.body);
+      request.log.info(
+        { client_id: registered.client_id, token_endpoint_auth_method: registered.token_endpoint_auth_method },
+        'client registered dynamically',
+      );
+      return reply.code(201).send(registered);
     },
-  }, async (request) => updateDynamicClient(ctx, request.params.client_id, bearerToken(request), request.body));
+  );
+
+  app.get<ClientPath>('/register/:client_id', async (request) =>
+    readDynamicClient(ctx, request.params.client_id, bearerToken(request)),
+  );
+
+  app.put<ClientPath & { Body: Static<typeof UpdateRequest> }>(
+    '/register/:client_id',
+    {
+      schema: { body: UpdateRequest },
+      schemaErrorFormatter: metadataSchemaError,
+      // Whoever may not manage the client hears 401 whatever the body: validation comes after.
+      // (updateDynamicClient checks again, so it is safe called alone; one more read on a rare request.)
+      preValidation: async (request) => {
+        await authorizeRegistrationAccess(ctx, request.params.client_id, bearerToken(request));
+      },
+    },
+    async (request) => updateDynamicClient(ctx, request.params.client_id, bearerToken(request), request.body),
+  );
 
   // RFC 7592 §2.3: DELETE has no body. Whatever a client library sends along (an empty body
   // labelled application/json is common) is ignored rather than refused.

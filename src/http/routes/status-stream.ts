@@ -41,8 +41,16 @@ export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Pr
     perAddress: statusStreamsPerIp,
     node: statusStreamsMax,
     // Past either limit the page polls instead (its EventSource fails; polling costs a read a second).
-    addressFull: () => new SlowDown(`At most ${statusStreamsPerIp} status streams may be open from one address; poll GET /api/check-status instead.`, REFUSED_RETRY_AFTER),
-    nodeFull: () => new TemporarilyUnavailable('This server holds as many status streams as it can; poll GET /api/check-status instead.', REFUSED_RETRY_AFTER),
+    addressFull: () =>
+      new SlowDown(
+        `At most ${statusStreamsPerIp} status streams may be open from one address; poll GET /api/check-status instead.`,
+        REFUSED_RETRY_AFTER,
+      ),
+    nodeFull: () =>
+      new TemporarilyUnavailable(
+        'This server holds as many status streams as it can; poll GET /api/check-status instead.',
+        REFUSED_RETRY_AFTER,
+      ),
   });
   // A shutdown ends the streams (EventSource reconnects to another node) instead of waiting for them.
   app.addHook('preClose', (done) => {
@@ -50,39 +58,55 @@ export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Pr
     done();
   });
 
-  app.get<{ Querystring: Static<typeof StatusQuery> }>('/api/check-status/events', { schema: { querystring: StatusQuery } }, async (request, reply) => {
-    const id = request.query.request_id;
-    const release = streams.take(request.ip);
-    // Until the stream has them, the slots and the subscription are this handler's to give back.
-    let stop: (() => void) | undefined;
-    let streaming = false;
-    try {
-      let changed = () => {};
-      // Listen first, then read: a change between the two is heard, not lost.
-      stop = await ctx.statusEvents.subscribe(id, () => changed());
-      const found = await ctx.store.findRequestStatus(id);
-      if (!found) throw new NotFound('The authorization request does not exist.');
-      if (reply.raw.destroyed) {
-        // The client left while we waited: its socket's 'close' is past, so no stream would ever end.
-        reply.hijack();
-        return;
+  app.get<{ Querystring: Static<typeof StatusQuery> }>(
+    '/api/check-status/events',
+    { schema: { querystring: StatusQuery } },
+    async (request, reply) => {
+      const id = request.query.request_id;
+      const release = streams.take(request.ip);
+      // Until the stream has them, the slots and the subscription are this handler's to give back.
+      let stop: (() => void) | undefined;
+      let streaming = false;
+      try {
+        let changed = () => {};
+        // Listen first, then read: a change between the two is heard, not lost.
+        stop = await ctx.statusEvents.subscribe(id, () => changed());
+        const found = await ctx.store.findRequestStatus(id);
+        if (!found) throw new NotFound('The authorization request does not exist.');
+        if (reply.raw.destroyed) {
+          // The client left while we waited: its socket's 'close' is past, so no stream would ever end.
+          reply.hijack();
+          return;
+        }
+        const unsubscribe = stop;
+        stream(
+          reply,
+          id,
+          found,
+          () => {
+            unsubscribe();
+            release();
+          },
+          (onChange) => (changed = onChange),
+        );
+        streaming = true;
+      } finally {
+        if (!streaming) {
+          stop?.();
+          release();
+        }
       }
-      const unsubscribe = stop;
-      stream(reply, id, found, () => {
-        unsubscribe();
-        release();
-      }, (onChange) => (changed = onChange));
-      streaming = true;
-    } finally {
-      if (!streaming) {
-        stop?.();
-        release();
-      }
-    }
-  });
+    },
+  );
 
   /** Takes the connection over and writes events until the status is final or the client leaves. */
-  function stream(reply: FastifyReply, id: string, first: RequestStatusFields, stop: () => void, onChange: (handler: () => void) => void): void {
+  function stream(
+    reply: FastifyReply,
+    id: string,
+    first: RequestStatusFields,
+    stop: () => void,
+    onChange: (handler: () => void) => void,
+  ): void {
     reply.hijack();
     const response = reply.raw;
     response.writeHead(200, {

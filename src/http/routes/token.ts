@@ -17,7 +17,9 @@ const token = (maxLength: number) => Type.Optional(Token(maxLength));
 // A client_id may be the https URL of a Client ID Metadata Document (docs/design.md §13).
 const ClientCredentials = { client_id: token(MAX_CLIENT_ID_LENGTH), client_secret: token(512) };
 /** RFC 8707: repeated, it is an array, which the rule answers with invalid_target rather than a schema error. */
-const Resource = Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 10 })]));
+const Resource = Type.Optional(
+  Type.Union([Type.String({ maxLength: 2048 }), Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 10 })]),
+);
 
 const TokenBody = Type.Object({
   grant_type: Type.String({ minLength: 1, maxLength: 64 }),
@@ -63,7 +65,9 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<v
   });
 
   app.post<{ Body: Static<typeof TokenRequest> }>('/revoke', schema(TokenRequest), async (request, reply) => {
-    const client = await authenticateClient(ctx, request.body.client_id, request.body.client_secret, (m) => request.log.error(m));
+    const client = await authenticateClient(ctx, request.body.client_id, request.body.client_secret, (m) =>
+      request.log.error(m),
+    );
     await revoke(ctx, client, request.body.token, request.body.token_type_hint);
     return reply.headers(NO_STORE).code(200).send({});
   });

@@ -16,31 +16,44 @@
   var query = `?request_id=${encodeURIComponent(requestId)}`;
   var url = `/api/check-status${query}`;
   var done = false;
-  form.addEventListener('submit', () => { done = true; });
+  form.addEventListener('submit', () => {
+    done = true;
+  });
 
-  function show(text) { status.textContent = text; }
+  function show(text) {
+    status.textContent = text;
+  }
 
   function submit() {
-    if (form.requestSubmit) form.requestSubmit(approve); else approve.click();
+    if (form.requestSubmit) form.requestSubmit(approve);
+    else approve.click();
   }
 
   // Before the browser goes on, say which agent signed in (only this browser may ask), so a
   // person whose request id reached someone else's agent sees it. Continue either way: the
   // server decides what the browser receives.
   function showAgentThenContinue() {
-    fetch(`/authorize/agent?request_id=${encodeURIComponent(meta.getAttribute('content'))}`, { cache: 'no-store', credentials: 'same-origin' })
-      .then((res) => res.ok ? res.json() : {})
+    fetch(`/authorize/agent?request_id=${encodeURIComponent(meta.getAttribute('content'))}`, {
+      cache: 'no-store',
+      credentials: 'same-origin',
+    })
+      .then((res) => (res.ok ? res.json() : {}))
       .then((body) => {
         var agent = body.agent;
         var text = 'Your agent has authenticated. Continuing…';
         if (agent) {
           var owner = agent.owner_name ? `${agent.owner_name} <${agent.owner_email}>` : agent.owner_email;
           text = `Signed in by the agent ${agent.name}${owner ? ` of ${owner}` : ''} (${agent.model}). Continuing…`;
-          if (signedIn) { signedIn.textContent = `Agent: ${agent.name} (${agent.agent_id})`; signedIn.hidden = false; }
+          if (signedIn) {
+            signedIn.textContent = `Agent: ${agent.name} (${agent.agent_id})`;
+            signedIn.hidden = false;
+          }
         }
         show(text);
       })
-      .catch(() => { show('Your agent has authenticated. Continuing…'); })
+      .catch(() => {
+        show('Your agent has authenticated. Continuing…');
+      })
       .then(submit);
   }
 
@@ -66,8 +79,12 @@
     if (done) return;
     fetch(url, { cache: 'no-store', credentials: 'same-origin' })
       .then((res) => res.json())
-      .then((body) => { if (!handle(body)) setTimeout(poll, 1000); })
-      .catch(() => { setTimeout(poll, 2000); });
+      .then((body) => {
+        if (!handle(body)) setTimeout(poll, 1000);
+      })
+      .catch(() => {
+        setTimeout(poll, 2000);
+      });
   }
 
   // Push: the server sends the status now and at every change. EventSource reconnects by itself
@@ -77,11 +94,17 @@
     var source = new EventSource(`/api/check-status/events${query}`);
     var failures = 0;
     var opened = false;
-    source.onopen = () => { opened = true; };
+    source.onopen = () => {
+      opened = true;
+    };
     source.addEventListener('status', (event) => {
       failures = 0;
       var body;
-      try { body = JSON.parse(event.data); } catch (_e) { return; }
+      try {
+        body = JSON.parse(event.data);
+      } catch (_e) {
+        return;
+      }
       if (handle(body)) source.close();
     });
     source.onerror = () => {

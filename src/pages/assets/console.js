@@ -20,12 +20,15 @@
     button.addEventListener('click', () => {
       var source = document.getElementById(button.getAttribute('data-copy'));
       if (!source || !navigator.clipboard) return;
-      navigator.clipboard.writeText(source.textContent.trim()).then(() => {
-        button.textContent = 'Copied';
-        announce('Copied to the clipboard.', 'success');
-      }, () => {
-        announce('Copying failed; select the text and copy it yourself.');
-      });
+      navigator.clipboard.writeText(source.textContent.trim()).then(
+        () => {
+          button.textContent = 'Copied';
+          announce('Copied to the clipboard.', 'success');
+        },
+        () => {
+          announce('Copying failed; select the text and copy it yourself.');
+        },
+      );
     });
   });
 
@@ -41,7 +44,8 @@
       credentials: 'same-origin',
       headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
       body: JSON.stringify(body || {}),
-    }).then((response) => response.json().then((data) => {
+    }).then((response) =>
+      response.json().then((data) => {
         // Adding a passkey needs a recent proof of who is at the keyboard: confirm, then come back.
         if (data.error === 'insufficient_user_authentication') {
           window.location.assign('/console/account/confirm?next=%2Fconsole%2Faccount');
@@ -49,7 +53,8 @@
         }
         if (!response.ok) throw new Error(data.error_description || 'The request failed.');
         return data;
-      }));
+      }),
+    );
   }
 
   function failed(error) {
@@ -74,14 +79,34 @@
       var csrf = button.getAttribute('data-csrf');
       button.disabled = true;
       post(optionsUrl, csrf)
-        .then((started) => webauthn.startAuthentication({ optionsJSON: started.options }).then((response) => post(answerUrl, csrf, { challengeId: started.challengeId, response: response, next: button.getAttribute('data-next') })))
-        .then((done) => { window.location.assign(done.redirect); })
+        .then((started) =>
+          webauthn.startAuthentication({ optionsJSON: started.options }).then((response) =>
+            post(answerUrl, csrf, {
+              challengeId: started.challengeId,
+              response: response,
+              next: button.getAttribute('data-next'),
+            }),
+          ),
+        )
+        .then((done) => {
+          window.location.assign(done.redirect);
+        })
         .catch(failed)
-        .then(() => { button.disabled = false; });
+        .then(() => {
+          button.disabled = false;
+        });
     });
   }
-  passkeyAssertion(document.getElementById('passkey-sign-in'), '/console/sign-in/passkey/options', '/console/sign-in/passkey');
-  passkeyAssertion(document.getElementById('passkey-confirm'), '/console/account/confirm/passkey/options', '/console/account/confirm/passkey');
+  passkeyAssertion(
+    document.getElementById('passkey-sign-in'),
+    '/console/sign-in/passkey/options',
+    '/console/sign-in/passkey',
+  );
+  passkeyAssertion(
+    document.getElementById('passkey-confirm'),
+    '/console/account/confirm/passkey/options',
+    '/console/account/confirm/passkey',
+  );
 
   var register = document.getElementById('passkey-register');
   if (register) {
@@ -91,10 +116,22 @@
       var name = document.getElementById('passkey-name');
       register.disabled = true;
       post('/console/account/passkeys/options', csrf)
-        .then((started) => webauthn.startRegistration({ optionsJSON: started.options }).then((response) => post('/console/account/passkeys', csrf, { challengeId: started.challengeId, response: response, name: name ? name.value : '' })))
-        .then((done) => { window.location.assign(done.redirect); })
+        .then((started) =>
+          webauthn.startRegistration({ optionsJSON: started.options }).then((response) =>
+            post('/console/account/passkeys', csrf, {
+              challengeId: started.challengeId,
+              response: response,
+              name: name ? name.value : '',
+            }),
+          ),
+        )
+        .then((done) => {
+          window.location.assign(done.redirect);
+        })
         .catch(failed)
-        .then(() => { register.disabled = false; });
+        .then(() => {
+          register.disabled = false;
+        });
     });
   }
 })();
