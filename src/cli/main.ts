@@ -5,7 +5,7 @@
 import { Command, Option } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { createAccount, emailOf, issueLink, setAccountStatus } from '../console/accounts.ts';
-import { InvalidField } from '../console/errors.ts';
+import { InvalidField } from '../protocol/errors.ts';
 import { recordConsoleEvent } from '../console/events.ts';
 import type { Context } from '../context.ts';
 import { registerAgent, rotateAgentSecret, setAgentStatus } from '../domain/agents.ts';

@@ -7,7 +7,7 @@ import type { Context } from '../context.ts';
 import { VISIBLE_ASCII } from '../domain/clients.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../store/types.ts';
-import { Forbidden, NotFound } from './errors.ts';
+import { AccessDenied, NotFound } from '../protocol/errors.ts';
 
 type Deps = Pick<Context, 'store'>;
 
@@ -37,5 +37,5 @@ export async function reachableClient(deps: Deps, actor: AccountRecord, id: stri
 }
 
 export function requireAdmin(actor: AccountRecord): void {
-  if (actor.role !== 'admin') throw new Forbidden('This page is for administrators.');
+  if (actor.role !== 'admin') throw new AccessDenied('This page is for administrators.');
 }

@@ -6,7 +6,7 @@ import { digest, PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { EMAIL } from '../domain/agents.ts';
 import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/console-types.ts';
-import { Forbidden, InvalidField, NotFound } from './errors.ts';
+import { AccessDenied, InvalidField, NotFound } from '../protocol/errors.ts';
 import { creatorActive, endLinksOf, LINK_REVOKED } from './links.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
@@ -182,7 +182,8 @@ export async function useSetupLink(deps: Deps, token: string): Promise<AccountRe
   const link = await usableLink(deps, token, 'setup');
   const account = link.account_id === null ? undefined : await deps.store.console.findAccount(link.account_id);
   if (!account) throw new NotFound('The account of this link no longer exists.');
-  if (account.status !== 'active') throw new Forbidden('This account is disabled. Ask an administrator to enable it.');
+  if (account.status !== 'active')
+    throw new AccessDenied('This account is disabled. Ask an administrator to enable it.');
   if (!(await deps.store.console.useLink(digest(token), 'setup', deps.clock())))
     throw new NotFound('This link has already been used.');
   return account;
@@ -200,7 +201,7 @@ export async function signUp(
 ): Promise<AccountRecord> {
   const link = token === null ? null : await usableLink(deps, token, 'invite');
   if (link === null && deps.config.consoleSignup !== 'open')
-    throw new Forbidden('Sign-up needs an invitation on this server.');
+    throw new AccessDenied('Sign-up needs an invitation on this server.');
   const account = accountRecord(deps, { email: input.email, name: input.name, role: link?.role ?? 'member' }, null);
   if (input.password) {
     checkPassword(input.password, account.email);
@@ -255,7 +256,7 @@ export async function setAccountStatus(
   target: AccountRecord,
   status: 'active' | 'disabled',
 ): Promise<void> {
-  if (actor?.id === target.id && status === 'disabled') throw new Forbidden('You cannot disable your own account.');
+  if (actor?.id === target.id && status === 'disabled') throw new AccessDenied('You cannot disable your own account.');
   await deps.store.console.updateAccount(target.id, { status });
   if (status === 'disabled') {
     await deps.store.console.deleteSessionsOf(target.id);
@@ -269,7 +270,8 @@ export async function setAccountRole(
   target: AccountRecord,
   role: AccountRole,
 ): Promise<void> {
-  if (actor.id === target.id && role !== 'admin') throw new Forbidden('You cannot take the admin role from yourself.');
+  if (actor.id === target.id && role !== 'admin')
+    throw new AccessDenied('You cannot take the admin role from yourself.');
   await deps.store.console.updateAccount(target.id, { role });
 }
 

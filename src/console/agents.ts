@@ -6,7 +6,7 @@ import type { Context } from '../context.ts';
 import { registerAgent } from '../domain/agents.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { AgentRecord, RevokedGrants } from '../store/types.ts';
-import { InvalidField, NotFound } from './errors.ts';
+import { InvalidField, NotFound } from '../protocol/errors.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
 

@@ -14,7 +14,7 @@ import { PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import type { AccountRecord, PasskeyRecord } from '../store/console-types.ts';
 import { possibleId } from './access.ts';
-import { InvalidField, NotFound, SignInFailed } from './errors.ts';
+import { InvalidField, NotFound, InvalidCredentials } from '../protocol/errors.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
 
@@ -231,7 +231,7 @@ export async function signInWithPasskey(
   challengeId: string,
   response: AuthenticationResponseJSON,
 ): Promise<AccountRecord> {
-  const failed = new SignInFailed('That passkey could not sign you in.');
+  const failed = new InvalidCredentials('That passkey could not sign you in.');
   const passkey = await verifiedPasskey(deps, challengeId, response, null);
   const account = passkey && (await deps.store.console.findAccount(passkey.account_id));
   if (account?.status !== 'active') throw failed;

@@ -10,7 +10,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Context } from '../context.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import { passwordMatches } from './accounts.ts';
-import { InvalidField, ReauthenticationRequired } from './errors.ts';
+import { InvalidField, InsufficientUserAuthentication } from '../protocol/errors.ts';
 import { recordConsoleEvent } from './events.ts';
 import { confirmWithPasskey } from './passkeys.ts';
 import type { SignedIn } from './sessions.ts';
@@ -23,7 +23,7 @@ export function isFreshlyAuthenticated(deps: Pick<Context, 'clock' | 'config'>, 
 }
 
 /**
- * Throws ReauthenticationRequired unless the session authenticated recently. An account with no
+ * Throws InsufficientUserAuthentication unless the session authenticated recently. An account with no
  * way to sign in yet (just set up by a link) adds its first one without: it has nothing to
  * confirm with, and nobody could sign in to it anyway.
  *
@@ -34,13 +34,13 @@ export async function requireFreshAuthentication(deps: Deps, signedIn: SignedIn)
   if (isFreshlyAuthenticated(deps, signedIn)) return;
   const { account } = signedIn;
   if (account.password_hash === null && (await deps.store.console.listPasskeys(account.id)).length === 0) return;
-  throw new ReauthenticationRequired('Confirm it is you first: enter your password or use one of your passkeys.');
+  throw new InsufficientUserAuthentication('Confirm it is you first: enter your password or use one of your passkeys.');
 }
 
 /**
  * Confirms the signed-in person with their password: throttled like a sign-in (the attempt
  * counts against the account and the address before it is checked), recorded when it fails.
- * Throws InvalidField('password') for a wrong password, SlowDown when throttled.
+ * Throws InvalidField('password') for a wrong password, TooManyRequests when throttled.
  */
 export async function confirmWithPassword(
   ctx: Context,

@@ -13,7 +13,7 @@
  */
 import type { Config } from '../config.ts';
 import { AddressLimit, clientKey, ConcurrencyLimit } from '../domain/throttle.ts';
-import { SlowDown } from '../protocol/errors.ts';
+import { TooManyRequests } from '../protocol/errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 
 type ThrottleConfig = Pick<
@@ -81,15 +81,15 @@ export class SignInThrottle {
       new ConcurrencyLimit({
         perAddress: config.consolePasswordChecksPerIp,
         node: config.consolePasswordChecksMax,
-        addressFull: () => new SlowDown(BUSY, 1),
-        nodeFull: () => new SlowDown(BUSY, 1),
+        addressFull: () => new TooManyRequests(BUSY, 1),
+        nodeFull: () => new TooManyRequests(BUSY, 1),
       }),
     );
   }
 
   /**
    * Reserves one attempt for this email (`emailKey`, the account's key when a signed-in person
-   * confirms their password) and this address, before the password is checked. Throws SlowDown (429) when a check cannot start now, or when the address or the
+   * confirms their password) and this address, before the password is checked. Throws TooManyRequests (429) when a check cannot start now, or when the address or the
    * email has no attempts left in the window; nothing is held then.
    *
    * @example
@@ -113,7 +113,7 @@ export class SignInThrottle {
           taken.push([limiter, key]);
         } catch (refused) {
           if (!isRefusal(refused)) throw refused;
-          throw new SlowDown(REFUSAL, refused.msBeforeNext / 1000);
+          throw new TooManyRequests(REFUSAL, refused.msBeforeNext / 1000);
         }
       }
     } catch (error) {

@@ -12,7 +12,7 @@ import {
 } from '../domain/clients.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { Approval, ClientRecord } from '../store/types.ts';
-import { InvalidField } from './errors.ts';
+import { InvalidField } from '../protocol/errors.ts';
 
 type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config'>;
 type WebsiteForm = { name?: string; redirect_uris?: string; approval?: string; client_type?: string };

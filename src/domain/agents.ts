@@ -1,6 +1,7 @@
 /** Agent credentials (docs/contract.md "Agent credentials", docs/design.md §3, §7). */
 import { digest, newAgentId, newAgentSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
+import { NotFound } from '../protocol/errors.ts';
 import type { AgentRecord, AgentStatus } from '../store/types.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
@@ -45,7 +46,7 @@ export async function registerAgent(deps: Deps, input: NewAgent): Promise<{ agen
  */
 export async function rotateAgentSecret(deps: Deps, agentId: string, graceSeconds = 0): Promise<string> {
   const agent = await deps.store.findAgent(agentId);
-  if (!agent) throw new Error(`no agent ${agentId}`);
+  if (!agent) throw new NotFound(`no agent ${agentId}`);
   const secret = newAgentSecret();
   const keepOld = graceSeconds > 0;
   await deps.store.updateAgent(agentId, {
@@ -57,7 +58,7 @@ export async function rotateAgentSecret(deps: Deps, agentId: string, graceSecond
 }
 
 export async function setAgentStatus(deps: Deps, agentId: string, status: AgentStatus): Promise<void> {
-  if (!(await deps.store.updateAgent(agentId, { status }))) throw new Error(`no agent ${agentId}`);
+  if (!(await deps.store.updateAgent(agentId, { status }))) throw new NotFound(`no agent ${agentId}`);
 }
 
 /** A digest no secret has, compared against when the agent is unknown so both paths cost the same. */

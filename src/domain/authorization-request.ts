@@ -23,7 +23,6 @@ import {
   RequestContested,
   RequestExpired,
   RequestMismatch,
-  RequestNotFound,
   UnsupportedResponseType,
 } from '../protocol/errors.ts';
 import type {
@@ -332,7 +331,7 @@ export async function authenticateAgent(
   }
 
   const { found } = read;
-  if (!found) return fail(new RequestNotFound('The authorization request does not exist.'));
+  if (!found) return fail(new InvalidRequest('The authorization request does not exist.', 404));
   const { request, client } = found;
   if (client?.status !== 'active')
     return fail(

@@ -4,6 +4,7 @@
  * (enabling it again brings them back); revoking its grants ends them for good.
  */
 import type { Context } from '../context.ts';
+import { NotFound } from '../protocol/errors.ts';
 import type { GrantOwner, RevokedGrants } from '../store/types.ts';
 
 const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; start again.';
@@ -11,7 +12,7 @@ const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; s
 /**
  * Revokes every live grant of the agent or client (or of the agent at that client) (its refresh and access tokens stop working at
  * /token, /introspect and /userinfo), expires its unredeemed codes and ends its authenticated,
- * not yet completed requests. Throws when there is no such agent or client.
+ * not yet completed requests. Throws NotFound when there is no such agent or client.
  *
  * @example
  * const counts = await revokeGrants(ctx, { agent_id: 'agt_…' });
@@ -19,8 +20,8 @@ const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; s
  */
 export async function revokeGrants(ctx: Pick<Context, 'store' | 'clock'>, owner: GrantOwner): Promise<RevokedGrants> {
   if (owner.agent_id !== undefined && !(await ctx.store.findAgent(owner.agent_id)))
-    throw new Error(`no agent ${owner.agent_id}`);
+    throw new NotFound(`no agent ${owner.agent_id}`);
   if (owner.client_id !== undefined && !(await ctx.store.findClient(owner.client_id)))
-    throw new Error(`no client ${owner.client_id}`);
+    throw new NotFound(`no client ${owner.client_id}`);
   return ctx.store.revokeGrantsOf(owner, ctx.clock(), REVOKED_DESCRIPTION);
 }

@@ -13,7 +13,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Config } from '../config.ts';
-import { SlowDown } from '../protocol/errors.ts';
+import { TooManyRequests } from '../protocol/errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 
 type ThrottleConfig = Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>;
@@ -44,7 +44,7 @@ export function clientKey(ip: string): string {
 }
 
 /** A refusal of the throttle, with whether it is the first of its key's window (the one audited). */
-export class Throttled extends SlowDown {
+export class Throttled extends TooManyRequests {
   constructor(
     retryAfterSeconds: number,
     readonly firstInWindow: boolean,
@@ -126,14 +126,14 @@ export class AddressLimit {
         : null;
   }
 
-  /** Throws SlowDown when this client address has made too many requests in the window. */
+  /** Throws TooManyRequests when this client address has made too many requests in the window. */
   async take(ip: string): Promise<void> {
     if (!this.limiter) return;
     try {
       await this.limiter.consume(clientKey(ip), 1);
     } catch (refused) {
       const { msBeforeNext } = refused as Used;
-      throw new SlowDown(this.options.message, msBeforeNext / 1000);
+      throw new TooManyRequests(this.options.message, msBeforeNext / 1000);
     }
   }
 }

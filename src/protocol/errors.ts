@@ -1,7 +1,9 @@
 /**
- * OAuth errors as classes named after their error codes (RFC 6749 §5.2, RFC 6750 §3.1 and
- * the codes docs/contract.md / docs/design.md add). Every error body has the shape
- * { error, error_description }.
+ * Every error the server answers, as one family of classes named after their error codes
+ * (RFC 6749 §5.2, RFC 6750 §3.1 and the codes docs/contract.md / docs/design.md add): the
+ * protocol's, the agent endpoints' and the console's. Every error body has the shape
+ * { error, error_description }. ERROR_CODES at the end lists the codes; docs/errors.md is its
+ * table in prose, and test/error-codes.test.ts keeps the two and the classes in agreement.
  */
 export abstract class OAuthError extends Error {
   abstract readonly error: string;
@@ -22,14 +24,31 @@ export abstract class OAuthError extends Error {
   }
 }
 
+/**
+ * 400 by default. Another 4xx where the request is refused for a reason the status says better:
+ * docs/contract.md has POST /api/agent/authenticate answer 404 for an unknown request, and
+ * describeError (src/http/errors.ts) answers Fastify's and the CSRF check's refusals with theirs.
+ */
 export class InvalidRequest extends OAuthError {
   readonly error = 'invalid_request';
+  override readonly statusCode: number;
+  constructor(description: string, statusCode = 400) {
+    super(description);
+    this.statusCode = statusCode;
+  }
 }
 
-/** docs/contract.md: POST /api/agent/authenticate answers 404 invalid_request for an unknown request. */
-export class RequestNotFound extends OAuthError {
-  readonly error = 'invalid_request';
-  override readonly statusCode = 404;
+/**
+ * A form value that cannot be accepted (400 invalid_request): the console shows the form again
+ * with the message beside the field it names.
+ */
+export class InvalidField extends InvalidRequest {
+  constructor(
+    readonly field: string,
+    description: string,
+  ) {
+    super(description);
+  }
 }
 
 export class InvalidClient extends OAuthError {
@@ -77,6 +96,7 @@ export class InvalidClientMetadata extends OAuthError {
   readonly error = 'invalid_client_metadata';
 }
 
+/** 403 by default: the account may not do this (a member on an admin page, a disabled account). */
 export class AccessDenied extends OAuthError {
   readonly error = 'access_denied';
   override readonly statusCode: number;
@@ -96,6 +116,7 @@ export class InvalidToken extends OAuthError {
   }
 }
 
+/** The agent's credentials, or a console account's email and password (or passkey), do not match (401). */
 export class InvalidCredentials extends OAuthError {
   readonly error = 'invalid_credentials';
   override readonly statusCode = 401;
@@ -111,6 +132,7 @@ export class InsufficientScope extends OAuthError {
   }
 }
 
+/** No such request, record or console page, or one that belongs to someone else: the two look alike (404). */
 export class NotFound extends OAuthError {
   readonly error = 'not_found';
   override readonly statusCode = 404;
@@ -143,6 +165,25 @@ export class RequestContested extends OAuthError {
   override readonly statusCode = 409;
 }
 
+/**
+ * A console page or action without a session (401 login_required, OpenID Connect's code for it).
+ * Pages answer it with a redirect to the sign-in page; console.js's JSON calls get the error.
+ */
+export class LoginRequired extends OAuthError {
+  readonly error = 'login_required';
+  override readonly statusCode = 401;
+}
+
+/**
+ * A change to how the account signs in, asked for without a recent proof of who is at the
+ * keyboard (401 insufficient_user_authentication, RFC 9470's code for step-up). Pages answer it
+ * with a redirect to the confirmation page; console.js's JSON calls get the error and go there.
+ */
+export class InsufficientUserAuthentication extends OAuthError {
+  readonly error = 'insufficient_user_authentication';
+  override readonly statusCode = 401;
+}
+
 /** An error to retry after a while: it carries Retry-After (RFC 9110 §10.2.3), at least a second. */
 abstract class RetryLater extends OAuthError {
   constructor(description: string, retryAfterSeconds: number) {
@@ -152,7 +193,7 @@ abstract class RetryLater extends OAuthError {
 }
 
 /** 429: too many requests from this caller (or for this key) in the window. */
-export class SlowDown extends RetryLater {
+export class TooManyRequests extends RetryLater {
   readonly error = 'too_many_requests';
   override readonly statusCode = 429;
 }
@@ -162,3 +203,47 @@ export class TemporarilyUnavailable extends RetryLater {
   readonly error = 'temporarily_unavailable';
   override readonly statusCode = 503;
 }
+
+/** 500: an unexpected fault. describeError answers it for anything that is not an OAuthError, never with a stack trace. */
+export class ServerError extends OAuthError {
+  readonly error = 'server_error';
+  override readonly statusCode = 500;
+}
+
+/**
+ * Every `error` code the server answers, with the HTTP statuses it answers it with, and whether
+ * an agent can meet it at the agent endpoints (/api/agent/*, /api/check-status*, including a
+ * request's `error` status). scripts/error-codes.ts generates the SDKs' lists of server codes
+ * from the agent's; test/error-codes.test.ts checks this list against the classes above and
+ * docs/errors.md.
+ */
+export const ERROR_CODES = [
+  { code: 'invalid_request', statuses: [400, 403, 404, 408, 413, 415, 431], agent: true },
+  { code: 'invalid_client', statuses: [400, 401], agent: true },
+  { code: 'invalid_grant', statuses: [400], agent: false },
+  { code: 'unauthorized_client', statuses: [400], agent: false },
+  { code: 'unsupported_grant_type', statuses: [400], agent: false },
+  { code: 'unsupported_response_type', statuses: [400], agent: false },
+  { code: 'invalid_scope', statuses: [400], agent: false },
+  { code: 'invalid_target', statuses: [400], agent: false },
+  { code: 'invalid_redirect_uri', statuses: [400], agent: false },
+  { code: 'invalid_client_metadata', statuses: [400], agent: false },
+  { code: 'access_denied', statuses: [400, 403], agent: true },
+  { code: 'invalid_token', statuses: [401], agent: false },
+  { code: 'invalid_credentials', statuses: [401], agent: true },
+  { code: 'insufficient_scope', statuses: [403], agent: false },
+  { code: 'not_found', statuses: [404], agent: true },
+  { code: 'request_expired', statuses: [400], agent: true },
+  { code: 'request_already_used', statuses: [409], agent: true },
+  { code: 'request_mismatch', statuses: [412], agent: true },
+  { code: 'agent_mismatch', statuses: [403], agent: true },
+  { code: 'request_contested', statuses: [409], agent: true },
+  { code: 'login_required', statuses: [401], agent: false },
+  { code: 'insufficient_user_authentication', statuses: [401], agent: false },
+  { code: 'too_many_requests', statuses: [429], agent: true },
+  { code: 'temporarily_unavailable', statuses: [503], agent: true },
+  { code: 'server_error', statuses: [500], agent: true },
+] as const satisfies readonly { code: string; statuses: readonly number[]; agent: boolean }[];
+
+/** An `error` code the server answers. */
+export type ErrorCode = (typeof ERROR_CODES)[number]['code'];

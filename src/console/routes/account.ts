@@ -1,10 +1,9 @@
 /** The overview and the signed-in person's own account: profile, passkeys, password, sessions, invitations and their unused links. */
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SlowDown } from '../../protocol/errors.ts';
+import { InvalidField, TooManyRequests } from '../../protocol/errors.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import { issueLink, removePassword, rename, sendVerificationEmail, setPassword } from '../accounts.ts';
-import { InvalidField } from '../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
 import { accountPage, confirmPage, overviewPage } from '../pages/account.ts';
@@ -124,7 +123,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       await confirmWithPassword(ctx, request.signedIn!, request.body?.password ?? '', request.ip);
     } catch (error) {
       if (error instanceof InvalidField) return showConfirm(request, reply, next, { password: error.description }, 401);
-      if (error instanceof SlowDown)
+      if (error instanceof TooManyRequests)
         return showConfirm(request, reply.headers(error.headers), next, { password: error.description }, 429);
       throw error;
     }

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountRecord, AccountRole } from '../../store/console-types.ts';
 import { accountById, issueLink, setAccountRole, setAccountStatus, verifyEmailByAdmin } from '../accounts.ts';
 import { requireAdmin } from '../access.ts';
-import { InvalidField } from '../errors.ts';
+import { InvalidField } from '../../protocol/errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { decodeCursor, encodeCursor } from '../history.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../links.ts';

@@ -10,7 +10,7 @@ import type { AccountRecord } from '../../store/console-types.ts';
 import type { AgentRecord, RevokedGrants } from '../../store/types.ts';
 import { reachableAgent } from '../access.ts';
 import { agentLabel, createOwnedAgent, deleteAgent, graceOf } from '../agents.ts';
-import { InvalidField, NotFound } from '../errors.ts';
+import { InvalidField, NotFound } from '../../protocol/errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { dailySignIns, decodeCursor, signInPage } from '../history.ts';
 import {

@@ -8,7 +8,7 @@ import { browserCookie, type BrowserCookie, csrfTokens, formRoutes, singleValues
 import { describeError } from '../../http/errors.ts';
 import { pageHeaders } from '../../pages/layout.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
-import { ReauthenticationRequired, SignInRequired } from '../errors.ts';
+import { InsufficientUserAuthentication, LoginRequired } from '../../protocol/errors.ts';
 import { consoleErrorPage } from '../pages/error.ts';
 import type { PageContext } from '../pages/shell.ts';
 import { currentSession, type SignedIn } from '../sessions.ts';
@@ -87,7 +87,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
       const send = (reply: FastifyReply, body: string, status = 200) =>
         reply.code(status).headers(pageHeaders()).send(body);
       const account = (request: FastifyRequest) => {
-        if (!request.signedIn) throw new SignInRequired('Sign in to the console first.');
+        if (!request.signedIn) throw new LoginRequired('Sign in to the console first.');
         return request.signedIn.account;
       };
       const area: ConsoleScope = {
@@ -122,12 +122,12 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
         }
         // A change to how the account signs in, without a recent proof: confirm first. Every such
         // action is on the account page, so that is where the person comes back to.
-        if (error instanceof ReauthenticationRequired) {
+        if (error instanceof InsufficientUserAuthentication) {
           void redirectTo(reply, '/console/account/confirm?next=%2Fconsole%2Faccount');
           return true;
         }
         // A page that needs a session, without one: sign in first, then come back.
-        if (!(error instanceof SignInRequired)) return false;
+        if (!(error instanceof LoginRequired)) return false;
         void redirectTo(
           reply,
           request.method === 'GET' ? `/console/sign-in?next=${encodeURIComponent(request.url)}` : '/console/sign-in',

@@ -7,8 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeError } from '../../http/errors.ts';
 import type { AccountRecord, SignInMethod } from '../../store/console-types.ts';
 import { emailOf, passwordMatches, signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../accounts.ts';
-import { SlowDown } from '../../protocol/errors.ts';
-import { InvalidField, SignInFailed } from '../errors.ts';
+import { InvalidCredentials, InvalidField, TooManyRequests } from '../../protocol/errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { authenticationOptions, signInWithPasskey } from '../passkeys.ts';
 import { linkPage, messagePage, signInPage, signUpPage } from '../pages/sign-in.ts';
@@ -68,7 +67,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       attempt = await ctx.console.throttle.reserve(key, request.ip);
     } catch (error) {
       const { status, headers, body } = describeError(error);
-      if (!(error instanceof SlowDown)) throw error;
+      if (!(error instanceof TooManyRequests)) throw error;
       return again(status, body.error_description, headers);
     }
     let account;
@@ -105,7 +104,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     async (request, reply) => {
       const { challengeId, response, next } = request.body ?? {};
       if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null)
-        throw new SignInFailed('That passkey could not sign you in.');
+        throw new InvalidCredentials('That passkey could not sign you in.');
       const account = await signInWithPasskey(ctx, challengeId, response as AuthenticationResponseJSON);
       await signIn(request, reply, account, 'passkey');
       return reply

@@ -10,7 +10,7 @@ import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
 import { reachableClient } from '../access.ts';
 import { graceOf } from '../agents.ts';
-import { InvalidField } from '../errors.ts';
+import { InvalidField } from '../../protocol/errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { decodeCursor, signInPage } from '../history.ts';
 import type { FormState } from '../pages/agents.ts';

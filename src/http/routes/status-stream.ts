@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
 import { type StatusView, statusView } from '../../domain/authorization-request.ts';
 import { ConcurrencyLimit } from '../../domain/throttle.ts';
-import { NotFound, SlowDown, TemporarilyUnavailable } from '../../protocol/errors.ts';
+import { NotFound, TooManyRequests, TemporarilyUnavailable } from '../../protocol/errors.ts';
 import type { RequestStatusFields } from '../../store/types.ts';
 import { Token } from '../schemas.ts';
 
@@ -42,7 +42,7 @@ export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Pr
     node: statusStreamsMax,
     // Past either limit the page polls instead (its EventSource fails; polling costs a read a second).
     addressFull: () =>
-      new SlowDown(
+      new TooManyRequests(
         `At most ${statusStreamsPerIp} status streams may be open from one address; poll GET /api/check-status instead.`,
         REFUSED_RETRY_AFTER,
       ),
