@@ -7,7 +7,8 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthError } from '../protocol/errors.ts';
+import { InvalidRequest, OAuthError, ServerError, TemporarilyUnavailable } from '../protocol/errors.ts';
+import { isDataException, isDatabaseUnavailable } from '../store/errors.ts';
 import { closeAfterLinger, isLingering } from './connections.ts';
 
 interface ErrorBody {
@@ -34,26 +35,6 @@ const FASTIFY_CLIENT_ERRORS: Record<string, { status: number; description: strin
 };
 
 /**
- * Error codes of the database drivers that mean "the database cannot be reached right now".
- * EMFILE and ENFILE (this process, or the system, is out of file descriptors: a connection to
- * PostgreSQL cannot be opened) pass as soon as sockets close, so they are transient too.
- */
-const UNAVAILABLE =
-  /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL)|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|ENOENT|EACCES|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|EMFILE|ENFILE|57P0[1-3]|57014|08\d{3}|53300)/;
-
-export function isDatabaseUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  const message = (error as { message?: unknown })?.message;
-  return (
-    (typeof code === 'string' && UNAVAILABLE.test(code)) ||
-    (typeof message === 'string' &&
-      /Connection terminated|database connection is not open|Cannot use a pool after calling end|not queryable|timeout exceeded when trying to connect/i.test(
-        message,
-      ))
-  );
-}
-
-/**
  * The client closed the connection while its request was being read (an aborted upload): the
  * request stream fails with ECONNRESET "aborted". The client's doing, not an outage, although
  * the code is one the database drivers use too.
@@ -63,83 +44,37 @@ export function isClientAbort(error: unknown): boolean {
   return code === 'ECONNRESET' && message === 'aborted';
 }
 
-/** PostgreSQL's SQLSTATE class 22 (data exception): for example a NUL byte in a text value. */
-function isDataException(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
-}
-
-/** Translates any thrown value into a status, headers and the documented error body. */
+/**
+ * Translates any thrown value into a status, headers and the documented error body: an
+ * OAuthError answers as itself, everything else as the member of the family it means.
+ */
 export function describeError(error: unknown): {
   status: number;
   headers: Record<string, string>;
   body: ErrorBody;
   unexpected: boolean;
 } {
-  if (error instanceof OAuthError)
-    return { status: error.statusCode, headers: error.headers, body: error.toJSON(), unexpected: false };
+  const answer = (as: OAuthError, unexpected = false) => ({
+    status: as.statusCode,
+    headers: as.headers,
+    body: as.toJSON(),
+    unexpected,
+  });
+  if (error instanceof OAuthError) return answer(error);
   const fastifyError = error as FastifyError;
-  if (fastifyError.validation) {
-    return {
-      status: 400,
-      headers: {},
-      body: { error: 'invalid_request', error_description: fastifyError.message },
-      unexpected: false,
-    };
-  }
+  if (fastifyError.validation) return answer(new InvalidRequest(fastifyError.message));
   const known = fastifyError.code ? FASTIFY_CLIENT_ERRORS[fastifyError.code] : undefined;
-  if (known)
-    return {
-      status: known.status,
-      headers: {},
-      body: { error: 'invalid_request', error_description: known.description },
-      unexpected: false,
-    };
+  if (known) return answer(new InvalidRequest(known.description, known.status));
   if (isClientAbort(error)) {
     // Nobody is left to read it; the answer only completes the request.
-    return {
-      status: 400,
-      headers: {},
-      body: {
-        error: 'invalid_request',
-        error_description: 'The client closed the connection before the request was complete.',
-      },
-      unexpected: false,
-    };
+    return answer(new InvalidRequest('The client closed the connection before the request was complete.'));
   }
-  if (isDataException(error)) {
-    return {
-      status: 400,
-      headers: {},
-      body: { error: 'invalid_request', error_description: 'The request contains a value that cannot be stored.' },
-      unexpected: false,
-    };
-  }
-  if (isDatabaseUnavailable(error)) {
-    return {
-      status: 503,
-      headers: { 'retry-after': '5' },
-      body: {
-        error: 'temporarily_unavailable',
-        error_description: 'The service is temporarily unavailable; retry shortly.',
-      },
-      unexpected: true,
-    };
-  }
-  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-    return {
-      status: fastifyError.statusCode,
-      headers: {},
-      body: { error: 'invalid_request', error_description: 'The request is malformed.' },
-      unexpected: false,
-    };
-  }
-  return {
-    status: 500,
-    headers: {},
-    body: { error: 'server_error', error_description: 'An unexpected error occurred.' },
-    unexpected: true,
-  };
+  if (isDataException(error)) return answer(new InvalidRequest('The request contains a value that cannot be stored.'));
+  if (isDatabaseUnavailable(error))
+    return answer(new TemporarilyUnavailable('The service is temporarily unavailable; retry shortly.', 5), true);
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500)
+    return answer(new InvalidRequest('The request is malformed.', fastifyError.statusCode));
+  return answer(new ServerError('An unexpected error occurred.'), true);
 }
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
