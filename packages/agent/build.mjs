@@ -34,3 +34,7 @@ for (const file of readdirSync(dist).filter((name) => name.endsWith('.d.ts'))) {
   const path = join(dist, file);
   writeFileSync(path, readFileSync(path, 'utf8').replace(/(from\s+['"]\.{1,2}\/[^'"]+)\.ts(['"])/g, '$1.js$2'));
 }
+
+// server-codes.ts is generated (scripts/error-codes.ts) for errors.ts to check its table
+// against at compile time; no public declaration names it, so it stays out of the package.
+rmSync(join(dist, 'server-codes.d.ts'), { force: true });

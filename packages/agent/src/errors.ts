@@ -4,6 +4,7 @@
  * an error status read from a request (`{status: "error", error, …}`) becomes the same class.
  * Messages carry the server's description and never the agent secret.
  */
+import type { ServerErrorCode } from './server-codes.ts';
 
 /**
  * The base class of every error of this package.
@@ -336,7 +337,8 @@ type ServerErrorClass = new (
   options?: { status?: number; retryAfter?: number },
 ) => AgentAuthError;
 
-const BY_CODE: Record<string, ServerErrorClass> = {
+/** A class for every code the server can answer an agent with: a code added there and not here fails tsc. */
+const BY_CODE: Readonly<Record<string, ServerErrorClass>> = {
   invalid_request: InvalidRequestError,
   not_found: RequestNotFoundError,
   invalid_credentials: InvalidCredentialsError,
@@ -350,7 +352,7 @@ const BY_CODE: Record<string, ServerErrorClass> = {
   too_many_requests: TooManyRequestsError,
   temporarily_unavailable: UnavailableError,
   server_error: ServerError,
-};
+} satisfies Record<ServerErrorCode, ServerErrorClass>;
 
 /**
  * The typed error for a server's `{error, error_description}`: from an error answer (give its

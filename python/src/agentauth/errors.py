@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, Optional, Type
 
+from ._server_codes import SERVER_ERROR_CODES
+
 if TYPE_CHECKING:  # pragma: no cover
     from .client import SignInRequest
 
@@ -413,6 +415,12 @@ _BY_CODE: Dict[str, Type[AgentAuthError]] = {
     "temporarily_unavailable": TemporarilyUnavailableError,
     "server_error": ServerError,
 }
+
+# A class for every code the server can answer an agent with (_server_codes.py is generated
+# from the server's list): a code added there and not here fails at import, in every test.
+_UNMAPPED = sorted(set(SERVER_ERROR_CODES) - set(_BY_CODE))
+if _UNMAPPED:  # pragma: no cover
+    raise ImportError("agentauth.errors has no class for the server codes " + ", ".join(_UNMAPPED))
 
 
 def error_for(
