@@ -4,7 +4,7 @@
  * exactly as a record that does not exist, so ids cannot be probed.
  */
 import type { Context } from '../context.ts';
-import { VISIBLE_ASCII } from '../domain/clients.ts';
+import { VISIBLE_ASCII } from '../domain/rules/client.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../store/types.ts';
 import { AccessDenied, NotFound } from '../protocol/errors.ts';

@@ -4,7 +4,7 @@
  */
 import { digest, PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { EMAIL } from '../domain/agents.ts';
+import { EMAIL } from '../domain/rules/agent.ts';
 import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/console-types.ts';
 import { AccessDenied, InvalidField, NotFound } from '../protocol/errors.ts';
 import { creatorActive, endLinksOf, LINK_REVOKED } from './links.ts';

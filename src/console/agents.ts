@@ -4,6 +4,7 @@
  */
 import type { Context } from '../context.ts';
 import { registerAgent } from '../domain/agents.ts';
+import { agentNameProblems, MAX_AGENT_NAME_LENGTH } from '../domain/rules/agent.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { AgentRecord, RevokedGrants } from '../store/types.ts';
 import { InvalidField, NotFound } from '../protocol/errors.ts';
@@ -13,10 +14,12 @@ type Deps = Pick<Context, 'store' | 'clock'>;
 /** Grace periods a rotation may keep the old secret for, in seconds (the form's choices). */
 export const GRACE_CHOICES = [0, 3600, 86400, 604800] as const;
 
+/** The form's agent name, trimmed, or InvalidField: the agent rules (../domain/rules/agent.ts) in the form's words. */
 export function agentLabel(raw: string | undefined): string {
   const name = (raw ?? '').trim();
-  if (!name) throw new InvalidField('name', 'Give the agent a name, such as "Research assistant".');
-  if (name.length > 200) throw new InvalidField('name', 'A name can be at most 200 characters long.');
+  const [problem] = agentNameProblems(name);
+  if (problem?.rule === 'empty') throw new InvalidField('name', 'Give the agent a name, such as "Research assistant".');
+  if (problem) throw new InvalidField('name', `A name can be at most ${MAX_AGENT_NAME_LENGTH} characters long.`);
   return name;
 }
 

@@ -3,13 +3,14 @@
  * with the same validation as the CLI.
  */
 import type { Context } from '../context.ts';
+import { type NewClient, registerClient } from '../domain/clients.ts';
 import {
+  type ClientProblem,
+  clientNameProblems,
   MAX_CLIENT_NAME_LENGTH,
   MAX_REDIRECT_URIS,
-  type NewClient,
-  redirectUriProblem,
-  registerClient,
-} from '../domain/clients.ts';
+  redirectUrisProblems,
+} from '../domain/rules/client.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { Approval, ClientRecord } from '../store/types.ts';
 import { InvalidField } from '../protocol/errors.ts';
@@ -23,24 +24,14 @@ type WebsiteForm = { name?: string; redirect_uris?: string; approval?: string; c
  */
 export function websiteInput(form: WebsiteForm, accountId: string, publicClients = false): NewClient {
   const name = (form.name ?? '').trim();
-  if (!name) throw new InvalidField('name', 'Give the website a name; people see it on the sign-in page.');
-  if (name.length > MAX_CLIENT_NAME_LENGTH)
-    throw new InvalidField('name', `A name can be at most ${MAX_CLIENT_NAME_LENGTH} characters long.`);
   const uris = (form.redirect_uris ?? '')
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter(Boolean);
-  if (uris.length === 0) throw new InvalidField('redirect_uris', 'Enter at least one redirect URI, one per line.');
-  if (uris.length > MAX_REDIRECT_URIS)
-    throw new InvalidField('redirect_uris', `Enter at most ${MAX_REDIRECT_URIS} redirect URIs.`);
-  for (const uri of uris) {
-    const problem = redirectUriProblem(uri);
-    if (problem)
-      throw new InvalidField(
-        'redirect_uris',
-        `The redirect URI ${uri.length > 100 ? `${uri.slice(0, 100)}…` : uri} ${problem}.`,
-      );
-  }
+  // The client rules (../domain/rules/client.ts), in the form's words; the form's name field is
+  // "name" (client_name on the wire).
+  const [problem] = [...clientNameProblems(name), ...redirectUrisProblems(uris)];
+  if (problem) throw websiteFieldError(problem, uris);
   const approval = form.approval ?? 'auto';
   if (approval !== 'auto' && approval !== 'manual')
     throw new InvalidField('approval', 'Choose automatic or manual approval.');
@@ -54,6 +45,26 @@ export function websiteInput(form: WebsiteForm, accountId: string, publicClients
     );
   }
   return { name, redirectUris: uris, approval: approval as Approval, accountId, public: clientType === 'public' };
+}
+
+/** A problem of the client rules as the form shows it, beside its field. */
+function websiteFieldError(problem: ClientProblem, uris: string[]): InvalidField {
+  if (problem.field === 'client_name')
+    return new InvalidField(
+      'name',
+      problem.rule === 'empty'
+        ? 'Give the website a name; people see it on the sign-in page.'
+        : `A name can be at most ${MAX_CLIENT_NAME_LENGTH} characters long.`,
+    );
+  if (problem.rule === 'none')
+    return new InvalidField('redirect_uris', 'Enter at least one redirect URI, one per line.');
+  if (problem.rule === 'too_many')
+    return new InvalidField('redirect_uris', `Enter at most ${MAX_REDIRECT_URIS} redirect URIs.`);
+  const uri = uris[problem.index!]!;
+  return new InvalidField(
+    'redirect_uris',
+    `The redirect URI ${uri.length > 100 ? `${uri.slice(0, 100)}…` : uri} ${problem.message}.`,
+  );
 }
 
 /**

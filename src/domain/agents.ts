@@ -1,12 +1,11 @@
 /** Agent credentials (docs/contract.md "Agent credentials", docs/design.md §3, §7). */
 import { digest, newAgentId, newAgentSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { NotFound } from '../protocol/errors.ts';
+import { InvalidRequest, NotFound } from '../protocol/errors.ts';
 import type { AgentRecord, AgentStatus } from '../store/types.ts';
+import { agentNameProblems, MAX_AGENT_NAME_LENGTH, ownerEmailProblems } from './rules/agent.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
-
-export const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 export interface NewAgent {
   ownerEmail: string;
@@ -18,9 +17,12 @@ export interface NewAgent {
 }
 
 export async function registerAgent(deps: Deps, input: NewAgent): Promise<{ agent: AgentRecord; secret: string }> {
-  if (!EMAIL.test(input.ownerEmail)) throw new Error(`owner email ${input.ownerEmail} is not an email address`);
+  // The agent rules (./rules/agent.ts), worded as the CLI has always printed them.
+  const [emailProblem] = ownerEmailProblems(input.ownerEmail);
+  if (emailProblem) throw new InvalidRequest(`owner email ${input.ownerEmail} ${emailProblem.message}`);
   const name = (input.name ?? input.ownerName ?? input.ownerEmail).trim();
-  if (!name || name.length > 200) throw new Error('agent name must be 1 to 200 characters');
+  if (agentNameProblems(name).length > 0)
+    throw new InvalidRequest(`agent name must be 1 to ${MAX_AGENT_NAME_LENGTH} characters`);
   const secret = newAgentSecret();
   const agent: AgentRecord = {
     id: newAgentId(),

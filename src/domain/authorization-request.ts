@@ -34,14 +34,9 @@ import type {
   RequestWithClient,
 } from '../store/types.ts';
 import { verifyAgentCredentials } from './agents.ts';
-import {
-  findAuthorizingClient,
-  isPublicClient,
-  MAX_CLIENT_ID_LENGTH,
-  MAX_REDIRECT_URI_LENGTH,
-  redirectUriMatches,
-} from './clients.ts';
+import { findAuthorizingClient, isPublicClient, redirectUriMatches } from './clients.ts';
 import { permittedResource } from './resources.ts';
+import { MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH } from './rules/client.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes, withoutScope } from './scopes.ts';
 import { Throttled } from './throttle.ts';
 

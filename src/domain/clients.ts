@@ -1,61 +1,26 @@
 /** Client (relying party) registration and authentication (docs/contract.md "Client", docs/design.md §7). */
 import { newClientId, newClientSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidClient } from '../protocol/errors.ts';
+import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri } from '../protocol/errors.ts';
 import type { Approval, ClientRecord, ClientStatus } from '../store/types.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';
-import { resourceProblem } from './resources.ts';
+import {
+  type ClientProblem,
+  clientNameProblems,
+  couldBeClientId,
+  LOOPBACK_HOSTS,
+  MAX_CLIENT_NAME_LENGTH,
+  MAX_REDIRECT_URIS,
+  redirectUriProblem,
+  redirectUrisProblems,
+  resourcesProblems,
+} from './rules/client.ts';
+
+// The HTTP layer reads these limits from here; the rules of a client are in ./rules/client.ts.
+export { MAX_CLIENT_ID_LENGTH, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URI_LENGTH } from './rules/client.ts';
 
 type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-export const MAX_REDIRECT_URIS = 10;
-export const MAX_REDIRECT_URI_LENGTH = 2000;
-/** The longest client_id: an issued one is far shorter; a metadata document's URL may take all of it. */
-export const MAX_CLIENT_ID_LENGTH = 512;
-/** The longest client name, shown on the authorization page. */
-export const MAX_CLIENT_NAME_LENGTH = 200;
-/**
- * What a name a client chose itself (a metadata document, a registration) may not carry: control
- * characters, the bidirectional marks that can make a name read as another, and lone surrogates,
- * which would be stored as U+FFFD and read back changed.
- */
-export const UNDISPLAYABLE_IN_NAME = /[\p{Cc}\p{Cs}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
-
-/** Whether `id` could name a client at all: every client_id is visible ASCII within the limit. */
-export const couldBeClientId = (id: string) => id.length <= MAX_CLIENT_ID_LENGTH && VISIBLE_ASCII.test(id);
-/** What the authorization response appends to a redirect URI; a registered query must leave them free. */
-const RESPONSE_PARAMETERS = ['code', 'state', 'iss', 'error', 'error_description'];
-/** Visible ASCII, no space: what every issued identifier and every registered redirect URI consists of. */
-export const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
-
-/**
- * Why a redirect URI cannot be registered, or null when it can: absolute, no fragment,
- * no userinfo, https — or http for localhost, 127.0.0.1 and [::1] only (docs/contract.md, RFC 8252 §8.3).
- */
-export function redirectUriProblem(uri: string): string | null {
-  if (uri.length > MAX_REDIRECT_URI_LENGTH) return `is longer than ${MAX_REDIRECT_URI_LENGTH} characters`;
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return 'is not an absolute URL';
-  }
-  // URL parsers silently drop tabs and newlines and read a backslash as a slash; a Location
-  // header carries only ASCII. A URI must be registered exactly as it will travel
-  // (percent-encoded, punycode host), so that what matches is what the browser is sent to.
-  if (!VISIBLE_ASCII.test(uri)) return 'must consist of visible ASCII characters (percent-encode the rest)';
-  if (uri.includes('\\')) return 'must not contain a backslash';
-  if (uri.includes('#')) return 'must not contain a fragment';
-  if (url.username || url.password) return 'must not contain user information';
-  const taken = RESPONSE_PARAMETERS.filter((name) => url.searchParams.has(name));
-  if (taken.length > 0)
-    return `must not already carry ${taken.join(', ')} in its query (the server adds them to the redirect)`;
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
-  return 'must use https (http is allowed only for localhost, 127.0.0.1 and [::1])';
-}
 
 /** A client without a secret (token_endpoint_auth_method none): an app on a device, an MCP client. */
 export const isPublicClient = (client: Pick<ClientRecord, 'token_endpoint_auth_method'>) =>
@@ -108,27 +73,41 @@ export interface NewClient {
   registrationTokenDigest?: string;
 }
 
-/** Checks a new client's fields; throws an Error whose message says what is wrong. */
+/**
+ * Checks a new client's fields (the rules in ./rules/client.ts); throws InvalidRedirectUri for a
+ * redirect URI and InvalidClientMetadata for anything else, with the message the CLI prints.
+ */
 export function validateNewClient(input: NewClient): { name: string; redirectUris: string[]; resources: string[] } {
   const name = input.name.trim();
-  if (!name || name.length > MAX_CLIENT_NAME_LENGTH)
-    throw new Error(`client name must be 1 to ${MAX_CLIENT_NAME_LENGTH} characters`);
   const resources = [...new Set(input.resources ?? [])];
-  if (input.redirectUris.length === 0 && resources.length === 0)
-    throw new Error('at least one redirect URI is required');
-  if (input.redirectUris.length > MAX_REDIRECT_URIS)
-    throw new Error(`at most ${MAX_REDIRECT_URIS} redirect URIs may be registered`);
-  for (const uri of input.redirectUris) {
-    const problem = redirectUriProblem(uri);
-    if (problem) throw new Error(`redirect URI ${uri} ${problem}`);
-  }
-  for (const resource of resources) {
-    const problem = resourceProblem(resource);
-    if (problem) throw new Error(`resource ${resource} ${problem}`);
-  }
-  if (input.public && resources.length > 0)
-    throw new Error('a resource server authenticates to introspect tokens, so it cannot be a public client');
+  const [problem] = [
+    ...clientNameProblems(name),
+    // A client that is only a resource server needs no redirect URI.
+    ...redirectUrisProblems(input.redirectUris, { required: resources.length === 0 }),
+    ...resourcesProblems(resources, { public: input.public }),
+  ];
+  if (problem) throw newClientError(problem, input.redirectUris, resources);
   return { name, redirectUris: [...new Set(input.redirectUris)], resources };
+}
+
+/** The error for a problem of a new client, worded as the CLI has always printed it. */
+function newClientError(problem: ClientProblem, redirectUris: string[], resources: string[]): Error {
+  switch (problem.field) {
+    case 'client_name':
+      return new InvalidClientMetadata(`client name must be 1 to ${MAX_CLIENT_NAME_LENGTH} characters`);
+    case 'redirect_uris':
+      if (problem.rule === 'none') return new InvalidClientMetadata('at least one redirect URI is required');
+      if (problem.rule === 'too_many')
+        return new InvalidClientMetadata(`at most ${MAX_REDIRECT_URIS} redirect URIs may be registered`);
+      return new InvalidRedirectUri(`redirect URI ${redirectUris[problem.index!]} ${problem.message}`);
+    case 'resource':
+      return new InvalidClientMetadata(`resource ${resources[problem.index!]} ${problem.message}`);
+  }
+  if (problem.rule === 'public_resource_server')
+    return new InvalidClientMetadata(
+      'a resource server authenticates to introspect tokens, so it cannot be a public client',
+    );
+  return new InvalidClientMetadata(`${problem.field} ${problem.message}`);
 }
 
 /** Registers a client; `secret` is null for a public client, which has none. */

@@ -10,21 +10,19 @@
  * tos_uri, policy_uri), contacts, software statements and the like are accepted and ignored: the
  * record has no place for them, and RFC 7591 §3.2.1 returns only what the server registered.
  */
-import { GRANT_TYPES, isGrantType } from './grant-types.ts';
 import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../protocol/errors.ts';
 import type { ClientAuthMethod, ClientRecord } from '../store/types.ts';
+import { isPublicClient, recordClientUse, registerClient } from './clients.ts';
 import {
+  clientNameProblems,
   couldBeClientId,
-  isPublicClient,
-  MAX_CLIENT_NAME_LENGTH,
-  MAX_REDIRECT_URIS,
-  recordClientUse,
-  redirectUriProblem,
-  registerClient,
-  UNDISPLAYABLE_IN_NAME,
-} from './clients.ts';
+  grantTypesProblems,
+  redirectUrisProblems,
+  responseTypesProblems,
+} from './rules/client.ts';
+import { GRANT_TYPES } from './rules/grant-type-names.ts';
 import { SUPPORTED_SCOPES, withoutScope } from './scopes.ts';
 
 type Deps = Pick<Context, 'config' | 'store' | 'secrets' | 'clock'>;
@@ -270,14 +268,10 @@ function checkMetadata(config: Pick<Context['config'], 'publicClients'>, metadat
 function checkRedirectUris(value: unknown): string[] {
   if (value === undefined) throw new InvalidClientMetadata('redirect_uris is required.');
   if (!isStringArray(value)) throw new InvalidClientMetadata('redirect_uris must be an array of strings.');
-  if (value.length === 0) throw new InvalidClientMetadata('redirect_uris must name at least one redirect URI.');
-  if (value.length > MAX_REDIRECT_URIS)
-    throw new InvalidClientMetadata(`redirect_uris may name at most ${MAX_REDIRECT_URIS} redirect URIs.`);
-  value.forEach((uri, index) => {
-    const problem = redirectUriProblem(uri);
-    // The index, not the URI: the description stays plain ASCII whatever was sent.
-    if (problem) throw new InvalidRedirectUri(`redirect_uris[${index}] ${problem}.`);
-  });
+  const [problem] = redirectUrisProblems(value);
+  // The index, not the URI: the description stays plain ASCII whatever was sent.
+  if (problem?.rule === 'invalid') throw new InvalidRedirectUri(`redirect_uris[${problem.index}] ${problem.message}.`);
+  if (problem) throw new InvalidClientMetadata(`redirect_uris ${problem.message}.`);
   return [...new Set(value)];
 }
 
@@ -287,10 +281,8 @@ function checkName(value: unknown, firstRedirectUri: string): string {
     throw new InvalidClientMetadata('client_name must be a string.');
   const name = (value ?? '').trim();
   if (!name) return new URL(firstRedirectUri).hostname;
-  if (name.length > MAX_CLIENT_NAME_LENGTH)
-    throw new InvalidClientMetadata(`client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters.`);
-  if (UNDISPLAYABLE_IN_NAME.test(name))
-    throw new InvalidClientMetadata('client_name contains control, text-direction or unpaired surrogate characters.');
+  const [problem] = clientNameProblems(name, { chosenByClient: true });
+  if (problem) throw new InvalidClientMetadata(`client_name ${problem.message}.`);
   return name;
 }
 
@@ -323,22 +315,17 @@ function checkAuthMethod(
 function checkGrantAndResponseTypes(grantTypes: unknown, responseTypes: unknown): void {
   if (grantTypes !== undefined) {
     if (!isStringArray(grantTypes)) throw new InvalidClientMetadata('grant_types must be an array of strings.');
-    if (!grantTypes.every(isGrantType)) {
-      throw new InvalidClientMetadata(`grant_types may contain only ${GRANT_TYPES.join(' and ')}.`);
-    }
-    if (!grantTypes.includes('authorization_code'))
-      throw new InvalidClientMetadata(
-        'grant_types must include authorization_code, the only grant that starts a sign-in.',
-      );
+    const [problem] = grantTypesProblems(grantTypes);
+    if (problem) throw new InvalidClientMetadata(`grant_types ${problem.message}.`);
   }
   if (responseTypes !== undefined) {
     if (!isStringArray(responseTypes)) throw new InvalidClientMetadata('response_types must be an array of strings.');
-    if (!responseTypes.every((type) => type === 'code'))
-      throw new InvalidClientMetadata('response_types may contain only code.');
-    if (responseTypes.length === 0)
+    const [problem] = responseTypesProblems(responseTypes);
+    if (problem?.rule === 'none')
       throw new InvalidClientMetadata(
         'response_types must include code, which the authorization_code grant uses (RFC 7591 §2.1).',
       );
+    if (problem) throw new InvalidClientMetadata(`response_types ${problem.message}.`);
   }
 }
 

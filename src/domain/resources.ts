@@ -5,25 +5,10 @@
  */
 import type { Context } from '../context.ts';
 import { InvalidTarget } from '../protocol/errors.ts';
-import { VISIBLE_ASCII } from './clients.ts';
+import { resourceProblem } from './rules/client.ts';
 
-export const MAX_RESOURCE_LENGTH = 1000;
-
-/**
- * Why a value cannot be a resource indicator, or null when it can: an absolute URI (RFC 3986
- * §4.3) without a fragment (RFC 8707 §2), spelled in visible ASCII.
- *
- * @example
- * resourceProblem('https://mcp.example.com/mcp'); // null
- * resourceProblem('/mcp'); // 'must be an absolute URI'
- */
-export function resourceProblem(value: string): string | null {
-  if (value.length > MAX_RESOURCE_LENGTH) return `must be at most ${MAX_RESOURCE_LENGTH} characters`;
-  if (!VISIBLE_ASCII.test(value)) return 'must consist of visible ASCII characters';
-  if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(value) || !URL.canParse(value)) return 'must be an absolute URI';
-  if (value.includes('#')) return 'must not contain a fragment';
-  return null;
-}
+// The HTTP layer reads this limit from here; the syntax of a resource indicator is in ./rules/client.ts.
+export { MAX_RESOURCE_LENGTH } from './rules/client.ts';
 
 /**
  * Whether `resource` is, or lies below, one of `listed` (same origin, path under the listed

@@ -13,7 +13,8 @@
  * from the registered one in any way" (generated one-character edits).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redirectUriProblem, registerClient } from '../../src/domain/clients.ts';
+import { registerClient } from '../../src/domain/clients.ts';
+import { redirectUriProblem } from '../../src/domain/rules/client.ts';
 import {
   authenticate,
   authorizeUrl,

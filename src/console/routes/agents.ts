@@ -7,9 +7,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/grants.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
-import type { AgentRecord, RevokedGrants } from '../../store/types.ts';
+import type { AgentRecord } from '../../store/types.ts';
 import { reachableAgent } from '../access.ts';
-import { agentLabel, createOwnedAgent, deleteAgent, graceOf } from '../agents.ts';
+import { agentLabel, createOwnedAgent, deleteAgent } from '../agents.ts';
 import { InvalidField, NotFound } from '../../protocol/errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { dailySignIns, decodeCursor, signInPage } from '../history.ts';
@@ -23,20 +23,9 @@ import {
 } from '../pages/agents.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './index.ts';
+import { formValues, ownedRoutes, revokedDetail } from './owned.ts';
 
 type Params = { id: string };
-
-/** The string fields of a form, to show again beside an error. */
-export const formValues = (form: Form | undefined): Record<string, string | undefined> =>
-  Object.fromEntries(
-    Object.entries(form ?? {})
-      .filter(([name]) => name !== '_csrf')
-      .map(([name, value]) => [name, value]),
-  );
-
-/** The counts of a revocation, for the console's audit. */
-export const revokedDetail = (revoked: RevokedGrants) =>
-  `grants ${revoked.grants}, codes ${revoked.codes}, requests ${revoked.requests}`;
 
 export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
@@ -151,52 +140,17 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     }),
   );
 
-  // A rotation answers with the new secret, once, rather than a redirect.
-  scope.post<{ Params: Params; Body: Form }>('/agents/:id/rotate', { preHandler: guard }, async (request, reply) => {
-    const account = area.account(request);
-    const agent = await reachable(account, request.params.id);
-    let grace: number;
-    try {
-      grace = graceOf(request.body?.grace);
-    } catch (error) {
-      if (!(error instanceof InvalidField)) throw error;
-      return show(request, reply, agent, { errors: { [error.field]: error.description } }, 400);
-    }
-    const secret = await rotateAgentSecret(ctx, agent.id, grace);
-    await recordConsoleEvent(ctx, account, 'agent.rotate_secret', agent.id, request.ip, `grace ${grace} s`);
-    return area.send(
-      reply,
-      agentSecretPage(await area.page(request, reply), {
-        agent,
-        secret,
-        until: grace > 0 ? ctx.clock() + grace : null,
-      }),
-    );
+  ownedRoutes(scope, area, {
+    path: '/agents',
+    kind: 'agent',
+    reachable,
+    show,
+    act,
+    rotate: rotateAgentSecret,
+    secretPage: (page, { thing, secret, until }) => agentSecretPage(page, { agent: thing, secret, until }),
+    setActive: (deps, id, active) => setAgentStatus(deps, id, active ? 'active' : 'disabled'),
+    grantsOf: (agent) => ({ agent_id: agent.id }),
   });
-
-  scope.post<{ Params: Params; Body: Form }>('/agents/:id/disable', { preHandler: guard }, (request, reply) =>
-    act(request, reply, async (account, agent) => {
-      await setAgentStatus(ctx, agent.id, 'disabled');
-      await recordConsoleEvent(ctx, account, 'agent.disable', agent.id, request.ip);
-      return 'agent_disabled';
-    }),
-  );
-
-  scope.post<{ Params: Params; Body: Form }>('/agents/:id/enable', { preHandler: guard }, (request, reply) =>
-    act(request, reply, async (account, agent) => {
-      await setAgentStatus(ctx, agent.id, 'active');
-      await recordConsoleEvent(ctx, account, 'agent.enable', agent.id, request.ip);
-      return 'agent_enabled';
-    }),
-  );
-
-  scope.post<{ Params: Params; Body: Form }>('/agents/:id/revoke-grants', { preHandler: guard }, (request, reply) =>
-    act(request, reply, async (account, agent) => {
-      const revoked = await revokeGrants(ctx, { agent_id: agent.id });
-      await recordConsoleEvent(ctx, account, 'agent.revoke_grants', agent.id, request.ip, revokedDetail(revoked));
-      return 'grants_revoked';
-    }),
-  );
 
   scope.post<{ Params: Params; Body: Form }>('/agents/:id/delete', { preHandler: guard }, (request, reply) =>
     act(

@@ -5,11 +5,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rotateClientSecret, setClientStatus } from '../../domain/clients.ts';
-import { revokeGrants } from '../../domain/grants.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
 import { reachableClient } from '../access.ts';
-import { graceOf } from '../agents.ts';
 import { InvalidField } from '../../protocol/errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { decodeCursor, signInPage } from '../history.ts';
@@ -17,8 +15,8 @@ import type { FormState } from '../pages/agents.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
 import { websiteCreatedPage, websitePage, websitePath, websiteSecretPage, websitesPage } from '../pages/websites.ts';
 import { createOwnedWebsite } from '../websites.ts';
-import { formValues, revokedDetail } from './agents.ts';
 import type { ConsoleScope, Form } from './index.ts';
+import { formValues, ownedRoutes } from './owned.ts';
 
 type Params = { id: string };
 
@@ -109,50 +107,15 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     return show(request, reply, client, { notice: noticeFor(request.query.notice), before: request.query.before });
   });
 
-  // A rotation answers with the new secret, once, rather than a redirect.
-  scope.post<{ Params: Params; Body: Form }>('/websites/:id/rotate', { preHandler: guard }, async (request, reply) => {
-    const account = area.account(request);
-    const client = await reachable(account, request.params.id);
-    let grace: number;
-    try {
-      grace = graceOf(request.body?.grace);
-    } catch (error) {
-      if (!(error instanceof InvalidField)) throw error;
-      return show(request, reply, client, { errors: { [error.field]: error.description } }, 400);
-    }
-    const secret = await rotateClientSecret(ctx, client.id, grace);
-    await recordConsoleEvent(ctx, account, 'website.rotate_secret', client.id, request.ip, `grace ${grace} s`);
-    return area.send(
-      reply,
-      websiteSecretPage(await area.page(request, reply), {
-        client,
-        secret,
-        until: grace > 0 ? ctx.clock() + grace : null,
-      }),
-    );
+  ownedRoutes(scope, area, {
+    path: '/websites',
+    kind: 'website',
+    reachable,
+    show,
+    act,
+    rotate: rotateClientSecret,
+    secretPage: (page, { thing, secret, until }) => websiteSecretPage(page, { client: thing, secret, until }),
+    setActive: (deps, id, active) => setClientStatus(deps, id, active ? 'active' : 'inactive'),
+    grantsOf: (client) => ({ client_id: client.id }),
   });
-
-  scope.post<{ Params: Params; Body: Form }>('/websites/:id/disable', { preHandler: guard }, (request, reply) =>
-    act(request, reply, async (account, client) => {
-      await setClientStatus(ctx, client.id, 'inactive');
-      await recordConsoleEvent(ctx, account, 'website.disable', client.id, request.ip);
-      return 'website_disabled';
-    }),
-  );
-
-  scope.post<{ Params: Params; Body: Form }>('/websites/:id/enable', { preHandler: guard }, (request, reply) =>
-    act(request, reply, async (account, client) => {
-      await setClientStatus(ctx, client.id, 'active');
-      await recordConsoleEvent(ctx, account, 'website.enable', client.id, request.ip);
-      return 'website_enabled';
-    }),
-  );
-
-  scope.post<{ Params: Params; Body: Form }>('/websites/:id/revoke-grants', { preHandler: guard }, (request, reply) =>
-    act(request, reply, async (account, client) => {
-      const revoked = await revokeGrants(ctx, { client_id: client.id });
-      await recordConsoleEvent(ctx, account, 'website.revoke_grants', client.id, request.ip, revokedDetail(revoked));
-      return 'grants_revoked';
-    }),
-  );
 }

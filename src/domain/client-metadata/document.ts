@@ -2,14 +2,16 @@
  * Client Identifier URLs and Client ID Metadata Documents
  * (draft-ietf-oauth-client-id-metadata-document-02 §3, §4, §4.1): what this server accepts.
  */
-import { GRANT_TYPES, isGrantType } from '../grant-types.ts';
 import {
+  type ClientProblem,
+  clientNameProblems,
+  grantTypesProblems,
   MAX_CLIENT_ID_LENGTH,
-  MAX_CLIENT_NAME_LENGTH,
   MAX_REDIRECT_URIS,
-  redirectUriProblem,
-  UNDISPLAYABLE_IN_NAME,
-} from '../clients.ts';
+  redirectUrisProblems,
+  responseTypesProblems,
+} from '../rules/client.ts';
+import { GRANT_TYPES } from '../rules/grant-type-names.ts';
 
 /**
  * The client as its metadata document describes it, reduced to what this server uses.
@@ -120,34 +122,31 @@ export function validateClientMetadataDocument(url: string, body: unknown): Clie
 
   const grantTypes = doc.grant_types;
   if (grantTypes !== undefined) {
-    if (!isStringArray(grantTypes) || !grantTypes.every(isGrantType)) {
+    const [grantProblem] = isStringArray(grantTypes) ? grantTypesProblems(grantTypes) : [];
+    if (!isStringArray(grantTypes) || grantProblem?.rule === 'not_served')
       throw problem(`grant_types may contain only ${GRANT_TYPES.join(' and ')}`);
-    }
-    if (!grantTypes.includes('authorization_code')) throw problem('grant_types must include authorization_code');
+    if (grantProblem) throw problem('grant_types must include authorization_code');
   }
   const responseTypes = doc.response_types;
+  // Stricter than dynamic registration: exactly one response type, code (the draft's example).
   if (
     responseTypes !== undefined &&
-    !(isStringArray(responseTypes) && responseTypes.length === 1 && responseTypes[0] === 'code')
+    !(isStringArray(responseTypes) && responseTypes.length === 1 && responseTypesProblems(responseTypes).length === 0)
   ) {
     throw problem('response_types must be ["code"]');
   }
 
   const name = typeof doc.client_name === 'string' ? doc.client_name.trim() : '';
-  if (!name) throw problem('client_name is missing or empty');
-  if ([...name].length > MAX_CLIENT_NAME_LENGTH)
-    throw problem(`client_name is longer than ${MAX_CLIENT_NAME_LENGTH} characters`);
-  if (UNDISPLAYABLE_IN_NAME.test(name)) throw problem('client_name contains control or text-direction characters');
+  // The document's length is counted in code points, and its wording is its own (see clientNameWording).
+  const [nameProblem] = clientNameProblems(name, { chosenByClient: true, measure: 'code points' });
+  if (nameProblem) throw problem(clientNameWording[nameProblem.rule] ?? `client_name ${nameProblem.message}`);
 
   const redirectUris = doc.redirect_uris;
-  if (!isStringArray(redirectUris) || redirectUris.length === 0)
-    throw problem('redirect_uris must be a non-empty array of strings');
-  if (redirectUris.length > MAX_REDIRECT_URIS)
-    throw problem(`redirect_uris has more than ${MAX_REDIRECT_URIS} entries`);
-  redirectUris.forEach((uri, index) => {
-    const uriProblem = redirectUriProblem(uri);
-    if (uriProblem) throw problem(`redirect_uris[${index}] ${uriProblem}`);
-  });
+  if (!isStringArray(redirectUris)) throw problem('redirect_uris must be a non-empty array of strings');
+  const [uriProblem] = redirectUrisProblems(redirectUris);
+  if (uriProblem?.rule === 'none') throw problem('redirect_uris must be a non-empty array of strings');
+  if (uriProblem?.rule === 'too_many') throw problem(`redirect_uris has more than ${MAX_REDIRECT_URIS} entries`);
+  if (uriProblem) throw problem(`redirect_uris[${uriProblem.index}] ${uriProblem.message}`);
 
   const client: ClientMetadataDocument = {
     client_id: url,
@@ -159,6 +158,12 @@ export function validateClientMetadataDocument(url: string, body: unknown): Clie
   if (isDisplayLink(doc.logo_uri)) client.logo_uri = doc.logo_uri;
   return client;
 }
+
+/** How a document's client_name problems have always been worded. */
+const clientNameWording: Partial<Record<ClientProblem['rule'], string>> = {
+  empty: 'client_name is missing or empty',
+  undisplayable: 'client_name contains control or text-direction characters',
+};
 
 function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((item) => typeof item === 'string');

@@ -1,0 +1,118 @@
+/**
+ * What the agents and websites areas share (docs/design.md §11): an owner rotates the secret of
+ * an agent or a website, disables and enables it, and revokes its grants, in the same way and
+ * with the same pages; each area says what the thing is and how these act on it.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Context } from '../../context.ts';
+import { revokeGrants } from '../../domain/grants.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
+import type { GrantOwner, RevokedGrants } from '../../store/types.ts';
+import { graceOf } from '../agents.ts';
+import { InvalidField } from '../../protocol/errors.ts';
+import { recordConsoleEvent } from '../events.ts';
+import type { FormState } from '../pages/agents.ts';
+import type { ConsoleScope, Form } from './index.ts';
+
+type Params = { id: string };
+type Request = FastifyRequest<{ Params: Params; Body: Form }>;
+
+/** The string fields of a form, to show again beside an error. */
+export const formValues = (form: Form | undefined): Record<string, string | undefined> =>
+  Object.fromEntries(
+    Object.entries(form ?? {})
+      .filter(([name]) => name !== '_csrf')
+      .map(([name, value]) => [name, value]),
+  );
+
+/** The counts of a revocation, for the console's audit. */
+export const revokedDetail = (revoked: RevokedGrants) =>
+  `grants ${revoked.grants}, codes ${revoked.codes}, requests ${revoked.requests}`;
+
+/** An agent or a website, as the routes the two areas share see it. */
+export interface OwnedThing<Thing extends { id: string }> {
+  /** Its area's path under /console: '/agents' or '/websites'. */
+  path: string;
+  /** What the audit's actions and the notices are prefixed with: 'agent' or 'website'. */
+  kind: string;
+  /** It, if the account may reach it; NotFound otherwise. */
+  reachable(account: AccountRecord, id: string): Promise<Thing>;
+  /** Its page again, with a form's errors. */
+  show(request: FastifyRequest, reply: FastifyReply, thing: Thing, state: FormState, status: number): Promise<unknown>;
+  /** Runs an action on it and redirects with the notice the action returns. */
+  act(
+    request: Request,
+    reply: FastifyReply,
+    action: (account: AccountRecord, thing: Thing) => Promise<string>,
+  ): Promise<unknown>;
+  /** Issues a new secret, the old one working `grace` seconds longer. */
+  rotate(ctx: Context, id: string, grace: number): Promise<string>;
+  /** The page that shows the new secret, once. */
+  secretPage(
+    page: Awaited<ReturnType<ConsoleScope['page']>>,
+    input: { thing: Thing; secret: string; until: number | null },
+  ): string;
+  /** Disables it (active false) or enables it again. */
+  setActive(ctx: Context, id: string, active: boolean): Promise<void>;
+  /** Whose grants are its grants. */
+  grantsOf(thing: Thing): GrantOwner;
+}
+
+/**
+ * Registers POST {path}/:id/rotate, /disable, /enable and /revoke-grants for `owned`.
+ *
+ * @example
+ * ownedRoutes(scope, area, { path: '/agents', kind: 'agent', reachable, show, act, ... });
+ */
+export function ownedRoutes<Thing extends { id: string }>(
+  scope: FastifyInstance,
+  area: ConsoleScope,
+  owned: OwnedThing<Thing>,
+): void {
+  const { ctx, guard } = area;
+  const { path, kind } = owned;
+
+  // A rotation answers with the new secret, once, rather than a redirect.
+  scope.post<{ Params: Params; Body: Form }>(`${path}/:id/rotate`, { preHandler: guard }, async (request, reply) => {
+    const account = area.account(request);
+    const thing = await owned.reachable(account, request.params.id);
+    let grace: number;
+    try {
+      grace = graceOf(request.body?.grace);
+    } catch (error) {
+      if (!(error instanceof InvalidField)) throw error;
+      return owned.show(request, reply, thing, { errors: { [error.field]: error.description } }, 400);
+    }
+    const secret = await owned.rotate(ctx, thing.id, grace);
+    await recordConsoleEvent(ctx, account, `${kind}.rotate_secret`, thing.id, request.ip, `grace ${grace} s`);
+    return area.send(
+      reply,
+      owned.secretPage(await area.page(request, reply), {
+        thing,
+        secret,
+        until: grace > 0 ? ctx.clock() + grace : null,
+      }),
+    );
+  });
+
+  // The notices agent_disabled, agent_enabled, website_disabled and website_enabled; the audit's
+  // agent.disable, agent.enable, website.disable and website.enable.
+  for (const active of [false, true]) {
+    const action = active ? 'enable' : 'disable';
+    scope.post<{ Params: Params; Body: Form }>(`${path}/:id/${action}`, { preHandler: guard }, (request, reply) =>
+      owned.act(request, reply, async (account, thing) => {
+        await owned.setActive(ctx, thing.id, active);
+        await recordConsoleEvent(ctx, account, `${kind}.${action}`, thing.id, request.ip);
+        return `${kind}_${action}d`;
+      }),
+    );
+  }
+
+  scope.post<{ Params: Params; Body: Form }>(`${path}/:id/revoke-grants`, { preHandler: guard }, (request, reply) =>
+    owned.act(request, reply, async (account, thing) => {
+      const revoked = await revokeGrants(ctx, owned.grantsOf(thing));
+      await recordConsoleEvent(ctx, account, `${kind}.revoke_grants`, thing.id, request.ip, revokedDetail(revoked));
+      return 'grants_revoked';
+    }),
+  );
+}
