@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { postgresUnavailableReason } from './test/helpers/postgres-cluster.ts';
 
 /**
@@ -10,11 +10,14 @@ import { postgresUnavailableReason } from './test/helpers/postgres-cluster.ts';
  */
 const SQLITE_ONLY = [
   'test/config.test.ts',
+  'test/config-reference.test.ts',
   'test/cli.test.ts',
   'test/sqlite-*.test.ts',
-  'test/agent-sdk-package.test.ts',
+  'packages/agent/test/agent-sdk-package.test.ts',
 ];
 const POSTGRES_ONLY = ['test/multinode.test.ts', 'test/faults/database-outage.test.ts'];
+/** The server's suites, and the agent SDK's beside it (packages/agent/test; never its node_modules or dist). */
+const INCLUDE = ['test/**/*.test.ts', 'packages/agent/test/**/*.test.ts'];
 
 const postgresMissing = postgresUnavailableReason();
 // Vitest evaluates this file more than once; say it once.
@@ -24,6 +27,10 @@ if (postgresMissing && !process.env.AGENTAUTH_POSTGRES_NOTICE) {
 }
 
 export default defineConfig({
+  // @agentauth/agent (the workspace packages/agent) from its TypeScript source, with no build. The
+  // suites run in Vite's ssr environment, whose conditions these are; Vite adds its defaults
+  // (node, development), and Vitest passes the list to the workers' node as --conditions.
+  ssr: { resolve: { conditions: ['@agentauth/source'] } },
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -33,8 +40,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'sqlite',
-          include: ['test/**/*.test.ts'],
-          exclude: POSTGRES_ONLY,
+          include: INCLUDE,
+          exclude: [...configDefaults.exclude, ...POSTGRES_ONLY],
           env: { AGENTAUTH_TEST_ENGINE: 'sqlite' },
         },
       },
@@ -45,8 +52,8 @@ export default defineConfig({
               extends: true as const,
               test: {
                 name: 'postgres',
-                include: ['test/**/*.test.ts'],
-                exclude: SQLITE_ONLY,
+                include: INCLUDE,
+                exclude: [...configDefaults.exclude, ...SQLITE_ONLY],
                 env: { AGENTAUTH_TEST_ENGINE: 'postgres' },
                 globalSetup: ['test/setup/postgres.ts'],
               },

@@ -1,6 +1,8 @@
 /**
  * Configuration from the environment (docs/design.md §8). Every setting has a documented
- * default; an invalid value stops start-up with one clear line (ConfigError).
+ * default; an invalid value stops start-up with one clear line (ConfigError). One table
+ * (SETTINGS, at the end) names each variable, its type, its default and its documentation:
+ * loadConfig reads the environment by it, and docs/configuration.md is made from it.
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -107,26 +109,6 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
-
-type Env = Record<string, string | undefined>;
-
-function integer(env: Env, name: string, fallback: number, min = 1): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
-    throw new ConfigError(`${name} must be a whole number >= ${min} (got "${raw}")`);
-  }
-  return Number(raw);
-}
-
-/** An on/off setting: true, false, 1, 0, yes, no, on, off. */
-function flag(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return fallback;
-  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
-  if (['false', '0', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false (got "${env[name]}")`);
-}
 
 /** ALLOWED_RESOURCES: space- or comma-separated absolute http(s) URIs without fragment, or `*` alone for any. */
 function allowedResources(raw: string | undefined): string[] | '*' {
@@ -247,159 +229,631 @@ function secret(name: string, value: string): string {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export function loadConfig(env: Env = process.env): Config {
-  const port = integer(env, 'PORT', 3000, 0);
-  if (port > 65535) throw new ConfigError(`PORT must be at most 65535 (got "${port}")`);
-  const production = env.NODE_ENV === 'production';
+type Env = Record<string, string | undefined>;
 
-  const baseUrlRaw = env.BASE_URL || `http://localhost:${port}`;
-  let baseUrl: URL;
+/** What a variable takes: how a set value is read, and how the reference describes it. */
+interface Type<T> {
+  /** What the variable takes, for the reference. */
+  readonly takes: string;
+  /** The value of a set, non-empty variable (undefined: as if unset); a bad one throws ConfigError naming it. */
+  parse(raw: string, name: string): T | undefined;
+  /** A default as the reference shows it. */
+  show?(value: T): string;
+}
+
+function wholeNumber(raw: string, name: string, min: number): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(`${name} must be a whole number >= ${min} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+/** A count (of failures, streams, connections…); 0, where allowed, usually turns a limit off. */
+const count = (min = 1): Type<number> => ({
+  takes: `whole number ≥ ${min}`,
+  parse: (raw, name) => wholeNumber(raw, name, min),
+});
+
+const DURATION_UNITS = [
+  [86_400, 'day'],
+  [3_600, 'hour'],
+  [60, 'minute'],
+] as const;
+
+/** A duration in whole seconds; the reference names a round default in days, hours or minutes. */
+const seconds = (min = 1): Type<number> => ({
+  takes: `seconds ≥ ${min}`,
+  parse: (raw, name) => wholeNumber(raw, name, min),
+  show: (value) => {
+    const [unit, word] = DURATION_UNITS.find(([unit]) => value >= unit && value % unit === 0) ?? [0, ''];
+    return unit ? `\`${value}\` (${value / unit} ${word}${value === unit ? '' : 's'})` : `\`${value}\``;
+  },
+});
+
+/** A TCP port: PORT may be 0 (any free port), a second listener's may not. */
+const port = (min: number): Type<number> => ({
+  takes: `port, ${min} to 65535`,
+  parse: (raw, name) => {
+    const value = wholeNumber(raw, name, min);
+    if (value > 65535) throw new ConfigError(`${name} must be at most 65535 (got "${value}")`);
+    return value;
+  },
+});
+
+/** An on/off setting: true, false, 1, 0, yes, no, on, off. */
+const onOff: Type<boolean> = {
+  takes: 'true or false (also 1/0, yes/no, on/off)',
+  parse: (raw, name) => {
+    const value = raw.trim().toLowerCase();
+    if (value === '') return undefined;
+    if (['true', '1', 'yes', 'on'].includes(value)) return true;
+    if (['false', '0', 'no', 'off'].includes(value)) return false;
+    throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+  },
+};
+
+const text: Type<string> = { takes: 'text', parse: (raw) => raw };
+
+/** "a, b or c". */
+const either = (words: readonly string[]) =>
+  words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}` : (words[0] ?? '');
+const quoted = (words: readonly string[]) => words.map((word) => `\`${word}\``);
+
+/** One of a few words, in any case; the error lists them ("full or normal", "closed, invite or open"). */
+const choice = <const T extends string>(values: readonly T[]): Type<T> => ({
+  takes: either(quoted(values)),
+  parse: (raw, name) => {
+    const value = raw.toLowerCase();
+    if (values.includes(value as T)) return value as T;
+    throw new ConfigError(`${name} must be ${either(values)} (got "${raw}")`);
+  },
+});
+
+/** A secret of at least MIN_SECRET_BYTES. */
+const secretText: Type<string | null> = {
+  takes: `secret, at least ${MIN_SECRET_BYTES} bytes`,
+  parse: (raw, name) => secret(name, raw),
+};
+
+/** Shows a default: a value in code, none, empty, or the list. */
+function showValue(value: unknown): string {
+  if (value === null) return 'none';
+  if (Array.isArray(value)) return value.length ? value.map((entry) => `\`${entry}\``).join(', ') : 'empty';
+  return `\`${String(value)}\``;
+}
+
+/** The configuration as the table reads it: Config, and MCP_AUTHORIZATION, which only sets other defaults. */
+type Read = Config & { mcpAuthorization: boolean };
+type Key = keyof Read;
+
+/**
+ * One environment variable: its name, what it takes, its default and what it does. The table
+ * below makes both loadConfig and docs/configuration.md (`npm run docs:config`).
+ */
+export interface Setting<K extends Key = Key> {
+  readonly name: string;
+  /** Where its value goes. */
+  readonly key: K;
+  readonly type: Type<Read[K]>;
+  /** Its value when unset or empty: a constant, or made from the settings above it in the table. */
+  readonly default: Read[K] | ((read: Read) => Read[K]);
+  /** The default as the reference states it, where the type cannot show it (a derived one). */
+  readonly shownDefault?: string;
+  /** What it does, for the reference (Markdown; paths relative to docs/). */
+  readonly doc: string;
+  /** A rule tying it to the settings above it in the table; throws ConfigError. */
+  check?(value: Read[K], read: Read): void;
+}
+
+const setting = <K extends Key>(entry: Setting<K>): Setting<K> => entry;
+
+/** The default of a setting, as the reference shows it. */
+export function shownDefault(entry: Setting): string {
+  if (entry.shownDefault !== undefined) return entry.shownDefault;
+  if (typeof entry.default === 'function') throw new Error(`${entry.name}: a derived default needs shownDefault`);
+  return entry.type.show ? entry.type.show(entry.default) : showValue(entry.default);
+}
+
+function baseUrl(raw: string): string {
+  let url: URL;
   try {
-    baseUrl = new URL(baseUrlRaw);
+    url = new URL(raw);
   } catch {
-    throw new ConfigError(`BASE_URL must be an absolute URL (got "${baseUrlRaw}")`);
+    throw new ConfigError(`BASE_URL must be an absolute URL (got "${raw}")`);
   }
-  if (!['http:', 'https:'].includes(baseUrl.protocol) || baseUrl.search || baseUrl.hash) {
-    throw new ConfigError(`BASE_URL must be an http(s) URL without query or fragment (got "${baseUrlRaw}")`);
+  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash) {
+    throw new ConfigError(`BASE_URL must be an http(s) URL without query or fragment (got "${raw}")`);
   }
+  return url.href.replace(/\/+$/, '');
+}
 
-  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/agentauth.db';
-  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
-  }
+/** Every environment variable, in the order they are read and documented. */
+export const SETTINGS = [
+  setting({
+    name: 'PORT',
+    key: 'port',
+    type: port(0),
+    default: 3000,
+    doc: 'TCP port to listen on.',
+  }),
+  setting({
+    name: 'HOST',
+    key: 'host',
+    type: text,
+    default: '0.0.0.0',
+    doc: 'Address to listen on (all IPv4 interfaces by default; `127.0.0.1` for local only).',
+  }),
+  setting({
+    name: 'BASE_URL',
+    key: 'baseUrl',
+    type: { takes: 'absolute http(s) URL', parse: baseUrl },
+    default: (read) => baseUrl(`http://localhost:${read.port}`),
+    shownDefault: '`http://localhost:$PORT`',
+    doc: "The issuer: absolute http(s) URL without query or fragment (a trailing slash is removed). Used as `iss`, in the metadata, the page's meta tags and the `iss` redirect parameter. When it starts with `https:` the binding cookie is `__Host-agentauth_browser` and `Secure`. Set it to the public URL in production.",
+  }),
+  setting({
+    name: 'DATABASE_URL',
+    key: 'databaseUrl',
+    type: {
+      takes: '`sqlite:` or `postgres://` URL',
+      parse: (raw) => {
+        if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(raw)) {
+          throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+        }
+        return raw;
+      },
+    },
+    default: 'sqlite:./data/agentauth.db',
+    doc: '`sqlite:PATH` (relative to the working directory), `sqlite:///absolute/path` or `sqlite::memory:`; or `postgres://user:password@host:5432/dbname` (also `postgresql://`, and any option of libpq-style URLs that `pg` understands, such as `?sslmode=require` or `?host=/run/postgresql` for a unix socket). With PostgreSQL, `JWT_SECRET` is required.',
+  }),
+  setting({
+    name: 'DATABASE_POOL_SIZE',
+    key: 'databasePoolSize',
+    type: count(),
+    default: 10,
+    doc: 'PostgreSQL connections per node. Has no effect with SQLite.',
+  }),
+  setting({
+    name: 'SQLITE_SYNCHRONOUS',
+    key: 'sqliteSynchronous',
+    type: choice(['full', 'normal']),
+    default: 'full',
+    doc: '`full`: every commit is on disk before its answer (survives `kill -9` and power loss; the WAL is synced off the event loop). `normal`: no fsync per commit; an answer survives a crash of the process but a power loss may lose the last ones. The server warns at start with `normal`. See Durability (under [Operations](../README.md#operations)) and [Performance](../README.md#performance). Has no effect with PostgreSQL.',
+  }),
+  setting({
+    name: 'NODE_ENV',
+    key: 'production',
+    type: { takes: 'text', parse: (raw) => raw === 'production' },
+    default: false,
+    shownDefault: 'unset',
+    doc: '`production` makes `JWT_SECRET` mandatory. No other effect.',
+  }),
+  setting({
+    name: 'JWT_SECRET',
+    key: 'jwtSecret',
+    type: secretText,
+    default: null,
+    doc: 'Server secret, at least 32 bytes. The HS256 key of access tokens is its UTF-8 bytes exactly as configured. It is also the source of the key that encrypts client secrets. Required when `NODE_ENV=production`. Without it, in development, a secret is generated once and kept in `jwt-secret` next to the SQLite file (`data/jwt-secret` by default, mode 0600); with `sqlite::memory:` a random per-process secret is used. A `jwt-secret` file holding less than 32 bytes (after trimming whitespace) stops start-up with a line naming the file.',
+    check: (value, read) => {
+      if (!value && read.production) {
+        throw new ConfigError('JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)');
+      }
+      if (!value && !read.databaseUrl.startsWith('sqlite:')) {
+        throw new ConfigError(
+          'JWT_SECRET is required with PostgreSQL: every node must sign and verify with the same secret (at least 32 bytes)',
+        );
+      }
+    },
+  }),
+  setting({
+    name: 'JWT_PREVIOUS_SECRETS',
+    key: 'jwtPreviousSecrets',
+    type: {
+      takes: `comma-separated secrets, each at least ${MIN_SECRET_BYTES} bytes`,
+      parse: (raw, name) =>
+        raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+          .map((s) => secret(name, s)),
+    },
+    default: () => [],
+    shownDefault: 'empty',
+    doc: 'Comma-separated earlier secrets (each at least 32 bytes), accepted during a rotation: access tokens signed with them still verify (selected by `kid`), and client secrets encrypted under them still decrypt.',
+  }),
+  setting({
+    name: 'LOG_LEVEL',
+    key: 'logLevel',
+    type: {
+      takes: either(quoted(LOG_LEVELS)),
+      parse: (raw) => {
+        if (!LOG_LEVELS.includes(raw)) {
+          throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`);
+        }
+        return raw;
+      },
+    },
+    default: 'info',
+    doc: 'How much the server logs, from `fatal` only to `trace`; `silent`: nothing.',
+  }),
+  setting({
+    name: 'REQUEST_TTL',
+    key: 'requestTtl',
+    type: seconds(),
+    default: 600,
+    doc: "Lifetime of an authorization request (also the binding cookie's Max-Age).",
+  }),
+  setting({
+    name: 'CODE_TTL',
+    key: 'codeTtl',
+    type: seconds(),
+    default: 600,
+    doc: 'Lifetime of an authorization code.',
+  }),
+  setting({
+    name: 'ACCESS_TOKEN_TTL',
+    key: 'accessTokenTtl',
+    type: seconds(),
+    default: 3600,
+    doc: 'Lifetime of access tokens and ID tokens (`expires_in`).',
+  }),
+  setting({
+    name: 'REFRESH_TOKEN_TTL',
+    key: 'refreshTokenTtl',
+    type: seconds(),
+    default: 2592000,
+    doc: 'Lifetime of each refresh token, counted from its own issue. Every refresh issues a new one.',
+  }),
+  setting({
+    name: 'PURGE_AFTER',
+    key: 'purgeAfter',
+    type: seconds(0),
+    default: 86400,
+    doc: 'How long expired requests, codes and tokens are kept after they expire before the purge deletes them. During this time an expired request still answers `request_expired`; after it, 404.',
+  }),
+  setting({
+    name: 'PURGE_UNAUTHENTICATED_AFTER',
+    key: 'purgeUnauthenticatedAfter',
+    type: seconds(0),
+    default: 600,
+    doc: 'How long requests that no agent ever authenticated (pending, or cancelled before it) are kept after they expire: sooner than `PURGE_AFTER` (which caps it), because they are what anyone can create in bulk. Until then they answer `request_expired`, after it 404.',
+  }),
+  setting({
+    name: 'PURGE_INTERVAL',
+    key: 'purgeInterval',
+    type: seconds(),
+    default: 300,
+    doc: 'Time between purge runs.',
+  }),
+  setting({
+    name: 'AUDIT_RETENTION',
+    key: 'auditRetention',
+    type: seconds(),
+    default: 7776000,
+    doc: 'Age after which audit events are deleted by the purge.',
+  }),
+  setting({
+    name: 'AUTH_FAILURES_PER_AGENT',
+    key: 'authFailuresPerAgent',
+    type: count(),
+    default: 10,
+    doc: 'Wrong secrets allowed per `agent_id` within the window; after that, wrong secrets for it answer 429 instead of 401. The right secret is never refused because of them.',
+  }),
+  setting({
+    name: 'AUTH_FAILURES_PER_IP',
+    key: 'authFailuresPerIp',
+    type: count(),
+    default: 50,
+    doc: 'Failed agent authentications allowed per client address (an IPv6 /64 counts as one) within the window; after that, every attempt from it answers 429.',
+  }),
+  setting({
+    name: 'AUTH_FAILURE_WINDOW',
+    key: 'authFailureWindow',
+    type: seconds(),
+    default: 300,
+    doc: 'The throttling window of the two limits above.',
+  }),
+  setting({
+    name: 'AUTHORIZE_LIMIT_PER_IP',
+    key: 'authorizeLimitPerIp',
+    type: count(0),
+    default: 300,
+    doc: "`GET /authorize` requests allowed per client address (IPv6 /64) and node within `AUTHORIZE_LIMIT_WINDOW`; more answer a 429 page. Generous because one address (a NAT, a company proxy) may hide many people; it guards against floods, not against one person. 0 turns it off. Counted in each node's memory.",
+  }),
+  setting({
+    name: 'AUTHORIZE_LIMIT_WINDOW',
+    key: 'authorizeLimitWindow',
+    type: seconds(),
+    default: 60,
+    doc: 'The window of `AUTHORIZE_LIMIT_PER_IP`.',
+  }),
+  setting({
+    name: 'STATUS_STREAMS_PER_IP',
+    key: 'statusStreamsPerIp',
+    type: count(0),
+    default: 100,
+    doc: 'Status streams (`GET /api/check-status/events`) one client address (IPv6 /64) may hold open on one node; more answer 429 with `Retry-After: 5`, and the page polls instead. Each open stream holds a socket and a few KB. 0 turns the limit off.',
+  }),
+  setting({
+    name: 'STATUS_STREAMS_MAX',
+    key: 'statusStreamsMax',
+    type: count(0),
+    default: (read) => defaultStatusStreamsMax(openFilesLimit(), read.databasePoolSize),
+    shownDefault: `derived: (descriptor limit − \`DATABASE_POOL_SIZE\` − ${RESERVED_DESCRIPTORS}) / 2, at least 1, at most ${STATUS_STREAMS_CEILING.toLocaleString('en')}`,
+    doc: 'Status streams one node holds open in all; more answer 503 `temporarily_unavailable` with `Retry-After: 5`, and the page and the SDKs poll instead. Each stream holds a file descriptor, so the default keeps half of what the pool and the process leave for other connections: with the default pool, 475 under the common limit of 1024 (`ulimit -n`; read from `/proc/self/limits`, 1024 where it cannot be), 10,000 from 20,074 up, since a stream holds about 13.5 KB (10,000 ≈ 135 MB). The value in use is in the start-up log line (`statusStreamsMax`). Raise the descriptor limit (systemd `LimitNOFILE=`, `docker run --ulimit nofile=`) rather than this. 0 turns the cap off.',
+  }),
+  setting({
+    name: 'TRUST_PROXY',
+    key: 'trustProxy',
+    type: { takes: 'number of proxies, or their addresses and CIDRs', parse: trustProxy },
+    default: false,
+    shownDefault: 'off',
+    doc: "Which reverse proxies' `X-Forwarded-For`/`-Proto`/`-Host` to believe, so that the client IP used for throttling and audit is the real one. Off: unset, `false` or `0`. A whole number N: the N proxies nearest the server (the client IP is the N-th address from the right of `X-Forwarded-For`); use it only when the server cannot be reached except through them. Or a comma-separated list of the proxies' addresses or CIDRs (`10.0.0.5,10.1.0.0/16`, IPv6 too; also `loopback`, `linklocal`, `uniquelocal`): addresses are believed only from those. `true`/`yes` is refused at start: it would take the left-most entry, which the client writes itself.",
+  }),
+  setting({
+    name: 'HEADERS_TIMEOUT',
+    key: 'headersTimeout',
+    type: seconds(),
+    default: 10,
+    doc: 'A request whose headers have not all arrived within this time is answered 408 and its connection closed (against "slowloris" clients). At most `REQUEST_TIMEOUT`.',
+  }),
+  setting({
+    name: 'REQUEST_TIMEOUT',
+    key: 'requestTimeout',
+    type: seconds(),
+    default: 30,
+    doc: 'The same for the whole request, headers and body.',
+    check: (value, read) => {
+      if (read.headersTimeout > value) {
+        throw new ConfigError(
+          `HEADERS_TIMEOUT must not exceed REQUEST_TIMEOUT (got ${read.headersTimeout} and ${value})`,
+        );
+      }
+    },
+  }),
+  setting({
+    name: 'KEEP_ALIVE_TIMEOUT',
+    key: 'keepAliveTimeout',
+    type: seconds(),
+    default: 5,
+    doc: 'An idle keep-alive connection is closed after this time (Node adds one second). A reverse proxy that keeps connections to agentauth open should close idle ones sooner.',
+  }),
+  setting({
+    name: 'SHUTDOWN_TIMEOUT',
+    key: 'shutdownTimeout',
+    type: seconds(),
+    default: 10,
+    doc: 'On SIGTERM/SIGINT the process exits within this time: in-flight requests have until half a second before it to finish, then the connections still open are closed.',
+  }),
+  setting({
+    name: 'METRICS_TOKEN',
+    key: 'metricsToken',
+    type: {
+      takes: `secret, at least ${MIN_SECRET_BYTES} bytes of printable ASCII`,
+      parse: (raw, name) => {
+        const token = secret(name, raw);
+        if (!/^[\x21-\x7e]+$/.test(token)) {
+          throw new ConfigError('METRICS_TOKEN must be printable ASCII without spaces (it is sent as a bearer token)');
+        }
+        return token;
+      },
+    },
+    default: null,
+    doc: 'When set (at least 32 bytes, printable ASCII without spaces), `GET /metrics` on the main port answers to `Authorization: Bearer <METRICS_TOKEN>`, and 401 otherwise. Unset: `/metrics` is 404 on the main port.',
+  }),
+  setting({
+    name: 'METRICS_PORT',
+    key: 'metricsPort',
+    type: port(1),
+    default: null,
+    doc: 'When set, a second listener on this port serves `GET /metrics` without a token, and nothing else. It must differ from `PORT`.',
+    check: (value, read) => {
+      if (value !== null && value === read.port) {
+        throw new ConfigError(`METRICS_PORT must differ from PORT (both ${read.port})`);
+      }
+    },
+  }),
+  setting({
+    name: 'METRICS_HOST',
+    key: 'metricsHost',
+    type: text,
+    default: '127.0.0.1',
+    doc: 'Address of the `METRICS_PORT` listener. Open it wider (for example `0.0.0.0`) only on a network where anyone who can reach it may read the metrics.',
+  }),
+  setting({
+    name: 'CONSOLE_SIGNUP',
+    key: 'consoleSignup',
+    type: choice(['closed', 'invite', 'open']),
+    default: 'invite',
+    doc: 'Who may get a console account: `closed` (only `agentauth account create` and admins), `invite` (people with an invitation link a signed-in person made) or `open` (anyone, at `/console/sign-up`; invitations work too).',
+  }),
+  setting({
+    name: 'CONSOLE_SESSION_IDLE',
+    key: 'consoleSessionIdle',
+    type: seconds(),
+    default: 3600,
+    doc: 'A console session ends after this long without a request. At most `CONSOLE_SESSION_LIFETIME`.',
+  }),
+  setting({
+    name: 'CONSOLE_SESSION_LIFETIME',
+    key: 'consoleSessionLifetime',
+    type: seconds(),
+    default: 86400,
+    doc: 'A console session ends this long after sign-in, whatever the activity.',
+    check: (value, read) => {
+      if (read.consoleSessionIdle > value) {
+        throw new ConfigError(
+          `CONSOLE_SESSION_IDLE must not exceed CONSOLE_SESSION_LIFETIME (got ${read.consoleSessionIdle} and ${value})`,
+        );
+      }
+    },
+  }),
+  setting({
+    name: 'CONSOLE_REAUTH_WINDOW',
+    key: 'consoleReauthWindow',
+    type: seconds(),
+    default: 300,
+    doc: 'Adding or removing a passkey or a password needs a sign-in, the password or a passkey within this time; otherwise the console asks "Confirm it is you" first.',
+  }),
+  setting({
+    name: 'CONSOLE_LINK_TTL',
+    key: 'consoleLinkTtl',
+    type: seconds(),
+    default: 604800,
+    doc: 'How long setup and invitation links stay usable (each works once). Email verification links last a day.',
+  }),
+  setting({
+    name: 'CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT',
+    key: 'consoleSigninFailuresPerAccount',
+    type: count(),
+    default: 10,
+    doc: 'Failed password sign-ins allowed per email (with or without an account) within the window; after that even the right password answers 429 until the window ends. Passkeys are not affected.',
+  }),
+  setting({
+    name: 'CONSOLE_SIGNIN_FAILURES_PER_IP',
+    key: 'consoleSigninFailuresPerIp',
+    type: count(),
+    default: 50,
+    doc: 'Failed password sign-ins allowed per client address (IPv6 /64) within the window.',
+  }),
+  setting({
+    name: 'CONSOLE_SIGNIN_WINDOW',
+    key: 'consoleSigninWindow',
+    type: seconds(),
+    default: 900,
+    doc: 'The window of the two limits above. An attempt is counted before its password is checked and given back when it was right.',
+  }),
+  setting({
+    name: 'CONSOLE_PASSWORD_CHECKS_PER_IP',
+    key: 'consolePasswordChecksPerIp',
+    type: count(0),
+    default: 2,
+    doc: 'Password checks (argon2, 19 MiB each) running at once per client address; more answer 429 at once. 0: no bound.',
+  }),
+  setting({
+    name: 'CONSOLE_PASSWORD_CHECKS_MAX',
+    key: 'consolePasswordChecksMax',
+    type: count(0),
+    default: 8,
+    doc: 'Password checks running at once on this node; more answer 429 at once. 0: no bound.',
+  }),
+  setting({
+    name: 'SMTP_URL',
+    key: 'smtpUrl',
+    type: {
+      takes: '`smtp://` or `smtps://` URL',
+      parse: (raw) => {
+        if (!/^smtps?:\/\/[^/]/.test(raw)) throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL');
+        return raw;
+      },
+    },
+    default: null,
+    doc: '`smtp://` or `smtps://` URL (user and password in it if the relay needs them) through which the console mails email verification links. Unset: no mail is sent, and admins verify emails in the console.',
+  }),
+  setting({
+    name: 'SMTP_FROM',
+    key: 'smtpFrom',
+    type: text,
+    default: (read) => `agentauth <no-reply@${new URL(read.baseUrl).hostname}>`,
+    shownDefault: '`agentauth <no-reply@HOST>`',
+    doc: "The From address of that mail (HOST is `BASE_URL`'s host name).",
+  }),
+  setting({
+    name: 'MCP_AUTHORIZATION',
+    key: 'mcpAuthorization',
+    type: onOff,
+    default: false,
+    doc: '`true` turns on everything an MCP client needs at once: `PUBLIC_CLIENTS`, `CLIENT_ID_METADATA_DOCUMENTS` and `DYNAMIC_REGISTRATION` (each may still be set on its own beside it). See [MCP clients and servers](../README.md#mcp-clients-and-servers).',
+  }),
+  setting({
+    name: 'PUBLIC_CLIENTS',
+    key: 'publicClients',
+    type: onOff,
+    default: (read) => read.mcpAuthorization,
+    shownDefault: '`MCP_AUTHORIZATION`',
+    doc: 'Public clients (`agentauth client create --public`, the console\'s "App without a server", metadata documents, `none` at registration) may sign in: `token_endpoint_auth_method` `none`, PKCE, rotating refresh tokens, no ID token, loopback redirect URIs on any port. Adds `none` to `token_endpoint_auth_methods_supported` and `revocation_endpoint_auth_methods_supported`. Off: a public client is `invalid_client`.',
+  }),
+  setting({
+    name: 'CLIENT_ID_METADATA_DOCUMENTS',
+    key: 'clientIdMetadataDocuments',
+    type: onOff,
+    default: (read) => read.mcpAuthorization,
+    shownDefault: '`MCP_AUTHORIZATION`',
+    doc: 'An `https://` `client_id` names a Client ID Metadata Document, fetched (no redirects, 200 only, at most 5 KiB and 2.5 s, never from special-use addresses) and cached per its HTTP headers between 1 minute and 1 day. Needs `PUBLIC_CLIENTS`. Adds `client_id_metadata_document_supported: true` to the metadata.',
+    check: (value, read) => {
+      if (value && !read.publicClients) {
+        throw new ConfigError(
+          'CLIENT_ID_METADATA_DOCUMENTS=true needs PUBLIC_CLIENTS=true: a client known by its metadata document has no secret',
+        );
+      }
+    },
+  }),
+  setting({
+    name: 'DYNAMIC_REGISTRATION',
+    key: 'dynamicRegistration',
+    type: onOff,
+    default: (read) => read.mcpAuthorization,
+    shownDefault: '`MCP_AUTHORIZATION`',
+    doc: 'Serves `POST /register` (RFC 7591) and `/register/{client_id}` (RFC 7592). Adds `registration_endpoint` to the metadata.',
+  }),
+  setting({
+    name: 'REGISTRATION_LIMIT_PER_IP',
+    key: 'registrationLimitPerIp',
+    type: count(0),
+    default: 20,
+    doc: 'Dynamic registrations allowed per client address (IPv6 /64) and node within `REGISTRATION_LIMIT_WINDOW`; more answer 429. 0 turns it off.',
+  }),
+  setting({
+    name: 'REGISTRATION_LIMIT_WINDOW',
+    key: 'registrationLimitWindow',
+    type: seconds(),
+    default: 3600,
+    doc: 'The window of `REGISTRATION_LIMIT_PER_IP`.',
+  }),
+  setting({
+    name: 'SELF_REGISTERED_CLIENT_RETENTION',
+    key: 'selfRegisteredClientRetention',
+    type: {
+      ...seconds(0),
+      takes: '0, or seconds ≥ 86400',
+      // A client's use is written down at most once a day, so a shorter retention could purge one in use.
+      parse: (raw, name) => {
+        const value = wholeNumber(raw, name, 0);
+        if (value !== 0 && value < 86400) {
+          throw new ConfigError(`${name} must be 0 (never purge) or at least 86400 (got "${raw}")`);
+        }
+        return value;
+      },
+    },
+    default: 2592000,
+    doc: 'The purge deletes a client made by a metadata document or by dynamic registration once it has gone unused this long (at `/authorize`, `/token` or its registration management) and has no grant and no unexpired request or code; disabled and manual clients are never purged. A metadata document client comes back from its document on its next use; a dynamically registered one is gone for good and must register again. 0 never purges; otherwise at least `86400`, since use is recorded once a day.',
+  }),
+  setting({
+    name: 'ALLOWED_RESOURCES',
+    key: 'allowedResources',
+    type: { takes: 'http(s) URIs, or `*`', parse: allowedResources },
+    default: () => [],
+    shownDefault: 'empty',
+    doc: 'Space- or comma-separated absolute http(s) URIs: RFC 8707 resources tokens are issued for (a listed URI, or one below it on the same origin), besides the resources registered by resource-server clients (`client create --resource URI`), which are always allowed. `*` alone allows any absolute URI. Others answer `invalid_target`.',
+  }),
+] as const;
 
-  const jwtSecret = env.JWT_SECRET ? secret('JWT_SECRET', env.JWT_SECRET) : null;
-  if (!jwtSecret && production) {
-    throw new ConfigError('JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)');
-  }
-  if (!jwtSecret && !databaseUrl.startsWith('sqlite:')) {
-    throw new ConfigError(
-      'JWT_SECRET is required with PostgreSQL: every node must sign and verify with the same secret (at least 32 bytes)',
-    );
-  }
-  const jwtPreviousSecrets = (env.JWT_PREVIOUS_SECRETS ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((s) => secret('JWT_PREVIOUS_SECRETS', s));
+// Every field of Config has its variable: a field without one fails to compile here.
+type Unread = Exclude<Key, (typeof SETTINGS)[number]['key']>;
+const everyFieldRead: [Unread] extends [never] ? true : Unread = true;
+void everyFieldRead;
 
-  const logLevel = env.LOG_LEVEL || 'info';
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+/** The configuration from the environment: each variable of the table, in its order, or its default. */
+export function loadConfig(env: Env = process.env): Config {
+  const read = {} as Read;
+  const record = read as Record<Key, unknown>;
+  for (const entry of SETTINGS as readonly Setting[]) {
+    const raw = env[entry.name];
+    const value = raw === undefined || raw === '' ? undefined : entry.type.parse(raw, entry.name);
+    record[entry.key] =
+      value !== undefined ? value : typeof entry.default === 'function' ? entry.default(read) : entry.default;
+    entry.check?.(read[entry.key], read);
   }
-
-  const sqliteSynchronous = (env.SQLITE_SYNCHRONOUS || 'full').toLowerCase();
-  if (sqliteSynchronous !== 'full' && sqliteSynchronous !== 'normal') {
-    throw new ConfigError(`SQLITE_SYNCHRONOUS must be full or normal (got "${env.SQLITE_SYNCHRONOUS}")`);
-  }
-
-  const databasePoolSize = integer(env, 'DATABASE_POOL_SIZE', 10);
-  const headersTimeout = integer(env, 'HEADERS_TIMEOUT', 10);
-  const requestTimeout = integer(env, 'REQUEST_TIMEOUT', 30);
-  if (headersTimeout > requestTimeout) {
-    throw new ConfigError(
-      `HEADERS_TIMEOUT must not exceed REQUEST_TIMEOUT (got ${headersTimeout} and ${requestTimeout})`,
-    );
-  }
-  const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0) : null;
-  if (metricsPort !== null && metricsPort > 65535)
-    throw new ConfigError(`METRICS_PORT must be at most 65535 (got "${metricsPort}")`);
-  if (metricsPort !== null && metricsPort === port)
-    throw new ConfigError(`METRICS_PORT must differ from PORT (both ${port})`);
-  const metricsToken = env.METRICS_TOKEN ? secret('METRICS_TOKEN', env.METRICS_TOKEN) : null;
-  if (metricsToken !== null && !/^[\x21-\x7e]+$/.test(metricsToken)) {
-    throw new ConfigError('METRICS_TOKEN must be printable ASCII without spaces (it is sent as a bearer token)');
-  }
-
-  const consoleSignup = (env.CONSOLE_SIGNUP || 'invite').toLowerCase();
-  if (consoleSignup !== 'closed' && consoleSignup !== 'invite' && consoleSignup !== 'open') {
-    throw new ConfigError(`CONSOLE_SIGNUP must be closed, invite or open (got "${env.CONSOLE_SIGNUP}")`);
-  }
-  const consoleSessionIdle = integer(env, 'CONSOLE_SESSION_IDLE', 3600);
-  const consoleSessionLifetime = integer(env, 'CONSOLE_SESSION_LIFETIME', 86400);
-  if (consoleSessionIdle > consoleSessionLifetime) {
-    throw new ConfigError(
-      `CONSOLE_SESSION_IDLE must not exceed CONSOLE_SESSION_LIFETIME (got ${consoleSessionIdle} and ${consoleSessionLifetime})`,
-    );
-  }
-  const smtpUrl = env.SMTP_URL || null;
-  if (smtpUrl !== null && !/^smtps?:\/\/[^/]/.test(smtpUrl))
-    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL');
-
-  // One switch for everything an MCP client needs; each feature may still be set on its own.
-  const mcpAuthorization = flag(env, 'MCP_AUTHORIZATION', false);
-  const publicClients = flag(env, 'PUBLIC_CLIENTS', mcpAuthorization);
-  const clientIdMetadataDocuments = flag(env, 'CLIENT_ID_METADATA_DOCUMENTS', mcpAuthorization);
-  if (clientIdMetadataDocuments && !publicClients) {
-    throw new ConfigError(
-      'CLIENT_ID_METADATA_DOCUMENTS=true needs PUBLIC_CLIENTS=true: a client known by its metadata document has no secret',
-    );
-  }
-  // A client's use is written down at most once a day, so a shorter retention could purge one in use.
-  const selfRegisteredClientRetention = integer(env, 'SELF_REGISTERED_CLIENT_RETENTION', 2592000, 0);
-  if (selfRegisteredClientRetention !== 0 && selfRegisteredClientRetention < 86400) {
-    throw new ConfigError(
-      `SELF_REGISTERED_CLIENT_RETENTION must be 0 (never purge) or at least 86400 (got "${env.SELF_REGISTERED_CLIENT_RETENTION}")`,
-    );
-  }
-
-  return {
-    port,
-    host: env.HOST || '0.0.0.0',
-    baseUrl: baseUrl.href.replace(/\/+$/, ''),
-    databaseUrl,
-    jwtSecret,
-    jwtPreviousSecrets,
-    logLevel,
-    production,
-    requestTtl: integer(env, 'REQUEST_TTL', 600),
-    codeTtl: integer(env, 'CODE_TTL', 600),
-    accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600),
-    refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 2592000),
-    purgeAfter: integer(env, 'PURGE_AFTER', 86400, 0),
-    purgeInterval: integer(env, 'PURGE_INTERVAL', 300),
-    auditRetention: integer(env, 'AUDIT_RETENTION', 7776000),
-    authFailuresPerAgent: integer(env, 'AUTH_FAILURES_PER_AGENT', 10),
-    authFailuresPerIp: integer(env, 'AUTH_FAILURES_PER_IP', 50),
-    authFailureWindow: integer(env, 'AUTH_FAILURE_WINDOW', 300),
-    authorizeLimitPerIp: integer(env, 'AUTHORIZE_LIMIT_PER_IP', 300, 0),
-    authorizeLimitWindow: integer(env, 'AUTHORIZE_LIMIT_WINDOW', 60),
-    purgeUnauthenticatedAfter: integer(env, 'PURGE_UNAUTHENTICATED_AFTER', 600, 0),
-    statusStreamsPerIp: integer(env, 'STATUS_STREAMS_PER_IP', 100, 0),
-    statusStreamsMax: integer(
-      env,
-      'STATUS_STREAMS_MAX',
-      defaultStatusStreamsMax(openFilesLimit(), databasePoolSize),
-      0,
-    ),
-    trustProxy: trustProxy(env.TRUST_PROXY),
-    headersTimeout,
-    requestTimeout,
-    keepAliveTimeout: integer(env, 'KEEP_ALIVE_TIMEOUT', 5),
-    shutdownTimeout: integer(env, 'SHUTDOWN_TIMEOUT', 10),
-    metricsToken,
-    metricsPort,
-    metricsHost: env.METRICS_HOST || '127.0.0.1',
-    databasePoolSize,
-    sqliteSynchronous,
-    consoleSignup,
-    consoleSessionIdle,
-    consoleSessionLifetime,
-    consoleLinkTtl: integer(env, 'CONSOLE_LINK_TTL', 604800),
-    consoleSigninFailuresPerAccount: integer(env, 'CONSOLE_SIGNIN_FAILURES_PER_ACCOUNT', 10),
-    consoleSigninFailuresPerIp: integer(env, 'CONSOLE_SIGNIN_FAILURES_PER_IP', 50),
-    consoleSigninWindow: integer(env, 'CONSOLE_SIGNIN_WINDOW', 900),
-    consolePasswordChecksPerIp: integer(env, 'CONSOLE_PASSWORD_CHECKS_PER_IP', 2, 0),
-    consolePasswordChecksMax: integer(env, 'CONSOLE_PASSWORD_CHECKS_MAX', 8, 0),
-    consoleReauthWindow: integer(env, 'CONSOLE_REAUTH_WINDOW', 300),
-    smtpUrl,
-    smtpFrom: env.SMTP_FROM || `agentauth <no-reply@${baseUrl.hostname}>`,
-    publicClients,
-    clientIdMetadataDocuments,
-    dynamicRegistration: flag(env, 'DYNAMIC_REGISTRATION', mcpAuthorization),
-    registrationLimitPerIp: integer(env, 'REGISTRATION_LIMIT_PER_IP', 20, 0),
-    registrationLimitWindow: integer(env, 'REGISTRATION_LIMIT_WINDOW', 3600),
-    selfRegisteredClientRetention,
-    allowedResources: allowedResources(env.ALLOWED_RESOURCES),
-  };
+  const { mcpAuthorization: _switch, ...config } = read;
+  return config;
 }

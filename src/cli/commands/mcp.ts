@@ -9,7 +9,7 @@
  * all) do not load them.
  */
 import type { Command } from 'commander';
-import { AgentAuth, AgentAuthError, type Expectation, VERSION } from '../../packages/agent/src/index.ts';
+import { AgentAuth, AgentAuthError, type Expectation, VERSION } from '@agentauth/agent';
 import { describeRequest, errorBody, withoutSecret } from './sign-in.ts';
 
 /** The longest wait_for_sign_in accepts: a request expires after 10 minutes anyway. */

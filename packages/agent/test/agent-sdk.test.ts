@@ -36,13 +36,20 @@ import {
   UnexpectedResponseError,
   quoteUntrusted,
   VERSION,
-} from '../packages/agent/src/index.ts';
-import { MAX_LINE_LENGTH, readEvents } from '../packages/agent/src/sse.ts';
-import { setClientStatus } from '../src/domain/clients.ts';
-import { authorizeUrl, checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
-import { freePort } from './helpers/net.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
-import { endless, trickle } from './helpers/hostile-answers.ts';
+} from '../src/index.ts';
+import { MAX_LINE_LENGTH, readEvents } from '../src/sse.ts';
+import { setClientStatus } from '../../../src/domain/clients.ts';
+import {
+  authorizeUrl,
+  checkStatus,
+  continueFlow,
+  type Party,
+  setupParty,
+  startFlow,
+} from '../../../test/helpers/flow.ts';
+import { freePort } from '../../../test/helpers/net.ts';
+import { startTestServer, type TestServer } from '../../../test/helpers/server.ts';
+import { endless, trickle } from '../../../test/helpers/hostile-answers.ts';
 
 const REDIRECT_URI = 'https://notes.acme.example/callback';
 const HOST = 'notes.acme.example';
@@ -1151,7 +1158,7 @@ describe('configuration and inputs', () => {
   });
 
   it('VERSION is the package version', () => {
-    const manifest = JSON.parse(readFileSync(new URL('../packages/agent/package.json', import.meta.url), 'utf8')) as {
+    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       version: string;
     };
     expect(VERSION).toBe(manifest.version);

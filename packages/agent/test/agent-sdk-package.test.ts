@@ -13,11 +13,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { continueFlow, type Party, setupParty, startFlow } from '../../../test/helpers/flow.ts';
+import { startTestServer, type TestServer } from '../../../test/helpers/server.ts';
 
 const run = promisify(execFile);
-const packageDir = fileURLToPath(new URL('../packages/agent/', import.meta.url));
+const packageDir = fileURLToPath(new URL('../', import.meta.url));
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const HOST = 'notes.acme.example';
 

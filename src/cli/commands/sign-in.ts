@@ -28,7 +28,7 @@ import {
   TimeoutError,
   TooManyRequestsError,
   UnavailableError,
-} from '../../packages/agent/src/index.ts';
+} from '@agentauth/agent';
 
 /** The exit codes of `agentauth sign-in` (and the codes of the MCP server's errors). */
 export const EXIT = {

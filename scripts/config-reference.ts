@@ -1,0 +1,39 @@
+/**
+ * npm run docs:config: writes docs/configuration.md, the reference of every environment
+ * variable, from the table loadConfig reads them by (SETTINGS in src/config.ts). The file is
+ * never edited by hand; test/config-reference.test.ts fails while it differs from the table.
+ */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SETTINGS, type Setting, shownDefault } from '../src/config.ts';
+
+export const REFERENCE_PATH = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
+
+/** A table cell: one line, with no | to end it early. */
+const cell = (markdown: string) => markdown.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
+
+/** The text of docs/configuration.md. */
+export function configurationReference(): string {
+  const rows = (SETTINGS as readonly Setting[]).map(
+    (entry) => `| \`${entry.name}\` | ${cell(entry.type.takes)} | ${cell(shownDefault(entry))} | ${cell(entry.doc)} |`,
+  );
+  return [
+    '<!-- Generated from the table in src/config.ts (SETTINGS) by `npm run docs:config`: edit the table, not this file. -->',
+    '',
+    '# Configuration',
+    '',
+    'All configuration comes from environment variables; an empty variable counts as unset. An',
+    'invalid value stops start-up (and every CLI command) with one line naming the variable.',
+    'Durations are in whole seconds.',
+    '',
+    '| Variable | Takes | Default | Meaning |',
+    '| --- | --- | --- | --- |',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  writeFileSync(REFERENCE_PATH, configurationReference());
+  process.stdout.write(`wrote ${REFERENCE_PATH}\n`);
+}
