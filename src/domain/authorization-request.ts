@@ -44,7 +44,7 @@ import {
 } from './clients.ts';
 import { permittedResource } from './resources.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes, withoutScope } from './scopes.ts';
-import { Throttled } from './throttle.ts';
+import { Throttled } from '../throttle/agent-authentication.ts';
 
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
 export const CONTESTED_DESCRIPTION =

@@ -11,7 +11,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
 import { type StatusView, statusView } from '../../domain/authorization-request.ts';
-import { ConcurrencyLimit } from '../../domain/throttle.ts';
+import { ConcurrencyLimit } from '../../throttle/address.ts';
 import { NotFound, SlowDown, TemporarilyUnavailable } from '../../protocol/errors.ts';
 import type { RequestStatusFields } from '../../store/types.ts';
 import { Token } from '../schemas.ts';
