@@ -24,7 +24,7 @@ import {
   requireFreshAuthentication,
 } from '../reauthentication.ts';
 import { listSessions } from '../sessions.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 
 export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;

@@ -20,7 +20,7 @@ import {
   adminWebsitesPage,
 } from '../pages/admin.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 
 type AccountAction = FastifyRequest<{ Params: { id: string }; Body: Form }>;
 

@@ -22,7 +22,7 @@ import {
   type FormState,
 } from '../pages/agents.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 
 type Params = { id: string };
 

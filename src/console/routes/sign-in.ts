@@ -14,7 +14,7 @@ import { authenticationOptions, signInWithPasskey } from '../passkeys.ts';
 import { linkPage, messagePage, signInPage, signUpPage } from '../pages/sign-in.ts';
 import { safeNext } from '../next.ts';
 import { startSession } from '../sessions.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 
 const WRONG_PASSWORD = 'The email or the password is wrong.';
 

@@ -18,7 +18,7 @@ import { type ConsolePage, noticeFor } from '../pages/shell.ts';
 import { websiteCreatedPage, websitePage, websitePath, websiteSecretPage, websitesPage } from '../pages/websites.ts';
 import { createOwnedWebsite } from '../websites.ts';
 import { formValues, revokedDetail } from './agents.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 
 type Params = { id: string };
 

@@ -12,9 +12,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
 import { type StatusView, statusView } from '../../domain/authorization-request.ts';
 import { ConcurrencyLimit } from '../../throttle/address.ts';
-import { NotFound, SlowDown, TemporarilyUnavailable } from '../../protocol/errors.ts';
+import { NotFound, SlowDown, TemporarilyUnavailable } from '../errors.ts';
 import type { RequestStatusFields } from '../../store/types.ts';
-import { Token } from '../schemas.ts';
+import { Token } from '../../http/schemas.ts';
 
 const StatusQuery = Type.Object({ request_id: Token(128) });
 
