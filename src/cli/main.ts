@@ -10,7 +10,7 @@ import { recordConsoleEvent } from '../console/events.ts';
 import type { Context } from '../context.ts';
 import { registerAgent, rotateAgentSecret, setAgentStatus } from '../domain/agents.ts';
 import { registerClient, resealClientSecrets, rotateClientSecret, setClientStatus } from '../domain/clients.ts';
-import { revokeGrants } from '../domain/grants.ts';
+import { revokeGrants } from '../domain/revocation.ts';
 import { createContext } from '../app.ts';
 import { resolveJwtSecret, startServer } from '../server.ts';
 import { openStore, redactUrl } from '../store/open.ts';

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
-import { revokeGrants } from '../../domain/grants.ts';
+import { revokeGrants } from '../../domain/revocation.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { AgentRecord, RevokedGrants } from '../../store/types.ts';
 import { reachableAgent } from '../access.ts';

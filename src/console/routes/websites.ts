@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rotateClientSecret, setClientStatus } from '../../domain/clients.ts';
-import { revokeGrants } from '../../domain/grants.ts';
+import { revokeGrants } from '../../domain/revocation.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
 import { reachableClient } from '../access.ts';
