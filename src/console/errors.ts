@@ -2,7 +2,7 @@
  * The console's errors, in the documented { error, error_description } shape (docs/design.md
  * §11). Forms show InvalidField beside the field it names; the others are error pages.
  */
-import { InvalidRequest, OAuthError } from '../protocol/errors.ts';
+import { InvalidRequest, OAuthError } from '../errors.ts';
 
 /** A form value that cannot be accepted (400): the form is shown again with the message. */
 export class InvalidField extends InvalidRequest {

@@ -25,7 +25,7 @@ import {
   RequestMismatch,
   RequestNotFound,
   UnsupportedResponseType,
-} from '../protocol/errors.ts';
+} from '../errors.ts';
 import type {
   AgentRecord,
   AuthorizationRequestRecord,

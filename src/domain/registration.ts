@@ -13,7 +13,7 @@
 import { GRANT_TYPES, isGrantType } from './grant-types.ts';
 import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../protocol/errors.ts';
+import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../errors.ts';
 import type { ClientAuthMethod, ClientRecord } from '../store/types.ts';
 import {
   couldBeClientId,

@@ -4,7 +4,7 @@
  * token's `aud` (docs/design.md §13). Without one, tokens are for the client itself, as before.
  */
 import type { Context } from '../context.ts';
-import { InvalidTarget } from '../protocol/errors.ts';
+import { InvalidTarget } from '../errors.ts';
 import { VISIBLE_ASCII } from './clients.ts';
 
 export const MAX_RESOURCE_LENGTH = 1000;

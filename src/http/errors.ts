@@ -7,7 +7,7 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthError } from '../protocol/errors.ts';
+import { OAuthError } from '../errors.ts';
 import { closeAfterLinger, isLingering } from './connections.ts';
 
 interface ErrorBody {

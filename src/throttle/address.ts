@@ -4,7 +4,7 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { SlowDown } from '../protocol/errors.ts';
+import { SlowDown } from '../errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 
 /** What rate-limiter-flexible says of a key: points used in the window and when it ends. */

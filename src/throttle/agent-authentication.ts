@@ -11,7 +11,7 @@
  * Every throttled key writes one audit event per window, not one per attempt.
  */
 import type { Config } from '../config.ts';
-import { SlowDown } from '../protocol/errors.ts';
+import { SlowDown } from '../errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 import { clientKey, failureCounters, type Used } from './address.ts';
 

@@ -13,7 +13,7 @@
  */
 import type { Config } from '../config.ts';
 import { AddressLimit, ConcurrencyLimit, clientKey, failureCounters } from './address.ts';
-import { SlowDown } from '../protocol/errors.ts';
+import { SlowDown } from '../errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 
 type ThrottleConfig = Pick<

@@ -10,7 +10,7 @@ import { parseCookie, stringifySetCookie } from 'cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { errorPage } from './error-page.ts';
 import { pageHeaders } from './layout.ts';
-import { OAuthError } from '../protocol/errors.ts';
+import { OAuthError } from '../errors.ts';
 import { describeError } from '../http/errors.ts';
 
 /** A cookie of ours: HttpOnly, SameSite=Lax, Path=/; `__Host-` prefixed and Secure under https. */

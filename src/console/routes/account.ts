@@ -1,7 +1,7 @@
 /** The overview and the signed-in person's own account: profile, passkeys, password, sessions, invitations and their unused links. */
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SlowDown } from '../../protocol/errors.ts';
+import { SlowDown } from '../../errors.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import { issueLink, removePassword, rename, sendVerificationEmail, setPassword } from '../accounts.ts';
 import { InvalidField } from '../errors.ts';

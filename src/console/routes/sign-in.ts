@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeError } from '../../http/errors.ts';
 import type { AccountRecord, SignInMethod } from '../../store/console-types.ts';
 import { emailOf, passwordMatches, signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../accounts.ts';
-import { SlowDown } from '../../protocol/errors.ts';
+import { SlowDown } from '../../errors.ts';
 import { InvalidField, SignInFailed } from '../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { authenticationOptions, signInWithPasskey } from '../passkeys.ts';

@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
 import { type StatusView, statusView } from '../../domain/authorization-request.ts';
 import { ConcurrencyLimit } from '../../throttle/address.ts';
-import { NotFound, SlowDown, TemporarilyUnavailable } from '../errors.ts';
+import { NotFound, SlowDown, TemporarilyUnavailable } from '../../errors.ts';
 import type { RequestStatusFields } from '../../store/types.ts';
 import { Token } from '../../http/schemas.ts';
 
