@@ -1,12 +1,13 @@
 /** What every rule of the server works with; built once at start-up (see app.ts). */
 import type { Config } from './config.ts';
-import type { Mailer } from './console/mail.ts';
-import type { SignInThrottle } from './console/throttle.ts';
+import type { Mailer } from './mail.ts';
 import { BrowserBindings, SecretBox } from './crypto.ts';
 import { AccessTokenKeys } from './domain/jwt.ts';
 import type { ClientMetadataDocuments } from './domain/client-metadata/index.ts';
 import type { StatusEvents } from './domain/status-events.ts';
-import type { AddressLimit, AuthThrottle } from './domain/throttle.ts';
+import type { AddressLimit } from './throttle/address.ts';
+import type { AuthThrottle } from './throttle/agent-authentication.ts';
+import type { SignInThrottle } from './throttle/console-sign-in.ts';
 import type { Store } from './store/types.ts';
 
 /** Current time in epoch seconds; injectable so tests can move time forward. */

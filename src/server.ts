@@ -8,13 +8,9 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { type Config, ConfigError, MIN_SECRET_BYTES } from './config.ts';
-import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
-import { createMailer } from './console/mail.ts';
-import { SignInThrottle } from './console/throttle.ts';
-import { StatusEvents } from './domain/status-events.ts';
-import { ClientMetadataDocuments, type FetchOptions } from './domain/client-metadata/index.ts';
-import { AddressLimit, AuthThrottle } from './domain/throttle.ts';
-import { buildApp, buildMetricsApp, type AppOptions } from './http/app.ts';
+import { type AppOptions, buildApp, type ContextOptions, createContext } from './app.ts';
+import type { Context } from './context.ts';
+import { buildMetricsApp } from './http/server.ts';
 import { openStore, prepareDataDirectory, sqlitePath, warnIfOpenToOthers } from './store/open.ts';
 import type { Store } from './store/types.ts';
 
@@ -97,48 +93,6 @@ export function resolveJwtSecret(config: Config, warn: Warn): string {
   }
   warn('JWT_SECRET is not set: using a random secret for this process only; tokens will not survive a restart.');
   return randomBytes(48).toString('base64url');
-}
-
-export interface ContextOptions {
-  clock?: Clock;
-  /**
-   * How Client ID Metadata Documents are fetched. Tests alone pass a CA to trust and loopback
-   * addresses to allow; production fetches only from public addresses with the system's CAs.
-   */
-  clientMetadataFetch?: FetchOptions;
-}
-
-export async function createContext(
-  config: Config,
-  store: Store,
-  jwtSecret: string,
-  options: ContextOptions = {},
-): Promise<Context> {
-  const clock = options.clock ?? systemClock;
-  return {
-    config,
-    store,
-    clock,
-    secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets, config.baseUrl),
-    throttle: await AuthThrottle.create(config, store),
-    authorizeLimit: new AddressLimit({
-      keyPrefix: 'authorize',
-      points: config.authorizeLimitPerIp,
-      duration: config.authorizeLimitWindow,
-      message: 'Too many sign-in requests from your network; wait a moment and try again.',
-    }),
-    registrationLimit: new AddressLimit({
-      keyPrefix: 'register',
-      points: config.registrationLimitPerIp,
-      duration: config.registrationLimitWindow,
-      message: 'Too many client registrations from this address; wait and try again.',
-    }),
-    clientMetadata: config.clientIdMetadataDocuments
-      ? new ClientMetadataDocuments({ fetch: options.clientMetadataFetch })
-      : null,
-    statusEvents: new StatusEvents(store),
-    console: { throttle: await SignInThrottle.create(config, store), mailer: createMailer(config) },
-  };
 }
 
 /**

@@ -1,7 +1,7 @@
 /** POST /api/agent/authenticate: docs/contract.md's error rows and docs/design.md §5. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setAgentStatus } from '../src/domain/agents.ts';
-import { clientKey } from '../src/domain/throttle.ts';
+import { clientKey } from '../src/throttle/address.ts';
 import {
   authenticate,
   checkStatus,

@@ -15,7 +15,7 @@ import {
 import { type AddressStage, fetchJsonDocument } from '../src/domain/client-metadata/fetch.ts';
 import { ClientMetadataDocuments, type ClientMetadataDocumentsOptions } from '../src/domain/client-metadata/index.ts';
 import { isSpecialUseAddress } from '../src/domain/client-metadata/special-use.ts';
-import { InvalidClient } from '../src/protocol/errors.ts';
+import { InvalidClient } from '../src/errors.ts';
 import { authorizeUrl, pkcePair } from './helpers/flow.ts';
 import { type HttpsHandler, type HttpsTestServer, startHttpsServer, TEST_CA } from './helpers/https.ts';
 import { freePort } from './helpers/net.ts';

@@ -1,13 +1,13 @@
 /**
- * One table of error codes: the family of classes in src/protocol/errors.ts, its ERROR_CODES
+ * One table of error codes: the family of classes in src/errors.ts, its ERROR_CODES
  * list, docs/errors.md and the SDKs' generated lists (scripts/error-codes.ts) say the same.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { generatedFiles } from '../scripts/error-codes.ts';
 import { describeError } from '../src/http/errors.ts';
-import * as family from '../src/protocol/errors.ts';
-import { ERROR_CODES, OAuthError } from '../src/protocol/errors.ts';
+import * as family from '../src/errors.ts';
+import { ERROR_CODES, OAuthError } from '../src/errors.ts';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import type { Context } from '../src/context.ts';
 import { registerAgent } from '../src/domain/agents.ts';
-import { createContext } from '../src/server.ts';
+import { createContext } from '../src/app.ts';
 import { openStore } from '../src/store/open.ts';
 import { openStatusStream } from './helpers/events.ts';
 import {

@@ -1598,7 +1598,7 @@ describe('GET|POST /userinfo with generated Authorization headers', () => {
   });
 
   // The route promises "POST /userinfo needs no body; accept any content type and ignore it"
-  // (src/http/routes/userinfo.ts): a POST answers as a GET with the same Authorization would.
+  // (src/protocol/routes/userinfo.ts): a POST answers as a GET with the same Authorization would.
   it('answers POST as GET whatever the body and its content type', async () => {
     const realToken = userinfoToken;
     await fc.assert(

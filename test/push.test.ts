@@ -4,7 +4,7 @@
  * before.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeGrants } from '../src/domain/grants.ts';
+import { revokeGrants } from '../src/domain/revocation.ts';
 import { openStatusStream } from './helpers/events.ts';
 import { authenticate, checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';

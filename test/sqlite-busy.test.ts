@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { loadConfig } from '../src/config.ts';
 import type { Context } from '../src/context.ts';
 import { describeError } from '../src/http/errors.ts';
-import { createContext } from '../src/server.ts';
+import { createContext } from '../src/app.ts';
 import { SqliteDriver } from '../src/store/sqlite-driver.ts';
 import { openStore, sqlitePath } from '../src/store/open.ts';
 import { authorizeUrl, metaContent, type Party, pkcePair } from './helpers/flow.ts';

@@ -1,7 +1,8 @@
 /** What the management commands share: the context they work in, and how they print. */
 import { loadConfig } from '../config.ts';
 import type { Context } from '../context.ts';
-import { createContext, resolveJwtSecret } from '../server.ts';
+import { createContext } from '../app.ts';
+import { resolveJwtSecret } from '../server.ts';
 import { openStore } from '../store/open.ts';
 
 export const warn = (message: string) => process.stderr.write(`warning: ${message}\n`);

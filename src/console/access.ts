@@ -7,7 +7,7 @@ import type { Context } from '../context.ts';
 import { VISIBLE_ASCII } from '../domain/rules/client.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../store/types.ts';
-import { AccessDenied, NotFound } from '../protocol/errors.ts';
+import { AccessDenied, NotFound } from '../errors.ts';
 
 type Deps = Pick<Context, 'store'>;
 

@@ -6,7 +6,7 @@ import { digest, PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { EMAIL } from '../domain/rules/agent.ts';
 import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/console-types.ts';
-import { AccessDenied, InvalidField, NotFound } from '../protocol/errors.ts';
+import { AccessDenied, InvalidField, NotFound } from '../errors.ts';
 import { creatorActive, endLinksOf, LINK_REVOKED } from './links.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;

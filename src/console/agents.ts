@@ -7,7 +7,7 @@ import { registerAgent } from '../domain/agents.ts';
 import { agentNameProblems, MAX_AGENT_NAME_LENGTH } from '../domain/rules/agent.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { AgentRecord, RevokedGrants } from '../store/types.ts';
-import { InvalidField, NotFound } from '../protocol/errors.ts';
+import { InvalidField, NotFound } from '../errors.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
 

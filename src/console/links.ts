@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from '../context.ts';
 import type { AccountLinkRecord, AccountRecord } from '../store/console-types.ts';
-import { NotFound } from '../protocol/errors.ts';
+import { NotFound } from '../errors.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
 

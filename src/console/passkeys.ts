@@ -14,7 +14,7 @@ import { PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import type { AccountRecord, PasskeyRecord } from '../store/console-types.ts';
 import { possibleId } from './access.ts';
-import { InvalidField, NotFound, InvalidCredentials } from '../protocol/errors.ts';
+import { InvalidField, NotFound, InvalidCredentials } from '../errors.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
 

@@ -13,7 +13,7 @@ import {
 } from '../domain/rules/client.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { Approval, ClientRecord } from '../store/types.ts';
-import { InvalidField } from '../protocol/errors.ts';
+import { InvalidField } from '../errors.ts';
 
 type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config'>;
 type WebsiteForm = { name?: string; redirect_uris?: string; approval?: string; client_type?: string };

@@ -1,7 +1,7 @@
 /** Agent credentials (docs/contract.md "Agent credentials", docs/design.md §3, §7). */
 import { digest, newAgentId, newAgentSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidRequest, NotFound } from '../protocol/errors.ts';
+import { InvalidRequest, NotFound } from '../errors.ts';
 import type { AgentRecord, AgentStatus } from '../store/types.ts';
 import { agentNameProblems, MAX_AGENT_NAME_LENGTH, ownerEmailProblems } from './rules/agent.ts';
 

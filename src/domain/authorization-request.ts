@@ -24,7 +24,7 @@ import {
   RequestExpired,
   RequestMismatch,
   UnsupportedResponseType,
-} from '../protocol/errors.ts';
+} from '../errors.ts';
 import type {
   AgentRecord,
   AuthorizationRequestRecord,
@@ -38,7 +38,7 @@ import { findAuthorizingClient, isPublicClient, redirectUriMatches } from './cli
 import { permittedResource } from './resources.ts';
 import { MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH } from './rules/client.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes, withoutScope } from './scopes.ts';
-import { Throttled } from './throttle.ts';
+import { Throttled } from '../throttle/agent-authentication.ts';
 
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
 export const CONTESTED_DESCRIPTION =

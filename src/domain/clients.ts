@@ -1,7 +1,7 @@
 /** Client (relying party) registration and authentication (docs/contract.md "Client", docs/design.md §7). */
 import { newClientId, newClientSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri } from '../protocol/errors.ts';
+import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri } from '../errors.ts';
 import type { Approval, ClientRecord, ClientStatus } from '../store/types.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';

@@ -12,7 +12,7 @@
  */
 import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../protocol/errors.ts';
+import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../errors.ts';
 import type { ClientAuthMethod, ClientRecord } from '../store/types.ts';
 import { isPublicClient, recordClientUse, registerClient } from './clients.ts';
 import {

@@ -4,7 +4,7 @@
  * token's `aud` (docs/design.md §13). Without one, tokens are for the client itself, as before.
  */
 import type { Context } from '../context.ts';
-import { InvalidTarget } from '../protocol/errors.ts';
+import { InvalidTarget } from '../errors.ts';
 import { resourceProblem } from './rules/client.ts';
 
 // The HTTP layer reads this limit from here; the syntax of a resource indicator is in ./rules/client.ts.

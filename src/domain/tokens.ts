@@ -15,7 +15,7 @@ import {
   InvalidTarget,
   InvalidToken,
   UnauthorizedClient,
-} from '../protocol/errors.ts';
+} from '../errors.ts';
 import type {
   AccessTokenRecord,
   AgentProfile,

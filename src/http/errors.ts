@@ -7,7 +7,7 @@
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidRequest, OAuthError, ServerError, TemporarilyUnavailable } from '../protocol/errors.ts';
+import { InvalidRequest, OAuthError, ServerError, TemporarilyUnavailable } from '../errors.ts';
 import { isDataException, isDatabaseUnavailable } from '../store/errors.ts';
 import { closeAfterLinger, isLingering } from './connections.ts';
 

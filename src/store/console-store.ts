@@ -12,7 +12,6 @@ import type {
   ConsoleEvent,
   ConsoleEventView,
   ConsoleSessionRecord,
-  ConsoleStore,
   HistoryCursor,
   LinkPurpose,
   PasskeyRecord,
@@ -21,7 +20,7 @@ import type {
 } from './console-types.ts';
 import type { Driver, Step } from './driver.ts';
 import { type AgentRow, type ClientRow, insert, revokeGrantsSteps, toAgent, toClient, update } from './rows.ts';
-import type { AgentRecord, ClientRecord, RevokedGrants } from './types.ts';
+import type { AgentRecord, ClientRecord, ConsoleStore, RevokedGrants } from './types.ts';
 
 type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
 const toAccount = (row: AccountRow): AccountRecord => ({ ...row, email_verified: row.email_verified === 1 });

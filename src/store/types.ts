@@ -3,7 +3,20 @@
  * epoch seconds. Every operation that must happen once is a conditional statement or a
  * transaction in the implementation, reported back as a boolean "this call won".
  */
-import type { ConsoleStore } from './console-types.ts';
+import type {
+  AccountLinkRecord,
+  AccountPatch,
+  AccountRecord,
+  ConnectedSite,
+  ConsoleEvent,
+  ConsoleEventView,
+  ConsoleSessionRecord,
+  HistoryCursor,
+  LinkPurpose,
+  PasskeyRecord,
+  SignInRecord,
+  WebauthnChallengeRecord,
+} from './console-types.ts';
 
 export type ClientStatus = 'active' | 'inactive';
 export type Approval = 'auto' | 'manual';
@@ -397,4 +410,95 @@ export interface Store {
 
   /** Deletes what the cut-offs say, at most `batchSize` rows per transaction (default PURGE_BATCH). */
   purge(cutoffs: PurgeCutoffs, batchSize?: number): Promise<PurgeCounts>;
+}
+
+/** What the console stores (docs/design.md §11): accounts, passkeys, sessions, links, its audit. */
+export interface ConsoleStore {
+  /** Inserts the account; false when its email is already taken. */
+  insertAccount(account: AccountRecord): Promise<boolean>;
+  /**
+   * Uses the link (usable as by useLink) and inserts the account, in one unit:
+   * null when the link was not usable, 'email_taken' when the email has an account.
+   */
+  insertAccountWithLink(
+    account: AccountRecord,
+    linkDigest: string,
+    now: number,
+  ): Promise<'created' | 'email_taken' | null>;
+  findAccount(id: string): Promise<AccountRecord | undefined>;
+  findAccountByEmail(emailKey: string): Promise<AccountRecord | undefined>;
+  listAccounts(): Promise<AccountRecord[]>;
+  countAccounts(): Promise<number>;
+  /** Updates the account, and the owner_* copies on its agents when name or verification change. */
+  updateAccount(id: string, patch: AccountPatch): Promise<boolean>;
+
+  insertPasskey(passkey: PasskeyRecord): Promise<void>;
+  findPasskey(id: string): Promise<PasskeyRecord | undefined>;
+  listPasskeys(accountId: string): Promise<PasskeyRecord[]>;
+  /** A sign-in's counter and time; only forward, so a cloned authenticator's replay loses. */
+  recordPasskeyUse(id: string, counter: number, now: number): Promise<boolean>;
+  renamePasskey(id: string, accountId: string, name: string): Promise<boolean>;
+  deletePasskey(id: string, accountId: string): Promise<boolean>;
+
+  insertSession(session: ConsoleSessionRecord): Promise<void>;
+  /** The unexpired session with this digest and its account. */
+  findSession(
+    digest: string,
+    now: number,
+  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | undefined>;
+  touchSession(id: string, now: number): Promise<boolean>;
+  /** Records a fresh authentication in the session (a password or passkey confirmed again). */
+  markSessionAuthenticated(id: string, now: number): Promise<boolean>;
+  listSessions(accountId: string, now: number): Promise<ConsoleSessionRecord[]>;
+  deleteSession(id: string, accountId: string): Promise<boolean>;
+  /** Ends every session of the account but `exceptId`; resolves with how many. */
+  deleteSessionsOf(accountId: string, exceptId?: string): Promise<number>;
+
+  insertLink(link: AccountLinkRecord): Promise<void>;
+  findLink(digest: string): Promise<AccountLinkRecord | undefined>;
+  /**
+   * Marks the link used, if it is unused, unrevoked, unexpired, of that purpose, and its creator
+   * (if any) is an active account.
+   */
+  useLink(digest: string, purpose: LinkPurpose, now: number): Promise<boolean>;
+  /** Uses the verification link and marks its account's email verified, in one unit. */
+  useVerificationLink(digest: string, now: number): Promise<AccountRecord | undefined>;
+  /**
+   * The setup and invitation links still outstanding (unused, unrevoked, unexpired), oldest
+   * first: those `createdBy` made, or every one.
+   */
+  listOutstandingLinks(now: number, createdBy?: string): Promise<AccountLinkRecord[]>;
+  /** Revokes the link if it is still outstanding (and made by `createdBy`, when given). */
+  revokeLink(digest: string, now: number, createdBy?: string): Promise<boolean>;
+  /**
+   * Revokes the outstanding links the account made, and the setup links made for it: what
+   * disabling it ends. Resolves with how many.
+   */
+  revokeLinksOf(accountId: string, now: number): Promise<number>;
+
+  insertChallenge(challenge: WebauthnChallengeRecord): Promise<void>;
+  /** Deletes and returns the unexpired challenge: each can be answered once. */
+  takeChallenge(id: string, now: number): Promise<WebauthnChallengeRecord | undefined>;
+
+  recordEvent(event: ConsoleEvent): Promise<void>;
+  listEvents(filter: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]>;
+
+  listAgentsOf(accountId: string): Promise<AgentRecord[]>;
+  listClientsOf(accountId: string): Promise<ClientRecord[]>;
+  updateAgentName(id: string, name: string): Promise<boolean>;
+  /** Revokes everything the agent holds (as revokeGrantsOf) and deletes it, in one unit. */
+  deleteAgent(id: string, now: number, description: string): Promise<RevokedGrants | null>;
+
+  /** Sign-in history of an agent or a client, newest first, `limit` rows after `before`. */
+  listSignIns(
+    filter: { agent_id: string } | { client_id: string },
+    limit: number,
+    before?: HistoryCursor,
+  ): Promise<SignInRecord[]>;
+  /** Successful sign-ins of the agent per UTC day (day = floor(at / 86400)) since `since`. */
+  countSignInsByDay(agentId: string, since: number): Promise<Map<number, number>>;
+  /** Clients holding grants of the agent that still have a usable token. */
+  listConnectedSites(agentId: string, now: number): Promise<ConnectedSite[]>;
+  /** Deletes expired sessions, challenges and links, and console events older than `eventsBefore`. */
+  purge(now: number, eventsBefore: number): Promise<number>;
 }

@@ -22,7 +22,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { Context } from '../../src/context.ts';
-import { createContext } from '../../src/server.ts';
+import { createContext } from '../../src/app.ts';
 import { openStore } from '../../src/store/open.ts';
 import {
   authenticate,

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import type { Context } from '../../src/context.ts';
 import { digest } from '../../src/crypto.ts';
-import { createContext } from '../../src/server.ts';
+import { createContext } from '../../src/app.ts';
 import { openStore } from '../../src/store/open.ts';
 import { authorizeUrl, metaContent, type Party, pkcePair } from '../helpers/flow.ts';
 import { freshDatabase, registerParty, TEST_ENGINE, type TestServer } from '../helpers/server.ts';

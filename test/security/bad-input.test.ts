@@ -20,7 +20,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizationServerMetadata, openIdConfiguration } from '../../src/http/routes/discovery.ts';
+import { authorizationServerMetadata, openIdConfiguration } from '../../src/protocol/routes/discovery.ts';
 import {
   authenticate,
   authorizeUrl,

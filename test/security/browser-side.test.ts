@@ -11,7 +11,7 @@
  * below cover every rendered value and each forged header separately.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { escapeHtml } from '../../src/pages/html.ts';
+import { escapeHtml } from '../../src/web/html.ts';
 import {
   authenticate,
   authorizeUrl,

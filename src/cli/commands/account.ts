@@ -1,7 +1,7 @@
 /** `agentauth account …`: console accounts (the people who sign in to /console). */
 import type { Command } from 'commander';
 import { createAccount, emailOf, issueLink, setAccountStatus } from '../../console/accounts.ts';
-import { InvalidField } from '../../protocol/errors.ts';
+import { InvalidField } from '../../errors.ts';
 import { recordConsoleEvent } from '../../console/events.ts';
 import type { Context } from '../../context.ts';
 import type { AccountRecord } from '../../store/console-types.ts';

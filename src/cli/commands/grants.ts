@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { Context } from '../../context.ts';
-import { revokeGrants } from '../../domain/grants.ts';
+import { revokeGrants } from '../../domain/revocation.ts';
 import type { GrantOwner, RevokedGrants } from '../../store/types.ts';
 import { print, withContext } from '../common.ts';
 

@@ -1,5 +1,5 @@
 /** The console's overview and the account page: profile, passkeys, password, sessions, invitations. */
-import { type Html, html } from '../../pages/html.ts';
+import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConsoleSessionRecord, PasskeyRecord } from '../../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../../store/types.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts.ts';

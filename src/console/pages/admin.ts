@@ -1,5 +1,5 @@
 /** The admin area: every account with its actions, the unused links, every agent, every website, the console's audit. */
-import { type Html, html } from '../../pages/html.ts';
+import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConsoleEventView } from '../../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../../store/types.ts';
 import type { OutstandingLink } from '../links.ts';

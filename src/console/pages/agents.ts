@@ -3,7 +3,7 @@
  * shows a new secret once, and an agent's page with its actions, its sign-ins per day, the
  * websites it is connected to and its sign-in history.
  */
-import { type Html, html } from '../../pages/html.ts';
+import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConnectedSite, SignInRecord } from '../../store/console-types.ts';
 import type { AgentRecord } from '../../store/types.ts';
 import { GRACE_CHOICES } from '../agents.ts';

@@ -1,6 +1,6 @@
 /** The console's error page: what went wrong, in the documented shape, and a way back. */
-import { html } from '../../pages/html.ts';
-import { layout } from '../../pages/layout.ts';
+import { html } from '../../web/html.ts';
+import { layout } from '../../web/layout.ts';
 
 const TITLES: Record<number, string> = {
   401: 'Sign-in failed',

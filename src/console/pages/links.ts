@@ -1,5 +1,5 @@
 /** Outstanding setup and invitation links as a table with a Revoke button each: the account page and the admin's. */
-import { type Html, html } from '../../pages/html.ts';
+import { type Html, html } from '../../web/html.ts';
 import type { OutstandingLink } from '../links.ts';
 import { actionButton, when } from './shell.ts';
 

@@ -3,8 +3,8 @@
  * its live region for results, form fields with their labels, hints and errors, the CSRF field,
  * and one-button forms for actions. Everything is escaped by `html`.
  */
-import { type Html, html } from '../../pages/html.ts';
-import { layout } from '../../pages/layout.ts';
+import { type Html, html } from '../../web/html.ts';
+import { layout } from '../../web/layout.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 
 export interface PageContext {

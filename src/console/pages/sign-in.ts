@@ -1,5 +1,5 @@
 /** The console's pages for people not yet signed in: sign-in, sign-up, one-time links. */
-import { type Html, html } from '../../pages/html.ts';
+import { type Html, html } from '../../web/html.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts.ts';
 import { consolePage, csrfField, field, type PageContext } from './shell.ts';
 

@@ -2,7 +2,7 @@
  * The console's websites area (docs/design.md §11): the list with the registration form, the
  * page that shows a new client secret once, and a website's page with its actions and sign-ins.
  */
-import { type Html, html } from '../../pages/html.ts';
+import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
 import {

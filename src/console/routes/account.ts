@@ -1,7 +1,7 @@
 /** The overview and the signed-in person's own account: profile, passkeys, password, sessions, invitations and their unused links. */
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidField, TooManyRequests } from '../../protocol/errors.ts';
+import { InvalidField, TooManyRequests } from '../../errors.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import { issueLink, removePassword, rename, sendVerificationEmail, setPassword } from '../accounts.ts';
 import { recordConsoleEvent } from '../events.ts';
@@ -23,7 +23,7 @@ import {
   requireFreshAuthentication,
 } from '../reauthentication.ts';
 import { listSessions } from '../sessions.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 
 export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;

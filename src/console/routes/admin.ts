@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountRecord, AccountRole } from '../../store/console-types.ts';
 import { accountById, issueLink, setAccountRole, setAccountStatus, verifyEmailByAdmin } from '../accounts.ts';
 import { requireAdmin } from '../access.ts';
-import { InvalidField } from '../../protocol/errors.ts';
+import { InvalidField } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { decodeCursor, encodeCursor } from '../history.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
@@ -20,7 +20,7 @@ import {
   adminWebsitesPage,
 } from '../pages/admin.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 
 type AccountAction = FastifyRequest<{ Params: { id: string }; Body: Form }>;
 

@@ -5,12 +5,12 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
-import { revokeGrants } from '../../domain/grants.ts';
+import { revokeGrants } from '../../domain/revocation.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { AgentRecord } from '../../store/types.ts';
 import { reachableAgent } from '../access.ts';
 import { agentLabel, createOwnedAgent, deleteAgent } from '../agents.ts';
-import { InvalidField, NotFound } from '../../protocol/errors.ts';
+import { InvalidField, NotFound } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { dailySignIns, decodeCursor, signInPage } from '../history.ts';
 import {
@@ -22,7 +22,7 @@ import {
   type FormState,
 } from '../pages/agents.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 import { formValues, ownedRoutes, revokedDetail } from './owned.ts';
 
 type Params = { id: string };

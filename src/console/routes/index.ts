@@ -2,56 +2,21 @@
  * The console under /console (docs/design.md §11): one scope with its cookies, CSRF tokens,
  * form parser, HTML errors and the session of each request, and the routes of each area.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
-import { browserCookie, type BrowserCookie, csrfTokens, formRoutes, singleValues } from '../../http/browser.ts';
+import { browserCookie, csrfTokens, formRoutes, sendErrorPage, singleValues } from '../../web/browser.ts';
 import { describeError } from '../../http/errors.ts';
-import { pageHeaders } from '../../pages/layout.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
-import { InsufficientUserAuthentication, LoginRequired } from '../../protocol/errors.ts';
+import type { RouterErrorPage } from '../../http/server.ts';
+import { pageHeaders } from '../../web/layout.ts';
+import { InsufficientUserAuthentication, LoginRequired } from '../../errors.ts';
 import { consoleErrorPage } from '../pages/error.ts';
-import type { PageContext } from '../pages/shell.ts';
-import { currentSession, type SignedIn } from '../sessions.ts';
+import { currentSession } from '../sessions.ts';
 import { accountRoutes } from './account.ts';
 import { adminRoutes } from './admin.ts';
 import { agentRoutes } from './agents.ts';
 import { signInRoutes } from './sign-in.ts';
+import { type ConsoleScope, redirectTo } from './scope.ts';
 import { websiteRoutes } from './websites.ts';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The body carries a WebAuthn answer, an object, in `response` (the passkey ceremonies). */
-    webauthnResponse?: boolean;
-  }
-  interface FastifyRequest {
-    /** The console session of the request, if any (set for every console route). */
-    signedIn: SignedIn | null;
-  }
-}
-
-/** A console form or query: every field one string, or absent (see the preValidation hook). */
-export type Form = Record<string, string | undefined>;
-
-/** What every area's routes get. */
-export interface ConsoleScope {
-  ctx: Context;
-  /** The preHandler of every state-changing route: cross-site check and CSRF token. */
-  guard: preHandlerHookHandler;
-  session: BrowserCookie;
-  /** The signed-in account, or a redirect to the sign-in page. */
-  account(request: FastifyRequest): AccountRecord;
-  /** The signed-in account and the CSRF token for the page being rendered. */
-  page(request: FastifyRequest, reply: FastifyReply): Promise<PageContext & { account: AccountRecord }>;
-  /** The CSRF token for a page of someone not signed in. */
-  anonymousPage(reply: FastifyReply): Promise<PageContext>;
-  /** Sends a console page. */
-  send(reply: FastifyReply, body: string, status?: number): FastifyReply;
-  /** 303 to a console path, for the POST-redirect-GET of every action. */
-  redirect(reply: FastifyReply, path: string): FastifyReply;
-}
-
-const redirectTo = (reply: FastifyReply, path: string) =>
-  reply.code(303).headers(pageHeaders()).header('location', path).send();
 
 export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
   const session = browserCookie(ctx.config.baseUrl, 'agentauth_console');
@@ -137,3 +102,10 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
     },
   );
 }
+
+/** An error of the router under /console (a malformed or over-long path): the console's error page. */
+export const consoleRouterErrorPage: RouterErrorPage = (error, request, reply) => {
+  if (!request.url.startsWith('/console')) return false;
+  void sendErrorPage(reply, error, consoleErrorPage);
+  return true;
+};

@@ -5,14 +5,14 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
-import { revokeGrants } from '../../domain/grants.ts';
+import { revokeGrants } from '../../domain/revocation.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { GrantOwner, RevokedGrants } from '../../store/types.ts';
 import { graceOf } from '../agents.ts';
-import { InvalidField } from '../../protocol/errors.ts';
+import { InvalidField } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import type { FormState } from '../pages/agents.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 
 type Params = { id: string };
 type Request = FastifyRequest<{ Params: Params; Body: Form }>;

@@ -7,13 +7,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeError } from '../../http/errors.ts';
 import type { AccountRecord, SignInMethod } from '../../store/console-types.ts';
 import { emailOf, passwordMatches, signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../accounts.ts';
-import { InvalidCredentials, InvalidField, TooManyRequests } from '../../protocol/errors.ts';
+import { InvalidCredentials, InvalidField, TooManyRequests } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { authenticationOptions, signInWithPasskey } from '../passkeys.ts';
 import { linkPage, messagePage, signInPage, signUpPage } from '../pages/sign-in.ts';
 import { safeNext } from '../next.ts';
 import { startSession } from '../sessions.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 
 const WRONG_PASSWORD = 'The email or the password is wrong.';
 

@@ -8,14 +8,14 @@ import { rotateClientSecret, setClientStatus } from '../../domain/clients.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
 import { reachableClient } from '../access.ts';
-import { InvalidField } from '../../protocol/errors.ts';
+import { InvalidField } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { decodeCursor, signInPage } from '../history.ts';
 import type { FormState } from '../pages/agents.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
 import { websiteCreatedPage, websitePage, websitePath, websiteSecretPage, websitesPage } from '../pages/websites.ts';
 import { createOwnedWebsite } from '../websites.ts';
-import type { ConsoleScope, Form } from './index.ts';
+import type { ConsoleScope, Form } from './scope.ts';
 import { formValues, ownedRoutes } from './owned.ts';
 
 type Params = { id: string };

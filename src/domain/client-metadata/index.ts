@@ -3,7 +3,7 @@
  * that is an https URL is resolved by fetching the document there, validating it and caching
  * it for as long as its HTTP caching headers say, within this server's bounds (§5.2).
  */
-import { InvalidClient } from '../../protocol/errors.ts';
+import { InvalidClient } from '../../errors.ts';
 import {
   type ClientMetadataDocument,
   clientIdUrlProblem,

@@ -9,10 +9,10 @@ import {
   startAuthorization,
   validateAuthorization,
 } from '../../domain/authorization-request.ts';
-import { authorizePage, confirmPage } from '../../pages/authorize-page.ts';
-import { pageHeaders } from '../../pages/layout.ts';
-import { browserCookie, formRoutes, refuseCrossSite, sendErrorPage } from '../browser.ts';
-import { Token } from '../schemas.ts';
+import { authorizePage, confirmPage } from '../pages/authorize-page.ts';
+import { pageHeaders } from '../../web/layout.ts';
+import { browserCookie, formRoutes, refuseCrossSite, sendErrorPage } from '../../web/browser.ts';
+import { Token } from '../../http/schemas.ts';
 
 /** The query string as it came, still percent-encoded. */
 const rawQuery = (request: FastifyRequest) => {

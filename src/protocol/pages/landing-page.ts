@@ -2,8 +2,8 @@
  * What a person who opens the issuer's address sees (issue 10: `/` leads somewhere useful): what
  * this server is, and where each kind of visitor goes (owners of agents and websites: the console).
  */
-import { html } from './html.ts';
-import { layout } from './layout.ts';
+import { html } from '../../web/html.ts';
+import { layout } from '../../web/layout.ts';
 
 export function landingPage(baseUrl: string): string {
   return layout(

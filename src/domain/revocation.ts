@@ -4,7 +4,7 @@
  * (enabling it again brings them back); revoking its grants ends them for good.
  */
 import type { Context } from '../context.ts';
-import { NotFound } from '../protocol/errors.ts';
+import { NotFound } from '../errors.ts';
 import type { GrantOwner, RevokedGrants } from '../store/types.ts';
 
 const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; start again.';

@@ -1,9 +1,9 @@
 /** /healthz (the process answers), /readyz (the database answers) and /metrics (Prometheus, not public). */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { Context } from '../../context.ts';
-import { digest, safeEqual } from '../../crypto.ts';
-import { InvalidToken } from '../../protocol/errors.ts';
+import type { Context } from '../context.ts';
+import { digest, safeEqual } from '../crypto.ts';
+import { InvalidToken } from '../errors.ts';
 
 export async function healthRoutes(app: FastifyInstance, ctx: Context, registry: Registry): Promise<void> {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));

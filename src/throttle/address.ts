@@ -1,22 +1,17 @@
 /**
- * Throttling (docs/design.md §5, §10): failed agent authentications per client IP and per
- * agent_id, and GET /authorize per client IP.
- *
- * The agent_id is public (it is the `sub` of every token), so a limit that refused an agent
- * after other people's wrong guesses would let anyone lock it out. Hence:
- * - the client IP (an IPv6 /64 counts as one) is the key that stops a guesser: once it has used
- *   its failures, everything from it is refused before credentials are even checked;
- * - the agent_id's counter only changes how a wrong secret is answered (429 instead of 401) once
- *   many have been tried; correct credentials are never refused because of it.
- * Every throttled key writes one audit event per window, not one per attempt.
+ * What every throttle shares: the key of a client address, a flood guard per address, and a
+ * limit on what an address and the node hold at once.
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import type { Config } from '../config.ts';
-import { TooManyRequests } from '../protocol/errors.ts';
+import { TooManyRequests } from '../errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 
-type ThrottleConfig = Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>;
+/** What rate-limiter-flexible says of a key: points used in the window and when it ends. */
+export interface Used {
+  consumedPoints: number;
+  msBeforeNext: number;
+}
 
 /**
  * The throttling key of a client address: an IPv4 address as it is (also when written as an
@@ -42,73 +37,6 @@ export function clientKey(ip: string): string {
     .map((group) => group.replace(/^0+(?=.)/, ''))
     .join(':')}::/64`;
 }
-
-/** A refusal of the throttle, with whether it is the first of its key's window (the one audited). */
-export class Throttled extends TooManyRequests {
-  constructor(
-    retryAfterSeconds: number,
-    readonly firstInWindow: boolean,
-  ) {
-    super('too many failed authentication attempts; retry later', retryAfterSeconds);
-  }
-}
-
-export class AuthThrottle {
-  private constructor(
-    private readonly perAgent: Limiter,
-    private readonly perIp: Limiter,
-  ) {}
-
-  static async create(config: ThrottleConfig, store: Pick<Store, 'createLimiter'>): Promise<AuthThrottle> {
-    return new AuthThrottle(
-      await store.createLimiter({
-        keyPrefix: 'agent',
-        points: config.authFailuresPerAgent,
-        duration: config.authFailureWindow,
-      }),
-      await store.createLimiter({
-        keyPrefix: 'ip',
-        points: config.authFailuresPerIp,
-        duration: config.authFailureWindow,
-      }),
-    );
-  }
-
-  /** Throws Throttled when this client address has no failures left in the window. */
-  async checkClient(ip: string): Promise<void> {
-    const key = clientKey(ip);
-    const used = await this.perIp.get(key);
-    if (used && used.consumedPoints >= this.perIp.points) throw await this.refusal(this.perIp, key);
-  }
-
-  /** Any failure after the body was accepted counts against the client address. */
-  async recordFailure(ip: string): Promise<void> {
-    await this.perIp.penalty(clientKey(ip), 1);
-  }
-
-  /**
-   * A wrong secret counts against the client address and the agent_id. Returns the Throttled
-   * refusal to answer instead of 401 once the agent_id has used its failures in the window.
-   */
-  async recordWrongCredentials(agentId: string, ip: string): Promise<Throttled | null> {
-    const [agent] = await Promise.all([this.perAgent.penalty(agentId, 1), this.recordFailure(ip)]);
-    return exhausted(agent, this.perAgent.points) ? throttled(agent, this.perAgent.points) : null;
-  }
-
-  /** Counts the refused attempt too, so that the first refusal of the window can be told apart. */
-  private async refusal(limiter: Limiter, key: string): Promise<Throttled> {
-    return throttled(await limiter.penalty(key, 1), limiter.points);
-  }
-}
-
-interface Used {
-  consumedPoints: number;
-  msBeforeNext: number;
-}
-
-const exhausted = (used: Used, points: number) => used.consumedPoints > points;
-const throttled = (used: Used, points: number) =>
-  new Throttled(used.msBeforeNext / 1000, used.consumedPoints === points + 1);
 
 /**
  * A flood guard per client address and node, for GET /authorize and POST /register: generous,
@@ -184,4 +112,29 @@ export class ConcurrencyLimit {
   get held(): number {
     return this.total;
   }
+}
+
+/**
+ * The two counters of a sign-in throttle, kept in the store so that every node shares them:
+ * failures in one window per client address (an IPv6 /64 as one) and per identity (an
+ * agent_id, an email).
+ *
+ * @example
+ * const { perAddress, perIdentity } = await failureCounters(store, {
+ *   window: 900,
+ *   perAddress: { keyPrefix: 'ip', points: 100 },
+ *   perIdentity: { keyPrefix: 'agent', points: 20 },
+ * });
+ */
+export async function failureCounters(
+  store: Pick<Store, 'createLimiter'>,
+  options: {
+    window: number;
+    perAddress: { keyPrefix: string; points: number };
+    perIdentity: { keyPrefix: string; points: number };
+  },
+): Promise<{ perAddress: Limiter; perIdentity: Limiter }> {
+  const counter = ({ keyPrefix, points }: { keyPrefix: string; points: number }) =>
+    store.createLimiter({ keyPrefix, points, duration: options.window });
+  return { perAddress: await counter(options.perAddress), perIdentity: await counter(options.perIdentity) };
 }

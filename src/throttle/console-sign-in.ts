@@ -12,8 +12,8 @@
  * node; more are refused at once rather than queued, since each holds 19 MiB and a thread.
  */
 import type { Config } from '../config.ts';
-import { AddressLimit, clientKey, ConcurrencyLimit } from '../domain/throttle.ts';
-import { TooManyRequests } from '../protocol/errors.ts';
+import { AddressLimit, ConcurrencyLimit, clientKey, failureCounters } from './address.ts';
+import { TooManyRequests } from '../errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 
 type ThrottleConfig = Pick<
@@ -67,17 +67,14 @@ export class SignInThrottle {
   ) {}
 
   static async create(config: ThrottleConfig, store: Pick<Store, 'createLimiter'>): Promise<SignInThrottle> {
+    const { perIdentity, perAddress } = await failureCounters(store, {
+      window: config.consoleSigninWindow,
+      perAddress: { keyPrefix: 'console-ip', points: config.consoleSigninFailuresPerIp },
+      perIdentity: { keyPrefix: 'console-account', points: config.consoleSigninFailuresPerAccount },
+    });
     return new SignInThrottle(
-      await store.createLimiter({
-        keyPrefix: 'console-account',
-        points: config.consoleSigninFailuresPerAccount,
-        duration: config.consoleSigninWindow,
-      }),
-      await store.createLimiter({
-        keyPrefix: 'console-ip',
-        points: config.consoleSigninFailuresPerIp,
-        duration: config.consoleSigninWindow,
-      }),
+      perIdentity,
+      perAddress,
       new ConcurrencyLimit({
         perAddress: config.consolePasswordChecksPerIp,
         node: config.consolePasswordChecksMax,
@@ -89,8 +86,9 @@ export class SignInThrottle {
 
   /**
    * Reserves one attempt for this email (`emailKey`, the account's key when a signed-in person
-   * confirms their password) and this address, before the password is checked. Throws TooManyRequests (429) when a check cannot start now, or when the address or the
-   * email has no attempts left in the window; nothing is held then.
+   * confirms their password) and this address, before the password is checked. Throws TooManyRequests
+   * (429) when a check cannot start now, or when the address or the email has no attempts left in
+   * the window; nothing is held then.
    *
    * @example
    * const attempt = await ctx.console.throttle.reserve(emailKey, request.ip);

@@ -14,8 +14,8 @@ import {
   registerDynamicClient,
   updateDynamicClient,
 } from '../../domain/registration.ts';
-import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest } from '../../protocol/errors.ts';
-import { schemaErrorMessage } from '../errors.ts';
+import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest } from '../../errors.ts';
+import { schemaErrorMessage } from '../../http/errors.ts';
 
 /** RFC 7591 §3.2.1, RFC 7592 §3: the answers carry credentials. Errors too, for simplicity. */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };

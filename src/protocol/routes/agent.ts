@@ -5,8 +5,8 @@ import type { Context } from '../../context.ts';
 import { authenticateAgent, describeRequestForAgent, statusView } from '../../domain/authorization-request.ts';
 import { MAX_CLIENT_ID_LENGTH } from '../../domain/clients.ts';
 import { MAX_RESOURCE_LENGTH } from '../../domain/resources.ts';
-import { NotFound } from '../../protocol/errors.ts';
-import { Token } from '../schemas.ts';
+import { NotFound } from '../../errors.ts';
+import { Token } from '../../http/schemas.ts';
 
 const AuthenticateBody = Type.Object({
   request_id: Token(128),

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { PROJECT_ROOT } from '../paths.ts';
 
-function asset(name: string, type: string, path = `src/pages/assets/${name}`): { type: string; body: Buffer } {
+function asset(name: string, type: string, path = `src/web/assets/${name}`): { type: string; body: Buffer } {
   return { type, body: readFileSync(new URL(path, PROJECT_ROOT)) };
 }
 

@@ -11,10 +11,10 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
 import { type StatusView, statusView } from '../../domain/authorization-request.ts';
-import { ConcurrencyLimit } from '../../domain/throttle.ts';
-import { NotFound, TooManyRequests, TemporarilyUnavailable } from '../../protocol/errors.ts';
+import { ConcurrencyLimit } from '../../throttle/address.ts';
+import { NotFound, TemporarilyUnavailable, TooManyRequests } from '../../errors.ts';
 import type { RequestStatusFields } from '../../store/types.ts';
-import { Token } from '../schemas.ts';
+import { Token } from '../../http/schemas.ts';
 
 const StatusQuery = Type.Object({ request_id: Token(128) });
 

@@ -1,15 +1,8 @@
-/** The landing page at /, the pages' static files under /assets, and /favicon.ico (docs/design.md §4, §11). */
+/** The pages' static files under /assets, and /favicon.ico (docs/design.md §4, §11). */
 import type { FastifyInstance } from 'fastify';
-import type { Context } from '../../context.ts';
-import { ASSETS } from '../../pages/assets.ts';
-import { landingPage } from '../../pages/landing-page.ts';
-import { pageHeaders } from '../../pages/layout.ts';
+import { ASSETS } from './assets.ts';
 
-export async function assetRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
-  // A person who opens the issuer's address gets a page saying what it is, not a JSON 404.
-  const landing = landingPage(ctx.config.baseUrl);
-  app.get('/', async (_request, reply) => reply.headers(pageHeaders()).send(landing));
-
+export async function assetRoutes(app: FastifyInstance): Promise<void> {
   // Browsers ask for it on every page; there is none, and a 404 would be logged as a console error.
   app.get('/favicon.ico', async (_request, reply) =>
     reply.code(204).header('cache-control', 'public, max-age=86400').send(),

@@ -1,9 +1,9 @@
 /**
- * Mail of the console (email verification), sent through the relay of SMTP_URL with nodemailer.
- * Without SMTP_URL no mail is sent and admins verify emails instead.
+ * Mail (the console's email verification, notices to account owners), sent through the relay of
+ * SMTP_URL with nodemailer. Without SMTP_URL no mail is sent and admins verify emails instead.
  */
 import type { Transporter } from 'nodemailer';
-import type { Config } from '../config.ts';
+import type { Config } from './config.ts';
 
 export interface Mailer {
   send(message: { to: string; subject: string; text: string }): Promise<void>;

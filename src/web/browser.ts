@@ -8,10 +8,10 @@ import csrfProtection from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
-import { errorPage } from '../pages/error-page.ts';
-import { pageHeaders } from '../pages/layout.ts';
-import { OAuthError } from '../protocol/errors.ts';
-import { describeError } from './errors.ts';
+import { errorPage } from './error-page.ts';
+import { pageHeaders } from './layout.ts';
+import { OAuthError } from '../errors.ts';
+import { describeError } from '../http/errors.ts';
 
 /** A cookie of ours: HttpOnly, SameSite=Lax, Path=/; `__Host-` prefixed and Secure under https. */
 export interface BrowserCookie {

@@ -9,8 +9,8 @@ import type { Context } from '../../context.ts';
 import { authenticateClient, MAX_CLIENT_ID_LENGTH } from '../../domain/clients.ts';
 import { GRANT_TYPES, grantFor } from '../../domain/grant-types.ts';
 import { introspect, revoke } from '../../domain/tokens.ts';
-import { UnsupportedGrantType } from '../../protocol/errors.ts';
-import { Token } from '../schemas.ts';
+import { UnsupportedGrantType } from '../../errors.ts';
+import { Token } from '../../http/schemas.ts';
 
 const param = (maxLength = 2048) => Type.Optional(Type.String({ maxLength }));
 const token = (maxLength: number) => Type.Optional(Token(maxLength));

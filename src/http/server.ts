@@ -1,5 +1,9 @@
-/** Builds the Fastify application for a Context: routes, error shape, headers and metrics. */
+/**
+ * The HTTP server every feature is mounted on (src/app.ts mounts them): Fastify's options,
+ * timeouts, the error shape, headers, metrics, and the METRICS_PORT listener.
+ */
 import Fastify, {
+  type FastifyError,
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
@@ -9,22 +13,11 @@ import Fastify, {
 } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config.ts';
-import { consoleErrorPage } from '../console/pages/error.ts';
-import { consoleRoutes } from '../console/routes/index.ts';
 import type { Context } from '../context.ts';
-import { sendErrorPage } from './browser.ts';
 import { closeUnreadBodies, type TimeoutOptions, timeoutOptions } from './connections.ts';
 import { clientErrorHandler, errorHandler, schemaErrorMessage } from './errors.ts';
+import { healthRoutes, metricsOnlyRoutes } from './health.ts';
 import { lazyRequestLogger, loggerOptions } from './logger.ts';
-import { agentRoutes } from './routes/agent.ts';
-import { assetRoutes } from './routes/assets.ts';
-import { authorizeRoutes } from './routes/authorize.ts';
-import { discoveryRoutes } from './routes/discovery.ts';
-import { healthRoutes, metricsOnlyRoutes } from './routes/health.ts';
-import { registrationRoutes } from './routes/register.ts';
-import { statusStreamRoutes } from './routes/status-stream.ts';
-import { tokenRoutes } from './routes/token.ts';
-import { userinfoRoutes } from './routes/userinfo.ts';
 
 export const BODY_LIMIT = 64 * 1024;
 
@@ -110,8 +103,21 @@ function answerErrors(app: FastifyInstance): void {
   });
 }
 
-/** The main listener's application; its metrics go to `registry`, which METRICS_PORT may serve as well. */
-export async function buildApp(ctx: Context, registry: Registry, options: AppOptions = {}): Promise<FastifyInstance> {
+/**
+ * Answers an error of the router itself (a malformed or over-long path, before any route runs)
+ * as a page, and says so; false leaves it to the JSON error answer.
+ */
+export type RouterErrorPage = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => boolean;
+
+/**
+ * The main listener, with no route yet (src/app.ts mounts the features): timeouts, the error
+ * shape, headers, metrics into `registry` (which METRICS_PORT may serve as well) and /health.
+ */
+export async function createHttpServer(
+  ctx: Context,
+  registry: Registry,
+  options: AppOptions & { routerErrorPage?: RouterErrorPage } = {},
+): Promise<FastifyInstance> {
   const logger =
     ctx.config.logLevel === 'silent'
       ? false
@@ -126,11 +132,9 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
     schemaErrorFormatter: (errors) => new Error(schemaErrorMessage(errors)),
     // A passkey's credential id travels in console paths: up to 1,023 bytes, 1,364 in base64url.
     routerOptions: { maxParamLength: 1400 },
-    // Errors of the router (a malformed or over-long path) in the documented shape: the
-    // console's error page under /console, JSON elsewhere.
+    // Errors of the router (a malformed or over-long path) in the documented shape.
     frameworkErrors: (error, request, reply) => {
-      if (request.url.startsWith('/console')) return void sendErrorPage(reply, error, consoleErrorPage);
-      errorHandler(error, request, reply);
+      if (!options.routerErrorPage?.(error, request, reply)) errorHandler(error, request, reply);
     },
   });
   collectDefaultMetrics({ register: registry });
@@ -145,16 +149,6 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
 
   // No endpoint takes plain text: JSON endpoints answer 415 to anything but JSON (docs/design.md §5).
   app.removeContentTypeParser('text/plain');
-  await app.register(authorizeRoutes, ctx);
-  await app.register(assetRoutes, ctx);
-  await app.register(consoleRoutes, ctx);
-  await app.register(agentRoutes, ctx);
-  await app.register(statusStreamRoutes, ctx);
-  await app.register(tokenRoutes, ctx);
-  await app.register(userinfoRoutes, ctx);
-  await app.register(discoveryRoutes, ctx);
-  // Opt-in (docs/design.md §13): without DYNAMIC_REGISTRATION, /register is an unknown path.
-  if (ctx.config.dynamicRegistration) await app.register(registrationRoutes, ctx);
   await app.register(async (scope) => healthRoutes(scope, ctx, registry));
   return app;
 }

@@ -3,12 +3,12 @@
  * <meta name="request-id">; the page's script polls the status and submits the continue form
  * once the agent has authenticated; without JavaScript, "Continue" does the same.
  */
-import { redirectHost } from '../domain/authorization-request.ts';
-import { isLoopbackRedirect } from '../domain/clients.ts';
-import { scopeValues } from '../domain/scopes.ts';
-import type { AgentRecord, AuthorizationRequestRecord, ClientRecord } from '../store/types.ts';
-import { type Html, html } from './html.ts';
-import { layout } from './layout.ts';
+import { redirectHost } from '../../domain/authorization-request.ts';
+import { isLoopbackRedirect } from '../../domain/clients.ts';
+import { scopeValues } from '../../domain/scopes.ts';
+import type { AgentRecord, AuthorizationRequestRecord, ClientRecord } from '../../store/types.ts';
+import { type Html, html } from '../../web/html.ts';
+import { layout } from '../../web/layout.ts';
 
 const SCOPE_TEXT: Record<string, string> = {
   openid: 'Sign in with the identity of your AI agent',

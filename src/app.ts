@@ -1,0 +1,96 @@
+/**
+ * The composition root: builds the context every rule works with, and the application with
+ * every feature mounted on the HTTP server: the protocol's endpoints and pages, the console, and
+ * the static files they share. Features import foundations (web/, http/, domain/, store/), never
+ * each other and never this file.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { Config } from './config.ts';
+import { consoleRouterErrorPage, consoleRoutes } from './console/routes/index.ts';
+import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
+import { ClientMetadataDocuments, type FetchOptions } from './domain/client-metadata/index.ts';
+import { StatusEvents } from './domain/status-events.ts';
+import { type AppOptions, createHttpServer } from './http/server.ts';
+import { createMailer } from './mail.ts';
+import { agentRoutes } from './protocol/routes/agent.ts';
+import { authorizeRoutes } from './protocol/routes/authorize.ts';
+import { discoveryRoutes } from './protocol/routes/discovery.ts';
+import { landingRoutes } from './protocol/routes/landing.ts';
+import { registrationRoutes } from './protocol/routes/register.ts';
+import { statusStreamRoutes } from './protocol/routes/status-stream.ts';
+import { tokenRoutes } from './protocol/routes/token.ts';
+import { userinfoRoutes } from './protocol/routes/userinfo.ts';
+import type { Store } from './store/types.ts';
+import { AddressLimit } from './throttle/address.ts';
+import { AuthThrottle } from './throttle/agent-authentication.ts';
+import { SignInThrottle } from './throttle/console-sign-in.ts';
+import { assetRoutes } from './web/asset-routes.ts';
+
+export type { AppOptions } from './http/server.ts';
+
+export interface ContextOptions {
+  clock?: Clock;
+  /**
+   * How Client ID Metadata Documents are fetched. Tests alone pass a CA to trust and loopback
+   * addresses to allow; production fetches only from public addresses with the system's CAs.
+   */
+  clientMetadataFetch?: FetchOptions;
+}
+
+export async function createContext(
+  config: Config,
+  store: Store,
+  jwtSecret: string,
+  options: ContextOptions = {},
+): Promise<Context> {
+  const clock = options.clock ?? systemClock;
+  return {
+    config,
+    store,
+    clock,
+    secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets, config.baseUrl),
+    throttle: await AuthThrottle.create(config, store),
+    authorizeLimit: new AddressLimit({
+      keyPrefix: 'authorize',
+      points: config.authorizeLimitPerIp,
+      duration: config.authorizeLimitWindow,
+      message: 'Too many sign-in requests from your network; wait a moment and try again.',
+    }),
+    registrationLimit: new AddressLimit({
+      keyPrefix: 'register',
+      points: config.registrationLimitPerIp,
+      duration: config.registrationLimitWindow,
+      message: 'Too many client registrations from this address; wait and try again.',
+    }),
+    clientMetadata: config.clientIdMetadataDocuments
+      ? new ClientMetadataDocuments({ fetch: options.clientMetadataFetch })
+      : null,
+    statusEvents: new StatusEvents(store),
+    console: { throttle: await SignInThrottle.create(config, store), mailer: createMailer(config) },
+  };
+}
+
+/**
+ * The main listener's application: the HTTP server with the protocol, the console and the
+ * assets mounted; its metrics go to `registry`.
+ *
+ * @example
+ * const app = await buildApp(await createContext(config, store, jwtSecret), new Registry());
+ * await app.listen({ port: 3000 });
+ */
+export async function buildApp(ctx: Context, registry: Registry, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = await createHttpServer(ctx, registry, { ...options, routerErrorPage: consoleRouterErrorPage });
+  await app.register(landingRoutes, ctx);
+  await app.register(assetRoutes);
+  await app.register(authorizeRoutes, ctx);
+  await app.register(consoleRoutes, ctx);
+  await app.register(agentRoutes, ctx);
+  await app.register(statusStreamRoutes, ctx);
+  await app.register(tokenRoutes, ctx);
+  await app.register(userinfoRoutes, ctx);
+  await app.register(discoveryRoutes, ctx);
+  // Opt-in (docs/design.md §13): without DYNAMIC_REGISTRATION, /register is an unknown path.
+  if (ctx.config.dynamicRegistration) await app.register(registrationRoutes, ctx);
+  return app;
+}

@@ -1,0 +1,44 @@
+/** What every area of the console's routes is given (see index.ts, which mounts them). */
+import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { Context } from '../../context.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
+import type { BrowserCookie } from '../../web/browser.ts';
+import { pageHeaders } from '../../web/layout.ts';
+import type { PageContext } from '../pages/shell.ts';
+import type { SignedIn } from '../sessions.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The body carries a WebAuthn answer, an object, in `response` (the passkey ceremonies). */
+    webauthnResponse?: boolean;
+  }
+  interface FastifyRequest {
+    /** The console session of the request, if any (set for every console route). */
+    signedIn: SignedIn | null;
+  }
+}
+
+/** A console form or query: every field one string, or absent (see the preValidation hook). */
+export type Form = Record<string, string | undefined>;
+
+/** What every area's routes get. */
+export interface ConsoleScope {
+  ctx: Context;
+  /** The preHandler of every state-changing route: cross-site check and CSRF token. */
+  guard: preHandlerHookHandler;
+  session: BrowserCookie;
+  /** The signed-in account, or a redirect to the sign-in page. */
+  account(request: FastifyRequest): AccountRecord;
+  /** The signed-in account and the CSRF token for the page being rendered. */
+  page(request: FastifyRequest, reply: FastifyReply): Promise<PageContext & { account: AccountRecord }>;
+  /** The CSRF token for a page of someone not signed in. */
+  anonymousPage(reply: FastifyReply): Promise<PageContext>;
+  /** Sends a console page. */
+  send(reply: FastifyReply, body: string, status?: number): FastifyReply;
+  /** 303 to a console path, for the POST-redirect-GET of every action. */
+  redirect(reply: FastifyReply, path: string): FastifyReply;
+}
+
+/** 303 to a console path (POST-redirect-GET). */
+export const redirectTo = (reply: FastifyReply, path: string) =>
+  reply.code(303).headers(pageHeaders()).header('location', path).send();

@@ -1,0 +1,74 @@
+/**
+ * Throttling of agent authentication (docs/design.md §5, §10): failed authentications per client
+ * IP and per agent_id.
+ *
+ * The agent_id is public (it is the `sub` of every token), so a limit that refused an agent
+ * after other people's wrong guesses would let anyone lock it out. Hence:
+ * - the client IP (an IPv6 /64 counts as one) is the key that stops a guesser: once it has used
+ *   its failures, everything from it is refused before credentials are even checked;
+ * - the agent_id's counter only changes how a wrong secret is answered (429 instead of 401) once
+ *   many have been tried; correct credentials are never refused because of it.
+ * Every throttled key writes one audit event per window, not one per attempt.
+ */
+import type { Config } from '../config.ts';
+import { TooManyRequests } from '../errors.ts';
+import type { Limiter, Store } from '../store/types.ts';
+import { clientKey, failureCounters, type Used } from './address.ts';
+
+type ThrottleConfig = Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>;
+
+/** A refusal of the throttle, with whether it is the first of its key's window (the one audited). */
+export class Throttled extends TooManyRequests {
+  constructor(
+    retryAfterSeconds: number,
+    readonly firstInWindow: boolean,
+  ) {
+    super('too many failed authentication attempts; retry later', retryAfterSeconds);
+  }
+}
+
+export class AuthThrottle {
+  private constructor(
+    private readonly perAgent: Limiter,
+    private readonly perIp: Limiter,
+  ) {}
+
+  static async create(config: ThrottleConfig, store: Pick<Store, 'createLimiter'>): Promise<AuthThrottle> {
+    const { perIdentity, perAddress } = await failureCounters(store, {
+      window: config.authFailureWindow,
+      perAddress: { keyPrefix: 'ip', points: config.authFailuresPerIp },
+      perIdentity: { keyPrefix: 'agent', points: config.authFailuresPerAgent },
+    });
+    return new AuthThrottle(perIdentity, perAddress);
+  }
+
+  /** Throws Throttled when this client address has no failures left in the window. */
+  async checkClient(ip: string): Promise<void> {
+    const key = clientKey(ip);
+    const used = await this.perIp.get(key);
+    if (used && used.consumedPoints >= this.perIp.points) throw await this.refusal(this.perIp, key);
+  }
+
+  /** Any failure after the body was accepted counts against the client address. */
+  async recordFailure(ip: string): Promise<void> {
+    await this.perIp.penalty(clientKey(ip), 1);
+  }
+
+  /**
+   * A wrong secret counts against the client address and the agent_id. Returns the Throttled
+   * refusal to answer instead of 401 once the agent_id has used its failures in the window.
+   */
+  async recordWrongCredentials(agentId: string, ip: string): Promise<Throttled | null> {
+    const [agent] = await Promise.all([this.perAgent.penalty(agentId, 1), this.recordFailure(ip)]);
+    return exhausted(agent, this.perAgent.points) ? throttled(agent, this.perAgent.points) : null;
+  }
+
+  /** Counts the refused attempt too, so that the first refusal of the window can be told apart. */
+  private async refusal(limiter: Limiter, key: string): Promise<Throttled> {
+    return throttled(await limiter.penalty(key, 1), limiter.points);
+  }
+}
+
+const exhausted = (used: Used, points: number) => used.consumedPoints > points;
+const throttled = (used: Used, points: number) =>
+  new Throttled(used.msBeforeNext / 1000, used.consumedPoints === points + 1);
