@@ -17,9 +17,6 @@ import {
   resourcesProblems,
 } from './rules/client.ts';
 
-// The HTTP layer reads these limits from here; the rules of a client are in ./rules/client.ts.
-export { MAX_CLIENT_ID_LENGTH, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URI_LENGTH } from './rules/client.ts';
-
 type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
 
 /** A client without a secret (token_endpoint_auth_method none): an app on a device, an MCP client. */

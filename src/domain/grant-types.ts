@@ -15,9 +15,6 @@ import {
   type TokenResponse,
 } from './tokens.ts';
 
-// The HTTP layer reads the names from here.
-export { GRANT_TYPES } from './rules/grant-type-names.ts';
-
 /** What POST /token may carry, for any grant: each grant reads the fields it needs. */
 export type TokenRequestBody = ClientCredentials &
   CodeExchange & { grant_type: string; refresh_token?: string; scope?: string };

@@ -7,9 +7,6 @@ import type { Context } from '../context.ts';
 import { InvalidTarget } from '../errors.ts';
 import { resourceProblem } from './rules/client.ts';
 
-// The HTTP layer reads this limit from here; the syntax of a resource indicator is in ./rules/client.ts.
-export { MAX_RESOURCE_LENGTH } from './rules/client.ts';
-
 /**
  * Whether `resource` is, or lies below, one of `listed` (same origin, path under the listed
  * path at a segment boundary, no query on either).

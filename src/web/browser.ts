@@ -10,7 +10,7 @@ import { parseCookie, stringifySetCookie } from 'cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { errorPage } from './error-page.ts';
 import { pageHeaders } from './layout.ts';
-import { OAuthError } from '../errors.ts';
+import { AccessDenied } from '../errors.ts';
 import { describeError } from '../http/errors.ts';
 
 /** A cookie of ours: HttpOnly, SameSite=Lax, Path=/; `__Host-` prefixed and Secure under https. */
@@ -48,12 +48,6 @@ export function browserCookie(baseUrl: string, name: string): BrowserCookie {
   };
 }
 
-/** A form posted from another site (403 access_denied). */
-export class CrossSiteRequest extends OAuthError {
-  readonly error = 'access_denied';
-  override readonly statusCode = 403;
-}
-
 /**
  * Our forms may only be submitted from our own pages (login CSRF, cross-site submission). A
  * browser that says where a form post comes from must say it comes from us: Sec-Fetch-Site
@@ -63,14 +57,14 @@ export class CrossSiteRequest extends OAuthError {
  * carry, are the defence.
  *
  * @example
- * refuseCrossSite(request, 'https://id.example'); // throws CrossSiteRequest for Sec-Fetch-Site: cross-site
+ * refuseCrossSite(request, 'https://id.example'); // throws AccessDenied (403) for Sec-Fetch-Site: cross-site
  */
 export function refuseCrossSite(request: FastifyRequest, baseOrigin: string): void {
   const site = request.headers['sec-fetch-site'];
   const origin = request.headers.origin;
   const foreignSite = site !== undefined && site !== 'same-origin' && site !== 'none';
   const foreignOrigin = origin !== undefined && origin !== 'null' && origin !== baseOrigin;
-  if (foreignSite || foreignOrigin) throw new CrossSiteRequest('The form was submitted from another site.');
+  if (foreignSite || foreignOrigin) throw new AccessDenied('The form was submitted from another site.');
 }
 
 /**

@@ -3,8 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { authenticateAgent, describeRequestForAgent, statusView } from '../../domain/authorization-request.ts';
-import { MAX_CLIENT_ID_LENGTH } from '../../domain/clients.ts';
-import { MAX_RESOURCE_LENGTH } from '../../domain/resources.ts';
+import { MAX_CLIENT_ID_LENGTH, MAX_RESOURCE_LENGTH } from '../../domain/rules/client.ts';
 import { NotFound } from '../../errors.ts';
 import { Token } from '../../http/schemas.ts';
 

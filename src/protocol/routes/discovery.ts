@@ -1,5 +1,5 @@
 /** RFC 8414 metadata, OpenID Connect discovery and the (empty) key set (docs/contract.md). */
-import { GRANT_TYPES } from '../../domain/grant-types.ts';
+import { GRANT_TYPES } from '../../domain/rules/grant-type-names.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Context } from '../../context.ts';

@@ -6,7 +6,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import type { Context } from '../../context.ts';
-import { MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URI_LENGTH } from '../../domain/clients.ts';
+import { MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URI_LENGTH } from '../../domain/rules/client.ts';
 import {
   authorizeRegistrationAccess,
   deleteDynamicClient,
