@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 import { loadConfig } from '../src/config.ts';
 import { createAccount, issueLink } from '../src/console/accounts.ts';
 import { createOwnedAgent } from '../src/console/agents.ts';
-import { createOwnedWebsite } from '../src/console/websites.ts';
+import { createOwnedClient } from '../src/console/clients.ts';
 import { startServer } from '../src/server.ts';
 import { launchChromium, startCallbackServer } from '../test/helpers/browser.ts';
 import { obtainTokens, type Party } from '../test/helpers/flow.ts';
@@ -58,12 +58,12 @@ async function main(): Promise<void> {
     await issueLink(ctx, 'invite', { role: 'member', createdBy: ada.id });
     await issueLink(ctx, 'setup', { accountId: grace.id, createdBy: ada.id });
     await issueLink(ctx, 'invite', { role: 'member', createdBy: grace.id });
-    const { client, secret: clientSecret } = await createOwnedWebsite(ctx, ada, {
+    const { client, secret: clientSecret } = await createOwnedClient(ctx, ada, {
       name: 'Acme Notes',
       redirect_uris: callback.uri,
     });
     if (clientSecret === null) throw new Error('a confidential website has a secret');
-    await createOwnedWebsite(ctx, ada, {
+    await createOwnedClient(ctx, ada, {
       name: 'Travel Planner',
       redirect_uris: `${callback.origin}/travel`,
       approval: 'manual',

@@ -213,9 +213,9 @@ describe('an agent made in the console', () => {
 
     // The website's owner sees the same sign-in among the website's.
     const shop = await signIn(server.baseUrl, 'shop@example.org');
-    const websitePage = await shop.get(`/console/websites/${website.clientId}`);
-    expect(websitePage.text).toContain(party.agentId);
-    expect(websitePage.text).toContain('Signed in');
+    const clientPage = await shop.get(`/console/websites/${website.clientId}`);
+    expect(clientPage.text).toContain(party.agentId);
+    expect(clientPage.text).toContain('Signed in');
 
     // Disconnect: the website's tokens for this agent stop working.
     expect(await introspect(party, tokens.access_token)).toBe(true);

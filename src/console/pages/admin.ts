@@ -151,7 +151,7 @@ ${input.agents.map(
   });
 }
 
-export function adminWebsitesPage(
+export function adminClientsPage(
   page: AdminPage,
   input: { clients: ClientRecord[]; owners: Map<string, AccountRecord> },
 ): string {

@@ -17,7 +17,7 @@ import {
   adminAgentsPage,
   adminEventsPage,
   adminLinksPage,
-  adminWebsitesPage,
+  adminClientsPage,
 } from '../pages/admin.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './scope.ts';
@@ -62,11 +62,11 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       ctx.store.listClients(),
     ]);
     const agentsOf = countOf(agents);
-    const websitesOf = countOf(clients);
+    const clientsOf = countOf(clients);
     return area.send(
       reply,
       adminAccountsPage(page, {
-        rows: accounts.map((account) => ({ account, agents: agentsOf(account.id), websites: websitesOf(account.id) })),
+        rows: accounts.map((account) => ({ account, agents: agentsOf(account.id), websites: clientsOf(account.id) })),
         notice: extra.notice ?? null,
         setupLink: extra.setupLink,
       }),
@@ -117,7 +117,7 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     admin(request);
     const page = await area.page(request, reply);
     const [accounts, clients] = await Promise.all([ctx.store.console.listAccounts(), ctx.store.listClients()]);
-    return area.send(reply, adminWebsitesPage(page, { clients, owners: ownersOf(accounts) }));
+    return area.send(reply, adminClientsPage(page, { clients, owners: ownersOf(accounts) }));
   });
 
   scope.get<{ Querystring: Form }>('/admin/events', async (request, reply) => {

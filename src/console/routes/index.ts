@@ -16,7 +16,7 @@ import { adminRoutes } from './admin.ts';
 import { agentRoutes } from './agents.ts';
 import { signInRoutes } from './sign-in.ts';
 import { type ConsoleScope, redirectTo } from './scope.ts';
-import { websiteRoutes } from './websites.ts';
+import { clientRoutes } from './clients.ts';
 
 export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
   const session = browserCookie(ctx.config.baseUrl, 'agentauth_console');
@@ -68,7 +68,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
       signInRoutes(scope, area);
       accountRoutes(scope, area);
       agentRoutes(scope, area);
-      websiteRoutes(scope, area);
+      clientRoutes(scope, area);
       adminRoutes(scope, area);
     },
     {

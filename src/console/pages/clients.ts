@@ -27,9 +27,9 @@ import {
 
 type SignedInPage = PageContext & { account: AccountRecord };
 
-export const websitePath = (id: string) => `/console/websites/${encodeURIComponent(id)}`;
+export const clientPath = (id: string) => `/console/websites/${encodeURIComponent(id)}`;
 
-const websiteBadge = (client: ClientRecord) =>
+const clientBadge = (client: ClientRecord) =>
   client.status === 'active'
     ? html`<span class="badge ok">active</span>`
     : html`<span class="badge off">disabled</span>`;
@@ -49,7 +49,7 @@ const clientTypeText = (client: ClientRecord) =>
 const uriList = (uris: string[]) =>
   html`<ul class="uris">${uris.map((uri) => html`<li><code>${uri}</code></li>`)}</ul>`;
 
-export function websitesPage(
+export function clientsPage(
   page: SignedInPage,
   input: { websites: ClientRecord[]; publicClients: boolean; notice?: ConsolePage['notice'] } & FormState,
 ): string {
@@ -70,7 +70,7 @@ ${
 <tbody>
 ${input.websites.map(
   (client) => html`<tr>
-<td><a href="${websitePath(client.id)}">${client.name}</a></td><td><code>${client.id}</code></td><td>${websiteBadge(client)}</td><td>${approvalText(client.approval)}</td><td>${uriList(client.redirect_uris)}</td>
+<td><a href="${clientPath(client.id)}">${client.name}</a></td><td><code>${client.id}</code></td><td>${clientBadge(client)}</td><td>${approvalText(client.approval)}</td><td>${uriList(client.redirect_uris)}</td>
 </tr>`,
 )}
 </tbody>
@@ -111,7 +111,7 @@ function endpoints(issuer: string): Html {
 }
 
 /** The new website's credentials, the secret shown this once. */
-export function websiteCreatedPage(
+export function clientCreatedPage(
   page: SignedInPage,
   input: { client: ClientRecord; secret: string | null; issuer: string },
 ): string {
@@ -139,12 +139,12 @@ ${
     : html`${secretOnce('Client secret', 'client-secret', secret)}
 <p>Your website authenticates at the token endpoint with the client ID and this secret (client_secret_post).</p>`
 }
-<p><a href="${websitePath(client.id)}">Go to the website's page</a></p>`,
+<p><a href="${clientPath(client.id)}">Go to the website's page</a></p>`,
   });
 }
 
 /** A new client secret after a rotation, shown once. */
-export function websiteSecretPage(
+export function clientSecretPage(
   page: SignedInPage,
   input: { client: ClientRecord; secret: string; until: number | null },
 ): string {
@@ -154,11 +154,11 @@ export function websiteSecretPage(
     notice: { kind: 'success', text: 'The secret is rotated. Copy the new one now: it is shown only once.' },
     body: html`${secretOnce('New client secret', 'client-secret', input.secret)}
 <p id="grace">${graceText(input.until)}</p>
-<p><a href="${websitePath(input.client.id)}">Back to the website's page</a></p>`,
+<p><a href="${clientPath(input.client.id)}">Back to the website's page</a></p>`,
   });
 }
 
-export interface WebsitePageInput extends FormState {
+export interface ClientPageInput extends FormState {
   client: ClientRecord;
   now: number;
   issuer: string;
@@ -166,11 +166,11 @@ export interface WebsitePageInput extends FormState {
   notice?: ConsolePage['notice'];
 }
 
-export function websitePage(page: SignedInPage, input: WebsitePageInput): string {
+export function clientPage(page: SignedInPage, input: ClientPageInput): string {
   const { csrf } = page;
   const { client } = input;
   const errors = input.errors ?? {};
-  const base = websitePath(client.id);
+  const base = clientPath(client.id);
   return consolePage(page, {
     title: client.name,
     section: 'websites',
@@ -179,7 +179,7 @@ export function websitePage(page: SignedInPage, input: WebsitePageInput): string
 <h2 id="details-heading">Details</h2>
 <dl>
 <dt>Client ID</dt><dd><div class="copy-row"><code id="client-id">${client.id}</code> <button type="button" class="secondary copy" data-copy="client-id">Copy</button></div></dd>
-<dt>Status</dt><dd id="website-status">${websiteBadge(client)}</dd>
+<dt>Status</dt><dd id="website-status">${clientBadge(client)}</dd>
 <dt>Approval</dt><dd>${approvalText(client.approval)}</dd>
 <dt>Kind</dt><dd id="client-type">${clientTypeText(client)}</dd>
 <dt>Redirect URIs</dt><dd>${uriList(client.redirect_uris)}</dd>

@@ -13,14 +13,14 @@ import { recordConsoleEvent } from '../events.ts';
 import { decodeCursor, signInPage } from '../history.ts';
 import type { FormState } from '../pages/agents.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
-import { websiteCreatedPage, websitePage, websitePath, websiteSecretPage, websitesPage } from '../pages/websites.ts';
-import { createOwnedWebsite } from '../websites.ts';
+import { clientCreatedPage, clientPage, clientPath, clientSecretPage, clientsPage } from '../pages/clients.ts';
+import { createOwnedClient } from '../clients.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 import { formValues, ownedRoutes } from './owned.ts';
 
 type Params = { id: string };
 
-export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void {
+export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
   /** The website if the account may reach it; NotFound otherwise, the same for a missing and a foreign one. */
   const reachable = (account: AccountRecord, id: string) => reachableClient(ctx, account, id);
@@ -34,11 +34,7 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   ) => {
     const page = await area.page(request, reply);
     const websites = await ctx.store.console.listClientsOf(page.account.id);
-    return area.send(
-      reply,
-      websitesPage(page, { websites, publicClients: ctx.config.publicClients, ...state }),
-      status,
-    );
+    return area.send(reply, clientsPage(page, { websites, publicClients: ctx.config.publicClients, ...state }), status);
   };
 
   /** A website's page: details, actions and one page of its sign-ins. */
@@ -54,7 +50,7 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     const history = await signInPage(ctx, { client_id: client.id }, before);
     return area.send(
       reply,
-      websitePage(page, {
+      clientPage(page, {
         client,
         now: ctx.clock(),
         issuer: ctx.config.baseUrl,
@@ -74,7 +70,7 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   ) => {
     const account = area.account(request);
     const client = await reachable(account, request.params.id);
-    return area.redirect(reply, `${websitePath(client.id)}?notice=${await action(account, client)}`);
+    return area.redirect(reply, `${clientPath(client.id)}?notice=${await action(account, client)}`);
   };
 
   scope.get<{ Querystring: Form }>('/websites', (request, reply) =>
@@ -85,7 +81,7 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     const account = area.account(request);
     const form = request.body ?? {};
     try {
-      const { client, secret } = await createOwnedWebsite(ctx, account, {
+      const { client, secret } = await createOwnedClient(ctx, account, {
         name: form.name,
         redirect_uris: form.redirect_uris,
         approval: form.approval,
@@ -94,7 +90,7 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       await recordConsoleEvent(ctx, account, 'website.create', client.id, request.ip, client.name);
       return area.send(
         reply,
-        websiteCreatedPage(await area.page(request, reply), { client, secret, issuer: ctx.config.baseUrl }),
+        clientCreatedPage(await area.page(request, reply), { client, secret, issuer: ctx.config.baseUrl }),
       );
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
@@ -114,7 +110,7 @@ export function websiteRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     show,
     act,
     rotate: rotateClientSecret,
-    secretPage: (page, { thing, secret, until }) => websiteSecretPage(page, { client: thing, secret, until }),
+    secretPage: (page, { thing, secret, until }) => clientSecretPage(page, { client: thing, secret, until }),
     setActive: (deps, id, active) => setClientStatus(deps, id, active ? 'active' : 'inactive'),
     grantsOf: (client) => ({ client_id: client.id }),
   });

@@ -1,6 +1,6 @@
 /**
- * Websites (OAuth clients) as their owners register them in the console (docs/design.md §11),
- * with the same validation as the CLI.
+ * Clients as their owners register them in the console, whose pages call them websites
+ * (docs/glossary.md, docs/design.md §11), with the same rules as the CLI.
  */
 import type { Context } from '../context.ts';
 import { type NewClient, registerClient } from '../domain/clients.ts';
@@ -16,13 +16,13 @@ import type { Approval, ClientRecord } from '../store/types.ts';
 import { InvalidField } from '../errors.ts';
 
 type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config'>;
-type WebsiteForm = { name?: string; redirect_uris?: string; approval?: string; client_type?: string };
+type ClientForm = { name?: string; redirect_uris?: string; approval?: string; client_type?: string };
 
 /**
  * The form's fields as a NewClient, or InvalidField naming what to fix. A public client (no
  * secret) may be chosen only while the server lets public clients sign in.
  */
-export function websiteInput(form: WebsiteForm, accountId: string, publicClients = false): NewClient {
+export function clientInput(form: ClientForm, accountId: string, publicClients = false): NewClient {
   const name = (form.name ?? '').trim();
   const uris = (form.redirect_uris ?? '')
     .split(/\r?\n/)
@@ -31,7 +31,7 @@ export function websiteInput(form: WebsiteForm, accountId: string, publicClients
   // The client rules (../domain/rules/client.ts), in the form's words; the form's name field is
   // "name" (client_name on the wire).
   const [problem] = [...clientNameProblems(name), ...redirectUrisProblems(uris)];
-  if (problem) throw websiteFieldError(problem, uris);
+  if (problem) throw clientFieldError(problem, uris);
   const approval = form.approval ?? 'auto';
   if (approval !== 'auto' && approval !== 'manual')
     throw new InvalidField('approval', 'Choose automatic or manual approval.');
@@ -48,7 +48,7 @@ export function websiteInput(form: WebsiteForm, accountId: string, publicClients
 }
 
 /** A problem of the client rules as the form shows it, beside its field. */
-function websiteFieldError(problem: ClientProblem, uris: string[]): InvalidField {
+function clientFieldError(problem: ClientProblem, uris: string[]): InvalidField {
   if (problem.field === 'client_name')
     return new InvalidField(
       'name',
@@ -69,12 +69,12 @@ function websiteFieldError(problem: ClientProblem, uris: string[]): InvalidField
 
 /**
  * @example
- * const { client, secret } = await createOwnedWebsite(ctx, account, { name: 'Shop', redirect_uris: 'https://shop.example/cb' });
+ * const { client, secret } = await createOwnedClient(ctx, account, { name: 'Shop', redirect_uris: 'https://shop.example/cb' });
  */
-export function createOwnedWebsite(
+export function createOwnedClient(
   deps: Deps,
   account: AccountRecord,
-  form: WebsiteForm,
+  form: ClientForm,
 ): Promise<{ client: ClientRecord; secret: string | null }> {
-  return registerClient(deps, websiteInput(form, account.id, deps.config.publicClients));
+  return registerClient(deps, clientInput(form, account.id, deps.config.publicClients));
 }
