@@ -114,6 +114,12 @@ export class ConcurrencyLimit {
   }
 }
 
+/** Failures per client address and per identity, in one window. */
+export interface FailureCounters {
+  perAddress: Limiter;
+  perIdentity: Limiter;
+}
+
 /**
  * The two counters of a sign-in throttle, kept in the store so that every node shares them:
  * failures in one window per client address (an IPv6 /64 as one) and per identity (an
@@ -133,7 +139,7 @@ export async function failureCounters(
     perAddress: { keyPrefix: string; points: number };
     perIdentity: { keyPrefix: string; points: number };
   },
-): Promise<{ perAddress: Limiter; perIdentity: Limiter }> {
+): Promise<FailureCounters> {
   const counter = ({ keyPrefix, points }: { keyPrefix: string; points: number }) =>
     store.createLimiter({ keyPrefix, points, duration: options.window });
   return { perAddress: await counter(options.perAddress), perIdentity: await counter(options.perIdentity) };

@@ -13,7 +13,7 @@
 import type { Config } from '../config.ts';
 import { TooManyRequests } from '../errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
-import { clientKey, failureCounters, type Used } from './address.ts';
+import { clientKey, type FailureCounters, failureCounters, type Used } from './address.ts';
 
 type ThrottleConfig = Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>;
 
@@ -28,30 +28,28 @@ export class Throttled extends TooManyRequests {
 }
 
 export class AuthThrottle {
-  private constructor(
-    private readonly perAgent: Limiter,
-    private readonly perIp: Limiter,
-  ) {}
+  /** Failures per client address, and per agent_id. */
+  private constructor(private readonly failures: FailureCounters) {}
 
   static async create(config: ThrottleConfig, store: Pick<Store, 'createLimiter'>): Promise<AuthThrottle> {
-    const { perIdentity, perAddress } = await failureCounters(store, {
-      window: config.authFailureWindow,
-      perAddress: { keyPrefix: 'ip', points: config.authFailuresPerIp },
-      perIdentity: { keyPrefix: 'agent', points: config.authFailuresPerAgent },
-    });
-    return new AuthThrottle(perIdentity, perAddress);
+    const perAddress = { keyPrefix: 'ip', points: config.authFailuresPerIp };
+    const perIdentity = { keyPrefix: 'agent', points: config.authFailuresPerAgent };
+    return new AuthThrottle(
+      await failureCounters(store, { window: config.authFailureWindow, perAddress, perIdentity }),
+    );
   }
 
   /** Throws Throttled when this client address has no failures left in the window. */
   async checkClient(ip: string): Promise<void> {
     const key = clientKey(ip);
-    const used = await this.perIp.get(key);
-    if (used && used.consumedPoints >= this.perIp.points) throw await this.refusal(this.perIp, key);
+    const used = await this.failures.perAddress.get(key);
+    if (used && used.consumedPoints >= this.failures.perAddress.points)
+      throw await this.refusal(this.failures.perAddress, key);
   }
 
   /** Any failure after the body was accepted counts against the client address. */
   async recordFailure(ip: string): Promise<void> {
-    await this.perIp.penalty(clientKey(ip), 1);
+    await this.failures.perAddress.penalty(clientKey(ip), 1);
   }
 
   /**
@@ -59,8 +57,10 @@ export class AuthThrottle {
    * refusal to answer instead of 401 once the agent_id has used its failures in the window.
    */
   async recordWrongCredentials(agentId: string, ip: string): Promise<Throttled | null> {
-    const [agent] = await Promise.all([this.perAgent.penalty(agentId, 1), this.recordFailure(ip)]);
-    return exhausted(agent, this.perAgent.points) ? throttled(agent, this.perAgent.points) : null;
+    const [agent] = await Promise.all([this.failures.perIdentity.penalty(agentId, 1), this.recordFailure(ip)]);
+    return exhausted(agent, this.failures.perIdentity.points)
+      ? throttled(agent, this.failures.perIdentity.points)
+      : null;
   }
 
   /** Counts the refused attempt too, so that the first refusal of the window can be told apart. */

@@ -12,7 +12,7 @@
  * node; more are refused at once rather than queued, since each holds 19 MiB and a thread.
  */
 import type { Config } from '../config.ts';
-import { AddressLimit, ConcurrencyLimit, clientKey, failureCounters } from './address.ts';
+import { AddressLimit, ConcurrencyLimit, clientKey, type FailureCounters, failureCounters } from './address.ts';
 import { TooManyRequests } from '../errors.ts';
 import type { Limiter, Store } from '../store/types.ts';
 
@@ -60,21 +60,19 @@ export class SignInThrottle {
   });
 
   private constructor(
-    private readonly perAccount: Limiter,
-    private readonly perIp: Limiter,
+    /** Failures per client address, and per email. */
+    private readonly failures: FailureCounters,
     /** Password checks under way: each holds 19 MiB and one of libuv's threads. */
     private readonly checks: ConcurrencyLimit,
   ) {}
 
   static async create(config: ThrottleConfig, store: Pick<Store, 'createLimiter'>): Promise<SignInThrottle> {
-    const { perIdentity, perAddress } = await failureCounters(store, {
-      window: config.consoleSigninWindow,
-      perAddress: { keyPrefix: 'console-ip', points: config.consoleSigninFailuresPerIp },
-      perIdentity: { keyPrefix: 'console-account', points: config.consoleSigninFailuresPerAccount },
-    });
     return new SignInThrottle(
-      perIdentity,
-      perAddress,
+      await failureCounters(store, {
+        window: config.consoleSigninWindow,
+        perAddress: { keyPrefix: 'console-ip', points: config.consoleSigninFailuresPerIp },
+        perIdentity: { keyPrefix: 'console-account', points: config.consoleSigninFailuresPerAccount },
+      }),
       new ConcurrencyLimit({
         perAddress: config.consolePasswordChecksPerIp,
         node: config.consolePasswordChecksMax,
@@ -103,8 +101,8 @@ export class SignInThrottle {
     const taken: Array<[Limiter, string]> = [];
     try {
       for (const [limiter, key] of [
-        [this.perIp, clientKey(ip)],
-        [this.perAccount, emailKey],
+        [this.failures.perAddress, clientKey(ip)],
+        [this.failures.perIdentity, emailKey],
       ] as const) {
         try {
           await limiter.consume(key, 1);

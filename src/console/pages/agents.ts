@@ -4,10 +4,8 @@
  * websites it is connected to and its sign-in history.
  */
 import { type Html, html } from '../../web/html.ts';
-import type { AccountRecord, ConnectedSite, SignInRecord } from '../../store/console-types.ts';
+import type { AccountRecord, ConnectedSite } from '../../store/console-types.ts';
 import type { AgentRecord } from '../../store/types.ts';
-import { GRACE_CHOICES } from '../agents.ts';
-import { outcomeText } from '../history.ts';
 import {
   actionButton,
   type ConsolePage,
@@ -18,56 +16,18 @@ import {
   secretOnce,
   when,
 } from './shell.ts';
+import {
+  accessActions,
+  ownedPage,
+  type FormState,
+  graceText,
+  historyTable,
+  type HistoryInput,
+  pageNotice,
+  rotateForm,
+} from './owned.ts';
 
 type SignedInPage = PageContext & { account: AccountRecord };
-
-/** What a form shows again after an InvalidField: the values typed and the message per field. */
-export interface FormState {
-  values?: Record<string, string | undefined>;
-  errors?: Record<string, string>;
-}
-
-/** The notice of a page: a result, or the summary of field errors. */
-export function pageNotice(
-  notice: ConsolePage['notice'] | undefined,
-  errors: Record<string, string> | undefined,
-): ConsolePage['notice'] {
-  return (
-    notice ??
-    (errors && Object.keys(errors).length > 0
-      ? { kind: 'error', text: 'Please correct the field marked below.' }
-      : null)
-  );
-}
-
-const GRACE_LABELS: Record<number, string> = { 0: 'immediately', 3600: '1 hour', 86400: '1 day', 604800: '7 days' };
-
-/** The rotate form's choices: how long the old secret keeps working. */
-export const graceChoices = (): Array<[string, string]> =>
-  GRACE_CHOICES.map((seconds) => [String(seconds), GRACE_LABELS[seconds] ?? `${seconds} seconds`]);
-
-/** A rotate-secret form (agents and websites alike). */
-export function rotateForm(csrf: string, action: string, error: string | undefined, what: string): Html {
-  return html`<form method="post" action="${action}" class="stack" data-confirm="${`Issue a new secret for ${what}?`}">
-${csrfField(csrf)}
-${field({ label: 'The old secret stops working', name: 'grace', type: 'select', choices: graceChoices(), value: '0', error, hint: 'Choose immediately if the secret leaked; otherwise leave time to switch over to the new one.' })}
-<button type="submit">Rotate secret</button>
-</form>`;
-}
-
-/** After a rotation: until when the old secret works, or that it already stopped. */
-export function graceText(until: number | null): Html {
-  return until === null
-    ? html`The old secret stopped working now.`
-    : html`The old secret keeps working until ${when(until)}; switch over before then.`;
-}
-
-/** A pending rotation's end, if the previous secret still works. */
-export function previousSecretNote(expiresAt: number | null, now: number): Html {
-  return expiresAt !== null && Number(expiresAt) > now
-    ? html`<p class="hint">The secret before the last rotation keeps working until ${when(expiresAt)}.</p>`
-    : html``;
-}
 
 export const agentPath = (id: string) => `/console/agents/${encodeURIComponent(id)}`;
 
@@ -193,49 +153,6 @@ ${bars}
 }
 
 /** Older/Newest links of a history table. */
-export function pager(path: string, next: string | null, paged: boolean): Html {
-  if (!next && !paged) return html``;
-  return html`<nav class="pager" aria-label="Sign-in history pages">
-${paged ? html`<a href="${path}#history" id="history-newest">Newest</a>` : ''}
-${next ? html`<a href="${`${path}?before=${encodeURIComponent(next)}`}#history" id="history-older">Older sign-ins</a>` : ''}
-</nav>`;
-}
-
-export interface HistoryInput {
-  rows: SignInRecord[];
-  next: string | null;
-  /** True when this is not the first page. */
-  paged: boolean;
-}
-
-/** A sign-in history table; `counterpart` is the column naming the other side (website or agent). */
-export function historyTable(
-  history: HistoryInput,
-  counterpart: { heading: string; cell(row: SignInRecord): Html | string },
-  path: string,
-  empty: string,
-): Html {
-  return html`<section aria-labelledby="history-heading" id="history">
-<h2 id="history-heading">Sign-in history</h2>
-${
-  history.rows.length === 0
-    ? html`<p>${history.paged ? 'No older sign-ins.' : empty}</p>`
-    : html`<table id="history-table">
-<caption class="visually-hidden">Sign-ins, newest first</caption>
-<thead><tr><th scope="col">Time</th><th scope="col">${counterpart.heading}</th><th scope="col">Model</th><th scope="col">IP address</th><th scope="col">User agent</th><th scope="col">Outcome</th></tr></thead>
-<tbody>
-${history.rows.map(
-  (row) => html`<tr data-event="${row.id}">
-<td>${when(row.at)}</td><td>${counterpart.cell(row)}</td><td>${row.model}</td><td>${row.ip}</td><td class="ua">${row.user_agent}</td><td>${outcomeText(row.outcome)}</td>
-</tr>`,
-)}
-</tbody>
-</table>`
-}
-${pager(path, history.next, history.paged)}
-</section>`;
-}
-
 function connectedSites(csrf: string, agent: AgentRecord, sites: ConnectedSite[]): Html {
   return html`<section aria-labelledby="sites-heading">
 <h2 id="sites-heading">Connected sites</h2>
@@ -272,44 +189,34 @@ export function agentPage(page: SignedInPage, input: AgentPageInput): string {
   const { agent } = input;
   const errors = input.errors ?? {};
   const base = agentPath(agent.id);
-  return consolePage(page, {
+  return ownedPage(page, {
     title: agent.name,
     section: 'agents',
-    notice: pageNotice(input.notice, errors),
-    body: html`<section aria-labelledby="details-heading">
-<h2 id="details-heading">Details</h2>
-<dl>
-<dt>Agent ID</dt><dd><div class="copy-row"><code id="agent-id">${agent.id}</code> <button type="button" class="secondary copy" data-copy="agent-id">Copy</button></div></dd>
+    notice: input.notice,
+    errors,
+    details: html`<dt>Agent ID</dt><dd><div class="copy-row"><code id="agent-id">${agent.id}</code> <button type="button" class="secondary copy" data-copy="agent-id">Copy</button></div></dd>
 <dt>Status</dt><dd id="agent-status">${agentBadge(agent)}</dd>
 <dt>Owner</dt><dd id="agent-owner">${agent.owner_email}</dd>
 <dt>Created</dt><dd>${when(agent.created_at)}</dd>
-<dt>Last used</dt><dd>${when(agent.last_used_at)}</dd>
-</dl>
-${previousSecretNote(agent.previous_secret_expires_at, input.now)}
-</section>
-<section aria-labelledby="actions-heading">
-<h2 id="actions-heading">Manage</h2>
-<form method="post" action="${base}/rename" class="stack">
+<dt>Last used</dt><dd>${when(agent.last_used_at)}</dd>`,
+    previousSecret: { expiresAt: agent.previous_secret_expires_at, now: input.now },
+    manage: html`<form method="post" action="${base}/rename" class="stack">
 ${csrfField(csrf)}
 ${field({ label: 'Name', name: 'name', value: input.values?.name ?? agent.name, required: true, maxlength: 200, error: errors.name })}
 <button type="submit">Rename</button>
 </form>
 <h3>Secret</h3>
 ${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this agent')}
-<h3>Access</h3>
-<div class="row">
-${
-  agent.status === 'active'
-    ? actionButton(csrf, `${base}/disable`, 'Disable', {
-        confirm: 'Disable this agent? It cannot sign in, and its tokens stop working until you enable it.',
-      })
-    : actionButton(csrf, `${base}/enable`, 'Enable')
-}
-${actionButton(csrf, `${base}/revoke-grants`, 'Revoke all grants', { confirm: 'Revoke every grant of this agent? Every website it signed in to loses its tokens for good.' })}
-${actionButton(csrf, `${base}/delete`, 'Delete agent', { danger: true, confirm: `Delete the agent ${agent.name}? Everything it holds is revoked; this cannot be undone.` })}
-</div>
-</section>
-<section aria-labelledby="chart-heading">
+${accessActions(csrf, base, {
+  active: agent.status === 'active',
+  disable: 'Disable this agent? It cannot sign in, and its tokens stop working until you enable it.',
+  revoke: 'Revoke every grant of this agent? Every website it signed in to loses its tokens for good.',
+  more: actionButton(csrf, `${base}/delete`, 'Delete agent', {
+    danger: true,
+    confirm: `Delete the agent ${agent.name}? Everything it holds is revoked; this cannot be undone.`,
+  }),
+})}`,
+    after: html`<section aria-labelledby="chart-heading">
 <h2 id="chart-heading">Sign-ins in the last 30 days</h2>
 ${signInChart(input.chart)}
 </section>

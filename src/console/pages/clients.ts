@@ -6,24 +6,16 @@ import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
 import {
+  accessActions,
+  ownedPage,
   type FormState,
   graceText,
   historyTable,
   type HistoryInput,
   pageNotice,
-  previousSecretNote,
   rotateForm,
-} from './agents.ts';
-import {
-  actionButton,
-  type ConsolePage,
-  consolePage,
-  csrfField,
-  field,
-  type PageContext,
-  secretOnce,
-  when,
-} from './shell.ts';
+} from './owned.ts';
+import { type ConsolePage, consolePage, csrfField, field, type PageContext, secretOnce, when } from './shell.ts';
 
 type SignedInPage = PageContext & { account: AccountRecord };
 
@@ -171,43 +163,30 @@ export function clientPage(page: SignedInPage, input: ClientPageInput): string {
   const { client } = input;
   const errors = input.errors ?? {};
   const base = clientPath(client.id);
-  return consolePage(page, {
+  return ownedPage(page, {
     title: client.name,
     section: 'websites',
-    notice: pageNotice(input.notice, errors),
-    body: html`<section aria-labelledby="details-heading">
-<h2 id="details-heading">Details</h2>
-<dl>
-<dt>Client ID</dt><dd><div class="copy-row"><code id="client-id">${client.id}</code> <button type="button" class="secondary copy" data-copy="client-id">Copy</button></div></dd>
+    notice: input.notice,
+    errors,
+    details: html`<dt>Client ID</dt><dd><div class="copy-row"><code id="client-id">${client.id}</code> <button type="button" class="secondary copy" data-copy="client-id">Copy</button></div></dd>
 <dt>Status</dt><dd id="website-status">${clientBadge(client)}</dd>
 <dt>Approval</dt><dd>${approvalText(client.approval)}</dd>
 <dt>Kind</dt><dd id="client-type">${clientTypeText(client)}</dd>
 <dt>Redirect URIs</dt><dd>${uriList(client.redirect_uris)}</dd>
 <dt>Registered</dt><dd>${when(client.created_at)}</dd>
-${endpoints(input.issuer)}
-</dl>
-${previousSecretNote(client.previous_secret_expires_at, input.now)}
-</section>
-<section aria-labelledby="actions-heading">
-<h2 id="actions-heading">Manage</h2>
-${
-  client.token_endpoint_auth_method === 'none'
-    ? ''
-    : html`<h3>Secret</h3>
+${endpoints(input.issuer)}`,
+    previousSecret: { expiresAt: client.previous_secret_expires_at, now: input.now },
+    manage: html`${
+      client.token_endpoint_auth_method === 'none'
+        ? ''
+        : html`<h3>Secret</h3>
 ${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this website')}`
-}
-<h3>Access</h3>
-<div class="row">
-${
-  client.status === 'active'
-    ? actionButton(csrf, `${base}/disable`, 'Disable', {
-        confirm: 'Disable this website? It cannot start sign-ins, and its tokens stop working until you enable it.',
-      })
-    : actionButton(csrf, `${base}/enable`, 'Enable')
-}
-${actionButton(csrf, `${base}/revoke-grants`, 'Revoke all grants', { confirm: 'Revoke every grant of this website? Every token it holds stops working for good.' })}
-</div>
-</section>
-${historyTable(input.history, { heading: 'Agent', cell: (row) => html`<code>${row.agent_id}</code>` }, base, 'No agent has signed in to this website yet.')}`,
+    }
+${accessActions(csrf, base, {
+  active: client.status === 'active',
+  disable: 'Disable this website? It cannot start sign-ins, and its tokens stop working until you enable it.',
+  revoke: 'Revoke every grant of this website? Every token it holds stops working for good.',
+})}`,
+    after: html`${historyTable(input.history, { heading: 'Agent', cell: (row) => html`<code>${row.agent_id}</code>` }, base, 'No agent has signed in to this website yet.')}`,
   });
 }

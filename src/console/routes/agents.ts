@@ -13,17 +13,10 @@ import { agentLabel, createOwnedAgent, deleteAgent } from '../agents.ts';
 import { InvalidField, NotFound } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { dailySignIns, decodeCursor, signInPage } from '../history.ts';
-import {
-  agentCreatedPage,
-  agentPage,
-  agentPath,
-  agentSecretPage,
-  agentsPage,
-  type FormState,
-} from '../pages/agents.ts';
-import { type ConsolePage, noticeFor } from '../pages/shell.ts';
+import { agentCreatedPage, agentPage, agentPath, agentSecretPage, agentsPage } from '../pages/agents.ts';
+import { noticeFor } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './scope.ts';
-import { formValues, ownedRoutes, revokedDetail } from './owned.ts';
+import { actOn, ownedRoutes, refusedForm, revokedDetail, type ShownState } from './owned.ts';
 
 type Params = { id: string };
 
@@ -33,12 +26,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const reachable = (account: AccountRecord, id: string) => reachableAgent(ctx, account, id);
 
   /** The list of the signed-in account's agents with the create form. */
-  const list = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    state: FormState & { notice?: ConsolePage['notice'] },
-    status = 200,
-  ) => {
+  const list = async (request: FastifyRequest, reply: FastifyReply, state: ShownState, status = 200) => {
     const page = await area.page(request, reply);
     const agents = await ctx.store.console.listAgentsOf(page.account.id);
     return area.send(reply, agentsPage(page, { agents, ...state }), status);
@@ -49,7 +37,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     request: FastifyRequest,
     reply: FastifyReply,
     agent: AgentRecord,
-    state: FormState & { notice?: ConsolePage['notice']; before?: string },
+    state: ShownState,
     status = 200,
   ) => {
     const page = await area.page(request, reply);
@@ -76,31 +64,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     );
   };
 
-  /**
-   * Runs an action on an agent the account may reach (else 404) and redirects to `where` with
-   * the notice it returns; an InvalidField shows the agent's page again with the message.
-   */
-  const act = async (
-    request: FastifyRequest<{ Params: Params; Body: Form }>,
-    reply: FastifyReply,
-    action: (account: AccountRecord, agent: AgentRecord) => Promise<string>,
-    where: (agent: AgentRecord) => string = (agent) => agentPath(agent.id),
-  ) => {
-    const account = area.account(request);
-    const agent = await reachable(account, request.params.id);
-    try {
-      return area.redirect(reply, `${where(agent)}?notice=${await action(account, agent)}`);
-    } catch (error) {
-      if (!(error instanceof InvalidField)) throw error;
-      return show(
-        request,
-        reply,
-        agent,
-        { values: formValues(request.body), errors: { [error.field]: error.description } },
-        400,
-      );
-    }
-  };
+  const act = actOn(area, { reachable, show, pageOf: (agent) => agentPath(agent.id) });
 
   scope.get<{ Querystring: Form }>('/agents', (request, reply) =>
     list(request, reply, { notice: noticeFor(request.query.notice) }),
@@ -117,12 +81,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       );
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
-      return list(
-        request,
-        reply,
-        { values: formValues(request.body), errors: { [error.field]: error.description } },
-        400,
-      );
+      return list(request, reply, refusedForm(request.body, error), 400);
     }
   });
 

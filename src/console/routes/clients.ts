@@ -11,12 +11,11 @@ import { reachableClient } from '../access.ts';
 import { InvalidField } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { decodeCursor, signInPage } from '../history.ts';
-import type { FormState } from '../pages/agents.ts';
-import { type ConsolePage, noticeFor } from '../pages/shell.ts';
+import { noticeFor } from '../pages/shell.ts';
 import { clientCreatedPage, clientPage, clientPath, clientSecretPage, clientsPage } from '../pages/clients.ts';
 import { createOwnedClient } from '../clients.ts';
 import type { ConsoleScope, Form } from './scope.ts';
-import { formValues, ownedRoutes } from './owned.ts';
+import { actOn, ownedRoutes, refusedForm, type ShownState } from './owned.ts';
 
 type Params = { id: string };
 
@@ -26,12 +25,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const reachable = (account: AccountRecord, id: string) => reachableClient(ctx, account, id);
 
   /** The list of the signed-in account's websites with the registration form. */
-  const list = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    state: FormState & { notice?: ConsolePage['notice'] },
-    status = 200,
-  ) => {
+  const list = async (request: FastifyRequest, reply: FastifyReply, state: ShownState, status = 200) => {
     const page = await area.page(request, reply);
     const websites = await ctx.store.console.listClientsOf(page.account.id);
     return area.send(reply, clientsPage(page, { websites, publicClients: ctx.config.publicClients, ...state }), status);
@@ -42,7 +36,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     request: FastifyRequest,
     reply: FastifyReply,
     client: ClientRecord,
-    state: FormState & { notice?: ConsolePage['notice']; before?: string },
+    state: ShownState,
     status = 200,
   ) => {
     const page = await area.page(request, reply);
@@ -62,16 +56,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     );
   };
 
-  /** Runs an action on a website the account may reach (else 404) and redirects with its notice. */
-  const act = async (
-    request: FastifyRequest<{ Params: Params; Body: Form }>,
-    reply: FastifyReply,
-    action: (account: AccountRecord, client: ClientRecord) => Promise<string>,
-  ) => {
-    const account = area.account(request);
-    const client = await reachable(account, request.params.id);
-    return area.redirect(reply, `${clientPath(client.id)}?notice=${await action(account, client)}`);
-  };
+  const act = actOn(area, { reachable, show, pageOf: (client) => clientPath(client.id) });
 
   scope.get<{ Querystring: Form }>('/websites', (request, reply) =>
     list(request, reply, { notice: noticeFor(request.query.notice) }),
@@ -94,7 +79,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       );
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
-      return list(request, reply, { values: formValues(form), errors: { [error.field]: error.description } }, 400);
+      return list(request, reply, refusedForm(form, error), 400);
     }
   });
 

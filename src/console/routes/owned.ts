@@ -11,7 +11,8 @@ import type { GrantOwner, RevokedGrants } from '../../store/types.ts';
 import { graceOf } from '../agents.ts';
 import { InvalidField } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
-import type { FormState } from '../pages/agents.ts';
+import type { FormState } from '../pages/owned.ts';
+import type { ConsolePage } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
 type Params = { id: string };
@@ -25,9 +26,65 @@ export const formValues = (form: Form | undefined): Record<string, string | unde
       .map(([name, value]) => [name, value]),
   );
 
+/** What a list or a page is shown with: a form's values and errors, a notice, a page of history. */
+export type ShownState = FormState & { notice?: ConsolePage['notice']; before?: string };
+
+/** The form shown again with the refused field's message beside it. */
+export const refusedForm = (form: Form | undefined, error: InvalidField): ShownState => ({
+  values: formValues(form),
+  errors: { [error.field]: error.description },
+});
+
 /** The counts of a revocation, for the console's audit. */
 export const revokedDetail = (revoked: RevokedGrants) =>
   `grants ${revoked.grants}, codes ${revoked.codes}, requests ${revoked.requests}`;
+
+/** An action on an agent or a client: what it did, as the notice to show (`agent_renamed`). */
+type Action<Thing> = (account: AccountRecord, thing: Thing) => Promise<string>;
+
+/** Shows a thing's page, with a form's values and errors and a status (400 for refused forms). */
+type ShowThing<Thing> = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  thing: Thing,
+  state: ShownState,
+  status?: number,
+) => Promise<unknown>;
+
+/**
+ * The `act` of an area: runs an action on a thing the account may reach (else 404) and redirects
+ * to `where` (the thing's page unless said otherwise) with the notice the action returns; an
+ * InvalidField shows the thing's page again with the message beside its field.
+ *
+ * @example
+ * const act = actOn(area, { reachable, show, pageOf: (agent) => agentPath(agent.id) });
+ * scope.post('/agents/:id/rename', { preHandler: guard }, (request, reply) =>
+ *   act(request, reply, async (account, agent) => 'agent_renamed'));
+ */
+export function actOn<Thing>(
+  area: ConsoleScope,
+  thingOf: {
+    reachable(account: AccountRecord, id: string): Promise<Thing>;
+    show: ShowThing<Thing>;
+    pageOf(thing: Thing): string;
+  },
+) {
+  return async (
+    request: Request,
+    reply: FastifyReply,
+    action: Action<Thing>,
+    where: (thing: Thing) => string = thingOf.pageOf,
+  ) => {
+    const account = area.account(request);
+    const thing = await thingOf.reachable(account, request.params.id);
+    try {
+      return area.redirect(reply, `${where(thing)}?notice=${await action(account, thing)}`);
+    } catch (error) {
+      if (!(error instanceof InvalidField)) throw error;
+      return thingOf.show(request, reply, thing, refusedForm(request.body, error), 400);
+    }
+  };
+}
 
 /** An agent or a website, as the routes the two areas share see it. */
 export interface OwnedThing<Thing extends { id: string }> {
@@ -38,13 +95,9 @@ export interface OwnedThing<Thing extends { id: string }> {
   /** It, if the account may reach it; NotFound otherwise. */
   reachable(account: AccountRecord, id: string): Promise<Thing>;
   /** Its page again, with a form's errors. */
-  show(request: FastifyRequest, reply: FastifyReply, thing: Thing, state: FormState, status: number): Promise<unknown>;
-  /** Runs an action on it and redirects with the notice the action returns. */
-  act(
-    request: Request,
-    reply: FastifyReply,
-    action: (account: AccountRecord, thing: Thing) => Promise<string>,
-  ): Promise<unknown>;
+  show: ShowThing<Thing>;
+  /** Runs an action on it and redirects with the notice the action returns (see actOn). */
+  act(request: Request, reply: FastifyReply, action: Action<Thing>): Promise<unknown>;
   /** Issues a new secret, the old one working `grace` seconds longer. */
   rotate(ctx: Context, id: string, grace: number): Promise<string>;
   /** The page that shows the new secret, once. */
