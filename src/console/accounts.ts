@@ -6,7 +6,8 @@ import { digest, PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { EMAIL } from '../domain/rules/agent.ts';
 import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/console-types.ts';
-import { AccessDenied, InvalidField, NotFound } from '../errors.ts';
+import { AccessDenied, InvalidCredentials, InvalidField, NotFound } from '../errors.ts';
+import { recordConsoleEvent } from './events.ts';
 import { creatorActive, endLinksOf, LINK_REVOKED } from './links.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
@@ -69,11 +70,49 @@ export async function hashPassword(password: string): Promise<string> {
 
 let decoyHash: Promise<string> | undefined;
 
+/** Longer passwords are refused without hashing them. */
+const CHECKED_PASSWORD_LENGTH = 1024;
+
+/** The answer to every failed password sign-in, whatever the cause: it tells nothing about accounts. */
+export const WRONG_PASSWORD = 'The email or the password is wrong.';
+
+/**
+ * Signs in with an email and a password, throttled (docs/design.md §11): the account, or
+ * InvalidCredentials (401, the same for every cause) or TooManyRequests (429). Always one argon2
+ * verification, against a decoy where there is no account, so timing tells nothing either; a
+ * failure against a known account is recorded in its activity.
+ *
+ * @example
+ * const account = await signInWithPassword(ctx, { email: form.email, password: form.password, ip: request.ip });
+ */
+export async function signInWithPassword(
+  ctx: Context,
+  input: { email: string; password: string; ip: string },
+): Promise<AccountRecord> {
+  let key: string;
+  try {
+    key = emailOf(input.email).key;
+  } catch {
+    throw new InvalidCredentials(WRONG_PASSWORD);
+  }
+  const account = await ctx.console.throttle.attempt(key, input.ip, async () => {
+    const found = await ctx.store.console.findAccountByEmail(key);
+    const matches = await passwordMatches(found?.password_hash ?? null, input.password);
+    if (found && matches && found.status === 'active') return found;
+    if (found) await recordConsoleEvent(ctx, null, 'account.sign_in_failed', found.id, input.ip, 'password');
+    return null;
+  });
+  if (!account) throw new InvalidCredentials(WRONG_PASSWORD);
+  return account;
+}
+
 /**
  * Whether the password matches the hash. Without a hash (no such account, or one without a
  * password) a decoy hash is checked instead, so the answer takes as long either way.
  */
 export async function passwordMatches(passwordHash: string | null, password: string): Promise<boolean> {
+  // Nothing longer was ever set (MAX_PASSWORD_LENGTH), and argon2 should not hash megabytes.
+  if (password.length === 0 || password.length > CHECKED_PASSWORD_LENGTH) return false;
   const { verify } = await loadArgon2();
   if (passwordHash === null) {
     decoyHash ??= hashPassword('agentauth: no such account');

@@ -49,20 +49,12 @@ export async function confirmWithPassword(
   ip: string,
 ): Promise<void> {
   const { account, session } = signedIn;
-  const attempt = await ctx.console.throttle.reserve(account.email_key, ip);
-  try {
-    const matches =
-      account.password_hash !== null &&
-      password.length > 0 &&
-      password.length <= 1024 &&
-      (await passwordMatches(account.password_hash, password));
-    if (!matches) {
-      await recordConsoleEvent(ctx, account, 'account.reauthenticate_failed', account.id, ip, 'password');
-      throw new InvalidField('password', 'The password is wrong.');
-    }
-    await attempt.succeeded();
-  } finally {
-    attempt.done();
+  const confirmed = await ctx.console.throttle.attempt(account.email_key, ip, async () =>
+    account.password_hash !== null && (await passwordMatches(account.password_hash, password)) ? account : null,
+  );
+  if (!confirmed) {
+    await recordConsoleEvent(ctx, account, 'account.reauthenticate_failed', account.id, ip, 'password');
+    throw new InvalidField('password', 'The password is wrong.');
   }
   await ctx.store.console.markSessionAuthenticated(session.id, ctx.clock());
   await recordConsoleEvent(ctx, account, 'account.reauthenticate', account.id, ip, 'password');

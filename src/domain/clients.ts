@@ -1,7 +1,7 @@
 /** Client (relying party) registration and authentication (docs/contract.md "Client", docs/design.md §7). */
 import { newClientId, newClientSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri } from '../errors.ts';
+import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, NotFound } from '../errors.ts';
 import type { Approval, ClientRecord, ClientStatus } from '../store/types.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';
@@ -151,8 +151,9 @@ export async function registerClient(
  */
 export async function rotateClientSecret(deps: Deps, clientId: string, graceSeconds = 0): Promise<string> {
   const client = await deps.store.findClient(clientId);
-  if (!client) throw new Error(`no client ${clientId}`);
-  if (isPublicClient(client)) throw new Error(`client ${clientId} is a public client; it has no secret to rotate`);
+  if (!client) throw new NotFound(`no client ${clientId}`);
+  if (isPublicClient(client))
+    throw new InvalidRequest(`client ${clientId} is a public client; it has no secret to rotate`);
   const secret = newClientSecret();
   const keepOld = graceSeconds > 0;
   await deps.store.updateClient(clientId, {
@@ -164,7 +165,7 @@ export async function rotateClientSecret(deps: Deps, clientId: string, graceSeco
 }
 
 export async function setClientStatus(deps: Deps, clientId: string, status: ClientStatus): Promise<void> {
-  if (!(await deps.store.updateClient(clientId, { status }))) throw new Error(`no client ${clientId}`);
+  if (!(await deps.store.updateClient(clientId, { status }))) throw new NotFound(`no client ${clientId}`);
 }
 
 /**

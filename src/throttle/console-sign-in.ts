@@ -83,20 +83,42 @@ export class SignInThrottle {
   }
 
   /**
+   * Runs `check` (a password check) as one attempt for this email key and address: reserved
+   * before it runs, refunded when it returns a value (the password was right), its place among
+   * the checks running at once given back always. Throws TooManyRequests (429), without running
+   * `check`, when the attempt cannot be reserved (see reserve).
+   *
+   * @example
+   * const account = await ctx.console.throttle.attempt(emailKey, request.ip, async () =>
+   *   (await passwordMatches(found.password_hash, password)) ? found : null,
+   * );
+   */
+  async attempt<T>(emailKey: string, ip: string, check: () => Promise<T | null>): Promise<T | null> {
+    const attempt = await this.reserve(emailKey, ip);
+    try {
+      const result = await check();
+      if (result !== null) await attempt.succeeded();
+      return result;
+    } finally {
+      attempt.done();
+    }
+  }
+
+  /**
    * Reserves one attempt for this email (`emailKey`, the account's key when a signed-in person
    * confirms their password) and this address, before the password is checked. Throws TooManyRequests
    * (429) when a check cannot start now, or when the address or the email has no attempts left in
    * the window; nothing is held then.
    *
    * @example
-   * const attempt = await ctx.console.throttle.reserve(emailKey, request.ip);
+   * const attempt = await this.reserve(emailKey, request.ip);
    * try {
    *   if (await passwordMatches(hash, password)) await attempt.succeeded();
    * } finally {
    *   attempt.done();
    * }
    */
-  async reserve(emailKey: string, ip: string): Promise<PasswordAttempt> {
+  private async reserve(emailKey: string, ip: string): Promise<PasswordAttempt> {
     const leave = this.checks.take(ip);
     const taken: Array<[Limiter, string]> = [];
     try {

@@ -4,9 +4,8 @@
  */
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { describeError } from '../../http/errors.ts';
 import type { AccountRecord, SignInMethod } from '../../store/console-types.ts';
-import { emailOf, passwordMatches, signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../accounts.ts';
+import { signInWithPassword, signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../accounts.ts';
 import { InvalidCredentials, InvalidField, TooManyRequests } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { authenticationOptions, signInWithPasskey } from '../passkeys.ts';
@@ -14,8 +13,6 @@ import { linkPage, messagePage, signInPage, signUpPage } from '../pages/sign-in.
 import { safeNext } from '../next.ts';
 import { startSession } from '../sessions.ts';
 import type { ConsoleScope, Form } from './scope.ts';
-
-const WRONG_PASSWORD = 'The email or the password is wrong.';
 
 export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
@@ -54,37 +51,16 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
         }),
         status,
       );
-    const password = form.password ?? '';
-    let key: string;
+    let account: AccountRecord;
     try {
-      key = emailOf(form.email ?? '').key;
-    } catch {
-      return again(401, WRONG_PASSWORD);
-    }
-    // The attempt is paid for before the password is checked, and refunded if it was right.
-    let attempt;
-    try {
-      attempt = await ctx.console.throttle.reserve(key, request.ip);
+      account = await signInWithPassword(ctx, {
+        email: form.email ?? '',
+        password: form.password ?? '',
+        ip: request.ip,
+      });
     } catch (error) {
-      const { status, headers, body } = describeError(error);
-      if (!(error instanceof TooManyRequests)) throw error;
-      return again(status, body.error_description, headers);
-    }
-    let account;
-    try {
-      account = await ctx.store.console.findAccountByEmail(key);
-      // Always one argon2 verification, against a decoy without an account: timing tells nothing.
-      const matches =
-        password.length > 0 &&
-        password.length <= 1024 &&
-        (await passwordMatches(account?.password_hash ?? null, password));
-      if (!account || !matches || account.status !== 'active') {
-        if (account) await recordConsoleEvent(ctx, null, 'account.sign_in_failed', account.id, request.ip, 'password');
-        return again(401, WRONG_PASSWORD);
-      }
-      await attempt.succeeded();
-    } finally {
-      attempt.done();
+      if (!(error instanceof InvalidCredentials || error instanceof TooManyRequests)) throw error;
+      return again(error.statusCode, error.description, error.headers);
     }
     await signIn(request, reply, account, 'password');
     return area.redirect(reply, next);
