@@ -19,8 +19,8 @@ import {
 import {
   accessActions,
   ownedPage,
+  rotatedSecretPage,
   type FormState,
-  graceText,
   historyTable,
   type HistoryInput,
   pageNotice,
@@ -106,13 +106,12 @@ export function agentSecretPage(
   page: SignedInPage,
   input: { agent: AgentRecord; secret: string; until: number | null },
 ): string {
-  return consolePage(page, {
-    title: `New secret for ${input.agent.name}`,
+  return rotatedSecretPage(page, {
+    name: input.agent.name,
     section: 'agents',
-    notice: { kind: 'success', text: 'The secret is rotated. Copy the new one now: it is shown only once.' },
-    body: html`${secretOnce('New agent secret', 'agent-secret', input.secret)}
-<p id="grace">${graceText(input.until)}</p>
-<p><a href="${agentPath(input.agent.id)}">Back to the agent's page</a></p>`,
+    secret: { label: 'New agent secret', id: 'agent-secret', value: input.secret },
+    until: input.until,
+    back: { href: agentPath(input.agent.id), label: "Back to the agent's page" },
   });
 }
 

@@ -8,8 +8,8 @@ import type { ClientRecord } from '../../store/types.ts';
 import {
   accessActions,
   ownedPage,
+  rotatedSecretPage,
   type FormState,
-  graceText,
   historyTable,
   type HistoryInput,
   pageNotice,
@@ -140,13 +140,12 @@ export function clientSecretPage(
   page: SignedInPage,
   input: { client: ClientRecord; secret: string; until: number | null },
 ): string {
-  return consolePage(page, {
-    title: `New secret for ${input.client.name}`,
+  return rotatedSecretPage(page, {
+    name: input.client.name,
     section: 'websites',
-    notice: { kind: 'success', text: 'The secret is rotated. Copy the new one now: it is shown only once.' },
-    body: html`${secretOnce('New client secret', 'client-secret', input.secret)}
-<p id="grace">${graceText(input.until)}</p>
-<p><a href="${clientPath(input.client.id)}">Back to the website's page</a></p>`,
+    secret: { label: 'New client secret', id: 'client-secret', value: input.secret },
+    until: input.until,
+    back: { href: clientPath(input.client.id), label: "Back to the website's page" },
   });
 }
 

@@ -7,7 +7,16 @@ import type { SignInRecord } from '../../store/console-types.ts';
 import { type Html, html } from '../../web/html.ts';
 import { GRACE_CHOICES } from '../agents.ts';
 import { outcomeText } from '../history.ts';
-import { actionButton, type ConsolePage, consolePage, csrfField, field, type PageContext, when } from './shell.ts';
+import {
+  actionButton,
+  type ConsolePage,
+  consolePage,
+  csrfField,
+  field,
+  type PageContext,
+  secretOnce,
+  when,
+} from './shell.ts';
 
 /** What a form shows again after an InvalidField: the values typed and the message per field. */
 export interface FormState {
@@ -150,5 +159,26 @@ ${previousSecretNote(input.previousSecret.expiresAt, input.previousSecret.now)}
 ${input.manage}
 </section>
 ${input.after}`,
+  });
+}
+
+/** The page after a rotation: the new secret of an agent or a client, shown once, and until when the old one works. */
+export function rotatedSecretPage(
+  page: PageContext,
+  input: {
+    name: string;
+    section: ConsolePage['section'];
+    secret: { label: string; id: string; value: string };
+    until: number | null;
+    back: { href: string; label: string };
+  },
+): string {
+  return consolePage(page, {
+    title: `New secret for ${input.name}`,
+    section: input.section,
+    notice: { kind: 'success', text: 'The secret is rotated. Copy the new one now: it is shown only once.' },
+    body: html`${secretOnce(input.secret.label, input.secret.id, input.secret.value)}
+<p id="grace">${graceText(input.until)}</p>
+<p><a href="${input.back.href}">${input.back.label}</a></p>`,
   });
 }

@@ -1,27 +1,15 @@
 /** The overview and the signed-in person's own account: profile, passkeys, password, sessions, invitations and their unused links. */
-import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidField, TooManyRequests } from '../../errors.ts';
+import { InvalidField } from '../../errors.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import { issueLink, removePassword, rename, sendVerificationEmail, setPassword } from '../accounts.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
-import { accountPage, confirmPage, overviewPage } from '../pages/account.ts';
-import { safeNext } from '../next.ts';
+import { accountPage, overviewPage } from '../pages/account.ts';
 import { noticeFor } from '../pages/shell.ts';
-import {
-  reauthenticationOptions,
-  registerPasskey,
-  registrationOptions,
-  removePasskey,
-  renamePasskey,
-} from '../passkeys.ts';
-import {
-  confirmWithOwnPasskey,
-  confirmWithPassword,
-  notifySignInMethodChange,
-  requireFreshAuthentication,
-} from '../reauthentication.ts';
+import { registerPasskey, registrationOptions, removePasskey, renamePasskey } from '../passkeys.ts';
+import { confirmWithPassword, notifySignInMethodChange, requireFreshAuthentication } from '../reauthentication.ts';
 import { listSessions } from '../sessions.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
@@ -91,68 +79,6 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     notifySignInMethodChange(ctx, account, change, request.ip, (error) =>
       request.log.warn({ err: error }, 'the mail about a sign-in method change could not be sent'),
     );
-
-  // "Confirm it is you": a password or a passkey, before adding or removing a sign-in method.
-  const showConfirm = async (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    next: string,
-    errors: Record<string, string> = {},
-    status = 200,
-  ) => {
-    const page = await area.page(request, reply);
-    const passkeys = await ctx.store.console.listPasskeys(page.account.id);
-    return area.send(
-      reply,
-      confirmPage(page, {
-        hasPassword: page.account.password_hash !== null,
-        hasPasskey: passkeys.length > 0,
-        next,
-        errors,
-      }),
-      status,
-    );
-  };
-  scope.get<{ Querystring: Form }>('/account/confirm', (request, reply) =>
-    showConfirm(request, reply, safeNext(request.query.next ?? '/console/account')),
-  );
-  scope.post<{ Body: Form }>('/account/confirm', { preHandler: guard }, async (request, reply) => {
-    area.account(request);
-    const next = safeNext(request.body?.next ?? '/console/account');
-    try {
-      await confirmWithPassword(ctx, request.signedIn!, request.body?.password ?? '', request.ip);
-    } catch (error) {
-      if (error instanceof InvalidField) return showConfirm(request, reply, next, { password: error.description }, 401);
-      if (error instanceof TooManyRequests)
-        return showConfirm(request, reply.headers(error.headers), next, { password: error.description }, 429);
-      throw error;
-    }
-    return area.redirect(reply, next);
-  });
-  scope.post('/account/confirm/passkey/options', { preHandler: guard }, async (request, reply) => {
-    const account = area.account(request);
-    return reply.header('cache-control', 'no-store').send(await reauthenticationOptions(ctx, account));
-  });
-  scope.post<{ Body: { challengeId?: unknown; response?: unknown; next?: unknown } }>(
-    '/account/confirm/passkey',
-    { preHandler: guard, config: { webauthnResponse: true } },
-    async (request, reply) => {
-      area.account(request);
-      const { challengeId, response, next } = request.body ?? {};
-      if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null)
-        throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
-      await confirmWithOwnPasskey(
-        ctx,
-        request.signedIn!,
-        challengeId,
-        response as AuthenticationResponseJSON,
-        request.ip,
-      );
-      return reply
-        .header('cache-control', 'no-store')
-        .send({ redirect: safeNext(typeof next === 'string' ? next : '/console/account') });
-    },
-  );
 
   scope.get<{ Querystring: Form }>('/account', (request, reply) =>
     show(request, reply, { notice: request.query.notice }),

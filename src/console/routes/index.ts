@@ -10,11 +10,14 @@ import type { RouterErrorPage } from '../../http/server.ts';
 import { pageHeaders } from '../../web/layout.ts';
 import { InsufficientUserAuthentication, LoginRequired } from '../../errors.ts';
 import { consoleErrorPage } from '../pages/error.ts';
-import { currentSession } from '../sessions.ts';
+import { recordConsoleEvent } from '../events.ts';
+import { currentSession, startSession } from '../sessions.ts';
 import { accountRoutes } from './account.ts';
+import { confirmRoutes } from './confirm.ts';
 import { adminRoutes } from './admin.ts';
 import { agentRoutes } from './agents.ts';
 import { signInRoutes } from './sign-in.ts';
+import { signUpRoutes } from './sign-up.ts';
 import { type ConsoleScope, redirectTo } from './scope.ts';
 import { clientRoutes } from './clients.ts';
 
@@ -64,9 +67,16 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
         anonymousPage: async (reply) => ({ account: null, csrf: await reply.generateCsrf() }),
         send,
         redirect: redirectTo,
+        startSession: async (request, reply, account, method) => {
+          const caller = { ip: request.ip, userAgent: request.headers['user-agent'] };
+          area.session.set(reply, await startSession(ctx, account, method, caller), ctx.config.consoleSessionLifetime);
+          await recordConsoleEvent(ctx, account, 'account.sign_in', account.id, request.ip, method);
+        },
       };
       signInRoutes(scope, area);
+      signUpRoutes(scope, area);
       accountRoutes(scope, area);
+      confirmRoutes(scope, area);
       agentRoutes(scope, area);
       clientRoutes(scope, area);
       adminRoutes(scope, area);

@@ -1,7 +1,7 @@
 /** What every area of the console's routes is given (see index.ts, which mounts them). */
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Context } from '../../context.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord, SignInMethod } from '../../store/console-types.ts';
 import type { BrowserCookie } from '../../web/browser.ts';
 import { pageHeaders } from '../../web/layout.ts';
 import type { PageContext } from '../pages/shell.ts';
@@ -37,6 +37,16 @@ export interface ConsoleScope {
   send(reply: FastifyReply, body: string, status?: number): FastifyReply;
   /** 303 to a console path, for the POST-redirect-GET of every action. */
   redirect(reply: FastifyReply, path: string): FastifyReply;
+  /**
+   * Signs the account in: starts a session, sets its cookie (replacing any from before, someone
+   * else's on a shared computer) and records the sign-in.
+   */
+  startSession(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    account: AccountRecord,
+    method: SignInMethod,
+  ): Promise<void>;
 }
 
 /** 303 to a console path (POST-redirect-GET). */
