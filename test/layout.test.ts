@@ -17,7 +17,7 @@ interface Area {
 }
 
 /** The rows of the table under "## What may import what": `area` | what lives there | may import. */
-export function readMap(markdown: string): Area[] {
+function readMap(markdown: string): Area[] {
   const section = markdown.split(/^## What may import what$/m)[1]?.split(/^## /m)[0] ?? '';
   const rows = section.split('\n').filter((line) => /^\|\s*`/.test(line));
   return rows.map((row) => {
