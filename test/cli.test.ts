@@ -4,7 +4,7 @@ import { ConsoleSession, createPasswordAccount, signIn } from './helpers/console
 import { startTestServer } from './helpers/server.ts';
 import { digest } from '../src/crypto.ts';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -43,6 +43,17 @@ async function cliFails(args: string[], extraEnv: Record<string, string> = {}): 
   }
   throw new Error('expected the command to fail');
 }
+
+describe('agentauth --version', () => {
+  it('prints the version of package.json, alone on its line, and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const { stdout, stderr } = await run('./bin/agentauth', [flag], { env });
+      expect(stdout).toBe(`${version}\n`);
+      expect(stderr).toBe('');
+    }
+  });
+});
 
 describe('agentauth client and agent commands', () => {
   it('creates, lists, disables, enables and rotates clients', async () => {

@@ -3,6 +3,7 @@
  * agents. It reads the same environment as the server. --json prints one JSON object.
  */
 import { Command } from 'commander';
+import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError } from '../config.ts';
 import { accountCommand } from './commands/account.ts';
 import { agentCommand } from './commands/agent.ts';
@@ -15,6 +16,7 @@ import { signInCommand } from './commands/sign-in.ts';
 export function buildCli(): Command {
   const program = new Command('agentauth')
     .description('OAuth 2.1 / OpenID Connect authorization server for AI agents')
+    .version(packageJson.version, '-V, --version', 'print the version of agentauth')
     .showHelpAfterError();
   serveCommands(program);
   clientCommand(program);

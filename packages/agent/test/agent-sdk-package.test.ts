@@ -60,9 +60,10 @@ afterAll(async () => {
 });
 
 describe('@agentauth/agent as a package', () => {
-  it('packs dist, README and package.json only, and declares no dependencies', () => {
+  it('packs dist, README, LICENSE and package.json only, and declares no dependencies', () => {
     expect(packed.files.map((file) => file.path).sort()).toEqual(
       [
+        'LICENSE',
         'README.md',
         'dist/client.d.ts',
         'dist/errors.d.ts',
