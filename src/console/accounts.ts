@@ -70,6 +70,12 @@ export async function hashPassword(password: string): Promise<string> {
 
 let decoyHash: Promise<string> | undefined;
 
+/**
+ * What makes the first administrator on a server without any account: run where the server runs,
+ * with its environment; it prints a one-time setup link.
+ */
+export const FIRST_ADMIN_COMMAND = 'agentauth account create --email you@example.com --admin';
+
 /** Longer passwords are refused without hashing them. */
 const CHECKED_PASSWORD_LENGTH = 1024;
 

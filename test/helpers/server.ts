@@ -100,6 +100,8 @@ export async function startTestServer(
     databaseUrl?: string;
     host?: string;
     clientMetadataFetch?: FetchOptions;
+    /** Where start-up warnings go; nowhere by default. */
+    warn?: (message: string) => void;
   } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'agentauth-test-'));
@@ -122,7 +124,7 @@ export async function startTestServer(
   const server = await startServer(config, {
     clock,
     logStream: options.logStream,
-    warn: () => {},
+    warn: options.warn ?? (() => {}),
     clientMetadataFetch: options.clientMetadataFetch,
   });
   return {

@@ -1,6 +1,6 @@
 /** The console's pages for people not yet signed in: sign-in, sign-up, one-time links. */
 import { type Html, html } from '../../web/html.ts';
-import { MIN_PASSWORD_LENGTH } from '../accounts.ts';
+import { FIRST_ADMIN_COMMAND, MIN_PASSWORD_LENGTH } from '../accounts.ts';
 import { consolePage, csrfField, field, type PageContext } from './shell.ts';
 
 export interface FormState {
@@ -20,12 +20,24 @@ const formNotice = (state: FormState) =>
 
 const passwordHint = `At least ${MIN_PASSWORD_LENGTH} characters. A few unrelated words make a strong password that is easy to remember.`;
 
-export function signInPage(page: PageContext, state: FormState & { next?: string; signupOpen: boolean }): string {
+/** On a server without any account: who makes the first one, and with which command. */
+const firstAdmin = html`<section aria-labelledby="first-admin-heading" id="first-admin">
+<h2 id="first-admin-heading">This server has no account yet</h2>
+<p>Whoever runs the server makes the first administrator where it runs, with the server's environment, and opens the one-time setup link the command prints:</p>
+<pre class="snippet"><code id="first-admin-command">${FIRST_ADMIN_COMMAND}</code></pre>
+<button type="button" class="secondary copy" data-copy="first-admin-command">Copy</button>
+</section>
+`;
+
+export function signInPage(
+  page: PageContext,
+  state: FormState & { next?: string; signupOpen: boolean; noAccountYet?: boolean },
+): string {
   const next = state.next ? html`<input type="hidden" name="next" value="${state.next}">` : '';
   return consolePage(page, {
     title: 'Sign in',
     notice: formNotice(state),
-    body: html`<section aria-labelledby="passkey-heading">
+    body: html`${state.noAccountYet ? firstAdmin : ''}<section aria-labelledby="passkey-heading">
 <h2 id="passkey-heading">With a passkey</h2>
 <p>Use the passkey on this device or your phone. No email or password needed.</p>
 <button type="button" id="passkey-sign-in" data-csrf="${page.csrf}" data-next="${state.next ?? ''}">Sign in with a passkey</button>
@@ -40,7 +52,13 @@ ${field({ label: 'Password', name: 'password', type: 'password', autocomplete: '
 <button type="submit">Sign in</button>
 </form>
 </section>
-${state.signupOpen ? html`<p>No account yet? <a href="/console/sign-up">Create one</a>.</p>` : html`<p>No account yet? Ask someone who has one for an invitation.</p>`}`,
+${
+  state.signupOpen
+    ? html`<p>No account yet? <a href="/console/sign-up">Create one</a>.</p>`
+    : state.noAccountYet
+      ? ''
+      : html`<p>No account yet? Ask someone who has one for an invitation.</p>`
+}`,
   });
 }
 

@@ -20,6 +20,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       signInPage(await area.anonymousPage(reply), {
         next: safeNext(request.query.next),
         signupOpen: ctx.config.consoleSignup === 'open',
+        noAccountYet: (await ctx.store.console.countAccounts()) === 0,
       }),
     );
   });
@@ -35,6 +36,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
           message,
           next,
           signupOpen: ctx.config.consoleSignup === 'open',
+          noAccountYet: (await ctx.store.console.countAccounts()) === 0,
         }),
         status,
       );
