@@ -76,13 +76,33 @@ ${field({ label: 'Name', name: 'name', value: input.values?.name, required: true
   });
 }
 
+/**
+ * What the agent needs where it runs, as environment variables the SDKs, `agentauth-agent` /
+ * `agentauth sign-in` and the MCP server read: pasted as shown it works, with the example model
+ * name to replace by the model that runs the agent (sign-in history shows it).
+ */
+function agentEnvironment(input: { issuer: string; agentId: string; secret: string }): Html {
+  const environment = [
+    `AGENTAUTH_ISSUER=${input.issuer}`,
+    `AGENTAUTH_AGENT_ID=${input.agentId}`,
+    `AGENTAUTH_AGENT_SECRET=${input.secret}`,
+    '# The model that runs the agent, as websites and your sign-in history will see it:',
+    'AGENTAUTH_MODEL=my-model',
+  ].join('\n');
+  return html`<section aria-labelledby="environment-heading">
+<h2 id="environment-heading">For the agent's environment</h2>
+<p>Set these variables where the agent runs, with the name of the model that runs it. They include the secret: keep them as safely.</p>
+<pre class="snippet"><code id="agent-environment">${environment}</code></pre>
+<button type="button" class="secondary copy" data-copy="agent-environment">Copy</button>
+</section>`;
+}
+
 /** The new agent's credentials, the secret shown this once. */
 export function agentCreatedPage(
   page: SignedInPage,
   input: { agent: AgentRecord; secret: string; issuer: string },
 ): string {
   const { agent, secret, issuer } = input;
-  const environment = `AGENTAUTH_ISSUER=${issuer}\nAGENTAUTH_AGENT_ID=${agent.id}\nAGENTAUTH_AGENT_SECRET=${secret}`;
   return consolePage(page, {
     title: `Agent ${agent.name} is created`,
     section: 'agents',
@@ -91,12 +111,7 @@ export function agentCreatedPage(
 <dt>Agent ID</dt><dd><div class="copy-row"><code id="agent-id">${agent.id}</code> <button type="button" class="secondary copy" data-copy="agent-id">Copy</button></div></dd>
 </dl>
 ${secretOnce('Agent secret', 'agent-secret', secret)}
-<section aria-labelledby="environment-heading">
-<h2 id="environment-heading">For the agent's environment</h2>
-<p>Set these three variables where the agent runs. They include the secret: keep them as safely.</p>
-<pre class="snippet"><code id="agent-environment">${environment}</code></pre>
-<button type="button" class="secondary copy" data-copy="agent-environment">Copy</button>
-</section>
+${agentEnvironment({ issuer, agentId: agent.id, secret })}
 <p><a href="${agentPath(agent.id)}">Go to the agent's page</a></p>`,
   });
 }
@@ -104,13 +119,14 @@ ${secretOnce('Agent secret', 'agent-secret', secret)}
 /** A new secret after a rotation, shown once. */
 export function agentSecretPage(
   page: SignedInPage,
-  input: { agent: AgentRecord; secret: string; until: number | null },
+  input: { agent: AgentRecord; secret: string; until: number | null; issuer: string },
 ): string {
   return rotatedSecretPage(page, {
     name: input.agent.name,
     section: 'agents',
     secret: { label: 'New agent secret', id: 'agent-secret', value: input.secret },
     until: input.until,
+    more: agentEnvironment({ issuer: input.issuer, agentId: input.agent.id, secret: input.secret }),
     back: { href: agentPath(input.agent.id), label: "Back to the agent's page" },
   });
 }

@@ -170,6 +170,8 @@ export function rotatedSecretPage(
     section: ConsolePage['section'];
     secret: { label: string; id: string; value: string };
     until: number | null;
+    /** What follows the secret (the agent's environment with the new secret). */
+    more?: Html;
     back: { href: string; label: string };
   },
 ): string {
@@ -179,6 +181,7 @@ export function rotatedSecretPage(
     notice: { kind: 'success', text: 'The secret is rotated. Copy the new one now: it is shown only once.' },
     body: html`${secretOnce(input.secret.label, input.secret.id, input.secret.value)}
 <p id="grace">${graceText(input.until)}</p>
+${input.more ?? ''}
 <p><a href="${input.back.href}">${input.back.label}</a></p>`,
   });
 }

@@ -106,7 +106,8 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     show,
     act,
     rotate: rotateAgentSecret,
-    secretPage: (page, { thing, secret, until }) => agentSecretPage(page, { agent: thing, secret, until }),
+    secretPage: (page, { thing, secret, until }) =>
+      agentSecretPage(page, { agent: thing, secret, until, issuer: ctx.config.baseUrl }),
     setActive: (deps, id, active) => setAgentStatus(deps, id, active ? 'active' : 'disabled'),
     grantsOf: (agent) => ({ agent_id: agent.id }),
   });
