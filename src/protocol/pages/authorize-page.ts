@@ -1,7 +1,8 @@
 /**
  * The authorization page (docs/contract.md GET /authorize, docs/design.md §4). Agents read the request id from
- * <meta name="request-id">; the page's script polls the status and submits the continue form
- * once the agent has authenticated; without JavaScript, "Continue" does the same.
+ * <meta name="request-id"> (those written for the original service, from a data block); the page's
+ * script polls the status and submits the continue form once the agent has authenticated; without
+ * JavaScript, "Continue" does the same.
  */
 import { redirectHost } from '../../domain/authorization-request.ts';
 import { isLoopbackRedirect } from '../../domain/clients.ts';
@@ -64,6 +65,17 @@ ${confirmed ? html`<input type="hidden" name="confirmed" value="1">` : ''}
 </form>`;
 }
 
+/**
+ * The request id as the original auth-agent service's SDKs find it: their extractRequestId scans
+ * the HTML as fetched for `window.authRequest = { request_id: '…' }` (docs/design.md §4). A data
+ * block (type text/plain) is never executed, so the CSP still allows no inline script; our own
+ * script sets the live `window.authRequest` from the meta tag. The id is `req_` and base64url, so
+ * escaping changes nothing; it is there so that no value could ever end the block.
+ */
+function originalSdkBlock(request: AuthorizationRequestRecord): Html {
+  return html`<script type="text/plain" id="auth-request">window.authRequest = { request_id: '${request.id}' };</script>`;
+}
+
 export function authorizePage(view: AuthorizePageView): string {
   const { request, client, baseUrl } = view;
   const host = redirectHost(request);
@@ -76,6 +88,7 @@ export function authorizePage(view: AuthorizePageView): string {
 <meta name="redirect-host" content="${host}">
 <meta name="scope" content="${request.scope}">
 ${request.resource ? html`<meta name="resource" content="${request.resource}">` : ''}
+${originalSdkBlock(request)}
 <script src="/assets/authorize.js" defer></script>`,
     html`<h1><span id="client-name">${client.name}</span> asks your AI agent to sign in</h1>
 ${clientOrigin(client)}
