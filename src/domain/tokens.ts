@@ -8,7 +8,6 @@ import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from
 import type { Context } from '../context.ts';
 import {
   InsufficientScope,
-  InvalidClient,
   InvalidGrant,
   InvalidRequest,
   InvalidScope,
@@ -24,7 +23,13 @@ import type {
   IssuedTokens,
   TokenContext,
 } from '../store/types.ts';
-import { authenticateClient, isPublicClient, recordClientUse } from './clients.ts';
+import {
+  authenticateClient,
+  type ClientCredentials,
+  clientRefused,
+  isPublicClient,
+  recordClientUse,
+} from './clients.ts';
 import { signIdToken } from './jwt.ts';
 import { resourceParameter } from './resources.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
@@ -130,10 +135,7 @@ function prepareTokens(
 // grant_type=authorization_code
 
 /** client_secret_post's fields (or a public client's client_id alone), as the token endpoints receive them. */
-export interface ClientCredentials {
-  client_id?: string;
-  client_secret?: string;
-}
+export type { ClientCredentials };
 
 export interface CodeExchange {
   code?: string;
@@ -170,7 +172,7 @@ export async function exchangeCode(
   // Without a code the digest names nothing; the missing code is answered after authentication.
   const codeDigest = digest(input.code ?? '');
   const read = input.client_id ? await ctx.store.findClientAndCode(input.client_id, codeDigest) : undefined;
-  const client = await authenticateClient(ctx, input.client_id, input.client_secret, log, read);
+  const client = await authenticateClient(ctx, input, log, read);
   if (!input.code) throw new InvalidRequest('code is required');
   if (!input.code_verifier) throw new InvalidRequest('code_verifier is required (PKCE S256)');
   if (!CODE_VERIFIER.test(input.code_verifier))
@@ -237,7 +239,7 @@ export async function refreshTokens(
   // Without a refresh token the digest names nothing; the missing token is answered after authentication.
   const tokenDigest = digest(input.refresh_token ?? '');
   const read = input.client_id ? await ctx.store.findClientAndRefreshToken(input.client_id, tokenDigest) : undefined;
-  const client = await authenticateClient(ctx, input.client_id, input.client_secret, log, read);
+  const client = await authenticateClient(ctx, input, log, read);
   if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
   const found = read?.token;
   const now = ctx.clock();
@@ -370,9 +372,12 @@ export async function introspect(
   log?: (message: string) => void,
 ): Promise<Record<string, unknown>> {
   const authenticate = async (known?: { client: ClientRecord | undefined }) => {
-    const client = await authenticateClient(ctx, credentials.client_id, credentials.client_secret, log, known);
+    const client = await authenticateClient(ctx, credentials, log, known);
     if (isPublicClient(client))
-      throw new InvalidClient('A public client cannot introspect tokens; introspection needs client authentication.');
+      throw clientRefused(
+        credentials,
+        'A public client cannot introspect tokens; introspection needs client authentication.',
+      );
     return client;
   };
   const inactive = { active: false };

@@ -1,12 +1,13 @@
 /**
  * POST /token, /introspect and /revoke: form-encoded (RFC 6749) or JSON bodies, client
- * authentication client_secret_post, Cache-Control: no-store (docs/design.md §6).
+ * authentication client_secret_post or client_secret_basic (the Authorization header, read by
+ * clientCredentials), Cache-Control: no-store (docs/design.md §6).
  */
 import formbody from '@fastify/formbody';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
-import { authenticateClient } from '../../domain/clients.ts';
+import { authenticateClient, clientCredentials } from '../../domain/clients.ts';
 import { grantFor } from '../../domain/grant-types.ts';
 import { MAX_CLIENT_ID_LENGTH } from '../../domain/rules/client.ts';
 import { GRANT_TYPES } from '../../domain/rules/grant-type-names.ts';
@@ -17,6 +18,7 @@ import { Token } from '../../http/schemas.ts';
 const param = (maxLength = 2048) => Type.Optional(Type.String({ maxLength }));
 const token = (maxLength: number) => Type.Optional(Token(maxLength));
 // A client_id may be the https URL of a Client ID Metadata Document (docs/design.md §13).
+// Both optional: a public client sends no secret, and client_secret_basic sends neither here.
 const ClientCredentials = { client_id: token(MAX_CLIENT_ID_LENGTH), client_secret: token(512) };
 /** RFC 8707: repeated, it is an array, which the rule answers with invalid_target rather than a schema error. */
 const Resource = Type.Optional(
@@ -50,26 +52,27 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<v
   await app.register(formbody);
 
   app.post<{ Body: Static<typeof TokenBody> }>('/token', schema(TokenBody), async (request, reply) => {
-    const body = request.body;
+    const credentials = clientCredentials(request.headers.authorization, request.body);
+    const body = { ...request.body, ...credentials };
     const log = (message: string) => request.log.error(message);
     // Each grant authenticates the client from the same read as its code or refresh token (tokens.ts).
     const grant = grantFor(body.grant_type);
     if (!grant) {
-      await authenticateClient(ctx, body.client_id, body.client_secret, log);
+      await authenticateClient(ctx, credentials, log);
       throw new UnsupportedGrantType(`grant_type must be ${GRANT_TYPES.join(' or ')}.`);
     }
     return reply.headers(NO_STORE).send(await grant(ctx, body, log));
   });
 
   app.post<{ Body: Static<typeof TokenRequest> }>('/introspect', schema(TokenRequest), async (request, reply) => {
-    const response = await introspect(ctx, request.body, request.body.token, (m) => request.log.error(m));
+    const credentials = clientCredentials(request.headers.authorization, request.body);
+    const response = await introspect(ctx, credentials, request.body.token, (m) => request.log.error(m));
     return reply.headers(NO_STORE).send(response);
   });
 
   app.post<{ Body: Static<typeof TokenRequest> }>('/revoke', schema(TokenRequest), async (request, reply) => {
-    const client = await authenticateClient(ctx, request.body.client_id, request.body.client_secret, (m) =>
-      request.log.error(m),
-    );
+    const credentials = clientCredentials(request.headers.authorization, request.body);
+    const client = await authenticateClient(ctx, credentials, (m) => request.log.error(m));
     await revoke(ctx, client, request.body.token, request.body.token_type_hint);
     return reply.headers(NO_STORE).code(200).send({});
   });
