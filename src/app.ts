@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.ts';
+import { FIRST_ADMIN_COMMAND } from './console/accounts.ts';
 import { consoleRouterErrorPage, consoleRoutes } from './console/routes/index.ts';
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
 import { ClientMetadataDocuments, type FetchOptions } from './domain/client-metadata/index.ts';
@@ -93,4 +94,15 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
   // Opt-in (docs/design.md §13): without DYNAMIC_REGISTRATION, /register is an unknown path.
   if (ctx.config.dynamicRegistration) await app.register(registrationRoutes, ctx);
   return app;
+}
+
+/**
+ * What the features have to tell the operator at start-up: while the console has no account, the
+ * command that makes the first admin (a fresh console has no way in until someone runs it).
+ */
+export async function startupNotices(ctx: Context): Promise<string[]> {
+  if ((await ctx.store.console.countAccounts()) > 0) return [];
+  return [
+    `the console has no account yet: run \`${FIRST_ADMIN_COMMAND}\` with this server's environment, then open the setup link it prints`,
+  ];
 }

@@ -8,8 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { type Config, ConfigError, MIN_SECRET_BYTES } from './config.ts';
-import { type AppOptions, buildApp, type ContextOptions, createContext } from './app.ts';
-import { FIRST_ADMIN_COMMAND } from './console/accounts.ts';
+import { type AppOptions, buildApp, type ContextOptions, createContext, startupNotices } from './app.ts';
 import type { Context } from './context.ts';
 import { buildMetricsApp } from './http/server.ts';
 import { openStore, prepareDataDirectory, sqlitePath, warnIfOpenToOthers } from './store/open.ts';
@@ -147,13 +146,8 @@ export async function startServer(
     );
   }
   await store.migrate();
-  // A fresh server's console has no way in until someone makes the first admin: say how.
-  if ((await store.console.countAccounts()) === 0) {
-    warn(
-      `the console has no account yet: run \`${FIRST_ADMIN_COMMAND}\` with this server's environment, then open the setup link it prints`,
-    );
-  }
   const ctx = await createContext(config, store, resolveJwtSecret(config, warn), options);
+  for (const notice of await startupNotices(ctx)) warn(notice);
   const registry = new Registry();
   const app = await buildApp(ctx, registry, options);
   await app.listen({ port: config.port, host: config.host });
