@@ -12,17 +12,8 @@ import * as oauth4 from 'oauth4webapi';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientCredentials, registerClient } from '../src/domain/clients.ts';
-import {
-  authenticate,
-  continueFlow,
-  metaContent,
-  obtainCode,
-  type Party,
-  postForm,
-  redeem,
-  setupParty,
-  type Tokens,
-} from './helpers/flow.ts';
+import { obtainCode, type Party, postForm, redeem, setupParty, type Tokens } from './helpers/flow.ts';
+import { browserSignIn, codeGrant } from './helpers/openid-client.ts';
 import { captureLogs, startTestServer, type TestServer } from './helpers/server.ts';
 import { expectJsonError } from './security/support.ts';
 
@@ -98,32 +89,9 @@ describe('openid-client v6 with ClientSecretBasic', () => {
     // Discovery is unchanged: Basic is accepted, not advertised (docs/design.md §6).
     expect(config.serverMetadata().token_endpoint_auth_methods_supported).toEqual(['client_secret_post', 'none']);
 
-    const pkceCodeVerifier = client.randomPKCECodeVerifier();
-    const expectedState = client.randomState();
-    const expectedNonce = client.randomNonce();
-    const authorizationUrl = client.buildAuthorizationUrl(config, {
-      redirect_uri: party.redirectUri,
-      scope: 'openid email profile',
-      code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-      code_challenge_method: 'S256',
-      state: expectedState,
-      nonce: expectedNonce,
-    });
-    const page = await fetch(authorizationUrl);
-    expect(page.status).toBe(200);
-    const cookie = page.headers.getSetCookie()[0]!.split(';')[0]!;
-    const requestId = metaContent(await page.text(), 'request-id')!;
-    expect((await authenticate(server, party, requestId)).status).toBe(200);
-    const continued = await continueFlow(server, { requestId, cookie });
-    expect(continued.status).toBe(302);
-
-    const tokens = await client.authorizationCodeGrant(config, new URL(continued.headers.get('location')!), {
-      pkceCodeVerifier,
-      expectedState,
-      expectedNonce,
-      idTokenExpected: true,
-    });
-    expect(tokens.claims()).toMatchObject({ sub: party.agentId, aud: party.clientId, nonce: expectedNonce });
+    const signIn = await browserSignIn(server, party, config);
+    const tokens = await codeGrant(config, signIn);
+    expect(tokens.claims()).toMatchObject({ sub: party.agentId, aud: party.clientId, nonce: signIn.expectedNonce });
 
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);

@@ -7,7 +7,8 @@
 import { errors as joseErrors, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, metaContent, type Party, postForm, setupParty } from './helpers/flow.ts';
+import { type Party, setupParty } from './helpers/flow.ts';
+import { browserSignIn, codeGrant } from './helpers/openid-client.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -33,47 +34,6 @@ function discover(clientSecret = party.clientSecret): Promise<client.Configurati
       execute: [client.allowInsecureRequests],
     },
   );
-}
-
-interface SignIn {
-  /** The URL the browser was redirected to, with code, state and iss. */
-  callbackUrl: URL;
-  pkceCodeVerifier: string;
-  expectedState: string;
-  expectedNonce: string;
-}
-
-/** The website builds the authorization URL; the browser opens it; the agent authenticates; the page continues. */
-async function signInInBrowser(config: client.Configuration): Promise<SignIn> {
-  const pkceCodeVerifier = client.randomPKCECodeVerifier();
-  const expectedState = client.randomState();
-  const expectedNonce = client.randomNonce();
-  const authorizationUrl = client.buildAuthorizationUrl(config, {
-    redirect_uri: party.redirectUri,
-    scope: 'openid email profile',
-    code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
-    code_challenge_method: 'S256',
-    state: expectedState,
-    nonce: expectedNonce,
-  });
-  const page = await fetch(authorizationUrl);
-  expect(page.status).toBe(200);
-  const cookie = page.headers.getSetCookie()[0]!.split(';')[0]!;
-  const requestId = metaContent(await page.text(), 'request-id')!;
-  expect((await authenticate(server, party, requestId)).status).toBe(200);
-  const continued = await postForm(server, '/authorize/continue', { request_id: requestId }, { cookie });
-  expect(continued.status).toBe(302);
-  return { callbackUrl: new URL(continued.headers.get('location')!), pkceCodeVerifier, expectedState, expectedNonce };
-}
-
-function codeGrant(config: client.Configuration, signIn: SignIn, callbackUrl = signIn.callbackUrl) {
-  const { pkceCodeVerifier, expectedState, expectedNonce } = signIn;
-  return client.authorizationCodeGrant(config, callbackUrl, {
-    pkceCodeVerifier,
-    expectedState,
-    expectedNonce,
-    idTokenExpected: true,
-  });
 }
 
 /** The token endpoint's answer with its ID token rewritten on the way, as a network attacker (without TLS) could. */
@@ -121,7 +81,7 @@ describe('openid-client v6 signs a website in with agentauth', () => {
 
   it('signs in: the code for tokens, an ID token about the agent owner checked for iss, aud and nonce', async () => {
     const config = await discover();
-    const signIn = await signInInBrowser(config);
+    const signIn = await browserSignIn(server, party, config);
     expect(signIn.callbackUrl.searchParams.get('iss')).toBe(server.baseUrl);
     const tokens = await codeGrant(config, signIn);
 
@@ -141,7 +101,7 @@ describe('openid-client v6 signs a website in with agentauth', () => {
 
   it('the ID token is HS256, signed with the client secret: it verifies with that secret and no other', async () => {
     const config = await discover();
-    const tokens = await codeGrant(config, await signInInBrowser(config));
+    const tokens = await codeGrant(config, await browserSignIn(server, party, config));
     const idToken = tokens.id_token!;
     const checks = { algorithms: ['HS256'], issuer: server.baseUrl, audience: party.clientId };
 
@@ -170,7 +130,7 @@ describe('openid-client v6 signs a website in with agentauth', () => {
     for (const [name, rewrite, message] of cases) {
       const config = await discover();
       rewriteIdToken(config, rewrite);
-      expect(await refusal(codeGrant(config, await signInInBrowser(config))), name).toMatch(message);
+      expect(await refusal(codeGrant(config, await browserSignIn(server, party, config))), name).toMatch(message);
     }
   });
 
@@ -181,18 +141,18 @@ describe('openid-client v6 signs a website in with agentauth', () => {
     // wants the signature checked verifies it with the client secret, as the test above does.
     const config = await discover();
     rewriteIdToken(config, (t) => `${t.slice(0, t.lastIndexOf('.'))}.${Buffer.alloc(32).toString('base64url')}`);
-    await expect(codeGrant(config, await signInInBrowser(config))).resolves.toBeDefined();
+    await expect(codeGrant(config, await browserSignIn(server, party, config))).resolves.toBeDefined();
 
     const strict = await discover();
     client.enableNonRepudiationChecks(strict);
-    await expect(codeGrant(strict, await signInInBrowser(strict))).rejects.toMatchObject({
+    await expect(codeGrant(strict, await browserSignIn(server, party, strict))).rejects.toMatchObject({
       code: 'OAUTH_UNSUPPORTED_OPERATION',
     });
   });
 
   it('refuses a redirect whose iss is not the issuer or is missing (RFC 9207), before the code is spent', async () => {
     const config = await discover();
-    const signIn = await signInInBrowser(config);
+    const signIn = await browserSignIn(server, party, config);
     for (const iss of ['https://evil.example', undefined]) {
       const forged = new URL(signIn.callbackUrl);
       if (iss === undefined) forged.searchParams.delete('iss');
@@ -205,13 +165,13 @@ describe('openid-client v6 signs a website in with agentauth', () => {
 
   it('refuses a redirect that answers another sign-in (state)', async () => {
     const config = await discover();
-    const signIn = await signInInBrowser(config);
+    const signIn = await browserSignIn(server, party, config);
     expect(await refusal(codeGrant(config, { ...signIn, expectedState: client.randomState() }))).toMatch(/state/);
   });
 
   it('a wrong client secret is refused at the token endpoint (client_secret_post): invalid_client', async () => {
     const config = await discover('cls_not-the-secret');
-    await expect(codeGrant(config, await signInInBrowser(config))).rejects.toMatchObject({
+    await expect(codeGrant(config, await browserSignIn(server, party, config))).rejects.toMatchObject({
       error: 'invalid_client',
       status: 401,
     });
@@ -219,7 +179,7 @@ describe('openid-client v6 signs a website in with agentauth', () => {
 
   it('reads userinfo for the signed-in agent, and refuses it for an unexpected subject', async () => {
     const config = await discover();
-    const tokens = await codeGrant(config, await signInInBrowser(config));
+    const tokens = await codeGrant(config, await browserSignIn(server, party, config));
     expect(await client.fetchUserInfo(config, tokens.access_token, party.agentId)).toEqual({
       sub: party.agentId,
       email: 'ada@example.com',
@@ -231,7 +191,7 @@ describe('openid-client v6 signs a website in with agentauth', () => {
 
   it('refreshes with rotation: new tokens, the old refresh token refused, and its reuse ends the grant', async () => {
     const config = await discover();
-    const first = await codeGrant(config, await signInInBrowser(config));
+    const first = await codeGrant(config, await browserSignIn(server, party, config));
     const second = await client.refreshTokenGrant(config, first.refresh_token!);
     expect(second.refresh_token).toBeDefined();
     expect(second.refresh_token).not.toBe(first.refresh_token);
@@ -251,7 +211,7 @@ describe('openid-client v6 signs a website in with agentauth', () => {
 
   it('introspects its tokens, and a revoked token introspects inactive and stops working', async () => {
     const config = await discover();
-    const tokens = await codeGrant(config, await signInInBrowser(config));
+    const tokens = await codeGrant(config, await browserSignIn(server, party, config));
 
     const access = await client.tokenIntrospection(config, tokens.access_token);
     expect(access).toMatchObject({
