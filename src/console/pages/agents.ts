@@ -15,14 +15,15 @@ import {
   type PageContext,
   secretOnce,
   when,
+  copyable,
 } from './shell.ts';
 import {
   accessActions,
+  type OwnedPageInput,
   ownedPage,
   rotatedSecretPage,
   type FormState,
   historyTable,
-  type HistoryInput,
   pageNotice,
   rotateForm,
 } from './owned.ts';
@@ -108,7 +109,7 @@ export function agentCreatedPage(
     section: 'agents',
     notice: { kind: 'success', text: 'The agent is created. Copy its secret now: it is shown only once.' },
     body: html`<dl>
-<dt>Agent ID</dt><dd><div class="copy-row"><code id="agent-id">${agent.id}</code> <button type="button" class="secondary copy" data-copy="agent-id">Copy</button></div></dd>
+<dt>Agent ID</dt><dd>${copyable('agent-id', agent.id)}</dd>
 </dl>
 ${secretOnce('Agent secret', 'agent-secret', secret)}
 ${agentEnvironment({ issuer, agentId: agent.id, secret })}
@@ -190,13 +191,10 @@ ${sites.map(
 </section>`;
 }
 
-export interface AgentPageInput extends FormState {
+export interface AgentPageInput extends OwnedPageInput {
   agent: AgentRecord;
-  now: number;
   chart: DailyCount[];
   sites: ConnectedSite[];
-  history: HistoryInput;
-  notice?: ConsolePage['notice'];
 }
 
 export function agentPage(page: SignedInPage, input: AgentPageInput): string {
@@ -209,7 +207,7 @@ export function agentPage(page: SignedInPage, input: AgentPageInput): string {
     section: 'agents',
     notice: input.notice,
     errors,
-    details: html`<dt>Agent ID</dt><dd><div class="copy-row"><code id="agent-id">${agent.id}</code> <button type="button" class="secondary copy" data-copy="agent-id">Copy</button></div></dd>
+    details: html`<dt>Agent ID</dt><dd>${copyable('agent-id', agent.id)}</dd>
 <dt>Status</dt><dd id="agent-status">${agentBadge(agent)}</dd>
 <dt>Owner</dt><dd id="agent-owner">${agent.owner_email}</dd>
 <dt>Created</dt><dd>${when(agent.created_at)}</dd>

@@ -7,15 +7,24 @@ import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
 import {
   accessActions,
+  type OwnedPageInput,
   ownedPage,
   rotatedSecretPage,
   type FormState,
   historyTable,
-  type HistoryInput,
   pageNotice,
   rotateForm,
 } from './owned.ts';
-import { type ConsolePage, consolePage, csrfField, field, type PageContext, secretOnce, when } from './shell.ts';
+import {
+  type ConsolePage,
+  consolePage,
+  csrfField,
+  field,
+  type PageContext,
+  secretOnce,
+  when,
+  copyable,
+} from './shell.ts';
 
 type SignedInPage = PageContext & { account: AccountRecord };
 
@@ -98,8 +107,8 @@ ${
 
 function endpoints(issuer: string): Html {
   const discovery = `${issuer}/.well-known/openid-configuration`;
-  return html`<dt>Issuer</dt><dd><div class="copy-row"><code id="issuer">${issuer}</code> <button type="button" class="secondary copy" data-copy="issuer">Copy</button></div></dd>
-<dt>Discovery</dt><dd><div class="copy-row"><code id="discovery-url">${discovery}</code> <button type="button" class="secondary copy" data-copy="discovery-url">Copy</button></div></dd>`;
+  return html`<dt>Issuer</dt><dd>${copyable('issuer', issuer)}</dd>
+<dt>Discovery</dt><dd>${copyable('discovery-url', discovery)}</dd>`;
 }
 
 /** The new website's credentials, the secret shown this once. */
@@ -119,7 +128,7 @@ export function clientCreatedPage(
           : 'The website is registered. Copy its secret now: it is shown only once.',
     },
     body: html`<dl>
-<dt>Client ID</dt><dd><div class="copy-row"><code id="client-id">${client.id}</code> <button type="button" class="secondary copy" data-copy="client-id">Copy</button></div></dd>
+<dt>Client ID</dt><dd>${copyable('client-id', client.id)}</dd>
 ${endpoints(input.issuer)}
 <dt>Redirect URIs</dt><dd>${uriList(client.redirect_uris)}</dd>
 <dt>Approval</dt><dd>${approvalText(client.approval)}</dd>
@@ -149,12 +158,9 @@ export function clientSecretPage(
   });
 }
 
-export interface ClientPageInput extends FormState {
+export interface ClientPageInput extends OwnedPageInput {
   client: ClientRecord;
-  now: number;
   issuer: string;
-  history: HistoryInput;
-  notice?: ConsolePage['notice'];
 }
 
 export function clientPage(page: SignedInPage, input: ClientPageInput): string {
@@ -167,7 +173,7 @@ export function clientPage(page: SignedInPage, input: ClientPageInput): string {
     section: 'websites',
     notice: input.notice,
     errors,
-    details: html`<dt>Client ID</dt><dd><div class="copy-row"><code id="client-id">${client.id}</code> <button type="button" class="secondary copy" data-copy="client-id">Copy</button></div></dd>
+    details: html`<dt>Client ID</dt><dd>${copyable('client-id', client.id)}</dd>
 <dt>Status</dt><dd id="website-status">${clientBadge(client)}</dd>
 <dt>Approval</dt><dd>${approvalText(client.approval)}</dd>
 <dt>Kind</dt><dd id="client-type">${clientTypeText(client)}</dd>

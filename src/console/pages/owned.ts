@@ -66,6 +66,13 @@ export function previousSecretNote(expiresAt: number | null, now: number): Html 
     : html``;
 }
 
+/** What an agent's or a client's page is shown with: a form's values and errors, the time, a page of history, a notice. */
+export interface OwnedPageInput extends FormState {
+  now: number;
+  history: HistoryInput;
+  notice?: ConsolePage['notice'];
+}
+
 /**
  * Disable (or Enable) and Revoke all grants, each asking for confirmation, and `more` buttons
  * beside them: what an owner does with the access of an agent or a client.

@@ -117,6 +117,11 @@ export function when(epochSeconds: number | null | undefined): Html {
   return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
 }
 
+/** A value with its Copy button (console.js copies the element named `id`). */
+export function copyable(id: string, value: string): Html {
+  return html`<div class="copy-row"><code id="${id}">${value}</code> <button type="button" class="secondary copy" data-copy="${id}">Copy</button></div>`;
+}
+
 /** A secret (or a one-time link) shown once, with a copy button (console.js) and a warning. */
 export function secretOnce(
   label: string,
@@ -126,7 +131,7 @@ export function secretOnce(
 ): Html {
   return html`<div class="secret">
 <p><strong>${label}</strong> (${note})</p>
-<div class="copy-row"><code id="${id}">${secret}</code> <button type="button" class="secondary copy" data-copy="${id}">Copy</button></div>
+${copyable(id, secret)}
 </div>`;
 }
 
