@@ -3,7 +3,7 @@
  * the driver sends one statement per query, BEGIN and COMMIT included), the transactions it
  * commits (each a WAL flush) and the WAL it writes. Statements come from pg_stat_statements,
  * commits and WAL from the WAL itself (pg_walinspect), so neither lags the way the statistics
- * collector's counters do. An operator sizes a cluster from these (README "Performance").
+ * collector's counters do. An operator sizes a cluster from these (docs/performance.md).
  */
 import pg from 'pg';
 

@@ -1,5 +1,6 @@
 /**
- * npm run screenshots: pictures of the console's real pages for the README, written to
+ * npm run screenshots: pictures of the real pages (the authorization page and the console's)
+ * for the README and the docs, written to
  * docs/screenshots/. Starts a server on a temporary SQLite database, makes an admin, a website
  * and an agent, runs real sign-ins (plus older audit events, so the 30-day chart has a shape),
  * and drives Debian's Chromium through the pages at desktop and phone widths.
@@ -15,7 +16,7 @@ import { createOwnedAgent } from '../src/console/agents.ts';
 import { createOwnedClient } from '../src/console/clients.ts';
 import { startServer } from '../src/server.ts';
 import { launchChromium, startCallbackServer } from '../test/helpers/browser.ts';
-import { obtainTokens, type Party } from '../test/helpers/flow.ts';
+import { authorizeUrl, obtainTokens, type Party, pkcePair } from '../test/helpers/flow.ts';
 import { freePort } from '../test/helpers/net.ts';
 import type { TestServer } from '../test/helpers/server.ts';
 
@@ -114,6 +115,20 @@ async function main(): Promise<void> {
       await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
       process.stdout.write(`docs/screenshots/${name}.png\n`);
     };
+    // The page every person signing in through an agent sees, before the agent has signed in.
+    const authorize = new URL(
+      authorizeUrl(target, {
+        client_id: client.id,
+        redirect_uri: callback.uri,
+        response_type: 'code',
+        scope: 'openid email profile',
+        state: 'screenshot',
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
+    await shot('authorize', `${authorize.pathname}${authorize.search}`);
+    await shot('authorize-phone', `${authorize.pathname}${authorize.search}`, PHONE);
     await shot('sign-in', '/console/sign-in');
     await signIn(page, config.baseUrl);
     await shot('overview', '/console');

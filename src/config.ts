@@ -418,7 +418,7 @@ export const SETTINGS = [
     key: 'sqliteSynchronous',
     type: choice(['full', 'normal']),
     default: 'full',
-    doc: '`full`: every commit is on disk before its answer (survives `kill -9` and power loss; the WAL is synced off the event loop). `normal`: no fsync per commit; an answer survives a crash of the process but a power loss may lose the last ones. The server warns at start with `normal`. See Durability (under [Operations](../README.md#operations)) and [Performance](../README.md#performance). Has no effect with PostgreSQL.',
+    doc: "`full`: every commit is on disk before its answer (survives `kill -9` and power loss; the WAL is synced off the event loop). `normal`: no fsync per commit; an answer survives a crash of the process but a power loss may lose the last ones. The server warns at start with `normal`. See Durability in the [operator's guide](../guides/operator.md#operations) and [performance](../performance.md). Has no effect with PostgreSQL.",
   }),
   setting({
     name: 'NODE_ENV',
@@ -763,7 +763,7 @@ export const SETTINGS = [
     key: 'mcpAuthorization',
     type: onOff,
     default: false,
-    doc: '`true` turns on everything an MCP client needs at once: `PUBLIC_CLIENTS`, `CLIENT_ID_METADATA_DOCUMENTS` and `DYNAMIC_REGISTRATION` (each may still be set on its own beside it). See [MCP clients and servers](../README.md#mcp-clients-and-servers).',
+    doc: '`true` turns on everything an MCP client needs at once: `PUBLIC_CLIENTS`, `CLIENT_ID_METADATA_DOCUMENTS` and `DYNAMIC_REGISTRATION` (each may still be set on its own beside it). See the [MCP servers guide](../guides/mcp-servers.md).',
   }),
   setting({
     name: 'PUBLIC_CLIENTS',

@@ -2,7 +2,7 @@
  * Every error the server answers, as one family of classes named after their error codes
  * (RFC 6749 §5.2, RFC 6750 §3.1 and the codes docs/contract.md / docs/design.md add): the
  * protocol's, the agent endpoints' and the console's. Every error body has the shape
- * { error, error_description }. ERROR_CODES at the end lists the codes; docs/errors.md is its
+ * { error, error_description }. ERROR_CODES at the end lists the codes; docs/reference/errors.md is its
  * table in prose, and test/error-codes.test.ts keeps the two and the classes in agreement.
  */
 export abstract class OAuthError extends Error {
@@ -215,7 +215,7 @@ export class ServerError extends OAuthError {
  * an agent can meet it at the agent endpoints (/api/agent/*, /api/check-status*, including a
  * request's `error` status). scripts/error-codes.ts generates the SDKs' lists of server codes
  * from the agent's; test/error-codes.test.ts checks this list against the classes above and
- * docs/errors.md.
+ * docs/reference/errors.md.
  */
 export const ERROR_CODES = [
   { code: 'invalid_request', statuses: [400, 403, 404, 408, 413, 415, 431], agent: true },

@@ -1,6 +1,6 @@
 /**
  * Dynamic Client Registration (RFC 7591) and its management protocol (RFC 7592), opt-in with
- * DYNAMIC_REGISTRATION (docs/dynamic-registration.md): registration of confidential and public
+ * DYNAMIC_REGISTRATION (docs/reference/dynamic-registration.md): registration of confidential and public
  * clients that then sign in end to end, metadata checks, reading, updating and deleting with the
  * registration access token, what deletion revokes, throttling, and the routes' absence when the
  * setting is off.

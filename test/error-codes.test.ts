@@ -1,6 +1,6 @@
 /**
  * One table of error codes: the family of classes in src/errors.ts, its ERROR_CODES
- * list, docs/errors.md and the SDKs' generated lists (scripts/error-codes.ts) say the same.
+ * list, docs/reference/errors.md and the SDKs' generated lists (scripts/error-codes.ts) say the same.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -21,17 +21,17 @@ function members(): Array<{ name: string; code: string; status: number }> {
     });
 }
 
-/** docs/errors.md's table: one row per code, with its statuses, classes and whether agents meet it. */
+/** docs/reference/errors.md's table: one row per code, with its statuses, classes and whether agents meet it. */
 function documented(): Map<string, { statuses: number[]; classes: string[]; agent: boolean }> {
   const rows = new Map<string, { statuses: number[]; classes: string[]; agent: boolean }>();
-  for (const line of read('docs/errors.md').split('\n')) {
+  for (const line of read('docs/reference/errors.md').split('\n')) {
     if (!/^\|\s*`[a-z_]+`\s*\|/.test(line)) continue;
     const [code, statuses, classes, agent] = line
       .split('|')
       .slice(1, 5)
       .map((cell) => cell.trim());
     const name = code!.replace(/`/g, '');
-    expect(rows.has(name), `docs/errors.md lists ${name} twice`).toBe(false);
+    expect(rows.has(name), `docs/reference/errors.md lists ${name} twice`).toBe(false);
     rows.set(name, {
       statuses: [...statuses!.matchAll(/\d{3}/g)].map(([status]) => Number(status)).sort(),
       classes: [...classes!.matchAll(/`(\w+)`/g)].map(([, name]) => name!).sort(),
@@ -76,7 +76,7 @@ describe('the error codes', () => {
     }
   });
 
-  it('docs/errors.md has one row per code, with its statuses, classes and agent mark, and no other', () => {
+  it('docs/reference/errors.md has one row per code, with its statuses, classes and agent mark, and no other', () => {
     const rows = documented();
     expect([...rows.keys()].sort()).toEqual(ERROR_CODES.map((entry) => entry.code).sort());
     const classes = members();

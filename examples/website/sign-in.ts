@@ -9,7 +9,7 @@
  * What openid-client checks at the callback: `state` and `iss` (RFC 9207) of the redirect, the
  * token response, and the ID token's alg (HS256), iss, aud, exp, iat and nonce. It does not
  * check the HS256 signature: it takes the ID token straight from the token endpoint over TLS,
- * which OpenID Connect Core §3.1.3.7 item 6 allows (README.md, "Sign in with your AI agent on your website").
+ * which OpenID Connect Core §3.1.3.7 item 6 allows (docs/guides/website.md).
  */
 import * as oidc from 'openid-client';
 import type { Session } from './sessions.ts';

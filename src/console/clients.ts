@@ -1,6 +1,6 @@
 /**
  * Clients as their owners register them in the console, whose pages call them websites
- * (docs/glossary.md, docs/design.md §11), with the same rules as the CLI.
+ * (docs/reference/glossary.md, docs/design.md §11), with the same rules as the CLI.
  */
 import type { Context } from '../context.ts';
 import { type NewClient, registerClient } from '../domain/clients.ts';

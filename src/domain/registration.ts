@@ -1,7 +1,7 @@
 /**
  * Dynamic Client Registration (RFC 7591) and its management protocol (RFC 7592), served only
  * while DYNAMIC_REGISTRATION (or MCP_AUTHORIZATION) is on. The decisions and their RFC sections
- * are in docs/dynamic-registration.md.
+ * are in docs/reference/dynamic-registration.md.
  *
  * What is registered is what a client record holds: name, redirect URIs and token endpoint
  * authentication method. Every other answer field is either fixed for every client of this

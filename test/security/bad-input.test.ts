@@ -1,5 +1,5 @@
 /**
- * Hostile input to every endpoint (docs/design.md §10; README "Endpoint reference"): malformed
+ * Hostile input to every endpoint (docs/design.md §10; docs/reference/endpoints.md): malformed
  * JSON, wrong and missing content types, bodies over 64 KiB, parameters over their length
  * limits, repeated parameters, non-UTF-8 bytes and control characters, huge headers, arrays
  * and objects where strings belong, and __proto__/constructor keys. Whatever arrives, the answer
