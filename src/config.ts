@@ -18,6 +18,8 @@ export interface Config {
   /** Earlier secrets still accepted while a rotation is under way. */
   jwtPreviousSecrets: string[];
   logLevel: string;
+  /** How log lines are written: JSON, readable lines, or readable on a terminal and JSON otherwise. */
+  logFormat: 'auto' | 'json' | 'pretty';
   production: boolean;
   requestTtl: number;
   codeTtl: number;
@@ -475,6 +477,13 @@ export const SETTINGS = [
     },
     default: 'info',
     doc: 'How much the server logs, from `fatal` only to `trace`; `silent`: nothing.',
+  }),
+  setting({
+    name: 'LOG_FORMAT',
+    key: 'logFormat',
+    type: choice(['auto', 'json', 'pretty']),
+    default: 'auto',
+    doc: '`json`: one JSON object per line, for a log collector. `pretty`: one readable line per entry (time, level, message; for a request its method, path, status, milliseconds and request id; for an error its message, then its stack), other fields as `key=value`. `auto`: `pretty` when standard output is a terminal, `json` otherwise (a pipe, a file, a container runtime). Both formats hold the same redacted values: no secret, token, cookie or one-time link in either.',
   }),
   setting({
     name: 'REQUEST_TTL',

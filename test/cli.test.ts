@@ -1,5 +1,6 @@
 /** The agentauth CLI (docs/design.md §7) and `agentauth serve` as a real process (§8, §10). */
 import { freePort } from './helpers/net.ts';
+import { spawnServer, waitReady } from './helpers/server-process.ts';
 import { ConsoleSession, createPasswordAccount, signIn } from './helpers/console.ts';
 import { startTestServer } from './helpers/server.ts';
 import { digest } from '../src/crypto.ts';
@@ -388,10 +389,36 @@ describe('agentauth serve', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output).toContain('shutting down');
+    // LOG_FORMAT auto on a pipe: JSON lines, as a log collector reads them.
+    expect(output).toMatch(/^\{"level":30,"time":\d+,.*"msg":"agentauth is serving"\}$/m);
     expect(output).toContain('JWT_SECRET is not set');
     expect(output).toContain(
       'SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose',
     );
+  });
+
+  it('writes readable lines with LOG_FORMAT=pretty, even on a pipe, and still no link token', async () => {
+    const port = await freePort();
+    const server = spawnServer({ ...env, PORT: String(port), HOST: '127.0.0.1', LOG_FORMAT: 'pretty' } as Record<
+      string,
+      string
+    >);
+    try {
+      await waitReady(server);
+      await fetch(`${server.baseUrl}/console/setup/lnk_NOT_IN_LOGS?state=x`);
+      await server.kill('SIGTERM');
+      const output = server.output();
+      expect(output).toMatch(
+        /^\d\d:\d\d:\d\d\.\d{3} INFO {2}agentauth is serving {2}issuer=http:\/\/localhost:\d+ database=sqlite:\S+ statusStreamsMax=\d+$/m,
+      );
+      expect(output).toMatch(
+        /^\d\d:\d\d:\d\d\.\d{3} INFO {2}request GET \/console\/setup\/lnk_\[redacted\] 404 [\d.]+ ms {2}reqId=req-\d+ from=127\.0\.0\.1$/m,
+      );
+      expect(output).not.toContain('{"level"');
+      expect(output).not.toContain('NOT_IN_LOGS');
+    } finally {
+      await server.kill('SIGKILL');
+    }
   });
 
   it('refuses to start in production without JWT_SECRET, with one clear line', async () => {
