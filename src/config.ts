@@ -391,7 +391,7 @@ export const SETTINGS = [
     type: { takes: 'absolute http(s) URL', parse: baseUrl },
     default: (read) => baseUrl(`http://localhost:${read.port}`),
     shownDefault: '`http://localhost:$PORT`',
-    doc: "The issuer: absolute http(s) URL without query or fragment (a trailing slash is removed). Used as `iss`, in the metadata, the page's meta tags and the `iss` redirect parameter. When it starts with `https:` the binding cookie is `__Host-agentauth_browser` and `Secure`. Set it to the public URL in production.",
+    doc: "The issuer: absolute http(s) URL without query or fragment (a trailing slash is removed). Used as `iss`, in the metadata, the page's meta tags and the `iss` redirect parameter. When it starts with `https:` the binding cookie is `__Host-agentauth_browser` and `Secure`. Set it to the public URL in production. The CLI prints a whole setup link only where it is set (`account create`, `account setup-link`): without it, the path alone, since the server makes its default from a `PORT` the command may not share.",
   }),
   setting({
     name: 'DATABASE_URL',
@@ -852,13 +852,31 @@ type Unread = Exclude<Key, (typeof SETTINGS)[number]['key']>;
 const everyFieldRead: [Unread] extends [never] ? true : Unread = true;
 void everyFieldRead;
 
+/** The name of an environment variable of the table. */
+export type SettingName = (typeof SETTINGS)[number]['name'];
+
+/** A variable's text as loadConfig reads it: undefined when unset or empty (an empty one counts as unset). */
+const given = (env: Env, name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+
+/**
+ * Whether the environment sets this variable, rather than leaving it to its default. A command
+ * run beside the server cannot know a default made from another variable of the server's own
+ * environment: BASE_URL's, made from PORT, is the case.
+ *
+ * @example
+ * const publicUrl = isSet('BASE_URL') ? loadConfig().baseUrl : null;
+ */
+export function isSet(name: SettingName, env: Env = process.env): boolean {
+  return given(env, name) !== undefined;
+}
+
 /** The configuration from the environment: each variable of the table, in its order, or its default. */
 export function loadConfig(env: Env = process.env): Config {
   const read = {} as Read;
   const record = read as Record<Key, unknown>;
   for (const entry of SETTINGS as readonly Setting[]) {
-    const raw = env[entry.name];
-    const value = raw === undefined || raw === '' ? undefined : entry.type.parse(raw, entry.name);
+    const raw = given(env, entry.name);
+    const value = raw === undefined ? undefined : entry.type.parse(raw, entry.name);
     record[entry.key] =
       value !== undefined ? value : typeof entry.default === 'function' ? entry.default(read) : entry.default;
     entry.check?.(read[entry.key], read);
