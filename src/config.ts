@@ -2,7 +2,7 @@
  * Configuration from the environment (docs/design.md §8). Every setting has a documented
  * default; an invalid value stops start-up with one clear line (ConfigError). One table
  * (SETTINGS, at the end) names each variable, its type, its default and its documentation:
- * loadConfig reads the environment by it, and docs/configuration.md is made from it.
+ * loadConfig reads the environment by it, and docs/reference/configuration.md is made from it.
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -330,7 +330,7 @@ type Key = keyof Read;
 
 /**
  * One environment variable: its name, what it takes, its default and what it does. The table
- * below makes both loadConfig and docs/configuration.md (`npm run docs:config`).
+ * below makes both loadConfig and docs/reference/configuration.md (`npm run docs:config`).
  */
 export interface Setting<K extends Key = Key> {
   readonly name: string;
@@ -341,7 +341,7 @@ export interface Setting<K extends Key = Key> {
   readonly default: Read[K] | ((read: Read) => Read[K]);
   /** The default as the reference states it, where the type cannot show it (a derived one). */
   readonly shownDefault?: string;
-  /** What it does, for the reference (Markdown; paths relative to docs/). */
+  /** What it does, for the reference (Markdown; paths relative to docs/reference/). */
   readonly doc: string;
   /** A rule tying it to the settings above it in the table; throws ConfigError. */
   check?(value: Read[K], read: Read): void;
@@ -420,7 +420,7 @@ export const SETTINGS = [
     key: 'sqliteSynchronous',
     type: choice(['full', 'normal']),
     default: 'full',
-    doc: '`full`: every commit is on disk before its answer (survives `kill -9` and power loss; the WAL is synced off the event loop). `normal`: no fsync per commit; an answer survives a crash of the process but a power loss may lose the last ones. The server warns at start with `normal`. See Durability (under [Operations](../README.md#operations)) and [Performance](../README.md#performance). Has no effect with PostgreSQL.',
+    doc: '`full`: every commit is on disk before its answer (survives `kill -9` and power loss; the WAL is synced off the event loop). `normal`: no fsync per commit; an answer survives a crash of the process but a power loss may lose the last ones. The server warns at start with `normal`. See Durability (under [Operations](../../README.md#operations)) and [Performance](../../README.md#performance). Has no effect with PostgreSQL.',
   }),
   setting({
     name: 'NODE_ENV',
@@ -772,7 +772,7 @@ export const SETTINGS = [
     key: 'mcpAuthorization',
     type: onOff,
     default: false,
-    doc: '`true` turns on everything an MCP client needs at once: `PUBLIC_CLIENTS`, `CLIENT_ID_METADATA_DOCUMENTS` and `DYNAMIC_REGISTRATION` (each may still be set on its own beside it). See [MCP clients and servers](../README.md#mcp-clients-and-servers).',
+    doc: '`true` turns on everything an MCP client needs at once: `PUBLIC_CLIENTS`, `CLIENT_ID_METADATA_DOCUMENTS` and `DYNAMIC_REGISTRATION` (each may still be set on its own beside it). See [MCP clients and servers](../../README.md#mcp-clients-and-servers).',
   }),
   setting({
     name: 'PUBLIC_CLIENTS',
