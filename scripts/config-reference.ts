@@ -1,5 +1,5 @@
 /**
- * npm run docs:config: writes docs/configuration.md, the reference of every environment
+ * npm run docs:config: writes docs/reference/configuration.md, the reference of every environment
  * variable, from the table loadConfig reads them by (SETTINGS in src/config.ts). The file is
  * never edited by hand; test/config-reference.test.ts fails while it differs from the table.
  */
@@ -7,12 +7,12 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SETTINGS, type Setting, shownDefault } from '../src/config.ts';
 
-export const REFERENCE_PATH = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
+export const REFERENCE_PATH = fileURLToPath(new URL('../docs/reference/configuration.md', import.meta.url));
 
 /** A table cell: one line, with no | to end it early. */
 const cell = (markdown: string) => markdown.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
 
-/** The text of docs/configuration.md. */
+/** The text of docs/reference/configuration.md. */
 export function configurationReference(): string {
   const rows = (SETTINGS as readonly Setting[]).map(
     (entry) => `| \`${entry.name}\` | ${cell(entry.type.takes)} | ${cell(shownDefault(entry))} | ${cell(entry.doc)} |`,

@@ -2,7 +2,7 @@
  * Configuration from the environment (docs/design.md §8). Every setting has a documented
  * default; an invalid value stops start-up with one clear line (ConfigError). One table
  * (SETTINGS, at the end) names each variable, its type, its default and its documentation:
- * loadConfig reads the environment by it, and docs/configuration.md is made from it.
+ * loadConfig reads the environment by it, and docs/reference/configuration.md is made from it.
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -18,6 +18,8 @@ export interface Config {
   /** Earlier secrets still accepted while a rotation is under way. */
   jwtPreviousSecrets: string[];
   logLevel: string;
+  /** How log lines are written: JSON, readable lines, or readable on a terminal and JSON otherwise. */
+  logFormat: 'auto' | 'json' | 'pretty';
   production: boolean;
   requestTtl: number;
   codeTtl: number;
@@ -328,7 +330,7 @@ type Key = keyof Read;
 
 /**
  * One environment variable: its name, what it takes, its default and what it does. The table
- * below makes both loadConfig and docs/configuration.md (`npm run docs:config`).
+ * below makes both loadConfig and docs/reference/configuration.md (`npm run docs:config`).
  */
 export interface Setting<K extends Key = Key> {
   readonly name: string;
@@ -339,7 +341,7 @@ export interface Setting<K extends Key = Key> {
   readonly default: Read[K] | ((read: Read) => Read[K]);
   /** The default as the reference states it, where the type cannot show it (a derived one). */
   readonly shownDefault?: string;
-  /** What it does, for the reference (Markdown; paths relative to docs/). */
+  /** What it does, for the reference (Markdown; paths relative to docs/reference/). */
   readonly doc: string;
   /** A rule tying it to the settings above it in the table; throws ConfigError. */
   check?(value: Read[K], read: Read): void;
@@ -389,7 +391,7 @@ export const SETTINGS = [
     type: { takes: 'absolute http(s) URL', parse: baseUrl },
     default: (read) => baseUrl(`http://localhost:${read.port}`),
     shownDefault: '`http://localhost:$PORT`',
-    doc: "The issuer: absolute http(s) URL without query or fragment (a trailing slash is removed). Used as `iss`, in the metadata, the page's meta tags and the `iss` redirect parameter. When it starts with `https:` the binding cookie is `__Host-agentauth_browser` and `Secure`. Set it to the public URL in production.",
+    doc: "The issuer: absolute http(s) URL without query or fragment (a trailing slash is removed). Used as `iss`, in the metadata, the page's meta tags and the `iss` redirect parameter. When it starts with `https:` the binding cookie is `__Host-agentauth_browser` and `Secure`. Set it to the public URL in production. The CLI prints a whole setup link only where it is set (`account create`, `account setup-link`): without it, the path alone, since the server makes its default from a `PORT` the command may not share.",
   }),
   setting({
     name: 'DATABASE_URL',
@@ -475,6 +477,13 @@ export const SETTINGS = [
     },
     default: 'info',
     doc: 'How much the server logs, from `fatal` only to `trace`; `silent`: nothing.',
+  }),
+  setting({
+    name: 'LOG_FORMAT',
+    key: 'logFormat',
+    type: choice(['auto', 'json', 'pretty']),
+    default: 'auto',
+    doc: '`json`: one JSON object per line, for a log collector. `pretty`: one readable line per entry (time, level, message; for a request its method, path, status, milliseconds and request id; for an error its message, then its stack), other fields as `key=value`. `auto`: `pretty` when standard output is a terminal, `json` otherwise (a pipe, a file, a container runtime). Both formats hold the same redacted values: no secret, token, cookie or one-time link in either.',
   }),
   setting({
     name: 'REQUEST_TTL',
@@ -843,13 +852,31 @@ type Unread = Exclude<Key, (typeof SETTINGS)[number]['key']>;
 const everyFieldRead: [Unread] extends [never] ? true : Unread = true;
 void everyFieldRead;
 
+/** The name of an environment variable of the table. */
+export type SettingName = (typeof SETTINGS)[number]['name'];
+
+/** A variable's text as loadConfig reads it: undefined when unset or empty (an empty one counts as unset). */
+const given = (env: Env, name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+
+/**
+ * Whether the environment sets this variable, rather than leaving it to its default. A command
+ * run beside the server cannot know a default made from another variable of the server's own
+ * environment: BASE_URL's, made from PORT, is the case.
+ *
+ * @example
+ * const publicUrl = isSet('BASE_URL') ? loadConfig().baseUrl : null;
+ */
+export function isSet(name: SettingName, env: Env = process.env): boolean {
+  return given(env, name) !== undefined;
+}
+
 /** The configuration from the environment: each variable of the table, in its order, or its default. */
 export function loadConfig(env: Env = process.env): Config {
   const read = {} as Read;
   const record = read as Record<Key, unknown>;
   for (const entry of SETTINGS as readonly Setting[]) {
-    const raw = env[entry.name];
-    const value = raw === undefined || raw === '' ? undefined : entry.type.parse(raw, entry.name);
+    const raw = given(env, entry.name);
+    const value = raw === undefined ? undefined : entry.type.parse(raw, entry.name);
     record[entry.key] =
       value !== undefined ? value : typeof entry.default === 'function' ? entry.default(read) : entry.default;
     entry.check?.(read[entry.key], read);

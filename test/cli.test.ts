@@ -1,5 +1,6 @@
 /** The agentauth CLI (docs/design.md §7) and `agentauth serve` as a real process (§8, §10). */
 import { freePort } from './helpers/net.ts';
+import { spawnServer, waitReady } from './helpers/server-process.ts';
 import { ConsoleSession, createPasswordAccount, signIn } from './helpers/console.ts';
 import { startTestServer } from './helpers/server.ts';
 import { digest } from '../src/crypto.ts';
@@ -202,6 +203,7 @@ describe('agentauth account commands', () => {
       });
       const url = created.setup_link as string;
       expect(url.startsWith(`${server.baseUrl}/console/setup/`)).toBe(true);
+      expect(`${server.baseUrl}${created.setup_link_path}`).toBe(url);
       const expiresAt = Date.parse(created.setup_link_expires_at as string) / 1000;
       expect(expiresAt).toBeGreaterThanOrEqual(now + 3600);
       expect(expiresAt).toBeLessThan(now + 3600 + 60);
@@ -250,6 +252,33 @@ describe('agentauth account commands', () => {
     expect(await cliFails(['account', 'disable', 'not-an-email'])).toBe(
       'agentauth: not-an-email is not an email address\n',
     );
+  });
+
+  it('prints the path and what to set, never a guessed address, when BASE_URL is not set; exit 0', async () => {
+    // The server may listen on any PORT: neither the default nor this command's PORT makes the link.
+    for (const extra of [{}, { PORT: '42100' }]) {
+      const { stdout, stderr } = await run(
+        './bin/agentauth',
+        ['account', 'create', '--email', `no.base.${Object.keys(extra).length}@example.com`],
+        { env: { ...env, ...extra } },
+      );
+      expect(stdout).toMatch(
+        /\nsetup link: \/console\/setup\/lnk_[A-Za-z0-9_-]+\nBASE_URL is not set, so this command does not know the server's address: open the path on the server's own address \(where its console is\), or set BASE_URL to the server's public URL to print the whole link\.\n\(the link works once, until \d{4}-/,
+      );
+      expect(stdout).not.toMatch(/https?:|localhost|3000|42100/);
+      expect(stderr).toBe('');
+    }
+    const json = await cli('account', 'setup-link', 'no.base.0@example.com');
+    expect(json).toMatchObject({
+      setup_link: null,
+      setup_link_path: expect.stringMatching(/^\/console\/setup\/lnk_[A-Za-z0-9_-]+$/),
+      setup_link_expires_at: expect.any(String),
+    });
+    const { stdout: withBase } = await run('./bin/agentauth', ['account', 'setup-link', 'no.base.0@example.com'], {
+      env: { ...env, BASE_URL: 'https://id.example/' },
+    });
+    expect(withBase).toMatch(/^setup link: https:\/\/id\.example\/console\/setup\/lnk_[A-Za-z0-9_-]+\n/);
+    expect(withBase).not.toContain('BASE_URL');
   });
 
   it('lists accounts, disables one (ending its sessions) and enables it, and makes a new setup link', async () => {
@@ -388,10 +417,36 @@ describe('agentauth serve', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output).toContain('shutting down');
+    // LOG_FORMAT auto on a pipe: JSON lines, as a log collector reads them.
+    expect(output).toMatch(/^\{"level":30,"time":\d+,.*"msg":"agentauth is serving"\}$/m);
     expect(output).toContain('JWT_SECRET is not set');
     expect(output).toContain(
       'SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose',
     );
+  });
+
+  it('writes readable lines with LOG_FORMAT=pretty, even on a pipe, and still no link token', async () => {
+    const port = await freePort();
+    const server = spawnServer({ ...env, PORT: String(port), HOST: '127.0.0.1', LOG_FORMAT: 'pretty' } as Record<
+      string,
+      string
+    >);
+    try {
+      await waitReady(server);
+      await fetch(`${server.baseUrl}/console/setup/lnk_NOT_IN_LOGS?state=x`);
+      await server.kill('SIGTERM');
+      const output = server.output();
+      expect(output).toMatch(
+        /^\d\d:\d\d:\d\d\.\d{3} INFO {2}agentauth is serving {2}issuer=http:\/\/localhost:\d+ database=sqlite:\S+ statusStreamsMax=\d+$/m,
+      );
+      expect(output).toMatch(
+        /^\d\d:\d\d:\d\d\.\d{3} INFO {2}request GET \/console\/setup\/lnk_\[redacted\] 404 [\d.]+ ms {2}reqId=req-\d+ from=127\.0\.0\.1$/m,
+      );
+      expect(output).not.toContain('{"level"');
+      expect(output).not.toContain('NOT_IN_LOGS');
+    } finally {
+      await server.kill('SIGKILL');
+    }
   });
 
   it('refuses to start in production without JWT_SECRET, with one clear line', async () => {

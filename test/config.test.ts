@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import {
   ConfigError,
   defaultStatusStreamsMax,
+  isSet,
   loadConfig,
   openFilesLimit,
   parseOpenFilesLimit,
@@ -105,6 +106,18 @@ describe('loadConfig', () => {
   ])('refuses %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('isSet tells a set variable from a default, an empty one counting as unset as loadConfig counts it', () => {
+    expect(isSet('BASE_URL', { BASE_URL: 'https://id.example' })).toBe(true);
+    expect(isSet('BASE_URL', { BASE_URL: '', PORT: '42100' })).toBe(false);
+    expect(loadConfig({ BASE_URL: '', PORT: '42100' }).baseUrl).toBe('http://localhost:42100');
+  });
+
+  it('LOG_FORMAT is auto by default, or json or pretty', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'JSON' }).logFormat).toBe('json');
+    expect(() => loadConfig({ LOG_FORMAT: 'text' })).toThrow('LOG_FORMAT must be auto, json or pretty (got "text")');
   });
 
   it('MCP_AUTHORIZATION turns on every MCP feature; each may still be set on its own', () => {

@@ -1,9 +1,23 @@
 /** What the management commands share: the context they work in, and how they print. */
-import { loadConfig } from '../config.ts';
+import { type Config, isSet, loadConfig } from '../config.ts';
 import type { Context } from '../context.ts';
 import { createContext } from '../app.ts';
 import { resolveJwtSecret } from '../server.ts';
 import { openStore } from '../store/open.ts';
+
+/**
+ * The server's public URL, as a command run beside it can know it: the issuer of the server's
+ * own configuration (loadConfig) when BASE_URL is set; null otherwise, since the server then
+ * makes it from its PORT, which this command's environment may not share. A command prints no
+ * guessed address: UNKNOWN_PUBLIC_URL says what to do instead.
+ */
+export function publicUrl(config: Config): string | null {
+  return isSet('BASE_URL') ? config.baseUrl : null;
+}
+
+/** What a command says beside a path that it cannot make a whole link of (publicUrl is null). */
+export const UNKNOWN_PUBLIC_URL =
+  "BASE_URL is not set, so this command does not know the server's address: open the path on the server's own address (where its console is), or set BASE_URL to the server's public URL to print the whole link.";
 
 export const warn = (message: string) => process.stderr.write(`warning: ${message}\n`);
 

@@ -171,14 +171,19 @@ export async function createAccount(deps: Deps, input: NewAccount): Promise<Acco
   return account;
 }
 
+/** A link's path on this server: what a link is without the server's public URL. */
+export function linkPath(purpose: LinkPurpose, token: string): string {
+  return `/console/${{ setup: 'setup', invite: 'invitation', verify: 'verify-email' }[purpose]}/${token}`;
+}
+
 /** A link's address on this server. */
 export function linkUrl(deps: Pick<Context, 'config'>, purpose: LinkPurpose, token: string): string {
-  const path = { setup: 'setup', invite: 'invitation', verify: 'verify-email' }[purpose];
-  return `${deps.config.baseUrl}/console/${path}/${token}`;
+  return `${deps.config.baseUrl}${linkPath(purpose, token)}`;
 }
 
 /**
- * A one-time link: only its digest is stored, the token is in the URL returned (shown once).
+ * A one-time link: only its digest is stored, the token is in the URL and the path returned
+ * (shown once; the path alone where the server's public URL is not known, as in the CLI).
  *
  * @example
  * const { url } = await issueLink(ctx, 'invite', { role: 'member', createdBy: admin.id });
@@ -187,7 +192,7 @@ export async function issueLink(
   deps: Deps,
   purpose: LinkPurpose,
   input: { accountId?: string; email?: string; role?: AccountRole; createdBy?: string; ttl?: number },
-): Promise<{ url: string; expiresAt: number }> {
+): Promise<{ url: string; path: string; expiresAt: number }> {
   const token = randomId(PREFIX.consoleLink, 32);
   const now = deps.clock();
   const link: AccountLinkRecord = {
@@ -203,7 +208,7 @@ export async function issueLink(
     revoked_at: null,
   };
   await deps.store.console.insertLink(link);
-  return { url: linkUrl(deps, purpose, token), expiresAt: link.expires_at };
+  return { url: linkUrl(deps, purpose, token), path: linkPath(purpose, token), expiresAt: link.expires_at };
 }
 
 /** The usable link of this purpose behind the token, or NotFound saying why not. */

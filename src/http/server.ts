@@ -18,6 +18,7 @@ import { closeUnreadBodies, type TimeoutOptions, timeoutOptions } from './connec
 import { clientErrorHandler, errorHandler, schemaErrorMessage } from './errors.ts';
 import { healthRoutes, metricsOnlyRoutes } from './health.ts';
 import { lazyRequestLogger, loggerOptions } from './logger.ts';
+import { logDestination } from './pretty-log.ts';
 
 export const BODY_LIMIT = 64 * 1024;
 
@@ -118,10 +119,9 @@ export async function createHttpServer(
   registry: Registry,
   options: AppOptions & { routerErrorPage?: RouterErrorPage } = {},
 ): Promise<FastifyInstance> {
+  const stream = logDestination(ctx.config.logFormat, options.logStream);
   const logger =
-    ctx.config.logLevel === 'silent'
-      ? false
-      : { ...loggerOptions(ctx.config.logLevel), ...(options.logStream ? { stream: options.logStream } : {}) };
+    ctx.config.logLevel === 'silent' ? false : { ...loggerOptions(ctx.config.logLevel), ...(stream ? { stream } : {}) };
   const app = Fastify({
     ...serverOptions(ctx.config),
     logger,

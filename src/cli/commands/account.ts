@@ -5,7 +5,7 @@ import { InvalidField } from '../../errors.ts';
 import { recordConsoleEvent } from '../../console/events.ts';
 import type { Context } from '../../context.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
-import { isoTime, print, withContext } from '../common.ts';
+import { isoTime, print, publicUrl, UNKNOWN_PUBLIC_URL, withContext } from '../common.ts';
 
 const publicAccount = (a: AccountRecord) => ({
   account_id: a.id,
@@ -31,15 +31,41 @@ async function accountByEmail(ctx: Context, raw: string): Promise<AccountRecord>
   return account;
 }
 
-/** A one-time setup link for the account (it signs them in once; they then add a passkey or a password). */
-async function setupLink(ctx: Context, account: AccountRecord): Promise<{ url: string; expiresAt: number }> {
-  const link = await issueLink(ctx, 'setup', { accountId: account.id, ttl: ctx.config.consoleLinkTtl });
-  await recordConsoleEvent(ctx, null, 'admin.setup_link', account.id, null, 'cli');
-  return link;
+/** A setup link as the CLI shows it: the whole URL only where it knows the server's public URL. */
+interface SetupLink {
+  /** Null when BASE_URL is not set (see publicUrl). */
+  url: string | null;
+  path: string;
+  expiresAt: number;
 }
 
-const setupLinkText = (link: { url: string; expiresAt: number }) =>
-  `setup link: ${link.url}\n(the link works once, until ${new Date(link.expiresAt * 1000).toISOString()}; open it in your browser, or send it to the person it is for)`;
+/** A one-time setup link for the account (it signs them in once; they then add a passkey or a password). */
+async function setupLink(ctx: Context, account: AccountRecord): Promise<SetupLink> {
+  const link = await issueLink(ctx, 'setup', { accountId: account.id, ttl: ctx.config.consoleLinkTtl });
+  await recordConsoleEvent(ctx, null, 'admin.setup_link', account.id, null, 'cli');
+  return { url: publicUrl(ctx.config) === null ? null : link.url, path: link.path, expiresAt: link.expiresAt };
+}
+
+const setupLinkJson = (link: SetupLink) => ({
+  setup_link: link.url,
+  setup_link_path: link.path,
+  setup_link_expires_at: isoTime(link.expiresAt),
+});
+
+function setupLinkText(link: SetupLink): string {
+  const until = new Date(link.expiresAt * 1000).toISOString();
+  return link.url
+    ? `setup link: ${link.url}\n(the link works once, until ${until}; open it in your browser, or send it to the person it is for)`
+    : `setup link: ${link.path}\n${UNKNOWN_PUBLIC_URL}\n(the link works once, until ${until})`;
+}
+
+/** What --help says of the link in the JSON, for `account create` and `account setup-link`. */
+const SETUP_LINK_HELP = `
+The setup link is the server's public URL (BASE_URL) followed by a path. Where this command's
+environment has no BASE_URL, it cannot know the server's address (the server makes it from its
+own PORT), so it prints the path alone and says so: open that path on the server's address.
+With --json: setup_link is the whole link, or null without BASE_URL; setup_link_path is the
+path, always; setup_link_expires_at is when the link stops working.`;
 
 export function accountCommand(program: Command): void {
   const account = program.command('account').description('manage console accounts (people who sign in to /console)');
@@ -50,6 +76,7 @@ export function accountCommand(program: Command): void {
     .option('--name <name>', 'their name')
     .option('--admin', 'make them an administrator (default: member)')
     .option('--json', 'print JSON')
+    .addHelpText('after', SETUP_LINK_HELP)
     .action(async (options: { email: string; name?: string; admin?: boolean; json?: boolean }) => {
       const { created, link } = await withContext(async (ctx) => {
         let created: AccountRecord;
@@ -69,7 +96,7 @@ export function accountCommand(program: Command): void {
       });
       print(
         !!options.json,
-        { ...publicAccount(created), setup_link: link.url, setup_link_expires_at: isoTime(link.expiresAt) },
+        { ...publicAccount(created), ...setupLinkJson(link) },
         `account_id: ${created.id}\nemail:      ${created.email}\nrole:       ${created.role}\n${setupLinkText(link)}`,
       );
     });
@@ -115,6 +142,7 @@ export function accountCommand(program: Command): void {
     .command('setup-link <email>')
     .description('a new one-time setup link for an account (someone who lost their passkey or password)')
     .option('--json', 'print JSON')
+    .addHelpText('after', SETUP_LINK_HELP)
     .action(async (email: string, options: { json?: boolean }) => {
       const { target, link } = await withContext(async (ctx) => {
         const target = await accountByEmail(ctx, email);
@@ -122,12 +150,7 @@ export function accountCommand(program: Command): void {
       });
       print(
         !!options.json,
-        {
-          account_id: target.id,
-          email: target.email,
-          setup_link: link.url,
-          setup_link_expires_at: isoTime(link.expiresAt),
-        },
+        { account_id: target.id, email: target.email, ...setupLinkJson(link) },
         `${setupLinkText(link)}${target.status === 'active' ? '' : `\nnote: ${target.email} is disabled; the link works once the account is enabled`}`,
       );
     });
