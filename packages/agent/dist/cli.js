@@ -39,7 +39,7 @@ function mcpCommand(program) {
     "--allow-insecure-http",
     "accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)"
   ).action(async (flags) => {
-    const { runMcpServer } = await import("./chunks/mcp-server-MVPFQA4U.js");
+    const { runMcpServer } = await import("./chunks/mcp-server-RT6QWYSK.js");
     await runMcpServer({ allowInsecureHttp: flags.allowInsecureHttp === true });
   });
 }

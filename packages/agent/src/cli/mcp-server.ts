@@ -103,8 +103,8 @@ export async function createMcpServer(options: McpOptions = {}) {
       .string()
       .nullable()
       .describe('The server the tokens would be for (RFC 8707 resource), or null: tokens for the website itself.'),
-    expires_at: z.number().int().describe('When the request expires, in epoch seconds.'),
-    expires_in: z.number().int().describe('Seconds left.'),
+    expires_at: z.number().describe('When the request expires, in epoch seconds.'),
+    expires_in: z.number().describe('Seconds left.'),
   };
 
   server.registerTool(

@@ -46,8 +46,8 @@ async function createMcpServer(options = {}) {
     redirect_host: z.string().describe("The host (and port, when not the default) the browser will be sent to."),
     scope: z.string().describe('Space-separated scope values, such as "openid email".'),
     resource: z.string().nullable().describe("The server the tokens would be for (RFC 8707 resource), or null: tokens for the website itself."),
-    expires_at: z.number().int().describe("When the request expires, in epoch seconds."),
-    expires_in: z.number().int().describe("Seconds left.")
+    expires_at: z.number().describe("When the request expires, in epoch seconds."),
+    expires_in: z.number().describe("Seconds left.")
   };
   server.registerTool(
     "inspect_sign_in_request",
@@ -57,7 +57,9 @@ async function createMcpServer(options = {}) {
       inputSchema: { request_id: requestId },
       outputSchema: z.looseObject({
         ...website,
-        status: z.enum(["pending", "authenticated", "completed", "error"]).describe("pending: waiting for an agent; authenticated: an agent signed in; completed: the browser continued."),
+        status: z.enum(["pending", "authenticated", "completed", "error"]).describe(
+          "pending: waiting for an agent; authenticated: an agent signed in; completed: the browser continued."
+        ),
         error: z.string().optional().describe("When status is error: the error code."),
         error_description: z.string().optional().describe("When status is error: what happened.")
       }),
