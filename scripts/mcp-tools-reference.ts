@@ -95,7 +95,7 @@ export function toolsReference(tools: Tool[]): string {
       '| --- | --- | --- | --- | --- |',
       ...rows(tool.inputSchema, true),
       '',
-      'Its `structuredContent` (the tool\'s `outputSchema`; the same JSON is the last text part):',
+      "Its `structuredContent` (the tool's `outputSchema`; the same JSON is the last text part):",
       '',
       '| field | type | present | meaning |',
       '| --- | --- | --- | --- |',
