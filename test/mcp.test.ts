@@ -91,6 +91,26 @@ describe('agentauth mcp', () => {
     expect(JSON.stringify(tools)).not.toMatch(/secret"/);
   });
 
+  it('gives every tool an outputSchema and every result structuredContent, the same JSON as the last text; errors have none', async () => {
+    const { tools } = await client.listTools();
+    for (const t of tools) expect(t.outputSchema?.type, t.name).toBe('object');
+    const started = await startFlow(server, party);
+    // callTool checks structuredContent against the outputSchema listed above.
+    const shown = (await client.callTool({
+      name: 'inspect_sign_in_request',
+      arguments: { request_id: started.requestId },
+    })) as { structuredContent?: Record<string, unknown>; content: Array<{ text: string }> };
+    expect(shown.structuredContent).toMatchObject({ request_id: started.requestId, status: 'pending', resource: null });
+    expect(JSON.parse(shown.content.at(-1)!.text)).toEqual(shown.structuredContent);
+    const refused = (await client.callTool({ name: 'sign_in', arguments: { request_id: started.requestId } })) as {
+      isError?: boolean;
+      structuredContent?: unknown;
+    };
+    expect(refused).toMatchObject({ isError: true });
+    expect(refused.structuredContent).toBeUndefined();
+    results.push(JSON.stringify(shown), JSON.stringify(refused));
+  });
+
   it('inspects a request: what the website is', async () => {
     const started = await startFlow(server, party, { scope: 'openid email' });
     const result = await call('inspect_sign_in_request', { request_id: started.requestId });

@@ -2,15 +2,14 @@
  * The agentauth command line (docs/design.md §7): serve, migrate, and the management of clients and
  * agents. It reads the same environment as the server. --json prints one JSON object.
  */
+import { mcpCommand, signInCommand } from '@agentauth/agent/cli';
 import { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError } from '../config.ts';
 import { accountCommand } from './commands/account.ts';
 import { agentCommand } from './commands/agent.ts';
 import { clientCommand } from './commands/client.ts';
-import { mcpCommand } from './commands/mcp.ts';
 import { serveCommands } from './commands/serve.ts';
-import { signInCommand } from './commands/sign-in.ts';
 
 /** The program: one file per command group under commands/, registered in the order `--help` lists them. */
 export function buildCli(): Command {
@@ -22,7 +21,8 @@ export function buildCli(): Command {
   clientCommand(program);
   agentCommand(program);
   accountCommand(program);
-  signInCommand(program);
+  // The agent's commands, as `agentauth-agent` (packages/agent) has them: one code, two names.
+  signInCommand(program, { name: 'agentauth' });
   mcpCommand(program);
   return program;
 }

@@ -1,8 +1,9 @@
 /**
- * `agentauth sign-in`: an agent signs in to a sign-in request from a shell (issue 11, item 3),
- * with the agent SDK (packages/agent). Credentials and issuer come from the environment only
- * (AGENTAUTH_ISSUER, AGENTAUTH_AGENT_ID, AGENTAUTH_AGENT_SECRET, AGENTAUTH_MODEL), never from
- * arguments: they stay out of shell history and `ps`.
+ * `agentauth-agent sign-in` (and the server's `agentauth sign-in`, the same code): an agent signs
+ * in to a sign-in request from a shell (issue 11, item 3), with the SDK of this package.
+ * Credentials and issuer come from the environment only (AGENTAUTH_ISSUER, AGENTAUTH_AGENT_ID,
+ * AGENTAUTH_AGENT_SECRET, AGENTAUTH_MODEL), never from arguments: they stay out of shell history
+ * and `ps`.
  */
 import { type Command, type CommanderError, InvalidArgumentError } from 'commander';
 import {
@@ -28,9 +29,9 @@ import {
   TimeoutError,
   TooManyRequestsError,
   UnavailableError,
-} from '@agentauth/agent';
+} from '../index.ts';
 
-/** The exit codes of `agentauth sign-in` (and the codes of the MCP server's errors). */
+/** The exit codes of `sign-in`. */
 export const EXIT = {
   ok: 0,
   other: 1,
@@ -113,7 +114,9 @@ export function describeRequest(
   return `website (name it gives itself, unverified): ${quoteUntrusted(view.client_name)}; browser goes to ${view.redirect_host}; client_id: ${quoteUntrusted(view.client_id, 200)}; scope: "${view.scope}"; ${resource}`;
 }
 
-export const SIGN_IN_HELP = `
+/** What `sign-in --help` says after the options; `name` is the command's own (agentauth-agent or agentauth). */
+export function signInHelp(name: string): string {
+  return `
 The request:
   REQUEST        a request id (req_…), as the person or the page gave it;
   -              read the authorization page's HTML from stdin and take the id from it
@@ -125,7 +128,7 @@ The request:
 
 The website (required, so a request made for another site is refused: consent phishing):
   --expect-host and/or --expect-client; --any only after checking the request some other
-  way (agentauth sign-in --inspect shows what it is for). A request that asks for tokens for
+  way (${name} sign-in --inspect shows what it is for). A request that asks for tokens for
   another server (an RFC 8707 resource) is refused unless --expect-resource names exactly it.
 
 Plain http is accepted only for this machine (localhost, 127.x.x.x, [::1]); elsewhere the
@@ -150,6 +153,7 @@ Exit codes:
 Output: one line on stdout (errors on stderr), or with --json one JSON object on stdout:
   {"status":"authenticated"|"completed","request_id",…} on success,
   {"error","error_description","exit_code","signed_in",…} on failure.`;
+}
 
 interface SignInFlags {
   expectHost?: string;
@@ -219,7 +223,7 @@ const io = {
   err: (text: string) => process.stderr.write(withoutSecret(`${text}\n`)),
 };
 
-async function runSignIn(argument: string, flags: SignInFlags): Promise<number> {
+async function runSignIn(name: string, argument: string, flags: SignInFlags): Promise<number> {
   let signedIn = false;
   let requestId: string | undefined;
   try {
@@ -270,7 +274,7 @@ async function runSignIn(argument: string, flags: SignInFlags): Promise<number> 
       );
     } else {
       io.err(
-        `agentauth: ${code}: ${description}${signedIn ? ' (the agent is signed in; the browser has not continued)' : ''}`,
+        `${name}: ${code}: ${description}${signedIn ? ' (the agent is signed in; the browser has not continued)' : ''}`,
       );
     }
     if (exitCode === EXIT.other && !(error instanceof AgentAuthError)) io.err(String((error as Error)?.stack ?? ''));
@@ -278,8 +282,15 @@ async function runSignIn(argument: string, flags: SignInFlags): Promise<number> 
   }
 }
 
+/** How a program names itself in what its commands print. */
+export interface CommandOptions {
+  /** The program's name, which starts error lines and help examples (default `agentauth-agent`). */
+  name?: string;
+}
+
 /** Adds `sign-in` to the program. Its own usage errors exit with 2, not commander's 1. */
-export function signInCommand(program: Command): void {
+export function signInCommand(program: Command, options: CommandOptions = {}): void {
+  const name = options.name ?? 'agentauth-agent';
   program
     .command('sign-in')
     .description('sign this agent in to a sign-in request (credentials from AGENTAUTH_* in the environment)')
@@ -297,13 +308,13 @@ export function signInCommand(program: Command): void {
       '--allow-insecure-http',
       'accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)',
     )
-    .addHelpText('after', SIGN_IN_HELP)
-    .showHelpAfterError('(agentauth sign-in --help for the forms of the request and the exit codes)')
+    .addHelpText('after', signInHelp(name))
+    .showHelpAfterError(`(${name} sign-in --help for the forms of the request and the exit codes)`)
     .exitOverride((error: CommanderError) => {
       // Help and version exit 0; every other commander error (unknown option, missing argument) is a usage error.
       process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
     })
     .action(async (argument: string, flags: SignInFlags) => {
-      process.exitCode = await runSignIn(argument, flags);
+      process.exitCode = await runSignIn(name, argument, flags);
     });
 }

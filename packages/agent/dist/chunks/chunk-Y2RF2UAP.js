@@ -1,0 +1,2 @@
+import { createRequire as __agentauthCreateRequire } from 'node:module';
+const require = __agentauthCreateRequire(import.meta.url);
