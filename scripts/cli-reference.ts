@@ -8,6 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Argument, Command, Help } from 'commander';
+import { buildAgentCli } from '@agentauth/agent/cli';
 import { buildCli } from '../src/cli/main.ts';
 
 export const REFERENCE_PATH = fileURLToPath(new URL('../docs/reference/cli.md', import.meta.url));
@@ -114,7 +115,7 @@ function section(command: Command): string[] {
 export function cliReference(): string {
   const program = buildCli();
   return [
-    '<!-- Generated from the commands in src/cli (buildCli) by `npm run docs:cli`: change the commands, not this file. -->',
+    '<!-- Generated from the commands in src/cli (buildCli) and packages/agent/src/cli (buildAgentCli) by `npm run docs:cli`: change the commands, not this file. -->',
     '',
     '# The agentauth command',
     '',
@@ -126,6 +127,14 @@ export function cliReference(): string {
     'it did not; `--json` prints one JSON object on standard output.',
     '',
     ...section(program),
+    '',
+    '# The agentauth-agent command',
+    '',
+    "The agent package's command (`@agentauth/agent`; see the [agent guide](../guides/agent.md)): the",
+    'same `sign-in` and `mcp` as above, on a machine with only the package installed. It reads',
+    'the `AGENTAUTH_*` variables of the environment, never the server\'s configuration.',
+    '',
+    ...section(buildAgentCli()),
   ]
     .join('\n')
     .replace(/\n+$/, '\n');

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { cliReference, REFERENCE_PATH } from '../scripts/cli-reference.ts';
+import { buildAgentCli } from '@agentauth/agent/cli';
 import { buildCli } from '../src/cli/main.ts';
 
 /** Every command of the program, as `agentauth client create`. */
@@ -19,11 +20,12 @@ describe('the CLI reference', () => {
 
   it('has a section for every command and a row for every option, and its links lead somewhere', () => {
     const text = cliReference();
-    const program = buildCli();
-    for (const name of commandNames(program)) expect(text, name).toContain(`\n## ${name}\n`);
     const walk = (command: Command): Command[] => [command, ...command.commands.flatMap(walk)];
-    for (const command of walk(program)) {
-      for (const option of command.options) expect(text, option.flags).toContain(`| \`${option.flags}\` |`);
+    for (const program of [buildCli(), buildAgentCli()]) {
+      for (const name of commandNames(program)) expect(text, name).toContain(`\n## ${name}\n`);
+      for (const command of walk(program)) {
+        for (const option of command.options) expect(text, option.flags).toContain(`| \`${option.flags}\` |`);
+      }
     }
     for (const [, target] of text.matchAll(/\]\(([^)#]+)(#[^)]*)?\)/g)) {
       expect(existsSync(join(dirname(REFERENCE_PATH), target!)), target).toBe(true);
