@@ -153,6 +153,30 @@ export async function completeSignIn(options: {
   return { authorizeUrl, landedOn, page };
 }
 
+/**
+ * What every example site must have done in a sign-in: asked agentauth for a code with PKCE S256,
+ * state and nonce, for its registered redirect URI; and shown, back home, who signed in (the
+ * agent's owner), the agent's id and the model it reported.
+ */
+export function expectSignedIn(
+  { authorizeUrl, landedOn, page }: SiteSignIn,
+  expected: { site: ExampleSite; redirectUri: string; signedInAs: string; agentId: string; model: string },
+): void {
+  const asked = Object.fromEntries(authorizeUrl.searchParams);
+  expect(asked).toMatchObject({
+    response_type: 'code',
+    redirect_uri: expected.redirectUri,
+    scope: 'openid email profile',
+    code_challenge_method: 'S256',
+  });
+  expect(asked.state).toBeTruthy();
+  expect(asked.nonce).toBeTruthy();
+  expect(landedOn.href).toBe(`${expected.site.origin}/`);
+  expect(textOf(page, 'signed-in')).toBe(`Signed in as ${expected.signedInAs}`);
+  expect(textOf(page, 'sub')).toBe(expected.agentId);
+  expect(textOf(page, 'model')).toBe(expected.model);
+}
+
 /** The text of the element with this id in a page (the examples mark what they show with ids). */
 export function textOf(page: string, id: string): string | undefined {
   const match = new RegExp(`<[a-z]+ id="${id}"[^>]*>([\\s\\S]*?)</[a-z]+>`).exec(page)?.[1];
