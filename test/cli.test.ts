@@ -369,7 +369,7 @@ describe('agentauth account commands', () => {
       const person = await signIn(server.baseUrl, inviter.email);
       await person.get('/console/account');
       const url = /<code id="invitation-url">([^<]+)<\/code>/.exec(
-        (await person.post('/console/account/invitations')).text,
+        (await person.submit('/console/account/invitations')).text,
       )![1]!;
       expect((await fetch(url)).status).toBe(200);
       await cli('account', 'disable', 'inviter.ivo@example.com');
