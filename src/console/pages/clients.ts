@@ -206,7 +206,7 @@ ${csrfField(csrf)}
 ${client.redirect_uris.length > 1 ? field({ label: 'Redirect URI', name: 'redirect_uri', type: 'select', choices: client.redirect_uris.map((uri) => [uri, uri]), value: client.redirect_uris[0], error }) : error ? html`<p class="field-error" role="alert">${error}</p>` : ''}
 <button type="submit">Test sign-in</button>
 </form>`
-    : html`<p class="hint" id="test-unavailable">${client.status !== 'active' ? 'Enable the website to test a sign-in.' : client.redirect_uris.length === 0 ? 'Add a redirect URI to test a sign-in.' : 'This server does not let public clients sign in.'}</p>`
+    : html`${error ? html`<p class="field-error" role="alert">${error}</p>` : ''}<p class="hint" id="test-unavailable">${client.status !== 'active' ? 'Enable the website to test a sign-in.' : client.redirect_uris.length === 0 ? 'Add a redirect URI to test a sign-in.' : 'This server does not let public clients sign in.'}</p>`
 }
 </section>`;
 }
