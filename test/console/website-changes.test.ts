@@ -385,7 +385,7 @@ describe('a redirect URI taken away while a sign-in is in progress', () => {
       redirect_uris: 'https://new.example/cb',
       approval: 'auto',
     });
-    for (const fields of [{}, { action: 'cancel' }]) {
+    for (const fields of [{}, { action: 'cancel' }] as Array<Record<string, string>>) {
       const answer = await continueFlow(server, started, fields);
       expect(answer.status).toBe(400);
       expect(answer.headers.get('location')).toBeNull();

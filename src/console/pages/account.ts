@@ -74,7 +74,9 @@ function gettingStarted(input: OverviewInput): Html {
 <h2 id="start-heading">Get started</h2>
 <ol class="steps">
 ${steps.map(
-  (step) => html`<li id="${step.id}" class="${step.done ? 'done' : step === next ? 'next' : 'todo'}"${step === next ? html` aria-current="step"` : ''}>
+  (
+    step,
+  ) => html`<li id="${step.id}" class="${step.done ? 'done' : step === next ? 'next' : 'todo'}"${step === next ? html` aria-current="step"` : ''}>
 <span class="step-state">${step.done ? 'Done' : step === next ? 'Next' : 'Later'}</span>
 <div><strong>${step.title}</strong><p>${step.text}</p>${step === next ? html`<a class="button" href="${step.action.href}">${step.action.label}</a>` : ''}</div>
 </li>`,
