@@ -100,6 +100,14 @@ describe('a form post answers 303, and what it showed is shown once', () => {
     expect(stolen.status).toBe(303);
     expect(stolen.location).toBe(`/console/websites/${clientId}?notice=shown_once`);
 
+    // A HEAD (a link checker, a prefetch) does not spend the one showing.
+    const head = await fetch(`${server.baseUrl}${posted.location}`, {
+      method: 'HEAD',
+      redirect: 'manual',
+      headers: { cookie: [...session.cookies].map(([name, value]) => `${name}=${value}`).join('; ') },
+    });
+    expect(head.status).toBe(303);
+
     const shown = await session.get(posted.location!);
     expect(shown.status).toBe(200);
     expect(shown.headers.get('cache-control')).toBe('no-store');
@@ -172,6 +180,7 @@ describe('a form post answers 303, and what it showed is shown once', () => {
     const invited = await session.submit('/console/account/invitations');
     expect(invited.posted.status).toBe(303);
     expect(invited.posted.location).toBe('/console/account/invitation');
+    expect(noticeOf(invited)).toMatch(/^The invitation link is made/);
     const url = codeOf(invited, 'invitation-url');
     expect(url).toContain('/console/invitation/');
     await expectShownOnce(

@@ -240,7 +240,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   scope.get(INVITATION_PATH.slice('/console'.length), async (request, reply) => {
     const invitation = await area.takeOnce<{ url: string; expiresAt: number }>(request, INVITATION_PATH);
     if (!invitation) return area.redirect(reply, '/console/account?notice=link_shown_once');
-    return show(request, reply, { invitation });
+    return show(request, reply, { invitation, notice: 'invitation_created' });
   });
 
   // A link this person made and nobody used yet; another person's link is a 404, as a missing one.

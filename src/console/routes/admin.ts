@@ -217,6 +217,6 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       setupLinkPath(target.id),
     );
     if (!setupLink) return area.redirect(reply, '/console/admin?notice=link_shown_once');
-    return showAccounts(request, reply, { setupLink });
+    return showAccounts(request, reply, { setupLink, notice: noticeFor('setup_link_created') });
   });
 }

@@ -73,8 +73,10 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
           await leaveFlash(ctx, request.signedIn!.session.id, path, value);
           return redirectTo(reply, path);
         },
-        takeOnce: <T>(request: FastifyRequest, path: string) => {
+        takeOnce: async <T>(request: FastifyRequest, path: string) => {
           account(request);
+          // A HEAD (a link checker, a prefetch) shows nothing, so it must not spend the one showing.
+          if (request.method !== 'GET') return null;
           return takeFlash<T>(ctx, request.signedIn!.session.id, path);
         },
         startSession: async (request, reply, account, method) => {
