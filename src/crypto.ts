@@ -159,6 +159,11 @@ export class SecretBox {
     return plaintext;
   }
 
+  /** Opens a value read only once (a console flash), keeping it out of the cache of opened secrets. */
+  openOnce(sealed: string): string {
+    return this.decrypt(sealed);
+  }
+
   private decrypt(sealed: string): string {
     const [version, kid, iv, body, tag] = sealed.split('.');
     const key = kid === undefined ? undefined : this.keys.get(kid);

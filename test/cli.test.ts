@@ -3,6 +3,7 @@ import { freePort } from './helpers/net.ts';
 import { spawnServer, waitReady } from './helpers/server-process.ts';
 import { ConsoleSession, createPasswordAccount, signIn } from './helpers/console.ts';
 import { startTestServer } from './helpers/server.ts';
+import { obtainCode, obtainTokens, redeem } from './helpers/flow.ts';
 import { digest } from '../src/crypto.ts';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -161,6 +162,100 @@ describe('agentauth client and agent commands', () => {
     expect(await cli('agent', 'disable', id)).toEqual({ agent_id: id, status: 'disabled' });
     const rotated = await cli('agent', 'rotate-secret', id);
     expect(rotated.agent_secret).not.toBe(created.agent_secret);
+  });
+
+  it('updates a client under the rules of registration and deletes it, ending what it holds, with audit rows', async () => {
+    const server = await startTestServer({ databaseUrl: env.DATABASE_URL! });
+    try {
+      const created = await cli('client', 'create', '--name', 'Typo site', '--redirect-uri', 'https://typo.exmaple/cb');
+      const id = created.client_id as string;
+      const updated = await cli(
+        'client',
+        'update',
+        id,
+        '--name',
+        'Fixed site',
+        '--redirect-uri',
+        'https://fixed.example/cb',
+        '--redirect-uri',
+        'http://localhost:9000/cb',
+        '--approval',
+        'manual',
+      );
+      expect(updated).toMatchObject({
+        client_id: id,
+        name: 'Fixed site',
+        redirect_uris: ['https://fixed.example/cb', 'http://localhost:9000/cb'],
+        approval: 'manual',
+        status: 'active',
+      });
+      expect(updated).not.toHaveProperty('client_secret');
+      // Only what is given changes; the text form says what the client is now.
+      const { stdout } = await run('./bin/agentauth', ['client', 'update', id, '--approval', 'auto'], { env });
+      expect(stdout).toBe(
+        `${id} is updated\nname:          Fixed site\nredirect URIs: https://fixed.example/cb http://localhost:9000/cb\napproval:      auto\n`,
+      );
+      const events = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
+        (e) => e.target === id && e.action === 'website.update',
+      );
+      expect(events.map((e) => [e.actor_id, e.detail])).toEqual([
+        [null, 'cli: approval auto'],
+        [
+          null,
+          'cli: name Fixed site; redirect URIs https://fixed.example/cb http://localhost:9000/cb; approval manual',
+        ],
+      ]);
+      // The admins' Activity names the CLI as who did it.
+      const admin = await createPasswordAccount(server.ctx, { role: 'admin' });
+      const activity = await (await signIn(server.baseUrl, admin.email)).get('/console/admin/events');
+      expect(activity.text).toMatch(/<span class="muted">CLI<\/span>[\s\S]*website\.update/);
+
+      // Refused as at registration, with one clear line and exit 1; nothing changes.
+      expect(await cliFails(['client', 'update', id, '--redirect-uri', 'http://fixed.example/cb'])).toMatch(
+        /^agentauth: redirect URI http:\/\/fixed.example\/cb must use https.*\n$/,
+      );
+      expect(await cliFails(['client', 'update', id, '--name', ' '])).toMatch(
+        /client name must be 1 to 200 characters/,
+      );
+      expect(await cliFails(['client', 'update', id, '--approval', 'sometimes'])).toMatch(
+        /Allowed choices are auto, manual/,
+      );
+      expect(await cliFails(['client', 'update', id])).toMatch(/nothing to change/);
+      expect(await cliFails(['client', 'update', 'cli_nobody', '--name', 'X'])).toMatch(/no client cli_nobody/);
+      expect(await server.ctx.store.findClient(id)).toMatchObject({ name: 'Fixed site', approval: 'auto' });
+
+      // Delete: its tokens stop working and its code cannot be redeemed, in one step. (Made by the
+      // server, whose JWT_SECRET seals its secret; the CLI here runs with another.)
+      await cli('client', 'delete', id);
+      const party = { ...(await server.createClient({ name: 'Doomed site' })), ...(await server.createAgent()) };
+      const tokens = await obtainTokens(server, party);
+      const unredeemed = await obtainCode(server, party);
+      const deleted = await cli('client', 'delete', party.clientId);
+      expect(deleted).toEqual({
+        client_id: party.clientId,
+        deleted: true,
+        revoked: { grants: 1, codes: 1, requests: 0 },
+      });
+      expect(await server.ctx.store.findClient(party.clientId)).toBeUndefined();
+      const userinfo = await fetch(`${server.baseUrl}/userinfo`, {
+        headers: { authorization: `Bearer ${tokens.access_token}` },
+      });
+      expect(userinfo.status).toBe(401);
+      expect((await redeem(server, party, unredeemed.code, unredeemed.verifier)).status).toBe(401);
+      const [event] = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
+        (e) => e.target === party.clientId && e.action === 'website.delete',
+      );
+      expect(event).toMatchObject({ actor_id: null, detail: 'cli: grants 1, codes 1, requests 0' });
+      expect(await cliFails(['client', 'delete', id])).toMatch(new RegExp(`no client ${id}`));
+      const { stdout: text } = await run(
+        './bin/agentauth',
+        ['client', 'delete', (await server.createClient()).clientId],
+        { env },
+      );
+      expect(text).toMatch(/^cli_\S+ is deleted; revoked 0 grant\(s\), expired 0 code\(s\), ended 0 request\(s\)\n$/);
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses bad input with one clear line and exit code 1', async () => {
@@ -369,7 +464,7 @@ describe('agentauth account commands', () => {
       const person = await signIn(server.baseUrl, inviter.email);
       await person.get('/console/account');
       const url = /<code id="invitation-url">([^<]+)<\/code>/.exec(
-        (await person.post('/console/account/invitations')).text,
+        (await person.submit('/console/account/invitations')).text,
       )![1]!;
       expect((await fetch(url)).status).toBe(200);
       await cli('account', 'disable', 'inviter.ivo@example.com');

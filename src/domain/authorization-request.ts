@@ -43,6 +43,9 @@ import { Throttled } from '../throttle/agent-authentication.ts';
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
 export const CONTESTED_DESCRIPTION =
   'Two different agents authenticated this authorization request, so it was stopped; start a new one.';
+/** A request whose redirect URI its client has since taken away (docs/design.md §11, editing a website). */
+const NO_LONGER_REGISTERED =
+  'The website no longer registers the redirect URI of this authorization request; start the sign-in again from the website.';
 export const LIMITS = { clientId: MAX_CLIENT_ID_LENGTH, state: 2048, nonce: 512, scope: 200, loginHint: 128 } as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -333,6 +336,8 @@ export async function authenticateAgent(
       new InvalidClient('The client of this authorization request is no longer active.', 400),
       request.client_id,
     );
+  if (!redirectUriMatches(client, request.redirect_uri))
+    return fail(new InvalidRequest(NO_LONGER_REGISTERED), request.client_id);
 
   // Refused before any state change: the agent was handed a request for a site it did not expect.
   if (input.expected_client_id !== undefined && input.expected_client_id !== request.client_id) {
@@ -539,6 +544,9 @@ export async function continueAuthorization(
 ): Promise<ContinueOutcome> {
   const { request, client } = await boundRequest(ctx, input.requestId, browserBinding);
   if (client?.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
+  // Its owner may have taken the redirect URI away since the request began: the browser is not
+  // sent there, not even with an error (RFC 6749 §4.1.2.1).
+  if (!redirectUriMatches(client, request.redirect_uri)) throw new InvalidRequest(NO_LONGER_REGISTERED);
 
   const now = ctx.clock();
   const view = statusView(request, now);

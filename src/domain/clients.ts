@@ -2,7 +2,7 @@
 import { newClientId, newClientSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, NotFound } from '../errors.ts';
-import type { Approval, ClientRecord, ClientStatus } from '../store/types.ts';
+import type { Approval, ClientRecord, ClientStatus, RevokedGrants } from '../store/types.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';
 import {
@@ -163,6 +163,55 @@ export async function rotateClientSecret(deps: Deps, clientId: string, graceSeco
     previous_secret_expires_at: keepOld ? deps.clock() + graceSeconds : null,
   });
   return secret;
+}
+
+/** What an owner or operator may change of a registered client; what is left out stays. */
+export interface ClientChanges {
+  name?: string;
+  redirectUris?: string[];
+  approval?: Approval;
+}
+
+/**
+ * Changes a client's name, redirect URIs or approval under the rules of registration
+ * (validateNewClient: the same errors and wording). A client a metadata document describes is
+ * changed by changing the document. A redirect URI taken away is refused from then on: at
+ * /authorize, and for a request started before (authenticateAgent, continueAuthorization).
+ *
+ * @example
+ * const client = await updateClient(ctx, 'cli_abc', { redirectUris: ['https://shop.example/callback'] });
+ */
+export async function updateClient(deps: Deps, clientId: string, changes: ClientChanges): Promise<ClientRecord> {
+  const client = await deps.store.findClient(clientId);
+  if (!client) throw new NotFound(`no client ${clientId}`);
+  if (client.source === 'metadata_document')
+    throw new InvalidRequest(`client ${clientId} is described by its metadata document; change the document instead`);
+  const { name, redirectUris } = validateNewClient({
+    name: changes.name ?? client.name,
+    redirectUris: changes.redirectUris ?? client.redirect_uris,
+    resources: client.resources,
+    public: isPublicClient(client),
+  });
+  const patch = { name, redirect_uris: redirectUris, approval: changes.approval ?? client.approval };
+  if (!(await deps.store.updateClient(client.id, patch))) throw new NotFound(`no client ${clientId}`);
+  return { ...client, ...patch };
+}
+
+const DELETED_DESCRIPTION = 'The website of this sign-in was deleted; start again.';
+
+/**
+ * Deletes a client, and in the same transaction revokes its grants (their refresh and access
+ * tokens stop working), expires its unredeemed codes and ends its authenticated requests, as
+ * revokeGrants does; a request still pending fails at once, its client being gone. Returns
+ * those counts.
+ *
+ * @example
+ * await deleteClient(ctx, 'cli_abc'); // { grants: 2, codes: 0, requests: 0 }
+ */
+export async function deleteClient(deps: Deps, clientId: string): Promise<RevokedGrants> {
+  const revoked = await deps.store.deleteClient(clientId, deps.clock(), DELETED_DESCRIPTION);
+  if (!revoked) throw new NotFound(`no client ${clientId}`);
+  return revoked;
 }
 
 export async function setClientStatus(deps: Deps, clientId: string, status: ClientStatus): Promise<void> {

@@ -11,6 +11,7 @@ import type {
   ConnectedSite,
   ConsoleEvent,
   ConsoleEventView,
+  ConsoleFlashRecord,
   ConsoleSessionRecord,
   HistoryCursor,
   LinkPurpose,
@@ -287,6 +288,23 @@ export class SqlConsoleStore implements ConsoleStore {
     return taken && challenge.expires_at > now ? challenge : undefined;
   }
 
+  // What a form post showed once
+
+  async insertFlash(flash: ConsoleFlashRecord): Promise<void> {
+    await this.driver.write([insert('console_flashes', flash)]);
+  }
+
+  async takeFlash(sessionId: string, path: string, now: number): Promise<ConsoleFlashRecord | undefined> {
+    const flash = await this.driver.one<ConsoleFlashRecord>(
+      'SELECT * FROM console_flashes WHERE session_id = ? AND path = ? ORDER BY expires_at DESC, id LIMIT 1',
+      [sessionId, path],
+    );
+    if (!flash) return undefined;
+    // Deleting it is what makes this read the one that shows it (two tabs, a double reload).
+    const taken = await this.won({ sql: 'DELETE FROM console_flashes WHERE id = ?', params: [flash.id], guard: true });
+    return taken && flash.expires_at > now ? flash : undefined;
+  }
+
   // The console's audit
 
   async recordEvent(event: ConsoleEvent): Promise<void> {
@@ -381,6 +399,7 @@ export class SqlConsoleStore implements ConsoleStore {
     const changes = await this.driver.write([
       { sql: 'DELETE FROM console_sessions WHERE expires_at < ?', params: [now] },
       { sql: 'DELETE FROM webauthn_challenges WHERE expires_at < ?', params: [now] },
+      { sql: 'DELETE FROM console_flashes WHERE expires_at < ?', params: [now] },
       // Used or expired links are kept a day, so that a second click says "already used", not "unknown".
       { sql: 'DELETE FROM account_links WHERE expires_at < ?', params: [now - 86400] },
       { sql: 'DELETE FROM console_events WHERE at < ?', params: [eventsBefore] },

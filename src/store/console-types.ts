@@ -88,6 +88,20 @@ export interface WebauthnChallengeRecord {
   expires_at: number;
 }
 
+/**
+ * What a console form post showed once, waiting for the page its redirect leads to: bound to
+ * the session, read once (the read deletes it), gone after a few minutes.
+ */
+export interface ConsoleFlashRecord {
+  id: string;
+  session_id: string;
+  /** The console path whose GET shows it. */
+  path: string;
+  /** The value, sealed under the server secret (it may be a secret). */
+  sealed: string;
+  expires_at: number;
+}
+
 /** An action taken in the console (or by the CLI on accounts), for the admins' audit log. */
 export interface ConsoleEvent {
   at: number;

@@ -284,4 +284,20 @@ $$`,
       'UPDATE console_sessions SET authenticated_at = created_at',
     ],
   },
+  {
+    // What a console form post showed once (a new secret, a one-time link) travels to the page
+    // its 303 leads to as a row bound to the session, deleted by the first read
+    // (docs/design.md §11, "Shown once"); the value is sealed, and the row lives minutes.
+    version: '0011_console_flashes',
+    statements: [
+      `CREATE TABLE console_flashes (
+        id varchar(64) PRIMARY KEY,
+        session_id varchar(64) NOT NULL,
+        path varchar(512) NOT NULL,
+        sealed text NOT NULL,
+        expires_at bigint NOT NULL
+      )`,
+      'CREATE INDEX console_flashes_session_path ON console_flashes (session_id, path)',
+    ],
+  },
 ];

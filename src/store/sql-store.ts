@@ -129,12 +129,14 @@ export class SqlStore implements Store {
     return (await this.findClient(client.id))!;
   }
 
-  async deleteClient(id: string, now: number, description: string): Promise<boolean> {
-    return this.won(...revokeGrantsSteps({ client_id: id }, now, description), {
-      sql: 'DELETE FROM clients WHERE id = ?',
-      params: [id],
-      guard: true,
-    });
+  async deleteClient(id: string, now: number, description: string): Promise<RevokedGrants | null> {
+    const changes = await this.driver.write([
+      ...revokeGrantsSteps({ client_id: id }, now, description),
+      { sql: 'DELETE FROM clients WHERE id = ?', params: [id], guard: true },
+    ]);
+    if (!changes) return null;
+    const [grants = 0, codes = 0, requests = 0] = changes;
+    return { grants, codes, requests };
   }
 
   // Agents

@@ -9,6 +9,7 @@ import type {
   AccountRecord,
   ConnectedSite,
   ConsoleEvent,
+  ConsoleFlashRecord,
   ConsoleEventView,
   ConsoleSessionRecord,
   HistoryCursor,
@@ -171,6 +172,7 @@ export type ClientPatch = Partial<
     | 'previous_secret_expires_at'
     | 'name'
     | 'redirect_uris'
+    | 'approval'
     | 'token_endpoint_auth_method'
     | 'registration_token_digest'
     | 'last_used_at'
@@ -309,8 +311,11 @@ export interface Store {
    * Returns the row as it now is.
    */
   saveMetadataDocumentClient(client: ClientRecord): Promise<ClientRecord>;
-  /** Deletes a client, revoking its grants in the same transaction (RFC 7592 §2.3); false if there was none. */
-  deleteClient(id: string, now: number, description: string): Promise<boolean>;
+  /**
+   * Deletes a client, revoking its grants in the same transaction (RFC 7592 §2.3) as
+   * revokeGrantsOf does, with its counts; null if there was none.
+   */
+  deleteClient(id: string, now: number, description: string): Promise<RevokedGrants | null>;
 
   insertAgent(agent: AgentRecord): Promise<void>;
   findAgent(id: string): Promise<AgentRecord | undefined>;
@@ -479,6 +484,10 @@ export interface ConsoleStore {
   insertChallenge(challenge: WebauthnChallengeRecord): Promise<void>;
   /** Deletes and returns the unexpired challenge: each can be answered once. */
   takeChallenge(id: string, now: number): Promise<WebauthnChallengeRecord | undefined>;
+
+  insertFlash(flash: ConsoleFlashRecord): Promise<void>;
+  /** Deletes and returns the session's unexpired flash for `path` (the newest): each is read once. */
+  takeFlash(sessionId: string, path: string, now: number): Promise<ConsoleFlashRecord | undefined>;
 
   recordEvent(event: ConsoleEvent): Promise<void>;
   listEvents(filter: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]>;

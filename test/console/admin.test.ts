@@ -235,7 +235,7 @@ describe('the admin area', () => {
     expect((await stored(target.id)).email_verified).toBe(true);
 
     await session.get('/console/admin');
-    const shown = await session.post(`/console/admin/accounts/${target.id}/setup-link`);
+    const shown = await session.submit(`/console/admin/accounts/${target.id}/setup-link`);
     expect(shown.status).toBe(200);
     const url = /<code id="setup-url">([^<]+)<\/code>/.exec(shown.text)?.[1];
     expect(url).toMatch(new RegExp(`^${server.baseUrl}/console/setup/lnk_`));

@@ -80,7 +80,7 @@ async function signsIn(variables: Record<string, string>): Promise<void> {
 
 describe("the agent's environment as the console shows it", () => {
   it('names all four variables on a new agent, and signs in when pasted', async () => {
-    const created = await owner.post('/console/agents', { name: 'Research assistant' });
+    const created = await owner.submit('/console/agents', { name: 'Research assistant' });
     expect(created.status).toBe(200);
     const variables = parseEnvironment(pastedEnvironment(created.text));
     expect(Object.keys(variables).sort()).toEqual([
@@ -94,9 +94,9 @@ describe("the agent's environment as the console shows it", () => {
   });
 
   it('is shown again after a rotation, with the new secret, and signs in when pasted', async () => {
-    const created = await owner.post('/console/agents', { name: 'Calendar agent' });
+    const created = await owner.submit('/console/agents', { name: 'Calendar agent' });
     const before = parseEnvironment(pastedEnvironment(created.text));
-    const rotated = await owner.post(`/console/agents/${before.AGENTAUTH_AGENT_ID}/rotate`, { grace: '0' });
+    const rotated = await owner.submit(`/console/agents/${before.AGENTAUTH_AGENT_ID}/rotate`, { grace: '0' });
     expect(rotated.status).toBe(200);
     const after = parseEnvironment(pastedEnvironment(rotated.text));
     expect(after.AGENTAUTH_AGENT_ID).toBe(before.AGENTAUTH_AGENT_ID);

@@ -24,7 +24,7 @@ beforeAll(async () => {
   const shopkeeper = await createPasswordAccount(server.ctx, { email: 'shop@example.org' });
   const shop = await signIn(server.baseUrl, shopkeeper.email);
   await shop.get('/console/websites');
-  const created = await shop.post('/console/websites', {
+  const created = await shop.submit('/console/websites', {
     name: WEBSITE_NAME,
     redirect_uris: 'http://localhost:8080/callback',
     approval: 'auto',
@@ -48,7 +48,7 @@ function codeOf(page: Page, id: string): string {
 /** Creates an agent through the console and returns its credentials with the test website. */
 async function createAgent(as: ConsoleSession = session, name = 'Research assistant'): Promise<Party & { page: Page }> {
   await as.get('/console/agents');
-  const page = await as.post('/console/agents', { name });
+  const page = await as.submit('/console/agents', { name });
   expect(page.status).toBe(200);
   return { ...website, agentId: codeOf(page, 'agent-id'), agentSecret: codeOf(page, 'agent-secret'), page };
 }
@@ -88,7 +88,7 @@ describe('creating an agent', () => {
     expect(empty.status).toBe(200);
     expect(empty.text).toContain('You have no agents yet');
 
-    const created = await own.post('/console/agents', { name: '  Research assistant  ' });
+    const created = await own.submit('/console/agents', { name: '  Research assistant  ' });
     expect(created.status).toBe(200);
     expect(created.headers.get('cache-control')).toBe('no-store');
     const agentId = codeOf(created, 'agent-id');
@@ -237,7 +237,7 @@ describe('an agent made in the console', () => {
   it('rotates with a grace period: the old secret works until it ends, the new one from now on', async () => {
     const party = await createAgent();
     await session.get(`/console/agents/${party.agentId}`);
-    const rotated = await session.post(`/console/agents/${party.agentId}/rotate`, { grace: '3600' });
+    const rotated = await session.submit(`/console/agents/${party.agentId}/rotate`, { grace: '3600' });
     expect(rotated.status).toBe(200);
     const secret = codeOf(rotated, 'agent-secret');
     expect(secret).not.toBe(party.agentSecret);
@@ -254,7 +254,7 @@ describe('an agent made in the console', () => {
 
     // Without grace the old secret stops at once.
     await session.get(`/console/agents/${party.agentId}`);
-    const now = await session.post(`/console/agents/${party.agentId}/rotate`, { grace: '0' });
+    const now = await session.submit(`/console/agents/${party.agentId}/rotate`, { grace: '0' });
     expect(now.text).toContain('The old secret stopped working now.');
     expect(await authenticates(party, secret)).toBe(false);
     expect(await authenticates(party, codeOf(now, 'agent-secret'))).toBe(true);
@@ -265,7 +265,7 @@ describe('an agent made in the console', () => {
     const before = await server.ctx.store.findAgent(party.agentId);
     await session.get(`/console/agents/${party.agentId}`);
     for (const grace of ['60', 'abc', '-3600', '3600.5']) {
-      const refused = await session.post(`/console/agents/${party.agentId}/rotate`, { grace });
+      const refused = await session.submit(`/console/agents/${party.agentId}/rotate`, { grace });
       expect(refused.status).toBe(400);
       expect(refused.text).toContain('Choose how long the old secret keeps working.');
       expect(refused.text).toContain('id="field-grace-error"');

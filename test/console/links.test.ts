@@ -45,7 +45,7 @@ async function person(
 /** An invitation made on the account page, as a person makes one: its URL, shown once. */
 async function invite(session: ConsoleSession): Promise<string> {
   await session.get('/console/account');
-  const page = await session.post('/console/account/invitations');
+  const page = await session.submit('/console/account/invitations');
   expect(page.status).toBe(200);
   const url = /<code id="invitation-url">([^<]+)<\/code>/.exec(page.text)?.[1];
   expect(url).toMatch(/\/console\/invitation\/lnk_/);
@@ -83,7 +83,7 @@ describe('disabling an account ends its links', () => {
     const url = await invite(session);
     const { url: setupForMember } = await issueLink(server.ctx, 'setup', { accountId: member.id });
     // The admin's setup link for the member, made in the admin area.
-    const setupPage = await admin.post(`/console/admin/accounts/${member.id}/setup-link`);
+    const setupPage = await admin.submit(`/console/admin/accounts/${member.id}/setup-link`);
     const adminSetup = /<code id="setup-url">([^<]+)<\/code>/.exec(setupPage.text)![1]!;
 
     expect((await admin.post(`/console/admin/accounts/${member.id}/disable`)).location).toBe(

@@ -24,7 +24,7 @@ beforeAll(async () => {
   const agentOwner = await createPasswordAccount(server.ctx, { email: 'agents@example.org', name: 'Agent Owner' });
   const agents = await signIn(server.baseUrl, agentOwner.email);
   await agents.get('/console/agents');
-  const created = await agents.post('/console/agents', { name: 'Visitor' });
+  const created = await agents.submit('/console/agents', { name: 'Visitor' });
   agent = { agentId: codeOf(created, 'agent-id'), agentSecret: codeOf(created, 'agent-secret') };
 });
 afterAll(() => server.close());
@@ -41,7 +41,7 @@ async function createWebsite(
   form: Record<string, string> = {},
 ): Promise<Party & { page: Page }> {
   await as.get('/console/websites');
-  const page = await as.post('/console/websites', {
+  const page = await as.submit('/console/websites', {
     name: 'Bookshop',
     redirect_uris: REDIRECT_URI,
     approval: 'auto',
@@ -104,7 +104,7 @@ describe('registering a website', () => {
     expect(empty.text).toContain('You have no websites yet');
     expect(empty.text).toContain('<option value="manual">');
 
-    const created = await own.post('/console/websites', {
+    const created = await own.submit('/console/websites', {
       name: 'Travel site',
       redirect_uris: 'https://travel.example/cb\r\n\r\n  http://127.0.0.1:3000/callback  \n',
       approval: 'manual',
@@ -182,7 +182,7 @@ describe('registering a website', () => {
       expect(noticeOf(refused)).toBe('Please correct the field marked below.');
     }
     // What was typed is shown again.
-    const again = await session.post('/console/websites', {
+    const again = await session.submit('/console/websites', {
       name: 'Kept name',
       redirect_uris: 'http://example.com/cb',
       approval: 'manual',
@@ -228,7 +228,7 @@ describe('a website registered in the console', () => {
   it('rotates with a grace period: the old secret works at /token until it ends', async () => {
     const party = await createWebsite();
     await session.get(`/console/websites/${party.clientId}`);
-    const rotated = await session.post(`/console/websites/${party.clientId}/rotate`, { grace: '3600' });
+    const rotated = await session.submit(`/console/websites/${party.clientId}/rotate`, { grace: '3600' });
     expect(rotated.status).toBe(200);
     const secret = codeOf(rotated, 'client-secret');
     expect(secret).not.toBe(party.clientSecret);
@@ -248,7 +248,7 @@ describe('a website registered in the console', () => {
 
     // Without grace the old secret stops at once.
     await session.get(`/console/websites/${party.clientId}`);
-    const now = await session.post(`/console/websites/${party.clientId}/rotate`, { grace: '0' });
+    const now = await session.submit(`/console/websites/${party.clientId}/rotate`, { grace: '0' });
     expect(now.text).toContain('The old secret stopped working now.');
     expect(await redeemWith(party, secret)).toBe(401);
     expect(await redeemWith(party, codeOf(now, 'client-secret'))).toBe(200);
@@ -259,7 +259,7 @@ describe('a website registered in the console', () => {
     const before = await server.ctx.store.findClient(party.clientId);
     await session.get(`/console/websites/${party.clientId}`);
     for (const grace of ['7200', 'soon']) {
-      const refused = await session.post(`/console/websites/${party.clientId}/rotate`, { grace });
+      const refused = await session.submit(`/console/websites/${party.clientId}/rotate`, { grace });
       expect(refused.status).toBe(400);
       expect(refused.text).toContain('Choose how long the old secret keeps working.');
     }
@@ -420,7 +420,7 @@ describe('public clients in the console', () => {
       const maker = await signIn(open.baseUrl, account.email);
       const form = await maker.get('/console/websites');
       expect(form.text).toContain('name="client_type"');
-      const created = await maker.post('/console/websites', {
+      const created = await maker.submit('/console/websites', {
         name: 'Desktop app',
         redirect_uris: 'http://127.0.0.1/callback',
         approval: 'auto',

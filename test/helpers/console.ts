@@ -85,6 +85,20 @@ export class ConsoleSession {
     );
   }
 
+  /**
+   * Posts a form and follows its 303 as a browser does, to the page it leads to (where what the
+   * post showed once is shown); `posted` is the post's own answer.
+   */
+  async submit(
+    path: string,
+    form: Record<string, string | null> = {},
+    headers: Record<string, string> = {},
+  ): Promise<Page & { posted: Page }> {
+    const posted = await this.post(path, form, headers);
+    if (posted.status !== 303 || posted.location === null) return { ...posted, posted };
+    return { ...(await this.get(posted.location)), posted };
+  }
+
   /** Posts JSON with the CSRF token in x-csrf-token, as console.js does. */
   async postJson(
     path: string,

@@ -175,7 +175,7 @@ describe('secrets in the logs', () => {
     await fetch(`${server.baseUrl}/console/setup/${token}?x=1`, { method: 'POST' });
     const { secret } = await createOwnedAgent(server.ctx, account, 'Logged agent');
     keep('agent secret', secret);
-    const created = await person.post('/console/agents', { name: 'Another agent' });
+    const created = await person.submit('/console/agents', { name: 'Another agent' });
     const shown = /aas_[\w-]+/.exec(created.text)?.[0];
     if (shown) keep('agent secret shown once', shown);
     const text = logs.text();

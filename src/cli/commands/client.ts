@@ -1,6 +1,16 @@
 /** `agentauth client …`: client applications (relying parties; the console calls them websites). */
 import { type Command, Option } from 'commander';
-import { registerClient, resealClientSecrets, rotateClientSecret, setClientStatus } from '../../domain/clients.ts';
+import { clientChangesDetail } from '../../console/clients.ts';
+import { recordConsoleEvent } from '../../console/events.ts';
+import {
+  deleteClient,
+  registerClient,
+  resealClientSecrets,
+  rotateClientSecret,
+  setClientStatus,
+  updateClient,
+} from '../../domain/clients.ts';
+import { InvalidRequest } from '../../errors.ts';
 import type { ClientRecord } from '../../store/types.ts';
 import { collect, print, warn, withContext } from '../common.ts';
 import { revokeGrantsCommand, rotateSecretCommand } from './grants.ts';
@@ -16,6 +26,9 @@ const clientView = (c: ClientRecord) => ({
   resources: c.resources,
   created_at: new Date(c.created_at * 1000).toISOString(),
 });
+
+const clientLines = (c: ClientRecord) =>
+  `name:          ${c.name}\nredirect URIs: ${c.redirect_uris.join(' ') || '(none)'}\napproval:      ${c.approval}`;
 
 export function clientCommand(program: Command): void {
   const client = program.command('client').description('manage client applications (relying parties)');
@@ -105,6 +118,71 @@ export function clientCommand(program: Command): void {
         print(!!options.json, { client_id: id, status }, `${id} is ${status}`);
       });
   }
+  client
+    .command('update <client_id>')
+    .description('change a client: its name, its redirect URIs (the list given replaces the old one) or its approval')
+    .option('--name <name>', 'display name shown on the authorization page')
+    .option('--redirect-uri <uri>', 'redirect URI (repeat for several; replaces every registered one)', collect, [])
+    .addOption(
+      new Option(
+        '--approval <mode>',
+        'auto: continue as soon as the agent authenticates; manual: the person confirms',
+      ).choices(['auto', 'manual']),
+    )
+    .option('--json', 'print JSON')
+    .action(
+      async (
+        id: string,
+        options: { name?: string; redirectUri: string[]; approval?: 'auto' | 'manual'; json?: boolean },
+      ) => {
+        const changes = {
+          name: options.name,
+          redirectUris: options.redirectUri.length > 0 ? options.redirectUri : undefined,
+          approval: options.approval,
+        };
+        if (Object.values(changes).every((value) => value === undefined))
+          throw new InvalidRequest('nothing to change: give --name, --redirect-uri or --approval');
+        const updated = await withContext(async (ctx) => {
+          const before = await ctx.store.findClient(id);
+          const after = await updateClient(ctx, id, changes);
+          await recordConsoleEvent(
+            ctx,
+            null,
+            'website.update',
+            id,
+            null,
+            `cli: ${clientChangesDetail(before!, after)}`,
+          );
+          return after;
+        });
+        print(!!options.json, clientView(updated), `${id} is updated\n${clientLines(updated)}`);
+      },
+    );
+  client
+    .command('delete <client_id>')
+    .description(
+      'delete a client: its credentials stop working, its grants are revoked (their tokens stop working), its unredeemed codes expire and its sign-ins in progress end',
+    )
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const revoked = await withContext(async (ctx) => {
+        const counts = await deleteClient(ctx, id);
+        await recordConsoleEvent(
+          ctx,
+          null,
+          'website.delete',
+          id,
+          null,
+          `cli: grants ${counts.grants}, codes ${counts.codes}, requests ${counts.requests}`,
+        );
+        return counts;
+      });
+      print(
+        !!options.json,
+        { client_id: id, deleted: true, revoked },
+        `${id} is deleted; revoked ${revoked.grants} grant(s), expired ${revoked.codes} code(s), ended ${revoked.requests} request(s)`,
+      );
+    });
   rotateSecretCommand(client, 'client', rotateClientSecret);
   revokeGrantsCommand(client, 'client');
 

@@ -9,6 +9,7 @@ import {
   actionButton,
   type ConsolePage,
   consolePage,
+  copyable,
   csrfField,
   field,
   type PageContext,
@@ -16,20 +17,98 @@ import {
   when,
 } from './shell.ts';
 
-export function overviewPage(
-  page: PageContext & { account: AccountRecord },
-  input: { agents: AgentRecord[]; websites: ClientRecord[]; hasCredential: boolean; notice: ConsolePage['notice'] },
-): string {
+/** What the overview shows: the issuer, the counts, and how far the account has come. */
+export interface OverviewInput {
+  agents: AgentRecord[];
+  websites: ClientRecord[];
+  /** Whether any of the account's websites has had a sign-in (a test or a real one). */
+  signedInOnce: boolean;
+  hasCredential: boolean;
+  issuer: string;
+  notice: ConsolePage['notice'];
+}
+
+interface Step {
+  id: string;
+  title: string;
+  text: string;
+  done: boolean;
+  action: { href: string; label: string };
+}
+
+/**
+ * The first steps of a new account, in order: register a website, create an agent, try a
+ * sign-in (the website page's Test sign-in). The first not done is the next step.
+ */
+function gettingStarted(input: OverviewInput): Html {
+  const [first] = input.websites;
+  const steps: Step[] = [
+    {
+      id: 'step-website',
+      title: 'Register a website',
+      text: 'A website gets a client ID and a secret, to send agents here to sign in.',
+      done: input.websites.length > 0,
+      action: { href: '/console/websites#register-heading', label: 'Register a website' },
+    },
+    {
+      id: 'step-agent',
+      title: 'Create an agent',
+      text: 'An agent gets an ID and a secret, to sign in to websites on your behalf.',
+      done: input.agents.length > 0,
+      action: { href: '/console/agents#create-heading', label: 'Create an agent' },
+    },
+    {
+      id: 'step-sign-in',
+      title: 'Try a sign-in',
+      text: 'Test sign-in on a website’s page starts a real sign-in; you give it to your agent.',
+      done: input.signedInOnce,
+      action: {
+        href: first ? `/console/websites/${encodeURIComponent(first.id)}#test-heading` : '/console/websites',
+        label: 'Test a sign-in',
+      },
+    },
+  ];
+  const next = steps.find((step) => !step.done);
+  if (!next) return html``;
+  return html`<section aria-labelledby="start-heading" class="getting-started">
+<h2 id="start-heading">Get started</h2>
+<ol class="steps">
+${steps.map(
+  (
+    step,
+  ) => html`<li id="${step.id}" class="${step.done ? 'done' : step === next ? 'next' : 'todo'}"${step === next ? html` aria-current="step"` : ''}>
+<span class="step-state">${step.done ? 'Done' : step === next ? 'Next' : 'Later'}</span>
+<div><strong>${step.title}</strong><p>${step.text}</p>${step === next ? html`<a class="button" href="${step.action.href}">${step.action.label}</a>` : ''}</div>
+</li>`,
+)}
+</ol>
+</section>`;
+}
+
+export function overviewPage(page: PageContext & { account: AccountRecord }, input: OverviewInput): string {
   const { account } = page;
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
   return consolePage(page, {
     title: `Hello, ${account.name ?? account.email}`,
     notice: input.notice,
     body: html`${input.hasCredential ? '' : html`<p class="warning">Your account has no passkey or password yet. <a href="/console/account">Add one now</a>, or you cannot sign in again once this session ends.</p>`}
-<ul class="cards">
-<li><a href="/console/agents"><strong>${input.agents.length}</strong> ${input.agents.length === 1 ? 'agent' : 'agents'}</a><span>Create agents, rotate their secrets, read their sign-ins.</span></li>
-<li><a href="/console/websites"><strong>${input.websites.length}</strong> ${input.websites.length === 1 ? 'website' : 'websites'}</a><span>Register websites that let agents sign in.</span></li>
-<li><a href="/console/account">Your account</a><span>Passkeys, password, sessions${account.email_verified ? '' : ', email verification'}.</span></li>
-</ul>`,
+${gettingStarted(input)}
+<section aria-labelledby="server-heading">
+<h2 id="server-heading">This server</h2>
+<p>Websites and agents find everything else from the issuer: its discovery document lists the endpoints.</p>
+<dl class="overview-facts">
+<dt>Issuer</dt><dd>${copyable('issuer', input.issuer)}</dd>
+<dt>Discovery</dt><dd>${copyable('discovery-url', `${input.issuer}/.well-known/openid-configuration`)}</dd>
+</dl>
+</section>
+<section aria-labelledby="yours-heading">
+<h2 id="yours-heading">Yours</h2>
+<dl class="overview-facts">
+<dt>Agents</dt><dd><a href="/console/agents" id="agents-count">${count(input.agents.length, 'agent', 'agents')}</a></dd>
+<dt>Websites</dt><dd><a href="/console/websites" id="websites-count">${count(input.websites.length, 'website', 'websites')}</a></dd>
+<dt>Account</dt><dd><a href="/console/account">Passkeys, password, sessions${account.email_verified ? '' : ', email verification'}</a></dd>
+</dl>
+</section>`,
   });
 }
 

@@ -183,7 +183,8 @@ ${input.clients.map(
 /** Who did it: the actor's email, "CLI" for the command line, "system" for what nobody signed in did (a failed sign-in). */
 function actorCell(event: ConsoleEventView): Html {
   if (event.actor_id !== null) return html`${event.actor_email ?? event.actor_id}`;
-  return event.detail === 'cli' ? html`<span class="muted">CLI</span>` : html`<span class="muted">system</span>`;
+  const byCli = event.detail === 'cli' || event.detail?.startsWith('cli: ');
+  return byCli ? html`<span class="muted">CLI</span>` : html`<span class="muted">system</span>`;
 }
 
 export function adminEventsPage(

@@ -16,6 +16,7 @@ import {
   rotateForm,
 } from './owned.ts';
 import {
+  actionButton,
   type ConsolePage,
   consolePage,
   csrfField,
@@ -161,6 +162,61 @@ export function clientSecretPage(
 export interface ClientPageInput extends OwnedPageInput {
   client: ClientRecord;
   issuer: string;
+  /** Whether public clients may sign in here (a test sign-in of a public one needs it). */
+  publicClients?: boolean;
+}
+
+/** The edit form: the registration's fields with the website's values, or the values just refused. */
+function editForm(
+  csrf: string,
+  client: ClientRecord,
+  values: FormState['values'],
+  errors: Record<string, string>,
+): Html {
+  const editing = values?.name !== undefined || values?.redirect_uris !== undefined;
+  const value = (name: 'name' | 'redirect_uris' | 'approval', current: string) => (editing ? values?.[name] : current);
+  return html`<section aria-labelledby="edit-heading">
+<h2 id="edit-heading">Edit</h2>
+<form method="post" action="${clientPath(client.id)}/edit" class="stack" id="edit-form">
+${csrfField(csrf)}
+${field({ label: 'Name', name: 'name', value: value('name', client.name), required: true, maxlength: 200, error: errors.name, hint: 'People see it on the sign-in page.' })}
+${field({ label: 'Redirect URIs', name: 'redirect_uris', type: 'textarea', value: value('redirect_uris', client.redirect_uris.join('\n')), required: client.resources.length === 0, error: errors.redirect_uris, hint: 'One per line, exactly as your website sends them. A sign-in in progress to a URI you remove cannot complete.' })}
+${field({ label: 'Approval', name: 'approval', type: 'select', choices: APPROVALS, value: value('approval', client.approval) ?? client.approval, error: errors.approval, hint: 'Manual: the person in the browser clicks Approve after the agent has authenticated.' })}
+<button type="submit">Save changes</button>
+</form>
+</section>`;
+}
+
+/**
+ * Test sign-in (docs/design.md §11): a real authorization request for this website, started by
+ * the console; the person hands it to their agent on the authorization page.
+ */
+function testSignIn(csrf: string, client: ClientRecord, error: string | undefined, publicClients: boolean): Html {
+  const usable =
+    client.status === 'active' &&
+    client.redirect_uris.length > 0 &&
+    (client.token_endpoint_auth_method !== 'none' || publicClients);
+  return html`<section aria-labelledby="test-heading">
+<h2 id="test-heading">Test sign-in</h2>
+<p>Runs a real sign-in to this website: your browser opens the authorization page, you give the request to your agent, and when it has signed in your browser goes to the redirect URI with a code. The code cannot be redeemed (the console keeps no PKCE verifier), so your website will refuse it; the sign-in appears in the history below.</p>
+${
+  usable
+    ? html`<form method="post" action="${clientPath(client.id)}/test-sign-in" class="stack" id="test-sign-in">
+${csrfField(csrf)}
+${client.redirect_uris.length > 1 ? field({ label: 'Redirect URI', name: 'redirect_uri', type: 'select', choices: client.redirect_uris.map((uri) => [uri, uri]), value: client.redirect_uris[0], error }) : error ? html`<p class="field-error" role="alert">${error}</p>` : ''}
+<button type="submit">Test sign-in</button>
+</form>`
+    : html`${error ? html`<p class="field-error" role="alert">${error}</p>` : ''}<p class="hint" id="test-unavailable">${client.status !== 'active' ? 'Enable the website to test a sign-in.' : client.redirect_uris.length === 0 ? 'Add a redirect URI to test a sign-in.' : 'This server does not let public clients sign in.'}</p>`
+}
+</section>`;
+}
+
+/** Deleting the website, with what it ends (console-b moves it into the danger zone). */
+function deleteForm(csrf: string, client: ClientRecord): Html {
+  const consequences = `Its client ID and secret stop working at once; every grant it holds is revoked, so its access and refresh tokens stop working; its unredeemed codes expire and its sign-ins in progress end. This cannot be undone.`;
+  return html`<h3>Delete</h3>
+<p class="hint" id="delete-consequences">${consequences}</p>
+${actionButton(csrf, `${clientPath(client.id)}/delete`, 'Delete website', { danger: true, confirm: `Delete the website ${client.name}? ${consequences}` })}`;
 }
 
 export function clientPage(page: SignedInPage, input: ClientPageInput): string {
@@ -191,7 +247,10 @@ ${accessActions(csrf, base, {
   active: client.status === 'active',
   disable: 'Disable this website? It cannot start sign-ins, and its tokens stop working until you enable it.',
   revoke: 'Revoke every grant of this website? Every token it holds stops working for good.',
-})}`,
-    after: html`${historyTable(input.history, { heading: 'Agent', cell: (row) => html`<code>${row.agent_id}</code>` }, base, 'No agent has signed in to this website yet.')}`,
+})}
+${deleteForm(csrf, client)}`,
+    after: html`${testSignIn(csrf, client, errors.redirect_uri, input.publicClients ?? false)}
+${client.source === 'metadata_document' ? '' : editForm(csrf, client, input.values, errors)}
+${historyTable(input.history, { heading: 'Agent', cell: (row) => html`<code>${row.agent_id}</code>` }, base, 'No agent has signed in to this website yet.')}`,
   });
 }

@@ -160,6 +160,14 @@ const NOTICES: Record<string, string> = {
   role_changed: 'The role is changed.',
   email_verified: 'The email is marked verified.',
   link_revoked: 'The link is revoked: it no longer works.',
+  shown_once:
+    'A secret is shown only once, and that page was already shown. If you did not copy it, rotate the secret to get a new one.',
+  link_shown_once:
+    'A link is shown only once, and that page was already shown. If you did not copy it, revoke it below and make a new one.',
+  invitation_created: 'The invitation link is made: copy it under Invite someone below. It is shown only now.',
+  setup_link_created: 'The setup link is made: copy it below. It is shown only now.',
+  website_updated: 'The website is saved.',
+  website_deleted: 'The website is deleted, and every grant, token and sign-in in progress it had is ended.',
 };
 
 export function noticeFor(code: string | undefined): ConsolePage['notice'] {

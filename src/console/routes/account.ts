@@ -13,9 +13,24 @@ import { confirmWithPassword, notifySignInMethodChange, requireFreshAuthenticati
 import { listSessions } from '../sessions.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
+/** Where a new invitation link is shown, once. */
+const INVITATION_PATH = '/console/account/invitation';
+
 export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
   const canInvite = ctx.config.consoleSignup !== 'closed';
+
+  /**
+   * Whether an agent has signed in to any of these websites (among each one's latest attempts):
+   * the last step of getting started, asked only until it is done.
+   */
+  const anySignIn = async (websites: Array<{ id: string }>) => {
+    for (const website of websites) {
+      const latest = await ctx.store.console.listSignIns({ client_id: website.id }, 20);
+      if (latest.some((row) => row.outcome === 'authenticated')) return true;
+    }
+    return false;
+  };
 
   scope.get<{ Querystring: Form }>('/', async (request, reply) => {
     const page = await area.page(request, reply);
@@ -29,7 +44,9 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       overviewPage(page, {
         agents,
         websites,
+        signedInOnce: await anySignIn(websites),
         hasCredential: passkeys.length > 0 || page.account.password_hash !== null,
+        issuer: ctx.config.baseUrl,
         notice: noticeFor(request.query.notice),
       }),
     );
@@ -217,7 +234,13 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     if (!canInvite) return show(request, reply, { errors: {} }, 403);
     const invitation = await issueLink(ctx, 'invite', { role: 'member', createdBy: account.id });
     await recordConsoleEvent(ctx, account, 'account.invite', null, request.ip);
-    return show(request, reply, { invitation });
+    return area.redirectOnce(request, reply, INVITATION_PATH, invitation);
+  });
+  // The new invitation link, once; a reload finds the account page and the link in its list.
+  scope.get(INVITATION_PATH.slice('/console'.length), async (request, reply) => {
+    const invitation = await area.takeOnce<{ url: string; expiresAt: number }>(request, INVITATION_PATH);
+    if (!invitation) return area.redirect(reply, '/console/account?notice=link_shown_once');
+    return show(request, reply, { invitation, notice: 'invitation_created' });
   });
 
   // A link this person made and nobody used yet; another person's link is a 404, as a missing one.

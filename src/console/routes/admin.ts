@@ -196,7 +196,8 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       }),
   );
 
-  // A new setup link (someone who lost their passkey): shown once, on the page itself rather than after a redirect.
+  // A new setup link (someone who lost their passkey): shown once, on the page the redirect leads to.
+  const setupLinkPath = (id: string) => `/console/admin/accounts/${encodeURIComponent(id)}/setup-link`;
   scope.post<{ Params: { id: string }; Body: Form }>(
     '/admin/accounts/:id/setup-link',
     { preHandler: guard },
@@ -205,7 +206,17 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       const target = await accountById(ctx, request.params.id);
       const link = await issueLink(ctx, 'setup', { accountId: target.id, createdBy: actor.id });
       await recordConsoleEvent(ctx, actor, 'admin.setup_link', target.id, request.ip);
-      return showAccounts(request, reply, { setupLink: { email: target.email, ...link } });
+      return area.redirectOnce(request, reply, setupLinkPath(target.id), { email: target.email, ...link });
     },
   );
+  scope.get<{ Params: { id: string } }>('/admin/accounts/:id/setup-link', async (request, reply) => {
+    admin(request);
+    const target = await accountById(ctx, request.params.id);
+    const setupLink = await area.takeOnce<{ email: string; url: string; expiresAt: number }>(
+      request,
+      setupLinkPath(target.id),
+    );
+    if (!setupLink) return area.redirect(reply, '/console/admin?notice=link_shown_once');
+    return showAccounts(request, reply, { setupLink, notice: noticeFor('setup_link_created') });
+  });
 }

@@ -20,6 +20,9 @@ import { actOn, ownedRoutes, refusedForm, revokedDetail, type ShownState } from 
 
 type Params = { id: string };
 
+/** Where a new agent's secret is shown, once. */
+const createdPath = (id: string) => `${agentPath(id)}/created`;
+
 export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
   /** The agent if the account may reach it; NotFound otherwise, the same for a missing and a foreign one. */
@@ -75,14 +78,22 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     try {
       const { agent, secret } = await createOwnedAgent(ctx, account, request.body?.name);
       await recordConsoleEvent(ctx, account, 'agent.create', agent.id, request.ip, agent.name);
-      return area.send(
-        reply,
-        agentCreatedPage(await area.page(request, reply), { agent, secret, issuer: ctx.config.baseUrl }),
-      );
+      return area.redirectOnce(request, reply, createdPath(agent.id), { secret });
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
       return list(request, reply, refusedForm(request.body, error), 400);
     }
+  });
+
+  // The new agent's secret and environment, once: a reload finds the agent's page instead.
+  scope.get<{ Params: Params }>('/agents/:id/created', async (request, reply) => {
+    const agent = await reachable(area.account(request), request.params.id);
+    const once = await area.takeOnce<{ secret: string }>(request, createdPath(agent.id));
+    if (!once) return area.redirect(reply, `${agentPath(agent.id)}?notice=shown_once`);
+    return area.send(
+      reply,
+      agentCreatedPage(await area.page(request, reply), { agent, secret: once.secret, issuer: ctx.config.baseUrl }),
+    );
   });
 
   scope.get<{ Params: Params; Querystring: Form }>('/agents/:id', async (request, reply) => {
@@ -105,6 +116,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     reachable,
     show,
     act,
+    pageOf: (agent) => agentPath(agent.id),
     rotate: rotateAgentSecret,
     secretPage: (page, { thing, secret, until }) =>
       agentSecretPage(page, { agent: thing, secret, until, issuer: ctx.config.baseUrl }),

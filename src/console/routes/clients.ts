@@ -1,10 +1,10 @@
 /**
  * The websites area (docs/design.md §11): an owner's websites (OAuth clients), registering one
- * (its secret shown once), and a website's page with rotation, disable/enable, revocation and
- * its sign-ins. Another owner's website answers exactly as a missing one.
+ * (its secret shown once), and a website's page with edit, rotation, disable/enable, revocation,
+ * deletion, a test sign-in and its sign-ins. Another owner's website answers exactly as a missing one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { rotateClientSecret, setClientStatus } from '../../domain/clients.ts';
+import { deleteClient, rotateClientSecret, setClientStatus } from '../../domain/clients.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
 import { reachableClient } from '../access.ts';
@@ -13,11 +13,14 @@ import { recordConsoleEvent } from '../events.ts';
 import { decodeCursor, signInPage } from '../history.ts';
 import { noticeFor } from '../pages/shell.ts';
 import { clientCreatedPage, clientPage, clientPath, clientSecretPage, clientsPage } from '../pages/clients.ts';
-import { createOwnedClient } from '../clients.ts';
+import { clientChangesDetail, createOwnedClient, editOwnedClient, testSignInUrl } from '../clients.ts';
 import type { ConsoleScope, Form } from './scope.ts';
-import { actOn, ownedRoutes, refusedForm, type ShownState } from './owned.ts';
+import { actOn, ownedRoutes, refusedForm, revokedDetail, type ShownState } from './owned.ts';
 
 type Params = { id: string };
+
+/** Where a new website's secret is shown, once. */
+const createdPath = (id: string) => `${clientPath(id)}/created`;
 
 export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
@@ -49,8 +52,10 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
         now: ctx.clock(),
         issuer: ctx.config.baseUrl,
         history: { ...history, paged: before !== undefined },
+        values: state.values,
         errors: state.errors,
         notice: state.notice,
+        publicClients: ctx.config.publicClients,
       }),
       status,
     );
@@ -73,14 +78,26 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
         client_type: form.client_type,
       });
       await recordConsoleEvent(ctx, account, 'website.create', client.id, request.ip, client.name);
-      return area.send(
-        reply,
-        clientCreatedPage(await area.page(request, reply), { client, secret, issuer: ctx.config.baseUrl }),
-      );
+      return area.redirectOnce(request, reply, createdPath(client.id), { secret });
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
       return list(request, reply, refusedForm(form, error), 400);
     }
+  });
+
+  // The new website's credentials, its secret once: a reload finds the website's page instead.
+  scope.get<{ Params: Params }>('/websites/:id/created', async (request, reply) => {
+    const client = await reachable(area.account(request), request.params.id);
+    const once = await area.takeOnce<{ secret: string | null }>(request, createdPath(client.id));
+    if (!once) return area.redirect(reply, `${clientPath(client.id)}?notice=shown_once`);
+    return area.send(
+      reply,
+      clientCreatedPage(await area.page(request, reply), {
+        client,
+        secret: once.secret,
+        issuer: ctx.config.baseUrl,
+      }),
+    );
   });
 
   scope.get<{ Params: Params; Querystring: Form }>('/websites/:id', async (request, reply) => {
@@ -88,12 +105,75 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     return show(request, reply, client, { notice: noticeFor(request.query.notice), before: request.query.before });
   });
 
+  // Edit: name, redirect URIs and approval, under the rules of registration.
+  scope.post<{ Params: Params; Body: Form }>('/websites/:id/edit', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async (account, client) => {
+      const changed = await editOwnedClient(ctx, client, request.body ?? {});
+      await recordConsoleEvent(
+        ctx,
+        account,
+        'website.update',
+        client.id,
+        request.ip,
+        clientChangesDetail(client, changed),
+      );
+      return 'website_updated';
+    }),
+  );
+
+  scope.post<{ Params: Params; Body: Form }>('/websites/:id/delete', { preHandler: guard }, (request, reply) =>
+    act(
+      request,
+      reply,
+      async (account, client) => {
+        const revoked = await deleteClient(ctx, client.id);
+        await recordConsoleEvent(
+          ctx,
+          account,
+          'website.delete',
+          client.id,
+          request.ip,
+          `${client.name}: ${revokedDetail(revoked)}`,
+        );
+        return 'website_deleted';
+      },
+      () => '/console/websites',
+    ),
+  );
+
+  // A real authorization request for the website, made by the console (../clients.ts testSignInUrl).
+  scope.post<{ Params: Params; Body: Form }>(
+    '/websites/:id/test-sign-in',
+    { preHandler: guard },
+    async (request, reply) => {
+      const account = area.account(request);
+      const client = await reachable(account, request.params.id);
+      let url: string;
+      try {
+        url = testSignInUrl(ctx.config, client, request.body?.redirect_uri);
+      } catch (error) {
+        if (!(error instanceof InvalidField)) throw error;
+        return show(request, reply, client, refusedForm(request.body, error), 400);
+      }
+      await recordConsoleEvent(
+        ctx,
+        account,
+        'website.test_sign_in',
+        client.id,
+        request.ip,
+        new URL(url, ctx.config.baseUrl).searchParams.get('redirect_uri'),
+      );
+      return area.redirect(reply, url);
+    },
+  );
+
   ownedRoutes(scope, area, {
     path: '/websites',
     kind: 'website',
     reachable,
     show,
     act,
+    pageOf: (client) => clientPath(client.id),
     rotate: rotateClientSecret,
     secretPage: (page, { thing, secret, until }) => clientSecretPage(page, { client: thing, secret, until }),
     setActive: (deps, id, active) => setClientStatus(deps, id, active ? 'active' : 'inactive'),

@@ -11,6 +11,7 @@ import { pageHeaders } from '../../web/layout.ts';
 import { InsufficientUserAuthentication, LoginRequired } from '../../errors.ts';
 import { consoleErrorPage } from '../pages/error.ts';
 import { recordConsoleEvent } from '../events.ts';
+import { leaveFlash, takeFlash } from '../flash.ts';
 import { currentSession, startSession } from '../sessions.ts';
 import { accountRoutes } from './account.ts';
 import { confirmRoutes } from './confirm.ts';
@@ -67,6 +68,17 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
         anonymousPage: async (reply) => ({ account: null, csrf: await reply.generateCsrf() }),
         send,
         redirect: redirectTo,
+        redirectOnce: async (request, reply, path, value) => {
+          account(request);
+          await leaveFlash(ctx, request.signedIn!.session.id, path, value);
+          return redirectTo(reply, path);
+        },
+        takeOnce: async <T>(request: FastifyRequest, path: string) => {
+          account(request);
+          // A HEAD (a link checker, a prefetch) shows nothing, so it must not spend the one showing.
+          if (request.method !== 'GET') return null;
+          return takeFlash<T>(ctx, request.signedIn!.session.id, path);
+        },
         startSession: async (request, reply, account, method) => {
           const caller = { ip: request.ip, userAgent: request.headers['user-agent'] };
           area.session.set(reply, await startSession(ctx, account, method, caller), ctx.config.consoleSessionLifetime);

@@ -98,6 +98,8 @@ export interface OwnedThing<Thing extends { id: string }> {
   show: ShowThing<Thing>;
   /** Runs an action on it and redirects with the notice the action returns (see actOn). */
   act(request: Request, reply: FastifyReply, action: Action<Thing>): Promise<unknown>;
+  /** Its page. */
+  pageOf(thing: Thing): string;
   /** Issues a new secret, the old one working `grace` seconds longer. */
   rotate(ctx: Context, id: string, grace: number): Promise<string>;
   /** The page that shows the new secret, once. */
@@ -112,7 +114,8 @@ export interface OwnedThing<Thing extends { id: string }> {
 }
 
 /**
- * Registers POST {path}/:id/rotate, /disable, /enable and /revoke-grants for `owned`.
+ * Registers POST {path}/:id/rotate (and GET /new-secret, its page), /disable, /enable and
+ * /revoke-grants for `owned`.
  *
  * @example
  * ownedRoutes(scope, area, { path: '/agents', kind: 'agent', reachable, show, act, ... });
@@ -125,7 +128,10 @@ export function ownedRoutes<Thing extends { id: string }>(
   const { ctx, guard } = area;
   const { path, kind } = owned;
 
-  // A rotation answers with the new secret, once, rather than a redirect.
+  /** Where a rotation's new secret is shown, once. */
+  const newSecretPath = (thing: Thing) => `${owned.pageOf(thing)}/new-secret`;
+
+  // A rotation shows the new secret once, on the page its redirect leads to (../flash.ts).
   scope.post<{ Params: Params; Body: Form }>(`${path}/:id/rotate`, { preHandler: guard }, async (request, reply) => {
     const account = area.account(request);
     const thing = await owned.reachable(account, request.params.id);
@@ -138,14 +144,16 @@ export function ownedRoutes<Thing extends { id: string }>(
     }
     const secret = await owned.rotate(ctx, thing.id, grace);
     await recordConsoleEvent(ctx, account, `${kind}.rotate_secret`, thing.id, request.ip, `grace ${grace} s`);
-    return area.send(
-      reply,
-      owned.secretPage(await area.page(request, reply), {
-        thing,
-        secret,
-        until: grace > 0 ? ctx.clock() + grace : null,
-      }),
-    );
+    return area.redirectOnce(request, reply, newSecretPath(thing), {
+      secret,
+      until: grace > 0 ? ctx.clock() + grace : null,
+    });
+  });
+  scope.get<{ Params: Params }>(`${path}/:id/new-secret`, async (request, reply) => {
+    const thing = await owned.reachable(area.account(request), request.params.id);
+    const once = await area.takeOnce<{ secret: string; until: number | null }>(request, newSecretPath(thing));
+    if (!once) return area.redirect(reply, `${owned.pageOf(thing)}?notice=shown_once`);
+    return area.send(reply, owned.secretPage(await area.page(request, reply), { thing, ...once }));
   });
 
   // The notices agent_disabled, agent_enabled, website_disabled and website_enabled; the audit's

@@ -38,6 +38,13 @@ export interface ConsoleScope {
   /** 303 to a console path, for the POST-redirect-GET of every action. */
   redirect(reply: FastifyReply, path: string): FastifyReply;
   /**
+   * 303 to `path`, whose GET shows `value` once (a new secret, a one-time link): it is left for
+   * this session in the database (../flash.ts), never in the URL.
+   */
+  redirectOnce(request: FastifyRequest, reply: FastifyReply, path: string, value: unknown): Promise<FastifyReply>;
+  /** What a post of this session left for `path`, the first time it is asked for; null after. */
+  takeOnce<T>(request: FastifyRequest, path: string): Promise<T | null>;
+  /**
    * Signs the account in: starts a session, sets its cookie (replacing any from before, someone
    * else's on a shared computer) and records the sign-in.
    */

@@ -105,13 +105,17 @@ export function signUpRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   scope.post<{ Params: { token: string } }>('/verify-email/:token', { preHandler: guard }, async (request, reply) => {
     const account = await verifyEmailWithLink(ctx, request.params.token);
     await recordConsoleEvent(ctx, account, 'account.verify_email', account.id, request.ip, 'link');
-    return area.send(
+    return area.redirect(reply, '/console/email-verified');
+  });
+  // Where the verification's 303 leads: it names no address, since anyone may open it.
+  scope.get('/email-verified', async (_request, reply) =>
+    area.send(
       reply,
       messagePage(await area.anonymousPage(reply), {
         title: 'Email verified',
-        text: `${account.email} is verified.`,
+        text: 'Your email address is verified. Websites your agents sign in to see it as verified.',
         link: { href: '/console', label: 'Go to the console' },
       }),
-    );
-  });
+    ),
+  );
 }
