@@ -5,8 +5,9 @@
 import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
+import { dataTable } from './table.ts';
 import {
-  accessActions,
+  enableAction,
   type OwnedPageInput,
   ownedPage,
   rotatedSecretPage,
@@ -65,17 +66,21 @@ export function clientsPage(
 ${
   input.websites.length === 0
     ? html`<p id="no-websites">You have no websites yet. Register one below to let agents sign in to it.</p>`
-    : html`<table>
-<caption class="visually-hidden">Your websites</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Status</th><th scope="col">Approval</th><th scope="col">Redirect URIs</th></tr></thead>
-<tbody>
-${input.websites.map(
-  (client) => html`<tr>
-<td><a href="${clientPath(client.id)}">${client.name}</a></td><td><code>${client.id}</code></td><td>${clientBadge(client)}</td><td>${approvalText(client.approval)}</td><td>${uriList(client.redirect_uris)}</td>
-</tr>`,
-)}
-</tbody>
-</table>`
+    : dataTable({
+        caption: 'Your websites',
+        rows: input.websites,
+        columns: [
+          {
+            heading: 'Name',
+            kind: 'title',
+            cell: (client) => html`<a href="${clientPath(client.id)}">${client.name}</a>`,
+          },
+          { heading: 'Client ID', kind: 'long', cell: (client) => html`<code>${client.id}</code>` },
+          { heading: 'Status', kind: 'narrow', cell: clientBadge },
+          { heading: 'Approval', kind: 'narrow', cell: (client) => approvalText(client.approval) },
+          { heading: 'Redirect URIs', kind: 'long', cell: (client) => uriList(client.redirect_uris) },
+        ],
+      })
 }
 </section>
 <section aria-labelledby="register-heading">
@@ -187,11 +192,33 @@ ${endpoints(input.issuer)}`,
         : html`<h3>Secret</h3>
 ${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this website')}`
     }
-${accessActions(csrf, base, {
-  active: client.status === 'active',
-  disable: 'Disable this website? It cannot start sign-ins, and its tokens stop working until you enable it.',
-  revoke: 'Revoke every grant of this website? Every token it holds stops working for good.',
-})}`,
-    after: html`${historyTable(input.history, { heading: 'Agent', cell: (row) => html`<code>${row.agent_id}</code>` }, base, 'No agent has signed in to this website yet.')}`,
+${client.status === 'active' ? '' : enableAction(csrf, base, 'website')}`,
+    danger: [
+      ...(client.status === 'active'
+        ? [
+            {
+              action: `${base}/disable`,
+              label: 'Disable website',
+              consequence:
+                'Disable: the website cannot start sign-ins, and every token it holds stops working until you enable it again.',
+              confirm:
+                'Disable this website? It cannot start sign-ins, and its tokens stop working until you enable it.',
+            },
+          ]
+        : []),
+      {
+        action: `${base}/revoke-grants`,
+        label: 'Revoke all grants',
+        consequence:
+          'Revoke all grants: every token the website holds stops working for good; agents must sign in to it again.',
+        confirm: 'Revoke every grant of this website? Every token it holds stops working for good.',
+      },
+    ],
+    after: html`${historyTable(
+      input.history,
+      { param: 'agent', heading: 'Agent', any: 'Any agent', cell: (row) => html`<code>${row.agent_id}</code>` },
+      base,
+      'No agent has signed in to this website yet.',
+    )}`,
   });
 }

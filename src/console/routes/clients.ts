@@ -10,12 +10,11 @@ import type { ClientRecord } from '../../store/types.ts';
 import { reachableClient } from '../access.ts';
 import { InvalidField } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
-import { decodeCursor, signInPage } from '../history.ts';
 import { noticeFor } from '../pages/shell.ts';
 import { clientCreatedPage, clientPage, clientPath, clientSecretPage, clientsPage } from '../pages/clients.ts';
 import { createOwnedClient } from '../clients.ts';
 import type { ConsoleScope, Form } from './scope.ts';
-import { actOn, ownedRoutes, refusedForm, type ShownState } from './owned.ts';
+import { actOn, loadHistory, ownedRoutes, REFUSED_FILTER, refusedForm, type ShownState } from './owned.ts';
 
 type Params = { id: string };
 
@@ -40,19 +39,18 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     status = 200,
   ) => {
     const page = await area.page(request, reply);
-    const before = decodeCursor(state.before);
-    const history = await signInPage(ctx, { client_id: client.id }, before);
+    const { history, refused } = await loadHistory(ctx, { client_id: client.id }, state.query);
     return area.send(
       reply,
       clientPage(page, {
         client,
         now: ctx.clock(),
         issuer: ctx.config.baseUrl,
-        history: { ...history, paged: before !== undefined },
+        history,
         errors: state.errors,
-        notice: state.notice,
+        notice: state.notice ?? (refused ? REFUSED_FILTER : null),
       }),
-      status,
+      refused ? 400 : status,
     );
   };
 
@@ -85,7 +83,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   scope.get<{ Params: Params; Querystring: Form }>('/websites/:id', async (request, reply) => {
     const client = await reachable(area.account(request), request.params.id);
-    return show(request, reply, client, { notice: noticeFor(request.query.notice), before: request.query.before });
+    return show(request, reply, client, { notice: noticeFor(request.query.notice), query: request.query });
   });
 
   ownedRoutes(scope, area, {
@@ -98,5 +96,6 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     secretPage: (page, { thing, secret, until }) => clientSecretPage(page, { client: thing, secret, until }),
     setActive: (deps, id, active) => setClientStatus(deps, id, active ? 'active' : 'inactive'),
     grantsOf: (client) => ({ client_id: client.id }),
+    historyOf: (client) => ({ client_id: client.id }),
   });
 }
