@@ -1,10 +1,16 @@
 /**
  * What an owner reads of an agent's or a website's use (docs/design.md §11): sign-in history
- * from the protocol's audit events (newest first, in pages), sign-ins per day over the last 30
- * days, and the websites holding live grants of an agent.
+ * from the protocol's audit events (newest first, in pages, narrowed by the filters of the URL),
+ * sign-ins per day over the last 30 days, and the websites holding live grants of an agent.
  */
 import type { Context } from '../context.ts';
-import type { HistoryCursor, SignInRecord } from '../store/console-types.ts';
+import type {
+  ConsoleEventView,
+  HistoryCursor,
+  SignInCounterpart,
+  SignInQuery,
+  SignInRecord,
+} from '../store/console-types.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
 
@@ -27,20 +33,164 @@ export function decodeCursor(raw: string | undefined): HistoryCursor | undefined
  * One page of sign-ins and the cursor of the next page (null on the last).
  *
  * @example
- * const { rows, next } = await signInPage(ctx, { agent_id: agent.id }, decodeCursor(query.before));
+ * const { rows, next } = await signInPage(ctx, { agent_id: agent.id, ...filters.query }, decodeCursor(query.before));
  */
 export async function signInPage(
   deps: Deps,
-  filter: { agent_id: string } | { client_id: string },
+  query: SignInQuery,
   before?: HistoryCursor,
+  size = HISTORY_PAGE,
 ): Promise<{ rows: SignInRecord[]; next: string | null }> {
-  const rows = await deps.store.console.listSignIns(filter, HISTORY_PAGE + 1, before);
-  const page = rows.slice(0, HISTORY_PAGE);
+  const rows = await deps.store.console.listSignIns(query, size + 1, before);
+  const page = rows.slice(0, size);
   const last = page[page.length - 1];
   return {
     rows: page,
-    next: rows.length > HISTORY_PAGE && last ? encodeCursor({ at: Number(last.at), id: last.id }) : null,
+    next: rows.length > size && last ? encodeCursor({ at: Number(last.at), id: last.id }) : null,
   };
+}
+
+/** Every sign-in the query selects, newest first, read a page at a time (the CSV export streams them). */
+export async function* allSignIns(deps: Deps, query: SignInQuery): AsyncGenerator<SignInRecord> {
+  let before: HistoryCursor | undefined;
+  for (;;) {
+    const { rows, next } = await signInPage(deps, query, before, EXPORT_PAGE);
+    yield* rows;
+    if (next === null) return;
+    before = decodeCursor(next);
+  }
+}
+
+const EXPORT_PAGE = 500;
+
+// The admin's activity: console actions and agents' sign-ins, in one newest-first list
+
+/** A line of the admin's activity. */
+export type ActivityEntry = { at: number; id: string; ip: string | null } & (
+  | { kind: 'console'; event: ConsoleEventView }
+  | { kind: 'sign-in'; signIn: SignInRecord }
+);
+
+/** What the activity shows: everything, console actions only, or agents' sign-ins only. */
+export type ActivityKind = 'all' | 'console' | 'sign-ins';
+
+/**
+ * One page of the activity after `before`: each source read by its own time index (`size + 1`
+ * rows at most), merged by (at, id), so a page costs two short reads however large either grows.
+ */
+export async function activityPage(
+  deps: Deps,
+  kind: ActivityKind,
+  before: HistoryCursor | undefined,
+  size: number,
+): Promise<{ entries: ActivityEntry[]; next: string | null }> {
+  const [events, signIns] = await Promise.all([
+    kind === 'sign-ins' ? [] : deps.store.console.listEvents({ limit: size + 1, before }),
+    kind === 'console' ? [] : deps.store.console.listSignIns({}, size + 1, before),
+  ]);
+  const merged: ActivityEntry[] = [
+    ...events.map(
+      (event): ActivityEntry => ({ kind: 'console', at: Number(event.at), id: event.id, ip: event.ip, event }),
+    ),
+    ...signIns.map(
+      (signIn): ActivityEntry => ({ kind: 'sign-in', at: Number(signIn.at), id: signIn.id, ip: signIn.ip, signIn }),
+    ),
+  ].sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  const entries = merged.slice(0, size);
+  const last = entries[entries.length - 1];
+  return { entries, next: merged.length > size && last ? encodeCursor({ at: last.at, id: last.id }) : null };
+}
+
+// Filters
+
+/** The periods a history can be narrowed to, by their value in the URL. */
+export const PERIODS: ReadonlyArray<{ value: string; label: string; seconds: number }> = [
+  { value: '24h', label: 'Last 24 hours', seconds: DAY },
+  { value: '7d', label: 'Last 7 days', seconds: 7 * DAY },
+  { value: '30d', label: 'Last 30 days', seconds: 30 * DAY },
+  { value: '90d', label: 'Last 90 days', seconds: 90 * DAY },
+];
+
+/** The outcome filter: every successful sign-in, every failed one, or one outcome exactly. */
+export const OUTCOME_GROUPS: ReadonlyArray<[string, string]> = [
+  ['success', 'Successful'],
+  ['failure', 'Failed (any reason)'],
+];
+
+/** The filters of a history as the URL carries them (the names of its query parameters). */
+export interface HistoryFilters {
+  /** On an agent's page: a website (client id) it signed in to. */
+  website?: string;
+  /** On a website's page: an agent that signed in to it. */
+  agent?: string;
+  outcome?: string;
+  period?: string;
+}
+
+/** The filters understood, the query they make, and a message per refused one (by parameter name). */
+export interface ParsedFilters {
+  filters: HistoryFilters;
+  query: SignInQuery;
+  errors: Record<string, string>;
+}
+
+/**
+ * Reads the filters of a history's URL. `side` names the other party's parameter ('website' on
+ * an agent's page, 'agent' on a website's) and `counterparts` its known values. A value that is
+ * not one of the choices is left out and explained, so the page still answers (400) without it.
+ *
+ * @example
+ * parseHistoryFilters({ outcome: 'failure', period: '7d' }, 'website', sites, ctx.clock())
+ * // { filters: {...}, query: { outcome: { not: 'authenticated' }, since: now - 604800 }, errors: {} }
+ */
+export function parseHistoryFilters(
+  raw: Record<string, string | undefined>,
+  side: 'website' | 'agent',
+  counterparts: SignInCounterpart[],
+  now: number,
+): ParsedFilters {
+  const filters: HistoryFilters = {};
+  const query: SignInQuery = {};
+  const errors: Record<string, string> = {};
+  const given = (name: string) => {
+    const value = raw[name];
+    return value === undefined || value === '' ? undefined : value;
+  };
+
+  const other = given(side);
+  if (other !== undefined) {
+    if (counterparts.some((party) => party.id === other)) {
+      filters[side] = other;
+      query[side === 'website' ? 'client_id' : 'agent_id'] = other;
+    } else errors[side] = side === 'website' ? 'Choose a website from the list.' : 'Choose an agent from the list.';
+  }
+
+  const outcome = given('outcome');
+  if (outcome !== undefined) {
+    if (outcome === 'success') query.outcome = { is: SUCCESS };
+    else if (outcome === 'failure') query.outcome = { not: SUCCESS };
+    else if (outcome !== SUCCESS && Object.hasOwn(OUTCOMES, outcome)) query.outcome = { is: outcome };
+    else errors.outcome = 'Choose an outcome from the list.';
+    if (!errors.outcome) filters.outcome = outcome;
+  }
+
+  const period = given('period');
+  if (period !== undefined) {
+    const known = PERIODS.find((choice) => choice.value === period);
+    if (known) {
+      filters.period = period;
+      query.since = now - known.seconds;
+    } else errors.period = 'Choose a period from the list.';
+  }
+  return { filters, query, errors };
+}
+
+/** The query string of the filters (with `&before=` pages kept apart), "" when there are none. */
+export function filterQuery(filters: HistoryFilters): string {
+  const params = new URLSearchParams(
+    Object.entries(filters).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  return params.size === 0 ? '' : params.toString();
 }
 
 /** Successful sign-ins per UTC day, oldest first, for the last 30 days including today. */
@@ -54,20 +204,37 @@ export async function dailySignIns(deps: Deps, agentId: string): Promise<Array<{
   }));
 }
 
+const SUCCESS = 'authenticated';
+
 /** Human words for an audit outcome. */
 export function outcomeText(outcome: string): string {
-  return OUTCOMES[outcome] ?? outcome.replace(/_/g, ' ');
+  return Object.hasOwn(OUTCOMES, outcome) ? OUTCOMES[outcome]!.text : outcome.replace(/_/g, ' ');
 }
 
-const OUTCOMES: Record<string, string> = {
-  authenticated: 'Signed in',
-  invalid_credentials: 'Wrong secret',
-  throttled: 'Throttled',
-  request_mismatch: 'Refused: unexpected site',
-  agent_mismatch: 'Refused: another agent was named',
-  request_contested: 'Contested by another agent',
-  request_expired: 'Request expired',
-  request_already_used: 'Request already used',
-  invalid_request: 'Unknown request',
-  invalid_client: 'Website inactive',
+/**
+ * How an outcome looks: a success, a failure that may be an attack or a leaked id (refused,
+ * wrong secret, throttled), or a sign-in that did not happen for an ordinary reason (expired,
+ * already used). Only a success may look like one.
+ */
+export function outcomeKind(outcome: string): 'success' | 'failure' | 'incomplete' {
+  return Object.hasOwn(OUTCOMES, outcome) ? OUTCOMES[outcome]!.kind : 'failure';
+}
+
+/** The outcomes a history can be narrowed to, in the order of the filter's list. */
+export const outcomeChoices = (): Array<[string, string]> =>
+  Object.entries(OUTCOMES)
+    .filter(([code]) => code !== SUCCESS)
+    .map(([code, { text }]) => [code, text]);
+
+const OUTCOMES: Record<string, { text: string; kind: 'success' | 'failure' | 'incomplete' }> = {
+  authenticated: { text: 'Signed in', kind: 'success' },
+  invalid_credentials: { text: 'Wrong secret', kind: 'failure' },
+  throttled: { text: 'Throttled', kind: 'failure' },
+  request_mismatch: { text: 'Refused: unexpected site', kind: 'failure' },
+  agent_mismatch: { text: 'Refused: another agent was named', kind: 'failure' },
+  request_contested: { text: 'Contested by another agent', kind: 'failure' },
+  request_expired: { text: 'Request expired', kind: 'incomplete' },
+  request_already_used: { text: 'Request already used', kind: 'incomplete' },
+  invalid_request: { text: 'Unknown request', kind: 'incomplete' },
+  invalid_client: { text: 'Website inactive', kind: 'incomplete' },
 };

@@ -16,6 +16,8 @@ import type {
   HistoryCursor,
   LinkPurpose,
   PasskeyRecord,
+  SignInCounterpart,
+  SignInQuery,
   SignInRecord,
   WebauthnChallengeRecord,
 } from './console-types.ts';
@@ -34,7 +36,16 @@ function isUniqueViolation(error: unknown): boolean {
 }
 
 export class SqlConsoleStore implements ConsoleStore {
-  constructor(private readonly driver: Driver) {}
+  /**
+   * An event id in byte order, as JavaScript compares strings: the admin's activity merges two
+   * tables' pages by (at, id), so both engines must order ties as the merge does (PostgreSQL's
+   * default collation would not).
+   */
+  private readonly eventId: (column: string) => string;
+
+  constructor(private readonly driver: Driver) {
+    this.eventId = driver.engine === 'postgres' ? (column) => `${column} COLLATE "C"` : (column) => column;
+  }
 
   private async won(...steps: Step[]): Promise<boolean> {
     return (await this.driver.write(steps)) !== null;
@@ -313,12 +324,13 @@ export class SqlConsoleStore implements ConsoleStore {
 
   listEvents({ limit, before }: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]> {
     const select = 'SELECT e.*, a.email AS actor_email FROM console_events e LEFT JOIN accounts a ON a.id = e.actor_id';
+    const id = this.eventId('e.id');
     return before
       ? this.driver.all<ConsoleEventView>(
-          `${select} WHERE e.at < ? OR (e.at = ? AND e.id < ?) ORDER BY e.at DESC, e.id DESC LIMIT ?`,
+          `${select} WHERE e.at < ? OR (e.at = ? AND ${id} < ?) ORDER BY e.at DESC, ${id} DESC LIMIT ?`,
           [before.at, before.at, before.id, limit],
         )
-      : this.driver.all<ConsoleEventView>(`${select} ORDER BY e.at DESC, e.id DESC LIMIT ?`, [limit]);
+      : this.driver.all<ConsoleEventView>(`${select} ORDER BY e.at DESC, ${id} DESC LIMIT ?`, [limit]);
   }
 
   // What an owner sees of agents and clients
@@ -351,21 +363,44 @@ export class SqlConsoleStore implements ConsoleStore {
     return { grants, codes, requests };
   }
 
-  listSignIns(
-    filter: { agent_id: string } | { client_id: string },
-    limit: number,
-    before?: HistoryCursor,
-  ): Promise<SignInRecord[]> {
-    // Only these two column names reach the SQL, from the typed filter.
-    const [column, id] = 'agent_id' in filter ? ['agent_id', filter.agent_id] : ['client_id', filter.client_id];
-    const select = `SELECT e.id, e.at, e.agent_id, e.client_id, c.name AS client_name, e.model, e.ip, e.user_agent, e.outcome
-      FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id WHERE e.${column} = ?`;
-    return before
-      ? this.driver.all<SignInRecord>(
-          `${select} AND (e.at < ? OR (e.at = ? AND e.id < ?)) ORDER BY e.at DESC, e.id DESC LIMIT ?`,
-          [id, before.at, before.at, before.id, limit],
-        )
-      : this.driver.all<SignInRecord>(`${select} ORDER BY e.at DESC, e.id DESC LIMIT ?`, [id, limit]);
+  listSignIns(query: SignInQuery, limit: number, before?: HistoryCursor): Promise<SignInRecord[]> {
+    // Column names are fixed here; every value is a parameter.
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (condition: string, ...values: unknown[]) => {
+      where.push(condition);
+      params.push(...values);
+    };
+    if (query.agent_id !== undefined) add('e.agent_id = ?', query.agent_id);
+    if (query.client_id !== undefined) add('e.client_id = ?', query.client_id);
+    if (query.outcome && 'is' in query.outcome) add('e.outcome = ?', query.outcome.is);
+    if (query.outcome && 'not' in query.outcome) add('e.outcome <> ?', query.outcome.not);
+    if (query.since !== undefined) add('e.at >= ?', query.since);
+    const id = this.eventId('e.id');
+    if (before) add(`(e.at < ? OR (e.at = ? AND ${id} < ?))`, before.at, before.at, before.id);
+    return this.driver.all<SignInRecord>(
+      `SELECT e.id, e.at, e.agent_id, e.client_id, c.name AS client_name, e.model, e.ip, e.user_agent, e.outcome
+        FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id
+        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY e.at DESC, ${id} DESC LIMIT ?`,
+      [...params, limit],
+    );
+  }
+
+  async listSignInCounterparts(of: { agent_id: string } | { client_id: string }): Promise<SignInCounterpart[]> {
+    const rows =
+      'agent_id' in of
+        ? await this.driver.all<{ id: string; name: string | null }>(
+            `SELECT DISTINCT e.client_id AS id, c.name AS name FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id
+              WHERE e.agent_id = ? AND e.client_id IS NOT NULL`,
+            [of.agent_id],
+          )
+        : await this.driver.all<{ id: string; name: string | null }>(
+            'SELECT DISTINCT e.agent_id AS id, NULL AS name FROM audit_events e WHERE e.client_id = ? AND e.agent_id IS NOT NULL',
+            [of.client_id],
+          );
+    return rows
+      .map((row) => ({ id: String(row.id), name: row.name === null ? null : String(row.name) }))
+      .sort((a, b) => (a.name ?? a.id).localeCompare(b.name ?? b.id) || a.id.localeCompare(b.id));
   }
 
   async countSignInsByDay(agentId: string, since: number): Promise<Map<number, number>> {

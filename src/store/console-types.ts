@@ -131,6 +131,26 @@ export interface SignInRecord {
   outcome: string;
 }
 
+/**
+ * Which sign-ins to list: those of an agent, of a client, or every one (the admin's activity),
+ * narrowed by the other side, the outcome and a start time.
+ */
+export interface SignInQuery {
+  agent_id?: string;
+  client_id?: string;
+  /** Exactly this outcome, or every outcome but this one (`not: 'authenticated'`: the failures). */
+  outcome?: { is: string } | { not: string };
+  /** Only sign-ins at or after this time (epoch seconds). */
+  since?: number;
+}
+
+/** One side of an agent's or a client's sign-ins: a website an agent tried, or an agent that tried a website. */
+export interface SignInCounterpart {
+  id: string;
+  /** The website's name (null for an agent, or a website deleted since). */
+  name: string | null;
+}
+
 /** Where a page of history starts: after this event, in newest-first order. */
 export interface HistoryCursor {
   at: number;

@@ -15,6 +15,8 @@ import type {
   HistoryCursor,
   LinkPurpose,
   PasskeyRecord,
+  SignInCounterpart,
+  SignInQuery,
   SignInRecord,
   WebauthnChallengeRecord,
 } from './console-types.ts';
@@ -498,12 +500,10 @@ export interface ConsoleStore {
   /** Revokes everything the agent holds (as revokeGrantsOf) and deletes it, in one unit. */
   deleteAgent(id: string, now: number, description: string): Promise<RevokedGrants | null>;
 
-  /** Sign-in history of an agent or a client, newest first, `limit` rows after `before`. */
-  listSignIns(
-    filter: { agent_id: string } | { client_id: string },
-    limit: number,
-    before?: HistoryCursor,
-  ): Promise<SignInRecord[]>;
+  /** Sign-in history (of an agent, a client, or everyone's), newest first, `limit` rows after `before`. */
+  listSignIns(query: SignInQuery, limit: number, before?: HistoryCursor): Promise<SignInRecord[]>;
+  /** The websites an agent's sign-ins went to, or the agents that signed in to a client, by id. */
+  listSignInCounterparts(of: { agent_id: string } | { client_id: string }): Promise<SignInCounterpart[]>;
   /** Successful sign-ins of the agent per UTC day (day = floor(at / 86400)) since `since`. */
   countSignInsByDay(agentId: string, since: number): Promise<Map<number, number>>;
   /** Clients holding grants of the agent that still have a usable token. */

@@ -107,7 +107,7 @@ describe('sessions', () => {
     const phone = await signIn(server.baseUrl, account.email);
     const tablet = await signIn(server.baseUrl, account.email);
     const page = await laptop.get('/console/account');
-    expect(page.text.match(/<tr>\s*<td><time/g)?.length).toBe(3);
+    expect(page.text.match(/<tr>\s*<td data-label="Signed in" class="title"><time/g)?.length).toBe(3);
     expect(page.text).toContain('This session');
     const sessions = await server.ctx.store.console.listSessions(account.id, server.clock());
     const mine = (await server.ctx.store.console.findSession(

@@ -111,10 +111,10 @@ describe('the admin area', () => {
     expect(accounts.status).toBe(200);
     const row = new RegExp(`<tr id="account-${owner.id}">([\\s\\S]*?)</tr>`).exec(accounts.text)?.[1] ?? '';
     expect(row).toContain('Owner.Olga@Example.com');
-    expect(row).toContain('<td>Olga</td>');
-    expect(row).toContain('<td>member</td>');
+    expect(row).toContain('<span class="account-name">Olga</span>');
+    expect(row).toContain('<td data-label="Role" class="narrow">member</td>');
     expect(row).toContain('not verified');
-    expect(row).toMatch(/<td>2<\/td>\s*<td>1<\/td>/);
+    expect(row).toContain('<span class="agents">2 agents</span>, <span class="websites">1 website</span>');
     expect(row).toContain(`/console/admin/accounts/${owner.id}/disable`);
     expect(row).toContain(`/console/admin/accounts/${owner.id}/setup-link`);
     // Every admin page is reachable from the others.
@@ -274,13 +274,13 @@ describe('the admin area', () => {
     const events = await session.get('/console/admin/events');
     expect(events.status).toBe(200);
     const rows = events.text
-      .split('<tr>')
+      .split(/<tr[ >]/)
       .slice(2)
       .filter((row) => row.includes(target.id));
     const roleRow = rows.find((row) => row.includes('admin.set_role'))!;
     expect(roleRow).toContain(me.email);
     expect(roleRow).toContain(target.email);
-    expect(roleRow).toContain('<td>admin</td>');
+    expect(roleRow).toContain('<td data-label="Detail" class="long">admin</td>');
     expect(roleRow).toContain('127.0.0.1');
     expect(rows.findIndex((row) => row.includes('admin.set_role'))).toBeLessThan(
       rows.findIndex((row) => row.includes('admin.disable_account')),
@@ -293,24 +293,26 @@ describe('the admin area', () => {
       await recordConsoleEvent(server.ctx, null, 'test.marker', null, null, `marker-${i}`);
     }
     const first = await session.get('/console/admin/events');
-    expect(first.text.match(/<td>marker-\d+<\/td>/g)).toHaveLength(50);
-    expect(first.text).toContain('<td>marker-54</td>');
-    expect(first.text).toContain('<td>marker-5</td>');
-    expect(first.text).not.toContain('<td>marker-4</td>');
+    expect(first.text.match(/<td data-label="Detail" class="long">marker-\d+<\/td>/g)).toHaveLength(50);
+    expect(first.text).toContain('<td data-label="Detail" class="long">marker-54</td>');
+    expect(first.text).toContain('<td data-label="Detail" class="long">marker-5</td>');
+    expect(first.text).not.toContain('<td data-label="Detail" class="long">marker-4</td>');
     expect(first.text).toMatch(/<span class="muted">system<\/span>/);
     const older = /href="(\/console\/admin\/events\?before=[^"]+)"/.exec(first.text)?.[1];
     expect(older).toBeDefined();
     const second = await session.get(older!.replace(/&amp;/g, '&'));
     expect(second.status).toBe(200);
-    expect(second.text.match(/<td>marker-\d+<\/td>/g)).toEqual([
-      '<td>marker-4</td>',
-      '<td>marker-3</td>',
-      '<td>marker-2</td>',
-      '<td>marker-1</td>',
-      '<td>marker-0</td>',
+    expect(second.text.match(/<td data-label="Detail" class="long">marker-\d+<\/td>/g)).toEqual([
+      '<td data-label="Detail" class="long">marker-4</td>',
+      '<td data-label="Detail" class="long">marker-3</td>',
+      '<td data-label="Detail" class="long">marker-2</td>',
+      '<td data-label="Detail" class="long">marker-1</td>',
+      '<td data-label="Detail" class="long">marker-0</td>',
     ]);
     expect(second.text).toContain('admin.set_role');
     // A malformed cursor reads as the first page.
-    expect((await session.get('/console/admin/events?before=nonsense')).text).toContain('<td>marker-54</td>');
+    expect((await session.get('/console/admin/events?before=nonsense')).text).toContain(
+      '<td data-label="Detail" class="long">marker-54</td>',
+    );
   });
 });

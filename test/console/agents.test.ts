@@ -197,7 +197,7 @@ describe('an agent made in the console', () => {
 
     const page = await session.get(`/console/agents/${party.agentId}`);
     expect(page.status).toBe(200);
-    const history = /<table id="history-table">[\s\S]*?<\/table>/.exec(page.text)?.[0] ?? '';
+    const history = /<table class="data" id="history-table">[\s\S]*?<\/table>/.exec(page.text)?.[0] ?? '';
     expect(history).toContain(WEBSITE_NAME);
     expect(history).toContain('test-model');
     expect(history).toContain('Signed in');
@@ -206,7 +206,7 @@ describe('an agent made in the console', () => {
       'role="img" aria-label="Successful sign-ins per day over the last 30 days: 1 in total"',
     );
     expect(page.text).toMatch(/<title>\d{4}-\d{2}-\d{2}: 1 sign-in<\/title>/);
-    const sites = /<table id="connected-sites">[\s\S]*?<\/table>/.exec(page.text)?.[0] ?? '';
+    const sites = /<table class="data" id="connected-sites">[\s\S]*?<\/table>/.exec(page.text)?.[0] ?? '';
     expect(sites).toContain(WEBSITE_NAME);
     expect(sites).toContain(`/console/agents/${party.agentId}/sites/${website.clientId}/revoke`);
     expect(page.text).not.toContain(party.agentSecret);

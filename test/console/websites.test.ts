@@ -218,7 +218,7 @@ describe('a website registered in the console', () => {
     const tokens = await obtainTokens(server, party);
     expect(await introspect(party, tokens.access_token)).toBe(true);
     const page = await session.get(`/console/websites/${party.clientId}`);
-    const history = /<table id="history-table">[\s\S]*?<\/table>/.exec(page.text)?.[0] ?? '';
+    const history = /<table class="data" id="history-table">[\s\S]*?<\/table>/.exec(page.text)?.[0] ?? '';
     expect(history).toContain(agent.agentId);
     expect(history).toContain('test-model');
     expect(history).toContain('Signed in');

@@ -5,6 +5,7 @@ import type { AgentRecord, ClientRecord } from '../../store/types.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts.ts';
 import type { OutstandingLink } from '../links.ts';
 import { linkTable } from './links.ts';
+import { dataTable, userAgentCell } from './table.ts';
 import {
   actionButton,
   type ConsolePage,
@@ -128,34 +129,48 @@ export interface AccountPageInput {
 
 function passkeyRows(csrf: string, passkeys: PasskeyRecord[], error: string | undefined): Html {
   if (passkeys.length === 0) return html`<p>You have no passkey yet.</p>`;
-  return html`<table>
-<caption class="visually-hidden">Your passkeys</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
-<tbody>
-${passkeys.map(
-  (passkey, i) => html`<tr>
-<td>${passkey.name}</td><td>${when(passkey.created_at)}</td><td>${when(passkey.last_used_at)}</td>
-<td class="actions"><form method="post" action="/console/account/passkeys/${passkey.id}/rename" class="inline">${csrfField(csrf)}<label class="visually-hidden" for="rename-${i}">New name for ${passkey.name}</label><input id="rename-${i}" name="name" value="${passkey.name}" maxlength="100" required> <button type="submit" class="secondary">Rename</button></form>
-${actionButton(csrf, `/console/account/passkeys/${passkey.id}/remove`, 'Remove', { danger: true, confirm: `Remove the passkey ${passkey.name}?` })}</td>
-</tr>`,
-)}
-</tbody>
-</table>${error ? html`<p class="field-error" role="alert">${error}</p>` : ''}`;
+  const rows = passkeys.map((passkey, i) => ({ passkey, i }));
+  return html`${dataTable({
+    caption: 'Your passkeys',
+    rows,
+    columns: [
+      { heading: 'Name', kind: 'title', cell: ({ passkey }) => passkey.name },
+      { heading: 'Added', cell: ({ passkey }) => when(passkey.created_at) },
+      { heading: 'Last used', cell: ({ passkey }) => when(passkey.last_used_at) },
+      {
+        heading: 'Actions',
+        kind: 'actions',
+        cell: ({ passkey, i }) =>
+          html`<form method="post" action="/console/account/passkeys/${passkey.id}/rename" class="inline rename">${csrfField(csrf)}<label class="visually-hidden" for="rename-${i}">New name for ${passkey.name}</label><input id="rename-${i}" name="name" value="${passkey.name}" maxlength="100" required> <button type="submit" class="secondary">Rename</button></form>
+${actionButton(csrf, `/console/account/passkeys/${passkey.id}/remove`, 'Remove', { danger: true, confirm: `Remove the passkey ${passkey.name}?` })}`,
+      },
+    ],
+  })}${error ? html`<p class="field-error" role="alert">${error}</p>` : ''}`;
 }
 
 function sessionRows(csrf: string, sessions: ConsoleSessionRecord[], currentId: string): Html {
-  return html`<table>
-<caption class="visually-hidden">Where you are signed in</caption>
-<thead><tr><th scope="col">Signed in</th><th scope="col">Last active</th><th scope="col">IP address</th><th scope="col">Browser</th><th scope="col">Actions</th></tr></thead>
-<tbody>
-${sessions.map(
-  (session) => html`<tr>
-<td>${when(session.created_at)} <span class="muted">(${session.method})</span></td><td>${when(session.last_seen_at)}</td><td>${session.ip}</td><td class="ua">${session.user_agent}</td>
-<td class="actions">${session.id === currentId ? html`<strong>This session</strong>` : actionButton(csrf, `/console/account/sessions/${session.id}/end`, 'Sign out')}</td>
-</tr>`,
-)}
-</tbody>
-</table>`;
+  return dataTable({
+    caption: 'Where you are signed in',
+    rows: sessions,
+    columns: [
+      {
+        heading: 'Signed in',
+        kind: 'title',
+        cell: (session) => html`${when(session.created_at)} <span class="muted">(${session.method})</span>`,
+      },
+      { heading: 'Last active', cell: (session) => when(session.last_seen_at) },
+      { heading: 'IP address', kind: 'long', cell: (session) => session.ip },
+      { heading: 'Browser', kind: 'long', cell: (session) => userAgentCell(session.user_agent) },
+      {
+        heading: 'Actions',
+        kind: 'actions',
+        cell: (session) =>
+          session.id === currentId
+            ? html`<strong>This session</strong>`
+            : actionButton(csrf, `/console/account/sessions/${session.id}/end`, 'Sign out'),
+      },
+    ],
+  });
 }
 
 export function accountPage(page: PageContext & { account: AccountRecord }, input: AccountPageInput): string {

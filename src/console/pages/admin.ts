@@ -1,10 +1,13 @@
 /** The admin area: every account with its actions, the unused links, every agent, every website, the console's audit. */
 import { type Html, html } from '../../web/html.ts';
-import type { AccountRecord, ConsoleEventView } from '../../store/console-types.ts';
+import type { AccountRecord, ConsoleEventView, SignInRecord } from '../../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../../store/types.ts';
 import type { OutstandingLink } from '../links.ts';
+import type { ActivityEntry } from '../history.ts';
 import { linkTable } from './links.ts';
-import { actionButton, type ConsolePage, consolePage, type PageContext, secretOnce, when } from './shell.ts';
+import { outcomeBadge } from './owned.ts';
+import { actionButton, type ConsolePage, consolePage, field, type PageContext, secretOnce, when } from './shell.ts';
+import { dataTable, userAgentCell } from './table.ts';
 
 type AdminPage = PageContext & { account: AccountRecord };
 
@@ -18,7 +21,7 @@ ${link('accounts', '/console/admin', 'Accounts')}
 ${link('links', '/console/admin/links', 'Unused links')}
 ${link('agents', '/console/admin/agents', 'All agents')}
 ${link('websites', '/console/admin/websites', 'All websites')}
-${link('events', '/console/admin/events', 'Console activity')}
+${link('events', '/console/admin/events', 'Activity')}
 </ul>
 </nav>`;
 }
@@ -85,25 +88,34 @@ export function adminAccountsPage(page: AdminPage, input: AdminAccountsInput): s
     body: html`${adminNavigation('accounts')}
 ${input.setupLink ? secretOnce(`Setup link for ${input.setupLink.email}`, 'setup-url', input.setupLink.url, html`shown only now; it signs them in once, until ${when(input.setupLink.expiresAt)}; send it to them yourself`) : ''}
 <p>A setup link signs a person in once, for example after they lost their passkey; they then add a passkey or a password.</p>
-<table>
-<caption class="visually-hidden">Every account</caption>
-<thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last sign-in</th><th scope="col">Agents</th><th scope="col">Websites</th><th scope="col">Actions</th></tr></thead>
-<tbody>
-${input.rows.map(
-  ({ account, agents, websites }) => html`<tr id="account-${account.id}">
-<td>${account.email} ${account.email_verified ? html`<span class="badge ok">verified</span>` : html`<span class="badge">not verified</span>`}${account.id === page.account.id ? html` <span class="muted">(you)</span>` : ''}</td>
-<td>${account.name}</td>
-<td>${account.role}</td>
-<td>${statusBadge(account.status, account.status === 'active')}</td>
-<td>${when(account.created_at)}</td>
-<td>${when(account.last_sign_in_at)}</td>
-<td>${agents}</td>
-<td>${websites}</td>
-<td class="actions">${accountActions(page, account)}</td>
-</tr>`,
-)}
-</tbody>
-</table>`,
+${dataTable({
+  caption: 'Every account',
+  rows: input.rows,
+  rowAttributes: ({ account }) => html` id="account-${account.id}"`,
+  columns: [
+    {
+      heading: 'Account',
+      kind: 'title',
+      cell: ({ account }) =>
+        html`<span class="email">${account.email}</span> ${account.email_verified ? html`<span class="badge ok">verified</span>` : html`<span class="badge">not verified</span>`}${account.id === page.account.id ? html` <span class="muted">(you)</span>` : ''}${account.name ? html`<br><span class="account-name">${account.name}</span>` : ''}`,
+    },
+    { heading: 'Role', kind: 'narrow', cell: ({ account }) => account.role },
+    {
+      heading: 'Status',
+      kind: 'narrow',
+      cell: ({ account }) => statusBadge(account.status, account.status === 'active'),
+    },
+    { heading: 'Created', cell: ({ account }) => when(account.created_at) },
+    { heading: 'Last sign-in', cell: ({ account }) => when(account.last_sign_in_at) },
+    {
+      heading: 'Owns',
+      kind: 'narrow',
+      cell: ({ agents, websites }) =>
+        html`<span class="agents">${agents} ${agents === 1 ? 'agent' : 'agents'}</span>, <span class="websites">${websites} ${websites === 1 ? 'website' : 'websites'}</span>`,
+    },
+    { heading: 'Actions', kind: 'actions', cell: ({ account }) => accountActions(page, account) },
+  ],
+})}`,
   });
 }
 
@@ -132,21 +144,27 @@ export function adminAgentsPage(
 ${
   input.agents.length === 0
     ? html`<p>There are no agents yet.</p>`
-    : html`<table>
-<caption class="visually-hidden">Every agent</caption>
-<thead><tr><th scope="col">Agent</th><th scope="col">Owner</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th></tr></thead>
-<tbody>
-${input.agents.map(
-  (agent) => html`<tr>
-<td><a href="/console/agents/${agent.id}">${agent.name}</a> <code class="muted">${agent.id}</code></td>
-<td>${ownerCell(agent.account_id, input.owners)}${agent.account_id === null ? html` <span class="muted">(${agent.owner_email})</span>` : ''}</td>
-<td>${statusBadge(agent.status, agent.status === 'active')}</td>
-<td>${when(agent.created_at)}</td>
-<td>${when(agent.last_used_at)}</td>
-</tr>`,
-)}
-</tbody>
-</table>`
+    : dataTable({
+        caption: 'Every agent',
+        rows: input.agents,
+        columns: [
+          {
+            heading: 'Agent',
+            kind: 'title',
+            cell: (agent) =>
+              html`<a href="/console/agents/${agent.id}">${agent.name}</a> <code class="muted">${agent.id}</code>`,
+          },
+          {
+            heading: 'Owner',
+            kind: 'long',
+            cell: (agent) =>
+              html`${ownerCell(agent.account_id, input.owners)}${agent.account_id === null ? html` <span class="muted">(${agent.owner_email})</span>` : ''}`,
+          },
+          { heading: 'Status', kind: 'narrow', cell: (agent) => statusBadge(agent.status, agent.status === 'active') },
+          { heading: 'Created', cell: (agent) => when(agent.created_at) },
+          { heading: 'Last used', cell: (agent) => when(agent.last_used_at) },
+        ],
+      })
 }`,
   });
 }
@@ -162,20 +180,25 @@ export function adminClientsPage(
 ${
   input.clients.length === 0
     ? html`<p>There are no websites yet.</p>`
-    : html`<table>
-<caption class="visually-hidden">Every website</caption>
-<thead><tr><th scope="col">Website</th><th scope="col">Owner</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
-<tbody>
-${input.clients.map(
-  (client) => html`<tr>
-<td><a href="/console/websites/${client.id}">${client.name}</a> <code class="muted">${client.id}</code></td>
-<td>${ownerCell(client.account_id, input.owners)}</td>
-<td>${statusBadge(client.status, client.status === 'active')}</td>
-<td>${when(client.created_at)}</td>
-</tr>`,
-)}
-</tbody>
-</table>`
+    : dataTable({
+        caption: 'Every website',
+        rows: input.clients,
+        columns: [
+          {
+            heading: 'Website',
+            kind: 'title',
+            cell: (client) =>
+              html`<a href="/console/websites/${client.id}">${client.name}</a> <code class="muted">${client.id}</code>`,
+          },
+          { heading: 'Owner', kind: 'long', cell: (client) => ownerCell(client.account_id, input.owners) },
+          {
+            heading: 'Status',
+            kind: 'narrow',
+            cell: (client) => statusBadge(client.status, client.status === 'active'),
+          },
+          { heading: 'Created', cell: (client) => when(client.created_at) },
+        ],
+      })
 }`,
   });
 }
@@ -187,38 +210,87 @@ function actorCell(event: ConsoleEventView): Html {
   return byCli ? html`<span class="muted">CLI</span>` : html`<span class="muted">system</span>`;
 }
 
+/** The choices of the activity page's filter, by their value in the URL. */
+export const ACTIVITY_KINDS: Array<[string, string]> = [
+  ['', 'Everything'],
+  ['console', 'Console actions'],
+  ['sign-ins', 'Agent sign-ins'],
+];
+
+/** An agent's sign-in as a line of the activity: the agent, its outcome, the website, and how it called. */
+function signInCells(row: SignInRecord) {
+  return {
+    who:
+      row.agent_id === null
+        ? html`<span class="muted">unknown agent</span>`
+        : html`<a href="/console/agents/${row.agent_id}"><code>${row.agent_id}</code></a>`,
+    action: html`Agent sign-in: ${outcomeBadge(row.outcome)}`,
+    target:
+      row.client_id === null
+        ? html`<span class="muted">none</span>`
+        : html`${row.client_name ?? ''} <code class="muted">${row.client_id}</code>`,
+    detail: html`${row.model ? html`<span class="model">Model ${row.model}</span> ` : ''}${userAgentCell(row.user_agent)}`,
+  };
+}
+
+function consoleCells(event: ConsoleEventView, accounts: Map<string, AccountRecord>) {
+  const target = event.target === null ? undefined : accounts.get(event.target);
+  return {
+    who: actorCell(event),
+    action: html`<code>${event.action}</code>`,
+    target: target
+      ? html`${target.email} <code class="muted">${event.target}</code>`
+      : html`<code>${event.target}</code>`,
+    detail: html`${event.detail}`,
+  };
+}
+
 export function adminEventsPage(
   page: AdminPage,
-  input: { events: ConsoleEventView[]; accounts: Map<string, AccountRecord>; next: string | null; first: boolean },
+  input: {
+    entries: ActivityEntry[];
+    accounts: Map<string, AccountRecord>;
+    next: string | null;
+    first: boolean;
+    /** The kind shown ('' for everything) and the message when the URL's was refused. */
+    show: string;
+    error?: string;
+  },
 ): string {
+  const cells = (entry: ActivityEntry) =>
+    entry.kind === 'sign-in' ? signInCells(entry.signIn) : consoleCells(entry.event, input.accounts);
+  const showParam = input.show ? `&show=${encodeURIComponent(input.show)}` : '';
   return consolePage(page, {
-    title: 'Admin: console activity',
+    title: 'Admin: activity',
     section: 'admin',
+    notice: input.error ? { kind: 'error', text: input.error } : null,
     body: html`${adminNavigation('events')}
+<p>What people did in the console, and every agent's sign-in attempt, newest first.</p>
+<form method="get" action="/console/admin/events" class="filters" aria-label="Filter the activity">
+${field({ label: 'Show', name: 'show', type: 'select', choices: ACTIVITY_KINDS, value: input.show, error: input.error })}
+<div class="filter-actions"><button type="submit" class="secondary">Show</button></div>
+</form>
 ${
-  input.events.length === 0
-    ? html`<p>${input.first ? 'Nothing has happened in the console yet.' : 'There is nothing older.'}</p>`
-    : html`<table>
-<caption class="visually-hidden">Console activity, newest first</caption>
-<thead><tr><th scope="col">Time</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">IP address</th><th scope="col">Detail</th></tr></thead>
-<tbody>
-${input.events.map((event) => {
-  const target = event.target === null ? undefined : input.accounts.get(event.target);
-  return html`<tr>
-<td>${when(event.at)}</td>
-<td>${actorCell(event)}</td>
-<td><code>${event.action}</code></td>
-<td>${target ? html`${target.email} <code class="muted">${event.target}</code>` : html`<code>${event.target}</code>`}</td>
-<td>${event.ip}</td>
-<td>${event.detail}</td>
-</tr>`;
-})}
-</tbody>
-</table>`
+  input.entries.length === 0
+    ? html`<p>${input.first ? 'Nothing has happened yet.' : 'There is nothing older.'}</p>`
+    : dataTable({
+        caption: 'Activity, newest first',
+        id: 'activity',
+        rows: input.entries.map((entry) => ({ entry, ...cells(entry) })),
+        rowAttributes: ({ entry }) => html` class="${entry.kind}"`,
+        columns: [
+          { heading: 'Time', kind: 'title', cell: ({ entry }) => when(entry.at) },
+          { heading: 'Who', kind: 'long', cell: (row) => row.who },
+          { heading: 'Action', cell: (row) => row.action },
+          { heading: 'Target', kind: 'long', cell: (row) => row.target },
+          { heading: 'IP address', kind: 'long', cell: ({ entry }) => entry.ip },
+          { heading: 'Detail', kind: 'long', cell: (row) => row.detail },
+        ],
+      })
 }
 <nav class="pager" aria-label="Pages">
-${input.first ? '' : html`<a href="/console/admin/events">Newest</a>`}
-${input.next ? html`<a href="/console/admin/events?before=${input.next}" rel="next">Older</a>` : ''}
+${input.first ? '' : html`<a href="/console/admin/events${input.show ? `?show=${encodeURIComponent(input.show)}` : ''}">Newest</a>`}
+${input.next ? html`<a href="/console/admin/events?before=${input.next}${showParam}" rel="next">Older</a>` : ''}
 </nav>`,
   });
 }

@@ -17,8 +17,9 @@ import {
   when,
   copyable,
 } from './shell.ts';
+import { dataTable } from './table.ts';
 import {
-  accessActions,
+  enableAction,
   type OwnedPageInput,
   ownedPage,
   rotatedSecretPage,
@@ -52,17 +53,17 @@ export function agentsPage(
 ${
   input.agents.length === 0
     ? html`<p id="no-agents">You have no agents yet. Create one below: it signs in to websites as you.</p>`
-    : html`<table>
-<caption class="visually-hidden">Your agents</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Agent ID</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th></tr></thead>
-<tbody>
-${input.agents.map(
-  (agent) => html`<tr>
-<td><a href="${agentPath(agent.id)}">${agent.name}</a></td><td><code>${agent.id}</code></td><td>${agentBadge(agent)}</td><td>${when(agent.created_at)}</td><td>${when(agent.last_used_at)}</td>
-</tr>`,
-)}
-</tbody>
-</table>`
+    : dataTable({
+        caption: 'Your agents',
+        rows: input.agents,
+        columns: [
+          { heading: 'Name', kind: 'title', cell: (agent) => html`<a href="${agentPath(agent.id)}">${agent.name}</a>` },
+          { heading: 'Agent ID', kind: 'long', cell: (agent) => html`<code>${agent.id}</code>` },
+          { heading: 'Status', kind: 'narrow', cell: agentBadge },
+          { heading: 'Created', cell: (agent) => when(agent.created_at) },
+          { heading: 'Last used', cell: (agent) => when(agent.last_used_at) },
+        ],
+      })
 }
 </section>
 <section aria-labelledby="create-heading">
@@ -137,56 +138,110 @@ export interface DailyCount {
   count: number;
 }
 
-/** Sign-ins per day as an SVG bar chart, with a table for screen readers. */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** "2026-11-05" as "Nov 5", the same in every locale (the page says UTC). */
+const shortDay = (day: string) => `${MONTHS[Number(day.slice(5, 7)) - 1]} ${Number(day.slice(8, 10))}`;
+
+/** Gridline values: 0, the middle (when a whole number in between), the top. */
+function ticks(max: number): number[] {
+  const middle = max / 2;
+  return max >= 2 && Number.isInteger(middle) ? [0, middle, max] : [0, max];
+}
+
+/**
+ * Sign-ins per day as an SVG bar chart: a labelled count axis with gridlines, dates under the
+ * bars, each bar's day and count as its tooltip (an SVG <title>: no script, so the CSP holds) and
+ * highlighted on hover; the same numbers as a table for screen readers and on demand.
+ */
 export function signInChart(days: DailyCount[]): Html {
   const total = days.reduce((sum, day) => sum + day.count, 0);
   const max = Math.max(1, ...days.map((day) => day.count));
-  const barWidth = 16;
-  const step = 20;
-  const top = 14;
-  const height = 100;
-  const width = days.length * step;
+  // Units of the viewBox; the chart is at most 32rem wide, so 11 units are 10 to 14 px of text.
+  const left = 34;
+  const top = 8;
+  const height = 110;
+  const step = 12;
+  const barWidth = 9;
+  const width = left + days.length * step + 6;
+  const bottom = top + height;
+  const y = (value: number) => bottom - (value / max) * height;
+  const gridlines = ticks(max).map(
+    (value) =>
+      html`<line class="grid" x1="${left}" y1="${y(value)}" x2="${width}" y2="${y(value)}"/><text x="${left - 4}" y="${y(value) + 4}" text-anchor="end">${value}</text>`,
+  );
   const bars = days.map((day, i) => {
     const h = day.count === 0 ? 0 : Math.max(2, Math.round((day.count / max) * height));
+    const x = left + i * step + 2;
     const label = `${day.day}: ${day.count} ${day.count === 1 ? 'sign-in' : 'sign-ins'}`;
     // A transparent column the full height carries the tooltip even on a day without sign-ins.
-    return html`<g><title>${label}</title><rect x="${i * step}" y="${top}" width="${barWidth}" height="${height}" fill="transparent"/>${h > 0 ? html`<rect x="${i * step}" y="${top + height - h}" width="${barWidth}" height="${h}" fill="currentColor"/>` : ''}</g>`;
+    return html`<g class="bar"><title>${label}</title><rect class="hit" x="${x - 1.5}" y="${top}" width="${step}" height="${height}"/>${h > 0 ? html`<rect class="fill" x="${x}" y="${bottom - h}" width="${barWidth}" height="${h}"/>` : ''}</g>`;
   });
+  // A date under the first bar of each week, and under today's.
+  const dates = days
+    .map((day, i) => ({ day, i }))
+    .filter(({ i }) => i % 7 === 0 || i === days.length - 1)
+    .filter(({ i }) => i === days.length - 1 || days.length - 1 - i >= 4)
+    .map(({ day, i }) =>
+      // The last date ends at the last bar, so that it stays inside the picture.
+      i === days.length - 1
+        ? html`<text x="${left + i * step + 2 + barWidth}" y="${bottom + 14}" text-anchor="end">${shortDay(day.day)}</text>`
+        : html`<text x="${left + i * step + 2 + barWidth / 2}" y="${bottom + 14}" text-anchor="middle">${shortDay(day.day)}</text>`,
+    );
   const summary = `Successful sign-ins per day over the last ${days.length} days: ${total} in total`;
-  return html`<svg class="chart" viewBox="0 0 ${width} ${top + height + 16}" role="img" aria-label="${summary}" id="sign-in-chart">
-<text x="0" y="10" font-size="10" fill="currentColor">${max} per day</text>
-<line x1="0" y1="${top + height + 0.5}" x2="${width}" y2="${top + height + 0.5}" stroke="currentColor" stroke-width="1"/>
+  return html`<figure class="chart-figure">
+<svg class="chart" viewBox="0 0 ${width} ${bottom + 34}" role="img" aria-label="${summary}" id="sign-in-chart">
+<text class="axis-title" x="10" y="${top + height / 2}" transform="rotate(-90 10 ${top + height / 2})" text-anchor="middle">Sign-ins</text>
+${gridlines}
+<line class="axis" x1="${left}" y1="${bottom + 0.5}" x2="${width}" y2="${bottom + 0.5}"/>
 ${bars}
-<text x="0" y="${top + height + 13}" font-size="10" fill="currentColor">${days[0]?.day}</text>
-<text x="${width}" y="${top + height + 13}" font-size="10" fill="currentColor" text-anchor="end">${days[days.length - 1]?.day}</text>
+${dates}
+<text class="axis-title" x="${left + (days.length * step) / 2}" y="${bottom + 30}" text-anchor="middle">Day (UTC)</text>
 </svg>
-<p id="chart-total">${total} successful ${total === 1 ? 'sign-in' : 'sign-ins'} in the last ${days.length} days.</p>
-<table class="visually-hidden">
-<caption>Successful sign-ins per day</caption>
-<thead><tr><th scope="col">Day</th><th scope="col">Sign-ins</th></tr></thead>
+<figcaption id="chart-total">${total} successful ${total === 1 ? 'sign-in' : 'sign-ins'} in the last ${days.length} days. Point at a bar for its day and count, or open the numbers below.</figcaption>
+</figure>
+<details class="chart-table">
+<summary>The numbers, day by day</summary>
+<table>
+<caption class="visually-hidden">Successful sign-ins per day</caption>
+<thead><tr><th scope="col">Day (UTC)</th><th scope="col">Sign-ins</th></tr></thead>
 <tbody>${days.map((day) => html`<tr><td>${day.day}</td><td>${day.count}</td></tr>`)}</tbody>
-</table>`;
+</table>
+</details>`;
 }
 
-/** Older/Newest links of a history table. */
+/** The websites holding live tokens of the agent, each with its Disconnect button. */
 function connectedSites(csrf: string, agent: AgentRecord, sites: ConnectedSite[]): Html {
   return html`<section aria-labelledby="sites-heading">
 <h2 id="sites-heading">Connected sites</h2>
 ${
   sites.length === 0
     ? html`<p>No website holds a working token of this agent.</p>`
-    : html`<table id="connected-sites">
-<caption class="visually-hidden">Websites holding tokens of this agent</caption>
-<thead><tr><th scope="col">Website</th><th scope="col">Since</th><th scope="col">Last sign-in</th><th scope="col">Grants</th><th scope="col">Actions</th></tr></thead>
-<tbody>
-${sites.map(
-  (site) => html`<tr>
-<td>${site.client_name} <span class="muted"><code>${site.client_id}</code></span></td><td>${when(site.first_granted_at)}</td><td>${when(site.last_auth_at)}</td><td>${site.grants}</td>
-<td class="actions">${actionButton(csrf, `${agentPath(agent.id)}/sites/${encodeURIComponent(site.client_id)}/revoke`, 'Disconnect', { confirm: `Disconnect ${site.client_name}? Its tokens for this agent stop working.` })}</td>
-</tr>`,
-)}
-</tbody>
-</table>`
+    : dataTable({
+        caption: 'Websites holding tokens of this agent',
+        id: 'connected-sites',
+        rows: sites,
+        columns: [
+          {
+            heading: 'Website',
+            kind: 'title',
+            cell: (site) => html`${site.client_name} <code class="muted">${site.client_id}</code>`,
+          },
+          { heading: 'Since', cell: (site) => when(site.first_granted_at) },
+          { heading: 'Last sign-in', cell: (site) => when(site.last_auth_at) },
+          { heading: 'Grants', kind: 'narrow', cell: (site) => site.grants },
+          {
+            heading: 'Actions',
+            kind: 'actions',
+            cell: (site) =>
+              actionButton(
+                csrf,
+                `${agentPath(agent.id)}/sites/${encodeURIComponent(site.client_id)}/revoke`,
+                'Disconnect',
+                { confirm: `Disconnect ${site.client_name}? Its tokens for this agent stop working.` },
+              ),
+          },
+        ],
+      })
 }
 </section>`;
 }
@@ -220,20 +275,52 @@ ${field({ label: 'Name', name: 'name', value: input.values?.name ?? agent.name, 
 </form>
 <h3>Secret</h3>
 ${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this agent')}
-${accessActions(csrf, base, {
-  active: agent.status === 'active',
-  disable: 'Disable this agent? It cannot sign in, and its tokens stop working until you enable it.',
-  revoke: 'Revoke every grant of this agent? Every website it signed in to loses its tokens for good.',
-  more: actionButton(csrf, `${base}/delete`, 'Delete agent', {
-    danger: true,
-    confirm: `Delete the agent ${agent.name}? Everything it holds is revoked; this cannot be undone.`,
-  }),
-})}`,
+${agent.status === 'active' ? '' : enableAction(csrf, base, 'agent')}`,
+    danger: [
+      ...(agent.status === 'active'
+        ? [
+            {
+              action: `${base}/disable`,
+              label: 'Disable agent',
+              consequence:
+                'Disable: the agent cannot sign in anywhere, and every token it holds stops working until you enable it again.',
+              confirm: 'Disable this agent? It cannot sign in, and its tokens stop working until you enable it.',
+            },
+          ]
+        : []),
+      {
+        action: `${base}/revoke-grants`,
+        label: 'Revoke all grants',
+        consequence:
+          'Revoke all grants: every website it signed in to loses its tokens for good; the agent stays and can sign in again.',
+        confirm: 'Revoke every grant of this agent? Every website it signed in to loses its tokens for good.',
+      },
+      {
+        action: `${base}/delete`,
+        label: 'Delete agent',
+        consequence:
+          'Delete: the agent, its ID and its secret are gone and everything it holds is revoked. This cannot be undone.',
+        confirm: `Delete the agent ${agent.name}? Everything it holds is revoked; this cannot be undone.`,
+      },
+    ],
     after: html`<section aria-labelledby="chart-heading">
 <h2 id="chart-heading">Sign-ins in the last 30 days</h2>
 ${signInChart(input.chart)}
 </section>
 ${connectedSites(csrf, agent, input.sites)}
-${historyTable(input.history, { heading: 'Website', cell: (row) => row.client_name ?? row.client_id ?? html`<span class="muted">none</span>` }, base, 'This agent has not signed in anywhere yet.')}`,
+${historyTable(
+  input.history,
+  {
+    param: 'website',
+    heading: 'Website',
+    any: 'Any website',
+    cell: (row) =>
+      row.client_id === null
+        ? html`<span class="muted">none</span>`
+        : html`${row.client_name ?? ''} <code class="muted">${row.client_id}</code>`,
+  },
+  base,
+  'This agent has not signed in anywhere yet.',
+)}`,
   });
 }

@@ -5,8 +5,9 @@
 import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { ClientRecord } from '../../store/types.ts';
+import { dataTable } from './table.ts';
 import {
-  accessActions,
+  enableAction,
   type OwnedPageInput,
   ownedPage,
   rotatedSecretPage,
@@ -66,17 +67,21 @@ export function clientsPage(
 ${
   input.websites.length === 0
     ? html`<p id="no-websites">You have no websites yet. Register one below to let agents sign in to it.</p>`
-    : html`<table>
-<caption class="visually-hidden">Your websites</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Client ID</th><th scope="col">Status</th><th scope="col">Approval</th><th scope="col">Redirect URIs</th></tr></thead>
-<tbody>
-${input.websites.map(
-  (client) => html`<tr>
-<td><a href="${clientPath(client.id)}">${client.name}</a></td><td><code>${client.id}</code></td><td>${clientBadge(client)}</td><td>${approvalText(client.approval)}</td><td>${uriList(client.redirect_uris)}</td>
-</tr>`,
-)}
-</tbody>
-</table>`
+    : dataTable({
+        caption: 'Your websites',
+        rows: input.websites,
+        columns: [
+          {
+            heading: 'Name',
+            kind: 'title',
+            cell: (client) => html`<a href="${clientPath(client.id)}">${client.name}</a>`,
+          },
+          { heading: 'Client ID', kind: 'long', cell: (client) => html`<code>${client.id}</code>` },
+          { heading: 'Status', kind: 'narrow', cell: clientBadge },
+          { heading: 'Approval', kind: 'narrow', cell: (client) => approvalText(client.approval) },
+          { heading: 'Redirect URIs', kind: 'long', cell: (client) => uriList(client.redirect_uris) },
+        ],
+      })
 }
 </section>
 <section aria-labelledby="register-heading">
@@ -212,12 +217,9 @@ ${client.redirect_uris.length > 1 ? field({ label: 'Redirect URI', name: 'redire
 }
 
 /** Deleting the website, with what it ends (console-b moves it into the danger zone). */
-function deleteForm(csrf: string, client: ClientRecord): Html {
-  const consequences = `Its client ID and secret stop working at once; every grant it holds is revoked, so its access and refresh tokens stop working; its unredeemed codes expire and its sign-ins in progress end. This cannot be undone.`;
-  return html`<h3>Delete</h3>
-<p class="hint" id="delete-consequences">${consequences}</p>
-${actionButton(csrf, `${clientPath(client.id)}/delete`, 'Delete website', { danger: true, confirm: `Delete the website ${client.name}? ${consequences}` })}`;
-}
+/** What deleting a website ends, said beside the button and in its confirmation. */
+const DELETE_CONSEQUENCES =
+  'its client ID and secret stop working at once; every grant it holds is revoked, so its access and refresh tokens stop working; its unredeemed codes expire and its sign-ins in progress end. This cannot be undone.';
 
 export function clientPage(page: SignedInPage, input: ClientPageInput): string {
   const { csrf } = page;
@@ -243,14 +245,41 @@ ${endpoints(input.issuer)}`,
         : html`<h3>Secret</h3>
 ${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this website')}`
     }
-${accessActions(csrf, base, {
-  active: client.status === 'active',
-  disable: 'Disable this website? It cannot start sign-ins, and its tokens stop working until you enable it.',
-  revoke: 'Revoke every grant of this website? Every token it holds stops working for good.',
-})}
-${deleteForm(csrf, client)}`,
+${client.status === 'active' ? '' : enableAction(csrf, base, 'website')}`,
+    danger: [
+      ...(client.status === 'active'
+        ? [
+            {
+              action: `${base}/disable`,
+              label: 'Disable website',
+              consequence:
+                'Disable: the website cannot start sign-ins, and every token it holds stops working until you enable it again.',
+              confirm:
+                'Disable this website? It cannot start sign-ins, and its tokens stop working until you enable it.',
+            },
+          ]
+        : []),
+      {
+        action: `${base}/revoke-grants`,
+        label: 'Revoke all grants',
+        consequence:
+          'Revoke all grants: every token the website holds stops working for good; agents must sign in to it again.',
+        confirm: 'Revoke every grant of this website? Every token it holds stops working for good.',
+      },
+      {
+        action: `${base}/delete`,
+        label: 'Delete website',
+        consequence: `Delete: ${DELETE_CONSEQUENCES}`,
+        confirm: `Delete the website ${client.name}? ${DELETE_CONSEQUENCES}`,
+      },
+    ],
     after: html`${testSignIn(csrf, client, errors.redirect_uri, input.publicClients ?? false)}
 ${client.source === 'metadata_document' ? '' : editForm(csrf, client, input.values, errors)}
-${historyTable(input.history, { heading: 'Agent', cell: (row) => html`<code>${row.agent_id}</code>` }, base, 'No agent has signed in to this website yet.')}`,
+${historyTable(
+  input.history,
+  { param: 'agent', heading: 'Agent', any: 'Any agent', cell: (row) => html`<code>${row.agent_id}</code>` },
+  base,
+  'No agent has signed in to this website yet.',
+)}`,
   });
 }

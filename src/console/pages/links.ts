@@ -2,6 +2,7 @@
 import { type Html, html } from '../../web/html.ts';
 import type { OutstandingLink } from '../links.ts';
 import { actionButton, when } from './shell.ts';
+import { dataTable } from './table.ts';
 
 export interface LinkTableOptions {
   caption: string;
@@ -36,26 +37,33 @@ function madeBy(entry: OutstandingLink): Html {
 
 /**
  * The links, oldest first; no token (it is not stored), only what each is and whom it lets in.
- * On a phone each row is a card with the column's name before each value (agentauth.css).
  *
  * @example
  * linkTable(csrf, links, { caption: 'Your unused links', revokeAction: (id) => `/console/account/links/${id}/revoke` })
  */
 export function linkTable(csrf: string, links: OutstandingLink[], options: LinkTableOptions): Html {
-  return html`<table class="links">
-<caption class="visually-hidden">${options.caption}</caption>
-<thead><tr><th scope="col" class="kind">Link</th><th scope="col">For</th>${options.showCreator ? html`<th scope="col">Made by</th>` : ''}<th scope="col" class="when">Created</th><th scope="col" class="when">Expires</th><th scope="col" class="act">Actions</th></tr></thead>
-<tbody>
-${links.map(
-  (entry) => html`<tr id="link-${entry.id}">
-<td>${what(entry)}</td>
-<td class="who" data-label="For">${forWhom(entry)}</td>
-${options.showCreator ? html`<td class="who" data-label="Made by">${madeBy(entry)}</td>` : ''}
-<td data-label="Created">${when(entry.link.created_at)}</td>
-<td data-label="Expires">${when(entry.link.expires_at)}</td>
-<td class="actions">${actionButton(csrf, options.revokeAction(entry.id), 'Revoke', { danger: true, confirm: entry.link.purpose === 'setup' ? 'Revoke this setup link? It stops working.' : 'Revoke this invitation? The link stops working.' })}</td>
-</tr>`,
-)}
-</tbody>
-</table>`;
+  return dataTable({
+    caption: options.caption,
+    rows: links,
+    rowAttributes: (entry) => html` id="link-${entry.id}"`,
+    columns: [
+      { heading: 'Link', kind: 'title', cell: what },
+      { heading: 'For', kind: 'long', cell: forWhom },
+      options.showCreator === true && { heading: 'Made by', kind: 'long', cell: madeBy },
+      { heading: 'Created', cell: (entry) => when(entry.link.created_at) },
+      { heading: 'Expires', cell: (entry) => when(entry.link.expires_at) },
+      {
+        heading: 'Actions',
+        kind: 'actions',
+        cell: (entry) =>
+          actionButton(csrf, options.revokeAction(entry.id), 'Revoke', {
+            danger: true,
+            confirm:
+              entry.link.purpose === 'setup'
+                ? 'Revoke this setup link? It stops working.'
+                : 'Revoke this invitation? The link stops working.',
+          }),
+      },
+    ],
+  });
 }

@@ -3,10 +3,19 @@
  * forms shown again with their errors, rotating a secret, disabling and revoking access, and the
  * sign-in history.
  */
-import type { SignInRecord } from '../../store/console-types.ts';
+import type { SignInCounterpart, SignInRecord } from '../../store/console-types.ts';
 import { type Html, html } from '../../web/html.ts';
 import { GRACE_CHOICES } from '../agents.ts';
-import { outcomeText } from '../history.ts';
+import {
+  filterQuery,
+  type HistoryFilters,
+  OUTCOME_GROUPS,
+  outcomeChoices,
+  outcomeKind,
+  outcomeText,
+  PERIODS,
+} from '../history.ts';
+import { dataTable, userAgentCell } from './table.ts';
 import {
   actionButton,
   type ConsolePage,
@@ -73,28 +82,55 @@ export interface OwnedPageInput extends FormState {
   notice?: ConsolePage['notice'];
 }
 
-/**
- * Disable (or Enable) and Revoke all grants, each asking for confirmation, and `more` buttons
- * beside them: what an owner does with the access of an agent or a client.
- */
-export function accessActions(
-  csrf: string,
-  base: string,
-  input: { active: boolean; disable: string; revoke: string; more?: Html },
-): Html {
-  return html`<h3>Access</h3>
-<div class="row">
-${input.active ? actionButton(csrf, `${base}/disable`, 'Disable', { confirm: input.disable }) : actionButton(csrf, `${base}/enable`, 'Enable')}
-${actionButton(csrf, `${base}/revoke-grants`, 'Revoke all grants', { confirm: input.revoke })}
-${input.more ?? ''}
-</div>`;
+/** A destructive action of a danger zone: what it does, in full, beside its button. */
+export interface DangerAction {
+  action: string;
+  /** The button's words: "Delete agent". */
+  label: string;
+  /** What happens, for whom, and whether it can be undone. */
+  consequence: string;
+  /** The question console.js asks before posting. */
+  confirm: string;
 }
 
-export function pager(path: string, next: string | null, paged: boolean): Html {
+/**
+ * The danger zone: destructive actions apart from the everyday ones, each with its consequences
+ * spelled out. Adding an action is one more entry in `actions`.
+ */
+export function dangerZone(csrf: string, actions: DangerAction[]): Html {
+  if (actions.length === 0) return html``;
+  return html`<section aria-labelledby="danger-heading" class="danger-zone" id="danger-zone">
+<h2 id="danger-heading">Danger zone</h2>
+<ul>
+${actions.map((entry, i) => {
+  const id = `danger-${i}`;
+  return html`<li>
+<p id="${id}">${entry.consequence}</p>
+<form method="post" action="${entry.action}" data-confirm="${entry.confirm}">${csrfField(csrf)}<button type="submit" class="danger" aria-describedby="${id}">${entry.label}</button></form>
+</li>`;
+})}
+</ul>
+</section>`;
+}
+
+/** Enable, when disabled: restoring access is not dangerous, so it stays with the everyday actions. */
+export function enableAction(csrf: string, base: string, what: string): Html {
+  return html`<h3>Status</h3>
+<p>This ${what} is disabled.</p>
+${actionButton(csrf, `${base}/enable`, `Enable ${what}`)}`;
+}
+
+/** A history page's URL: the filters, then the page. */
+function historyUrl(path: string, filters: HistoryFilters, before?: string): string {
+  const query = [filterQuery(filters), before ? `before=${encodeURIComponent(before)}` : ''].filter(Boolean).join('&');
+  return query ? `${path}?${query}` : path;
+}
+
+export function pager(path: string, next: string | null, paged: boolean, filters: HistoryFilters = {}): Html {
   if (!next && !paged) return html``;
   return html`<nav class="pager" aria-label="Sign-in history pages">
-${paged ? html`<a href="${path}#history" id="history-newest">Newest</a>` : ''}
-${next ? html`<a href="${`${path}?before=${encodeURIComponent(next)}`}#history" id="history-older">Older sign-ins</a>` : ''}
+${paged ? html`<a href="${historyUrl(path, filters)}#history" id="history-newest">Newest</a>` : ''}
+${next ? html`<a href="${historyUrl(path, filters, next)}#history" id="history-older">Older sign-ins</a>` : ''}
 </nav>`;
 }
 
@@ -103,33 +139,82 @@ export interface HistoryInput {
   next: string | null;
   /** True when this is not the first page. */
   paged: boolean;
+  /** The filters applied, and a message per refused one. */
+  filters: HistoryFilters;
+  filterErrors: Record<string, string>;
+  /** The choices of the other side's filter: the websites of an agent, the agents of a website. */
+  counterparts: SignInCounterpart[];
 }
 
-/** A sign-in history table; `counterpart` is the column naming the other side (website or agent). */
-export function historyTable(
-  history: HistoryInput,
-  counterpart: { heading: string; cell(row: SignInRecord): Html | string },
-  path: string,
-  empty: string,
-): Html {
+/** An outcome in words, with an icon and a colour that tell a failure from a success. */
+export function outcomeBadge(outcome: string): Html {
+  const kind = outcomeKind(outcome);
+  const icon = kind === 'success' ? '✓' : kind === 'failure' ? '✗' : '!';
+  return html`<span class="outcome ${kind}"><span class="icon" aria-hidden="true">${icon}</span> ${outcomeText(outcome)}</span>`;
+}
+
+/** The other side of a history: its filter's parameter and words, and its cell. */
+export interface Counterpart {
+  param: 'website' | 'agent';
+  heading: string;
+  /** "Any website" */
+  any: string;
+  cell(row: SignInRecord): Html | string;
+}
+
+function historyFilters(history: HistoryInput, counterpart: Counterpart, path: string): Html {
+  const { filters, filterErrors: errors } = history;
+  const choices: Array<[string, string]> = [
+    ['', counterpart.any],
+    ...history.counterparts.map((party): [string, string] => [
+      party.id,
+      party.name ? `${party.name} (${party.id})` : party.id,
+    ]),
+  ];
+  const outcomes: Array<[string, string]> = [['', 'Any outcome'], ...OUTCOME_GROUPS, ...outcomeChoices()];
+  const periods: Array<[string, string]> = [
+    ['', 'All time'],
+    ...PERIODS.map((p): [string, string] => [p.value, p.label]),
+  ];
+  const filtered = Object.keys(filters).length > 0;
+  const query = filterQuery(filters);
+  return html`<form method="get" action="${path}#history" class="filters" aria-label="Filter the sign-in history">
+${field({ label: counterpart.heading, name: counterpart.param, type: 'select', choices, value: filters[counterpart.param] ?? '', error: errors[counterpart.param] })}
+${field({ label: 'Outcome', name: 'outcome', type: 'select', choices: outcomes, value: filters.outcome ?? '', error: errors.outcome })}
+${field({ label: 'Period', name: 'period', type: 'select', choices: periods, value: filters.period ?? '', error: errors.period })}
+<div class="filter-actions">
+<button type="submit" class="secondary">Show</button>
+${filtered ? html`<a href="${path}#history" id="history-clear">Clear filters</a>` : ''}
+<a href="${`${path}/history.csv${query ? `?${query}` : ''}`}" id="history-csv" download>Download CSV</a>
+</div>
+</form>`;
+}
+
+/** A sign-in history with its filters; `counterpart` is the column naming the other side (website or agent). */
+export function historyTable(history: HistoryInput, counterpart: Counterpart, path: string, empty: string): Html {
+  const filtered = Object.keys(history.filters).length > 0;
   return html`<section aria-labelledby="history-heading" id="history">
 <h2 id="history-heading">Sign-in history</h2>
+${historyFilters(history, counterpart, path)}
 ${
   history.rows.length === 0
-    ? html`<p>${history.paged ? 'No older sign-ins.' : empty}</p>`
-    : html`<table id="history-table">
-<caption class="visually-hidden">Sign-ins, newest first</caption>
-<thead><tr><th scope="col">Time</th><th scope="col">${counterpart.heading}</th><th scope="col">Model</th><th scope="col">IP address</th><th scope="col">User agent</th><th scope="col">Outcome</th></tr></thead>
-<tbody>
-${history.rows.map(
-  (row) => html`<tr data-event="${row.id}">
-<td>${when(row.at)}</td><td>${counterpart.cell(row)}</td><td>${row.model}</td><td>${row.ip}</td><td class="ua">${row.user_agent}</td><td>${outcomeText(row.outcome)}</td>
-</tr>`,
-)}
-</tbody>
-</table>`
+    ? html`<p id="history-empty">${history.paged ? 'No older sign-ins.' : filtered ? 'No sign-in matches these filters.' : empty}</p>`
+    : dataTable({
+        caption: 'Sign-ins, newest first',
+        id: 'history-table',
+        rows: history.rows,
+        rowAttributes: (row) => html` data-event="${row.id}"`,
+        columns: [
+          { heading: 'Time', kind: 'title', cell: (row) => when(row.at) },
+          { heading: counterpart.heading, kind: 'long', cell: counterpart.cell },
+          { heading: 'Outcome', cell: (row) => outcomeBadge(row.outcome) },
+          { heading: 'Model', kind: 'long', cell: (row) => row.model ?? html`<span class="muted">none</span>` },
+          { heading: 'IP address', kind: 'long', cell: (row) => row.ip },
+          { heading: 'User agent', kind: 'long', cell: (row) => userAgentCell(row.user_agent) },
+        ],
+      })
 }
-${pager(path, history.next, history.paged)}
+${pager(path, history.next, history.paged, history.filters)}
 </section>`;
 }
 
@@ -148,6 +233,8 @@ export function ownedPage(
     previousSecret: { expiresAt: number | null; now: number };
     manage: Html;
     after: Html;
+    /** The destructive actions, at the end of the page. */
+    danger: DangerAction[];
   },
 ): string {
   return consolePage(page, {
@@ -165,7 +252,8 @@ ${previousSecretNote(input.previousSecret.expiresAt, input.previousSecret.now)}
 <h2 id="actions-heading">Manage</h2>
 ${input.manage}
 </section>
-${input.after}`,
+${input.after}
+${dangerZone(page.csrf, input.danger)}`,
   });
 }
 

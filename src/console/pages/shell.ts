@@ -28,11 +28,11 @@ const SCRIPTS = html`<script src="/assets/simplewebauthn-browser.js" defer></scr
 
 function navigation(page: PageContext, section: ConsolePage['section']): Html {
   if (!page.account)
-    return html`<header class="console-header"><a class="brand" href="/console">agentauth console</a></header>`;
+    return html`<header class="console-header"><a class="brand" href="/console">agentauth<span class="brand-tail"> console</span></a></header>`;
   const link = (key: NonNullable<ConsolePage['section']>, href: string, label: string) =>
     html`<li><a href="${href}"${section === key ? html` aria-current="page"` : ''}>${label}</a></li>`;
   return html`<header class="console-header">
-<a class="brand" href="/console">agentauth console</a>
+<a class="brand" href="/console">agentauth<span class="brand-tail"> console</span></a>
 <nav aria-label="Console">
 <ul>
 ${link('agents', '/console/agents', 'Agents')}
@@ -110,11 +110,14 @@ export function actionButton(
   return html`<form method="post" action="${action}" class="inline"${options.confirm ? html` data-confirm="${options.confirm}"` : ''}>${csrfField(csrf)}${options.extra}<button type="submit"${options.danger ? html` class="danger"` : html` class="secondary"`}>${label}</button></form>`;
 }
 
-/** A time as people read it, in UTC, with the machine-readable value beside. */
+/**
+ * A time as people read it, in UTC, with the machine-readable value beside; in a narrow column
+ * the date and the time may go on two lines, never broken inside (agentauth.css).
+ */
 export function when(epochSeconds: number | null | undefined): Html {
   if (epochSeconds === null || epochSeconds === undefined) return html`never`;
   const iso = new Date(Number(epochSeconds) * 1000).toISOString();
-  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
+  return html`<time datetime="${iso}"><span>${iso.slice(0, 10)}</span> <span>${iso.slice(11, 16)} UTC</span></time>`;
 }
 
 /** A value with its Copy button (console.js copies the element named `id`). */

@@ -10,9 +10,10 @@ import { accountById, issueLink, setAccountRole, setAccountStatus, verifyEmailBy
 import { requireAdmin } from '../access.ts';
 import { InvalidField } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
-import { decodeCursor, encodeCursor } from '../history.ts';
+import { type ActivityKind, activityPage, decodeCursor } from '../history.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
 import {
+  ACTIVITY_KINDS,
   adminAccountsPage,
   adminAgentsPage,
   adminEventsPage,
@@ -120,20 +121,29 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     return area.send(reply, adminClientsPage(page, { clients, owners: ownersOf(accounts) }));
   });
 
+  // ?show= picks console actions or agent sign-ins; an unknown value shows everything, with a message (400).
   scope.get<{ Querystring: Form }>('/admin/events', async (request, reply) => {
     admin(request);
     const page = await area.page(request, reply);
     const before = decodeCursor(request.query.before);
-    const [rows, accounts] = await Promise.all([
-      ctx.store.console.listEvents({ limit: EVENTS_PAGE + 1, before }),
+    const asked = request.query.show ?? '';
+    const known = ACTIVITY_KINDS.some(([value]) => value === asked);
+    const show = known ? asked : '';
+    const [{ entries, next }, accounts] = await Promise.all([
+      activityPage(ctx, (show || 'all') as ActivityKind, before, EVENTS_PAGE),
       ctx.store.console.listAccounts(),
     ]);
-    const events = rows.slice(0, EVENTS_PAGE);
-    const last = events[events.length - 1];
-    const next = rows.length > EVENTS_PAGE && last ? encodeCursor({ at: Number(last.at), id: last.id }) : null;
     return area.send(
       reply,
-      adminEventsPage(page, { events, accounts: ownersOf(accounts), next, first: before === undefined }),
+      adminEventsPage(page, {
+        entries,
+        accounts: ownersOf(accounts),
+        next,
+        first: before === undefined,
+        show,
+        error: known ? undefined : 'Choose what to show from the list.',
+      }),
+      known ? 200 : 400,
     );
   });
 

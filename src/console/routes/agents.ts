@@ -12,11 +12,19 @@ import { reachableAgent } from '../access.ts';
 import { agentLabel, createOwnedAgent, deleteAgent } from '../agents.ts';
 import { InvalidField, NotFound } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
-import { dailySignIns, decodeCursor, signInPage } from '../history.ts';
+import { dailySignIns } from '../history.ts';
 import { agentCreatedPage, agentPage, agentPath, agentSecretPage, agentsPage } from '../pages/agents.ts';
 import { noticeFor } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './scope.ts';
-import { actOn, ownedRoutes, refusedForm, revokedDetail, type ShownState } from './owned.ts';
+import {
+  actOn,
+  loadHistory,
+  ownedRoutes,
+  REFUSED_FILTER,
+  refusedForm,
+  revokedDetail,
+  type ShownState,
+} from './owned.ts';
 
 type Params = { id: string };
 
@@ -44,12 +52,11 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     status = 200,
   ) => {
     const page = await area.page(request, reply);
-    const before = decodeCursor(state.before);
     const now = ctx.clock();
-    const [chart, sites, history] = await Promise.all([
+    const [chart, sites, { history, refused }] = await Promise.all([
       dailySignIns(ctx, agent.id),
       ctx.store.console.listConnectedSites(agent.id, now),
-      signInPage(ctx, { agent_id: agent.id }, before),
+      loadHistory(ctx, { agent_id: agent.id }, state.query),
     ]);
     return area.send(
       reply,
@@ -58,12 +65,12 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
         now,
         chart,
         sites,
-        history: { ...history, paged: before !== undefined },
+        history,
         values: state.values,
         errors: state.errors,
-        notice: state.notice,
+        notice: state.notice ?? (refused ? REFUSED_FILTER : null),
       }),
-      status,
+      refused ? 400 : status,
     );
   };
 
@@ -98,7 +105,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   scope.get<{ Params: Params; Querystring: Form }>('/agents/:id', async (request, reply) => {
     const agent = await reachable(area.account(request), request.params.id);
-    return show(request, reply, agent, { notice: noticeFor(request.query.notice), before: request.query.before });
+    return show(request, reply, agent, { notice: noticeFor(request.query.notice), query: request.query });
   });
 
   scope.post<{ Params: Params; Body: Form }>('/agents/:id/rename', { preHandler: guard }, (request, reply) =>
@@ -122,6 +129,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       agentSecretPage(page, { agent: thing, secret, until, issuer: ctx.config.baseUrl }),
     setActive: (deps, id, active) => setAgentStatus(deps, id, active ? 'active' : 'disabled'),
     grantsOf: (agent) => ({ agent_id: agent.id }),
+    historyOf: (agent) => ({ agent_id: agent.id }),
   });
 
   scope.post<{ Params: Params; Body: Form }>('/agents/:id/delete', { preHandler: guard }, (request, reply) =>

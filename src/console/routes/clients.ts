@@ -10,12 +10,19 @@ import type { ClientRecord } from '../../store/types.ts';
 import { reachableClient } from '../access.ts';
 import { InvalidField } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
-import { decodeCursor, signInPage } from '../history.ts';
 import { noticeFor } from '../pages/shell.ts';
 import { clientCreatedPage, clientPage, clientPath, clientSecretPage, clientsPage } from '../pages/clients.ts';
 import { clientChangesDetail, createOwnedClient, editOwnedClient, testSignInUrl } from '../clients.ts';
 import type { ConsoleScope, Form } from './scope.ts';
-import { actOn, ownedRoutes, refusedForm, revokedDetail, type ShownState } from './owned.ts';
+import {
+  actOn,
+  loadHistory,
+  ownedRoutes,
+  REFUSED_FILTER,
+  refusedForm,
+  revokedDetail,
+  type ShownState,
+} from './owned.ts';
 
 type Params = { id: string };
 
@@ -43,21 +50,20 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     status = 200,
   ) => {
     const page = await area.page(request, reply);
-    const before = decodeCursor(state.before);
-    const history = await signInPage(ctx, { client_id: client.id }, before);
+    const { history, refused } = await loadHistory(ctx, { client_id: client.id }, state.query);
     return area.send(
       reply,
       clientPage(page, {
         client,
         now: ctx.clock(),
         issuer: ctx.config.baseUrl,
-        history: { ...history, paged: before !== undefined },
+        history,
         values: state.values,
         errors: state.errors,
-        notice: state.notice,
+        notice: state.notice ?? (refused ? REFUSED_FILTER : null),
         publicClients: ctx.config.publicClients,
       }),
-      status,
+      refused ? 400 : status,
     );
   };
 
@@ -102,7 +108,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   scope.get<{ Params: Params; Querystring: Form }>('/websites/:id', async (request, reply) => {
     const client = await reachable(area.account(request), request.params.id);
-    return show(request, reply, client, { notice: noticeFor(request.query.notice), before: request.query.before });
+    return show(request, reply, client, { notice: noticeFor(request.query.notice), query: request.query });
   });
 
   // Edit: name, redirect URIs and approval, under the rules of registration.
@@ -178,5 +184,6 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     secretPage: (page, { thing, secret, until }) => clientSecretPage(page, { client: thing, secret, until }),
     setActive: (deps, id, active) => setClientStatus(deps, id, active ? 'active' : 'inactive'),
     grantsOf: (client) => ({ client_id: client.id }),
+    historyOf: (client) => ({ client_id: client.id }),
   });
 }

@@ -3,6 +3,7 @@
  * an agent or a website, disables and enables it, and revokes its grants, in the same way and
  * with the same pages; each area says what the thing is and how these act on it.
  */
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
@@ -10,8 +11,11 @@ import type { AccountRecord } from '../../store/console-types.ts';
 import type { GrantOwner, RevokedGrants } from '../../store/types.ts';
 import { graceOf } from '../agents.ts';
 import { InvalidField } from '../../errors.ts';
+import { csvLine } from '../csv.ts';
 import { recordConsoleEvent } from '../events.ts';
-import type { FormState } from '../pages/owned.ts';
+import { allSignIns, decodeCursor, outcomeText, parseHistoryFilters, signInPage } from '../history.ts';
+import type { FormState, HistoryInput } from '../pages/owned.ts';
+import { describeUserAgent } from '../user-agents.ts';
 import type { ConsolePage } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
@@ -26,8 +30,82 @@ export const formValues = (form: Form | undefined): Record<string, string | unde
       .map(([name, value]) => [name, value]),
   );
 
-/** What a list or a page is shown with: a form's values and errors, a notice, a page of history. */
-export type ShownState = FormState & { notice?: ConsolePage['notice']; before?: string };
+/**
+ * What a list or a page is shown with: a form's values and errors, a notice, and the parameters
+ * of its history's URL (filters and page).
+ */
+export type ShownState = FormState & { notice?: ConsolePage['notice']; query?: Form };
+
+/** Whose sign-ins a history lists: an agent's or a website's. */
+export type HistoryOf = { agent_id: string } | { client_id: string };
+
+/** The other side's parameter of a history: an agent's history filters by website, a website's by agent. */
+const otherSide = (of: HistoryOf) => ('agent_id' in of ? 'website' : 'agent');
+
+/**
+ * One page of a history, as its URL's filters and cursor ask (a malformed cursor reads as the
+ * first page); `refused` says whether a filter was refused (its message is in filterErrors).
+ */
+export async function loadHistory(
+  ctx: Context,
+  of: HistoryOf,
+  query: Form | undefined,
+): Promise<{ history: HistoryInput; refused: boolean }> {
+  const counterparts = await ctx.store.console.listSignInCounterparts(of);
+  const parsed = parseHistoryFilters(query ?? {}, otherSide(of), counterparts, ctx.clock());
+  const before = decodeCursor(query?.before);
+  const page = await signInPage(ctx, { ...parsed.query, ...of }, before);
+  return {
+    history: {
+      ...page,
+      paged: before !== undefined,
+      filters: parsed.filters,
+      filterErrors: parsed.errors,
+      counterparts,
+    },
+    refused: Object.keys(parsed.errors).length > 0,
+  };
+}
+
+/** The notice of a page whose history filter was refused. */
+export const REFUSED_FILTER: ConsolePage['notice'] = {
+  kind: 'error',
+  text: 'A filter of the sign-in history was not understood; it is marked below and left out.',
+};
+
+const CSV_HEADINGS = [
+  'Time (UTC)',
+  'Agent ID',
+  'Website ID',
+  'Website',
+  'Outcome',
+  'Outcome code',
+  'Model',
+  'IP address',
+  'User agent',
+  'User agent (raw)',
+];
+
+/** A history's rows as CSV, the heading first, read from the store a page at a time. */
+async function* historyCsv(ctx: Context, query: Parameters<typeof allSignIns>[1]): AsyncGenerator<string> {
+  yield csvLine(CSV_HEADINGS);
+  for await (const row of allSignIns(ctx, query))
+    yield csvLine([
+      new Date(Number(row.at) * 1000).toISOString(),
+      row.agent_id,
+      row.client_id,
+      row.client_name,
+      outcomeText(row.outcome),
+      row.outcome,
+      row.model,
+      row.ip,
+      row.user_agent ? describeUserAgent(row.user_agent) : '',
+      row.user_agent,
+    ]);
+}
+
+/** A file name from an id: ids of websites may be URLs (client metadata documents). */
+const fileSafe = (id: string) => id.replace(/[^\w-]+/g, '_').slice(0, 80);
 
 /** The form shown again with the refused field's message beside it. */
 export const refusedForm = (form: Form | undefined, error: InvalidField): ShownState => ({
@@ -111,11 +189,13 @@ export interface OwnedThing<Thing extends { id: string }> {
   setActive(ctx: Context, id: string, active: boolean): Promise<void>;
   /** Whose grants are its grants. */
   grantsOf(thing: Thing): GrantOwner;
+  /** Whose sign-ins are its history. */
+  historyOf(thing: Thing): HistoryOf;
 }
 
 /**
  * Registers POST {path}/:id/rotate (and GET /new-secret, its page), /disable, /enable and
- * /revoke-grants for `owned`.
+ * /revoke-grants, and GET {path}/:id/history.csv (the history as its filters select it), for `owned`.
  *
  * @example
  * ownedRoutes(scope, area, { path: '/agents', kind: 'agent', reachable, show, act, ... });
@@ -127,6 +207,27 @@ export function ownedRoutes<Thing extends { id: string }>(
 ): void {
   const { ctx, guard } = area;
   const { path, kind } = owned;
+
+  // The whole filtered history, streamed; a refused filter shows the page with its message instead.
+  scope.get<{ Params: Params; Querystring: Form }>(`${path}/:id/history.csv`, async (request, reply) => {
+    const thing = await owned.reachable(area.account(request), request.params.id);
+    const of = owned.historyOf(thing);
+    const counterparts = await ctx.store.console.listSignInCounterparts(of);
+    const parsed = parseHistoryFilters(request.query, otherSide(of), counterparts, ctx.clock());
+    if (Object.keys(parsed.errors).length > 0)
+      return owned.show(request, reply, thing, { notice: REFUSED_FILTER, query: request.query }, 400);
+    const query = { ...parsed.query, ...of };
+    return reply
+      .code(200)
+      .headers({
+        'content-type': 'text/csv; charset=utf-8; header=present',
+        'content-disposition': `attachment; filename="${kind}-${fileSafe(thing.id)}-sign-ins.csv"`,
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+      })
+      .send(Readable.from(historyCsv(ctx, query)));
+  });
 
   /** Where a rotation's new secret is shown, once. */
   const newSecretPath = (thing: Thing) => `${owned.pageOf(thing)}/new-secret`;
