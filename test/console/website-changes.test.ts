@@ -434,7 +434,10 @@ describe('deleting a website', () => {
     expect(page.text).toMatch(
       /data-confirm="Delete the website Bookshop\? Its client ID and secret stop working at once; every grant it holds is revoked/,
     );
-    expect(page.text).toContain('id="delete-consequences"');
+    // In the danger zone, with what it ends beside the button.
+    expect(page.text).toMatch(
+      /id="danger-zone"[\s\S]*Delete: the website is gone for good\. Its client ID and secret stop working/,
+    );
 
     const deleted = await session.submit(`/console/websites/${party.clientId}/delete`);
     expect(deleted.posted.status).toBe(303);

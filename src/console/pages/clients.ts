@@ -219,7 +219,7 @@ ${client.redirect_uris.length > 1 ? field({ label: 'Redirect URI', name: 'redire
 /** Deleting the website, with what it ends (console-b moves it into the danger zone). */
 /** What deleting a website ends, said beside the button and in its confirmation. */
 const DELETE_CONSEQUENCES =
-  'its client ID and secret stop working at once; every grant it holds is revoked, so its access and refresh tokens stop working; its unredeemed codes expire and its sign-ins in progress end. This cannot be undone.';
+  'Its client ID and secret stop working at once; every grant it holds is revoked, so its access and refresh tokens stop working; its unredeemed codes expire and its sign-ins in progress end. This cannot be undone.';
 
 export function clientPage(page: SignedInPage, input: ClientPageInput): string {
   const { csrf } = page;
@@ -269,7 +269,7 @@ ${client.status === 'active' ? '' : enableAction(csrf, base, 'website')}`,
       {
         action: `${base}/delete`,
         label: 'Delete website',
-        consequence: `Delete: ${DELETE_CONSEQUENCES}`,
+        consequence: `Delete: the website is gone for good. ${DELETE_CONSEQUENCES}`,
         confirm: `Delete the website ${client.name}? ${DELETE_CONSEQUENCES}`,
       },
     ],
