@@ -21,6 +21,8 @@ export interface ServerSecrets {
   box: SecretBox;
   /** Issues and recognises the browser binding cookie's values. */
   bindings: BrowserBindings;
+  /** Seals the way back to a website from an error page, so its state is never in the page. */
+  returns: SecretBox;
 }
 
 export function serverSecrets(current: string, previous: string[], issuer: string): ServerSecrets {
@@ -28,6 +30,7 @@ export function serverSecrets(current: string, previous: string[], issuer: strin
     accessTokens: new AccessTokenKeys(current, previous, issuer),
     box: new SecretBox(current, previous),
     bindings: new BrowserBindings(current, previous),
+    returns: new SecretBox(current, previous, 'error-return'),
   };
 }
 

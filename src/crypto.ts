@@ -121,10 +121,11 @@ export class SecretBox {
   private readonly keys = new Map<string, Buffer>();
   private readonly currentKid: string;
 
-  constructor(current: string, previous: string[] = []) {
+  /** `purpose` separates the keys of different uses (client secrets, error return tickets). */
+  constructor(current: string, previous: string[] = [], purpose = 'client-secret-encryption') {
     this.currentKid = secretKeyId(current);
     for (const secret of [current, ...previous]) {
-      this.keys.set(secretKeyId(secret), derivedKey(secret, 'client-secret-encryption'));
+      this.keys.set(secretKeyId(secret), derivedKey(secret, purpose));
     }
   }
 

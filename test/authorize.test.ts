@@ -176,8 +176,10 @@ describe('the authorization page', () => {
   it('sets an HttpOnly SameSite=Lax binding cookie whose digest is stored, and reuses it', async () => {
     const first = await get(valid());
     const cookie = first.response.headers.get('set-cookie')!;
+    // It outlives the request (600 s) by a day, so that Cancel after expiry still knows this
+    // browser (issue 22: it used to expire with the request).
     expect(cookie).toMatch(
-      /^agentauth_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/,
+      /^agentauth_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}; Max-Age=87000; Path=\/; HttpOnly; SameSite=Lax$/,
     );
     const value = cookie.split(';')[0]!;
     expect((await server.ctx.store.findRequest(metaContent(first.page, 'request-id')!))!.browser_digest).toBe(
@@ -230,5 +232,106 @@ describe('the authorization page', () => {
     const { page } = await get({ ...valid(), client_id: evil.clientId, redirect_uri: evil.redirectUri });
     expect(page).not.toContain('<img src=x');
     expect(metaContent(page, 'client-name')).toBe('&lt;img src=x onerror=alert(1)&gt; &quot;quoted&quot;');
+  });
+});
+
+describe('"Back to <site>" on the 400 page (issue 22, docs/design.md §4)', () => {
+  async function backLink(page: string): Promise<URL | undefined> {
+    // The link is to our /authorize/return with a sealed ticket (the state is never in a page);
+    // following it must answer the 302 to the website.
+    const href = /<a class="button" id="back-to-site" href="([^"]*)">/.exec(page)?.[1];
+    if (href === undefined) return undefined;
+    expect(href).toMatch(/^\/authorize\/return\?ticket=[A-Za-z0-9_.-]+$/);
+    const response = await fetch(new URL(href, server.baseUrl), { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    return new URL(response.headers.get('location')!);
+  }
+
+  it('is offered once the client and redirect_uri are known good, carrying the RFC 6749 §4.1.2.1 error response', async () => {
+    for (const [params, error] of [
+      [{ ...valid(), code_challenge: 'short' }, 'invalid_request'],
+      [{ ...valid(), response_type: 'token' }, 'unsupported_response_type'],
+      [{ ...valid(), scope: 'openid admin' }, 'invalid_scope'],
+      [{ ...valid(), code_challenge_method: undefined }, 'invalid_request'],
+    ] as const) {
+      const { status, page } = await get(params);
+      expect(status).toBe(400);
+      expect(metaContent(page, 'error')).toBe(error);
+      expect(page).toContain('>Back to Test App</a>');
+      const back = (await backLink(page))!;
+      expect(back.origin + back.pathname).toBe(party.redirectUri);
+      expect(back.searchParams.get('error')).toBe(error);
+      expect(back.searchParams.get('error_description')).toBe(metaContent(page, 'error-description'));
+      expect(back.searchParams.get('state')).toBe('abc123');
+      expect(back.searchParams.get('iss')).toBe(server.baseUrl);
+      // The developer's words stay on the page, under the person's.
+      expect(page).toContain('Details for the website');
+    }
+  });
+
+  it('carries no state when the state itself is missing or unusable', async () => {
+    for (const params of [
+      { ...valid(), state: undefined },
+      { ...valid(), state: 'bad\u0001state' },
+    ]) {
+      const { status, page } = await get(params);
+      expect(status).toBe(400);
+      const back = (await backLink(page))!;
+      expect(back.searchParams.get('error')).toBe('invalid_request');
+      expect(back.searchParams.has('state')).toBe(false);
+    }
+  });
+
+  it('is never offered before the client and redirect_uri are proven (no open redirect)', async () => {
+    for (const params of [
+      { ...valid(), client_id: 'cli_nobody' },
+      { ...valid(), client_id: inactiveClientId },
+      { ...valid(), redirect_uri: 'https://evil.example/callback' },
+      { ...valid(), redirect_uri: undefined },
+    ]) {
+      const { status, page } = await get(params);
+      expect(status).toBe(400);
+      expect(await backLink(page)).toBeUndefined();
+      expect(page).not.toContain('evil.example/callback?');
+    }
+  });
+
+  it('keeps the state out of the page: the link holds it sealed', async () => {
+    const state = 'secret-state-marker';
+    const { page } = await get({ ...valid(), state, code_challenge: 'short' });
+    expect(page).not.toContain('secret-state');
+    expect((await backLink(page))!.searchParams.get('state')).toBe(state);
+  });
+
+  it('/authorize/return refuses a tampered or foreign ticket, an expired one, and one whose website was switched off', async () => {
+    const tampered = await fetch(new URL('/authorize/return?ticket=v1.abc.def.ghi.jkl', server.baseUrl), {
+      redirect: 'manual',
+    });
+    expect(tampered.status).toBe(400);
+    expect(metaContent(await tampered.text(), 'error')).toBe('invalid_request');
+
+    const href = (page: string) => /id="back-to-site" href="([^"]*)"/.exec(page)![1]!.replace(/&amp;/g, '&');
+    const follow = (link: string) => fetch(new URL(link, server.baseUrl), { redirect: 'manual' });
+
+    const late = href((await get({ ...valid(), code_challenge: 'short' })).page);
+    server.clock.advance(3601);
+    try {
+      const expired = await follow(late);
+      expect(expired.status).toBe(400);
+      expect(expired.headers.get('location')).toBeNull();
+    } finally {
+      server.clock.advance(-3601);
+    }
+
+    const other = await server.createClient({ name: 'Soon Gone' });
+    const link = href(
+      (await get({ ...valid(), client_id: other.clientId, redirect_uri: other.redirectUri, code_challenge: 'short' }))
+        .page,
+    );
+    await server.ctx.store.updateClient(other.clientId, { status: 'inactive' });
+    const gone = await follow(link);
+    expect(gone.status).toBe(400);
+    expect(gone.headers.get('location')).toBeNull();
+    expect(metaContent(await gone.text(), 'error')).toBe('invalid_client');
   });
 });

@@ -188,4 +188,117 @@ describe('POST /authorize/continue', () => {
     expect(approved.status).toBe(302);
     expect(new URL(approved.headers.get('location')!).searchParams.get('code')).toMatch(/^cod_/);
   });
+
+  describe('after the request ended (issue 22): say what happened, and send this browser back', () => {
+    /** The "Back to <site>" link of an error page, decoded, or undefined. */
+    async function backLink(page: string): Promise<URL | undefined> {
+      // The link is to our /authorize/return with a sealed ticket (the state is never in a page);
+      // following it must answer the 302 to the website.
+      const href = /<a class="button" id="back-to-site" href="([^"]*)">/.exec(page)?.[1];
+      if (href === undefined) return undefined;
+      expect(href).toMatch(/^\/authorize\/return\?ticket=[A-Za-z0-9_.-]+$/);
+      const response = await fetch(new URL(href, server.baseUrl), { redirect: 'manual' });
+      expect(response.status).toBe(302);
+      return new URL(response.headers.get('location')!);
+    }
+
+    it('Cancel after expiry, from the browser that started it: 302 to the site with access_denied, state and iss', async () => {
+      const started = await startFlow(server, party, { state: 'late & slow=/' });
+      server.clock.advance(601);
+      try {
+        const response = await continueFlow(server, started, { action: 'cancel' });
+        expect(response.status).toBe(302);
+        const location = new URL(response.headers.get('location')!);
+        expect(location.origin + location.pathname).toBe(party.redirectUri);
+        expect(location.searchParams.get('error')).toBe('access_denied');
+        expect(location.searchParams.get('error_description')).toMatch(/expired/);
+        expect(location.searchParams.get('state')).toBe('late & slow=/');
+        expect(location.searchParams.get('iss')).toBe(server.baseUrl);
+        expect(location.searchParams.get('code')).toBeNull();
+        // The request stays what it became: expired.
+        expect((await checkStatus(server, started.requestId)).body).toMatchObject({
+          status: 'error',
+          error: 'request_expired',
+        });
+      } finally {
+        server.clock.advance(-601);
+      }
+    });
+
+    it('Cancel after expiry without the binding cookie: the page says it expired, not "another browser", and leads nowhere', async () => {
+      const started = await startFlow(server, party);
+      server.clock.advance(601);
+      try {
+        const response = await continueFlow(server, { requestId: started.requestId, cookie: '' }, { action: 'cancel' });
+        expect(response.status).toBe(400);
+        expect(response.headers.get('location')).toBeNull();
+        const page = await response.text();
+        expect(metaContent(page, 'error')).toBe('request_expired');
+        expect(page).not.toContain('another browser');
+      } finally {
+        server.clock.advance(-601);
+      }
+    });
+
+    it('the expired page a browser without the cookie sees names the expiry and has no way back carrying the state', async () => {
+      const started = await startFlow(server, party, { state: 'private-state' });
+      server.clock.advance(601);
+      try {
+        const response = await continueFlow(server, { requestId: started.requestId, cookie: '' });
+        expect(response.status).toBe(400);
+        const page = await response.text();
+        expect(metaContent(page, 'error')).toBe('request_expired');
+        expect(page).toContain('This sign-in request expired');
+        expect(await backLink(page)).toBeUndefined();
+        expect(page).not.toContain('private-state');
+      } finally {
+        server.clock.advance(-601);
+      }
+    });
+
+    it('Continue after expiry: a 400 page in words, with "Back to <site>" carrying the error response', async () => {
+      const named = { ...party, ...(await server.createClient({ name: 'Acme Notes' })) };
+      const started = await startFlow(server, named, { state: 's/1' });
+      server.clock.advance(601);
+      try {
+        const response = await continueFlow(server, started);
+        expect(response.status).toBe(400);
+        expect(response.headers.get('location')).toBeNull();
+        const page = await response.text();
+        expect(metaContent(page, 'error')).toBe('request_expired');
+        expect(page).toContain('<code id="error">request_expired</code>');
+        expect(page).toContain('This sign-in request expired');
+        expect(page).toContain('>Back to Acme Notes</a>');
+        const back = (await backLink(page))!;
+        expect(back.origin + back.pathname).toBe(named.redirectUri);
+        expect(back.searchParams.get('error')).toBe('access_denied');
+        expect(back.searchParams.get('state')).toBe('s/1');
+        expect(back.searchParams.get('iss')).toBe(server.baseUrl);
+      } finally {
+        server.clock.advance(-601);
+      }
+    });
+
+    it('Cancel of a request cancelled in another tab goes back again; Continue shows the page with the way back', async () => {
+      const started = await startFlow(server, party, { state: 'twice' });
+      expect((await continueFlow(server, started, { action: 'cancel' })).status).toBe(302);
+      const again = await continueFlow(server, started, { action: 'cancel' });
+      expect(again.status).toBe(302);
+      expect(new URL(again.headers.get('location')!).searchParams.get('state')).toBe('twice');
+      const approve = await continueFlow(server, started);
+      expect(approve.status).toBe(400);
+      const page = await approve.text();
+      expect(metaContent(page, 'error')).toBe('access_denied');
+      expect((await backLink(page))?.searchParams.get('state')).toBe('twice');
+    });
+
+    it('a completed request is not cancelled after the fact, and its page offers no way back', async () => {
+      const started = await startFlow(server, party);
+      await authenticate(server, party, started.requestId);
+      expect((await continueFlow(server, started)).status).toBe(302);
+      const cancel = await continueFlow(server, started, { action: 'cancel' });
+      expect(cancel.status).toBe(409);
+      expect(await backLink(await cancel.text())).toBeUndefined();
+    });
+  });
 });

@@ -18,7 +18,7 @@ import {
   InvalidCredentials,
   InvalidRequest,
   InvalidScope,
-  type OAuthError,
+  OAuthError,
   RequestAlreadyUsed,
   RequestContested,
   RequestExpired,
@@ -119,12 +119,122 @@ function formDecoded(text: string): string | null {
 }
 
 /**
+ * Where a person on an error page may go back to: the website, told the outcome as RFC 6749
+ * §4.1.2.1 says (error, error_description, state, iss on the registered redirect URI). Only
+ * ever made once the client and its redirect URI are known good (no open redirect). The page
+ * links to `/authorize/return` with a sealed ticket rather than to the website itself, because
+ * the state must never appear in a page (agents and anyone shown the page read it).
+ */
+export interface ReturnTarget {
+  siteName: string;
+  href: string;
+}
+
+interface ReturnTicket {
+  /** client_id */
+  c: string;
+  /** redirect_uri */
+  r: string;
+  e: string;
+  d: string;
+  s?: string;
+  /** Expiry, epoch seconds. */
+  x: number;
+}
+
+/** How long the way back stays open: an error page left open for a while still leads home. */
+const RETURN_TICKET_TTL = 3600;
+
+const returnTargets = new WeakMap<object, ReturnTarget>();
+
+/** The way back to the website for an error, if the redirect URI was known good when it was thrown. */
+export function returnTargetOf(error: unknown): ReturnTarget | undefined {
+  return typeof error === 'object' && error !== null ? returnTargets.get(error) : undefined;
+}
+
+function withReturnTarget<E extends OAuthError>(error: E, target: ReturnTarget): E {
+  returnTargets.set(error, target);
+  return error;
+}
+
+function returnTarget(
+  ctx: Pick<Context, 'clock' | 'secrets'>,
+  client: ClientRecord,
+  redirectUri: string,
+  error: string,
+  description: string,
+  state: string | undefined,
+): ReturnTarget {
+  const ticket: ReturnTicket = {
+    c: client.id,
+    r: redirectUri,
+    e: error,
+    d: description,
+    ...(state === undefined ? {} : { s: state }),
+    x: ctx.clock() + RETURN_TICKET_TTL,
+  };
+  return {
+    siteName: client.name,
+    href: `/authorize/return?ticket=${ctx.secrets.returns.seal(JSON.stringify(ticket))}`,
+  };
+}
+
+/**
+ * GET /authorize/return: opens a ticket of returnTarget and answers where to send the browser:
+ * the registered redirect URI with the error response. The client and URI are checked again, so
+ * a ticket outliving a client's deactivation or a changed redirect URI leads nowhere.
+ */
+export async function redeemReturnTicket(
+  ctx: Pick<Context, 'store' | 'clock' | 'config' | 'clientMetadata' | 'secrets'>,
+  sealed: string,
+): Promise<string> {
+  let ticket: ReturnTicket;
+  try {
+    ticket = JSON.parse(ctx.secrets.returns.open(sealed)) as ReturnTicket;
+  } catch {
+    throw new InvalidRequest('This link back to the website is not valid.');
+  }
+  if (!(ticket.x > ctx.clock())) throw new InvalidRequest('This link back to the website has expired.');
+  const client = await findAuthorizingClient(ctx, ticket.c);
+  if (client?.status !== 'active' || !redirectUriMatches(client, ticket.r))
+    throw new InvalidClient('The website of this link is no longer active here.', 400);
+  return errorResponseUri(ticket.r, ticket.e, ticket.d, ticket.s, ctx.config.baseUrl);
+}
+
+/** The error response of RFC 6749 §4.1.2.1 on a redirect URI known to be good. */
+export function errorResponseUri(
+  redirectUri: string,
+  error: string,
+  description: string,
+  state: string | undefined,
+  iss: string,
+): string {
+  return withQuery(redirectUri, {
+    error,
+    error_description: description,
+    ...(state === undefined ? {} : { state }),
+    iss,
+  });
+}
+
+/**
+ * The browser's binding cookie lives well beyond the request: a person who leaves the page open
+ * past expiry and then presses Cancel is still recognised as the browser that started it, and
+ * told that the request expired rather than that it came from another browser. A day bounds it;
+ * the value alone grants nothing (docs/design.md §4).
+ */
+export function bindingCookieLifetime(requestTtl: number): number {
+  return requestTtl + 86400;
+}
+
+/**
  * Validates an authorization request in the order of docs/design.md §4: the client and its
  * redirect_uri first, then everything else. Throws the OAuthError to show on the 400 page;
- * nothing here ever leads to a redirect.
+ * nothing here ever leads to a redirect. An error found after the redirect URI is known good
+ * carries a return target (returnTargetOf) for the page's "Back to <site>" link.
  */
 export async function validateAuthorization(
-  ctx: Pick<Context, 'store' | 'clock' | 'config' | 'clientMetadata'>,
+  ctx: Pick<Context, 'store' | 'clock' | 'config' | 'clientMetadata' | 'secrets'>,
   query: AuthorizeQuery,
   rawQuery = '',
 ): Promise<ValidAuthorization> {
@@ -139,12 +249,40 @@ export async function validateAuthorization(
     throw new InvalidRequest('redirect_uri does not match any redirect URI registered for this client.');
   }
 
-  const responseType = required(query, 'response_type', 100);
-  if (responseType !== 'code') throw new UnsupportedResponseType('response_type must be code.');
+  try {
+    return await validateParameters(ctx, query, rawQuery, client, redirectUri);
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    // The state goes back only as the browser sent it, and only if it is one we could return.
+    let state: string | undefined;
+    try {
+      state = validState(query, rawQuery);
+    } catch {
+      state = undefined;
+    }
+    throw withReturnTarget(error, returnTarget(ctx, client, redirectUri, error.error, error.description, state));
+  }
+}
 
+function validState(query: AuthorizeQuery, rawQuery: string): string {
   const state = required(query, 'state', LIMITS.state);
   if (!OPAQUE_TEXT.test(state)) throw new InvalidRequest('state must not contain control characters.');
   if (!decodesAsUtf8(rawQuery, 'state')) throw new InvalidRequest('state must be percent-encoded UTF-8.');
+  return state;
+}
+
+/** Everything after the client and its redirect URI, in order. */
+async function validateParameters(
+  ctx: Pick<Context, 'store' | 'clock' | 'config' | 'clientMetadata'>,
+  query: AuthorizeQuery,
+  rawQuery: string,
+  client: ClientRecord,
+  redirectUri: string,
+): Promise<ValidAuthorization> {
+  const responseType = required(query, 'response_type', 100);
+  if (responseType !== 'code') throw new UnsupportedResponseType('response_type must be code.');
+
+  const state = validState(query, rawQuery);
 
   const codeChallenge = required(query, 'code_challenge', 128);
   const method = required(query, 'code_challenge_method', 100);
@@ -483,10 +621,12 @@ export function withQuery(uri: string, params: Record<string, string>): string {
 
 /**
  * The request and its client, if this browser started the request (the binding cookie proves
- * it); throws for the 400/403 page otherwise.
+ * it); throws for the 400/403 page otherwise. A browser that cannot prove it is still told a
+ * request's end (expired, cancelled, completed): that is public through check-status, and is
+ * what happened, whichever browser asks.
  */
 async function boundRequest(
-  ctx: Pick<Context, 'store'>,
+  ctx: Pick<Context, 'store' | 'clock'>,
   requestId: string,
   browserBinding: string | undefined,
 ): Promise<RequestWithClient> {
@@ -494,6 +634,10 @@ async function boundRequest(
   if (!found) throw new InvalidRequest('The authorization request does not exist.');
   const bindingDigest = browserBinding ? digest(browserBinding) : '';
   if (!safeEqual(bindingDigest, found.request.browser_digest)) {
+    const view = statusView(found.request, ctx.clock());
+    if (view.status === 'error') throw errorOf(view.error, view.error_description);
+    if (view.status === 'completed')
+      throw new RequestAlreadyUsed('This authorization request has already been completed.');
     throw new AccessDenied(
       'This authorization request was started in another browser; start again from the application.',
     );
@@ -543,32 +687,43 @@ export async function continueAuthorization(
   browserBinding: string | undefined,
 ): Promise<ContinueOutcome> {
   const { request, client } = await boundRequest(ctx, input.requestId, browserBinding);
-  if (client?.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
+  if (client?.status !== 'active')
+    throw new InvalidClient('The website of this authorization request is no longer active.', 400);
   // Its owner may have taken the redirect URI away since the request began: the browser is not
   // sent there, not even with an error (RFC 6749 §4.1.2.1).
   if (!redirectUriMatches(client, request.redirect_uri)) throw new InvalidRequest(NO_LONGER_REGISTERED);
 
   const now = ctx.clock();
   const view = statusView(request, now);
-  if (view.status === 'error') throw errorOf(view.error, view.error_description);
   if (view.status === 'completed')
     throw new RequestAlreadyUsed('This authorization request has already been completed.');
 
   const iss = ctx.config.baseUrl;
+  // This browser started the request and the redirect URI was checked when it was made: the way
+  // back to the website carries the error and state (RFC 6749 §4.1.2.1).
+  const back = (error: string, description: string): ReturnTarget =>
+    returnTarget(ctx, client, request.redirect_uri, error, description, request.state);
+  const redirectBack = (error: string, description: string) =>
+    errorResponseUri(request.redirect_uri, error, description, request.state, iss);
   if (input.action === 'cancel') {
+    // Cancel always takes the person back to the website, even once the request has ended
+    // (expired, contested, cancelled in another tab): leaving is what they asked for.
+    if (view.status === 'error') {
+      const description =
+        view.error === 'request_expired'
+          ? 'The authorization request expired before the user signed in; the user went back.'
+          : 'The user cancelled the authorization request.';
+      return { kind: 'redirect', location: redirectBack('access_denied', description) };
+    }
     const description = 'The user cancelled the authorization request.';
     if (!(await ctx.store.failRequest(request.id, request.browser_digest, now, 'access_denied', description))) {
       return continueAuthorization(ctx, input, browserBinding); // the state changed under us: answer from the new one
     }
-    return {
-      kind: 'redirect',
-      location: withQuery(request.redirect_uri, {
-        error: 'access_denied',
-        error_description: description,
-        state: request.state,
-        iss,
-      }),
-    };
+    return { kind: 'redirect', location: redirectBack('access_denied', description) };
+  }
+  if (view.status === 'error') {
+    // Continue after the end: the page says what happened, and offers the way back.
+    throw withReturnTarget(errorOf(view.error, view.error_description), back('access_denied', view.error_description));
   }
 
   if (view.status === 'pending') return { kind: 'waiting', request, client };
