@@ -75,6 +75,33 @@ describe.skipIf(!haveChromium)('every page, with realistic data, at 1280 × 800 
     expect(consoleGetRoutes().filter((route) => !visited.has(route))).toEqual([]);
   });
 
+  // The checks themselves, on a page made to fail each (and to pass each exception).
+  it('finds overflow, an axe fault and crowded small targets, and allows inline links and spaced targets', async () => {
+    const { context, auditor: audit } = viewers.visitor!;
+    const page = await context.newPage();
+    try {
+      await page.setViewportSize(VIEWPORTS.phone);
+      await page.setContent(`<!doctype html><html lang="en"><head><title>Checks</title></head><body><main>
+<h1>Checks</h1>
+<p>A sentence with <a href="#a" style="font-size:12px">an inline link</a> in it.</p>
+<p style="display:flex;gap:40px"><button style="padding:0;width:16px;height:16px">a</button><button style="padding:0;width:16px;height:16px">b</button></p>
+<p style="display:flex;gap:0"><button id="tight" style="padding:0;width:16px;height:16px">c</button><button style="padding:0;width:16px;height:16px">d</button></p>
+<table aria-label="Wide" style="display:block;overflow-x:auto"><tr><td style="white-space:nowrap">${'wide '.repeat(80)}</td></tr></table>
+<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">
+</main></body></html>`);
+      const findings = (await audit.audit(page, true)).map((finding) => `${finding.check}: ${finding.detail}`);
+      expect(findings).toEqual([
+        expect.stringMatching(/^table-overflow: table "Wide": \d+ px of content in \d+ px/),
+        expect.stringMatching(/^axe: image-alt \(critical\) at img/),
+        expect.stringMatching(/^axe: scrollable-region-focusable \(serious\) at table/),
+        expect.stringMatching(/^target-size: #tight "c": 16 × 16 px/),
+        expect.stringMatching(/^target-size: main > p > button "d": 16 × 16 px/),
+      ]);
+    } finally {
+      await page.close();
+    }
+  });
+
   for (const size of ['desktop', 'phone'] as const satisfies Size[]) {
     const { width, height } = VIEWPORTS[size];
     it(`has no overflow, no serious accessibility fault${size === 'phone' ? ' and no small target' : ''} at ${width} × ${height}`, async () => {
