@@ -1,0 +1,400 @@
+/**
+ * Every page a person can see, in every state worth looking at, on a console full of realistic
+ * data: what the page audit suite (test/page-audit.test.ts) checks and what `npm run screenshots`
+ * photographs, so the two never drift apart. `seedConsole` fills a server's database; `pageTour`
+ * lists the states, each a name (the screenshot's file name) and how a browser gets there.
+ *
+ * Two data sets: 'docs' (short, friendly names for the documentation's pictures) and 'stress'
+ * (names of 60+ characters with and without spaces, long emails and redirect URIs) — the same
+ * rows and counts otherwise: many accounts, a history of more than one page, long user agents,
+ * several sessions, invitations and admin events, a manual-approval website.
+ */
+import type { BrowserContext, Dialog, Page } from 'playwright-core';
+import type { Context } from '../../src/context.ts';
+import { createAccount, issueLink } from '../../src/console/accounts.ts';
+import { createOwnedAgent } from '../../src/console/agents.ts';
+import { createOwnedClient } from '../../src/console/clients.ts';
+import { recordConsoleEvent } from '../../src/console/events.ts';
+import { startSession } from '../../src/console/sessions.ts';
+import type { AccountRecord } from '../../src/store/console-types.ts';
+import { authenticate, authorizeUrl, obtainTokens, type Party, pkcePair } from './flow.ts';
+import type { TestServer } from './server.ts';
+
+export type DataSet = 'docs' | 'stress';
+export const PASSWORD = 'correct horse battery staple';
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+export type Size = 'desktop' | 'phone';
+export const VIEWPORTS: Record<Size, { width: number; height: number }> = { desktop: DESKTOP, phone: PHONE };
+
+const LONG_UA =
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8 Pro Build/AP2A.240805.005; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/127.0.6533.103 Mobile Safari/537.36 research-assistant/1.4.2 (+https://research-assistant.example/bot)';
+const AGENT_UA =
+  'research-assistant/1.4.2 python-httpx/0.27.0 CPython/3.12.4 Linux/6.8.0-1012-aws-x86_64-with-glibc2.39';
+
+const NAMES = {
+  docs: {
+    admin: 'Ada Lovelace',
+    adminEmail: 'ada@example.com',
+    member: 'Grace Hopper',
+    memberEmail: 'grace@example.com',
+    website: 'Acme Notes',
+    manualWebsite: 'Travel Planner',
+    agent: 'Research assistant',
+    otherAgent: 'Shopping helper',
+    newAgent: 'Calendar agent',
+    newWebsite: 'Recipe Box',
+    passkey: 'Laptop',
+  },
+  stress: {
+    admin: 'Maximiliana Wolfeschlegelsteinhausenbergerdorff-Featherstonehaugh-Cholmondeley',
+    adminEmail: 'maximiliana.wolfeschlegelsteinhausenbergerdorff@informatique.universite-de-recherche-exemple.example',
+    member: 'Bartholomew_Featherstonehaugh-Cholmondeley_Worcestershire_Plantagenet_the_Third',
+    memberEmail: 'bartholomew.featherstonehaugh.cholmondeley.worcestershire@very-long-subdomain.example.org',
+    website: 'Acme Notes — collaborative note-taking for distributed research teams around the world',
+    manualWebsite: 'TravelPlannerEnterpriseBookingAndExpenseReconciliationPortalForGlobalTeams',
+    agent: 'Research assistant for the quarterly procurement and compliance review team (EMEA)',
+    otherAgent: 'quarterly-procurement-compliance-review-research-assistant-agent-v2-production',
+    newAgent: 'Calendar-and-meeting-scheduling-agent-for-the-executive-assistants-office-2025',
+    newWebsite: 'RecipeBoxMealPlanningAndGroceryListSynchronisationServiceForLargeFamilies',
+    passkey: 'YubiKey-5C-NFC-serial-23456789-kept-in-the-top-drawer-of-the-office-desk',
+  },
+} as const;
+
+export interface Seed {
+  data: DataSet;
+  admin: AccountRecord;
+  member: AccountRecord;
+  /** A website with several redirect URIs, whose sign-ins fill the agent's history. */
+  party: Party;
+  manualClientId: string;
+  /** An agent and a website whose secrets are rotated (the party's stay valid for the sign-ins). */
+  rotated: { agentId: string; clientId: string };
+  /** A one-time link of each kind, for their pages (GET shows them without using them). */
+  links: { invite: string; setup: string; verify: string };
+  names: (typeof NAMES)[DataSet];
+}
+
+/**
+ * Fills the database: an admin and a member, 30 more accounts, links, sessions with long user
+ * agents, websites (one with several redirect URIs, one with manual approval), agents, real
+ * sign-ins and more history than one page, and more console events than one page.
+ * `callback` is the website's real redirect URI (the sign-ins go there).
+ */
+export async function seedConsole(
+  ctx: Context,
+  options: { data: DataSet; baseUrl: string; callback: { uri: string; origin: string } },
+): Promise<Seed> {
+  const names = NAMES[options.data];
+  const { callback } = options;
+  const admin = await createAccount(ctx, {
+    email: names.adminEmail,
+    name: names.admin,
+    role: 'admin',
+    password: PASSWORD,
+    emailVerified: true,
+  });
+  const member = await createAccount(ctx, { email: names.memberEmail, name: names.member, role: 'member' });
+  // More accounts than fit on a screen; no passwords (argon2 would make the seed slow).
+  for (let i = 1; i <= 30; i++) {
+    await createAccount(ctx, {
+      email: `person.number.${i}.with.a.rather.long.address@department-${i}.example.org`,
+      name: i % 3 === 0 ? `Person${i}WithAVeryLongNameWithoutAnySpacesAtAllForTheTable` : `Person number ${i}`,
+      role: i % 7 === 0 ? 'admin' : 'member',
+    });
+  }
+  const invite = await issueLink(ctx, 'invite', { role: 'member', createdBy: admin.id });
+  const setup = await issueLink(ctx, 'setup', { accountId: member.id, createdBy: admin.id });
+  const verify = await issueLink(ctx, 'verify', { accountId: member.id, email: member.email });
+  for (let i = 0; i < 3; i++) await issueLink(ctx, 'invite', { role: i ? 'member' : 'admin', createdBy: admin.id });
+  await issueLink(ctx, 'invite', { role: 'member', createdBy: member.id });
+  // Sessions on other devices, with the user agents browsers really send.
+  for (const userAgent of [LONG_UA, `${LONG_UA} Edg/127.0.2651.98`, 'curl/8.5.0', AGENT_UA])
+    await startSession(ctx, admin, 'password', { ip: '2001:db8:85a3:8d3:1319:8a2e:370:7348', userAgent });
+
+  const { client, secret: clientSecret } = await createOwnedClient(ctx, admin, {
+    name: names.website,
+    redirect_uris: [
+      callback.uri,
+      `${callback.origin}/another/callback/path/for/the/staging/environment`,
+      'https://notes.acme-collaborative-research.example/oauth2/callback/agentauth/production-eu-west-1',
+      'https://notes.acme-collaborative-research.example/oauth2/callback/agentauth/production-us-east-2',
+    ].join('\n'),
+  });
+  if (clientSecret === null) throw new Error('a confidential website has a secret');
+  const { client: manual } = await createOwnedClient(ctx, admin, {
+    name: names.manualWebsite,
+    redirect_uris: `${callback.origin}/travel`,
+    approval: 'manual',
+  });
+  for (let i = 1; i <= 4; i++)
+    await createOwnedClient(ctx, i % 2 ? admin : member, {
+      name: `${names.website.slice(0, 20)} ${i}`,
+      redirect_uris: `https://site-${i}.example/callback`,
+    });
+  const { agent, secret: agentSecret } = await createOwnedAgent(ctx, admin, names.agent);
+  const { agent: otherAgent } = await createOwnedAgent(ctx, admin, names.otherAgent);
+  for (let i = 1; i <= 3; i++) await createOwnedAgent(ctx, member, `${names.agent.slice(0, 30)} ${i}`);
+  const party: Party = { clientId: client.id, clientSecret, redirectUri: callback.uri, agentId: agent.id, agentSecret };
+
+  // Real sign-ins, then earlier ones: more than one page of history (20) and a month of chart.
+  const target = { baseUrl: options.baseUrl } as TestServer;
+  for (let i = 0; i < 3; i++) await obtainTokens(target, party);
+  const now = ctx.clock();
+  for (let day = 1; day < 30; day++) {
+    for (let n = 0; n < 1 + ((day * 7) % 3); n++) {
+      await ctx.store.recordAuditEvent({
+        at: now - day * 86400 - n * 600,
+        agent_id: agent.id,
+        request_id: `req_earlier${day}_${n}`,
+        client_id: client.id,
+        model: 'claude-sonnet-4-20250514-with-extended-thinking-and-a-long-model-identifier',
+        ip: '2001:db8:85a3:8d3:1319:8a2e:370:7348',
+        user_agent: AGENT_UA,
+        outcome: day % 9 === 0 ? 'invalid_credentials' : 'authenticated',
+      });
+    }
+  }
+  // More console events than the admin's page of 50, with long details.
+  for (let i = 0; i < 60; i++)
+    await recordConsoleEvent(
+      { store: ctx.store, clock: () => now - 3600 - i * 60 },
+      i % 2 ? admin : member,
+      i % 3 ? 'agent.rotate_secret' : 'website.create',
+      i % 3 ? agent.id : client.id,
+      '2001:db8:85a3:8d3:1319:8a2e:370:7348',
+      i % 3 ? 'grace 86400 s' : names.website,
+    );
+  return {
+    data: options.data,
+    admin,
+    member,
+    party,
+    manualClientId: manual.id,
+    rotated: { agentId: otherAgent.id, clientId: manual.id },
+    links: { invite: invite.path, setup: setup.path, verify: verify.path },
+    names,
+  };
+}
+
+/** Who looks at a page: someone not signed in, or the admin (signed in with a password). */
+export type Viewer = 'visitor' | 'admin';
+
+export interface PageState {
+  /** The screenshot's file name without .png (the phone's adds -phone); also the audit's page name. */
+  name: string;
+  viewer: Viewer;
+  /** The console route this state shows (for the check that every GET route is visited). */
+  route?: string;
+  /** Brings the page to the state; it is then left open for the screenshot or the audit. */
+  visit(page: Page): Promise<void>;
+}
+
+/**
+ * Signs the admin in with the password, then adds passkeys with Chromium's virtual authenticator
+ * (CDP), as a person would on the account page.
+ */
+export async function signInAdmin(context: BrowserContext, page: Page, baseUrl: string, seed: Seed): Promise<void> {
+  await page.goto(`${baseUrl}/console/sign-in`);
+  await page.getByLabel('Email', { exact: true }).fill(seed.admin.email);
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL((url) => url.pathname === '/console');
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  // One authenticator per passkey: the page excludes the credentials the account already has.
+  for (const name of [seed.names.passkey, 'Phone', `${seed.names.passkey.slice(0, 24)} (backup)`]) {
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    await page.goto(`${baseUrl}/console/account`);
+    await page.locator('#passkey-name').fill(name);
+    await page.locator('#passkey-register').click();
+    await page.waitForURL(/notice=passkey_added/);
+    await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
+  }
+  await cdp.detach();
+}
+
+/**
+ * Every state, the authorization page's first. `advanceClock` moves the server's clock (the
+ * expired request); `baseUrl` is the server's.
+ */
+export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: number) => void): PageState[] {
+  const { party } = seed;
+  const server = { baseUrl } as TestServer;
+  const authorizePath = (clientId: string, redirectUri: string) =>
+    authorizeUrl(server, {
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'openid email profile',
+      state: 'page-tour',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    });
+  const requestIdOf = async (page: Page) => (await page.locator('meta[name="request-id"]').getAttribute('content'))!;
+  const agentPath = `/console/agents/${party.agentId}`;
+  const websitePath = `/console/websites/${party.clientId}`;
+  const get = (name: string, viewer: Viewer, path: string, route?: string): PageState => ({
+    name,
+    viewer,
+    route,
+    visit: async (page) => {
+      await page.goto(`${baseUrl}${path}`);
+    },
+  });
+  /** Submits the form posting to `action` (its fields filled first) and waits for the answer page. */
+  const submit = async (page: Page, action: string, fields: Record<string, string> = {}) => {
+    const form = page.locator(`form[action="${action}"]`).first();
+    for (const [name, value] of Object.entries(fields)) await form.locator(`[name="${name}"]`).fill(value);
+    // Some actions ask "Are you sure?" first (console.js); the person says yes.
+    const yes = (dialog: Dialog) => void dialog.accept();
+    page.on('dialog', yes);
+    try {
+      await Promise.all([
+        page.waitForResponse((response) => response.request().method() === 'POST'),
+        form.locator('button[type="submit"]').first().click(),
+      ]);
+      await page.waitForLoadState();
+    } finally {
+      page.off('dialog', yes);
+    }
+  };
+
+  return [
+    get('authorize', 'visitor', authorizePath(party.clientId, party.redirectUri).replace(baseUrl, '')),
+    {
+      // After the agent authenticated: the page's script says who signed in and posts the
+      // continue form; the post is answered 204 No Content, so the browser stays on the page.
+      name: 'authorize-signed-in',
+      viewer: 'visitor',
+      visit: async (page) => {
+        const posted = new Promise<void>((resolve) => {
+          void page.route('**/authorize/continue', async (route) => {
+            await route.fulfill({ status: 204 });
+            resolve();
+          });
+        });
+        await page.goto(authorizePath(party.clientId, party.redirectUri));
+        const answer = await authenticate(server, party, await requestIdOf(page), 'claude-sonnet-4-20250514');
+        if (!answer.ok) throw new Error(`the agent could not authenticate: ${answer.status} ${await answer.text()}`);
+        await Promise.race([
+          posted,
+          page.waitForTimeout(10_000).then(async () => {
+            throw new Error(`the page never continued; it says: ${await page.locator('main').textContent()}`);
+          }),
+        ]);
+        await page.unroute('**/authorize/continue');
+      },
+    },
+    {
+      name: 'authorize-confirm',
+      viewer: 'visitor',
+      visit: async (page) => {
+        await page.goto(authorizePath(seed.manualClientId, `${party.redirectUri.replace('/callback', '')}/travel`));
+        const requestId = await requestIdOf(page);
+        await Promise.all([
+          page.waitForURL((url) => url.pathname === '/authorize/continue'),
+          authenticate(server, { ...party, clientId: seed.manualClientId }, requestId, 'claude-sonnet-4-20250514'),
+        ]);
+        await page.waitForLoadState();
+      },
+    },
+    {
+      // The request expired while the page was open: its status stream is blocked so the script
+      // polls, and the poll after the clock moved reports the expiry.
+      name: 'authorize-expired',
+      viewer: 'visitor',
+      visit: async (page) => {
+        await page.route('**/api/check-status/events*', (route) => route.abort());
+        await page.goto(authorizePath(party.clientId, party.redirectUri));
+        advanceClock(601);
+        await page.waitForResponse(
+          async (response) =>
+            response.url().includes('/api/check-status?') && (await response.text()).includes('request_expired'),
+        );
+        await page.waitForTimeout(100);
+        await page.unroute('**/api/check-status/events*');
+      },
+    },
+    get(
+      'authorize-error',
+      'visitor',
+      '/authorize?client_id=cli_unknown&response_type=code&redirect_uri=https%3A%2F%2Fnowhere.example%2Fcb',
+    ),
+    get('landing', 'visitor', '/'),
+    get('sign-in', 'visitor', '/console/sign-in', '/sign-in'),
+    get('sign-up', 'visitor', '/console/sign-up', '/sign-up'),
+    get('invitation', 'visitor', seed.links.invite, '/invitation/:token'),
+    get('setup', 'visitor', seed.links.setup, '/setup/:token'),
+    get('verify-email', 'visitor', seed.links.verify, '/verify-email/:token'),
+    get('overview', 'admin', '/console', '/'),
+    get('agents', 'admin', '/console/agents', '/agents'),
+    get('agent', 'admin', agentPath, '/agents/:id'),
+    {
+      name: 'agent-history-older',
+      viewer: 'admin',
+      route: '/agents/:id',
+      visit: async (page) => {
+        await page.goto(`${baseUrl}${agentPath}`);
+        const older = page.locator('a[href*="before="]').first();
+        if ((await older.count()) > 0) await page.goto(new URL((await older.getAttribute('href'))!, baseUrl).href);
+      },
+    },
+    {
+      name: 'agent-created',
+      viewer: 'admin',
+      visit: async (page) => {
+        await page.goto(`${baseUrl}/console/agents`);
+        await submit(page, '/console/agents', { name: seed.names.newAgent });
+      },
+    },
+    {
+      name: 'agent-secret',
+      viewer: 'admin',
+      visit: async (page) => {
+        const path = `/console/agents/${seed.rotated.agentId}`;
+        await page.goto(`${baseUrl}${path}`);
+        await submit(page, `${path}/rotate`);
+      },
+    },
+    get('websites', 'admin', '/console/websites', '/websites'),
+    get('website', 'admin', websitePath, '/websites/:id'),
+    {
+      name: 'website-created',
+      viewer: 'admin',
+      visit: async (page) => {
+        await page.goto(`${baseUrl}/console/websites`);
+        await submit(page, '/console/websites', {
+          name: seed.names.newWebsite,
+          redirect_uris: 'https://recipe-box-meal-planning-and-grocery-lists.example/auth/agentauth/callback',
+        });
+      },
+    },
+    {
+      name: 'website-secret',
+      viewer: 'admin',
+      visit: async (page) => {
+        const path = `/console/websites/${seed.rotated.clientId}`;
+        await page.goto(`${baseUrl}${path}`);
+        await submit(page, `${path}/rotate`);
+      },
+    },
+    get('account', 'admin', '/console/account', '/account'),
+    get('confirm', 'admin', '/console/account/confirm', '/account/confirm'),
+    get('admin', 'admin', '/console/admin', '/admin'),
+    get('admin-links', 'admin', '/console/admin/links', '/admin/links'),
+    get('admin-agents', 'admin', '/console/admin/agents', '/admin/agents'),
+    get('admin-websites', 'admin', '/console/admin/websites', '/admin/websites'),
+    get('admin-events', 'admin', '/console/admin/events', '/admin/events'),
+    get('not-found', 'admin', '/console/agents/agt_no_such_agent'),
+  ];
+}
