@@ -72,7 +72,9 @@ describe.skipIf(!haveChromium)('every page, with realistic data, at 1280 × 800 
 
   it('visits every GET route of the console', () => {
     const visited = new Set(tour.map((state) => state.route));
-    expect(consoleGetRoutes().filter((route) => !visited.has(route))).toEqual([]);
+    // The history's CSV export is a download, not a page: test/console/history.test.ts covers it.
+    const pages = consoleGetRoutes().filter((route) => !route.endsWith('.csv'));
+    expect(pages.filter((route) => !visited.has(route))).toEqual([]);
   });
 
   // The checks themselves, on a page made to fail each (and to pass each exception).

@@ -336,6 +336,7 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
     get('invitation', 'visitor', seed.links.invite, '/invitation/:token'),
     get('setup', 'visitor', seed.links.setup, '/setup/:token'),
     get('verify-email', 'visitor', seed.links.verify, '/verify-email/:token'),
+    get('email-verified', 'visitor', '/console/email-verified', '/email-verified'),
     get('overview', 'admin', '/console', '/'),
     get('agents', 'admin', '/console/agents', '/agents'),
     get('agent', 'admin', agentPath, '/agents/:id'),
@@ -352,6 +353,7 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
     {
       name: 'agent-created',
       viewer: 'admin',
+      route: '/agents/:id/created',
       visit: async (page) => {
         await page.goto(`${baseUrl}/console/agents`);
         await submit(page, '/console/agents', { name: seed.names.newAgent });
@@ -360,6 +362,8 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
     {
       name: 'agent-secret',
       viewer: 'admin',
+      // Agents' and websites' rotations share one route, registered for both by ownedRoutes.
+      route: '${path}/:id/new-secret',
       visit: async (page) => {
         const path = `/console/agents/${seed.rotated.agentId}`;
         await page.goto(`${baseUrl}${path}`);
@@ -371,6 +375,7 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
     {
       name: 'website-created',
       viewer: 'admin',
+      route: '/websites/:id/created',
       visit: async (page) => {
         await page.goto(`${baseUrl}/console/websites`);
         await submit(page, '/console/websites', {
@@ -391,6 +396,15 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
     get('account', 'admin', '/console/account', '/account'),
     get('confirm', 'admin', '/console/account/confirm', '/account/confirm'),
     get('admin', 'admin', '/console/admin', '/admin'),
+    {
+      name: 'admin-setup-link',
+      viewer: 'admin',
+      route: '/admin/accounts/:id/setup-link',
+      visit: async (page) => {
+        await page.goto(`${baseUrl}/console/admin`);
+        await submit(page, `/console/admin/accounts/${seed.member.id}/setup-link`);
+      },
+    },
     get('admin-links', 'admin', '/console/admin/links', '/admin/links'),
     get('admin-agents', 'admin', '/console/admin/agents', '/admin/agents'),
     get('admin-websites', 'admin', '/console/admin/websites', '/admin/websites'),
