@@ -144,7 +144,7 @@ ${
   secret === null
     ? html`<p id="public-client-note">A public client has no secret: it sends its client ID and the PKCE code verifier to the token endpoint (token_endpoint_auth_method none).</p>`
     : html`${secretOnce('Client secret', 'client-secret', secret)}
-<p>Your website authenticates at the token endpoint with the client ID and this secret (client_secret_post).</p>`
+<p>Your website authenticates at the token endpoint with the client ID and this secret, by HTTP Basic or in the form body (<code>client_secret_basic</code> or <code>client_secret_post</code>): most OpenID Connect libraries do either by default.</p>`
 }
 <p><a href="${clientPath(client.id)}">Go to the website's page</a></p>`,
   });
