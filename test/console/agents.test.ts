@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/store/console-types.ts';
-import { type ConsoleSession, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
+import { type ConsoleSession, codeOf, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
 import { authenticate, obtainTokens, type Party, postForm, startFlow } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -39,12 +39,6 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** The text of `<code id="…">` on a page. */
-function codeOf(page: Page, id: string): string {
-  const value = new RegExp(`<code id="${id}">([^<]*)</code>`).exec(page.text)?.[1];
-  if (value === undefined) throw new Error(`no ${id} on the page (status ${page.status})`);
-  return value;
-}
-
 /** Creates an agent through the console and returns its credentials with the test website. */
 async function createAgent(as: ConsoleSession = session, name = 'Research assistant'): Promise<Party & { page: Page }> {
   await as.get('/console/agents');

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/store/console-types.ts';
-import { type ConsoleSession, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
+import { type ConsoleSession, codeOf, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
 import {
   authenticate,
   checkStatus,
@@ -35,12 +35,6 @@ beforeAll(async () => {
   agent = await server.createAgent();
 });
 afterAll(() => server.close());
-
-function codeOf(page: Page, id: string): string {
-  const value = new RegExp(`<code id="${id}">([^<]*)</code>`).exec(page.text)?.[1];
-  if (value === undefined) throw new Error(`no ${id} on the page (status ${page.status})`);
-  return value;
-}
 
 async function createWebsite(
   as: ConsoleSession = session,

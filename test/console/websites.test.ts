@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/store/console-types.ts';
-import { type ConsoleSession, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
+import { type ConsoleSession, codeOf, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
 import { authorizeUrl, obtainCode, obtainTokens, type Party, pkcePair, postForm, redeem } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -28,12 +28,6 @@ beforeAll(async () => {
   agent = { agentId: codeOf(created, 'agent-id'), agentSecret: codeOf(created, 'agent-secret') };
 });
 afterAll(() => server.close());
-
-function codeOf(page: Page, id: string): string {
-  const value = new RegExp(`<code id="${id}">([^<]*)</code>`).exec(page.text)?.[1];
-  if (value === undefined) throw new Error(`no ${id} on the page (status ${page.status})`);
-  return value;
-}
 
 /** Registers a website through the console; the party pairs it with the test agent. */
 async function createWebsite(

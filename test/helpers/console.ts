@@ -150,3 +150,10 @@ export async function signIn(baseUrl: string, email: string, password = TEST_PAS
 export function noticeOf(page: Page): string {
   return /<div id="notice"[^>]*>([^<]*)<\/div>/.exec(page.text)?.[1] ?? '';
 }
+
+/** A value a console page shows in <code id=…> (an id, a secret shown once); throws, naming it, when absent. */
+export function codeOf(page: Page, id: string): string {
+  const value = new RegExp(`<code id="${id}">([^<]*)</code>`).exec(page.text)?.[1];
+  if (value === undefined) throw new Error(`no ${id} on the page (status ${page.status})`);
+  return value;
+}
