@@ -95,13 +95,23 @@ export async function seedConsole(
     emailVerified: true,
   });
   const member = await createAccount(ctx, { email: names.memberEmail, name: names.member, role: 'member' });
-  // More accounts than fit on a screen; no passwords (argon2 would make the seed slow).
-  for (let i = 1; i <= 30; i++) {
-    await createAccount(ctx, {
-      email: `person.number.${i}.with.a.rather.long.address@department-${i}.example.org`,
-      name: i % 3 === 0 ? `Person${i}WithAVeryLongNameWithoutAnySpacesAtAllForTheTable` : `Person number ${i}`,
-      role: i % 7 === 0 ? 'admin' : 'member',
-    });
+  // More accounts than fit on a screen (stress: with long addresses and names); a few colleagues
+  // for the docs' pictures. No passwords: argon2 would make the seed slow.
+  const others =
+    options.data === 'stress'
+      ? Array.from({ length: 30 }, (_, n) => {
+          const i = n + 1;
+          return {
+            email: `person.number.${i}.with.a.rather.long.address@department-${i}.example.org`,
+            name: i % 3 === 0 ? `Person${i}WithAVeryLongNameWithoutAnySpacesAtAllForTheTable` : `Person number ${i}`,
+          };
+        })
+      : ['Alan Turing', 'Katherine Johnson', 'Edsger Dijkstra', 'Barbara Liskov', 'Donald Knuth'].map((name) => ({
+          email: `${name.split(' ')[0]!.toLowerCase()}@example.com`,
+          name,
+        }));
+  for (const [n, person] of others.entries()) {
+    await createAccount(ctx, { ...person, role: (n + 1) % 7 === 0 ? 'admin' : 'member' });
   }
   const invite = await issueLink(ctx, 'invite', { role: 'member', createdBy: admin.id });
   const setup = await issueLink(ctx, 'setup', { accountId: member.id, createdBy: admin.id });
