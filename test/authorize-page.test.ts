@@ -15,6 +15,7 @@ import {
   startCallbackServer,
   type WatchedPage,
   watchedPage,
+  closeAll,
 } from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -34,11 +35,7 @@ describe.skipIf(!haveChromium)('the authorization page in a real browser (issue 
     };
   });
 
-  afterAll(async () => {
-    const results = await Promise.allSettled([browser?.close(), callback?.close(), server?.close()]);
-    const failed = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failed.length > 0) throw failed[0]!.reason;
-  });
+  afterAll(() => closeAll(browser, callback, server));
 
   function urlFor(forParty: Party, state: string, extra: Record<string, string> = {}): string {
     return authorizeUrl(server, {

@@ -17,6 +17,7 @@ import {
   startCallbackServer,
   type WatchedPage,
   watchedPage,
+  closeAll,
 } from './helpers/browser.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -42,12 +43,7 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
     };
   });
 
-  afterAll(async () => {
-    // Close all three even when one of them fails to close.
-    const results = await Promise.allSettled([browser?.close(), callback?.close(), server?.close()]);
-    const failed = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failed.length > 0) throw failed[0]!.reason;
-  });
+  afterAll(() => closeAll(browser, callback, server));
 
   /** Opens /authorize in the page with a fresh PKCE pair. */
   async function openAuthorize(page: Page, forParty: Party, state: string) {

@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallbackServer, haveChromium, launchChromium, startCallbackServer } from './helpers/browser.ts';
+import { type CallbackServer, haveChromium, launchChromium, startCallbackServer, closeAll } from './helpers/browser.ts';
 import { type Auditor, auditor } from './helpers/page-audit.ts';
 import {
   type PageState,
@@ -64,11 +64,7 @@ describe.skipIf(!haveChromium)('every page, with realistic data, at 1280 × 800 
     }
     await signInAdmin(viewers.admin!.context, viewers.admin!.page, server.baseUrl, seed);
   }, 120_000);
-  afterAll(async () => {
-    const results = await Promise.allSettled([browser?.close(), callback?.close(), server?.close()]);
-    const failed = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failed.length > 0) throw failed[0]!.reason;
-  });
+  afterAll(() => closeAll(browser, callback, server));
 
   it('visits every GET route of the console', () => {
     const visited = new Set(tour.map((state) => state.route));

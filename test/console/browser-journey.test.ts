@@ -16,29 +16,20 @@ import {
   startCallbackServer,
   type WatchedPage,
   watchedPage,
+  addVirtualAuthenticator as addAuthenticator,
+  closeAll,
 } from '../helpers/browser.ts';
 import { createPasswordAccount, TEST_PASSWORD } from '../helpers/console.ts';
 import { authenticate, authorizeUrl, pkcePair, postForm, redeem, startFlow, type Tokens } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-/** A platform authenticator that holds discoverable credentials and always says yes. */
+/** A virtual authenticator on the page, and the DevTools session that controls it. */
 async function addVirtualAuthenticator(
   context: BrowserContext,
   page: Page,
 ): Promise<{ cdp: CDPSession; authenticatorId: string }> {
   const cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  return { cdp, authenticatorId };
+  return { cdp, authenticatorId: await addAuthenticator(cdp) };
 }
 
 describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () => {
@@ -54,11 +45,7 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       launchChromium(),
     ]);
   });
-  afterAll(async () => {
-    const results = await Promise.allSettled([browser?.close(), callback?.close(), server?.close()]);
-    const failed = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failed.length > 0) throw failed[0]!.reason;
-  });
+  afterAll(() => closeAll(browser, callback, server));
 
   it('signs up by invitation with a passkey, signs out, and signs in again with the passkey', async () => {
     const inviter = await createPasswordAccount(server.ctx, { name: 'Irene Inviter', role: 'admin' });

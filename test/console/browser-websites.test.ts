@@ -13,6 +13,7 @@ import {
   launchChromium,
   startCallbackServer,
   watchedPage,
+  closeAll,
 } from '../helpers/browser.ts';
 import { createPasswordAccount, TEST_PASSWORD } from '../helpers/console.ts';
 import { authenticate } from '../helpers/flow.ts';
@@ -26,11 +27,7 @@ describe.skipIf(!haveChromium)('websites in a real browser (Chromium)', () => {
   beforeAll(async () => {
     [server, callback, browser] = await Promise.all([startTestServer(), startCallbackServer(), launchChromium()]);
   });
-  afterAll(async () => {
-    const results = await Promise.allSettled([browser?.close(), callback?.close(), server?.close()]);
-    const failed = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failed.length > 0) throw failed[0]!.reason;
-  });
+  afterAll(() => closeAll(browser, callback, server));
 
   it('registers, edits, tests a sign-in and deletes a website', async () => {
     const owner = await createPasswordAccount(server.ctx, { email: 'wendy@example.com', name: 'Wendy Web' });

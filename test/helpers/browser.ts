@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const haveChromium = existsSync(CHROMIUM);
@@ -111,4 +111,33 @@ export function cspViolations(watched: WatchedPage): string[] {
 /** Chromium as the suites launch it (headless, no sandbox: CI runs as root). */
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/**
+ * Closes every one of them (a browser, a callback server, a test server) even when one fails to
+ * close, then throws the first failure: a suite's afterAll.
+ */
+export async function closeAll(...things: Array<{ close(): Promise<unknown> } | undefined>): Promise<void> {
+  const results = await Promise.allSettled(things.map((thing) => thing?.close()));
+  const failed = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed.length > 0) throw failed[0]!.reason;
+}
+
+/**
+ * Adds to a page's DevTools session a platform authenticator that holds discoverable credentials
+ * and always says yes (Chromium's virtual authenticator), after enabling WebAuthn there.
+ */
+export async function addVirtualAuthenticator(cdp: CDPSession): Promise<string> {
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return authenticatorId;
 }

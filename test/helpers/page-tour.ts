@@ -17,6 +17,7 @@ import { createOwnedClient } from '../../src/console/clients.ts';
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import { startSession } from '../../src/console/sessions.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
+import { addVirtualAuthenticator } from './browser.ts';
 import { authenticate, authorizeUrl, obtainTokens, type Party, pkcePair } from './flow.ts';
 import type { TestServer } from './server.ts';
 
@@ -211,19 +212,9 @@ export async function signInAdmin(context: BrowserContext, page: Page, baseUrl: 
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL((url) => url.pathname === '/console');
   const cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
   // One authenticator per passkey: the page excludes the credentials the account already has.
   for (const name of [seed.names.passkey, 'Phone', `${seed.names.passkey.slice(0, 24)} (backup)`]) {
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    const authenticatorId = await addVirtualAuthenticator(cdp);
     await page.goto(`${baseUrl}/console/account`);
     await page.locator('#passkey-name').fill(name);
     await page.locator('#passkey-register').click();
