@@ -5,6 +5,7 @@
  * each other and never this file.
  */
 import type { FastifyInstance } from 'fastify';
+import { apiRoutes } from './api/routes/index.ts';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.ts';
 import { FIRST_ADMIN_COMMAND } from './console/accounts.ts';
@@ -91,6 +92,7 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
   await app.register(tokenRoutes, ctx);
   await app.register(userinfoRoutes, ctx);
   await app.register(discoveryRoutes, ctx);
+  await app.register(apiRoutes, ctx);
   // Opt-in (docs/design.md §13): without DYNAMIC_REGISTRATION, /register is an unknown path.
   if (ctx.config.dynamicRegistration) await app.register(registrationRoutes, ctx);
   return app;

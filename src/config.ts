@@ -98,6 +98,9 @@ export interface Config {
   /** Registrations allowed per client address and node within the window. */
   registrationLimitPerIp: number;
   registrationLimitWindow: number;
+  /** Management API calls allowed per API key within the window (counted for all nodes). */
+  apiRateLimit: number;
+  apiRateLimitWindow: number;
   /**
    * Seconds a self-registered client (metadata document, dynamic registration) without grants is
    * kept unused before the purge deletes it; 0: never (docs/design.md §9).
@@ -818,6 +821,20 @@ export const SETTINGS = [
     type: seconds(),
     default: 3600,
     doc: 'The window of `REGISTRATION_LIMIT_PER_IP`.',
+  }),
+  setting({
+    name: 'API_RATE_LIMIT',
+    key: 'apiRateLimit',
+    type: count(0),
+    default: 600,
+    doc: 'Management API calls (`/api/admin/v1`) allowed per API key within `API_RATE_LIMIT_WINDOW`, counted for every node together; more answer 429 with `Retry-After`. 0 turns it off.',
+  }),
+  setting({
+    name: 'API_RATE_LIMIT_WINDOW',
+    key: 'apiRateLimitWindow',
+    type: seconds(),
+    default: 60,
+    doc: 'The window of `API_RATE_LIMIT`.',
   }),
   setting({
     name: 'SELF_REGISTERED_CLIENT_RETENTION',

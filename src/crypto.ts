@@ -26,6 +26,8 @@ export const PREFIX = {
   grant: 'grt_',
   token: 'atk_',
   auditEvent: 'evt_',
+  apiKey: 'aak_',
+  apiKeyId: 'key_',
 } as const;
 
 /** A prefixed random value of `bytes` bytes from crypto.randomBytes, base64url-encoded. */
@@ -45,6 +47,9 @@ export const newRefreshToken = () => randomId(PREFIX.refreshToken, 32);
 export const newGrantId = () => randomId(PREFIX.grant, 16);
 export const newTokenId = () => randomId(PREFIX.token, 16);
 export const newAuditEventId = () => randomId(PREFIX.auditEvent, 15);
+/** A management API key (docs/design.md §15): the prefix lets secret scanners recognise a leaked one. */
+export const newApiKey = () => randomId(PREFIX.apiKey, 32);
+export const newApiKeyId = () => randomId(PREFIX.apiKeyId, 12);
 
 /**
  * SHA-256 digest, base64url. Used to store high-entropy server-generated secrets (agent

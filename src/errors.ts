@@ -184,6 +184,27 @@ export class InsufficientUserAuthentication extends OAuthError {
   override readonly statusCode = 401;
 }
 
+/** The management API: an `If-Match` that no longer names the record as it is (412, RFC 9110 §13.1.1). */
+export class PreconditionFailed extends OAuthError {
+  readonly error = 'precondition_failed';
+  override readonly statusCode = 412;
+}
+
+/**
+ * The management API: the record is in a state that refuses the change (an email already taken),
+ * or a creation with the same `Idempotency-Key` is still under way (409).
+ */
+export class Conflict extends OAuthError {
+  readonly error = 'conflict';
+  override readonly statusCode = 409;
+}
+
+/** The management API: an `Idempotency-Key` used before for a different request (422). */
+export class IdempotencyKeyReused extends OAuthError {
+  readonly error = 'idempotency_key_reused';
+  override readonly statusCode = 422;
+}
+
 /** An error to retry after a while: it carries Retry-After (RFC 9110 §10.2.3), at least a second. */
 abstract class RetryLater extends OAuthError {
   constructor(description: string, retryAfterSeconds: number) {
@@ -240,6 +261,9 @@ export const ERROR_CODES = [
   { code: 'request_contested', statuses: [409], agent: true },
   { code: 'login_required', statuses: [401], agent: false },
   { code: 'insufficient_user_authentication', statuses: [401], agent: false },
+  { code: 'precondition_failed', statuses: [412], agent: false },
+  { code: 'conflict', statuses: [409], agent: false },
+  { code: 'idempotency_key_reused', statuses: [422], agent: false },
   { code: 'too_many_requests', statuses: [429], agent: true },
   { code: 'temporarily_unavailable', statuses: [503], agent: true },
   { code: 'server_error', statuses: [500], agent: true },

@@ -95,6 +95,9 @@ export function resolveJwtSecret(config: Config, warn: Warn): string {
   return randomBytes(48).toString('base64url');
 }
 
+/** How long an idempotent creation's answer is kept for its retries (docs/design.md §15): a day. */
+const IDEMPOTENCY_RETENTION = 86_400;
+
 /**
  * Deletes expired rows, keeping them `purgeAfter` seconds past expiry so expiry stays reportable,
  * and self-registered clients unused for `selfRegisteredClientRetention` (docs/design.md §9).
@@ -109,7 +112,11 @@ export async function purgeOnce(ctx: Context) {
     auditBefore,
     ...(retention > 0 ? { unusedClients: { lastUsedBefore: now - retention, now } } : {}),
   });
-  return { ...counts, console: await ctx.store.console.purge(now, auditBefore) };
+  return {
+    ...counts,
+    console: await ctx.store.console.purge(now, auditBefore),
+    idempotency: await ctx.store.api.purge(now - IDEMPOTENCY_RETENTION),
+  };
 }
 
 /**

@@ -8,6 +8,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError } from '../config.ts';
 import { accountCommand } from './commands/account.ts';
 import { agentCommand } from './commands/agent.ts';
+import { apiKeyCommand } from './commands/api-key.ts';
 import { clientCommand } from './commands/client.ts';
 import { serveCommands } from './commands/serve.ts';
 
@@ -21,6 +22,7 @@ export function buildCli(): Command {
   clientCommand(program);
   agentCommand(program);
   accountCommand(program);
+  apiKeyCommand(program);
   // The agent's commands, as `agentauth-agent` (packages/agent) has them: one code, two names.
   signInCommand(program, { name: 'agentauth' });
   mcpCommand(program);

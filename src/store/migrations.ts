@@ -300,4 +300,38 @@ $$`,
       'CREATE INDEX console_flashes_session_path ON console_flashes (session_id, path)',
     ],
   },
+  {
+    // The management API's keys (docs/design.md §15): stored as digests, found by digest; the id
+    // names a key in lists and URLs. An unfinished or finished idempotent creation answers its
+    // retries from the second table (its body sealed: a creation's answer may carry a secret).
+    version: '0012_api_keys',
+    statements: [
+      `CREATE TABLE api_keys (
+        id varchar(64) PRIMARY KEY,
+        digest varchar(64) NOT NULL UNIQUE,
+        account_id varchar(64) NOT NULL,
+        name varchar(200) NOT NULL,
+        access varchar(16) NOT NULL,
+        reach varchar(16) NOT NULL,
+        hint varchar(16) NOT NULL,
+        created_at bigint NOT NULL,
+        created_by varchar(64),
+        expires_at bigint NOT NULL,
+        last_used_at bigint,
+        last_used_ip varchar(64),
+        revoked_at bigint
+      )`,
+      'CREATE INDEX api_keys_account ON api_keys (account_id)',
+      `CREATE TABLE api_idempotency (
+        key_id varchar(64) NOT NULL,
+        idempotency_key varchar(255) NOT NULL,
+        fingerprint varchar(64) NOT NULL,
+        status integer,
+        sealed text,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (key_id, idempotency_key)
+      )`,
+      'CREATE INDEX api_idempotency_created_at ON api_idempotency (created_at)',
+    ],
+  },
 ];

@@ -6,6 +6,7 @@
  */
 import { newAuditEventId } from '../crypto.ts';
 import type { Driver, Step } from './driver.ts';
+import { SqlApiStore } from './api-store.ts';
 import { SqlConsoleStore } from './console-store.ts';
 import { migrations } from './migrations.ts';
 import {
@@ -51,10 +52,12 @@ function tokenSteps(tokens: IssuedTokens): Step[] {
 export class SqlStore implements Store {
   readonly engine: 'sqlite' | 'postgres';
   readonly console: SqlConsoleStore;
+  readonly api: SqlApiStore;
 
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
     this.console = new SqlConsoleStore(driver);
+    this.api = new SqlApiStore(driver);
   }
 
   migrate(): Promise<void> {

@@ -3,6 +3,7 @@
  * epoch seconds. Every operation that must happen once is a conditional statement or a
  * transaction in the implementation, reported back as a boolean "this call won".
  */
+import type { ApiStore } from './api-types.ts';
 import type {
   AccountLinkRecord,
   AccountPatch,
@@ -287,6 +288,8 @@ export interface Store {
   readonly engine: 'sqlite' | 'postgres';
   /** The console's records (accounts, sessions, passkeys, links, its audit), on the same database. */
   readonly console: ConsoleStore;
+  /** The management API's keys and idempotent creations (docs/design.md §15). */
+  readonly api: ApiStore;
   /**
    * A counter seen by every node that uses this store: process memory for SQLite (one node),
    * a shared table for PostgreSQL, so throttling holds however many nodes there are.

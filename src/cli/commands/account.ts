@@ -19,7 +19,7 @@ const publicAccount = (a: AccountRecord) => ({
 });
 
 /** The account with this email (any case), or an error naming it. */
-async function accountByEmail(ctx: Context, raw: string): Promise<AccountRecord> {
+export async function accountByEmail(ctx: Context, raw: string): Promise<AccountRecord> {
   let key: string;
   try {
     key = emailOf(raw).key;

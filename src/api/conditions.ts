@@ -1,0 +1,126 @@
+/**
+ * What the management API's operations share beyond their records (docs/design.md §15): entity
+ * tags and If-Match (RFC 9110 §8.8.3, §13.1.1), cursors of the lists, and idempotent creations
+ * (the `Idempotency-Key` header of draft-ietf-httpapi-idempotency-key-header).
+ */
+import type { Context } from '../context.ts';
+import { digest } from '../crypto.ts';
+import { Conflict, IdempotencyKeyReused, InvalidRequest, PreconditionFailed } from '../errors.ts';
+import type { ApiCaller } from './keys.ts';
+
+/**
+ * A strong entity tag of a representation: it changes whenever any of its bytes would.
+ *
+ * @example
+ * entityTag({ id: 'agt_1', name: 'Research' }) // '"Vh2…"'
+ */
+export function entityTag(representation: unknown): string {
+  return `"${digest(JSON.stringify(representation)).slice(0, 27)}"`;
+}
+
+/**
+ * PreconditionFailed unless `ifMatch` (absent: no condition) names the representation as it
+ * now is: `*`, or a list of tags one of which is its strong tag (weak tags never match, RFC 9110
+ * §13.1.1).
+ *
+ * @example
+ * checkIfMatch(request.headers['if-match'], agentView(agent));
+ */
+export function checkIfMatch(ifMatch: string | undefined, representation: unknown): void {
+  if (ifMatch === undefined) return;
+  const current = entityTag(representation);
+  const listed = ifMatch.split(',').map((tag) => tag.trim());
+  if (listed.includes('*') || listed.includes(current)) return;
+  throw new PreconditionFailed('The record changed since it was read (If-Match): read it again, then retry.');
+}
+
+/** Where a page of a list starts: after the record with this sort value and id. */
+export interface Cursor {
+  after: string | number;
+  id: string;
+}
+
+/** Cursors are opaque to callers: base64url of the sort value and the id. */
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.after, cursor.id]), 'utf8').toString('base64url');
+}
+
+/** The cursor a list was given, or InvalidRequest when it is not one this API made. */
+export function decodeCursor(raw: string | undefined): Cursor | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const [after, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
+    if ((typeof after === 'string' || typeof after === 'number') && typeof id === 'string') return { after, id };
+  } catch {
+    // Falls through to the refusal.
+  }
+  throw new InvalidRequest('The cursor is not one this API returned; start again without it.');
+}
+
+/** A list's page size: `limit` from the query, 1 to 100, default 20. */
+export function pageSize(raw: string | undefined): number {
+  if (raw === undefined) return 20;
+  const limit = Number(raw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new InvalidRequest('limit must be a whole number from 1 to 100.');
+  return limit;
+}
+
+/** What a creation answers: replayed byte for byte to a retry with the same Idempotency-Key. */
+export interface Answer {
+  status: number;
+  body: unknown;
+  location?: string;
+}
+
+/** How long a retry of an unfinished creation should wait before trying again, in seconds. */
+const IN_PROGRESS_RETRY = 1;
+
+/**
+ * Runs a creation once per Idempotency-Key of the caller's key: the first request runs
+ * `create`; a retry with the same key and the same request gets the first answer again
+ * (`replayed` true), one with a different request 422, one while the first is still running
+ * 409. A creation that fails answers its error and leaves the key free for another try. Without
+ * the header, `create` simply runs. Answers are kept a day (the purge), sealed: they may carry a
+ * secret shown once.
+ *
+ * @example
+ * const { answer, replayed } = await idempotent(ctx, caller, request.headers['idempotency-key'], fingerprint, () => createAgent());
+ */
+export async function idempotent(
+  ctx: Pick<Context, 'store' | 'clock' | 'secrets'>,
+  caller: ApiCaller,
+  header: string | undefined,
+  request: { method: string; url: string; body: unknown },
+  create: () => Promise<Answer>,
+): Promise<{ answer: Answer; replayed: boolean }> {
+  if (header === undefined) return { answer: await create(), replayed: false };
+  if (!/^[!-~]{1,255}$/.test(header))
+    throw new InvalidRequest('Idempotency-Key must be 1 to 255 visible ASCII characters.');
+  const fingerprint = digest(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
+  const earlier = await ctx.store.api.claimIdempotencyKey(caller.key.id, header, fingerprint, ctx.clock());
+  if (earlier) {
+    if (earlier.fingerprint !== fingerprint)
+      throw new IdempotencyKeyReused('This Idempotency-Key was used for a different request; use a new key.');
+    if (earlier.status === null || earlier.sealed === null) {
+      const busy = new Conflict('A request with this Idempotency-Key is still under way; retry shortly.');
+      busy.headers['retry-after'] = String(IN_PROGRESS_RETRY);
+      throw busy;
+    }
+    return { answer: JSON.parse(ctx.secrets.box.openOnce(earlier.sealed)) as Answer, replayed: true };
+  }
+  let answer: Answer;
+  try {
+    answer = await create();
+  } catch (error) {
+    await ctx.store.api.releaseIdempotencyKey(caller.key.id, header);
+    throw error;
+  }
+  await ctx.store.api.finishIdempotencyKey(
+    caller.key.id,
+    header,
+    answer.status,
+    ctx.secrets.box.seal(JSON.stringify(answer)),
+  );
+  return { answer, replayed: false };
+}

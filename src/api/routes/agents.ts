@@ -1,0 +1,243 @@
+/**
+ * /agents: what an owner (or an admin's key, for everyone) does with agents, by the console's
+ * rules (src/console/agents.ts, access.ts) and the domain's (rotation, revocation).
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { accountById } from '../../console/accounts.ts';
+import { agentLabel, createOwnedAgent, deleteAgent } from '../../console/agents.ts';
+import { reachableAgent } from '../../console/access.ts';
+import { rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
+import { revokeGrants } from '../../domain/revocation.ts';
+import { InvalidRequest, NotFound } from '../../errors.ts';
+import { checkIfMatch, decodeCursor, encodeCursor, idempotent, pageSize } from '../conditions.ts';
+import { requireWrite } from '../keys.ts';
+import { AgentView, agentView, Page, RevokedView } from '../views.ts';
+import { callerOf, type ApiScope } from './index.ts';
+import { answers, IdempotencyHeaders, IdParams, IfMatchHeaders, ifMatchOf, ListQuery, withTag } from './shared.ts';
+
+const AgentRef = Type.Ref(AgentView);
+const tags = ['Agents'];
+
+const NewAgentBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    account_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'The owning account; only a key reaching all accounts may name another.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const AgentChanges = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+const RotateBody = Type.Object(
+  {
+    grace_seconds: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 604800, description: 'How long the old secret keeps working; default 0.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const WithSecret = Type.Object({
+  agent: AgentRef,
+  agent_secret: Type.String({ description: 'Shown only in this answer (and its idempotent replays).' }),
+});
+
+export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
+  const reachable = (request: Parameters<typeof callerOf>[0], id: string) =>
+    reachableAgent(ctx, callerOf(request).actor, id);
+
+  api.get<{ Querystring: { limit?: string; cursor?: string; account_id?: string } }>(
+    '/agents',
+    {
+      schema: {
+        operationId: 'listAgents',
+        summary: 'List agents',
+        description:
+          'Oldest first. A key reaching its own account lists that account’s agents; an admin’s `all` key lists every agent, or one account’s with `account_id`.',
+        tags,
+        querystring: Type.Object({ ...ListQuery, account_id: Type.Optional(Type.String({ maxLength: 64 })) }),
+        response: answers({ 200: Page(AgentRef, 'AgentPage') }),
+      },
+    },
+    async (request) => {
+      const { actor } = callerOf(request);
+      const limit = pageSize(request.query.limit);
+      const cursor = decodeCursor(request.query.cursor);
+      const accountId = actor.role === 'admin' ? request.query.account_id : actor.id;
+      const rows = await ctx.store.api.pageAgents({
+        limit: limit + 1,
+        accountId,
+        after: cursor && { created_at: Number(cursor.after), id: cursor.id },
+      });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        data: page.map((agent) => agentView(agent, ctx.clock())),
+        next_cursor: rows.length > limit && last ? encodeCursor({ after: last.created_at, id: last.id }) : null,
+      };
+    },
+  );
+
+  api.post<{ Body: { name: string; account_id?: string } }>(
+    '/agents',
+    {
+      schema: {
+        operationId: 'createAgent',
+        summary: 'Create an agent',
+        description: 'Answers the agent and its secret, once. Send an `Idempotency-Key` to retry safely.',
+        tags,
+        headers: IdempotencyHeaders,
+        body: NewAgentBody,
+        response: answers({ 201: WithSecret }, 403, 404, 409, 422),
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      requireWrite(caller);
+      const { answer, replayed } = await idempotent(
+        ctx,
+        caller,
+        request.headers['idempotency-key'] as string | undefined,
+        request,
+        async () => {
+          const owner =
+            request.body.account_id === undefined || request.body.account_id === caller.account.id
+              ? caller.account
+              : await otherAccount(caller.actor.role === 'admin', request.body.account_id);
+          const { agent, secret } = await createOwnedAgent(ctx, owner, request.body.name);
+          return {
+            status: 201,
+            body: { agent: agentView(agent, ctx.clock()), agent_secret: secret },
+            location: `agents/${agent.id}`,
+          };
+        },
+      );
+      const created = answer.body as { agent: { id: string } };
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      reply.header('x-created-id', created.agent.id);
+      reply.header('cache-control', 'no-store');
+      return reply.code(answer.status).header('location', answer.location).send(answer.body);
+    },
+  );
+
+  api.get<{ Params: IdParams }>(
+    '/agents/:id',
+    {
+      schema: {
+        operationId: 'getAgent',
+        summary: 'Read an agent',
+        description: 'Answers its `ETag`, for `If-Match` on a change.',
+        tags,
+        params: IdParams,
+        response: answers({ 200: AgentRef }, 404),
+      },
+    },
+    async (request, reply) => withTag(reply, agentView(await reachable(request, request.params.id), ctx.clock())),
+  );
+
+  api.patch<{ Params: IdParams; Body: { name?: string; status?: 'active' | 'disabled' } }>(
+    '/agents/:id',
+    {
+      schema: {
+        operationId: 'updateAgent',
+        summary: 'Rename, disable or enable an agent',
+        description: 'Disabling suspends its sign-ins and its tokens; enabling brings them back.',
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: AgentChanges,
+        response: answers({ 200: AgentRef }, 403, 404, 412),
+      },
+    },
+    async (request, reply) => {
+      requireWrite(callerOf(request));
+      const agent = await reachable(request, request.params.id);
+      checkIfMatch(ifMatchOf(request), agentView(agent, ctx.clock()));
+      const { name, status } = request.body;
+      if (name !== undefined && !(await ctx.store.console.updateAgentName(agent.id, agentLabel(name))))
+        throw new NotFound('No such agent.');
+      if (status !== undefined && status !== agent.status) await setAgentStatus(ctx, agent.id, status);
+      return withTag(reply, agentView(await reachable(request, agent.id), ctx.clock()));
+    },
+  );
+
+  api.delete<{ Params: IdParams }>(
+    '/agents/:id',
+    {
+      schema: {
+        operationId: 'deleteAgent',
+        summary: 'Delete an agent',
+        description: 'Revokes its grants first (their tokens stop working); answers what was revoked.',
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        response: answers({ 200: Type.Ref(RevokedView) }, 403, 404, 412),
+      },
+    },
+    async (request) => {
+      requireWrite(callerOf(request));
+      const agent = await reachable(request, request.params.id);
+      checkIfMatch(ifMatchOf(request), agentView(agent, ctx.clock()));
+      return deleteAgent(ctx, agent);
+    },
+  );
+
+  api.post<{ Params: IdParams; Body: { grace_seconds?: number } | undefined }>(
+    '/agents/:id/rotate-secret',
+    {
+      schema: {
+        operationId: 'rotateAgentSecret',
+        summary: 'Issue a new agent secret',
+        description:
+          'The old secret stops at once, or after `grace_seconds`. The new one is shown only in this answer.',
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: Type.Optional(RotateBody),
+        response: answers({ 200: WithSecret }, 403, 404, 412),
+      },
+    },
+    async (request, reply) => {
+      requireWrite(callerOf(request));
+      const agent = await reachable(request, request.params.id);
+      checkIfMatch(ifMatchOf(request), agentView(agent, ctx.clock()));
+      const secret = await rotateAgentSecret(ctx, agent.id, request.body?.grace_seconds ?? 0);
+      reply.header('cache-control', 'no-store');
+      return { agent: agentView(await reachable(request, agent.id), ctx.clock()), agent_secret: secret };
+    },
+  );
+
+  api.post<{ Params: IdParams }>(
+    '/agents/:id/revoke-grants',
+    {
+      schema: {
+        operationId: 'revokeAgentGrants',
+        summary: 'Revoke every grant of an agent',
+        description: 'Its refresh and access tokens stop working; codes not yet redeemed and sign-ins in progress end.',
+        tags,
+        params: IdParams,
+        response: answers({ 200: Type.Ref(RevokedView) }, 403, 404),
+      },
+    },
+    async (request) => {
+      requireWrite(callerOf(request));
+      const agent = await reachable(request, request.params.id);
+      return revokeGrants(ctx, { agent_id: agent.id });
+    },
+  );
+
+  /** Another account, for an admin's key; NotFound for an unknown id, InvalidRequest for a member's key. */
+  async function otherAccount(admin: boolean, id: string) {
+    if (!admin) throw new InvalidRequest('account_id may name only the key’s own account.', 403);
+    return accountById(ctx, id);
+  }
+}

@@ -1,0 +1,5 @@
+/** To be written (issue 23). */
+import type { FastifyInstance } from 'fastify';
+import type { ApiScope } from './index.ts';
+
+export async function historyRoutes(_api: FastifyInstance, _scope: ApiScope): Promise<void> {}

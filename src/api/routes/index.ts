@@ -1,0 +1,159 @@
+/**
+ * The management API under /api/admin/v1 (docs/design.md §15, docs/reference/api.md): one
+ * Fastify scope with its OpenAPI document, the API key of every call, a rate limit per key,
+ * and a console event for every call. Cookies play no part here, so no CSRF check either: a
+ * browser cannot make a request carry an API key.
+ */
+import swagger from '@fastify/swagger';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Context } from '../../context.ts';
+import { TooManyRequests } from '../../errors.ts';
+import { type ApiCaller, authenticateApiKey } from '../keys.ts';
+import {
+  AccountView,
+  ActivityView,
+  AgentView,
+  ApiKeyView,
+  ClientView,
+  ErrorView,
+  GrantView,
+  RevokedView,
+  SignInView,
+} from '../views.ts';
+import { accountRoutes } from './accounts.ts';
+import { agentRoutes } from './agents.ts';
+import { clientRoutes } from './clients.ts';
+import { historyRoutes } from './history.ts';
+import { keyRoutes } from './keys.ts';
+
+export const API_PREFIX = '/api/admin/v1';
+
+const callers = new WeakMap<FastifyRequest, ApiCaller>();
+
+/** The caller a request authenticated as (every route but the OpenAPI document has one). */
+export function callerOf(request: FastifyRequest): ApiCaller {
+  const caller = callers.get(request);
+  if (!caller) throw new Error('no API caller: the route is outside the API scope');
+  return caller;
+}
+
+/** What an API route group is given. */
+export interface ApiScope {
+  ctx: Context;
+}
+
+export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
+  await app.register(
+    async (api) => {
+      await api.register(swagger, {
+        openapi: {
+          openapi: '3.1.0',
+          info: {
+            title: 'agentauth management API',
+            version: '1',
+            description:
+              'Manage agents, websites (OAuth clients), accounts, grants, API keys and webhooks, and read the sign-in history and the console activity. Authenticate with an API key: `Authorization: Bearer aak_…`. Errors are `{error, error_description}`.',
+          },
+          servers: [{ url: `${ctx.config.baseUrl}${API_PREFIX}` }],
+          components: {
+            securitySchemes: {
+              apiKey: {
+                type: 'http',
+                scheme: 'bearer',
+                description: 'An API key made in the console or with `agentauth api-key create`.',
+              },
+            },
+          },
+          security: [{ apiKey: [] }],
+        },
+        // Shared schemas become components/schemas under their own names.
+        refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+      });
+      for (const schema of [
+        ErrorView,
+        AgentView,
+        ClientView,
+        AccountView,
+        GrantView,
+        RevokedView,
+        SignInView,
+        ActivityView,
+        ApiKeyView,
+      ])
+        api.addSchema(schema);
+
+      const limiter =
+        ctx.config.apiRateLimit > 0
+          ? await ctx.store.createLimiter({
+              keyPrefix: 'api',
+              points: ctx.config.apiRateLimit,
+              duration: ctx.config.apiRateLimitWindow,
+            })
+          : null;
+
+      api.addHook('onRequest', async (request, reply) => {
+        if (request.routeOptions.config.public) return;
+        const caller = await authenticateApiKey(ctx, request.headers.authorization);
+        if (limiter) {
+          try {
+            const used = await limiter.consume(caller.key.id, 1);
+            rateLimitHeaders(reply, limiter.points, limiter.points - used.consumedPoints, used.msBeforeNext);
+          } catch (refused) {
+            const { msBeforeNext } = refused as { msBeforeNext: number };
+            rateLimitHeaders(reply, limiter.points, 0, msBeforeNext);
+            throw new TooManyRequests('Too many calls with this API key; wait for Retry-After.', msBeforeNext / 1000);
+          }
+        }
+        callers.set(request, caller);
+      });
+
+      // Every call of a key is in the console's activity, before its answer leaves.
+      api.addHook('onSend', async (request, reply, payload) => {
+        const caller = callers.get(request);
+        if (!caller) return payload;
+        const params = request.params as { id?: string } | undefined;
+        const operation = request.routeOptions.schema?.operationId ?? 'unknown';
+        await ctx.store.api.recordCall(caller.key.id, ctx.clock(), request.ip, {
+          at: ctx.clock(),
+          actor_id: caller.account.id,
+          action: `api.${operation}`,
+          target: params?.id ?? reply.getHeader('x-created-id')?.toString() ?? null,
+          ip: request.ip,
+          detail: `${request.method} ${request.url.split('?')[0]} → ${reply.statusCode} (key ${caller.key.id})`.slice(
+            0,
+            512,
+          ),
+        });
+        reply.removeHeader('x-created-id');
+        return payload;
+      });
+
+      api.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async (_request, reply) => {
+        reply.header('cache-control', 'no-cache');
+        return api.swagger();
+      });
+
+      const scope: ApiScope = { ctx };
+      await api.register(async (routes) => agentRoutes(routes, scope));
+      await api.register(async (routes) => clientRoutes(routes, scope));
+      await api.register(async (routes) => accountRoutes(routes, scope));
+      await api.register(async (routes) => historyRoutes(routes, scope));
+      await api.register(async (routes) => keyRoutes(routes, scope));
+    },
+    { prefix: API_PREFIX },
+  );
+}
+
+/** The RateLimit fields of draft-ietf-httpapi-ratelimit-headers, so a script can pace itself. */
+function rateLimitHeaders(reply: FastifyReply, limit: number, remaining: number, msBeforeNext: number): void {
+  reply.header('ratelimit-limit', String(limit));
+  reply.header('ratelimit-remaining', String(Math.max(0, remaining)));
+  reply.header('ratelimit-reset', String(Math.ceil(msBeforeNext / 1000)));
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route of the API scope that needs no key (the OpenAPI document). */
+    public?: boolean;
+  }
+}

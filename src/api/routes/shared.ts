@@ -1,0 +1,50 @@
+/** Schemas and answers every route group of the management API uses. */
+import { type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { entityTag } from '../conditions.ts';
+import { ErrorView } from '../views.ts';
+
+const ErrorRef = Type.Ref(ErrorView);
+
+/**
+ * The answers of an operation: its successes and the errors every call can meet (401 no key,
+ * 429 past the key's rate limit), plus `more` errors of its own.
+ */
+export function answers(success: Record<number, TSchema>, ...more: number[]): Record<number, TSchema> {
+  const errors = [400, 401, 429, ...more].sort();
+  return { ...success, ...Object.fromEntries(errors.map((status) => [status, ErrorRef])) };
+}
+
+/** The `{id}` of a record's path; any visible ASCII (an unknown one answers 404). */
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 512, pattern: '^[!-~]+$' }) });
+export type IdParams = { id: string };
+
+/** `limit` (1–100, default 20) and `cursor` (next_cursor of the page before). */
+export const ListQuery = {
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1 to 100; default 20.' })),
+  cursor: Type.Optional(Type.String({ maxLength: 512, description: 'next_cursor of the previous page.' })),
+};
+
+export const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({ description: 'The ETag of the record as read: the change is refused (412) if it changed since.' }),
+  ),
+});
+
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      maxLength: 255,
+      description: 'A unique value per creation: a retry with the same key answers the first answer again.',
+    }),
+  ),
+});
+
+/** Answers a record with its ETag. */
+export function withTag<T>(reply: FastifyReply, representation: T): T {
+  reply.header('etag', entityTag(representation));
+  return representation;
+}
+
+/** The If-Match header of a request, when it has one. */
+export const ifMatchOf = (request: FastifyRequest) => request.headers['if-match'];

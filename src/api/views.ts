@@ -1,0 +1,263 @@
+/**
+ * The management API's representations: for each record, the TypeBox schema the OpenAPI
+ * document publishes and Fastify serialises answers with (so no column the schema does not name
+ * can leak: no digest, no sealed secret), and the function that makes it from the record.
+ * Times are RFC 3339 strings in UTC.
+ */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import type { ApiKeyRecord } from '../store/api-types.ts';
+import type { AccountRecord, ConsoleEventView, SignInRecord } from '../store/console-types.ts';
+import type { AgentRecord, ClientRecord, GrantRecord } from '../store/types.ts';
+
+const Time = Type.String({ format: 'date-time', description: 'RFC 3339, UTC.' });
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** An epoch-seconds time as the API writes it. */
+export const time = (seconds: number) => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+const maybeTime = (seconds: number | null) => (seconds === null ? null : time(seconds));
+
+/** `{ error, error_description }`: every error of the API, as of the protocol (docs/reference/errors.md). */
+export const ErrorView = Type.Object(
+  {
+    error: Type.String({ description: 'The error code (docs/reference/errors.md).' }),
+    error_description: Type.String(),
+  },
+  { $id: 'Error', title: 'Error' },
+);
+
+export const AgentView = Type.Object(
+  {
+    id: Type.String({ examples: ['agt_3x9Kq0aZ1bC2dE3f'] }),
+    name: Type.String(),
+    status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
+    owner: Type.Object({
+      email: Type.String(),
+      name: Nullable(Type.String()),
+      email_verified: Type.Boolean(),
+    }),
+    account_id: Nullable(Type.String({ description: 'The console account that owns it; null when made by the CLI.' })),
+    created_at: Time,
+    last_used_at: Nullable(Time),
+    previous_secret_expires_at: Nullable(
+      Type.String({ format: 'date-time', description: 'Until when the secret before the last rotation works.' }),
+    ),
+  },
+  { $id: 'Agent', title: 'Agent' },
+);
+export type AgentView = Static<typeof AgentView>;
+
+export function agentView(agent: AgentRecord, now: number): AgentView {
+  const previousLive = agent.previous_secret_expires_at !== null && agent.previous_secret_expires_at > now;
+  return {
+    id: agent.id,
+    name: agent.name,
+    status: agent.status,
+    owner: { email: agent.owner_email, name: agent.owner_name, email_verified: agent.owner_email_verified },
+    account_id: agent.account_id,
+    created_at: time(agent.created_at),
+    last_used_at: maybeTime(agent.last_used_at),
+    previous_secret_expires_at: previousLive ? time(agent.previous_secret_expires_at!) : null,
+  };
+}
+
+export const ClientView = Type.Object(
+  {
+    id: Type.String({ examples: ['cli_7fQ2mN8pL1kJ0hG9'] }),
+    name: Type.String(),
+    status: Type.Union([Type.Literal('active'), Type.Literal('inactive')], {
+      description: 'inactive: disabled; its sign-ins and tokens are refused (docs/contract.md).',
+    }),
+    type: Type.Union([Type.Literal('confidential'), Type.Literal('public')], {
+      description: 'confidential: a website with a server and a secret; public: no secret (PKCE only).',
+    }),
+    token_endpoint_auth_method: Type.String(),
+    redirect_uris: Type.Array(Type.String()),
+    resources: Type.Array(Type.String(), { description: 'RFC 8707 resources it serves as a resource server.' }),
+    approval: Type.Union([Type.Literal('auto'), Type.Literal('manual')]),
+    source: Type.Union([Type.Literal('manual'), Type.Literal('dynamic'), Type.Literal('metadata_document')]),
+    account_id: Nullable(Type.String()),
+    created_at: Time,
+    last_used_at: Nullable(Time),
+    previous_secret_expires_at: Nullable(Type.String({ format: 'date-time' })),
+  },
+  { $id: 'Client', title: 'Client (website)' },
+);
+export type ClientView = Static<typeof ClientView>;
+
+export function clientView(client: ClientRecord, now: number): ClientView {
+  const previousLive = client.previous_secret_expires_at !== null && client.previous_secret_expires_at > now;
+  return {
+    id: client.id,
+    name: client.name,
+    status: client.status,
+    type: client.token_endpoint_auth_method === 'none' ? 'public' : 'confidential',
+    token_endpoint_auth_method: client.token_endpoint_auth_method,
+    redirect_uris: client.redirect_uris,
+    resources: client.resources,
+    approval: client.approval,
+    source: client.source,
+    account_id: client.account_id,
+    created_at: time(client.created_at),
+    last_used_at: maybeTime(client.last_used_at),
+    previous_secret_expires_at: previousLive ? time(client.previous_secret_expires_at!) : null,
+  };
+}
+
+export const AccountView = Type.Object(
+  {
+    id: Type.String(),
+    email: Type.String(),
+    name: Nullable(Type.String()),
+    role: Type.Union([Type.Literal('admin'), Type.Literal('member')]),
+    status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
+    email_verified: Type.Boolean(),
+    has_password: Type.Boolean(),
+    created_at: Time,
+    last_sign_in_at: Nullable(Time),
+  },
+  { $id: 'Account', title: 'Account' },
+);
+export type AccountView = Static<typeof AccountView>;
+
+export function accountView(account: AccountRecord): AccountView {
+  return {
+    id: account.id,
+    email: account.email,
+    name: account.name,
+    role: account.role,
+    status: account.status,
+    email_verified: account.email_verified,
+    has_password: account.password_hash !== null,
+    created_at: time(account.created_at),
+    last_sign_in_at: maybeTime(account.last_sign_in_at),
+  };
+}
+
+export const GrantView = Type.Object(
+  {
+    id: Type.String(),
+    agent_id: Type.String(),
+    client_id: Type.String(),
+    scope: Type.String(),
+    model: Type.String(),
+    resource: Nullable(Type.String()),
+    created_at: Time,
+    revoked_at: Nullable(Time),
+  },
+  { $id: 'Grant', title: 'Grant' },
+);
+
+export function grantView(grant: GrantRecord): Static<typeof GrantView> {
+  return {
+    id: grant.id,
+    agent_id: grant.agent_id,
+    client_id: grant.client_id,
+    scope: grant.scope,
+    model: grant.model,
+    resource: grant.resource,
+    created_at: time(grant.created_at),
+    revoked_at: maybeTime(grant.revoked_at),
+  };
+}
+
+export const RevokedView = Type.Object(
+  {
+    grants: Type.Integer({ description: 'Grants revoked: their refresh and access tokens stopped working.' }),
+    codes: Type.Integer({ description: 'Codes issued and not yet redeemed, which no longer can be.' }),
+    requests: Type.Integer({ description: 'Sign-ins in progress that ended.' }),
+  },
+  { $id: 'Revoked', title: 'Revoked grants' },
+);
+
+export const SignInView = Type.Object(
+  {
+    id: Type.String(),
+    at: Time,
+    outcome: Type.String({ description: 'authenticated, or the error code of the attempt (invalid_credentials, …).' }),
+    agent_id: Nullable(Type.String()),
+    client_id: Nullable(Type.String()),
+    client_name: Nullable(Type.String()),
+    model: Nullable(Type.String()),
+    ip: Nullable(Type.String()),
+    user_agent: Nullable(Type.String()),
+  },
+  { $id: 'SignIn', title: 'Sign-in attempt' },
+);
+
+export function signInView(record: SignInRecord): Static<typeof SignInView> {
+  return {
+    id: record.id,
+    at: time(record.at),
+    outcome: record.outcome,
+    agent_id: record.agent_id,
+    client_id: record.client_id,
+    client_name: record.client_name,
+    model: record.model,
+    ip: record.ip,
+    user_agent: record.user_agent,
+  };
+}
+
+export const ActivityView = Type.Object(
+  {
+    id: Type.String(),
+    at: Time,
+    action: Type.String({ examples: ['agent.create', 'api.listAgents'] }),
+    actor_id: Nullable(Type.String()),
+    actor_email: Nullable(Type.String()),
+    target: Nullable(Type.String()),
+    ip: Nullable(Type.String()),
+    detail: Nullable(Type.String()),
+  },
+  { $id: 'ActivityEvent', title: 'Console activity event' },
+);
+
+export function activityView(event: ConsoleEventView): Static<typeof ActivityView> {
+  return {
+    id: event.id,
+    at: time(event.at),
+    action: event.action,
+    actor_id: event.actor_id,
+    actor_email: event.actor_email,
+    target: event.target,
+    ip: event.ip,
+    detail: event.detail,
+  };
+}
+
+export const ApiKeyView = Type.Object(
+  {
+    id: Type.String({ examples: ['key_Zx81mQ0aB2cD3eF4'] }),
+    name: Type.String(),
+    account_id: Type.String(),
+    access: Type.Union([Type.Literal('read'), Type.Literal('write')]),
+    reach: Type.Union([Type.Literal('own'), Type.Literal('all')]),
+    hint: Type.String({ description: 'The key’s last four characters.' }),
+    created_at: Time,
+    expires_at: Time,
+    last_used_at: Nullable(Time),
+    last_used_ip: Nullable(Type.String()),
+    revoked_at: Nullable(Time),
+  },
+  { $id: 'ApiKey', title: 'API key' },
+);
+
+export function apiKeyView(key: ApiKeyRecord): Static<typeof ApiKeyView> {
+  return {
+    id: key.id,
+    name: key.name,
+    account_id: key.account_id,
+    access: key.access,
+    reach: key.reach,
+    hint: key.hint,
+    created_at: time(key.created_at),
+    expires_at: time(key.expires_at),
+    last_used_at: maybeTime(key.last_used_at),
+    last_used_ip: key.last_used_ip,
+    revoked_at: maybeTime(key.revoked_at),
+  };
+}
+
+/** A page of a list: its items, and the cursor of the next page (null on the last). */
+export const Page = <T extends TSchema>(item: T, title: string) =>
+  Type.Object({ data: Type.Array(item), next_cursor: Nullable(Type.String()) }, { title });

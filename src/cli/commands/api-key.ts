@@ -1,0 +1,96 @@
+/** `agentauth api-key …`: keys of the management API (docs/reference/api.md), made on the database. */
+import type { Command } from 'commander';
+import { createApiKey, KEY_LIFETIME_DAYS, listApiKeys, revokeApiKey } from '../../api/keys.ts';
+import { apiKeyView } from '../../api/views.ts';
+import { recordConsoleEvent } from '../../console/events.ts';
+import type { ApiKeyAccess, ApiKeyReach } from '../../store/api-types.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
+import { print, withContext } from '../common.ts';
+import { accountByEmail } from './account.ts';
+
+/** The CLI acts with the database's full authority: as an admin reaching every account. */
+const OPERATOR = { role: 'admin' } as AccountRecord;
+
+export function apiKeyCommand(program: Command): void {
+  const apiKey = program
+    .command('api-key')
+    .description('keys of the management API (/api/admin/v1): create, list, revoke');
+
+  apiKey
+    .command('create')
+    .description('make a key for an account; it is printed once and stored only as a digest')
+    .requiredOption('--email <email>', 'the account the key acts as')
+    .requiredOption('--name <name>', 'what the key is for, e.g. "deploy pipeline"')
+    .option('--read-only', 'the key may only read (default: read and write)')
+    .option('--all', "the key reaches every account's records (the account must be an admin; default: its own)")
+    .option(
+      '--expires-in-days <days>',
+      `days until the key stops working, 1 to ${KEY_LIFETIME_DAYS.max}`,
+      (value) => Number(value),
+      KEY_LIFETIME_DAYS.default,
+    )
+    .option('--json', 'print JSON')
+    .action(
+      async (options: {
+        email: string;
+        name: string;
+        readOnly?: boolean;
+        all?: boolean;
+        expiresInDays: number;
+        json?: boolean;
+      }) => {
+        const access: ApiKeyAccess = options.readOnly ? 'read' : 'write';
+        const reach: ApiKeyReach = options.all ? 'all' : 'own';
+        const { key, secret } = await withContext(async (ctx) => {
+          const account = await accountByEmail(ctx, options.email);
+          const made = await createApiKey(
+            ctx,
+            account,
+            { name: options.name, access, reach, expiresInDays: options.expiresInDays },
+            null,
+          );
+          await recordConsoleEvent(ctx, null, 'api_key.create', made.key.id, null, `cli: for ${account.email}`);
+          return made;
+        });
+        print(
+          !!options.json,
+          { ...apiKeyView(key), api_key: secret },
+          `api_key: ${secret}\n(the key is shown only now)\nid: ${key.id}, ${access === 'read' ? 'read only' : 'read and write'}, reaches ${reach === 'all' ? 'every account' : 'its own account'}, expires ${new Date(key.expires_at * 1000).toISOString()}\nuse it as: Authorization: Bearer ${secret.slice(0, 8)}…`,
+        );
+      },
+    );
+
+  apiKey
+    .command('list')
+    .description('every key, newest first, with its last use (never the key itself)')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      const keys = await withContext((ctx) => listApiKeys(ctx, OPERATOR));
+      const views = keys.map(apiKeyView);
+      print(
+        !!options.json,
+        { api_keys: views },
+        views.length === 0
+          ? 'no API keys'
+          : views
+              .map(
+                (k) =>
+                  `${k.id}  …${k.hint}  ${k.name}  ${k.access}/${k.reach}  ${k.revoked_at ? `revoked ${k.revoked_at}` : `expires ${k.expires_at}`}  last used ${k.last_used_at ?? 'never'}`,
+              )
+              .join('\n'),
+      );
+    });
+
+  apiKey
+    .command('revoke <key_id>')
+    .description('stop a key at once')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const key = await withContext(async (ctx) => {
+        const revoked = await revokeApiKey(ctx, OPERATOR, id);
+        await recordConsoleEvent(ctx, null, 'api_key.revoke', revoked.id, null, 'cli');
+        return revoked;
+      });
+      print(!!options.json, apiKeyView(key), `${key.id} revoked`);
+    });
+}

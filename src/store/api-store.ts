@@ -1,0 +1,148 @@
+/** The ApiStore in SQL, one text for SQLite and PostgreSQL (see api-types.ts). */
+import { newAuditEventId } from '../crypto.ts';
+import type { ApiKeyRecord, ApiStore, IdempotentRecord, ListQuery } from './api-types.ts';
+import type { AccountRecord, ConsoleEvent } from './console-types.ts';
+import type { Driver } from './driver.ts';
+import { type AgentRow, type ClientRow, insert, toAgent, toClient } from './rows.ts';
+import type { AgentRecord, ClientRecord, GrantRecord } from './types.ts';
+
+type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
+
+export class SqlApiStore implements ApiStore {
+  constructor(private readonly driver: Driver) {}
+
+  async insertKey(key: ApiKeyRecord): Promise<void> {
+    await this.driver.write([insert('api_keys', key)]);
+  }
+
+  async findKeyByDigest(digest: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | undefined> {
+    const key = await this.driver.one<ApiKeyRecord>('SELECT * FROM api_keys WHERE digest = ?', [digest]);
+    if (!key) return undefined;
+    const account = await this.driver.one<AccountRow>('SELECT * FROM accounts WHERE id = ?', [key.account_id]);
+    if (!account) return undefined;
+    return { key, account: { ...account, email_verified: account.email_verified === 1 } };
+  }
+
+  async findKey(id: string): Promise<ApiKeyRecord | undefined> {
+    return this.driver.one<ApiKeyRecord>('SELECT * FROM api_keys WHERE id = ?', [id]);
+  }
+
+  async listKeys(accountId?: string): Promise<ApiKeyRecord[]> {
+    return accountId
+      ? this.driver.all<ApiKeyRecord>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at DESC, id', [
+          accountId,
+        ])
+      : this.driver.all<ApiKeyRecord>('SELECT * FROM api_keys ORDER BY created_at DESC, id');
+  }
+
+  async revokeKey(id: string, now: number): Promise<boolean> {
+    const done = await this.driver.write([
+      { sql: 'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', params: [now, id], guard: true },
+    ]);
+    return done !== null;
+  }
+
+  async recordCall(keyId: string, now: number, ip: string | null, event: ConsoleEvent): Promise<void> {
+    await this.driver.write(
+      [
+        { sql: 'UPDATE api_keys SET last_used_at = ?, last_used_ip = ? WHERE id = ?', params: [now, ip, keyId] },
+        insert('console_events', { id: newAuditEventId(), ...event }),
+      ],
+      { independent: true },
+    );
+  }
+
+  async claimIdempotencyKey(
+    keyId: string,
+    idempotencyKey: string,
+    fingerprint: string,
+    now: number,
+  ): Promise<IdempotentRecord | null> {
+    // INSERT … ON CONFLICT DO NOTHING is the claim: exactly one of two racing first uses inserts.
+    const inserted = await this.driver.write([
+      {
+        sql: 'INSERT INTO api_idempotency (key_id, idempotency_key, fingerprint, status, sealed, created_at) VALUES (?, ?, ?, NULL, NULL, ?) ON CONFLICT DO NOTHING',
+        params: [keyId, idempotencyKey, fingerprint, now],
+        guard: true,
+      },
+    ]);
+    if (inserted !== null) return null;
+    const row = await this.driver.one<IdempotentRecord>(
+      'SELECT fingerprint, status, sealed, created_at FROM api_idempotency WHERE key_id = ? AND idempotency_key = ?',
+      [keyId, idempotencyKey],
+    );
+    // Released between the two statements: the caller may claim it again.
+    if (!row) return this.claimIdempotencyKey(keyId, idempotencyKey, fingerprint, now);
+    return row;
+  }
+
+  async finishIdempotencyKey(keyId: string, idempotencyKey: string, status: number, sealed: string): Promise<void> {
+    await this.driver.write([
+      {
+        sql: 'UPDATE api_idempotency SET status = ?, sealed = ? WHERE key_id = ? AND idempotency_key = ?',
+        params: [status, sealed, keyId, idempotencyKey],
+      },
+    ]);
+  }
+
+  async releaseIdempotencyKey(keyId: string, idempotencyKey: string): Promise<void> {
+    await this.driver.write([
+      { sql: 'DELETE FROM api_idempotency WHERE key_id = ? AND idempotency_key = ?', params: [keyId, idempotencyKey] },
+    ]);
+  }
+
+  async purge(before: number): Promise<number> {
+    const [count] = (await this.driver.write([
+      { sql: 'DELETE FROM api_idempotency WHERE created_at < ?', params: [before] },
+    ])) ?? [0];
+    return count ?? 0;
+  }
+
+  // Lists in pages, oldest first, each after the (created_at, id) of the page before.
+
+  async pageAgents(query: ListQuery): Promise<AgentRecord[]> {
+    return (await this.page<AgentRow>('agents', query)).map(toAgent);
+  }
+
+  async pageClients(query: ListQuery): Promise<ClientRecord[]> {
+    return (await this.page<ClientRow>('clients', query)).map(toClient);
+  }
+
+  async pageGrants(query: ListQuery & { agentId?: string; clientId?: string; live?: boolean }): Promise<GrantRecord[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (query.agentId) where.push('g.agent_id = ?') && params.push(query.agentId);
+    if (query.clientId) where.push('g.client_id = ?') && params.push(query.clientId);
+    if (query.live) where.push('g.revoked_at IS NULL');
+    if (query.accountId) {
+      // An account's grants: those of its agents and those of its websites.
+      where.push(
+        '(g.agent_id IN (SELECT id FROM agents WHERE account_id = ?) OR g.client_id IN (SELECT id FROM clients WHERE account_id = ?))',
+      );
+      params.push(query.accountId, query.accountId);
+    }
+    return this.page<GrantRecord>('grants', query, where, params, 'g');
+  }
+
+  private page<R>(
+    table: string,
+    query: ListQuery,
+    where: string[] = [],
+    params: unknown[] = [],
+    alias = 't',
+  ): Promise<R[]> {
+    const conditions = [...where];
+    const values = [...params];
+    if (query.accountId && table !== 'grants')
+      conditions.push(`${alias}.account_id = ?`) && values.push(query.accountId);
+    const id = this.driver.engine === 'postgres' ? `${alias}.id COLLATE "C"` : `${alias}.id`;
+    if (query.after)
+      conditions.push(`(${alias}.created_at > ? OR (${alias}.created_at = ? AND ${id} > ?))`) &&
+        values.push(query.after.created_at, query.after.created_at, query.after.id);
+    const filter = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    return this.driver.all<R>(
+      `SELECT ${alias}.* FROM ${table} ${alias} ${filter} ORDER BY ${alias}.created_at, ${id} LIMIT ?`,
+      [...values, query.limit],
+    );
+  }
+}
