@@ -1,5 +1,5 @@
 /** The management API from a test: an account with a key, and calls with it. */
-import { createApiKey, type NewApiKey } from '../../src/api/keys.ts';
+import { createApiKey, type NewApiKey } from '../../src/console/api-keys.ts';
 import { createAccount } from '../../src/console/accounts.ts';
 import type { AccountRole } from '../../src/store/console-types.ts';
 import type { TestServer } from './server.ts';

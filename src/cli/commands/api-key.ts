@@ -1,6 +1,6 @@
 /** `agentauth api-key …`: keys of the management API (docs/reference/api.md), made on the database. */
 import type { Command } from 'commander';
-import { createApiKey, KEY_LIFETIME_DAYS, listApiKeys, revokeApiKey } from '../../api/keys.ts';
+import { createApiKey, KEY_LIFETIME_DAYS, listApiKeys, revokeApiKey } from '../../console/api-keys.ts';
 import { apiKeyView } from '../../api/views.ts';
 import { recordConsoleEvent } from '../../console/events.ts';
 import type { ApiKeyAccess, ApiKeyReach } from '../../store/api-types.ts';
