@@ -6,7 +6,7 @@
 import type { Context } from '../context.ts';
 import { digest } from '../crypto.ts';
 import { Conflict, IdempotencyKeyReused, InvalidRequest, PreconditionFailed } from '../errors.ts';
-import type { ApiCaller } from '../console/api-keys.ts';
+import type { ApiCaller } from './keys.ts';
 
 /**
  * A strong entity tag of a representation: it changes whenever any of its bytes would.

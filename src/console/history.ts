@@ -101,6 +101,37 @@ export async function activityPage(
   return { entries, next: merged.length > size && last ? encodeCursor({ at: last.at, id: last.id }) : null };
 }
 
+/** A call of the management API as its console event records it (src/api/routes/index.ts). */
+export interface ApiCall {
+  /** The OpenAPI operationId: `listAgents`. */
+  operation: string;
+  /** What the detail says, when it has the API's shape; null for a detail of another shape. */
+  method: string | null;
+  path: string | null;
+  status: number | null;
+  keyId: string | null;
+}
+
+/**
+ * The API call behind an `api.<operationId>` event, whose detail reads
+ * `GET /api/admin/v1/agents → 200 (key key_…)`; null for every other event.
+ *
+ * @example
+ * apiCallOf({ action: 'api.listAgents', detail: 'GET /api/admin/v1/agents → 200 (key key_1)' });
+ * // { operation: 'listAgents', method: 'GET', path: '/api/admin/v1/agents', status: 200, keyId: 'key_1' }
+ */
+export function apiCallOf(event: { action: string; detail: string | null }): ApiCall | null {
+  if (!event.action.startsWith('api.')) return null;
+  const match = /^([A-Z]+) (\S+) → (\d{3}) \(key (\S+)\)$/.exec(event.detail ?? '');
+  return {
+    operation: event.action.slice('api.'.length),
+    method: match?.[1] ?? null,
+    path: match?.[2] ?? null,
+    status: match ? Number(match[3]) : null,
+    keyId: match?.[4] ?? null,
+  };
+}
+
 // Filters
 
 /** The periods a history can be narrowed to, by their value in the URL. */

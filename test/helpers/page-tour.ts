@@ -12,6 +12,7 @@
 import type { BrowserContext, Dialog, Page } from 'playwright-core';
 import type { Context } from '../../src/context.ts';
 import { createAccount, issueLink } from '../../src/console/accounts.ts';
+import { createApiKey, revokeApiKey } from '../../src/console/api-keys.ts';
 import { createOwnedAgent } from '../../src/console/agents.ts';
 import { createOwnedClient } from '../../src/console/clients.ts';
 import { recordConsoleEvent } from '../../src/console/events.ts';
@@ -46,6 +47,8 @@ const NAMES = {
     newAgent: 'Calendar agent',
     newWebsite: 'Recipe Box',
     passkey: 'Laptop',
+    apiKey: 'Deploy script',
+    newApiKey: 'Nightly backup',
   },
   stress: {
     admin: 'Maximiliana Wolfeschlegelsteinhausenbergerdorff-Featherstonehaugh-Cholmondeley',
@@ -59,6 +62,8 @@ const NAMES = {
     newAgent: 'Calendar-and-meeting-scheduling-agent-for-the-executive-assistants-office-2025',
     newWebsite: 'RecipeBoxMealPlanningAndGroceryListSynchronisationServiceForLargeFamilies',
     passkey: 'YubiKey-5C-NFC-serial-23456789-kept-in-the-top-drawer-of-the-office-desk',
+    apiKey: 'Nightly-infrastructure-reconciliation-job-for-the-platform-engineering-team-eu',
+    newApiKey: 'Quarterly compliance export for the procurement and audit committee (read only)',
   },
 } as const;
 
@@ -176,6 +181,34 @@ export async function seedConsole(
       '2001:db8:85a3:8d3:1319:8a2e:370:7348',
       i % 3 ? 'grace 86400 s' : names.website,
     );
+  // API keys: one a script uses (its call is in the activity), a revoked one, an expired one, a member's.
+  const { key: scriptKey, secret: scriptSecret } = await createApiKey(ctx, admin, {
+    name: names.apiKey,
+    access: 'write',
+    reach: 'all',
+  });
+  await recordConsoleEvent(
+    ctx,
+    admin,
+    'api_key.create',
+    scriptKey.id,
+    '2001:db8::1',
+    `${names.apiKey}: read and write`,
+  );
+  const used = await fetch(`${options.baseUrl}/api/admin/v1/agents`, {
+    headers: { authorization: `Bearer ${scriptSecret}`, 'user-agent': AGENT_UA },
+  });
+  if (!used.ok) throw new Error(`the seeded API key could not list agents: ${used.status}`);
+  const { key: old } = await createApiKey(ctx, admin, { name: 'Old deploy script', access: 'write', reach: 'own' });
+  await revokeApiKey(ctx, admin, old.id);
+  await recordConsoleEvent(ctx, admin, 'api_key.revoke', old.id, '2001:db8::1', 'Old deploy script');
+  await createApiKey({ store: ctx.store, clock: () => now - 100 * 86400 }, admin, {
+    name: 'Last quarter’s report',
+    access: 'read',
+    reach: 'own',
+    expiresInDays: 30,
+  });
+  await createApiKey(ctx, member, { name: `${names.apiKey.slice(0, 30)} (member)`, access: 'read', reach: 'own' });
   return {
     data: options.data,
     admin,
@@ -395,6 +428,16 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
       },
     },
     get('account', 'admin', '/console/account', '/account'),
+    get('api-keys', 'admin', '/console/api-keys', '/api-keys'),
+    {
+      name: 'api-key-created',
+      viewer: 'admin',
+      route: '/api-keys/:id/created',
+      visit: async (page) => {
+        await page.goto(`${baseUrl}/console/api-keys`);
+        await submit(page, '/console/api-keys', { name: seed.names.newApiKey });
+      },
+    },
     get('confirm', 'admin', '/console/account/confirm', '/account/confirm'),
     get('admin', 'admin', '/console/admin', '/admin'),
     {

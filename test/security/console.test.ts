@@ -3,7 +3,7 @@
  * refuses a post without its CSRF token and a post from another site, whatever route is added
  * later (the routes are read from the server itself); names are escaped wherever shown; a
  * sign-up cannot choose its role; and no password, session cookie, CSRF token, link token or
- * issued secret reaches the logs.
+ * issued secret (an API key included) reaches the logs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLink } from '../../src/console/accounts.ts';
@@ -29,6 +29,8 @@ describe('CSRF and cross-site posts in the console', () => {
     expect(posts).toContain('/console/account/password');
     expect(posts).toContain('/console/account/links/x/revoke');
     expect(posts).toContain('/console/admin/links/x/revoke');
+    expect(posts).toContain('/console/api-keys');
+    expect(posts).toContain('/console/api-keys/x/revoke');
     expect(posts.length).toBeGreaterThan(15);
   });
 
@@ -178,6 +180,13 @@ describe('secrets in the logs', () => {
     const created = await person.submit('/console/agents', { name: 'Another agent' });
     const shown = /aas_[\w-]+/.exec(created.text)?.[0];
     if (shown) keep('agent secret shown once', shown);
+    await person.get('/console/api-keys');
+    const keyPage = await person.submit('/console/api-keys', {
+      name: 'Logged key',
+      access: 'write',
+      expires_in_days: '30',
+    });
+    keep('API key shown once', /aak_[\w-]+/.exec(keyPage.text)?.[0]);
     const text = logs.text();
     expect(text).toContain('"path":"/console/setup/lnk_[redacted]"');
     for (const [value, what] of secrets) expect(text.includes(value), `${what} is in the logs`).toBe(false);

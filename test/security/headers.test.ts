@@ -80,6 +80,7 @@ async function htmlPages(): Promise<Array<[string, Response]>> {
     '/console/websites',
     '/console/admin',
     '/console/admin/events',
+    '/console/api-keys',
   ]) {
     pages.push([
       `console page ${path}`,

@@ -11,7 +11,7 @@ import { rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
 import { InvalidRequest, NotFound } from '../../errors.ts';
 import { checkIfMatch, decodeCursor, encodeCursor, idempotent, pageSize } from '../conditions.ts';
-import { requireWrite } from '../../console/api-keys.ts';
+import { requireWrite } from '../keys.ts';
 import { AgentView, agentView, Page, RevokedView } from '../views.ts';
 import { callerOf, type ApiScope } from './index.ts';
 import { answers, IdempotencyHeaders, IdParams, IfMatchHeaders, ifMatchOf, ListQuery, withTag } from './shared.ts';

@@ -8,7 +8,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import { TooManyRequests } from '../../errors.ts';
-import { type ApiCaller, authenticateApiKey } from '../../console/api-keys.ts';
+import { type ApiCaller, authenticateApiKey } from '../keys.ts';
 import {
   AccountView,
   ActivityView,

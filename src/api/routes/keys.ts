@@ -1,7 +1,8 @@
 /** /api-keys: the keys a caller may see, and revoking them (keys are made in the console or the CLI). */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { listApiKeys, reachableApiKey, requireWrite, revokeApiKey } from '../../console/api-keys.ts';
+import { listApiKeys, reachableApiKey, revokeApiKey } from '../../console/api-keys.ts';
+import { requireWrite } from '../keys.ts';
 import { ApiKeyView, apiKeyView } from '../views.ts';
 import { type ApiScope, callerOf } from './index.ts';
 import { answers, IdParams } from './shared.ts';

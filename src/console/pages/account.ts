@@ -108,6 +108,7 @@ ${gettingStarted(input)}
 <dt>Agents</dt><dd><a href="/console/agents" id="agents-count">${count(input.agents.length, 'agent', 'agents')}</a></dd>
 <dt>Websites</dt><dd><a href="/console/websites" id="websites-count">${count(input.websites.length, 'website', 'websites')}</a></dd>
 <dt>Account</dt><dd><a href="/console/account">Passkeys, password, sessions${account.email_verified ? '' : ', email verification'}</a></dd>
+<dt>API keys</dt><dd><a href="/console/api-keys">Keys for scripts that use the management API</a></dd>
 </dl>
 </section>`,
   });
@@ -229,6 +230,11 @@ ${sessionRows(csrf, input.sessions, input.currentSessionId)}
 ${input.sessions.length > 1 ? actionButton(csrf, '/console/account/sessions/end-others', 'Sign out everywhere else') : ''}
 ${actionButton(csrf, '/console/account/sessions/end-all', 'Sign out everywhere', { danger: true })}
 </div>
+</section>
+<section aria-labelledby="api-keys-heading">
+<h2 id="api-keys-heading">API keys</h2>
+<p>Scripts manage your agents and websites through the management API with a key of yours.</p>
+<p><a href="/console/api-keys" id="api-keys-link">${account.role === 'admin' ? 'API keys, everyone’s included' : 'Your API keys'}</a></p>
 </section>
 ${
   input.canInvite

@@ -3,7 +3,8 @@ import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConsoleEventView, SignInRecord } from '../../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../../store/types.ts';
 import type { OutstandingLink } from '../links.ts';
-import type { ActivityEntry } from '../history.ts';
+import { type ActivityEntry, type ApiCall, apiCallOf } from '../history.ts';
+import { apiKeyAnchor } from './api-keys.ts';
 import { linkTable } from './links.ts';
 import { outcomeBadge } from './owned.ts';
 import { actionButton, type ConsolePage, consolePage, field, type PageContext, secretOnce, when } from './shell.ts';
@@ -233,15 +234,44 @@ function signInCells(row: SignInRecord) {
   };
 }
 
+/** Console actions that read better in words; the action's code stays beside them, for searching. */
+const ACTION_WORDS: Record<string, string> = {
+  'api_key.create': 'API key created',
+  'api_key.revoke': 'API key revoked',
+};
+
+/** A key named in the activity, linked to its line in the API keys' list. */
+const keyLink = (keyId: string) => html`<a href="${apiKeyAnchor(keyId)}"><code>${keyId}</code></a>`;
+
+/** A call of the management API: "API: listAgents", and "via key key_… → 200 · GET /api/admin/v1/agents". */
+function apiCallCells(call: ApiCall, event: ConsoleEventView) {
+  const answered =
+    call.status === null
+      ? ''
+      : html` → <span class="outcome ${call.status < 400 ? 'success' : 'failure'}">${call.status}</span>`;
+  return {
+    action: html`API: <code>${call.operation}</code>`,
+    detail:
+      call.keyId === null
+        ? html`${event.detail}`
+        : html`via key ${keyLink(call.keyId)}${answered} · ${call.method} ${call.path}`,
+  };
+}
+
 function consoleCells(event: ConsoleEventView, accounts: Map<string, AccountRecord>) {
   const target = event.target === null ? undefined : accounts.get(event.target);
+  const call = apiCallOf(event);
+  const words = ACTION_WORDS[event.action];
   return {
     who: actorCell(event),
-    action: html`<code>${event.action}</code>`,
+    action: words ? html`${words} <code class="muted">${event.action}</code>` : html`<code>${event.action}</code>`,
     target: target
       ? html`${target.email} <code class="muted">${event.target}</code>`
-      : html`<code>${event.target}</code>`,
+      : event.action.startsWith('api_key.') && event.target !== null
+        ? keyLink(event.target)
+        : html`<code>${event.target}</code>`,
     detail: html`${event.detail}`,
+    ...(call ? apiCallCells(call, event) : {}),
   };
 }
 

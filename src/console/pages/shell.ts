@@ -169,6 +169,9 @@ const NOTICES: Record<string, string> = {
     'A link is shown only once, and that page was already shown. If you did not copy it, revoke it below and make a new one.',
   invitation_created: 'The invitation link is made: copy it under Invite someone below. It is shown only now.',
   setup_link_created: 'The setup link is made: copy it below. It is shown only now.',
+  api_key_revoked: 'The API key is revoked: calls with it are refused from now on.',
+  api_key_shown_once:
+    'An API key is shown only once, and that page was already shown. If you did not copy it, revoke it below and create a new one.',
   website_updated: 'The website is saved.',
   website_deleted: 'The website is deleted, and every grant, token and sign-in in progress it had is ended.',
 };

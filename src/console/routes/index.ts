@@ -14,6 +14,7 @@ import { recordConsoleEvent } from '../events.ts';
 import { leaveFlash, takeFlash } from '../flash.ts';
 import { currentSession, startSession } from '../sessions.ts';
 import { accountRoutes } from './account.ts';
+import { apiKeyRoutes } from './api-keys.ts';
 import { confirmRoutes } from './confirm.ts';
 import { adminRoutes } from './admin.ts';
 import { agentRoutes } from './agents.ts';
@@ -91,6 +92,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
       confirmRoutes(scope, area);
       agentRoutes(scope, area);
       clientRoutes(scope, area);
+      apiKeyRoutes(scope, area);
       adminRoutes(scope, area);
     },
     {
