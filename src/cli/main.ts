@@ -11,6 +11,7 @@ import { agentCommand } from './commands/agent.ts';
 import { apiKeyCommand } from './commands/api-key.ts';
 import { clientCommand } from './commands/client.ts';
 import { serveCommands } from './commands/serve.ts';
+import { remoteOptions } from './target.ts';
 
 /** The program: one file per command group under commands/, registered in the order `--help` lists them. */
 export function buildCli(): Command {
@@ -18,6 +19,7 @@ export function buildCli(): Command {
     .description('OAuth 2.1 / OpenID Connect authorization server for AI agents')
     .version(packageJson.version, '-V, --version', 'print the version of agentauth')
     .showHelpAfterError();
+  remoteOptions(program);
   serveCommands(program);
   clientCommand(program);
   agentCommand(program);
