@@ -4,99 +4,35 @@
  * server on loopback, on either engine. Its database is out of the command's reach (a
  * DATABASE_URL that cannot open), so everything it does goes through the management API.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';
 import { accountWithKey } from './helpers/api.ts';
 import { obtainTokens, setupParty } from './helpers/flow.ts';
 import { freePort } from './helpers/net.ts';
-import { startTestServer, TEST_JWT_SECRET, type TestServer } from './helpers/server.ts';
+import { byId, cliOn } from './helpers/remote-cli.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
 
-const run = promisify(execFile);
 let server: TestServer;
+let cli: ReturnType<typeof cliOn>;
 let admin: Awaited<ReturnType<typeof accountWithKey>>;
 let reader: Awaited<ReturnType<typeof accountWithKey>>;
-/** Everything any command printed, to check that no key ever shows. */
-const printed: string[] = [];
 
 beforeAll(async () => {
   server = await startTestServer();
+  cli = cliOn(server);
   admin = await accountWithKey(server, { role: 'admin', key: { reach: 'all', name: 'ops script' } });
   reader = await accountWithKey(server, { role: 'admin', key: { reach: 'all', access: 'read', name: 'dashboard' } });
 });
 afterAll(() => server.close());
 
-// Vite puts BASE_URL=/ into the test environment; the CLI must not inherit it.
-const base = { ...process.env, BASE_URL: undefined, NODE_ENV: undefined } as NodeJS.ProcessEnv;
-/** The command on a remote server: a DATABASE_URL that cannot open proves it never reads one. */
-const remoteEnv = (key: string, extra: Record<string, string> = {}) =>
-  ({
-    ...base,
-    DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none',
-    JWT_SECRET: undefined,
-    AGENTAUTH_URL: server.baseUrl,
-    AGENTAUTH_API_KEY: key,
-    ...extra,
-  }) as NodeJS.ProcessEnv;
-/** The command beside the server, on its database, as before. */
-const localEnv = () =>
-  ({
-    ...base,
-    DATABASE_URL: server.databaseUrl,
-    JWT_SECRET: TEST_JWT_SECRET,
-    AGENTAUTH_URL: undefined,
-    AGENTAUTH_API_KEY: undefined,
-  }) as NodeJS.ProcessEnv;
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function agentauth(env: NodeJS.ProcessEnv, args: string[]): Promise<Outcome> {
-  let outcome: Outcome;
-  try {
-    const { stdout, stderr } = await run('./bin/agentauth', args, { env });
-    outcome = { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    outcome = { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
-  printed.push(outcome.stdout, outcome.stderr);
-  return outcome;
-}
-
-/** `agentauth … --json` on the remote server with the admin's key: its one JSON object. */
-async function remote(...args: string[]): Promise<Record<string, unknown>> {
-  const { code, stdout, stderr } = await agentauth(remoteEnv(admin.secret), [...args, '--json']);
-  expect(stderr).toBe('');
-  expect(code).toBe(0);
-  return JSON.parse(stdout) as Record<string, unknown>;
-}
-
+const remoteEnv = (key: string, extra: Record<string, string> = {}) => cli.remoteEnv(key, extra);
+const localEnv = () => cli.localEnv();
+const agentauth = (env: NodeJS.ProcessEnv, args: string[]) => cli.agentauth(env, args);
+const refusal = (env: NodeJS.ProcessEnv, args: string[]) => cli.refusal(env, args);
+/** `agentauth … --json` on the remote server with the admin's key. */
+const remote = (...args: string[]) => cli.json(remoteEnv(admin.secret), args);
 /** The same, on the server's database. */
-async function local(...args: string[]): Promise<Record<string, unknown>> {
-  const { code, stdout, stderr } = await agentauth(localEnv(), [...args, '--json']);
-  expect(stderr).toBe('');
-  expect(code).toBe(0);
-  return JSON.parse(stdout) as Record<string, unknown>;
-}
-
-/** A command that must fail: its one line on standard error, after `agentauth: `. */
-async function refusal(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
-  const { code, stdout, stderr } = await agentauth(env, args);
-  expect(code).toBe(1);
-  expect(stdout).toBe('');
-  expect(stderr).toMatch(/^agentauth: [^\n]+\n$/);
-  return stderr.slice('agentauth: '.length, -1);
-}
-
-const byId = (list: unknown) =>
-  [...(list as Array<Record<string, unknown>>)].sort((a, b) =>
-    String(a.agent_id ?? a.id).localeCompare(String(b.agent_id ?? b.id)),
-  );
+const local = (...args: string[]) => cli.json(localEnv(), args);
 
 describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_KEY)', () => {
   it('creates, lists, disables, enables, rotates, revokes and deletes agents through the API', async () => {
@@ -256,7 +192,7 @@ describe('what the remote CLI refuses, in one line and exit code 1', () => {
       wrong,
     ]);
     expect(flagged).toBe(message);
-    expect(printed.join('')).not.toContain(wrong);
+    expect(cli.printed()).not.toContain(wrong);
   });
 
   it('plain http to a host that is not a loopback address, before anything is sent', async () => {
@@ -305,7 +241,7 @@ describe('what the remote CLI refuses, in one line and exit code 1', () => {
 
 describe('the API key', () => {
   it('is never printed, in answers or in errors', () => {
-    const all = printed.join('');
+    const all = cli.printed();
     expect(all).not.toContain(admin.secret);
     expect(all).not.toContain(reader.secret);
     expect(all).toContain('refused'); // the errors were among what was read

@@ -1,6 +1,8 @@
 /**
- * The agentauth command line (docs/design.md §7): serve, migrate, and the management of clients and
- * agents. It reads the same environment as the server. --json prints one JSON object.
+ * The agentauth command line (docs/design.md §7): serve, migrate, and the management of clients,
+ * agents, accounts and API keys. It reads the same environment as the server; given --url and
+ * --api-key (or AGENTAUTH_URL and AGENTAUTH_API_KEY), the management commands act on a remote
+ * server through its management API instead (§15). --json prints one JSON object.
  */
 import { mcpCommand, signInCommand } from '@agentauth/agent/cli';
 import { Command } from 'commander';
@@ -25,10 +27,17 @@ export function buildCli(): Command {
   agentCommand(program);
   accountCommand(program);
   apiKeyCommand(program);
+  // The management commands' --help shows the program's --url and --api-key, which they take.
+  for (const group of program.commands) showGlobalOptions(group);
   // The agent's commands, as `agentauth-agent` (packages/agent) has them: one code, two names.
   signInCommand(program, { name: 'agentauth' });
   mcpCommand(program);
   return program;
+}
+
+function showGlobalOptions(command: Command): void {
+  command.configureHelp({ ...command.configureHelp(), showGlobalOptions: true });
+  for (const sub of command.commands) showGlobalOptions(sub);
 }
 
 export async function main(argv: string[]): Promise<void> {
