@@ -37,7 +37,12 @@ export function requireDatabase(command: Command, why: string): void {
   if (options.url?.trim() || process.env.AGENTAUTH_URL?.trim()) throw new Error(why);
 }
 
-/** The options that name a remote server, on the program (they may follow any command). */
+/**
+ * The options that name a remote server, on the program (they may follow any command).
+ *
+ * @example
+ * remoteOptions(new Command('agentauth'));
+ */
 export function remoteOptions(program: Command): Command {
   return program
     .option(
