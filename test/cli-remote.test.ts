@@ -4,6 +4,8 @@
  * server on loopback, on either engine. Its database is out of the command's reach (a
  * DATABASE_URL that cannot open), so everything it does goes through the management API.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';
 import { accountWithKey } from './helpers/api.ts';
@@ -135,6 +137,28 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
       keys.map((k) => (k.id === admin.key.id ? { ...k, last_used_at: null, last_used_ip: null } : k));
     expect(lastUseAside(remoteKeys)).toEqual(lastUseAside(localKeys));
     expect(remoteKeys.map((k) => k.id)).toContain(reader.key.id);
+
+    // agent delete, new beside the database too: the same answer, and the CLI's event.
+    const doomed = madeLocally.agent_id as string;
+    expect(await local('agent', 'delete', doomed)).toEqual({
+      agent_id: doomed,
+      deleted: true,
+      revoked: { grants: 0, codes: 0, requests: 0 },
+    });
+    expect(await server.ctx.store.findAgent(doomed)).toBeUndefined();
+    const [deletion] = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
+      (e) => e.target === doomed && e.action === 'agent.delete',
+    );
+    expect(deletion).toMatchObject({ actor_id: null, detail: 'cli: grants 0, codes 0, requests 0' });
+  });
+
+  it('agent create names its owner beside the database, and a label or an owner remotely', async () => {
+    expect(await refusal(localEnv(), ['agent', 'create', '--name', 'Orphan'])).toBe(
+      '--owner-email is required on the database: the agent has no console account to belong to',
+    );
+    expect(await refusal(remoteEnv(admin.secret), ['agent', 'create'])).toBe(
+      "give --name (the agent then belongs to the API key's account) or --owner-email",
+    );
   });
 });
 
@@ -213,6 +237,30 @@ describe('what the remote CLI refuses, in one line and exit code 1', () => {
     expect((await agentauth(withPath, ['agent', 'list', '--json'])).code).toBe(0);
     const localhost = remoteEnv(admin.secret, { AGENTAUTH_URL: server.baseUrl.replace('127.0.0.1', 'localhost') });
     expect((await agentauth(localhost, ['agent', 'list', '--json'])).code).toBe(0);
+  });
+
+  it('a redirect, reported and not followed, and an address that is not an agentauth server', async () => {
+    const seen: Array<string | undefined> = [];
+    const other = createServer((request, response) => {
+      seen.push(request.headers.authorization);
+      if (request.url?.startsWith('/moved/')) {
+        response.writeHead(301, { location: 'https://id.example.com/api/admin/v1/agents' }).end();
+      } else response.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not here</h1>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const address = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: `${address}/moved` }), ['agent', 'list'])).toBe(
+        `${address} answered 301, a redirect to https://id.example.com/api/admin/v1/agents: set AGENTAUTH_URL to the address it redirects to`,
+      );
+      expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: address }), ['agent', 'list'])).toBe(
+        `${address} answered 404 without the management API's answer: is ${address}/api/admin/v1/ the address of an agentauth server?`,
+      );
+      // The key went to the address given, once per command, and nowhere else.
+      expect(seen).toEqual([`Bearer ${admin.secret}`, `Bearer ${admin.secret}`]);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   it('half a configuration, an unreachable server, and the commands that need the database', async () => {
