@@ -1,4 +1,4 @@
-/** `agentauth api-key …`: keys of the management API (docs/reference/api.md), made on the database. */
+/** `agentauth api-key …`: keys of the management API (docs/design.md §15), made on the database only. */
 import type { Command } from 'commander';
 import { createApiKey, KEY_LIFETIME_DAYS } from '../../console/api-keys.ts';
 import { apiKeyView } from '../../api/views.ts';
@@ -66,7 +66,9 @@ export function apiKeyCommand(program: Command): void {
 
   apiKey
     .command('list')
-    .description('every key, newest first, with its last use (never the key itself)')
+    .description(
+      'every key, newest first, with its last use (never the key itself); on a remote server, the keys the API key may see',
+    )
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }, command: Command) => {
       const views = await withManagement(command, (management) => management.listApiKeys());
