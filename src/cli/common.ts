@@ -1,5 +1,6 @@
 /** What the management commands share: the context they work in, and how they print. */
 import { type Config, isSet, loadConfig } from '../config.ts';
+import { emailOf } from '../console/accounts.ts';
 import type { Context } from '../context.ts';
 import { createContext } from '../app.ts';
 import { resolveJwtSecret } from '../server.ts';
@@ -42,7 +43,18 @@ export function print(json: boolean, value: object, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
 
-export const isoTime = (epochSeconds: number | null) =>
-  epochSeconds === null ? null : new Date(epochSeconds * 1000).toISOString();
-
 export const collect = (value: string, previous: string[]) => [...previous, value];
+
+/**
+ * The lookup key of an email given on the command line (any case), or an error naming it.
+ *
+ * @example
+ * emailKey('Ada@Example.com'); // 'ada@example.com'
+ */
+export function emailKey(raw: string): string {
+  try {
+    return emailOf(raw).key;
+  } catch {
+    throw new Error(`${raw} is not an email address`);
+  }
+}

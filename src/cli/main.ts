@@ -1,6 +1,8 @@
 /**
- * The agentauth command line (docs/design.md §7): serve, migrate, and the management of clients and
- * agents. It reads the same environment as the server. --json prints one JSON object.
+ * The agentauth command line (docs/design.md §7): serve, migrate, and the management of clients,
+ * agents, accounts and API keys. It reads the same environment as the server; given --url and
+ * --api-key (or AGENTAUTH_URL and AGENTAUTH_API_KEY), the management commands act on a remote
+ * server through its management API instead (§15). --json prints one JSON object.
  */
 import { mcpCommand, signInCommand } from '@agentauth/agent/cli';
 import { Command } from 'commander';
@@ -11,6 +13,7 @@ import { agentCommand } from './commands/agent.ts';
 import { apiKeyCommand } from './commands/api-key.ts';
 import { clientCommand } from './commands/client.ts';
 import { serveCommands } from './commands/serve.ts';
+import { remoteOptions } from './target.ts';
 
 /** The program: one file per command group under commands/, registered in the order `--help` lists them. */
 export function buildCli(): Command {
@@ -18,15 +21,23 @@ export function buildCli(): Command {
     .description('OAuth 2.1 / OpenID Connect authorization server for AI agents')
     .version(packageJson.version, '-V, --version', 'print the version of agentauth')
     .showHelpAfterError();
+  remoteOptions(program);
   serveCommands(program);
   clientCommand(program);
   agentCommand(program);
   accountCommand(program);
   apiKeyCommand(program);
+  // The management commands' --help shows the program's --url and --api-key, which they take.
+  for (const group of program.commands) showGlobalOptions(group);
   // The agent's commands, as `agentauth-agent` (packages/agent) has them: one code, two names.
   signInCommand(program, { name: 'agentauth' });
   mcpCommand(program);
   return program;
+}
+
+function showGlobalOptions(command: Command): void {
+  command.configureHelp({ ...command.configureHelp(), showGlobalOptions: true });
+  for (const sub of command.commands) showGlobalOptions(sub);
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -1,19 +1,20 @@
 /** `agentauth agent …`: agent credentials. */
 import type { Command } from 'commander';
-import { registerAgent, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
-import type { AgentRecord } from '../../store/types.ts';
-import { print, withContext } from '../common.ts';
-import { revokeGrantsCommand, rotateSecretCommand } from './grants.ts';
+import { print } from '../common.ts';
+import type { AgentView } from '../management.ts';
+import { withManagement } from '../target.ts';
+import { deleteCommand, revokeGrantsCommand, rotateSecretCommand } from './grants.ts';
 
-const publicAgent = (a: AgentRecord) => ({
+/** An agent as the command prints it, on the database or a remote server alike. */
+const agentJson = (a: AgentView) => ({
   agent_id: a.id,
   name: a.name,
-  owner_email: a.owner_email,
-  owner_name: a.owner_name,
-  email_verified: a.owner_email_verified,
+  owner_email: a.owner.email,
+  owner_name: a.owner.name,
+  email_verified: a.owner.email_verified,
   status: a.status,
-  created_at: new Date(a.created_at * 1000).toISOString(),
-  last_used_at: a.last_used_at === null ? null : new Date(a.last_used_at * 1000).toISOString(),
+  created_at: a.created_at,
+  last_used_at: a.last_used_at,
 });
 
 export function agentCommand(program: Command): void {
@@ -21,30 +22,35 @@ export function agentCommand(program: Command): void {
   agent
     .command('create')
     .description('register an agent; prints its agent_secret once')
-    .requiredOption('--owner-email <email>', "the owner's email (the email claim)")
+    .option(
+      '--owner-email <email>',
+      "the owner's email (the email claim); required on the database; on a remote server, without it the agent belongs to the API key's account",
+    )
     .option('--owner-name <name>', "the owner's name (the name claim)")
     .option('--name <label>', 'a label for the agent')
     .option('--email-verified', "the owner's email address has been verified (email_verified claim)")
     .option('--json', 'print JSON')
     .action(
-      async (options: {
-        ownerEmail: string;
-        ownerName?: string;
-        name?: string;
-        emailVerified?: boolean;
-        json?: boolean;
-      }) => {
-        const { agent: created, secret } = await withContext((ctx) =>
-          registerAgent(ctx, {
-            ownerEmail: options.ownerEmail,
-            ownerName: options.ownerName,
-            name: options.name,
-            emailVerified: !!options.emailVerified,
-          }),
+      async (
+        options: {
+          ownerEmail?: string;
+          ownerName?: string;
+          name?: string;
+          emailVerified?: boolean;
+          json?: boolean;
+        },
+        command: Command,
+      ) => {
+        const owner =
+          options.ownerEmail === undefined
+            ? undefined
+            : { email: options.ownerEmail, name: options.ownerName, email_verified: !!options.emailVerified };
+        const { agent: created, agent_secret: secret } = await withManagement(command, (management) =>
+          management.createAgent({ name: options.name, owner }),
         );
         print(
           !!options.json,
-          { ...publicAgent(created), agent_secret: secret },
+          { ...agentJson(created), agent_secret: secret },
           `agent_id:     ${created.id}\nagent_secret: ${secret}\n(the secret is shown only now; give it to the agent, never to a browser)`,
         );
       },
@@ -53,12 +59,12 @@ export function agentCommand(program: Command): void {
     .command('list')
     .description('list agents')
     .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) => {
-      const agents = await withContext((ctx) => ctx.store.listAgents());
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const agents = await withManagement(command, (management) => management.listAgents());
       print(
         !!options.json,
-        { agents: agents.map(publicAgent) },
-        agents.map((a) => `${a.id}  ${a.status.padEnd(8)}  ${a.name}  <${a.owner_email}>`).join('\n') || '(no agents)',
+        { agents: agents.map(agentJson) },
+        agents.map((a) => `${a.id}  ${a.status.padEnd(8)}  ${a.name}  <${a.owner.email}>`).join('\n') || '(no agents)',
       );
     });
   for (const [name, status] of [
@@ -69,11 +75,15 @@ export function agentCommand(program: Command): void {
       .command(`${name} <agent_id>`)
       .description(`${name} an agent`)
       .option('--json', 'print JSON')
-      .action(async (id: string, options: { json?: boolean }) => {
-        await withContext((ctx) => setAgentStatus(ctx, id, status));
-        print(!!options.json, { agent_id: id, status }, `${id} is ${status}`);
+      .action(async (id: string, options: { json?: boolean }, command: Command) => {
+        const changed = await withManagement(command, (management) => management.setAgentStatus(id, status));
+        print(!!options.json, { agent_id: changed.id, status: changed.status }, `${changed.id} is ${changed.status}`);
       });
   }
-  rotateSecretCommand(agent, 'agent', rotateAgentSecret);
+  rotateSecretCommand(agent, 'agent', async (management, id, grace) => {
+    const { agent_secret } = await management.rotateAgentSecret(id, grace);
+    return agent_secret;
+  });
   revokeGrantsCommand(agent, 'agent');
+  deleteCommand(agent, 'agent');
 }

@@ -1,15 +1,12 @@
-/** `agentauth api-key …`: keys of the management API (docs/reference/api.md), made on the database. */
+/** `agentauth api-key …`: keys of the management API (docs/design.md §15), made on the database only. */
 import type { Command } from 'commander';
-import { createApiKey, KEY_LIFETIME_DAYS, listApiKeys, revokeApiKey } from '../../console/api-keys.ts';
+import { createApiKey, KEY_LIFETIME_DAYS } from '../../console/api-keys.ts';
 import { apiKeyView } from '../../api/views.ts';
 import { recordConsoleEvent } from '../../console/events.ts';
 import type { ApiKeyAccess, ApiKeyReach } from '../../store/api-types.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
 import { print, withContext } from '../common.ts';
-import { accountByEmail } from './account.ts';
-
-/** The CLI acts with the database's full authority: as an admin reaching every account. */
-const OPERATOR = { role: 'admin' } as AccountRecord;
+import { accountRecordByEmail } from '../local.ts';
+import { BESIDE_THE_SERVER, requireDatabase, withManagement } from '../target.ts';
 
 export function apiKeyCommand(program: Command): void {
   const apiKey = program
@@ -31,18 +28,25 @@ export function apiKeyCommand(program: Command): void {
     )
     .option('--json', 'print JSON')
     .action(
-      async (options: {
-        email: string;
-        name: string;
-        readOnly?: boolean;
-        all?: boolean;
-        expiresInDays: number;
-        json?: boolean;
-      }) => {
+      async (
+        options: {
+          email: string;
+          name: string;
+          readOnly?: boolean;
+          all?: boolean;
+          expiresInDays: number;
+          json?: boolean;
+        },
+        command: Command,
+      ) => {
+        requireDatabase(
+          command,
+          `api-key create needs the database, since no API key makes keys: make one in the console (/console/api-keys), or ${BESIDE_THE_SERVER}`,
+        );
         const access: ApiKeyAccess = options.readOnly ? 'read' : 'write';
         const reach: ApiKeyReach = options.all ? 'all' : 'own';
         const { key, secret } = await withContext(async (ctx) => {
-          const account = await accountByEmail(ctx, options.email);
+          const account = await accountRecordByEmail(ctx, options.email);
           const made = await createApiKey(
             ctx,
             account,
@@ -62,11 +66,12 @@ export function apiKeyCommand(program: Command): void {
 
   apiKey
     .command('list')
-    .description('every key, newest first, with its last use (never the key itself)')
+    .description(
+      'every key, newest first, with its last use (never the key itself); on a remote server, the keys the API key may see',
+    )
     .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) => {
-      const keys = await withContext((ctx) => listApiKeys(ctx, OPERATOR));
-      const views = keys.map(apiKeyView);
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const views = await withManagement(command, (management) => management.listApiKeys());
       print(
         !!options.json,
         { api_keys: views },
@@ -85,12 +90,8 @@ export function apiKeyCommand(program: Command): void {
     .command('revoke <key_id>')
     .description('stop a key at once')
     .option('--json', 'print JSON')
-    .action(async (id: string, options: { json?: boolean }) => {
-      const key = await withContext(async (ctx) => {
-        const revoked = await revokeApiKey(ctx, OPERATOR, id);
-        await recordConsoleEvent(ctx, null, 'api_key.revoke', revoked.id, null, 'cli');
-        return revoked;
-      });
-      print(!!options.json, apiKeyView(key), `${key.id} revoked`);
+    .action(async (id: string, options: { json?: boolean }, command: Command) => {
+      const key = await withManagement(command, (management) => management.revokeApiKey(id));
+      print(!!options.json, key, `${key.id} revoked`);
     });
 }

@@ -1,21 +1,14 @@
 /** `agentauth client …`: client applications (relying parties; the console calls them websites). */
 import { type Command, Option } from 'commander';
-import { clientChangesDetail } from '../../console/clients.ts';
-import { recordConsoleEvent } from '../../console/events.ts';
-import {
-  deleteClient,
-  registerClient,
-  resealClientSecrets,
-  rotateClientSecret,
-  setClientStatus,
-  updateClient,
-} from '../../domain/clients.ts';
+import { resealClientSecrets } from '../../domain/clients.ts';
 import { InvalidRequest } from '../../errors.ts';
-import type { ClientRecord } from '../../store/types.ts';
-import { collect, print, warn, withContext } from '../common.ts';
-import { revokeGrantsCommand, rotateSecretCommand } from './grants.ts';
+import { collect, print, withContext } from '../common.ts';
+import type { ClientView } from '../management.ts';
+import { BESIDE_THE_SERVER, requireDatabase, withManagement } from '../target.ts';
+import { deleteCommand, revokeGrantsCommand, rotateSecretCommand } from './grants.ts';
 
-const clientView = (c: ClientRecord) => ({
+/** A client as the command prints it, on the database or a remote server alike. */
+const clientJson = (c: ClientView) => ({
   client_id: c.id,
   name: c.name,
   redirect_uris: c.redirect_uris,
@@ -24,10 +17,10 @@ const clientView = (c: ClientRecord) => ({
   token_endpoint_auth_method: c.token_endpoint_auth_method,
   source: c.source,
   resources: c.resources,
-  created_at: new Date(c.created_at * 1000).toISOString(),
+  created_at: c.created_at,
 });
 
-const clientLines = (c: ClientRecord) =>
+const clientLines = (c: ClientView) =>
   `name:          ${c.name}\nredirect URIs: ${c.redirect_uris.join(' ') || '(none)'}\napproval:      ${c.approval}`;
 
 export function clientCommand(program: Command): void {
@@ -54,35 +47,29 @@ export function clientCommand(program: Command): void {
     )
     .option('--json', 'print JSON')
     .action(
-      async (options: {
-        name: string;
-        redirectUri: string[];
-        approval: 'auto' | 'manual';
-        public?: boolean;
-        resource: string[];
-        json?: boolean;
-      }) => {
-        const {
-          client: created,
-          secret,
-          publicClients,
-        } = await withContext(async (ctx) => ({
-          ...(await registerClient(ctx, {
+      async (
+        options: {
+          name: string;
+          redirectUri: string[];
+          approval: 'auto' | 'manual';
+          public?: boolean;
+          resource: string[];
+          json?: boolean;
+        },
+        command: Command,
+      ) => {
+        const { client: created, client_secret: secret } = await withManagement(command, (management) =>
+          management.createClient({
             name: options.name,
-            redirectUris: options.redirectUri,
+            redirect_uris: options.redirectUri,
             approval: options.approval,
-            public: options.public,
+            type: options.public ? 'public' : 'confidential',
             resources: options.resource,
-          })),
-          publicClients: ctx.config.publicClients,
-        }));
-        if (secret === null && !publicClients)
-          warn(
-            'public clients sign in only while the server runs with PUBLIC_CLIENTS=true (or MCP_AUTHORIZATION=true)',
-          );
+          }),
+        );
         print(
           !!options.json,
-          { ...clientView(created), ...(secret === null ? {} : { client_secret: secret }) },
+          { ...clientJson(created), ...(secret === null ? {} : { client_secret: secret }) },
           secret === null
             ? `client_id:     ${created.id}\n(a public client: it has no secret and authenticates with its client_id and PKCE)`
             : `client_id:     ${created.id}\nclient_secret: ${secret}\n(the secret is shown only now; store it safely)`,
@@ -93,11 +80,11 @@ export function clientCommand(program: Command): void {
     .command('list')
     .description('list clients')
     .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) => {
-      const clients = await withContext((ctx) => ctx.store.listClients());
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const clients = await withManagement(command, (management) => management.listClients());
       print(
         !!options.json,
-        { clients: clients.map(clientView) },
+        { clients: clients.map(clientJson) },
         clients
           .map(
             (c) => `${c.id}  ${c.status.padEnd(8)}  ${c.approval.padEnd(6)}  ${c.name}  ${c.redirect_uris.join(' ')}`,
@@ -113,9 +100,9 @@ export function clientCommand(program: Command): void {
       .command(`${name} <client_id>`)
       .description(`${name} a client`)
       .option('--json', 'print JSON')
-      .action(async (id: string, options: { json?: boolean }) => {
-        await withContext((ctx) => setClientStatus(ctx, id, status));
-        print(!!options.json, { client_id: id, status }, `${id} is ${status}`);
+      .action(async (id: string, options: { json?: boolean }, command: Command) => {
+        const changed = await withManagement(command, (management) => management.setClientStatus(id, status));
+        print(!!options.json, { client_id: changed.id, status: changed.status }, `${changed.id} is ${changed.status}`);
       });
   }
   client
@@ -134,56 +121,25 @@ export function clientCommand(program: Command): void {
       async (
         id: string,
         options: { name?: string; redirectUri: string[]; approval?: 'auto' | 'manual'; json?: boolean },
+        command: Command,
       ) => {
         const changes = {
           name: options.name,
-          redirectUris: options.redirectUri.length > 0 ? options.redirectUri : undefined,
+          redirect_uris: options.redirectUri.length > 0 ? options.redirectUri : undefined,
           approval: options.approval,
         };
         if (Object.values(changes).every((value) => value === undefined))
           throw new InvalidRequest('nothing to change: give --name, --redirect-uri or --approval');
-        const updated = await withContext(async (ctx) => {
-          const before = await ctx.store.findClient(id);
-          const after = await updateClient(ctx, id, changes);
-          await recordConsoleEvent(
-            ctx,
-            null,
-            'website.update',
-            id,
-            null,
-            `cli: ${clientChangesDetail(before!, after)}`,
-          );
-          return after;
-        });
-        print(!!options.json, clientView(updated), `${id} is updated\n${clientLines(updated)}`);
+        const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+        const updated = await withManagement(command, (management) => management.updateClient(id, defined));
+        print(!!options.json, clientJson(updated), `${id} is updated\n${clientLines(updated)}`);
       },
     );
-  client
-    .command('delete <client_id>')
-    .description(
-      'delete a client: its credentials stop working, its grants are revoked (their tokens stop working), its unredeemed codes expire and its sign-ins in progress end',
-    )
-    .option('--json', 'print JSON')
-    .action(async (id: string, options: { json?: boolean }) => {
-      const revoked = await withContext(async (ctx) => {
-        const counts = await deleteClient(ctx, id);
-        await recordConsoleEvent(
-          ctx,
-          null,
-          'website.delete',
-          id,
-          null,
-          `cli: grants ${counts.grants}, codes ${counts.codes}, requests ${counts.requests}`,
-        );
-        return counts;
-      });
-      print(
-        !!options.json,
-        { client_id: id, deleted: true, revoked },
-        `${id} is deleted; revoked ${revoked.grants} grant(s), expired ${revoked.codes} code(s), ended ${revoked.requests} request(s)`,
-      );
-    });
-  rotateSecretCommand(client, 'client', rotateClientSecret);
+  deleteCommand(client, 'client');
+  rotateSecretCommand(client, 'client', async (management, id, grace) => {
+    const { client_secret } = await management.rotateClientSecret(id, grace);
+    return client_secret;
+  });
   revokeGrantsCommand(client, 'client');
 
   client
@@ -192,7 +148,8 @@ export function clientCommand(program: Command): void {
       're-encrypt all client secrets under the current JWT_SECRET (after a rotation, before dropping JWT_PREVIOUS_SECRETS)',
     )
     .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) => {
+    .action(async (options: { json?: boolean }, command: Command) => {
+      requireDatabase(command, `client reseal re-encrypts the secrets stored in the database: ${BESIDE_THE_SERVER}`);
       const result = await withContext((ctx) => resealClientSecrets(ctx));
       print(
         !!options.json,

@@ -1,23 +1,24 @@
 /**
  * What `agentauth client` and `agentauth agent` share for incident response: rotating a
- * secret, and revoking every grant.
+ * secret, revoking every grant, and deleting.
  */
 import type { Command } from 'commander';
-import type { Context } from '../../context.ts';
-import { revokeGrants } from '../../domain/revocation.ts';
-import type { GrantOwner, RevokedGrants } from '../../store/types.ts';
-import { print, withContext } from '../common.ts';
+import { print } from '../common.ts';
+import type { Management, Revoked } from '../management.ts';
+import { withManagement } from '../target.ts';
 
-const ownerOf = (kind: 'client' | 'agent', id: string): GrantOwner =>
-  kind === 'agent' ? { agent_id: id } : { client_id: id };
-const revokedText = (counts: RevokedGrants) =>
+type Kind = 'client' | 'agent';
+
+const revokeOf = (management: Management, kind: Kind, id: string) =>
+  kind === 'agent' ? management.revokeAgentGrants(id) : management.revokeClientGrants(id);
+const revokedText = (counts: Revoked) =>
   `revoked ${counts.grants} grant(s); ${counts.codes} unredeemed code(s) expired; ${counts.requests} sign-in(s) in progress stopped`;
 
 /** `<kind> rotate-secret <id> [--grace s] [--revoke-grants]`, the same for clients and agents. */
 export function rotateSecretCommand(
   parent: Command,
-  kind: 'client' | 'agent',
-  rotate: (ctx: Context, id: string, grace: number) => Promise<string>,
+  kind: Kind,
+  rotate: (management: Management, id: string, grace: number) => Promise<string>,
 ): void {
   parent
     .command(`rotate-secret <${kind}_id>`)
@@ -28,42 +29,64 @@ export function rotateSecretCommand(
       `also revoke every grant of the ${kind}, ending the tokens already issued (after a leak)`,
     )
     .option('--json', 'print JSON')
-    .action(async (id: string, options: { grace: number; revokeGrants?: boolean; json?: boolean }) => {
-      const { secret, revoked } = await withContext(async (ctx) => {
-        const rotated = await rotate(ctx, id, options.grace);
-        return {
-          secret: rotated,
-          revoked: options.revokeGrants ? await revokeGrants(ctx, ownerOf(kind, id)) : undefined,
-        };
-      });
-      const until =
-        options.grace > 0
-          ? `\nthe previous secret keeps working for ${options.grace} s`
-          : '\nthe previous secret no longer works';
-      print(
-        !!options.json,
-        {
-          [`${kind}_id`]: id,
-          [`${kind}_secret`]: secret,
-          previous_secret_valid_for: options.grace,
-          ...(revoked ? { revoked } : {}),
-        },
-        `${kind}_secret: ${secret}\n(the secret is shown only now)${until}${revoked ? `\n${revokedText(revoked)}` : ''}`,
-      );
-    });
+    .action(
+      async (id: string, options: { grace: number; revokeGrants?: boolean; json?: boolean }, command: Command) => {
+        const { secret, revoked } = await withManagement(command, async (management) => {
+          const rotated = await rotate(management, id, options.grace);
+          return {
+            secret: rotated,
+            revoked: options.revokeGrants ? await revokeOf(management, kind, id) : undefined,
+          };
+        });
+        const until =
+          options.grace > 0
+            ? `\nthe previous secret keeps working for ${options.grace} s`
+            : '\nthe previous secret no longer works';
+        print(
+          !!options.json,
+          {
+            [`${kind}_id`]: id,
+            [`${kind}_secret`]: secret,
+            previous_secret_valid_for: options.grace,
+            ...(revoked ? { revoked } : {}),
+          },
+          `${kind}_secret: ${secret}\n(the secret is shown only now)${until}${revoked ? `\n${revokedText(revoked)}` : ''}`,
+        );
+      },
+    );
 }
 
 /** `<kind> revoke-grants <id>`: ends every token the client or agent holds (incident response). */
-export function revokeGrantsCommand(parent: Command, kind: 'client' | 'agent'): void {
+export function revokeGrantsCommand(parent: Command, kind: Kind): void {
   parent
     .command(`revoke-grants <${kind}_id>`)
     .description(
       `revoke every grant of the ${kind}: its refresh and access tokens stop working, codes not yet redeemed and sign-ins in progress end`,
     )
     .option('--json', 'print JSON')
-    .action(async (id: string, options: { json?: boolean }) => {
-      const revoked = await withContext((ctx) => revokeGrants(ctx, ownerOf(kind, id)));
+    .action(async (id: string, options: { json?: boolean }, command: Command) => {
+      const revoked = await withManagement(command, (management) => revokeOf(management, kind, id));
       print(!!options.json, { [`${kind}_id`]: id, revoked }, `${id}: ${revokedText(revoked)}`);
+    });
+}
+
+/** `<kind> delete <id>`: the record goes, and with it everything it holds. */
+export function deleteCommand(parent: Command, kind: Kind): void {
+  parent
+    .command(`delete <${kind}_id>`)
+    .description(
+      `delete ${kind === 'agent' ? 'an agent: its credentials stop working, its grants are revoked (their tokens stop working)' : 'a client: its credentials stop working, its grants are revoked (their tokens stop working)'}, its unredeemed codes expire and its sign-ins in progress end`,
+    )
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { json?: boolean }, command: Command) => {
+      const revoked = await withManagement(command, (management) =>
+        kind === 'agent' ? management.deleteAgent(id) : management.deleteClient(id),
+      );
+      print(
+        !!options.json,
+        { [`${kind}_id`]: id, deleted: true, revoked },
+        `${id} is deleted; revoked ${revoked.grants} grant(s), expired ${revoked.codes} code(s), ended ${revoked.requests} request(s)`,
+      );
     });
 }
 

@@ -4,12 +4,14 @@ import { type Config, loadConfig } from '../../config.ts';
 import { startServer } from '../../server.ts';
 import { openStore, redactUrl } from '../../store/open.ts';
 import { warn } from '../common.ts';
+import { BESIDE_THE_SERVER, requireDatabase } from '../target.ts';
 
 export function serveCommands(program: Command): void {
   program
     .command('serve')
     .description('run the server (configured by the environment: PORT, DATABASE_URL, JWT_SECRET, …)')
-    .action(async () => {
+    .action(async (_options: object, command: Command) => {
+      requireDatabase(command, 'serve runs the server on its own database; it takes no --url or AGENTAUTH_URL');
       const config: Config = loadConfig();
       const server = await startServer(config, { warn });
       // The stream cap's default depends on the descriptor limit, so the operator sees what it came to.
@@ -40,7 +42,8 @@ export function serveCommands(program: Command): void {
   program
     .command('migrate')
     .description('apply database migrations and exit')
-    .action(async () => {
+    .action(async (_options: object, command: Command) => {
+      requireDatabase(command, `migrate applies the migrations to the database: ${BESIDE_THE_SERVER}`);
       const config = loadConfig();
       const store = await openStore(config.databaseUrl, { poolSize: 1 });
       try {

@@ -1,0 +1,82 @@
+/**
+ * What the management commands do, as one typed interface with two implementations: on the
+ * database beside the server (./local.ts, the rules themselves) and through the management API
+ * of a remote server (./remote.ts, docs/design.md §15). Both answer the API's representations
+ * (src/api/views.ts), and each command prints from them in one place, so a command prints the
+ * same on either side.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { AccountView, AgentView, ApiKeyView, ClientView, RevokedView } from '../api/views.ts';
+
+export type { AccountView, AgentView, ClientView };
+export type ApiKey = Static<typeof ApiKeyView>;
+export type Revoked = Static<typeof RevokedView>;
+
+/** A one-time setup link for an account, as the command shows it. */
+export interface SetupLink {
+  /** The whole link; null where it is not known (locally without BASE_URL: see publicUrl). */
+  url: string | null;
+  /** The link's path on the server's address. */
+  path: string;
+  /** When it stops working (RFC 3339); null when the server did not say. */
+  expires_at: string | null;
+}
+
+/** The owner of an agent with no console account, as `agent create --owner-email` names it. */
+export interface AgentOwner {
+  email: string;
+  name?: string;
+  email_verified?: boolean;
+}
+
+export interface NewClient {
+  name: string;
+  redirect_uris: string[];
+  resources: string[];
+  type: 'confidential' | 'public';
+  approval: 'auto' | 'manual';
+}
+
+export interface ClientChanges {
+  name?: string;
+  redirect_uris?: string[];
+  approval?: 'auto' | 'manual';
+}
+
+/**
+ * The management operations the commands use, named as the API's operations are.
+ *
+ * @example
+ * const agents = await management.listAgents();
+ */
+export interface Management {
+  listAgents(): Promise<AgentView[]>;
+  /** An agent of `owner` (no console account); without an owner, the remote key's account owns it. */
+  createAgent(input: { name?: string; owner?: AgentOwner }): Promise<{ agent: AgentView; agent_secret: string }>;
+  setAgentStatus(id: string, status: 'active' | 'disabled'): Promise<AgentView>;
+  rotateAgentSecret(id: string, graceSeconds: number): Promise<{ agent: AgentView; agent_secret: string }>;
+  revokeAgentGrants(id: string): Promise<Revoked>;
+  deleteAgent(id: string): Promise<Revoked>;
+
+  listClients(): Promise<ClientView[]>;
+  createClient(input: NewClient): Promise<{ client: ClientView; client_secret: string | null }>;
+  updateClient(id: string, changes: ClientChanges): Promise<ClientView>;
+  setClientStatus(id: string, status: 'active' | 'inactive'): Promise<ClientView>;
+  rotateClientSecret(id: string, graceSeconds: number): Promise<{ client: ClientView; client_secret: string }>;
+  revokeClientGrants(id: string): Promise<Revoked>;
+  deleteClient(id: string): Promise<Revoked>;
+
+  listAccounts(): Promise<AccountView[]>;
+  createAccount(input: {
+    email: string;
+    name?: string;
+    role: 'admin' | 'member';
+  }): Promise<{ account: AccountView; setup_link: SetupLink }>;
+  /** The account with this email (any case), or an error naming the email. */
+  accountByEmail(email: string): Promise<AccountView>;
+  setAccountStatus(id: string, status: 'active' | 'disabled'): Promise<AccountView>;
+  createSetupLink(id: string): Promise<{ account: AccountView; setup_link: SetupLink }>;
+
+  listApiKeys(): Promise<ApiKey[]>;
+  revokeApiKey(id: string): Promise<ApiKey>;
+}

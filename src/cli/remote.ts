@@ -1,0 +1,227 @@
+/**
+ * The management operations of a remote server, through its management API (/api/admin/v1,
+ * docs/design.md §15): an HTTP client that answers what ./local.ts answers, and turns the
+ * API's `{error, error_description}` into one line naming the server. The API key is sent only
+ * over https, or plain http to a loopback address, and never printed.
+ */
+import packageJson from '../../package.json' with { type: 'json' };
+import { emailKey } from './common.ts';
+import type { AccountView, AgentView, ApiKey, ClientView, Management, Revoked, SetupLink } from './management.ts';
+
+const API_PATH = 'api/admin/v1/';
+
+/** A remote server to act on: its management API's address and the key to call it with. */
+export interface RemoteTarget {
+  /** The API's base, ending in /api/admin/v1/. */
+  api: URL;
+  apiKey: string;
+}
+
+/** What the command line gives (global options), beside the environment. */
+export interface RemoteOptions {
+  url?: string;
+  apiKey?: string;
+}
+
+const given = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim());
+
+/**
+ * The remote server the command line or the environment names (`--url`/`AGENTAUTH_URL` and
+ * `--api-key`/`AGENTAUTH_API_KEY`), or null to work on the database. Either alone, an address
+ * that is no http(s) URL, and plain http to another host than a loopback address are refused
+ * with one line.
+ *
+ * @example
+ * remoteTarget({}, { AGENTAUTH_URL: 'https://id.example.com', AGENTAUTH_API_KEY: 'aak_…' });
+ */
+export function remoteTarget(options: RemoteOptions, env: NodeJS.ProcessEnv = process.env): RemoteTarget | null {
+  const urlName = given(options.url) ? '--url' : 'AGENTAUTH_URL';
+  const url = given(options.url) ?? given(env.AGENTAUTH_URL);
+  const apiKey = given(options.apiKey) ?? given(env.AGENTAUTH_API_KEY);
+  if (url === undefined && apiKey === undefined) return null;
+  if (url === undefined)
+    throw new Error(
+      "an API key is given but no server: set AGENTAUTH_URL (or --url) to the server's address, or unset AGENTAUTH_API_KEY to work on the database",
+    );
+  if (apiKey === undefined)
+    throw new Error(
+      `${urlName} names a server but no API key is given: set AGENTAUTH_API_KEY (or --api-key) to a key made in the console or with \`agentauth api-key create\``,
+    );
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`${urlName} must be the server's address, such as https://id.example.com (got "${url}")`);
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new Error(`${urlName} must be an https address, such as https://id.example.com (got "${url}")`);
+  if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname))
+    throw new Error(
+      `refusing to send the API key over plain http to ${parsed.host}: use https (plain http only to a loopback address: localhost, 127.0.0.1, [::1])`,
+    );
+  // The server's address, with or without the API's path.
+  const base = parsed.pathname.replace(/\/+$/, '').replace(/\/api\/admin\/v1$/, '');
+  return { api: new URL(`${base}/${API_PATH}`, parsed.origin), apiKey };
+}
+
+/** A loopback address, where plain http never leaves the machine. */
+function isLoopback(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    hostname === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
+  );
+}
+
+interface Call {
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+}
+
+/** A page of a list, as the API answers it. */
+interface Page<T> {
+  data: T[];
+  next_cursor?: string | null;
+}
+
+/**
+ * The management operations of the server `target` names, over its API.
+ *
+ * @example
+ * const agents = await remoteManagement(target).listAgents();
+ */
+export function remoteManagement(target: RemoteTarget): Management {
+  const server = target.api.origin;
+
+  async function call<T>(method: string, path: string, { query, body }: Call = {}): Promise<T> {
+    const url = new URL(path, target.api);
+    for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, value);
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers: {
+          authorization: `Bearer ${target.apiKey}`,
+          accept: 'application/json',
+          'user-agent': `agentauth-cli/${packageJson.version}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        // A redirect is reported, not followed: the key goes only where the operator said.
+        redirect: 'manual',
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new Error(`cannot reach ${server}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+    }
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    if (response.ok && json !== undefined) return json as T;
+    if (response.status >= 300 && response.status < 400)
+      throw new Error(
+        `${server} answered ${response.status}, a redirect to ${response.headers.get('location') ?? '(nowhere)'}: set AGENTAUTH_URL to the address it redirects to`,
+      );
+    const problem = json as { error?: unknown; error_description?: unknown } | undefined;
+    if (typeof problem?.error === 'string')
+      throw new Error(
+        `${server} refused: ${typeof problem.error_description === 'string' ? problem.error_description : problem.error} (${response.status} ${problem.error})`,
+      );
+    throw new Error(
+      `${server} answered ${response.status} without the management API's answer: is ${target.api.href} the address of an agentauth server?`,
+    );
+  }
+
+  /** Every item of a list, page after page. */
+  async function all<T>(path: string, query: Record<string, string> = {}): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await call<Page<T>>('GET', path, { query: { ...query, limit: '100', cursor } });
+      items.push(...page.data);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    return items;
+  }
+
+  const at = (collection: string, id: string, action = '') =>
+    `${collection}/${encodeURIComponent(id)}${action ? `/${action}` : ''}`;
+
+  return {
+    listAgents: () => all<AgentView>('agents'),
+    createAgent({ name, owner }) {
+      if (!owner && name === undefined)
+        throw new Error("give --name (the agent then belongs to the API key's account) or --owner-email");
+      const label = name ?? owner?.name ?? owner?.email;
+      return call('POST', 'agents', {
+        body: owner
+          ? {
+              name: label?.trim(),
+              owner: {
+                email: owner.email,
+                ...(owner.name === undefined ? {} : { name: owner.name }),
+                email_verified: !!owner.email_verified,
+              },
+            }
+          : { name: label },
+      });
+    },
+    setAgentStatus: (id, status) => call('PATCH', at('agents', id), { body: { status } }),
+    rotateAgentSecret: (id, grace) =>
+      call('POST', at('agents', id, 'rotate-secret'), { body: { grace_seconds: grace } }),
+    revokeAgentGrants: (id) => call<Revoked>('POST', at('agents', id, 'revoke-grants')),
+    deleteAgent: (id) => call<Revoked>('DELETE', at('agents', id)),
+
+    listClients: () => all<ClientView>('clients'),
+    createClient: (input) => call('POST', 'clients', { body: input }),
+    updateClient: (id, changes) => call('PATCH', at('clients', id), { body: changes }),
+    setClientStatus: (id, status) => call('PATCH', at('clients', id), { body: { status } }),
+    rotateClientSecret: (id, grace) =>
+      call('POST', at('clients', id, 'rotate-secret'), { body: { grace_seconds: grace } }),
+    revokeClientGrants: (id) => call<Revoked>('POST', at('clients', id, 'revoke-grants')),
+    deleteClient: (id) => call<Revoked>('DELETE', at('clients', id)),
+
+    listAccounts: () => all<AccountView>('accounts'),
+    async createAccount(input) {
+      const made = await call<{ account: AccountView; setup_link: unknown }>('POST', 'accounts', { body: input });
+      return { account: made.account, setup_link: setupLinkOf(made) };
+    },
+    async accountByEmail(email) {
+      emailKey(email); // the same refusal of a non-email as on the database
+      const page = await call<Page<AccountView>>('GET', 'accounts', { query: { email } });
+      const [account] = page.data;
+      if (!account) throw new Error(`no account with the email ${email}`);
+      return account;
+    },
+    setAccountStatus: (id, status) => call('PATCH', at('accounts', id), { body: { status } }),
+    async createSetupLink(id) {
+      const made = await call<{ account: AccountView; setup_link: unknown }>('POST', at('accounts', id, 'setup-link'));
+      return { account: made.account, setup_link: setupLinkOf(made) };
+    },
+
+    listApiKeys: async () => (await call<Page<ApiKey>>('GET', 'api-keys')).data,
+    revokeApiKey: (id) => call<ApiKey>('POST', at('api-keys', id, 'revoke')),
+  };
+}
+
+/**
+ * The setup link of an answer: `setup_link` is the whole link (the server knows its own
+ * address), with its expiry beside it as `setup_link_expires_at` or inside it as `expires_at`.
+ */
+function setupLinkOf(answer: { setup_link: unknown } & Record<string, unknown>): SetupLink {
+  const link = answer.setup_link;
+  const url = typeof link === 'string' ? link : String((link as { url?: unknown } | null)?.url ?? '');
+  const expires = (link as { expires_at?: unknown } | null)?.expires_at ?? answer.setup_link_expires_at ?? null;
+  let path = url;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    // Already a path.
+  }
+  return { url: url || null, path, expires_at: typeof expires === 'string' ? expires : null };
+}

@@ -1,0 +1,297 @@
+/**
+ * The agentauth CLI on a remote server (docs/design.md §15 "The CLI on a remote server"): the
+ * real command, run as a child process with AGENTAUTH_URL and AGENTAUTH_API_KEY, against a real
+ * server on loopback, on either engine. Its database is out of the command's reach (a
+ * DATABASE_URL that cannot open), so everything it does goes through the management API.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { digest } from '../src/crypto.ts';
+import { accountWithKey } from './helpers/api.ts';
+import { obtainTokens, setupParty } from './helpers/flow.ts';
+import { freePort } from './helpers/net.ts';
+import { byId, cliOn } from './helpers/remote-cli.ts';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let server: TestServer;
+let cli: ReturnType<typeof cliOn>;
+let admin: Awaited<ReturnType<typeof accountWithKey>>;
+let reader: Awaited<ReturnType<typeof accountWithKey>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  cli = cliOn(server);
+  admin = await accountWithKey(server, { role: 'admin', key: { reach: 'all', name: 'ops script' } });
+  reader = await accountWithKey(server, { role: 'admin', key: { reach: 'all', access: 'read', name: 'dashboard' } });
+});
+afterAll(() => server.close());
+
+const remoteEnv = (key: string, extra: Record<string, string> = {}) => cli.remoteEnv(key, extra);
+const localEnv = () => cli.localEnv();
+const agentauth = (env: NodeJS.ProcessEnv, args: string[]) => cli.agentauth(env, args);
+const refusal = (env: NodeJS.ProcessEnv, args: string[]) => cli.refusal(env, args);
+/** `agentauth … --json` on the remote server with the admin's key. */
+const remote = (...args: string[]) => cli.json(remoteEnv(admin.secret), args);
+/** The same, on the server's database. */
+const local = (...args: string[]) => cli.json(localEnv(), args);
+
+describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_KEY)', () => {
+  it('creates, lists, disables, enables, rotates, revokes and deletes agents through the API', async () => {
+    // Without --owner-email, the agent belongs to the key's account.
+    const created = await remote('agent', 'create', '--name', 'Deploy bot');
+    expect(created).toMatchObject({
+      agent_id: expect.stringMatching(/^agt_/),
+      agent_secret: expect.stringMatching(/^aas_[A-Za-z0-9_-]{43}$/),
+      name: 'Deploy bot',
+      owner_email: admin.account.email,
+      status: 'active',
+      last_used_at: null,
+    });
+    const id = created.agent_id as string;
+    const stored = await server.ctx.store.findAgent(id);
+    expect(stored).toMatchObject({ account_id: admin.account.id, name: 'Deploy bot', status: 'active' });
+    expect(stored!.secret_digest).toBe(digest(created.agent_secret as string));
+
+    const listed = (await remote('agent', 'list')).agents as Array<Record<string, unknown>>;
+    expect(listed.find((a) => a.agent_id === id)).toMatchObject({ name: 'Deploy bot', status: 'active' });
+    expect(JSON.stringify(listed)).not.toContain(created.agent_secret as string);
+
+    expect(await remote('agent', 'disable', id)).toEqual({ agent_id: id, status: 'disabled' });
+    expect((await server.ctx.store.findAgent(id))?.status).toBe('disabled');
+    const { stdout: text } = await agentauth(remoteEnv(admin.secret), ['agent', 'enable', id]);
+    expect(text).toBe(`${id} is active\n`);
+    expect((await server.ctx.store.findAgent(id))?.status).toBe('active');
+
+    const rotated = await remote('agent', 'rotate-secret', id, '--grace', '3600');
+    expect(rotated).toEqual({
+      agent_id: id,
+      agent_secret: expect.stringMatching(/^aas_/),
+      previous_secret_valid_for: 3600,
+    });
+    const afterRotation = await server.ctx.store.findAgent(id);
+    expect(afterRotation!.secret_digest).toBe(digest(rotated.agent_secret as string));
+    expect(afterRotation!.previous_secret_digest).toBe(digest(created.agent_secret as string));
+    expect(afterRotation!.previous_secret_expires_at).toBe(server.clock() + 3600);
+
+    // The API recorded each call in the activity, as the key's account.
+    const events = (await server.ctx.store.console.listEvents({ limit: 200 })).filter((e) => e.target === id);
+    expect(events.map((e) => e.action)).toEqual(
+      expect.arrayContaining(['api.createAgent', 'api.updateAgent', 'api.rotateAgentSecret']),
+    );
+    expect(events.every((e) => e.actor_id === admin.account.id)).toBe(true);
+
+    expect(await remote('agent', 'delete', id)).toEqual({
+      agent_id: id,
+      deleted: true,
+      revoked: { grants: 0, codes: 0, requests: 0 },
+    });
+    expect(await server.ctx.store.findAgent(id)).toBeUndefined();
+    expect(await refusal(remoteEnv(admin.secret), ['agent', 'disable', id])).toBe(
+      `${server.baseUrl} refused: No such agent. (404 not_found)`,
+    );
+  });
+
+  it('revoke-grants and rotate-secret --revoke-grants end the tokens an agent holds', async () => {
+    const party = await setupParty(server);
+    const tokens = await obtainTokens(server, party);
+    const userinfo = async (token: string) =>
+      (await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${token}` } })).status;
+    expect(await userinfo(tokens.access_token)).toBe(200);
+    expect(await remote('agent', 'revoke-grants', party.agentId)).toEqual({
+      agent_id: party.agentId,
+      revoked: { grants: 1, codes: 0, requests: 0 },
+    });
+    expect(await userinfo(tokens.access_token)).toBe(401);
+
+    const again = await obtainTokens(server, party);
+    const rotated = await remote('agent', 'rotate-secret', party.agentId, '--revoke-grants');
+    expect(rotated).toMatchObject({ previous_secret_valid_for: 0, revoked: { grants: 1 } });
+    expect(await userinfo(again.access_token)).toBe(401);
+    expect((await server.ctx.store.findAgent(party.agentId))!.secret_digest).toBe(
+      digest(rotated.agent_secret as string),
+    );
+  });
+
+  it('prints the same JSON as the command on the database', async () => {
+    await setupParty(server);
+    const made = await remote('agent', 'create', '--name', 'Twin');
+    const madeLocally = await local('agent', 'create', '--owner-email', 'twin@example.com', '--name', 'Twin');
+    expect(Object.keys(made).sort()).toEqual(Object.keys(madeLocally).sort());
+
+    // Every agent (an admin's key reaching all accounts sees what the database holds).
+    expect(byId((await remote('agent', 'list')).agents)).toEqual(byId((await local('agent', 'list')).agents));
+    const id = made.agent_id as string;
+    expect(await remote('agent', 'disable', id)).toEqual(await local('agent', 'disable', id));
+    expect(await remote('agent', 'enable', id)).toEqual(await local('agent', 'enable', id));
+    const [remoteText, localText] = [
+      await agentauth(remoteEnv(admin.secret), ['agent', 'list']),
+      await agentauth(localEnv(), ['agent', 'list']),
+    ];
+    expect(remoteText.stdout.split('\n').sort()).toEqual(localText.stdout.split('\n').sort());
+
+    // The keys: the calling key's last use is written as its answer leaves, so it is left aside.
+    const remoteKeys = byId((await remote('api-key', 'list')).api_keys);
+    const localKeys = byId((await local('api-key', 'list')).api_keys);
+    const lastUseAside = (keys: Array<Record<string, unknown>>) =>
+      keys.map((k) => (k.id === admin.key.id ? { ...k, last_used_at: null, last_used_ip: null } : k));
+    expect(lastUseAside(remoteKeys)).toEqual(lastUseAside(localKeys));
+    expect(remoteKeys.map((k) => k.id)).toContain(reader.key.id);
+
+    // agent delete, new beside the database too: the same answer, and the CLI's event.
+    const doomed = madeLocally.agent_id as string;
+    expect(await local('agent', 'delete', doomed)).toEqual({
+      agent_id: doomed,
+      deleted: true,
+      revoked: { grants: 0, codes: 0, requests: 0 },
+    });
+    expect(await server.ctx.store.findAgent(doomed)).toBeUndefined();
+    const [deletion] = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
+      (e) => e.target === doomed && e.action === 'agent.delete',
+    );
+    expect(deletion).toMatchObject({ actor_id: null, detail: 'cli: grants 0, codes 0, requests 0' });
+  });
+
+  it('agent create names its owner beside the database, and a label or an owner remotely', async () => {
+    expect(await refusal(localEnv(), ['agent', 'create', '--name', 'Orphan'])).toBe(
+      '--owner-email is required on the database: the agent has no console account to belong to',
+    );
+    expect(await refusal(remoteEnv(admin.secret), ['agent', 'create'])).toBe(
+      "give --name (the agent then belongs to the API key's account) or --owner-email",
+    );
+  });
+});
+
+describe('agentauth api-key … on a remote server', () => {
+  it('api-key create is made on the database: a key made beside the server works remotely, and revokes itself', async () => {
+    const made = await local('api-key', 'create', '--email', admin.account.email, '--name', 'cron', '--all');
+    const secret = made.api_key as string;
+    expect(secret).toMatch(/^aak_/);
+    const env = remoteEnv(secret);
+    const { stdout } = await agentauth(env, ['api-key', 'list']);
+    expect(stdout).toMatch(
+      new RegExp(`^${made.id}  …${secret.slice(-4)}  cron  write/all  expires \\S+  last used `, 'm'),
+    );
+
+    expect(await refusal(env, ['api-key', 'create', '--email', admin.account.email, '--name', 'x'])).toBe(
+      'api-key create needs the database, since no API key makes keys: make one in the console (/console/api-keys), or run it beside the server (where DATABASE_URL reaches the database), without --url or AGENTAUTH_URL',
+    );
+
+    const revoked = JSON.parse((await agentauth(env, ['api-key', 'revoke', made.id as string, '--json'])).stdout);
+    expect(revoked).toMatchObject({ id: made.id, revoked_at: expect.any(String) });
+    expect((await server.ctx.store.api.findKey(made.id as string))?.revoked_at).toEqual(expect.any(Number));
+    expect(await refusal(env, ['agent', 'list'])).toBe(
+      `${server.baseUrl} refused: The API key is unknown, revoked or expired, or its account is disabled. (401 invalid_token)`,
+    );
+  });
+});
+
+describe('what the remote CLI refuses, in one line and exit code 1', () => {
+  it('a read-only key writing: the API says why, and nothing changes', async () => {
+    const before = (await server.ctx.store.listAgents()).length;
+    const env = remoteEnv(reader.secret);
+    expect(await refusal(env, ['agent', 'create', '--name', 'Not allowed'])).toBe(
+      `${server.baseUrl} refused: This API key may only read. (403 insufficient_scope)`,
+    );
+    const someone = (await server.ctx.store.listAgents())[0]!;
+    expect(await refusal(env, ['agent', 'disable', someone.id])).toMatch(/\(403 insufficient_scope\)$/);
+    expect((await server.ctx.store.listAgents()).length).toBe(before);
+    expect((await server.ctx.store.findAgent(someone.id))?.status).toBe(someone.status);
+    // Reading is what it may do.
+    expect((await agentauth(env, ['agent', 'list', '--json'])).code).toBe(0);
+  });
+
+  it('a wrong key, never repeated in the message', async () => {
+    const wrong = 'aak_thisKeyWasNeverMadeByTheServer000000000000';
+    const message = await refusal(remoteEnv(wrong), ['agent', 'list']);
+    expect(message).toBe(
+      `${server.baseUrl} refused: The API key is unknown, revoked or expired, or its account is disabled. (401 invalid_token)`,
+    );
+    const flagged = await refusal(remoteEnv('', { AGENTAUTH_URL: '' }), [
+      'agent',
+      'list',
+      '--url',
+      server.baseUrl,
+      '--api-key',
+      wrong,
+    ]);
+    expect(flagged).toBe(message);
+    expect(cli.printed()).not.toContain(wrong);
+  });
+
+  it('plain http to a host that is not a loopback address, before anything is sent', async () => {
+    const expected =
+      'refusing to send the API key over plain http to id.example.com: use https (plain http only to a loopback address: localhost, 127.0.0.1, [::1])';
+    expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: 'http://id.example.com' }), ['agent', 'list'])).toBe(
+      expected,
+    );
+    expect(await refusal(remoteEnv(admin.secret), ['agent', 'list', '--url', 'http://id.example.com/'])).toBe(expected);
+    expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: 'ftp://id.example.com' }), ['agent', 'list'])).toBe(
+      'AGENTAUTH_URL must be an https address, such as https://id.example.com (got "ftp://id.example.com")',
+    );
+    expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: 'id.example.com' }), ['agent', 'list'])).toBe(
+      'AGENTAUTH_URL must be the server\'s address, such as https://id.example.com (got "id.example.com")',
+    );
+    // Loopback over http is allowed, with or without the API's path.
+    const withPath = remoteEnv(admin.secret, { AGENTAUTH_URL: `${server.baseUrl}/api/admin/v1/` });
+    expect((await agentauth(withPath, ['agent', 'list', '--json'])).code).toBe(0);
+    const localhost = remoteEnv(admin.secret, { AGENTAUTH_URL: server.baseUrl.replace('127.0.0.1', 'localhost') });
+    expect((await agentauth(localhost, ['agent', 'list', '--json'])).code).toBe(0);
+  });
+
+  it('a redirect, reported and not followed, and an address that is not an agentauth server', async () => {
+    const seen: Array<string | undefined> = [];
+    const other = createServer((request, response) => {
+      seen.push(request.headers.authorization);
+      if (request.url?.startsWith('/moved/')) {
+        response.writeHead(301, { location: 'https://id.example.com/api/admin/v1/agents' }).end();
+      } else response.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not here</h1>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const address = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: `${address}/moved` }), ['agent', 'list'])).toBe(
+        `${address} answered 301, a redirect to https://id.example.com/api/admin/v1/agents: set AGENTAUTH_URL to the address it redirects to`,
+      );
+      expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: address }), ['agent', 'list'])).toBe(
+        `${address} answered 404 without the management API's answer: is ${address}/api/admin/v1/ the address of an agentauth server?`,
+      );
+      // The key went to the address given, once per command, and nowhere else.
+      expect(seen).toEqual([`Bearer ${admin.secret}`, `Bearer ${admin.secret}`]);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it('half a configuration, an unreachable server, and the commands that need the database', async () => {
+    expect(await refusal(remoteEnv('', {}), ['agent', 'list'])).toBe(
+      'AGENTAUTH_URL names a server but no API key is given: set AGENTAUTH_API_KEY (or --api-key) to a key made in the console or with `agentauth api-key create`',
+    );
+    expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: '' }), ['agent', 'list'])).toBe(
+      "an API key is given but no server: set AGENTAUTH_URL (or --url) to the server's address, or unset AGENTAUTH_API_KEY to work on the database",
+    );
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: nobody }), ['agent', 'list'])).toBe(
+      `cannot reach ${nobody}: ECONNREFUSED`,
+    );
+    const env = remoteEnv(admin.secret);
+    expect(await refusal(env, ['client', 'reseal'])).toBe(
+      'client reseal re-encrypts the secrets stored in the database: run it beside the server (where DATABASE_URL reaches the database), without --url or AGENTAUTH_URL',
+    );
+    expect(await refusal(env, ['migrate'])).toBe(
+      'migrate applies the migrations to the database: run it beside the server (where DATABASE_URL reaches the database), without --url or AGENTAUTH_URL',
+    );
+    expect(await refusal(env, ['serve'])).toBe(
+      'serve runs the server on its own database; it takes no --url or AGENTAUTH_URL',
+    );
+  });
+});
+
+describe('the API key', () => {
+  it('is never printed, in answers or in errors', () => {
+    const all = cli.printed();
+    expect(all).not.toContain(admin.secret);
+    expect(all).not.toContain(reader.secret);
+    expect(all).toContain('refused'); // the errors were among what was read
+  });
+});
