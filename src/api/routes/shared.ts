@@ -1,7 +1,12 @@
 /** Schemas and answers every route group of the management API uses. */
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { accountById } from '../../console/accounts.ts';
+import type { Context } from '../../context.ts';
+import { InvalidRequest } from '../../errors.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
 import { entityTag } from '../conditions.ts';
+import type { ApiCaller } from '../keys.ts';
 import { ErrorView } from '../views.ts';
 
 const ErrorRef = Type.Ref(ErrorView);
@@ -48,3 +53,30 @@ export function withTag<T>(reply: FastifyReply, representation: T): T {
 
 /** The If-Match header of a request, when it has one. */
 export const ifMatchOf = (request: FastifyRequest) => request.headers['if-match'];
+
+/** The body of a secret's rotation. */
+export const RotateBody = Type.Object(
+  {
+    grace_seconds: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 604800, description: 'How long the old secret keeps working; default 0.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The account a creation is for: the key's own unless `accountId` names another, which only a
+ * key reaching all accounts may (403 otherwise; 404 for an unknown account).
+ *
+ * @example
+ * const owner = await ownerFor(ctx, callerOf(request), request.body.account_id);
+ */
+export async function ownerFor(
+  ctx: Pick<Context, 'store' | 'clock' | 'config'>,
+  caller: ApiCaller,
+  accountId: string | undefined,
+): Promise<AccountRecord> {
+  if (accountId === undefined || accountId === caller.account.id) return caller.account;
+  if (caller.actor.role !== 'admin') throw new InvalidRequest('account_id may name only the key’s own account.', 403);
+  return accountById(ctx, accountId);
+}
