@@ -9,15 +9,44 @@ import { entityTag } from '../conditions.ts';
 import type { ApiCaller } from '../keys.ts';
 import { ErrorView } from '../views.ts';
 
-const ErrorRef = Type.Ref(ErrorView);
+/** What each error status of the API means, as the OpenAPI document describes it. */
+const ERROR_MEANINGS: Record<number, string> = {
+  400: 'A parameter or a field is malformed or refused: `invalid_request`, or a rule’s own code.',
+  401: 'No API key, or one unknown, revoked or expired, or of a disabled account: `invalid_token`.',
+  403: 'The key may not do this: a read key asked to change something, or a key without `all` reach (`insufficient_scope`); or a rule refuses it (`access_denied`).',
+  404: 'No such record, or one of another account: `not_found`.',
+  409: 'The record’s state refuses the change, or a creation with the same `Idempotency-Key` is still under way: `conflict`.',
+  412: 'The record changed since the `If-Match` tag was read: `precondition_failed`.',
+  422: 'The `Idempotency-Key` was used before for a different request: `idempotency_key_reused`.',
+  429: 'Past the key’s rate limit; retry after `Retry-After` seconds: `too_many_requests`.',
+};
+/** Where @fastify/swagger reads a response's description (and leaves it out of the schema); a $ref's is its description. */
+const RESPONSE_DESCRIPTION = 'x-response-description';
+const SUCCESS_MEANINGS: Record<number, string> = { 200: 'Done.', 201: 'Created.', 202: 'Accepted.', 204: 'Done.' };
 
 /**
- * The answers of an operation: its successes and the errors every call can meet (401 no key,
- * 429 past the key's rate limit), plus `more` errors of its own.
+ * The answers of an operation: its successes and the errors every call can meet (400 bad input,
+ * 401 no key, 429 past the key's rate limit), plus `more` errors of its own; each described.
+ *
+ * @example
+ * response: answers({ 200: Type.Ref(AgentView) }, 404)
  */
 export function answers(success: Record<number, TSchema>, ...more: number[]): Record<number, TSchema> {
-  const errors = [400, 401, 429, ...more].sort();
-  return { ...success, ...Object.fromEntries(errors.map((status) => [status, ErrorRef])) };
+  const errors = [...new Set([400, 401, 429, ...more])].sort();
+  return {
+    ...Object.fromEntries(
+      Object.entries(success).map(([status, schema]) => [
+        status,
+        {
+          ...schema,
+          [schema.$ref ? 'description' : RESPONSE_DESCRIPTION]: SUCCESS_MEANINGS[Number(status)] ?? 'Done.',
+        },
+      ]),
+    ),
+    ...Object.fromEntries(
+      errors.map((status) => [status, Type.Ref(ErrorView, { description: ERROR_MEANINGS[status] ?? 'An error.' })]),
+    ),
+  };
 }
 
 /** The `{id}` of a record's path; any visible ASCII (an unknown one answers 404). */
