@@ -109,9 +109,14 @@ describe('management API: clients', () => {
     const blank = await call('POST', '/clients', { name: '   ', redirect_uris: ['https://shop.example/cb'] });
     expect(blank.status).toBe(400);
     expect(blank.json.error).toBe('invalid_client_metadata');
-    const unknownField = await call('POST', '/clients', { name: 'Shop', redirect_uris: [], secret: 'x' });
+    const unknownField = await call('POST', '/clients', {
+      name: 'Shop',
+      redirect_uris: ['https://shop.example/cb'],
+      secret: 'x',
+    });
     expect(unknownField.status).toBe(400);
     expect(unknownField.json.error).toBe('invalid_request');
+    expect(unknownField.json.error_description).toBe('secret is not a field of this request');
     const publicRefused = await call('POST', '/clients', {
       name: 'App',
       redirect_uris: ['https://app.example/cb'],
@@ -122,6 +127,9 @@ describe('management API: clients', () => {
     const made = await call('POST', '/clients', { name: 'Shop', redirect_uris: ['https://shop.example/cb'] });
     const empty = await call('PATCH', `/clients/${made.json.client.id}`, {});
     expect(empty.status).toBe(400);
+    expect(empty.json.error_description).toBe('the request must have at least 1 field(s)');
+    const badStatus = await call('PATCH', `/clients/${made.json.client.id}`, { status: 'disabled' });
+    expect(badStatus.json.error_description).toBe('status must be one of active, inactive');
     const noneLeft = await call('PATCH', `/clients/${made.json.client.id}`, { redirect_uris: [] });
     expect(noneLeft.status).toBe(400);
     expect((await call('GET', '/clients?limit=0')).status).toBe(400);

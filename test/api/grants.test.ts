@@ -85,7 +85,7 @@ describe('management API: grants', () => {
     const bad = await call('GET', '/grants?live=yes');
     expect(bad.status).toBe(400);
     expect(bad.json.error).toBe('invalid_request');
-    expect(bad.json.error_description).toContain('live');
+    expect(bad.json.error_description).toBe('live must be one of true, false');
   });
 
   it('reaches a grant from either side: the agent’s owner and the website’s owner', async () => {

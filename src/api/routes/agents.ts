@@ -72,7 +72,11 @@ type NewAgentBody = {
 const AgentChanges = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])),
+    status: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('disabled')], {
+        description: 'disabled: its sign-ins and tokens are refused until it is active again.',
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -94,7 +98,15 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         description:
           'Oldest first. A key reaching its own account lists that account’s agents; an admin’s `all` key lists every agent, or one account’s with `account_id`.',
         tags,
-        querystring: Type.Object({ ...ListQuery, account_id: Type.Optional(Type.String({ maxLength: 64 })) }),
+        querystring: Type.Object({
+          ...ListQuery,
+          account_id: Type.Optional(
+            Type.String({
+              maxLength: 64,
+              description: 'Only this account’s (an admin’s `all` key; others ignore it).',
+            }),
+          ),
+        }),
         response: answers({ 200: Page(AgentRef, 'AgentPage') }),
       },
     },

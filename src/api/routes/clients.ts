@@ -111,7 +111,15 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
         description:
           'Oldest first. A key reaching its own account lists that account’s clients; an admin’s `all` key lists every client, or one account’s with `account_id`.',
         tags,
-        querystring: Type.Object({ ...ListQuery, account_id: Type.Optional(Type.String({ maxLength: 64 })) }),
+        querystring: Type.Object({
+          ...ListQuery,
+          account_id: Type.Optional(
+            Type.String({
+              maxLength: 64,
+              description: 'Only this account’s (an admin’s `all` key; others ignore it).',
+            }),
+          ),
+        }),
         response: answers({ 200: Page(ClientRef, 'ClientPage') }),
       },
     },

@@ -50,7 +50,9 @@ export function answers(success: Record<number, TSchema>, ...more: number[]): Re
 }
 
 /** The `{id}` of a record's path; any visible ASCII (an unknown one answers 404). */
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 512, pattern: '^[!-~]+$' }) });
+export const IdParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 512, pattern: '^[!-~]+$', description: 'The record’s id.' }),
+});
 export type IdParams = { id: string };
 
 /** `limit` (1–100, default 20) and `cursor` (next_cursor of the page before). */
