@@ -142,11 +142,18 @@ export function timeFilter(name: string, raw: string | undefined): number | unde
   return Math.ceil(ms / 1000);
 }
 
-/** The cursor of a newest-first history (its sort value a time in seconds), or InvalidRequest. */
-export function historyCursor(raw: string | undefined): { at: number; id: string } | undefined {
+/**
+ * The cursor of a list whose sort value is a time in seconds (every list's: `created_at`, or a
+ * history's `at`), or InvalidRequest: a forged cursor never reaches the database.
+ *
+ * @example
+ * const cursor = timeCursor(request.query.cursor); // { at: 1769860800, id: 'agt_…' } or undefined
+ */
+export function timeCursor(raw: string | undefined): { at: number; id: string } | undefined {
   const cursor = decodeCursor(raw);
   if (cursor === undefined) return undefined;
-  if (typeof cursor.after !== 'number' || !Number.isSafeInteger(cursor.after))
+  // Every id is visible ASCII; anything else (a NUL PostgreSQL refuses) is a forgery.
+  if (typeof cursor.after !== 'number' || !Number.isSafeInteger(cursor.after) || !/^[!-~]{1,512}$/.test(cursor.id))
     throw new InvalidRequest('The cursor is not one this list returned; start again without it.');
   return { at: cursor.after, id: cursor.id };
 }

@@ -137,6 +137,20 @@ describe('management API: clients', () => {
     const badCursor = await call('GET', '/clients?cursor=nonsense');
     expect(badCursor.status).toBe(400);
     expect(badCursor.json.error_description).toContain('cursor');
+    // Cursors made to look like ours, with a sort value or an id no list gives, never reach the database.
+    for (const forged of [
+      ['x', 'cli_1'],
+      [1, 'a\u0000b'],
+      [1.5, 'cli_1'],
+      [1, ''],
+    ]) {
+      const cursor = Buffer.from(JSON.stringify(forged)).toString('base64url');
+      for (const list of ['/agents', '/clients', '/grants', '/sign-ins']) {
+        const answer = await call('GET', `${list}?cursor=${cursor}`);
+        expect(answer.status, `${list} ${JSON.stringify(forged)}`).toBe(400);
+        expect(answer.json.error_description).toContain('cursor');
+      }
+    }
   });
 
   it('answers a retried creation with the first answer and its secret, and refuses a key reused for another body', async () => {

@@ -17,7 +17,7 @@ import {
 import type { Context } from '../../context.ts';
 import { Conflict, InvalidField } from '../../errors.ts';
 import type { AccountRecord, AccountRole } from '../../store/console-types.ts';
-import { checkIfMatch, decodeCursor, encodeCursor, idempotent, pageSize } from '../conditions.ts';
+import { checkIfMatch, encodeCursor, idempotent, pageSize, timeCursor } from '../conditions.ts';
 import { requireAdminReach, requireWrite } from '../keys.ts';
 import { AccountView, accountView, Page, time } from '../views.ts';
 import { type ApiScope, callerOf } from './index.ts';
@@ -87,14 +87,14 @@ export async function accountRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
     async (request) => {
       requireAdminReach(callerOf(request));
       const limit = pageSize(request.query.limit);
-      const cursor = decodeCursor(request.query.cursor);
+      const cursor = timeCursor(request.query.cursor);
       if (request.query.email !== undefined) {
         const found = await ctx.store.console.findAccountByEmail(emailOf(request.query.email).key);
         return { data: found ? [accountView(found)] : [], next_cursor: null };
       }
       const rows = await ctx.store.api.pageAccounts({
         limit: limit + 1,
-        after: cursor && { created_at: Number(cursor.after), id: cursor.id },
+        after: cursor && { created_at: cursor.at, id: cursor.id },
       });
       const page = rows.slice(0, limit);
       const last = page.at(-1);

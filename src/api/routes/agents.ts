@@ -9,7 +9,7 @@ import { reachableAgent } from '../../console/access.ts';
 import { registerAgent, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
 import { InvalidRequest, NotFound } from '../../errors.ts';
-import { checkIfMatch, decodeCursor, encodeCursor, idempotent, pageSize } from '../conditions.ts';
+import { checkIfMatch, encodeCursor, idempotent, pageSize, timeCursor } from '../conditions.ts';
 import { type ApiCaller, requireAdminReach, requireWrite } from '../keys.ts';
 import { AgentView, agentView, Page, RevokedView } from '../views.ts';
 import { callerOf, type ApiScope } from './index.ts';
@@ -39,7 +39,9 @@ const NewAgentBody = Type.Object(
     ),
     account_id: Type.Optional(
       Type.String({
+        minLength: 1,
         maxLength: 64,
+        pattern: '^[!-~]+$',
         description: 'The owning account; only a key reaching all accounts may name another.',
       }),
     ),
@@ -102,7 +104,9 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
           ...ListQuery,
           account_id: Type.Optional(
             Type.String({
+              minLength: 1,
               maxLength: 64,
+              pattern: '^[!-~]+$',
               description: 'Only this account’s (an admin’s `all` key; others ignore it).',
             }),
           ),
@@ -113,12 +117,12 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
     async (request) => {
       const { actor } = callerOf(request);
       const limit = pageSize(request.query.limit);
-      const cursor = decodeCursor(request.query.cursor);
+      const cursor = timeCursor(request.query.cursor);
       const accountId = actor.role === 'admin' ? request.query.account_id : actor.id;
       const rows = await ctx.store.api.pageAgents({
         limit: limit + 1,
         accountId,
-        after: cursor && { created_at: Number(cursor.after), id: cursor.id },
+        after: cursor && { created_at: cursor.at, id: cursor.id },
       });
       const page = rows.slice(0, limit);
       const last = page.at(-1);

@@ -16,7 +16,7 @@ import {
 } from '../../domain/clients.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
 import type { Approval } from '../../store/types.ts';
-import { checkIfMatch, decodeCursor, encodeCursor, idempotent, pageSize } from '../conditions.ts';
+import { checkIfMatch, encodeCursor, idempotent, pageSize, timeCursor } from '../conditions.ts';
 import { requireWrite } from '../keys.ts';
 import { ClientView, clientView, Page, RevokedView } from '../views.ts';
 import { type ApiScope, callerOf } from './index.ts';
@@ -59,7 +59,9 @@ const NewClientBody = Type.Object(
     approval: Type.Optional(ApprovalField),
     account_id: Type.Optional(
       Type.String({
+        minLength: 1,
         maxLength: 64,
+        pattern: '^[!-~]+$',
         description: 'The owning account; only a key reaching all accounts may name another.',
       }),
     ),
@@ -115,7 +117,9 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
           ...ListQuery,
           account_id: Type.Optional(
             Type.String({
+              minLength: 1,
               maxLength: 64,
+              pattern: '^[!-~]+$',
               description: 'Only this account’s (an admin’s `all` key; others ignore it).',
             }),
           ),
@@ -126,11 +130,11 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
     async (request) => {
       const { actor } = callerOf(request);
       const limit = pageSize(request.query.limit);
-      const cursor = decodeCursor(request.query.cursor);
+      const cursor = timeCursor(request.query.cursor);
       const rows = await ctx.store.api.pageClients({
         limit: limit + 1,
         accountId: actor.role === 'admin' ? request.query.account_id : actor.id,
-        after: cursor && { created_at: Number(cursor.after), id: cursor.id },
+        after: cursor && { created_at: cursor.at, id: cursor.id },
       });
       const page = rows.slice(0, limit);
       const last = page.at(-1);

@@ -5,11 +5,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { reachableGrant } from '../../console/access.ts';
-import { decodeCursor, encodeCursor, pageSize } from '../conditions.ts';
+import { encodeCursor, pageSize, timeCursor } from '../conditions.ts';
 import { requireWrite } from '../keys.ts';
 import { GrantView, grantView, Page } from '../views.ts';
 import { type ApiScope, callerOf } from './index.ts';
-import { answers, IdParams, ListQuery } from './shared.ts';
+import { answers, IdFilter, IdParams, ListQuery } from './shared.ts';
 
 const GrantRef = Type.Ref(GrantView);
 const tags = ['Grants'];
@@ -28,8 +28,8 @@ export async function grantRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         tags,
         querystring: Type.Object({
           ...ListQuery,
-          agent_id: Type.Optional(Type.String({ maxLength: 256, description: 'Only this agent’s grants.' })),
-          client_id: Type.Optional(Type.String({ maxLength: 512, description: 'Only grants at this client.' })),
+          agent_id: IdFilter('Only this agent’s grants.'),
+          client_id: IdFilter('Only grants at this client.'),
           live: Type.Optional(
             Type.Union([Type.Literal('true'), Type.Literal('false')], {
               description: 'true: only grants not revoked; false: only revoked ones; left out: both.',
@@ -43,14 +43,14 @@ export async function grantRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
       const { actor } = callerOf(request);
       const { agent_id, client_id, live } = request.query;
       const limit = pageSize(request.query.limit);
-      const cursor = decodeCursor(request.query.cursor);
+      const cursor = timeCursor(request.query.cursor);
       const rows = await ctx.store.api.pageGrants({
         limit: limit + 1,
         accountId: actor.role === 'admin' ? undefined : actor.id,
         agentId: agent_id,
         clientId: client_id,
         live: live === undefined ? undefined : live === 'true',
-        after: cursor && { created_at: Number(cursor.after), id: cursor.id },
+        after: cursor && { created_at: cursor.at, id: cursor.id },
       });
       const page = rows.slice(0, limit);
       const last = page.at(-1);

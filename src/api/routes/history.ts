@@ -8,11 +8,11 @@ import type { FastifyInstance } from 'fastify';
 import { OUTCOME_GROUPS, outcomeChoices, parseHistoryFilters } from '../../console/history.ts';
 import { InvalidRequest } from '../../errors.ts';
 import type { ActivityPageQuery } from '../../store/api-types.ts';
-import { encodeCursor, historyCursor, pageSize, timeFilter } from '../conditions.ts';
+import { encodeCursor, timeCursor, pageSize, timeFilter } from '../conditions.ts';
 import { requireAdminReach } from '../keys.ts';
 import { ActivityView, activityView, Page, SignInView, signInView } from '../views.ts';
 import { type ApiScope, callerOf } from './index.ts';
-import { answers, ListQuery } from './shared.ts';
+import { answers, IdFilter, ListQuery } from './shared.ts';
 
 /** The outcomes `outcome` takes: the console's filter's choices. */
 const OUTCOME_VALUES = [...OUTCOME_GROUPS.map(([value]) => value), ...outcomeChoices().map(([value]) => value)];
@@ -36,7 +36,7 @@ export async function historyRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
     const until = timeFilter('until', query.until);
     if (since !== undefined && until !== undefined && since >= until)
       throw new InvalidRequest('since must be before until.');
-    return { limit: pageSize(query.limit), before: historyCursor(query.cursor), since, until };
+    return { limit: pageSize(query.limit), before: timeCursor(query.cursor), since, until };
   };
 
   /** The page's records, and the cursor of the next (null on the last). */
@@ -60,8 +60,8 @@ export async function historyRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
         tags: ['Sign-ins'],
         querystring: Type.Object({
           ...ListQuery,
-          agent_id: Type.Optional(Type.String({ maxLength: 256, description: 'Only this agent’s attempts.' })),
-          client_id: Type.Optional(Type.String({ maxLength: 512, description: 'Only attempts at this client.' })),
+          agent_id: IdFilter('Only this agent’s attempts.'),
+          client_id: IdFilter('Only attempts at this client.'),
           outcome: Type.Optional(
             Type.String({
               maxLength: 64,
@@ -109,7 +109,7 @@ export async function historyRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
               description: 'Only this action (`agent.create`), or, ending in `*`, those it begins (`api.*`).',
             }),
           ),
-          actor_id: Type.Optional(Type.String({ maxLength: 64, description: 'Only this account’s actions.' })),
+          actor_id: IdFilter('Only this account’s actions.', 64),
           ...TimeRange,
         }),
         response: answers({ 200: Page(Type.Ref(ActivityView), 'ActivityPage') }, 403),

@@ -55,6 +55,10 @@ export const IdParams = Type.Object({
 });
 export type IdParams = { id: string };
 
+/** A filter naming a record by id: visible ASCII like every id (so no NUL reaches PostgreSQL). */
+export const IdFilter = (description: string, maxLength = 512) =>
+  Type.Optional(Type.String({ minLength: 1, maxLength, pattern: '^[!-~]+$', description }));
+
 /** `limit` (1–100, default 20) and `cursor` (next_cursor of the page before). */
 export const ListQuery = {
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1 to 100; default 20.' })),
