@@ -25,6 +25,9 @@ type Json = any;
 /**
  * The OpenAPI document as the server serves it, from a server built in memory (an empty
  * in-memory SQLite database; nothing listens).
+ *
+ * @example
+ * const doc = await apiDocument(); // doc.paths['/agents'].get.operationId === 'listAgents'
  */
 export async function apiDocument(): Promise<Json> {
   const config = loadConfig({
@@ -258,7 +261,12 @@ const PREAMBLE = [
   '',
 ];
 
-/** The text of docs/reference/api.md. */
+/**
+ * The text of docs/reference/api.md.
+ *
+ * @example
+ * writeFileSync(REFERENCE_PATH, apiReference(await apiDocument()));
+ */
 export function apiReference(doc: Json): string {
   const tags = byTag(doc);
   const schemas = Object.entries((doc.components?.schemas ?? {}) as Record<string, Json>);

@@ -67,6 +67,12 @@ async function setupLink(ctx: Pick<Context, 'store' | 'clock' | 'config'>, accou
   return { account: accountView(account), setup_link: link.url, setup_link_expires_at: time(link.expiresAt) };
 }
 
+/**
+ * Mounts /accounts on the API's scope.
+ *
+ * @example
+ * await api.register(async (routes) => accountRoutes(routes, { ctx }));
+ */
 export async function accountRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
   api.get<{ Querystring: { limit?: string; cursor?: string; email?: string } }>(
     '/accounts',

@@ -100,6 +100,12 @@ const WithSecret = Type.Object({
   }),
 });
 
+/**
+ * Mounts /clients on the API's scope.
+ *
+ * @example
+ * await api.register(async (routes) => clientRoutes(routes, { ctx }));
+ */
 export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
   const reachable = (request: Parameters<typeof callerOf>[0], id: string) =>
     reachableClient(ctx, callerOf(request).actor, id);

@@ -16,6 +16,12 @@ const tags = ['Grants'];
 
 type GrantQuery = { limit?: string; cursor?: string; agent_id?: string; client_id?: string; live?: 'true' | 'false' };
 
+/**
+ * Mounts /grants on the API's scope.
+ *
+ * @example
+ * await api.register(async (routes) => grantRoutes(routes, { ctx }));
+ */
 export async function grantRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
   api.get<{ Querystring: GrantQuery }>(
     '/grants',

@@ -29,6 +29,12 @@ type ActivityQuery = TimeQuery & { action?: string; actor_id?: string };
 /** An action, or a prefix of actions ending in `*`: `api.*`. */
 const ACTION = /^[A-Za-z0-9_.]{1,64}$/;
 
+/**
+ * Mounts /sign-ins and /activity on the API's scope.
+ *
+ * @example
+ * await api.register(async (routes) => historyRoutes(routes, { ctx }));
+ */
 export async function historyRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
   /** The page and time range every history query shares, or InvalidRequest. */
   const range = (query: TimeQuery) => {

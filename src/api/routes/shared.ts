@@ -55,7 +55,12 @@ export const IdParams = Type.Object({
 });
 export type IdParams = { id: string };
 
-/** A filter naming a record by id: visible ASCII like every id (so no NUL reaches PostgreSQL). */
+/**
+ * A filter naming a record by id: visible ASCII like every id (so no NUL reaches PostgreSQL).
+ *
+ * @example
+ * querystring: Type.Object({ ...ListQuery, agent_id: IdFilter('Only this agent’s grants.') })
+ */
 export const IdFilter = (description: string, maxLength = 512) =>
   Type.Optional(Type.String({ minLength: 1, maxLength, pattern: '^[!-~]+$', description }));
 
