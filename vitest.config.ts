@@ -11,6 +11,7 @@ import { postgresUnavailableReason } from './test/helpers/postgres-cluster.ts';
 const SQLITE_ONLY = [
   'test/config.test.ts',
   'test/config-reference.test.ts',
+  'test/api-reference.test.ts',
   'test/mcp-tools-reference.test.ts',
   'test/cli.test.ts',
   'test/sqlite-*.test.ts',

@@ -124,3 +124,36 @@ export async function idempotent(
   );
   return { answer, replayed: false };
 }
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An RFC 3339 time from a list's filter (`since`, `until`) as epoch seconds, rounded up (a
+ * fraction of a second means the next whole one: records are kept to the second), or
+ * InvalidRequest naming the parameter.
+ *
+ * @example
+ * timeFilter('since', '2026-01-31T12:00:00Z') // 1769860800
+ */
+export function timeFilter(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const ms = RFC3339.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (Number.isNaN(ms)) throw new InvalidRequest(`${name} must be an RFC 3339 time, such as 2026-01-31T12:00:00Z.`);
+  return Math.ceil(ms / 1000);
+}
+
+/**
+ * The cursor of a list whose sort value is a time in seconds (every list's: `created_at`, or a
+ * history's `at`), or InvalidRequest: a forged cursor never reaches the database.
+ *
+ * @example
+ * const cursor = timeCursor(request.query.cursor); // { at: 1769860800, id: 'agt_…' } or undefined
+ */
+export function timeCursor(raw: string | undefined): { at: number; id: string } | undefined {
+  const cursor = decodeCursor(raw);
+  if (cursor === undefined) return undefined;
+  // Every id is visible ASCII; anything else (a NUL PostgreSQL refuses) is a forgery.
+  if (typeof cursor.after !== 'number' || !Number.isSafeInteger(cursor.after) || !/^[!-~]{1,512}$/.test(cursor.id))
+    throw new InvalidRequest('The cursor is not one this list returned; start again without it.');
+  return { at: cursor.after, id: cursor.id };
+}

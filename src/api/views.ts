@@ -27,17 +27,22 @@ export const ErrorView = Type.Object(
 
 export const AgentView = Type.Object(
   {
-    id: Type.String({ examples: ['agt_3x9Kq0aZ1bC2dE3f'] }),
-    name: Type.String(),
-    status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
-    owner: Type.Object({
-      email: Type.String(),
-      name: Nullable(Type.String()),
-      email_verified: Type.Boolean(),
+    id: Type.String({ examples: ['agt_3x9Kq0aZ1bC2dE3f'], description: 'The agent_id it signs in with.' }),
+    name: Type.String({ description: 'A label for people; not a claim.' }),
+    status: Type.Union([Type.Literal('active'), Type.Literal('disabled')], {
+      description: 'disabled: its sign-ins and tokens are refused until it is active again.',
     }),
+    owner: Type.Object(
+      {
+        email: Type.String({ description: 'The email claim of its sign-ins.' }),
+        name: Nullable(Type.String({ description: 'The name claim.' })),
+        email_verified: Type.Boolean({ description: 'The email_verified claim.' }),
+      },
+      { description: 'The person it acts for: its account’s, or given when it was made without one.' },
+    ),
     account_id: Nullable(Type.String({ description: 'The console account that owns it; null when made by the CLI.' })),
     created_at: Time,
-    last_used_at: Nullable(Time),
+    last_used_at: Nullable(Type.String({ format: 'date-time', description: 'Its last sign-in.' })),
     previous_secret_expires_at: Nullable(
       Type.String({ format: 'date-time', description: 'Until when the secret before the last rotation works.' }),
     ),
@@ -62,23 +67,32 @@ export function agentView(agent: AgentRecord, now: number): AgentView {
 
 export const ClientView = Type.Object(
   {
-    id: Type.String({ examples: ['cli_7fQ2mN8pL1kJ0hG9'] }),
-    name: Type.String(),
+    id: Type.String({ examples: ['cli_7fQ2mN8pL1kJ0hG9'], description: 'The client_id.' }),
+    name: Type.String({ description: 'Shown on the sign-in page.' }),
     status: Type.Union([Type.Literal('active'), Type.Literal('inactive')], {
       description: 'inactive: disabled; its sign-ins and tokens are refused (docs/contract.md).',
     }),
     type: Type.Union([Type.Literal('confidential'), Type.Literal('public')], {
       description: 'confidential: a website with a server and a secret; public: no secret (PKCE only).',
     }),
-    token_endpoint_auth_method: Type.String(),
-    redirect_uris: Type.Array(Type.String()),
+    token_endpoint_auth_method: Type.String({
+      description: 'client_secret_post (a confidential client; HTTP Basic works as well) or none (a public client).',
+    }),
+    redirect_uris: Type.Array(Type.String(), { description: 'Where its sign-ins may return.' }),
     resources: Type.Array(Type.String(), { description: 'RFC 8707 resources it serves as a resource server.' }),
-    approval: Type.Union([Type.Literal('auto'), Type.Literal('manual')]),
-    source: Type.Union([Type.Literal('manual'), Type.Literal('dynamic'), Type.Literal('metadata_document')]),
-    account_id: Nullable(Type.String()),
+    approval: Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
+      description: 'auto: a sign-in goes on once the agent authenticates; manual: the person confirms.',
+    }),
+    source: Type.Union([Type.Literal('manual'), Type.Literal('dynamic'), Type.Literal('metadata_document')], {
+      description:
+        'manual: registered in the console, the CLI or this API; dynamic: by RFC 7591 registration; metadata_document: a Client ID Metadata Document.',
+    }),
+    account_id: Nullable(Type.String({ description: 'The console account that owns it; null when made by the CLI.' })),
     created_at: Time,
     last_used_at: Nullable(Time),
-    previous_secret_expires_at: Nullable(Type.String({ format: 'date-time' })),
+    previous_secret_expires_at: Nullable(
+      Type.String({ format: 'date-time', description: 'Until when the secret before the last rotation works.' }),
+    ),
   },
   { $id: 'Client', title: 'Client (website)' },
 );
@@ -105,13 +119,17 @@ export function clientView(client: ClientRecord, now: number): ClientView {
 
 export const AccountView = Type.Object(
   {
-    id: Type.String(),
-    email: Type.String(),
+    id: Type.String({ examples: ['acc_Qm3xT9aZ1bC2dE3fG4hI'] }),
+    email: Type.String({ description: 'As the person typed it; unique whatever its case.' }),
     name: Nullable(Type.String()),
-    role: Type.Union([Type.Literal('admin'), Type.Literal('member')]),
-    status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
+    role: Type.Union([Type.Literal('admin'), Type.Literal('member')], {
+      description: 'admin: reaches every account’s records; member: its own.',
+    }),
+    status: Type.Union([Type.Literal('active'), Type.Literal('disabled')], {
+      description: 'disabled: cannot sign in to the console, and its API keys stop working.',
+    }),
     email_verified: Type.Boolean(),
-    has_password: Type.Boolean(),
+    has_password: Type.Boolean({ description: 'Whether it can sign in with a password (else passkeys only).' }),
     created_at: Time,
     last_sign_in_at: Nullable(Time),
   },
@@ -135,14 +153,18 @@ export function accountView(account: AccountRecord): AccountView {
 
 export const GrantView = Type.Object(
   {
-    id: Type.String(),
+    id: Type.String({ examples: ['grt_Hk2mQ9xZ0aB1cD2e'] }),
     agent_id: Type.String(),
     client_id: Type.String(),
-    scope: Type.String(),
-    model: Type.String(),
-    resource: Nullable(Type.String()),
+    scope: Type.String({ description: 'The scopes granted, space-separated.' }),
+    model: Type.String({ description: 'The model the agent said it was when it signed in.' }),
+    resource: Nullable(
+      Type.String({ description: 'The RFC 8707 resource its access tokens are for; null: the client.' }),
+    ),
     created_at: Time,
-    revoked_at: Nullable(Time),
+    revoked_at: Nullable(
+      Type.String({ format: 'date-time', description: 'When it was revoked: its tokens stopped working then.' }),
+    ),
   },
   { $id: 'Grant', title: 'Grant' },
 );

@@ -6,7 +6,7 @@
 import type { Context } from '../context.ts';
 import { VISIBLE_ASCII } from '../domain/rules/client.ts';
 import type { AccountRecord } from '../store/console-types.ts';
-import type { AgentRecord, ClientRecord } from '../store/types.ts';
+import type { AgentRecord, ClientRecord, GrantRecord } from '../store/types.ts';
 import { AccessDenied, NotFound } from '../errors.ts';
 
 type Deps = Pick<Context, 'store'>;
@@ -34,6 +34,26 @@ export async function reachableClient(deps: Deps, actor: AccountRecord, id: stri
   const client = possibleId(id) ? await deps.store.findClient(id) : undefined;
   if (!client || !mayReach(actor, client.account_id)) throw new NotFound('No such website.');
   return client;
+}
+
+/**
+ * A grant is its agent's owner's and its website's owner's alike: either reaches it.
+ *
+ * @example
+ * const grant = await reachableGrant(ctx, account, 'grt_…'); // or NotFound
+ */
+export async function reachableGrant(deps: Deps, actor: AccountRecord, id: string): Promise<GrantRecord> {
+  const grant = possibleId(id) ? await deps.store.findGrant(id) : undefined;
+  if (grant && (actor.role === 'admin' || (await ownsEitherSide(deps, actor, grant)))) return grant;
+  throw new NotFound('No such grant.');
+}
+
+async function ownsEitherSide(deps: Deps, actor: AccountRecord, grant: GrantRecord): Promise<boolean> {
+  const [agent, client] = await Promise.all([
+    deps.store.findAgent(grant.agent_id),
+    deps.store.findClient(grant.client_id),
+  ]);
+  return mayReach(actor, agent?.account_id ?? null) || mayReach(actor, client?.account_id ?? null);
 }
 
 export function requireAdmin(actor: AccountRecord): void {

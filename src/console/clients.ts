@@ -49,8 +49,19 @@ function websiteFields(
  */
 export function clientInput(form: ClientForm, accountId: string, publicClients = false): NewClient {
   const { name, uris, approval } = websiteFields(form);
-  const clientType = form.client_type ?? 'confidential';
-  if (clientType !== 'confidential' && (clientType !== 'public' || !publicClients)) {
+  return { name, redirectUris: uris, approval, accountId, public: publicChosen(form.client_type, publicClients) };
+}
+
+/**
+ * Whether an owner chose a public client (no secret) over a confidential one (the default), or
+ * InvalidField: a public client may be chosen only while the server lets public clients sign in.
+ *
+ * @example
+ * publicChosen('public', ctx.config.publicClients); // true, or InvalidField without PUBLIC_CLIENTS
+ */
+export function publicChosen(clientType: string | undefined, publicClients: boolean): boolean {
+  const chosen = clientType ?? 'confidential';
+  if (chosen !== 'confidential' && (chosen !== 'public' || !publicClients)) {
     throw new InvalidField(
       'client_type',
       publicClients
@@ -58,7 +69,7 @@ export function clientInput(form: ClientForm, accountId: string, publicClients =
         : 'This server does not let public clients sign in.',
     );
   }
-  return { name, redirectUris: uris, approval, accountId, public: clientType === 'public' };
+  return chosen === 'public';
 }
 
 /**

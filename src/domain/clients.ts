@@ -170,10 +170,12 @@ export interface ClientChanges {
   name?: string;
   redirectUris?: string[];
   approval?: Approval;
+  /** The resources (RFC 8707) it serves; the list given replaces the old one. */
+  resources?: string[];
 }
 
 /**
- * Changes a client's name, redirect URIs or approval under the rules of registration
+ * Changes a client's name, redirect URIs, approval or resources under the rules of registration
  * (validateNewClient: the same errors and wording). A client a metadata document describes is
  * changed by changing the document. A redirect URI taken away is refused from then on: at
  * /authorize, and for a request started before (authenticateAgent, continueAuthorization).
@@ -186,13 +188,13 @@ export async function updateClient(deps: Deps, clientId: string, changes: Client
   if (!client) throw new NotFound(`no client ${clientId}`);
   if (client.source === 'metadata_document')
     throw new InvalidRequest(`client ${clientId} is described by its metadata document; change the document instead`);
-  const { name, redirectUris } = validateNewClient({
+  const { name, redirectUris, resources } = validateNewClient({
     name: changes.name ?? client.name,
     redirectUris: changes.redirectUris ?? client.redirect_uris,
-    resources: client.resources,
+    resources: changes.resources ?? client.resources,
     public: isPublicClient(client),
   });
-  const patch = { name, redirect_uris: redirectUris, approval: changes.approval ?? client.approval };
+  const patch = { name, redirect_uris: redirectUris, approval: changes.approval ?? client.approval, resources };
   if (!(await deps.store.updateClient(client.id, patch))) throw new NotFound(`no client ${clientId}`);
   return { ...client, ...patch };
 }

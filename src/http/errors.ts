@@ -95,10 +95,33 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
 export function schemaErrorMessage(
   errors: Array<{ keyword: string; instancePath: string; params: Record<string, unknown> }>,
 ): string {
-  const first = errors[0];
+  // A union of values (TypeBox's literals) fails each branch, then the union: name every value.
+  const union = errors.find((error) => error.keyword === 'anyOf');
+  const first = union ?? errors[0];
   if (!first) return 'The request is invalid.';
   const field = first.instancePath.replace(/^\//, '').replace(/\//g, '.');
   switch (first.keyword) {
+    case 'anyOf': {
+      const values = errors
+        .filter((error) => error.instancePath === first.instancePath)
+        .flatMap((error) =>
+          error.keyword === 'const'
+            ? [error.params.allowedValue]
+            : error.keyword === 'enum'
+              ? (error.params.allowedValues as unknown[])
+              : [],
+        );
+      return values.length > 0 ? `${field} must be one of ${values.join(', ')}` : `${field} is invalid`;
+    }
+    case 'additionalProperties':
+      return `${field ? `${field}.` : ''}${String(first.params.additionalProperty)} is not a field of this request`;
+    case 'minProperties':
+      return `${field || 'the request'} must have at least ${String(first.params.limit)} field(s)`;
+    case 'minimum':
+    case 'maximum':
+      return `${field} must be ${first.keyword === 'minimum' ? 'at least' : 'at most'} ${String(first.params.limit)}`;
+    case 'maxItems':
+      return `${field} may have at most ${String(first.params.limit)} items`;
     case 'required':
       return `${String(first.params.missingProperty)} is required`;
     case 'type':

@@ -1,5 +1,5 @@
 /** The management API's records (docs/design.md §15): its keys and its idempotent creations. */
-import type { AccountRecord, ConsoleEvent } from './console-types.ts';
+import type { AccountRecord, ConsoleEvent, ConsoleEventView, SignInRecord } from './console-types.ts';
 import type { AgentRecord, ClientRecord, GrantRecord } from './types.ts';
 
 /** What a key may do: read only, or read and change. */
@@ -43,6 +43,30 @@ export interface ListQuery {
   accountId?: string;
 }
 
+/** A page of a newest-first history: at most `limit`, after (older than) `before`, within [since, until). */
+export interface HistoryPageQuery {
+  limit: number;
+  before?: { at: number; id: string };
+  /** At or after (epoch seconds). */
+  since?: number;
+  /** Before (epoch seconds). */
+  until?: number;
+}
+
+/** Sign-ins of an account's agents and clients when `accountId` is given; `outcome` as the console's filter. */
+export interface SignInPageQuery extends HistoryPageQuery {
+  accountId?: string;
+  agentId?: string;
+  clientId?: string;
+  outcome?: { is: string } | { not: string };
+}
+
+/** Console events: of one actor, of one action, or of actions under a prefix (`api.`). */
+export interface ActivityPageQuery extends HistoryPageQuery {
+  actorId?: string;
+  action?: { is: string } | { prefix: string };
+}
+
 export interface ApiStore {
   insertKey(key: ApiKeyRecord): Promise<void>;
   /** The key with this digest and its account, in one read. */
@@ -70,8 +94,13 @@ export interface ApiStore {
   releaseIdempotencyKey(keyId: string, idempotencyKey: string): Promise<void>;
   pageAgents(query: ListQuery): Promise<AgentRecord[]>;
   pageClients(query: ListQuery): Promise<ClientRecord[]>;
-  /** Grants, of an account's agents and websites when `accountId` is given; `live`: not revoked. */
+  /** Grants, of an account's agents and websites when `accountId` is given; `live`: not revoked (false: revoked). */
   pageGrants(query: ListQuery & { agentId?: string; clientId?: string; live?: boolean }): Promise<GrantRecord[]>;
+  pageAccounts(query: Omit<ListQuery, 'accountId'>): Promise<AccountRecord[]>;
+  /** Sign-ins newest first (see SignInPageQuery). */
+  pageSignIns(query: SignInPageQuery): Promise<SignInRecord[]>;
+  /** Console events newest first, with the actor's email (see ActivityPageQuery). */
+  pageActivity(query: ActivityPageQuery): Promise<ConsoleEventView[]>;
   /** Deletes idempotency records created before `before`; returns how many. */
   purge(before: number): Promise<number>;
 }

@@ -176,6 +176,7 @@ export type ClientPatch = Partial<
     | 'name'
     | 'redirect_uris'
     | 'approval'
+    | 'resources'
     | 'token_endpoint_auth_method'
     | 'registration_token_digest'
     | 'last_used_at'

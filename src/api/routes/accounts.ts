@@ -1,5 +1,233 @@
-/** To be written (issue 23). */
+/**
+ * /accounts: the people of the console, for an admin's `all` key only, by the console's rules
+ * (src/console/accounts.ts): creation with a one-time setup link, names, roles, disabling.
+ */
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { ApiScope } from './index.ts';
+import {
+  accountById,
+  createAccount,
+  emailOf,
+  issueLink,
+  nameOf,
+  rename,
+  setAccountRole,
+  setAccountStatus,
+} from '../../console/accounts.ts';
+import type { Context } from '../../context.ts';
+import { Conflict, InvalidField } from '../../errors.ts';
+import type { AccountRecord, AccountRole } from '../../store/console-types.ts';
+import { checkIfMatch, encodeCursor, idempotent, pageSize, timeCursor } from '../conditions.ts';
+import { requireAdminReach, requireWrite } from '../keys.ts';
+import { AccountView, accountView, Page, time } from '../views.ts';
+import { type ApiScope, callerOf } from './index.ts';
+import { answers, IdempotencyHeaders, IdParams, IfMatchHeaders, ifMatchOf, ListQuery, withTag } from './shared.ts';
 
-export async function accountRoutes(_api: FastifyInstance, _scope: ApiScope): Promise<void> {}
+const AccountRef = Type.Ref(AccountView);
+const tags = ['Accounts'];
+
+const Role = Type.Union([Type.Literal('admin'), Type.Literal('member')]);
+const NewAccountBody = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 320, description: 'Unique, whatever its case.' }),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    role: Type.Optional(
+      Type.Union([Type.Literal('admin'), Type.Literal('member')], { description: 'Default member.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type NewAccountBody = { email: string; name?: string; role?: AccountRole };
+
+const AccountChanges = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 200, description: 'Empty: no name.' })),
+    role: Type.Optional(Role),
+    status: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('disabled')], {
+        description: 'disabled: signed out everywhere, and the links it made end; its agents and clients keep working.',
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+type AccountChanges = { name?: string; role?: AccountRole; status?: 'active' | 'disabled' };
+
+const WithLink = Type.Object({
+  account: AccountRef,
+  setup_link: Type.String({
+    description: 'A one-time link that signs the person in once, to add a passkey or a password. Shown only here.',
+  }),
+  setup_link_expires_at: Type.String({ format: 'date-time' }),
+});
+
+/** A new setup link for the account, made by the caller's account (it ends if that one is disabled). */
+async function setupLink(ctx: Pick<Context, 'store' | 'clock' | 'config'>, account: AccountRecord, by: string) {
+  const link = await issueLink(ctx, 'setup', { accountId: account.id, createdBy: by });
+  return { account: accountView(account), setup_link: link.url, setup_link_expires_at: time(link.expiresAt) };
+}
+
+/**
+ * Mounts /accounts on the API's scope.
+ *
+ * @example
+ * await api.register(async (routes) => accountRoutes(routes, { ctx }));
+ */
+export async function accountRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
+  api.get<{ Querystring: { limit?: string; cursor?: string; email?: string } }>(
+    '/accounts',
+    {
+      schema: {
+        operationId: 'listAccounts',
+        summary: 'List accounts',
+        description:
+          'Oldest first; with `email`, the one account of that email (whatever its case), or none. Only an admin’s `all` key.',
+        tags,
+        querystring: Type.Object({
+          ...ListQuery,
+          email: Type.Optional(Type.String({ maxLength: 320, description: 'Only the account of this email.' })),
+        }),
+        response: answers({ 200: Page(AccountRef, 'AccountPage') }, 403),
+      },
+    },
+    async (request) => {
+      requireAdminReach(callerOf(request));
+      const limit = pageSize(request.query.limit);
+      const cursor = timeCursor(request.query.cursor);
+      if (request.query.email !== undefined) {
+        const found = await ctx.store.console.findAccountByEmail(emailOf(request.query.email).key);
+        return { data: found ? [accountView(found)] : [], next_cursor: null };
+      }
+      const rows = await ctx.store.api.pageAccounts({
+        limit: limit + 1,
+        after: cursor && { created_at: cursor.at, id: cursor.id },
+      });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        data: page.map(accountView),
+        next_cursor: rows.length > limit && last ? encodeCursor({ after: last.created_at, id: last.id }) : null,
+      };
+    },
+  );
+
+  api.post<{ Body: NewAccountBody }>(
+    '/accounts',
+    {
+      schema: {
+        operationId: 'createAccount',
+        summary: 'Create an account',
+        description:
+          'Answers the account and a one-time setup link to send to the person, as `agentauth account create` prints it. Send an `Idempotency-Key` to retry safely. Only an admin’s `all` key.',
+        tags,
+        headers: IdempotencyHeaders,
+        body: NewAccountBody,
+        response: answers({ 201: WithLink }, 403, 409, 422),
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      requireAdminReach(caller);
+      requireWrite(caller);
+      const { answer, replayed } = await idempotent(
+        ctx,
+        caller,
+        request.headers['idempotency-key'] as string | undefined,
+        request,
+        async () => {
+          const { email, name, role } = request.body;
+          emailOf(email);
+          let account: AccountRecord;
+          try {
+            account = await createAccount(ctx, { email, name, role: role ?? 'member' });
+          } catch (error) {
+            // The email was checked above, so an email refused now is one already taken.
+            if (error instanceof InvalidField && error.field === 'email') throw new Conflict(error.description);
+            throw error;
+          }
+          return {
+            status: 201,
+            body: await setupLink(ctx, account, caller.account.id),
+            location: `accounts/${account.id}`,
+          };
+        },
+      );
+      const created = answer.body as { account: { id: string } };
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      reply.header('x-created-id', created.account.id);
+      reply.header('cache-control', 'no-store');
+      return reply.code(answer.status).header('location', answer.location).send(answer.body);
+    },
+  );
+
+  api.get<{ Params: IdParams }>(
+    '/accounts/:id',
+    {
+      schema: {
+        operationId: 'getAccount',
+        summary: 'Read an account',
+        description: 'Answers its `ETag`, for `If-Match` on a change. Only an admin’s `all` key.',
+        tags,
+        params: IdParams,
+        response: answers({ 200: AccountRef }, 403, 404),
+      },
+    },
+    async (request, reply) => {
+      requireAdminReach(callerOf(request));
+      return withTag(reply, accountView(await accountById(ctx, request.params.id)));
+    },
+  );
+
+  api.patch<{ Params: IdParams; Body: AccountChanges }>(
+    '/accounts/:id',
+    {
+      schema: {
+        operationId: 'updateAccount',
+        summary: 'Rename an account, change its role, disable or enable it',
+        description:
+          'As in the console: no one takes the admin role from themselves or disables their own account, so there is always an administrator left. Only an admin’s `all` key.',
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: AccountChanges,
+        response: answers({ 200: AccountRef }, 403, 404, 412),
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      requireAdminReach(caller);
+      requireWrite(caller);
+      const target = await accountById(ctx, request.params.id);
+      checkIfMatch(ifMatchOf(request), accountView(target));
+      const { name, role, status } = request.body;
+      // Every refusal before any change: the name's, then the role's and the status's own rules.
+      if (name !== undefined) nameOf(name);
+      if (role !== undefined && role !== target.role) await setAccountRole(ctx, caller.account, target, role);
+      if (status !== undefined && status !== target.status) await setAccountStatus(ctx, caller.account, target, status);
+      if (name !== undefined) await rename(ctx, target, name);
+      return withTag(reply, accountView(await accountById(ctx, target.id)));
+    },
+  );
+
+  api.post<{ Params: IdParams }>(
+    '/accounts/:id/setup-link',
+    {
+      schema: {
+        operationId: 'createSetupLink',
+        summary: 'Make a new setup link for an account',
+        description:
+          'For someone who lost their passkey or password: the link signs them in once. A disabled account’s link works once the account is enabled. Only an admin’s `all` key.',
+        tags,
+        params: IdParams,
+        response: answers({ 200: WithLink }, 403, 404),
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      requireAdminReach(caller);
+      requireWrite(caller);
+      reply.header('cache-control', 'no-store');
+      return setupLink(ctx, await accountById(ctx, request.params.id), caller.account.id);
+    },
+  );
+}

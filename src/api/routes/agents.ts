@@ -4,47 +4,83 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { accountById } from '../../console/accounts.ts';
 import { agentLabel, createOwnedAgent, deleteAgent } from '../../console/agents.ts';
 import { reachableAgent } from '../../console/access.ts';
-import { rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
+import { registerAgent, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
 import { InvalidRequest, NotFound } from '../../errors.ts';
-import { checkIfMatch, decodeCursor, encodeCursor, idempotent, pageSize } from '../conditions.ts';
-import { requireWrite } from '../keys.ts';
+import { checkIfMatch, encodeCursor, idempotent, pageSize, timeCursor } from '../conditions.ts';
+import { type ApiCaller, requireAdminReach, requireWrite } from '../keys.ts';
 import { AgentView, agentView, Page, RevokedView } from '../views.ts';
 import { callerOf, type ApiScope } from './index.ts';
-import { answers, IdempotencyHeaders, IdParams, IfMatchHeaders, ifMatchOf, ListQuery, withTag } from './shared.ts';
+import {
+  answers,
+  IdempotencyHeaders,
+  IdParams,
+  IfMatchHeaders,
+  ifMatchOf,
+  ListQuery,
+  ownerFor,
+  RotateBody,
+  withTag,
+} from './shared.ts';
 
 const AgentRef = Type.Ref(AgentView);
 const tags = ['Agents'];
 
 const NewAgentBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'Required for an account’s agent; for an `owner`’s, it defaults to the owner’s name or email.',
+      }),
+    ),
     account_id: Type.Optional(
       Type.String({
+        minLength: 1,
         maxLength: 64,
+        pattern: '^[!-~]+$',
         description: 'The owning account; only a key reaching all accounts may name another.',
       }),
     ),
-  },
-  { additionalProperties: false },
-);
-const AgentChanges = Type.Object(
-  {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])),
-  },
-  { additionalProperties: false, minProperties: 1 },
-);
-const RotateBody = Type.Object(
-  {
-    grace_seconds: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 604800, description: 'How long the old secret keeps working; default 0.' }),
+    owner: Type.Optional(
+      Type.Object(
+        {
+          email: Type.String({ minLength: 1, maxLength: 320, description: 'The email claim.' }),
+          name: Type.Optional(Type.String({ maxLength: 200, description: 'The name claim.' })),
+          email_verified: Type.Optional(
+            Type.Boolean({
+              description: 'Whether the owner’s email was verified (the email_verified claim); default false.',
+            }),
+          ),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'Instead of an account: an agent of someone without a console account, as `agentauth agent create --owner-email` makes. Only an admin’s `all` key; not with `account_id`.',
+        },
+      ),
     ),
   },
   { additionalProperties: false },
+);
+type NewAgentBody = {
+  name?: string;
+  account_id?: string;
+  owner?: { email: string; name?: string; email_verified?: boolean };
+};
+const AgentChanges = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    status: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('disabled')], {
+        description: 'disabled: its sign-ins and tokens are refused until it is active again.',
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
 );
 const WithSecret = Type.Object({
   agent: AgentRef,
@@ -64,19 +100,29 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         description:
           'Oldest first. A key reaching its own account lists that account’s agents; an admin’s `all` key lists every agent, or one account’s with `account_id`.',
         tags,
-        querystring: Type.Object({ ...ListQuery, account_id: Type.Optional(Type.String({ maxLength: 64 })) }),
+        querystring: Type.Object({
+          ...ListQuery,
+          account_id: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 64,
+              pattern: '^[!-~]+$',
+              description: 'Only this account’s (an admin’s `all` key; others ignore it).',
+            }),
+          ),
+        }),
         response: answers({ 200: Page(AgentRef, 'AgentPage') }),
       },
     },
     async (request) => {
       const { actor } = callerOf(request);
       const limit = pageSize(request.query.limit);
-      const cursor = decodeCursor(request.query.cursor);
+      const cursor = timeCursor(request.query.cursor);
       const accountId = actor.role === 'admin' ? request.query.account_id : actor.id;
       const rows = await ctx.store.api.pageAgents({
         limit: limit + 1,
         accountId,
-        after: cursor && { created_at: Number(cursor.after), id: cursor.id },
+        after: cursor && { created_at: cursor.at, id: cursor.id },
       });
       const page = rows.slice(0, limit);
       const last = page.at(-1);
@@ -87,7 +133,7 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
     },
   );
 
-  api.post<{ Body: { name: string; account_id?: string } }>(
+  api.post<{ Body: NewAgentBody }>(
     '/agents',
     {
       schema: {
@@ -109,11 +155,10 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         request.headers['idempotency-key'] as string | undefined,
         request,
         async () => {
-          const owner =
-            request.body.account_id === undefined || request.body.account_id === caller.account.id
-              ? caller.account
-              : await otherAccount(caller.actor.role === 'admin', request.body.account_id);
-          const { agent, secret } = await createOwnedAgent(ctx, owner, request.body.name);
+          const { name, account_id, owner } = request.body;
+          const { agent, secret } = owner
+            ? await createUnownedAgent(caller, name, owner, account_id)
+            : await createOwnedAgent(ctx, await ownerFor(ctx, caller, account_id), name);
           return {
             status: 201,
             body: { agent: agentView(agent, ctx.clock()), agent_secret: secret },
@@ -235,9 +280,20 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
     },
   );
 
-  /** Another account, for an admin's key; NotFound for an unknown id, InvalidRequest for a member's key. */
-  async function otherAccount(admin: boolean, id: string) {
-    if (!admin) throw new InvalidRequest('account_id may name only the key’s own account.', 403);
-    return accountById(ctx, id);
+  /** An agent of someone without a console account, as the CLI makes them: only for an admin's `all` key. */
+  function createUnownedAgent(
+    caller: ApiCaller,
+    name: string | undefined,
+    owner: NonNullable<NewAgentBody['owner']>,
+    accountId: string | undefined,
+  ) {
+    if (accountId !== undefined) throw new InvalidRequest('Send account_id or owner, not both.');
+    requireAdminReach(caller);
+    return registerAgent(ctx, {
+      name,
+      ownerEmail: owner.email,
+      ownerName: owner.name,
+      emailVerified: owner.email_verified ?? false,
+    });
   }
 }

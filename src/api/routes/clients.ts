@@ -1,5 +1,310 @@
-/** To be written (issue 23). */
+/**
+ * /clients: what an owner (or an admin's key, for everyone) does with clients, which the console
+ * calls websites, by the console's rules (src/console/clients.ts, access.ts) and the domain's
+ * (registration, changes, rotation, revocation).
+ */
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { ApiScope } from './index.ts';
+import { reachableClient } from '../../console/access.ts';
+import { publicChosen } from '../../console/clients.ts';
+import {
+  deleteClient,
+  registerClient,
+  rotateClientSecret,
+  setClientStatus,
+  updateClient,
+} from '../../domain/clients.ts';
+import { revokeGrants } from '../../domain/revocation.ts';
+import type { Approval } from '../../store/types.ts';
+import { checkIfMatch, encodeCursor, idempotent, pageSize, timeCursor } from '../conditions.ts';
+import { requireWrite } from '../keys.ts';
+import { ClientView, clientView, Page, RevokedView } from '../views.ts';
+import { type ApiScope, callerOf } from './index.ts';
+import {
+  answers,
+  IdempotencyHeaders,
+  IdParams,
+  IfMatchHeaders,
+  ifMatchOf,
+  ListQuery,
+  ownerFor,
+  RotateBody,
+  withTag,
+} from './shared.ts';
 
-export async function clientRoutes(_api: FastifyInstance, _scope: ApiScope): Promise<void> {}
+const ClientRef = Type.Ref(ClientView);
+const tags = ['Clients'];
+
+const Uris = (description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { maxItems: 10, description });
+const Resources = Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), {
+  maxItems: 20,
+  description: 'RFC 8707 resources it serves as a resource server: it may introspect the tokens issued for them.',
+});
+const ApprovalField = Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
+  description: 'auto: the sign-in goes on as soon as the agent authenticates; manual: the person confirms.',
+});
+
+const NewClientBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'Shown on the sign-in page.' }),
+    redirect_uris: Type.Optional(Uris('Where sign-ins return; required unless `resources` are given.')),
+    resources: Type.Optional(Resources),
+    type: Type.Optional(
+      Type.Union([Type.Literal('confidential'), Type.Literal('public')], {
+        description:
+          'confidential (default): a website with a server and a secret; public: no secret, PKCE only (only where the server lets public clients sign in).',
+      }),
+    ),
+    approval: Type.Optional(ApprovalField),
+    account_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[!-~]+$',
+        description: 'The owning account; only a key reaching all accounts may name another.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type NewClientBody = {
+  name: string;
+  redirect_uris?: string[];
+  resources?: string[];
+  type?: 'confidential' | 'public';
+  approval?: Approval;
+  account_id?: string;
+};
+
+const ClientChangesBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    redirect_uris: Type.Optional(Uris('Replaces every registered redirect URI.')),
+    resources: Type.Optional(Resources),
+    approval: Type.Optional(ApprovalField),
+    status: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('inactive')], {
+        description: 'inactive: disabled; its sign-ins and tokens are refused until it is active again.',
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+type ClientChangesBody = Partial<Omit<NewClientBody, 'type' | 'account_id'>> & { status?: 'active' | 'inactive' };
+
+const WithSecret = Type.Object({
+  client: ClientRef,
+  client_secret: Type.Union([Type.String(), Type.Null()], {
+    description: 'Shown only in this answer (and its idempotent replays); null for a public client.',
+  }),
+});
+
+/**
+ * Mounts /clients on the API's scope.
+ *
+ * @example
+ * await api.register(async (routes) => clientRoutes(routes, { ctx }));
+ */
+export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
+  const reachable = (request: Parameters<typeof callerOf>[0], id: string) =>
+    reachableClient(ctx, callerOf(request).actor, id);
+
+  api.get<{ Querystring: { limit?: string; cursor?: string; account_id?: string } }>(
+    '/clients',
+    {
+      schema: {
+        operationId: 'listClients',
+        summary: 'List clients (websites)',
+        description:
+          'Oldest first. A key reaching its own account lists that account’s clients; an admin’s `all` key lists every client, or one account’s with `account_id`.',
+        tags,
+        querystring: Type.Object({
+          ...ListQuery,
+          account_id: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 64,
+              pattern: '^[!-~]+$',
+              description: 'Only this account’s (an admin’s `all` key; others ignore it).',
+            }),
+          ),
+        }),
+        response: answers({ 200: Page(ClientRef, 'ClientPage') }),
+      },
+    },
+    async (request) => {
+      const { actor } = callerOf(request);
+      const limit = pageSize(request.query.limit);
+      const cursor = timeCursor(request.query.cursor);
+      const rows = await ctx.store.api.pageClients({
+        limit: limit + 1,
+        accountId: actor.role === 'admin' ? request.query.account_id : actor.id,
+        after: cursor && { created_at: cursor.at, id: cursor.id },
+      });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        data: page.map((client) => clientView(client, ctx.clock())),
+        next_cursor: rows.length > limit && last ? encodeCursor({ after: last.created_at, id: last.id }) : null,
+      };
+    },
+  );
+
+  api.post<{ Body: NewClientBody }>(
+    '/clients',
+    {
+      schema: {
+        operationId: 'createClient',
+        summary: 'Register a client (website)',
+        description:
+          'Answers the client and its secret, once (null for a public client). Send an `Idempotency-Key` to retry safely.',
+        tags,
+        headers: IdempotencyHeaders,
+        body: NewClientBody,
+        response: answers({ 201: WithSecret }, 403, 404, 409, 422),
+      },
+    },
+    async (request, reply) => {
+      const caller = callerOf(request);
+      requireWrite(caller);
+      const { answer, replayed } = await idempotent(
+        ctx,
+        caller,
+        request.headers['idempotency-key'] as string | undefined,
+        request,
+        async () => {
+          const { body } = request;
+          const owner = await ownerFor(ctx, caller, body.account_id);
+          const { client, secret } = await registerClient(ctx, {
+            name: body.name,
+            redirectUris: body.redirect_uris ?? [],
+            resources: body.resources,
+            approval: body.approval,
+            public: publicChosen(body.type, ctx.config.publicClients),
+            accountId: owner.id,
+          });
+          return {
+            status: 201,
+            body: { client: clientView(client, ctx.clock()), client_secret: secret },
+            location: `clients/${client.id}`,
+          };
+        },
+      );
+      const created = answer.body as { client: { id: string } };
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      reply.header('x-created-id', created.client.id);
+      reply.header('cache-control', 'no-store');
+      return reply.code(answer.status).header('location', answer.location).send(answer.body);
+    },
+  );
+
+  api.get<{ Params: IdParams }>(
+    '/clients/:id',
+    {
+      schema: {
+        operationId: 'getClient',
+        summary: 'Read a client (website)',
+        description: 'Answers its `ETag`, for `If-Match` on a change.',
+        tags,
+        params: IdParams,
+        response: answers({ 200: ClientRef }, 404),
+      },
+    },
+    async (request, reply) => withTag(reply, clientView(await reachable(request, request.params.id), ctx.clock())),
+  );
+
+  api.patch<{ Params: IdParams; Body: ClientChangesBody }>(
+    '/clients/:id',
+    {
+      schema: {
+        operationId: 'updateClient',
+        summary: 'Change, disable or enable a client (website)',
+        description:
+          'Fields left out stay as they are; a list given replaces the old one. Checked as a registration is. A client described by its metadata document is changed by changing the document (its status may still change).',
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: ClientChangesBody,
+        response: answers({ 200: ClientRef }, 403, 404, 412),
+      },
+    },
+    async (request, reply) => {
+      requireWrite(callerOf(request));
+      const client = await reachable(request, request.params.id);
+      checkIfMatch(ifMatchOf(request), clientView(client, ctx.clock()));
+      const { status, name, redirect_uris, resources, approval } = request.body;
+      if ([name, redirect_uris, resources, approval].some((field) => field !== undefined))
+        await updateClient(ctx, client.id, { name, redirectUris: redirect_uris, resources, approval });
+      if (status !== undefined && status !== client.status) await setClientStatus(ctx, client.id, status);
+      return withTag(reply, clientView(await reachable(request, client.id), ctx.clock()));
+    },
+  );
+
+  api.delete<{ Params: IdParams }>(
+    '/clients/:id',
+    {
+      schema: {
+        operationId: 'deleteClient',
+        summary: 'Delete a client (website)',
+        description:
+          'Its credentials stop working and its grants are revoked (their tokens stop working); answers what was revoked.',
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        response: answers({ 200: Type.Ref(RevokedView) }, 403, 404, 412),
+      },
+    },
+    async (request) => {
+      requireWrite(callerOf(request));
+      const client = await reachable(request, request.params.id);
+      checkIfMatch(ifMatchOf(request), clientView(client, ctx.clock()));
+      return deleteClient(ctx, client.id);
+    },
+  );
+
+  api.post<{ Params: IdParams; Body: { grace_seconds?: number } | undefined }>(
+    '/clients/:id/rotate-secret',
+    {
+      schema: {
+        operationId: 'rotateClientSecret',
+        summary: 'Issue a new client secret',
+        description:
+          'The old secret stops at once, or after `grace_seconds`. The new one is shown only in this answer. A public client has no secret (400).',
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: Type.Optional(RotateBody),
+        response: answers({ 200: Type.Object({ client: ClientRef, client_secret: Type.String() }) }, 403, 404, 412),
+      },
+    },
+    async (request, reply) => {
+      requireWrite(callerOf(request));
+      const client = await reachable(request, request.params.id);
+      checkIfMatch(ifMatchOf(request), clientView(client, ctx.clock()));
+      const secret = await rotateClientSecret(ctx, client.id, request.body?.grace_seconds ?? 0);
+      reply.header('cache-control', 'no-store');
+      return { client: clientView(await reachable(request, client.id), ctx.clock()), client_secret: secret };
+    },
+  );
+
+  api.post<{ Params: IdParams }>(
+    '/clients/:id/revoke-grants',
+    {
+      schema: {
+        operationId: 'revokeClientGrants',
+        summary: 'Revoke every grant of a client (website)',
+        description:
+          'The refresh and access tokens issued to it stop working; codes not yet redeemed and sign-ins in progress end.',
+        tags,
+        params: IdParams,
+        response: answers({ 200: Type.Ref(RevokedView) }, 403, 404),
+      },
+    },
+    async (request) => {
+      requireWrite(callerOf(request));
+      const client = await reachable(request, request.params.id);
+      return revokeGrants(ctx, { client_id: client.id });
+    },
+  );
+}

@@ -23,6 +23,7 @@ import {
 import { accountRoutes } from './accounts.ts';
 import { agentRoutes } from './agents.ts';
 import { clientRoutes } from './clients.ts';
+import { grantRoutes } from './grants.ts';
 import { historyRoutes } from './history.ts';
 import { keyRoutes } from './keys.ts';
 
@@ -137,6 +138,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
       await api.register(async (routes) => agentRoutes(routes, scope));
       await api.register(async (routes) => clientRoutes(routes, scope));
       await api.register(async (routes) => accountRoutes(routes, scope));
+      await api.register(async (routes) => grantRoutes(routes, scope));
       await api.register(async (routes) => historyRoutes(routes, scope));
       await api.register(async (routes) => keyRoutes(routes, scope));
     },

@@ -1,23 +1,68 @@
 /** Schemas and answers every route group of the management API uses. */
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { accountById } from '../../console/accounts.ts';
+import type { Context } from '../../context.ts';
+import { InvalidRequest } from '../../errors.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
 import { entityTag } from '../conditions.ts';
+import type { ApiCaller } from '../keys.ts';
 import { ErrorView } from '../views.ts';
 
-const ErrorRef = Type.Ref(ErrorView);
+/** What each error status of the API means, as the OpenAPI document describes it. */
+const ERROR_MEANINGS: Record<number, string> = {
+  400: 'A parameter or a field is malformed or refused: `invalid_request`, or a rule’s own code.',
+  401: 'No API key, or one unknown, revoked or expired, or of a disabled account: `invalid_token`.',
+  403: 'The key may not do this: a read key asked to change something, or a key without `all` reach (`insufficient_scope`); or a rule refuses it (`access_denied`).',
+  404: 'No such record, or one of another account: `not_found`.',
+  409: 'The record’s state refuses the change, or a creation with the same `Idempotency-Key` is still under way: `conflict`.',
+  412: 'The record changed since the `If-Match` tag was read: `precondition_failed`.',
+  422: 'The `Idempotency-Key` was used before for a different request: `idempotency_key_reused`.',
+  429: 'Past the key’s rate limit; retry after `Retry-After` seconds: `too_many_requests`.',
+};
+/** Where @fastify/swagger reads a response's description (and leaves it out of the schema); a $ref's is its description. */
+const RESPONSE_DESCRIPTION = 'x-response-description';
+const SUCCESS_MEANINGS: Record<number, string> = { 200: 'Done.', 201: 'Created.', 202: 'Accepted.', 204: 'Done.' };
 
 /**
- * The answers of an operation: its successes and the errors every call can meet (401 no key,
- * 429 past the key's rate limit), plus `more` errors of its own.
+ * The answers of an operation: its successes and the errors every call can meet (400 bad input,
+ * 401 no key, 429 past the key's rate limit), plus `more` errors of its own; each described.
+ *
+ * @example
+ * response: answers({ 200: Type.Ref(AgentView) }, 404)
  */
 export function answers(success: Record<number, TSchema>, ...more: number[]): Record<number, TSchema> {
-  const errors = [400, 401, 429, ...more].sort();
-  return { ...success, ...Object.fromEntries(errors.map((status) => [status, ErrorRef])) };
+  const errors = [...new Set([400, 401, 429, ...more])].sort();
+  return {
+    ...Object.fromEntries(
+      Object.entries(success).map(([status, schema]) => [
+        status,
+        {
+          ...schema,
+          [schema.$ref ? 'description' : RESPONSE_DESCRIPTION]: SUCCESS_MEANINGS[Number(status)] ?? 'Done.',
+        },
+      ]),
+    ),
+    ...Object.fromEntries(
+      errors.map((status) => [status, Type.Ref(ErrorView, { description: ERROR_MEANINGS[status] ?? 'An error.' })]),
+    ),
+  };
 }
 
 /** The `{id}` of a record's path; any visible ASCII (an unknown one answers 404). */
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 512, pattern: '^[!-~]+$' }) });
+export const IdParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 512, pattern: '^[!-~]+$', description: 'The record’s id.' }),
+});
 export type IdParams = { id: string };
+
+/**
+ * A filter naming a record by id: visible ASCII like every id (so no NUL reaches PostgreSQL).
+ *
+ * @example
+ * querystring: Type.Object({ ...ListQuery, agent_id: IdFilter('Only this agent’s grants.') })
+ */
+export const IdFilter = (description: string, maxLength = 512) =>
+  Type.Optional(Type.String({ minLength: 1, maxLength, pattern: '^[!-~]+$', description }));
 
 /** `limit` (1–100, default 20) and `cursor` (next_cursor of the page before). */
 export const ListQuery = {
@@ -48,3 +93,30 @@ export function withTag<T>(reply: FastifyReply, representation: T): T {
 
 /** The If-Match header of a request, when it has one. */
 export const ifMatchOf = (request: FastifyRequest) => request.headers['if-match'];
+
+/** The body of a secret's rotation. */
+export const RotateBody = Type.Object(
+  {
+    grace_seconds: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 604800, description: 'How long the old secret keeps working; default 0.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The account a creation is for: the key's own unless `accountId` names another, which only a
+ * key reaching all accounts may (403 otherwise; 404 for an unknown account).
+ *
+ * @example
+ * const owner = await ownerFor(ctx, callerOf(request), request.body.account_id);
+ */
+export async function ownerFor(
+  ctx: Pick<Context, 'store' | 'clock' | 'config'>,
+  caller: ApiCaller,
+  accountId: string | undefined,
+): Promise<AccountRecord> {
+  if (accountId === undefined || accountId === caller.account.id) return caller.account;
+  if (caller.actor.role !== 'admin') throw new InvalidRequest('account_id may name only the key’s own account.', 403);
+  return accountById(ctx, accountId);
+}

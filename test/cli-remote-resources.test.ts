@@ -1,9 +1,9 @@
 /**
- * The agentauth CLI on a remote server, for what needs the routes of the api-resources branch
- * (/clients, /accounts, and the `owner` of POST /agents; /work/notes/api-contract.md): the
- * real command as a child process with AGENTAUTH_URL and AGENTAUTH_API_KEY against a real
- * server on loopback, on either engine, with the database checked. (Written beside
- * test/cli-remote.test.ts before those routes existed; renamed to .ts once both are merged.)
+ * The agentauth CLI on a remote server for websites, accounts and agents made for an owner
+ * without an account (/clients, /accounts and the `owner` of POST /agents): the real command as
+ * a child process with AGENTAUTH_URL and AGENTAUTH_API_KEY against a real server on loopback,
+ * on either engine, with the database checked. The server lets public clients sign in, so that
+ * `client create --public` is accepted remotely as it is beside the database.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';
@@ -19,7 +19,7 @@ let admin: Awaited<ReturnType<typeof accountWithKey>>;
 let member: Awaited<ReturnType<typeof accountWithKey>>;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ env: { PUBLIC_CLIENTS: 'true' } });
   cli = cliOn(server);
   admin = await accountWithKey(server, { role: 'admin', key: { reach: 'all', name: 'ops script' } });
   member = await accountWithKey(server, { role: 'member' });
