@@ -8,6 +8,7 @@ import { newAuditEventId } from '../crypto.ts';
 import type { Driver, Step } from './driver.ts';
 import { SqlApiStore } from './api-store.ts';
 import { SqlConsoleStore } from './console-store.ts';
+import { SqlWebhookStore } from './webhook-store.ts';
 import { migrations } from './migrations.ts';
 import {
   type AgentRow,
@@ -53,11 +54,13 @@ export class SqlStore implements Store {
   readonly engine: 'sqlite' | 'postgres';
   readonly console: SqlConsoleStore;
   readonly api: SqlApiStore;
+  readonly webhooks: SqlWebhookStore;
 
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
     this.console = new SqlConsoleStore(driver);
     this.api = new SqlApiStore(driver);
+    this.webhooks = new SqlWebhookStore(driver);
   }
 
   migrate(): Promise<void> {
@@ -176,7 +179,11 @@ export class SqlStore implements Store {
   }
 
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined> {
-    return this.driver.one<AuthorizationRequestRecord>('SELECT * FROM authorization_requests WHERE id = ?', [id]);
+    // The record's columns, not *: the webhooks' bookkeeping (expiry_announced_at) is not the request's.
+    return this.driver.one<AuthorizationRequestRecord>(
+      `SELECT ${REQUEST.columns.join(', ')} FROM authorization_requests WHERE id = ?`,
+      [id],
+    );
   }
 
   async findAgentAndRequest(

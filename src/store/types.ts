@@ -4,6 +4,7 @@
  * transaction in the implementation, reported back as a boolean "this call won".
  */
 import type { ApiStore } from './api-types.ts';
+import type { WebhookStore } from './webhook-types.ts';
 import type {
   AccountLinkRecord,
   AccountPatch,
@@ -290,6 +291,8 @@ export interface Store {
   readonly console: ConsoleStore;
   /** The management API's keys and idempotent creations (docs/design.md §15). */
   readonly api: ApiStore;
+  /** Webhook endpoints, the outbox of their deliveries and the attempts' log (docs/design.md §15). */
+  readonly webhooks: WebhookStore;
   /**
    * A counter seen by every node that uses this store: process memory for SQLite (one node),
    * a shared table for PostgreSQL, so throttling holds however many nodes there are.
