@@ -116,6 +116,8 @@ export async function purgeOnce(ctx: Context) {
     ...counts,
     console: await ctx.store.console.purge(now, auditBefore),
     idempotency: await ctx.store.api.purge(now - IDEMPOTENCY_RETENTION),
+    // Delivery times are milliseconds; kept WEBHOOK_RETENTION for the delivery log.
+    webhookDeliveries: await ctx.store.webhooks.purge(Date.now() - ctx.config.webhookRetention * 1000),
   };
 }
 
@@ -186,6 +188,9 @@ export async function startServer(
       });
   }, config.purgeInterval * 1000);
   purge.unref();
+  // Every node sends webhooks; each delivery is claimed by one of them (docs/design.md §15).
+  ctx.webhooks.onError = (error: unknown) => app.log.warn({ err: error }, 'webhook delivery failed');
+  await ctx.webhooks.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -206,6 +211,7 @@ export async function startServer(
         } finally {
           clearTimeout(force);
         }
+        await ctx.webhooks.stop();
         await ctx.statusEvents.close();
         await store.close();
       })();

@@ -1,5 +1,7 @@
 /** The WebhookStore in SQL, one text for SQLite and PostgreSQL (see webhook-types.ts). */
-import { newWebhookMessageId } from '../crypto.ts';
+import { newAuditEventId, newWebhookMessageId } from '../crypto.ts';
+import type { ConsoleEvent } from './console-types.ts';
+import type { ChangeListener } from './types.ts';
 import { type Driver, type Step, WEBHOOK_CHANNEL } from './driver.ts';
 import { insert, update } from './rows.ts';
 import type {
@@ -244,6 +246,29 @@ export class SqlWebhookStore implements WebhookStore {
       { independent: true },
     );
     return done !== null;
+  }
+
+  async disableFailingWebhook(
+    id: string,
+    reason: string,
+    now: number,
+    event: ConsoleEvent,
+    announce: WebhookEvent[],
+  ): Promise<boolean> {
+    const done = await this.driver.write([
+      {
+        sql: "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status = 'enabled'",
+        params: [reason, now, id],
+        guard: true,
+      },
+      insert('console_events', { id: newAuditEventId(), ...event }),
+      ...announceSteps(announce),
+    ]);
+    return done !== null;
+  }
+
+  watch(listener: ChangeListener): Promise<() => Promise<void>> {
+    return this.driver.listen(listener, WEBHOOK_CHANNEL);
   }
 
   async purge(before: number): Promise<number> {

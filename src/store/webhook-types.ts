@@ -4,6 +4,9 @@
  * created_at and updated_at are epoch seconds like every other record's.
  */
 
+import type { ConsoleEvent } from './console-types.ts';
+import type { ChangeListener } from './types.ts';
+
 export type WebhookStatus = 'enabled' | 'disabled';
 export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'failed';
 
@@ -139,6 +142,19 @@ export interface WebhookStore {
   findUnannouncedExpiredRequests(since: number, now: number, limit: number): Promise<ExpiredRequest[]>;
   /** Marks a request's expiry announced with its events, in one unit; false when it already was. */
   markExpiryAnnounced(requestId: string, now: number, announce: WebhookEvent[]): Promise<boolean>;
+  /**
+   * Disables an endpoint that keeps failing, with the console event and the webhook.disabled
+   * announcement, in one unit; false when it was not enabled (another node did it first).
+   */
+  disableFailingWebhook(
+    id: string,
+    reason: string,
+    now: number,
+    event: ConsoleEvent,
+    announce: WebhookEvent[],
+  ): Promise<boolean>;
+  /** Hears, on every node, of each committed unit that wrote deliveries (or made one due again). */
+  watch(listener: ChangeListener): Promise<() => Promise<void>>;
   /** Deletes delivered (and failed) deliveries and their attempts created before `before` (epoch ms). */
   purge(before: number): Promise<number>;
 }
