@@ -10,6 +10,7 @@ import { accountCommand } from './commands/account.ts';
 import { agentCommand } from './commands/agent.ts';
 import { apiKeyCommand } from './commands/api-key.ts';
 import { clientCommand } from './commands/client.ts';
+import { webhookCommand } from './commands/webhook.ts';
 import { serveCommands } from './commands/serve.ts';
 
 /** The program: one file per command group under commands/, registered in the order `--help` lists them. */
@@ -23,6 +24,7 @@ export function buildCli(): Command {
   agentCommand(program);
   accountCommand(program);
   apiKeyCommand(program);
+  webhookCommand(program);
   // The agent's commands, as `agentauth-agent` (packages/agent) has them: one code, two names.
   signInCommand(program, { name: 'agentauth' });
   mcpCommand(program);

@@ -19,12 +19,16 @@ import {
   GrantView,
   RevokedView,
   SignInView,
+  DeliveryView,
+  WebhookEventTypeView,
+  WebhookView,
 } from '../views.ts';
 import { accountRoutes } from './accounts.ts';
 import { agentRoutes } from './agents.ts';
 import { clientRoutes } from './clients.ts';
 import { historyRoutes } from './history.ts';
 import { keyRoutes } from './keys.ts';
+import { webhookRoutes } from './webhooks.ts';
 
 export const API_PREFIX = '/api/admin/v1';
 
@@ -79,6 +83,9 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
         SignInView,
         ActivityView,
         ApiKeyView,
+        WebhookView,
+        DeliveryView,
+        WebhookEventTypeView,
       ])
         api.addSchema(schema);
 
@@ -139,6 +146,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
       await api.register(async (routes) => accountRoutes(routes, scope));
       await api.register(async (routes) => historyRoutes(routes, scope));
       await api.register(async (routes) => keyRoutes(routes, scope));
+      await api.register(async (routes) => webhookRoutes(routes, scope));
     },
     { prefix: API_PREFIX },
   );
