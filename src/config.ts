@@ -889,9 +889,9 @@ export const SETTINGS = [
   setting({
     name: 'WEBHOOK_LEASE',
     key: 'webhookLease',
-    type: seconds(15),
+    type: seconds(1),
     default: 60,
-    doc: 'How long a node holds the webhook deliveries it claimed (each attempt times out after 10 seconds). Should the node die meanwhile, another node makes them once the lease has run out.',
+    doc: 'How long a node holds the webhook deliveries it claimed. Should the node die meanwhile, another node makes them once the lease has run out. Keep it above 10 seconds, the time one attempt may take: a shorter lease lets another node send a slow delivery a second time (receivers must tolerate a repeated `webhook-id` anyway: delivery is at least once).',
   }),
   setting({
     name: 'WEBHOOK_RETENTION',

@@ -17,6 +17,8 @@ export interface Received {
   /** Whether Webhook.verify accepted it with the secret the receiver holds. */
   verified: boolean;
   at: number;
+  /** What the receiver answered; null while it holds the request unanswered. */
+  status: number | null;
 }
 
 /** Loopback allowed for test receivers at both checks (before connecting and on the socket). */
@@ -24,7 +26,7 @@ export const allowLoopback = (ip: string) => ip === '127.0.0.1' || ip === '::1' 
 
 export async function startWebhookReceiver(options: { host?: string } = {}) {
   let secret: string | null = null;
-  let status = 204;
+  let status: number | 'hold' = 204;
   const received: Received[] = [];
   const waiters: Array<() => void> = [];
   const server = await startHttpsServer(
@@ -48,8 +50,9 @@ export async function startWebhookReceiver(options: { host?: string } = {}) {
           payload: JSON.parse(raw),
           verified,
           at: Date.now(),
+          status: status === 'hold' ? null : status,
         });
-        res.writeHead(status).end();
+        if (status !== 'hold') res.writeHead(status).end();
         for (const wake of waiters.splice(0)) wake();
       });
     },
@@ -64,8 +67,8 @@ export async function startWebhookReceiver(options: { host?: string } = {}) {
     useSecret(value: string) {
       secret = value;
     },
-    /** What the receiver answers from now on. */
-    answer(code: number) {
+    /** What the receiver answers from now on; 'hold': nothing, the request stays open. */
+    answer(code: number | 'hold') {
       status = code;
     },
     /** Waits until `predicate` holds over what was received, or `ms` pass (then throws). */
