@@ -238,6 +238,7 @@ function signInCells(row: SignInRecord) {
 const ACTION_WORDS: Record<string, string> = {
   'api_key.create': 'API key created',
   'api_key.revoke': 'API key revoked',
+  'webhook.disabled': 'Webhook disabled for failing',
 };
 
 /** A key named in the activity, linked to its line in the API keys' list. */

@@ -270,7 +270,7 @@ export class WebhookDispatcher {
     if (webhook.consecutive_failures >= this.options.disableAfterFailedMessages)
       reason = `${webhook.consecutive_failures} messages in a row could not be delivered`;
     else if (failingFor >= this.options.disableAfterFailingMs)
-      reason = `every delivery failed for ${Math.round(failingFor / 3_600_000)} hours`;
+      reason = `every delivery failed for ${duration(failingFor)}`;
     if (reason === null) return;
     const disabled = await this.deps.store.webhooks.disableFailingWebhook(
       id,
@@ -291,6 +291,13 @@ export class WebhookDispatcher {
         })
         .catch((error: unknown) => this.onError(error));
   }
+}
+
+/** A span as a reason says it: '26 hours', '15 minutes', '3 seconds'. */
+function duration(ms: number): string {
+  if (ms >= 7_200_000) return `${Math.round(ms / 3_600_000)} hours`;
+  if (ms >= 120_000) return `${Math.round(ms / 60_000)} minutes`;
+  return `${Math.max(1, Math.round(ms / 1000))} seconds`;
 }
 
 /**
