@@ -19,6 +19,7 @@ import {
 } from '../../domain/webhooks/endpoints.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { WebhookWithEvents } from '../../store/webhook-types.ts';
+import { recordConsoleEvent } from '../../console/events.ts';
 import { collect, isoTime, print, withContext } from '../common.ts';
 import { accountByEmail } from './account.ts';
 
@@ -52,9 +53,26 @@ const line = ({ webhook, events }: WebhookWithEvents) =>
 
 type AdminOption = { adminEmail?: string; json?: boolean };
 
-/** Runs `work` as the CLI's admin on the local database. */
-const asAdmin = <T>(options: AdminOption, work: (ctx: Context, admin: AccountRecord) => Promise<T>) =>
-  withContext(async (ctx) => work(ctx, await cliAdmin(ctx, options.adminEmail)));
+/** Runs `work` as the CLI's admin on the local database; a change (`action`) goes into the console's activity. */
+const asAdmin = <T>(
+  options: AdminOption,
+  work: (ctx: Context, admin: AccountRecord) => Promise<T>,
+  action?: { name: string; target: (result: T) => string },
+) =>
+  withContext(async (ctx) => {
+    const admin = await cliAdmin(ctx, options.adminEmail);
+    const result = await work(ctx, admin);
+    if (action)
+      await recordConsoleEvent(
+        ctx,
+        null,
+        `webhook.${action.name}`,
+        action.target(result),
+        null,
+        `cli as ${admin.email}`,
+      );
+    return result;
+  });
 
 export function webhookCommand(program: Command): void {
   const webhook = program.command('webhook').description('manage signed webhooks (admins)');
@@ -71,8 +89,11 @@ export function webhookCommand(program: Command): void {
       .requiredOption('--event <type>', "an event type to receive (repeat; '*' for all)", collect, [])
       .option('--description <text>', 'what it is for'),
   ).action(async (options: AdminOption & { url: string; event: string[]; description?: string }) => {
-    const { webhook: made, secret } = await asAdmin(options, (ctx, admin) =>
-      createWebhook(ctx, admin, { url: options.url, events: options.event, description: options.description }),
+    const { webhook: made, secret } = await asAdmin(
+      options,
+      (ctx, admin) =>
+        createWebhook(ctx, admin, { url: options.url, events: options.event, description: options.description }),
+      { name: 'create', target: (result) => result.webhook.webhook.id },
     );
     print(
       !!options.json,
@@ -106,7 +127,10 @@ export function webhookCommand(program: Command): void {
       description: options.description,
       events: options.event.length > 0 ? options.event : undefined,
     };
-    const changed = await asAdmin(options, (ctx, admin) => updateWebhook(ctx, admin, id, changes));
+    const changed = await asAdmin(options, (ctx, admin) => updateWebhook(ctx, admin, id, changes), {
+      name: 'update',
+      target: () => id,
+    });
     print(!!options.json, publicWebhook(changed), line(changed));
   });
 
@@ -116,21 +140,30 @@ export function webhookCommand(program: Command): void {
   ] as const)
     adminOption(webhook.command(`${name} <id>`).description(`${name} a webhook endpoint`)).action(
       async (id: string, options: AdminOption) => {
-        const changed = await asAdmin(options, (ctx, admin) => updateWebhook(ctx, admin, id, { status }));
+        const changed = await asAdmin(options, (ctx, admin) => updateWebhook(ctx, admin, id, { status }), {
+          name,
+          target: () => id,
+        });
         print(!!options.json, publicWebhook(changed), `${id} is ${status}`);
       },
     );
 
   adminOption(webhook.command('delete <id>').description('delete a webhook endpoint and its delivery log')).action(
     async (id: string, options: AdminOption) => {
-      const deleted = await asAdmin(options, (ctx, admin) => deleteWebhook(ctx, admin, id));
+      const deleted = await asAdmin(options, (ctx, admin) => deleteWebhook(ctx, admin, id), {
+        name: 'delete',
+        target: () => id,
+      });
       print(!!options.json, { ...publicWebhook(deleted), deleted: true }, `${id} deleted`);
     },
   );
 
   adminOption(webhook.command('rotate-secret <id>').description('issue a new signing secret; prints it once')).action(
     async (id: string, options: AdminOption) => {
-      const { webhook: rotated, secret } = await asAdmin(options, (ctx, admin) => rotateWebhookSecret(ctx, admin, id));
+      const { webhook: rotated, secret } = await asAdmin(options, (ctx, admin) => rotateWebhookSecret(ctx, admin, id), {
+        name: 'rotate_secret',
+        target: () => id,
+      });
       print(!!options.json, { ...publicWebhook(rotated), secret }, `webhook: ${id}\nsecret:  ${secret}`);
     },
   );
@@ -174,7 +207,10 @@ export function webhookCommand(program: Command): void {
   adminOption(
     webhook.command('redeliver <id> <message_id>').description('send a delivery again, with its id, now'),
   ).action(async (id: string, messageId: string, options: AdminOption) => {
-    const delivery = await asAdmin(options, (ctx, admin) => redeliver(ctx, admin, id, messageId));
+    const delivery = await asAdmin(options, (ctx, admin) => redeliver(ctx, admin, id, messageId), {
+      name: 'redeliver',
+      target: () => id,
+    });
     print(
       !!options.json,
       { message_id: delivery.message_id, status: delivery.status },
