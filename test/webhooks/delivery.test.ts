@@ -4,7 +4,15 @@
  * reference library, on both engines.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/console/accounts.ts';
+import { createAccount, setAccountRole, setAccountStatus, setPassword } from '../../src/console/accounts.ts';
+import {
+  deleteClient,
+  registerClient,
+  rotateClientSecret,
+  setClientStatus,
+  updateClient,
+} from '../../src/domain/clients.ts';
+import { revokeGrants } from '../../src/domain/revocation.ts';
 import { createWebhook, listDeliveries, redeliver, updateWebhook } from '../../src/domain/webhooks/endpoints.ts';
 import { announceExpiredRequests } from '../../src/domain/webhooks/dispatcher.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
@@ -178,6 +186,45 @@ describe('webhooks', () => {
       'agent.deleted',
     ]);
     expect(byId[1]!.payload.data.agent).toMatchObject({ id, name: 'Renamed' });
+    for (const r of all) {
+      expect(r.verified).toBe(true);
+      expectNoSecret(r.raw);
+    }
+  });
+
+  it("announces websites' and accounts' changes, sign-in methods included, with no secret", async () => {
+    ids.push(await subscribe(['*']));
+    const { client } = await registerClient(server.ctx, { name: 'Shop', redirectUris: ['https://shop.example/cb'] });
+    await updateClient(server.ctx, client.id, { name: 'Shop 2' });
+    await setClientStatus(server.ctx, client.id, 'inactive');
+    await setClientStatus(server.ctx, client.id, 'active');
+    await rotateClientSecret(server.ctx, client.id, 60);
+    await revokeGrants(server.ctx, { client_id: client.id });
+    await deleteClient(server.ctx, client.id);
+    const person = await createAccount(server.ctx, { email: 'events@example.com', role: 'member' });
+    await setPassword(server.ctx, person, 'a long enough password 123');
+    await setAccountRole(server.ctx, admin, person, 'admin');
+    await setAccountStatus(server.ctx, admin, { ...person, role: 'admin' }, 'disabled');
+    const expected = [
+      'client.created',
+      'client.updated',
+      'client.disabled',
+      'client.enabled',
+      'client.secret_rotated',
+      'client.grants_revoked',
+      'client.deleted',
+      'account.created',
+      'account.sign_in_method_changed',
+      'account.updated',
+      'account.disabled',
+    ];
+    const all = await receiver.until((r) => r.length >= expected.length);
+    const byId = [...all].sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(byId.map((r) => r.payload.type)).toEqual(expected);
+    expect(byId[0]!.payload.data.client).toMatchObject({ id: client.id, redirect_hosts: ['shop.example'] });
+    expect(byId[4]!.payload.data).toMatchObject({ grace_seconds: 60 });
+    expect(byId[8]!.payload.data).toMatchObject({ account: { id: person.id }, change: 'password_set' });
+    expect(byId[9]!.payload.data).toMatchObject({ changes: ['role'], actor: { id: admin.id } });
     for (const r of all) {
       expect(r.verified).toBe(true);
       expectNoSecret(r.raw);
