@@ -181,7 +181,7 @@ function trustProxy(raw: string | undefined): false | number | string[] {
 export const STATUS_STREAMS_CEILING = 10_000;
 /**
  * Descriptors kept for the process itself besides the database pool: Node's own (standard
- * streams, epoll, the thread pool's pipes), PostgreSQL's LISTEN connection, SQLite's database,
+ * streams, epoll, the thread pool's pipes), PostgreSQL's two LISTEN connections (status, webhooks), SQLite's database,
  * WAL and shared-memory files, the listeners and the odd file read.
  */
 const RESERVED_DESCRIPTORS = 64;

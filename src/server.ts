@@ -159,7 +159,16 @@ export async function startServer(
   for (const notice of await startupNotices(ctx)) warn(notice);
   const registry = new Registry();
   const app = await buildApp(ctx, registry, options);
-  await app.listen({ port: config.port, host: config.host });
+  // Every node sends webhooks; each delivery is claimed by one of them (docs/design.md §15).
+  // Started before listening, so that once the node answers, nothing of its start-up is left.
+  ctx.webhooks.onError = (error: unknown) => app.log.warn({ err: error }, 'webhook delivery failed');
+  await ctx.webhooks.start();
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await ctx.webhooks.stop();
+    throw error;
+  }
   // METRICS_PORT: /metrics without a token on a listener of its own (127.0.0.1 by default).
   let metrics: FastifyInstance | undefined;
   if (config.metricsPort !== null) {
@@ -168,6 +177,7 @@ export async function startServer(
       await metrics.listen({ port: config.metricsPort, host: config.metricsHost });
     } catch (error) {
       await app.close();
+      await ctx.webhooks.stop();
       throw error;
     }
   }
@@ -188,9 +198,6 @@ export async function startServer(
       });
   }, config.purgeInterval * 1000);
   purge.unref();
-  // Every node sends webhooks; each delivery is claimed by one of them (docs/design.md §15).
-  ctx.webhooks.onError = (error: unknown) => app.log.warn({ err: error }, 'webhook delivery failed');
-  await ctx.webhooks.start();
 
   let closing: Promise<void> | undefined;
   return {

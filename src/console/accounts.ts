@@ -7,6 +7,7 @@ import type { Context } from '../context.ts';
 import { EMAIL } from '../domain/rules/agent.ts';
 import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/console-types.ts';
 import { AccessDenied, InvalidCredentials, InvalidField, NotFound } from '../errors.ts';
+import { currentActor } from '../domain/webhooks/actor.ts';
 import { accountEvent } from '../domain/webhooks/events.ts';
 import { recordConsoleEvent } from './events.ts';
 import { creatorActive, endLinksOf, LINK_REVOKED } from './links.ts';
@@ -353,9 +354,9 @@ export async function setAccountRole(
   await deps.store.console.updateAccount(target.id, { role }, announce);
 }
 
-/** Who did it, as events say: an account, or the CLI (null). */
+/** Who did it, as events say: the entry point's actor (an API key names its account), else the account, or the CLI (null). */
 const actorData = (actor: AccountRecord | null) =>
-  actor === null ? { type: 'cli' } : { type: 'account', id: actor.id, email: actor.email };
+  currentActor() ?? (actor === null ? { type: 'cli' } : { type: 'account', id: actor.id, email: actor.email });
 
 /** Uses an email verification link: the account, now with its email verified. */
 export async function verifyEmailWithLink(deps: Deps, token: string): Promise<AccountRecord> {

@@ -142,7 +142,10 @@ describe('the webhooks API', () => {
         ['agent.created', 'CLI agent'],
       ]),
     );
-    expect(all.find((r) => r.payload.data.agent.id === cliAgent)).toBeDefined();
+    // Each says who acted: the signed-in person in the console, the CLI.
+    expect(all.find((r) => r.payload.data.agent.id === cliAgent)!.payload.data.actor).toEqual({ type: 'cli' });
+    const renamed = all.find((r) => r.payload.type === 'agent.updated')!;
+    expect(renamed.payload.data.actor).toEqual({ type: 'account', id: owner.id, email: owner.email });
 
     // The log is written once the receiver has answered: read it until the newest two are in.
     let log = await call('GET', `/webhooks/${id}/deliveries?limit=2`);

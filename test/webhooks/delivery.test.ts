@@ -166,6 +166,7 @@ describe('webhooks', () => {
   it('announces management actions from the API, with ids in creation order', async () => {
     ids.push(await subscribe(['*']));
     const { call } = await accountWithKey(server, { role: 'admin', key: { reach: 'all' } });
+    receiver.received.length = 0;
     const made = await call('POST', '/agents', { name: 'Hooked agent' });
     expect(made.status).toBe(201);
     const id = made.json.agent.id;
@@ -186,6 +187,9 @@ describe('webhooks', () => {
       'agent.deleted',
     ]);
     expect(byId[1]!.payload.data.agent).toMatchObject({ id, name: 'Renamed' });
+    // Who acted: the API key (and its account).
+    for (const r of byId)
+      expect(r.payload.data.actor).toMatchObject({ type: 'api_key', key_id: expect.stringMatching(/^key_/) });
     for (const r of all) {
       expect(r.verified).toBe(true);
       expectNoSecret(r.raw);

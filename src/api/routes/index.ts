@@ -8,6 +8,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import { TooManyRequests } from '../../errors.ts';
+import { actingAs } from '../../domain/webhooks/actor.ts';
 import { type ApiCaller, authenticateApiKey } from '../keys.ts';
 import {
   AccountView,
@@ -112,6 +113,16 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
           }
         }
         callers.set(request, caller);
+      });
+      // What a key changes is announced as its doing (webhook events' actor). A callback hook,
+      // so the rest of the request (the handler) runs inside it.
+      api.addHook('preHandler', (request, _reply, done) => {
+        const caller = callers.get(request);
+        if (!caller) return done();
+        actingAs(
+          { type: 'api_key', key_id: caller.key.id, account_id: caller.account.id, email: caller.account.email },
+          done,
+        );
       });
 
       // Every call of a key is in the console's activity, before its answer leaves.

@@ -52,6 +52,8 @@ const DEFAULTS = {
   timeoutMs: 10_000,
   maxResponseBytes: 65_536,
 };
+/** How long stop() waits for deliveries in flight. */
+const STOP_GRACE_MS = 2000;
 /** How often the expiry sweep runs, and how far back it looks (seconds). */
 const EXPIRY_SWEEP_MS = 5000;
 const EXPIRY_LOOKBACK = 3600;
@@ -110,12 +112,20 @@ export class WebhookDispatcher {
     this.wake();
   }
 
+  /**
+   * Stops claiming. Deliveries in flight get STOP_GRACE_MS to finish; one still waiting on its
+   * receiver after that is left to its lease: this node or another sends it again once it runs out.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     await this.unwatch?.().catch(() => undefined);
-    await this.running;
-    await Promise.allSettled([...this.inFlight]);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, STOP_GRACE_MS);
+    });
+    await Promise.race([Promise.allSettled([this.running, ...this.inFlight]), grace]);
+    clearTimeout(timer);
   }
 
   /** Looks for due deliveries now (again once the current round ends, if one is running). */

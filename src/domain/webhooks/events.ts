@@ -6,9 +6,13 @@
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { AgentRecord, AuthorizationRequestRecord, ClientRecord } from '../../store/types.ts';
 import type { ExpiredRequest, WebhookEvent, WebhookRecord } from '../../store/webhook-types.ts';
+import { currentActor } from './actor.ts';
 import type { EventType } from './event-types.ts';
 
 const event = (type: EventType, data: Record<string, unknown>): WebhookEvent => ({ type, data });
+/** A management event: its data, and who acted (the entry point's actor) unless the data says. */
+const change = (type: EventType, data: Record<string, unknown>): WebhookEvent =>
+  event(type, { actor: currentActor(), ...data });
 
 /** An agent as events show it. */
 export const agentData = (agent: Pick<AgentRecord, 'id' | 'name' | 'status' | 'account_id' | 'created_at'>) => ({
@@ -59,7 +63,7 @@ export const accountData = (account: AccountRecord) => ({
  * agentEvent('agent.disabled', agent); // { type: 'agent.disabled', data: { agent: { id, name, status, … } } }
  */
 export const agentEvent = (type: EventType, agent: AgentRecord, extra: Record<string, unknown> = {}) =>
-  event(type, { agent: agentData(agent), ...extra });
+  change(type, { agent: agentData(agent), ...extra });
 
 /**
  * A client's event.
@@ -68,7 +72,7 @@ export const agentEvent = (type: EventType, agent: AgentRecord, extra: Record<st
  * clientEvent('client.created', client);
  */
 export const clientEvent = (type: EventType, client: ClientRecord, extra: Record<string, unknown> = {}) =>
-  event(type, { client: clientData(client), ...extra });
+  change(type, { client: clientData(client), ...extra });
 
 /**
  * An account's event.
@@ -77,7 +81,7 @@ export const clientEvent = (type: EventType, client: ClientRecord, extra: Record
  * accountEvent('account.sign_in_method_changed', account, { change: 'passkey_added' });
  */
 export const accountEvent = (type: EventType, account: AccountRecord, extra: Record<string, unknown> = {}) =>
-  event(type, { account: accountData(account), ...extra });
+  change(type, { account: accountData(account), ...extra });
 
 /** What a request says in events: its id, scope, resource and where it sends the browser (host only). */
 const requestData = (request: Pick<AuthorizationRequestRecord, 'id' | 'scope' | 'resource' | 'redirect_uri'>) => ({
