@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountWithKey } from '../helpers/api.ts';
 import { createPasswordAccount, signIn } from '../helpers/console.ts';
@@ -31,6 +32,25 @@ afterAll(async () => {
 });
 
 describe('the webhooks API', () => {
+  it('is in the OpenAPI document, which a standard validator accepts', async () => {
+    const doc = await call('GET', '/openapi.json');
+    expect(Object.keys(doc.json.paths)).toEqual(
+      expect.arrayContaining([
+        '/webhooks',
+        '/webhooks/{id}',
+        '/webhooks/{id}/rotate-secret',
+        '/webhooks/{id}/deliveries',
+        '/webhooks/{id}/deliveries/{message_id}/retry',
+        '/webhook-event-types',
+      ]),
+    );
+    expect(doc.json.components.schemas.Webhook).toBeDefined();
+    const validator = new Validator();
+    const result = await validator.validate(doc.json);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
   it('lists the event types', async () => {
     const answer = await call('GET', '/webhook-event-types');
     expect(answer.status).toBe(200);
