@@ -898,7 +898,7 @@ export const SETTINGS = [
     key: 'webhookRetention',
     type: seconds(3600),
     default: 604800,
-    doc: "How long delivered and failed webhook deliveries, with their attempts, are kept for the endpoint's delivery log before the purge deletes them. Pending ones are kept until they are delivered or given up on.",
+    doc: "How long delivered and failed webhook deliveries, with their attempts, are kept for the endpoint's delivery log after their last attempt, before the purge deletes them. Pending ones are kept until they are delivered or given up on.",
   }),
   setting({
     name: 'ALLOWED_RESOURCES',

@@ -52,6 +52,9 @@ export function announceSteps(events: readonly WebhookEvent[] | undefined, now =
   }));
 }
 
+/** Deliveries one purge unit deletes at most (as the protocol's purge, sql-store.ts). */
+const PURGE_BATCH = 5000;
+
 const DUE = `((d.status = 'pending' AND d.next_attempt_at <= ?) OR (d.status = 'delivering' AND d.lease_until <= ?))`;
 
 export class SqlWebhookStore implements WebhookStore {
@@ -271,20 +274,26 @@ export class SqlWebhookStore implements WebhookStore {
     return this.driver.listen(listener, WEBHOOK_CHANNEL);
   }
 
-  async purge(before: number): Promise<number> {
-    const [attempts = 0, deliveries = 0] =
-      (await this.driver.write([
-        {
-          sql: `DELETE FROM webhook_attempts WHERE (message_id, endpoint_id) IN (
-            SELECT message_id, endpoint_id FROM webhook_deliveries WHERE status IN ('delivered', 'failed') AND created_at < ?)`,
-          params: [before],
-        },
-        {
-          sql: "DELETE FROM webhook_deliveries WHERE status IN ('delivered', 'failed') AND created_at < ?",
-          params: [before],
-        },
-      ])) ?? [];
-    return attempts + deliveries;
+  async purge(before: number, batchSize = PURGE_BATCH): Promise<number> {
+    // Settled deliveries whose last attempt is older than `before`, found through the status
+    // index; in batches, each one unit with its attempts, so a backlog never holds the database.
+    // Both statements choose the same rows: one order, and no row can newly qualify meanwhile.
+    const settled = `SELECT message_id, endpoint_id FROM webhook_deliveries
+      WHERE status IN ('delivered', 'failed') AND next_attempt_at < ?
+      ORDER BY next_attempt_at, message_id, endpoint_id LIMIT ${batchSize}`;
+    let total = 0;
+    for (;;) {
+      const [, deleted = 0] =
+        (await this.driver.write([
+          {
+            sql: `DELETE FROM webhook_attempts WHERE (message_id, endpoint_id) IN (${settled})`,
+            params: [before],
+          },
+          { sql: `DELETE FROM webhook_deliveries WHERE (message_id, endpoint_id) IN (${settled})`, params: [before] },
+        ])) ?? [];
+      total += deleted;
+      if (deleted < batchSize) return total;
+    }
   }
 }
 

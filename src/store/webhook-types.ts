@@ -155,6 +155,6 @@ export interface WebhookStore {
   ): Promise<boolean>;
   /** Hears, on every node, of each committed unit that wrote deliveries (or made one due again). */
   watch(listener: ChangeListener): Promise<() => Promise<void>>;
-  /** Deletes delivered (and failed) deliveries and their attempts created before `before` (epoch ms). */
+  /** Deletes delivered and failed deliveries whose last attempt was before `before` (epoch ms), with their attempts; returns how many deliveries. */
   purge(before: number): Promise<number>;
 }
