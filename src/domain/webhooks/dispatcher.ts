@@ -57,6 +57,8 @@ const STOP_GRACE_MS = 2000;
 /** How often the expiry sweep runs, and how far back it looks (seconds). */
 const EXPIRY_SWEEP_MS = 5000;
 const EXPIRY_LOOKBACK = 3600;
+/** How far each sweep reaches back before the previous one: commits and clocks of other nodes lag. */
+const EXPIRY_OVERLAP = 60;
 
 /** The error wording of a failed POST, as the delivery log shows it. */
 class DeliveryError extends Error {}
@@ -79,6 +81,8 @@ export class WebhookDispatcher {
   private again = false;
   private stopped = true;
   private lastSweep = 0;
+  /** Up to when (epoch seconds) the expiry sweep has announced; null before the first sweep. */
+  private sweptUntil: number | null = null;
   private readonly inFlight = new Set<Promise<unknown>>();
   /** Told of each delivery's outcome (for logs and tests). */
   onError: (error: unknown) => void = () => {};
@@ -150,7 +154,15 @@ export class WebhookDispatcher {
   private async round(): Promise<void> {
     if (Date.now() - this.lastSweep >= EXPIRY_SWEEP_MS) {
       this.lastSweep = Date.now();
-      await announceExpiredRequests(this.deps).catch((error: unknown) => this.onError(error));
+      // Each sweep looks back to a minute before the last one reached (an hour at start-up), so
+      // it reads the requests of seconds, not of the whole hour, however busy the server is.
+      const now = this.deps.clock();
+      const since = this.sweptUntil === null ? undefined : this.sweptUntil - EXPIRY_OVERLAP;
+      await announceExpiredRequests(this.deps, since)
+        .then(() => {
+          this.sweptUntil = now;
+        })
+        .catch((error: unknown) => this.onError(error));
     }
     for (;;) {
       if (this.stopped) return;
@@ -312,18 +324,19 @@ function duration(ms: number): string {
 
 /**
  * Announces (authorization_request.expired) each request that expired while pending or
- * authenticated in the last hour, once (a column marks it), and only while some endpoint
- * subscribes to the event. Every node may run it: the mark is a guarded update.
+ * authenticated since `since` (at most an hour ago), once (a column marks it), and only while
+ * some endpoint subscribes to the event. Every node may run it: the mark is a guarded update.
  *
  * @example
  * await announceExpiredRequests(ctx); // 3
  */
-export async function announceExpiredRequests(deps: Pick<Context, 'store' | 'clock'>): Promise<number> {
+export async function announceExpiredRequests(deps: Pick<Context, 'store' | 'clock'>, since?: number): Promise<number> {
   if (!(await deps.store.webhooks.hasSubscriber('authorization_request.expired'))) return 0;
   const now = deps.clock();
+  const from = Math.max(since ?? 0, now - EXPIRY_LOOKBACK);
   let announced = 0;
   for (;;) {
-    const expired = await deps.store.webhooks.findUnannouncedExpiredRequests(now - EXPIRY_LOOKBACK, now, 100);
+    const expired = await deps.store.webhooks.findUnannouncedExpiredRequests(from, now, 100);
     for (const request of expired)
       if (await deps.store.webhooks.markExpiryAnnounced(request.id, now, [requestExpired(request)])) announced++;
     if (expired.length < 100) return announced;
