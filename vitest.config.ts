@@ -18,7 +18,11 @@ const SQLITE_ONLY = [
   'packages/agent/test/agent-sdk-package.test.ts',
   'packages/agent/test/agent-package-dist.test.ts',
 ];
-const POSTGRES_ONLY = ['test/multinode.test.ts', 'test/faults/database-outage.test.ts'];
+const POSTGRES_ONLY = [
+  'test/multinode.test.ts',
+  'test/multinode-webhooks.test.ts',
+  'test/faults/database-outage.test.ts',
+];
 /** The server's suites, and the agent SDK's beside it (packages/agent/test; never its node_modules or dist). */
 const INCLUDE = ['test/**/*.test.ts', 'packages/agent/test/**/*.test.ts'];
 

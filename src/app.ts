@@ -13,6 +13,7 @@ import { consoleRouterErrorPage, consoleRoutes } from './console/routes/index.ts
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
 import { ClientMetadataDocuments, type FetchOptions } from './domain/client-metadata/index.ts';
 import { StatusEvents } from './domain/status-events.ts';
+import { type DispatcherOptions, WebhookDispatcher } from './domain/webhooks/dispatcher.ts';
 import { type AppOptions, createHttpServer } from './http/server.ts';
 import { createMailer } from './mail.ts';
 import { agentRoutes } from './protocol/routes/agent.ts';
@@ -38,6 +39,8 @@ export interface ContextOptions {
    * addresses to allow; production fetches only from public addresses with the system's CAs.
    */
   clientMetadataFetch?: FetchOptions;
+  /** How webhooks are sent: tests pass a CA, loopback receivers and a short retry schedule. */
+  webhooks?: DispatcherOptions;
 }
 
 export async function createContext(
@@ -47,7 +50,7 @@ export async function createContext(
   options: ContextOptions = {},
 ): Promise<Context> {
   const clock = options.clock ?? systemClock;
-  return {
+  const base: Omit<Context, 'webhooks'> = {
     config,
     store,
     clock,
@@ -71,6 +74,7 @@ export async function createContext(
     statusEvents: new StatusEvents(store),
     console: { throttle: await SignInThrottle.create(config, store), mailer: createMailer(config) },
   };
+  return { ...base, webhooks: new WebhookDispatcher(base, options.webhooks) };
 }
 
 /**

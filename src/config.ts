@@ -111,6 +111,15 @@ export interface Config {
    * clients (a URI, or one that is a path prefix of it); '*': any resource at all.
    */
   allowedResources: string[] | '*';
+  /**
+   * Networks (CIDRs) whose special-use addresses webhooks may still be sent to: receivers an
+   * operator runs on an internal network (docs/design.md §15). Empty: none.
+   */
+  webhookAllowedAddresses: string[];
+  /** Seconds a node holds a claimed delivery before another node may take it over. */
+  webhookLease: number;
+  /** Seconds delivered and failed webhook deliveries (and their attempts) are kept for the log. */
+  webhookRetention: number;
 }
 
 export class ConfigError extends Error {}
@@ -172,7 +181,7 @@ function trustProxy(raw: string | undefined): false | number | string[] {
 export const STATUS_STREAMS_CEILING = 10_000;
 /**
  * Descriptors kept for the process itself besides the database pool: Node's own (standard
- * streams, epoll, the thread pool's pipes), PostgreSQL's LISTEN connection, SQLite's database,
+ * streams, epoll, the thread pool's pipes), PostgreSQL's two LISTEN connections (status, webhooks), SQLite's database,
  * WAL and shared-memory files, the listeners and the odd file read.
  */
 const RESERVED_DESCRIPTORS = 64;
@@ -853,6 +862,43 @@ export const SETTINGS = [
     },
     default: 2592000,
     doc: 'The purge deletes a client made by a metadata document or by dynamic registration once it has gone unused this long (at `/authorize`, `/token` or its registration management) and has no grant and no unexpired request or code; disabled and manual clients are never purged. A metadata document client comes back from its document on its next use; a dynamically registered one is gone for good and must register again. 0 never purges; otherwise at least `86400`, since use is recorded once a day.',
+  }),
+  setting({
+    name: 'WEBHOOK_ALLOWED_ADDRESSES',
+    key: 'webhookAllowedAddresses',
+    type: {
+      takes: 'comma-separated CIDRs (`10.0.0.0/8`, `fd00::/8`, `127.0.0.1/32`)',
+      parse: (raw, name) =>
+        raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+          .map((cidr) => {
+            const [network, bits, extra] = cidr.split('/');
+            const family = isIP(network ?? '');
+            const max = family === 6 ? 128 : 32;
+            if (family === 0 || extra !== undefined || !/^\d{1,3}$/.test(bits ?? '') || Number(bits) > max)
+              throw new ConfigError(`${name} takes CIDRs such as 10.0.0.0/8 (got "${cidr}")`);
+            return cidr;
+          }),
+    },
+    default: () => [],
+    shownDefault: 'empty',
+    doc: 'Webhooks are never sent to special-use addresses (loopback, private, link-local and the like), judged before connecting and again on the connected socket. A receiver an operator runs on an internal network is let through when its address lies in one of these networks. Empty by default: only public addresses.',
+  }),
+  setting({
+    name: 'WEBHOOK_LEASE',
+    key: 'webhookLease',
+    type: seconds(1),
+    default: 60,
+    doc: 'How long a node holds the webhook deliveries it claimed. Should the node die meanwhile, another node makes them once the lease has run out. Keep it above 10 seconds, the time one attempt may take: a shorter lease lets another node send a slow delivery a second time (receivers must tolerate a repeated `webhook-id` anyway: delivery is at least once).',
+  }),
+  setting({
+    name: 'WEBHOOK_RETENTION',
+    key: 'webhookRetention',
+    type: seconds(3600),
+    default: 604800,
+    doc: "How long delivered and failed webhook deliveries, with their attempts, are kept for the endpoint's delivery log after their last attempt, before the purge deletes them. Pending ones are kept until they are delivered or given up on.",
   }),
   setting({
     name: 'ALLOWED_RESOURCES',

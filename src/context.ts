@@ -5,6 +5,7 @@ import { BrowserBindings, SecretBox } from './crypto.ts';
 import { AccessTokenKeys } from './domain/jwt.ts';
 import type { ClientMetadataDocuments } from './domain/client-metadata/index.ts';
 import type { StatusEvents } from './domain/status-events.ts';
+import type { WebhookDispatcher } from './domain/webhooks/dispatcher.ts';
 import type { AddressLimit } from './throttle/address.ts';
 import type { AuthThrottle } from './throttle/agent-authentication.ts';
 import type { SignInThrottle } from './throttle/console-sign-in.ts';
@@ -47,6 +48,8 @@ export interface Context {
   statusEvents: StatusEvents;
   /** Fetches and caches Client ID Metadata Documents; null unless CLIENT_ID_METADATA_DOCUMENTS is on. */
   clientMetadata: ClientMetadataDocuments | null;
+  /** Sends the outbox's webhook deliveries; started by the server on every node (docs/design.md §15). */
+  webhooks: WebhookDispatcher;
   /** What only the console uses: its sign-in throttle, and the mailer when SMTP_URL is set. */
   console: { throttle: SignInThrottle; mailer: Mailer | null };
 }

@@ -28,6 +28,9 @@ export const PREFIX = {
   auditEvent: 'evt_',
   apiKey: 'aak_',
   apiKeyId: 'key_',
+  webhook: 'whk_',
+  webhookSecret: 'whsec_',
+  webhookMessage: 'msg_',
 } as const;
 
 /** A prefixed random value of `bytes` bytes from crypto.randomBytes, base64url-encoded. */
@@ -50,6 +53,33 @@ export const newAuditEventId = () => randomId(PREFIX.auditEvent, 15);
 /** A management API key (docs/design.md §15): the prefix lets secret scanners recognise a leaked one. */
 export const newApiKey = () => randomId(PREFIX.apiKey, 32);
 export const newApiKeyId = () => randomId(PREFIX.apiKeyId, 12);
+export const newWebhookId = () => randomId(PREFIX.webhook, 12);
+/**
+ * A webhook's signing secret as Standard Webhooks writes one: `whsec_` and the base64 (not
+ * base64url) of 32 random bytes, which its libraries decode to the HMAC key.
+ */
+export const newWebhookSecret = () => PREFIX.webhookSecret + randomBytes(32).toString('base64');
+
+let lastMessageMs = 0;
+let messageSequence = 0;
+/**
+ * A webhook message id (`msg_…`) that sorts by creation: the epoch millisecond (13 digits), a
+ * per-process sequence within that millisecond (3 digits), then 64 random bits in hex. Digits and
+ * lowercase hex sort alike under every collation, so `ORDER BY message_id` is creation order (to
+ * within a millisecond across nodes).
+ *
+ * @example
+ * newWebhookMessageId(); // 'msg_1764292000123000' + '9f0c…' (16 hex)
+ */
+export function newWebhookMessageId(now = Date.now()): string {
+  if (now <= lastMessageMs) messageSequence = Math.min(messageSequence + 1, 999);
+  else {
+    lastMessageMs = now;
+    messageSequence = 0;
+  }
+  const time = String(Math.max(now, lastMessageMs)).padStart(13, '0');
+  return `${PREFIX.webhookMessage}${time}${String(messageSequence).padStart(3, '0')}${randomBytes(8).toString('hex')}`;
+}
 
 /**
  * SHA-256 digest, base64url. Used to store high-entropy server-generated secrets (agent

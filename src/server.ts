@@ -116,6 +116,8 @@ export async function purgeOnce(ctx: Context) {
     ...counts,
     console: await ctx.store.console.purge(now, auditBefore),
     idempotency: await ctx.store.api.purge(now - IDEMPOTENCY_RETENTION),
+    // Delivery times are milliseconds; kept WEBHOOK_RETENTION for the delivery log.
+    webhookDeliveries: await ctx.store.webhooks.purge(Date.now() - ctx.config.webhookRetention * 1000),
   };
 }
 
@@ -157,7 +159,16 @@ export async function startServer(
   for (const notice of await startupNotices(ctx)) warn(notice);
   const registry = new Registry();
   const app = await buildApp(ctx, registry, options);
-  await app.listen({ port: config.port, host: config.host });
+  // Every node sends webhooks; each delivery is claimed by one of them (docs/design.md §15).
+  // Started before listening, so that once the node answers, nothing of its start-up is left.
+  ctx.webhooks.onError = (error: unknown) => app.log.warn({ err: error }, 'webhook delivery failed');
+  await ctx.webhooks.start();
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await ctx.webhooks.stop();
+    throw error;
+  }
   // METRICS_PORT: /metrics without a token on a listener of its own (127.0.0.1 by default).
   let metrics: FastifyInstance | undefined;
   if (config.metricsPort !== null) {
@@ -166,6 +177,7 @@ export async function startServer(
       await metrics.listen({ port: config.metricsPort, host: config.metricsHost });
     } catch (error) {
       await app.close();
+      await ctx.webhooks.stop();
       throw error;
     }
   }
@@ -206,6 +218,7 @@ export async function startServer(
         } finally {
           clearTimeout(force);
         }
+        await ctx.webhooks.stop();
         await ctx.statusEvents.close();
         await store.close();
       })();

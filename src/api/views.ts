@@ -8,6 +8,8 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { ApiKeyRecord } from '../store/api-types.ts';
 import type { AccountRecord, ConsoleEventView, SignInRecord } from '../store/console-types.ts';
 import type { AgentRecord, ClientRecord, GrantRecord } from '../store/types.ts';
+import type { WebhookWithEvents } from '../store/webhook-types.ts';
+import type { DeliveryWithAttempts } from '../domain/webhooks/endpoints.ts';
 
 const Time = Type.String({ format: 'date-time', description: 'RFC 3339, UTC.' });
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -283,3 +285,98 @@ export function apiKeyView(key: ApiKeyRecord): Static<typeof ApiKeyView> {
 /** A page of a list: its items, and the cursor of the next page (null on the last). */
 export const Page = <T extends TSchema>(item: T, title: string) =>
   Type.Object({ data: Type.Array(item), next_cursor: Nullable(Type.String()) }, { title });
+
+// Webhooks (docs/reference/webhooks.md): delivery times are epoch milliseconds in the store.
+
+const msTime = (ms: number) => new Date(ms).toISOString();
+const maybeMsTime = (ms: number | null) => (ms === null ? null : msTime(ms));
+
+export const WebhookView = Type.Object(
+  {
+    id: Type.String({ examples: ['whk_Qm3x9Kq0aZ1bC2dE'] }),
+    url: Type.String(),
+    description: Type.String(),
+    events: Type.Array(Type.String(), { description: "The event types it receives; ['*']: all." }),
+    status: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]),
+    disabled_reason: Nullable(Type.String({ description: 'Who disabled it, or why it was disabled for failing.' })),
+    consecutive_failures: Type.Integer({ description: 'Messages given up on in a row since its last success.' }),
+    failing_since: Nullable(Type.String({ format: 'date-time', description: 'Since when every attempt has failed.' })),
+    account_id: Type.String({ description: 'The admin who made it (told by mail when it is disabled for failing).' }),
+    created_at: Time,
+    updated_at: Time,
+  },
+  { $id: 'Webhook', title: 'Webhook' },
+);
+
+export function webhookView({ webhook, events }: WebhookWithEvents): Static<typeof WebhookView> {
+  return {
+    id: webhook.id,
+    url: webhook.url,
+    description: webhook.description,
+    events,
+    status: webhook.status,
+    disabled_reason: webhook.disabled_reason,
+    consecutive_failures: webhook.consecutive_failures,
+    failing_since: maybeMsTime(webhook.failing_since),
+    account_id: webhook.account_id,
+    created_at: time(webhook.created_at),
+    updated_at: time(webhook.updated_at),
+  };
+}
+
+export const DeliveryView = Type.Object(
+  {
+    message_id: Type.String({ description: 'The webhook-id header: the same for every attempt and endpoint.' }),
+    event_type: Type.String(),
+    status: Type.Union([
+      Type.Literal('pending'),
+      Type.Literal('delivering'),
+      Type.Literal('delivered'),
+      Type.Literal('failed'),
+    ]),
+    attempts: Type.Integer(),
+    next_attempt_at: Nullable(Type.String({ format: 'date-time', description: 'When it is tried next (pending).' })),
+    last_status_code: Nullable(Type.Integer()),
+    last_error: Nullable(Type.String()),
+    delivered_at: Nullable(Type.String({ format: 'date-time' })),
+    created_at: Type.String({ format: 'date-time' }),
+    payload: Type.Unknown({ description: 'The body sent: {type, timestamp, data}.' }),
+    attempt_log: Type.Array(
+      Type.Object({
+        attempt: Type.Integer(),
+        at: Type.String({ format: 'date-time' }),
+        duration_ms: Type.Integer(),
+        status_code: Nullable(Type.Integer({ description: "The receiver's answer; null when there was none." })),
+        error: Nullable(Type.String()),
+      }),
+    ),
+  },
+  { $id: 'WebhookDelivery', title: 'WebhookDelivery' },
+);
+
+export function deliveryView({ delivery, attempts }: DeliveryWithAttempts): Static<typeof DeliveryView> {
+  return {
+    message_id: delivery.message_id,
+    event_type: delivery.event_type,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    next_attempt_at: delivery.status === 'pending' ? msTime(delivery.next_attempt_at) : null,
+    last_status_code: delivery.last_status_code,
+    last_error: delivery.last_error,
+    delivered_at: maybeMsTime(delivery.delivered_at),
+    created_at: msTime(delivery.created_at),
+    payload: JSON.parse(delivery.payload),
+    attempt_log: attempts.map((attempt) => ({
+      attempt: attempt.attempt,
+      at: msTime(attempt.at),
+      duration_ms: attempt.duration_ms,
+      status_code: attempt.status_code,
+      error: attempt.error,
+    })),
+  };
+}
+
+export const WebhookEventTypeView = Type.Object(
+  { type: Type.String(), description: Type.String() },
+  { $id: 'WebhookEventType', title: 'WebhookEventType' },
+);

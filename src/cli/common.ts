@@ -5,6 +5,7 @@ import type { Context } from '../context.ts';
 import { createContext } from '../app.ts';
 import { resolveJwtSecret } from '../server.ts';
 import { openStore } from '../store/open.ts';
+import { actingAs } from '../domain/webhooks/actor.ts';
 
 /**
  * The server's public URL, as a command run beside it can know it: the issuer of the server's
@@ -27,13 +28,13 @@ export async function withContext<T>(work: (ctx: Context) => Promise<T>): Promis
   const store = await openStore(config.databaseUrl, { poolSize: 1 });
   try {
     await store.migrate();
-    return await work(
-      await createContext(
-        config,
-        store,
-        resolveJwtSecret(config, () => {}),
-      ),
+    const ctx = await createContext(
+      config,
+      store,
+      resolveJwtSecret(config, () => {}),
     );
+    // What a command changes is announced as the CLI's doing (webhook events' actor).
+    return await actingAs({ type: 'cli' }, () => work(ctx));
   } finally {
     await store.close();
   }

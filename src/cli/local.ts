@@ -4,7 +4,7 @@
  * null: the admins' activity names the CLI). Answers the API's representations, as ./remote.ts
  * does, so a command prints the same on either side.
  */
-import { accountView, agentView, apiKeyView, clientView, time } from '../api/views.ts';
+import { accountView, agentView, apiKeyView, clientView, deliveryView, time, webhookView } from '../api/views.ts';
 import { createAccount, issueLink, setAccountStatus } from '../console/accounts.ts';
 import { deleteAgent } from '../console/agents.ts';
 import { listApiKeys, revokeApiKey } from '../console/api-keys.ts';
@@ -14,6 +14,17 @@ import type { Context } from '../context.ts';
 import { registerAgent, rotateAgentSecret, setAgentStatus } from '../domain/agents.ts';
 import { deleteClient, registerClient, rotateClientSecret, setClientStatus, updateClient } from '../domain/clients.ts';
 import { revokeGrants } from '../domain/revocation.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  reachableWebhook,
+  redeliver,
+  rotateWebhookSecret,
+  updateWebhook,
+} from '../domain/webhooks/endpoints.ts';
+import type { WebhookWithEvents } from '../store/webhook-types.ts';
 import { InvalidField, NotFound } from '../errors.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import { emailKey, publicUrl, warn } from './common.ts';
@@ -22,13 +33,19 @@ import type { Management, SetupLink } from './management.ts';
 /** The CLI acts with the database's full authority: as an admin reaching every account. */
 const OPERATOR = { role: 'admin' } as AccountRecord;
 
+/** What a command may say about how it acts on the database. */
+export interface LocalOptions {
+  /** The admin webhooks are managed as (their rules are an admin's); default: the first active admin. */
+  adminEmail?: string;
+}
+
 /**
  * The management operations on `ctx`'s database.
  *
  * @example
  * await withContext((ctx) => localManagement(ctx).listAgents());
  */
-export function localManagement(ctx: Context): Management {
+export function localManagement(ctx: Context, options: LocalOptions = {}): Management {
   const agentOf = async (id: string) => {
     const agent = await ctx.store.findAgent(id);
     if (!agent) throw new NotFound(`no agent ${id}`);
@@ -54,6 +71,24 @@ export function localManagement(ctx: Context): Management {
       expires_at: time(link.expiresAt),
     };
   };
+
+  /** Runs a webhook rule as the CLI's admin; a change goes into the activity as `webhook.<action>`. */
+  const asAdmin = async <T>(
+    work: (admin: AccountRecord) => Promise<T>,
+    action?: (result: T) => [name: string, target: string],
+  ): Promise<T> => {
+    const admin = await cliAdmin(ctx, options.adminEmail);
+    const result = await work(admin);
+    if (action) {
+      const [name, target] = action(result);
+      await recordConsoleEvent(ctx, null, `webhook.${name}`, target, null, `cli as ${admin.email}`);
+    }
+    return result;
+  };
+  const withSecret = ({ webhook, secret }: { webhook: WebhookWithEvents; secret: string }) => ({
+    webhook: webhookView(webhook),
+    secret,
+  });
 
   return {
     listAgents: async () => (await ctx.store.listAgents()).map((agent) => agentView(agent, ctx.clock())),
@@ -164,7 +199,64 @@ export function localManagement(ctx: Context): Management {
       await recordConsoleEvent(ctx, null, 'api_key.revoke', revoked.id, null, 'cli');
       return apiKeyView(revoked);
     },
+
+    listWebhooks: async () => (await asAdmin((admin) => listWebhooks(ctx, admin))).map(webhookView),
+    createWebhook: async (input) =>
+      withSecret(
+        await asAdmin(
+          (admin) => createWebhook(ctx, admin, input),
+          (made) => ['create', made.webhook.webhook.id],
+        ),
+      ),
+    getWebhook: async (id) => webhookView(await asAdmin((admin) => reachableWebhook(ctx, admin, id))),
+    updateWebhook: async (id, changes) => {
+      const action = changes.status === 'disabled' ? 'disable' : changes.status === 'enabled' ? 'enable' : 'update';
+      return webhookView(
+        await asAdmin(
+          (admin) => updateWebhook(ctx, admin, id, changes),
+          () => [action, id],
+        ),
+      );
+    },
+    deleteWebhook: async (id) =>
+      webhookView(
+        await asAdmin(
+          (admin) => deleteWebhook(ctx, admin, id),
+          () => ['delete', id],
+        ),
+      ),
+    rotateWebhookSecret: async (id) =>
+      withSecret(
+        await asAdmin(
+          (admin) => rotateWebhookSecret(ctx, admin, id),
+          () => ['rotate_secret', id],
+        ),
+      ),
+    listWebhookDeliveries: async (id, limit) =>
+      (await asAdmin((admin) => listDeliveries(ctx, admin, id, { limit }))).data.map(deliveryView),
+    async retryWebhookDelivery(id, messageId) {
+      const delivery = await asAdmin(
+        (admin) => redeliver(ctx, admin, id, messageId),
+        () => ['redeliver', id],
+      );
+      const attempts = await ctx.store.webhooks.listAttempts(delivery.endpoint_id, delivery.message_id);
+      return deliveryView({ delivery, attempts });
+    },
   };
+}
+
+/** The admin the CLI manages webhooks as: the one named, or else the first active admin. */
+async function cliAdmin(ctx: Context, email?: string): Promise<AccountRecord> {
+  if (email !== undefined) {
+    const account = await accountRecordByEmail(ctx, email);
+    if (account.role !== 'admin' || account.status !== 'active')
+      throw new Error(`${email} is not an active admin: only admins manage webhooks`);
+    return account;
+  }
+  const admin = (await ctx.store.console.listAccounts()).find((a) => a.role === 'admin' && a.status === 'active');
+  if (!admin)
+    throw new Error('webhooks belong to an admin: make one first (agentauth account create --admin --email …)');
+  return admin;
 }
 
 /**

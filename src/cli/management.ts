@@ -6,11 +6,21 @@
  * same on either side.
  */
 import type { Static } from '@sinclair/typebox';
-import type { AccountView, AgentView, ApiKeyView, ClientView, RevokedView } from '../api/views.ts';
+import type {
+  AccountView,
+  AgentView,
+  ApiKeyView,
+  ClientView,
+  DeliveryView,
+  RevokedView,
+  WebhookView,
+} from '../api/views.ts';
 
 export type { AccountView, AgentView, ClientView };
 export type ApiKey = Static<typeof ApiKeyView>;
 export type Revoked = Static<typeof RevokedView>;
+export type Webhook = Static<typeof WebhookView>;
+export type WebhookDelivery = Static<typeof DeliveryView>;
 
 /** A one-time setup link for an account, as the command shows it. */
 export interface SetupLink {
@@ -41,6 +51,19 @@ export interface ClientChanges {
   name?: string;
   redirect_uris?: string[];
   approval?: 'auto' | 'manual';
+}
+
+export interface NewWebhook {
+  url: string;
+  events: string[];
+  description?: string;
+}
+
+export interface WebhookChanges {
+  url?: string;
+  events?: string[];
+  description?: string;
+  status?: 'enabled' | 'disabled';
 }
 
 /**
@@ -79,4 +102,16 @@ export interface Management {
 
   listApiKeys(): Promise<ApiKey[]>;
   revokeApiKey(id: string): Promise<ApiKey>;
+
+  /** Webhooks are an admin's: on the database the CLI acts as one (--admin-email), remotely as the key's account. */
+  listWebhooks(): Promise<Webhook[]>;
+  createWebhook(input: NewWebhook): Promise<{ webhook: Webhook; secret: string }>;
+  getWebhook(id: string): Promise<Webhook>;
+  updateWebhook(id: string, changes: WebhookChanges): Promise<Webhook>;
+  deleteWebhook(id: string): Promise<Webhook>;
+  rotateWebhookSecret(id: string): Promise<{ webhook: Webhook; secret: string }>;
+  /** The newest `limit` deliveries of the webhook's log. */
+  listWebhookDeliveries(id: string, limit: number): Promise<WebhookDelivery[]>;
+  /** Sends a delivery again, with its message id, now. */
+  retryWebhookDelivery(id: string, messageId: string): Promise<WebhookDelivery>;
 }

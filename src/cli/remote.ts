@@ -6,7 +6,17 @@
  */
 import packageJson from '../../package.json' with { type: 'json' };
 import { emailKey } from './common.ts';
-import type { AccountView, AgentView, ApiKey, ClientView, Management, Revoked, SetupLink } from './management.ts';
+import type {
+  AccountView,
+  AgentView,
+  ApiKey,
+  ClientView,
+  Management,
+  Revoked,
+  SetupLink,
+  Webhook,
+  WebhookDelivery,
+} from './management.ts';
 
 const API_PATH = 'api/admin/v1/';
 
@@ -206,6 +216,18 @@ export function remoteManagement(target: RemoteTarget): Management {
 
     listApiKeys: async () => (await call<Page<ApiKey>>('GET', 'api-keys')).data,
     revokeApiKey: (id) => call<ApiKey>('POST', at('api-keys', id, 'revoke')),
+
+    listWebhooks: async () => (await call<{ data: Webhook[] }>('GET', 'webhooks')).data,
+    createWebhook: (input) => call('POST', 'webhooks', { body: input }),
+    getWebhook: (id) => call<Webhook>('GET', at('webhooks', id)),
+    updateWebhook: (id, changes) => call<Webhook>('PATCH', at('webhooks', id), { body: changes }),
+    deleteWebhook: (id) => call<Webhook>('DELETE', at('webhooks', id)),
+    rotateWebhookSecret: (id) => call('POST', at('webhooks', id, 'rotate-secret')),
+    listWebhookDeliveries: async (id, limit) =>
+      (await call<Page<WebhookDelivery>>('GET', at('webhooks', id, 'deliveries'), { query: { limit: String(limit) } }))
+        .data,
+    retryWebhookDelivery: (id, messageId) =>
+      call<WebhookDelivery>('POST', at('webhooks', id, `deliveries/${encodeURIComponent(messageId)}/retry`)),
   };
 }
 

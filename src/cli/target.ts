@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { withContext } from './common.ts';
-import { localManagement } from './local.ts';
+import { type LocalOptions, localManagement } from './local.ts';
 import type { Management } from './management.ts';
 import { type RemoteOptions, remoteManagement, remoteTarget } from './remote.ts';
 
@@ -16,9 +16,12 @@ import { type RemoteOptions, remoteManagement, remoteTarget } from './remote.ts'
  * const agents = await withManagement(command, (management) => management.listAgents());
  */
 export async function withManagement<T>(command: Command, work: (management: Management) => Promise<T>): Promise<T> {
-  const target = remoteTarget(command.optsWithGlobals<RemoteOptions>());
+  const options = command.optsWithGlobals<RemoteOptions & LocalOptions>();
+  const target = remoteTarget(options);
+  if (target && options.adminEmail !== undefined)
+    throw new Error("--admin-email chooses the admin on the database; on a remote server the API key's account acts");
   if (target) return work(remoteManagement(target));
-  return withContext((ctx) => work(localManagement(ctx)));
+  return withContext((ctx) => work(localManagement(ctx, { adminEmail: options.adminEmail })));
 }
 
 /** What a command that needs the database says when a remote server is named. */

@@ -7,6 +7,8 @@ import type { Context } from '../context.ts';
 import { EMAIL } from '../domain/rules/agent.ts';
 import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/console-types.ts';
 import { AccessDenied, InvalidCredentials, InvalidField, NotFound } from '../errors.ts';
+import { currentActor } from '../domain/webhooks/actor.ts';
+import { accountEvent } from '../domain/webhooks/events.ts';
 import { recordConsoleEvent } from './events.ts';
 import { creatorActive, endLinksOf, LINK_REVOKED } from './links.ts';
 
@@ -167,7 +169,8 @@ export async function createAccount(deps: Deps, input: NewAccount): Promise<Acco
     checkPassword(input.password, account.email);
     account.password_hash = await hashPassword(input.password);
   }
-  if (!(await deps.store.console.insertAccount(account))) throw new InvalidField('email', EMAIL_TAKEN);
+  if (!(await deps.store.console.insertAccount(account, [accountEvent('account.created', account)])))
+    throw new InvalidField('email', EMAIL_TAKEN);
   return account;
 }
 
@@ -257,11 +260,12 @@ export async function signUp(
     checkPassword(input.password, account.email);
     account.password_hash = await hashPassword(input.password);
   }
+  const created = [accountEvent('account.created', account, { invited: link !== null })];
   if (link === null) {
-    if (!(await deps.store.console.insertAccount(account))) throw new InvalidField('email', EMAIL_TAKEN);
+    if (!(await deps.store.console.insertAccount(account, created))) throw new InvalidField('email', EMAIL_TAKEN);
     return account;
   }
-  const outcome = await deps.store.console.insertAccountWithLink(account, link.digest, deps.clock());
+  const outcome = await deps.store.console.insertAccountWithLink(account, link.digest, deps.clock(), created);
   if (outcome === 'email_taken') throw new InvalidField('email', EMAIL_TAKEN);
   if (outcome === null) throw new NotFound('This invitation has already been used or revoked, or has expired.');
   return account;
@@ -269,7 +273,11 @@ export async function signUp(
 
 export async function setPassword(deps: Deps, account: AccountRecord, password: string): Promise<void> {
   checkPassword(password, account.email);
-  await deps.store.console.updateAccount(account.id, { password_hash: await hashPassword(password) });
+  await deps.store.console.updateAccount(account.id, { password_hash: await hashPassword(password) }, [
+    accountEvent('account.sign_in_method_changed', account, {
+      change: account.password_hash === null ? 'password_set' : 'password_changed',
+    }),
+  ]);
 }
 
 /** Removes the password of an account that has a passkey to sign in with. */
@@ -280,11 +288,16 @@ export async function removePassword(deps: Deps, account: AccountRecord): Promis
       'Add a passkey before you remove your password, or you could not sign in again.',
     );
   }
-  await deps.store.console.updateAccount(account.id, { password_hash: null });
+  await deps.store.console.updateAccount(account.id, { password_hash: null }, [
+    accountEvent('account.sign_in_method_changed', account, { change: 'password_removed' }),
+  ]);
 }
 
 export async function rename(deps: Deps, account: AccountRecord, name: string): Promise<void> {
-  await deps.store.console.updateAccount(account.id, { name: nameOf(name) });
+  const patch = { name: nameOf(name) };
+  await deps.store.console.updateAccount(account.id, patch, [
+    accountEvent('account.updated', { ...account, ...patch }, { changes: ['name'] }),
+  ]);
 }
 
 /** The account, or NotFound: what admin actions on another account start with. */
@@ -307,7 +320,19 @@ export async function setAccountStatus(
   status: 'active' | 'disabled',
 ): Promise<void> {
   if (actor?.id === target.id && status === 'disabled') throw new AccessDenied('You cannot disable your own account.');
-  await deps.store.console.updateAccount(target.id, { status });
+  const announce =
+    target.status === status
+      ? []
+      : [
+          accountEvent(
+            status === 'active' ? 'account.enabled' : 'account.disabled',
+            { ...target, status },
+            {
+              actor: actorData(actor),
+            },
+          ),
+        ];
+  await deps.store.console.updateAccount(target.id, { status }, announce);
   if (status === 'disabled') {
     await deps.store.console.deleteSessionsOf(target.id);
     await endLinksOf(deps, target.id);
@@ -322,8 +347,16 @@ export async function setAccountRole(
 ): Promise<void> {
   if (actor.id === target.id && role !== 'admin')
     throw new AccessDenied('You cannot take the admin role from yourself.');
-  await deps.store.console.updateAccount(target.id, { role });
+  const announce =
+    target.role === role
+      ? []
+      : [accountEvent('account.updated', { ...target, role }, { changes: ['role'], actor: actorData(actor) })];
+  await deps.store.console.updateAccount(target.id, { role }, announce);
 }
+
+/** Who did it, as events say: the entry point's actor (an API key names its account), else the account, or the CLI (null). */
+const actorData = (actor: AccountRecord | null) =>
+  currentActor() ?? (actor === null ? { type: 'cli' } : { type: 'account', id: actor.id, email: actor.email });
 
 /** Uses an email verification link: the account, now with its email verified. */
 export async function verifyEmailWithLink(deps: Deps, token: string): Promise<AccountRecord> {
@@ -357,5 +390,7 @@ export async function sendVerificationEmail(
 
 /** An admin vouches for the account's email. */
 export async function verifyEmailByAdmin(deps: Deps, target: AccountRecord): Promise<void> {
-  await deps.store.console.updateAccount(target.id, { email_verified: true });
+  await deps.store.console.updateAccount(target.id, { email_verified: true }, [
+    accountEvent('account.updated', { ...target, email_verified: true }, { changes: ['email_verified'] }),
+  ]);
 }

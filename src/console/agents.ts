@@ -8,6 +8,7 @@ import { agentNameProblems, MAX_AGENT_NAME_LENGTH } from '../domain/rules/agent.
 import type { AccountRecord } from '../store/console-types.ts';
 import type { AgentRecord, RevokedGrants } from '../store/types.ts';
 import { InvalidField, NotFound } from '../errors.ts';
+import { agentEvent } from '../domain/webhooks/events.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
 
@@ -53,7 +54,22 @@ const DELETED_DESCRIPTION = 'The agent behind this sign-in was deleted; start ag
 
 /** Deletes the agent after revoking everything it holds. */
 export async function deleteAgent(deps: Deps, agent: AgentRecord): Promise<RevokedGrants> {
-  const revoked = await deps.store.console.deleteAgent(agent.id, deps.clock(), DELETED_DESCRIPTION);
+  const revoked = await deps.store.console.deleteAgent(agent.id, deps.clock(), DELETED_DESCRIPTION, [
+    agentEvent('agent.deleted', agent),
+  ]);
   if (!revoked) throw new NotFound('No such agent.');
   return revoked;
+}
+
+/**
+ * Renames an agent (the form's name, checked by agentLabel); the console and the API share it.
+ *
+ * @example
+ * const renamed = await renameAgent(ctx, agent, 'Research assistant');
+ */
+export async function renameAgent(deps: Deps, agent: AgentRecord, raw: string | undefined): Promise<AgentRecord> {
+  const renamed = { ...agent, name: agentLabel(raw) };
+  if (!(await deps.store.console.updateAgentName(agent.id, renamed.name, [agentEvent('agent.updated', renamed)])))
+    throw new NotFound('No such agent.');
+  return renamed;
 }

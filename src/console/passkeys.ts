@@ -14,6 +14,7 @@ import { PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import type { AccountRecord, PasskeyRecord } from '../store/console-types.ts';
 import { possibleId } from './access.ts';
+import { accountEvent } from '../domain/webhooks/events.ts';
 import { InvalidField, NotFound, InvalidCredentials } from '../errors.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
@@ -126,7 +127,9 @@ export async function registerPasskey(
     created_at: deps.clock(),
     last_used_at: null,
   };
-  await deps.store.console.insertPasskey(passkey);
+  await deps.store.console.insertPasskey(passkey, [
+    accountEvent('account.sign_in_method_changed', account, { change: 'passkey_added', passkey: { name: label } }),
+  ]);
   return passkey;
 }
 
@@ -267,6 +270,11 @@ export async function removePasskey(deps: Deps, account: AccountRecord, id: stri
   if (passkeys.length === 1 && account.password_hash === null) {
     throw new InvalidField('passkey', 'This is your only way to sign in: set a password or add another passkey first.');
   }
-  await deps.store.console.deletePasskey(id, account.id);
+  await deps.store.console.deletePasskey(id, account.id, [
+    accountEvent('account.sign_in_method_changed', account, {
+      change: 'passkey_removed',
+      passkey: { name: removed.name },
+    }),
+  ]);
   return removed;
 }

@@ -4,6 +4,7 @@ import type { Context } from '../context.ts';
 import { InvalidRequest, NotFound } from '../errors.ts';
 import type { AgentRecord, AgentStatus } from '../store/types.ts';
 import { agentNameProblems, MAX_AGENT_NAME_LENGTH, ownerEmailProblems } from './rules/agent.ts';
+import { agentEvent } from './webhooks/events.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
 
@@ -38,7 +39,7 @@ export async function registerAgent(deps: Deps, input: NewAgent): Promise<{ agen
     last_used_at: null,
     account_id: input.accountId ?? null,
   };
-  await deps.store.insertAgent(agent);
+  await deps.store.insertAgent(agent, [agentEvent('agent.created', agent)]);
   return { agent, secret };
 }
 
@@ -51,16 +52,27 @@ export async function rotateAgentSecret(deps: Deps, agentId: string, graceSecond
   if (!agent) throw new NotFound(`no agent ${agentId}`);
   const secret = newAgentSecret();
   const keepOld = graceSeconds > 0;
-  await deps.store.updateAgent(agentId, {
-    secret_digest: digest(secret),
-    previous_secret_digest: keepOld ? agent.secret_digest : null,
-    previous_secret_expires_at: keepOld ? deps.clock() + graceSeconds : null,
-  });
+  await deps.store.updateAgent(
+    agentId,
+    {
+      secret_digest: digest(secret),
+      previous_secret_digest: keepOld ? agent.secret_digest : null,
+      previous_secret_expires_at: keepOld ? deps.clock() + graceSeconds : null,
+    },
+    [agentEvent('agent.secret_rotated', agent, { grace_seconds: keepOld ? graceSeconds : 0 })],
+  );
   return secret;
 }
 
+/** Enables or disables an agent; a change of status is announced (agent.enabled, agent.disabled). */
 export async function setAgentStatus(deps: Deps, agentId: string, status: AgentStatus): Promise<void> {
-  if (!(await deps.store.updateAgent(agentId, { status }))) throw new NotFound(`no agent ${agentId}`);
+  const agent = await deps.store.findAgent(agentId);
+  const announce =
+    agent && agent.status !== status
+      ? [agentEvent(status === 'active' ? 'agent.enabled' : 'agent.disabled', { ...agent, status })]
+      : [];
+  if (!agent || !(await deps.store.updateAgent(agentId, { status }, announce)))
+    throw new NotFound(`no agent ${agentId}`);
 }
 
 /** A digest no secret has, compared against when the agent is unknown so both paths cost the same. */

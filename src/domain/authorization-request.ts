@@ -39,6 +39,7 @@ import { permittedResource } from './resources.ts';
 import { MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH } from './rules/client.ts';
 import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes, withoutScope } from './scopes.ts';
 import { Throttled } from '../throttle/agent-authentication.ts';
+import { requestCancelled, signInFailed, signInSucceeded } from './webhooks/events.ts';
 
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
 export const CONTESTED_DESCRIPTION =
@@ -437,8 +438,11 @@ export async function authenticateAgent(
     user_agent: caller.userAgent?.slice(0, 512) ?? null,
     outcome,
   });
-  const audit = (outcome: string, clientId: string | null = null) =>
-    ctx.store.recordAuditEvent(auditEvent(outcome, clientId));
+  // Each failure's audit event and its webhook (agent.sign_in.failed) commit together.
+  const audit = (outcome: string, clientId: string | null = null) => {
+    const event = auditEvent(outcome, clientId);
+    return ctx.store.recordAuditEvent(event, [signInFailed(input, event.client_id, outcome)]);
+  };
   const refuse = async (error: Throttled): Promise<never> => {
     if (error.firstInWindow) await audit('throttled');
     throw error;
@@ -516,6 +520,7 @@ export async function authenticateAgent(
       { agent_id: agent.id, model: input.model },
       now,
       auditEvent('authenticated', request.client_id),
+      [signInSucceeded(request, agent, client, input.model)],
     )
   ) {
     return { agent, client };
@@ -716,7 +721,10 @@ export async function continueAuthorization(
       return { kind: 'redirect', location: redirectBack('access_denied', description) };
     }
     const description = 'The user cancelled the authorization request.';
-    if (!(await ctx.store.failRequest(request.id, request.browser_digest, now, 'access_denied', description))) {
+    const cancelled = [requestCancelled(request, client)];
+    if (
+      !(await ctx.store.failRequest(request.id, request.browser_digest, now, 'access_denied', description, cancelled))
+    ) {
       return continueAuthorization(ctx, input, browserBinding); // the state changed under us: answer from the new one
     }
     return { kind: 'redirect', location: redirectBack('access_denied', description) };

@@ -5,6 +5,7 @@ import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri, InvalidReques
 import type { Approval, ClientRecord, ClientStatus, RevokedGrants } from '../store/types.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';
+import { clientEvent } from './webhooks/events.ts';
 import {
   type ClientProblem,
   clientNameProblems,
@@ -141,7 +142,7 @@ export async function registerClient(
     resources,
     last_used_at: input.registrationTokenDigest ? now : null,
   };
-  await deps.store.insertClient(client);
+  await deps.store.insertClient(client, [clientEvent('client.created', client)]);
   return { client, secret };
 }
 
@@ -157,11 +158,15 @@ export async function rotateClientSecret(deps: Deps, clientId: string, graceSeco
     throw new InvalidRequest(`client ${clientId} is a public client; it has no secret to rotate`);
   const secret = newClientSecret();
   const keepOld = graceSeconds > 0;
-  await deps.store.updateClient(clientId, {
-    secret_sealed: deps.secrets.box.seal(secret),
-    previous_secret_sealed: keepOld ? client.secret_sealed : null,
-    previous_secret_expires_at: keepOld ? deps.clock() + graceSeconds : null,
-  });
+  await deps.store.updateClient(
+    clientId,
+    {
+      secret_sealed: deps.secrets.box.seal(secret),
+      previous_secret_sealed: keepOld ? client.secret_sealed : null,
+      previous_secret_expires_at: keepOld ? deps.clock() + graceSeconds : null,
+    },
+    [clientEvent('client.secret_rotated', client, { grace_seconds: keepOld ? graceSeconds : 0 })],
+  );
   return secret;
 }
 
@@ -195,8 +200,10 @@ export async function updateClient(deps: Deps, clientId: string, changes: Client
     public: isPublicClient(client),
   });
   const patch = { name, redirect_uris: redirectUris, approval: changes.approval ?? client.approval, resources };
-  if (!(await deps.store.updateClient(client.id, patch))) throw new NotFound(`no client ${clientId}`);
-  return { ...client, ...patch };
+  const updated = { ...client, ...patch };
+  if (!(await deps.store.updateClient(client.id, patch, [clientEvent('client.updated', updated)])))
+    throw new NotFound(`no client ${clientId}`);
+  return updated;
 }
 
 const DELETED_DESCRIPTION = 'The website of this sign-in was deleted; start again.';
@@ -211,13 +218,25 @@ const DELETED_DESCRIPTION = 'The website of this sign-in was deleted; start agai
  * await deleteClient(ctx, 'cli_abc'); // { grants: 2, codes: 0, requests: 0 }
  */
 export async function deleteClient(deps: Deps, clientId: string): Promise<RevokedGrants> {
-  const revoked = await deps.store.deleteClient(clientId, deps.clock(), DELETED_DESCRIPTION);
+  const client = await deps.store.findClient(clientId);
+  const revoked =
+    client &&
+    (await deps.store.deleteClient(clientId, deps.clock(), DELETED_DESCRIPTION, [
+      clientEvent('client.deleted', client),
+    ]));
   if (!revoked) throw new NotFound(`no client ${clientId}`);
   return revoked;
 }
 
+/** Enables or disables a client; a change of status is announced (client.enabled, client.disabled). */
 export async function setClientStatus(deps: Deps, clientId: string, status: ClientStatus): Promise<void> {
-  if (!(await deps.store.updateClient(clientId, { status }))) throw new NotFound(`no client ${clientId}`);
+  const client = await deps.store.findClient(clientId);
+  const announce =
+    client && client.status !== status
+      ? [clientEvent(status === 'active' ? 'client.enabled' : 'client.disabled', { ...client, status })]
+      : [];
+  if (!client || !(await deps.store.updateClient(clientId, { status }, announce)))
+    throw new NotFound(`no client ${clientId}`);
 }
 
 /**

@@ -22,6 +22,8 @@ import type {
   WebauthnChallengeRecord,
 } from './console-types.ts';
 import type { Driver, Step } from './driver.ts';
+import { announceSteps } from './webhook-store.ts';
+import type { WebhookEvent } from './webhook-types.ts';
 import { type AgentRow, type ClientRow, insert, revokeGrantsSteps, toAgent, toClient, update } from './rows.ts';
 import type { AgentRecord, ClientRecord, ConsoleStore, RevokedGrants } from './types.ts';
 
@@ -53,9 +55,9 @@ export class SqlConsoleStore implements ConsoleStore {
 
   // Accounts
 
-  async insertAccount(account: AccountRecord): Promise<boolean> {
+  async insertAccount(account: AccountRecord, announce?: WebhookEvent[]): Promise<boolean> {
     try {
-      await this.driver.write([insert('accounts', fromAccount(account))]);
+      await this.driver.write([insert('accounts', fromAccount(account)), ...announceSteps(announce)]);
       return true;
     } catch (error) {
       if (isUniqueViolation(error)) return false;
@@ -67,9 +69,14 @@ export class SqlConsoleStore implements ConsoleStore {
     account: AccountRecord,
     linkDigest: string,
     now: number,
+    announce?: WebhookEvent[],
   ): Promise<'created' | 'email_taken' | null> {
     try {
-      const used = await this.won(useLinkStep(linkDigest, 'invite', now), insert('accounts', fromAccount(account)));
+      const used = await this.won(
+        useLinkStep(linkDigest, 'invite', now),
+        insert('accounts', fromAccount(account)),
+        ...announceSteps(announce),
+      );
       return used ? 'created' : null;
     } catch (error) {
       if (isUniqueViolation(error)) return 'email_taken';
@@ -96,7 +103,7 @@ export class SqlConsoleStore implements ConsoleStore {
     return Number(row?.n ?? 0);
   }
 
-  updateAccount(id: string, patch: AccountPatch): Promise<boolean> {
+  updateAccount(id: string, patch: AccountPatch, announce?: WebhookEvent[]): Promise<boolean> {
     const { email_verified, ...rest } = patch;
     const steps: Step[] = [
       update('accounts', 'id', id, {
@@ -112,13 +119,13 @@ export class SqlConsoleStore implements ConsoleStore {
         sql: 'UPDATE agents SET owner_email_verified = ? WHERE account_id = ?',
         params: [email_verified ? 1 : 0, id],
       });
-    return this.won(...steps);
+    return this.won(...steps, ...announceSteps(announce));
   }
 
   // Passkeys
 
-  async insertPasskey(passkey: PasskeyRecord): Promise<void> {
-    await this.driver.write([insert('passkeys', passkey)]);
+  async insertPasskey(passkey: PasskeyRecord, announce?: WebhookEvent[]): Promise<void> {
+    await this.driver.write([insert('passkeys', passkey), ...announceSteps(announce)]);
   }
 
   findPasskey(id: string): Promise<PasskeyRecord | undefined> {
@@ -148,12 +155,15 @@ export class SqlConsoleStore implements ConsoleStore {
     });
   }
 
-  deletePasskey(id: string, accountId: string): Promise<boolean> {
-    return this.won({
-      sql: 'DELETE FROM passkeys WHERE id = ? AND account_id = ?',
-      params: [id, accountId],
-      guard: true,
-    });
+  deletePasskey(id: string, accountId: string, announce?: WebhookEvent[]): Promise<boolean> {
+    return this.won(
+      {
+        sql: 'DELETE FROM passkeys WHERE id = ? AND account_id = ?',
+        params: [id, accountId],
+        guard: true,
+      },
+      ...announceSteps(announce),
+    );
   }
 
   // Sessions
@@ -349,14 +359,20 @@ export class SqlConsoleStore implements ConsoleStore {
     ).map(toClient);
   }
 
-  updateAgentName(id: string, name: string): Promise<boolean> {
-    return this.won(update('agents', 'id', id, { name }));
+  updateAgentName(id: string, name: string, announce?: WebhookEvent[]): Promise<boolean> {
+    return this.won(update('agents', 'id', id, { name }), ...announceSteps(announce));
   }
 
-  async deleteAgent(id: string, now: number, description: string): Promise<RevokedGrants | null> {
+  async deleteAgent(
+    id: string,
+    now: number,
+    description: string,
+    announce?: WebhookEvent[],
+  ): Promise<RevokedGrants | null> {
     const changes = await this.driver.write([
       ...revokeGrantsSteps({ agent_id: id }, now, description),
       { sql: 'DELETE FROM agents WHERE id = ?', params: [id], guard: true },
+      ...announceSteps(announce),
     ]);
     if (!changes) return null;
     const [grants = 0, codes = 0, requests = 0] = changes;

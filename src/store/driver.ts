@@ -21,10 +21,15 @@ export interface Step {
    * changed". PostgreSQL: NOTIFY in the same statement; SQLite: in-process, after the commit.
    */
   notify?: string;
+  /** Whose listeners hear Step.notify: the status channel unless told (webhooks have their own). */
+  channel?: Channel;
 }
 
 /** The PostgreSQL channel of Step.notify. */
 export const STATUS_CHANNEL = 'agentauth_status';
+/** The channel that wakes the webhook dispatchers: a committed unit wrote deliveries. */
+export const WEBHOOK_CHANNEL = 'agentauth_webhooks';
+export type Channel = typeof STATUS_CHANNEL | typeof WEBHOOK_CHANNEL;
 
 export interface Migration {
   version: string;
@@ -63,7 +68,7 @@ export interface Driver {
   write(steps: Step[], options?: UnitOptions): Promise<number[] | null>;
   migrate(migrations: Migration[]): Promise<void>;
   createLimiter(options: LimiterOptions): Promise<Limiter>;
-  /** Delivers the payloads of Step.notify to `listener` until the returned function is called. */
-  listen(listener: ChangeListener): Promise<() => Promise<void>>;
+  /** Delivers the payloads of Step.notify on `channel` (status by default) to `listener` until the returned function is called. */
+  listen(listener: ChangeListener, channel?: Channel): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

@@ -334,4 +334,64 @@ $$`,
       'CREATE INDEX api_idempotency_created_at ON api_idempotency (created_at)',
     ],
   },
+  {
+    // Signed webhooks (docs/design.md §15). Endpoints, made by admins, with their signing secret
+    // sealed like client secrets; what each subscribes to, one row per event type ('*': all), so
+    // an event finds its endpoints by index; the outbox of deliveries, one row per message and
+    // endpoint, written in the same unit as the event and claimed by one node at a time (a lease);
+    // one row per HTTP attempt for the delivery log. Delivery times are epoch milliseconds (a
+    // sign-in's webhook is due within a second); the other times are seconds as elsewhere. A
+    // request that expired while pending or authenticated is announced once (expiry_announced_at).
+    version: '0013_webhooks',
+    statements: [
+      `CREATE TABLE webhook_endpoints (
+        id varchar(64) PRIMARY KEY,
+        account_id varchar(64) NOT NULL,
+        url varchar(2048) NOT NULL,
+        description varchar(500) NOT NULL,
+        secret_sealed varchar(400) NOT NULL,
+        status varchar(16) NOT NULL,
+        disabled_reason varchar(500),
+        consecutive_failures integer NOT NULL,
+        failing_since bigint,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL
+      )`,
+      `CREATE TABLE webhook_subscriptions (
+        endpoint_id varchar(64) NOT NULL,
+        event_type varchar(64) NOT NULL,
+        PRIMARY KEY (endpoint_id, event_type)
+      )`,
+      'CREATE INDEX webhook_subscriptions_event_type ON webhook_subscriptions (event_type, endpoint_id)',
+      `CREATE TABLE webhook_deliveries (
+        message_id varchar(64) NOT NULL,
+        endpoint_id varchar(64) NOT NULL,
+        event_type varchar(64) NOT NULL,
+        payload text NOT NULL,
+        status varchar(16) NOT NULL,
+        attempts integer NOT NULL,
+        next_attempt_at bigint NOT NULL,
+        lease_until bigint,
+        lease_owner varchar(64),
+        last_status_code integer,
+        last_error varchar(500),
+        delivered_at bigint,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (message_id, endpoint_id)
+      )`,
+      'CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at)',
+      'CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, message_id)',
+      `CREATE TABLE webhook_attempts (
+        endpoint_id varchar(64) NOT NULL,
+        message_id varchar(64) NOT NULL,
+        attempt integer NOT NULL,
+        at bigint NOT NULL,
+        duration_ms integer NOT NULL,
+        status_code integer,
+        error varchar(500),
+        PRIMARY KEY (endpoint_id, message_id, attempt)
+      )`,
+      'ALTER TABLE authorization_requests ADD COLUMN expiry_announced_at bigint',
+    ],
+  },
 ];

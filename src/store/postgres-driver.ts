@@ -1,15 +1,24 @@
 /** The PostgreSQL driver: a pg pool, one transaction (or one statement) per unit, named prepared statements. */
 import type pg from 'pg';
 import { RateLimiterPostgres } from 'rate-limiter-flexible';
-import { type Driver, type Migration, type Params, STATUS_CHANNEL, type Step, type UnitOptions } from './driver.ts';
+import {
+  type Channel,
+  type Driver,
+  type Migration,
+  type Params,
+  STATUS_CHANNEL,
+  type Step,
+  type UnitOptions,
+} from './driver.ts';
 import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
 
 const INT8_OID = 20;
 
 /** A step's notification, as a RETURNING item: sent for each row the step changes (Step.notify). */
-const NOTIFY = `pg_notify('${STATUS_CHANNEL}', ?)`;
-/** A step's parameters, with its notification's payload last when it has one (NOTIFY's placeholder). */
-const withPayload = (step: Step): Params => (step.notify === undefined ? step.params : [...step.params, step.notify]);
+const NOTIFY = 'pg_notify(?, ?)';
+/** A step's parameters, with its notification's channel and payload last when it has one (NOTIFY's placeholders). */
+const withPayload = (step: Step): Params =>
+  step.notify === undefined ? step.params : [...step.params, step.channel ?? STATUS_CHANNEL, step.notify];
 
 /** The SQLSTATE of agentauth_void_unit(): a guarded step of a one-statement unit changed no row. */
 const VOID_UNIT = 'AA001';
@@ -204,18 +213,18 @@ export class PostgresDriver implements Driver {
    * handed to queries, and its LISTEN lost). When it breaks it is opened again, with a growing
    * pause, and the listener is told to re-read what it watches.
    */
-  async listen(listener: ChangeListener): Promise<() => Promise<void>> {
+  async listen(listener: ChangeListener, channel: Channel = STATUS_CHANNEL): Promise<() => Promise<void>> {
     let stopped = false;
     let client: pg.Client | undefined;
     const attach = async (): Promise<void> => {
       const candidate = this.connect();
       candidate.on('error', () => undefined); // a broken connection also ends: 'end' below reopens it
       candidate.on('notification', (message) => {
-        if (message.channel === STATUS_CHANNEL && message.payload !== undefined) listener.changed(message.payload);
+        if (message.channel === channel && message.payload !== undefined) listener.changed(message.payload);
       });
       try {
         await candidate.connect();
-        await candidate.query(`LISTEN ${STATUS_CHANNEL}`);
+        await candidate.query(`LISTEN ${channel}`);
       } catch (error) {
         await candidate.end().catch(() => undefined);
         throw error;

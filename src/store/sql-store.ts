@@ -8,6 +8,8 @@ import { newAuditEventId } from '../crypto.ts';
 import type { Driver, Step } from './driver.ts';
 import { SqlApiStore } from './api-store.ts';
 import { SqlConsoleStore } from './console-store.ts';
+import { announceSteps, SqlWebhookStore } from './webhook-store.ts';
+import type { WebhookEvent } from './webhook-types.ts';
 import { migrations } from './migrations.ts';
 import {
   type AgentRow,
@@ -53,11 +55,13 @@ export class SqlStore implements Store {
   readonly engine: 'sqlite' | 'postgres';
   readonly console: SqlConsoleStore;
   readonly api: SqlApiStore;
+  readonly webhooks: SqlWebhookStore;
 
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
     this.console = new SqlConsoleStore(driver);
     this.api = new SqlApiStore(driver);
+    this.webhooks = new SqlWebhookStore(driver);
   }
 
   migrate(): Promise<void> {
@@ -95,8 +99,8 @@ export class SqlStore implements Store {
 
   // Clients
 
-  async insertClient(client: ClientRecord): Promise<void> {
-    await this.driver.write([insert('clients', clientColumns(client))]);
+  async insertClient(client: ClientRecord, announce?: WebhookEvent[]): Promise<void> {
+    await this.driver.write([insert('clients', clientColumns(client)), ...announceSteps(announce)]);
   }
 
   async findClient(id: string): Promise<ClientRecord | undefined> {
@@ -115,8 +119,8 @@ export class SqlStore implements Store {
     return rows.flatMap((row) => JSON.parse(row.resources) as string[]);
   }
 
-  updateClient(id: string, patch: ClientPatch): Promise<boolean> {
-    return this.won(update('clients', 'id', id, clientColumns(patch)));
+  updateClient(id: string, patch: ClientPatch, announce?: WebhookEvent[]): Promise<boolean> {
+    return this.won(update('clients', 'id', id, clientColumns(patch)), ...announceSteps(announce));
   }
 
   async saveMetadataDocumentClient(client: ClientRecord): Promise<ClientRecord> {
@@ -132,10 +136,16 @@ export class SqlStore implements Store {
     return (await this.findClient(client.id))!;
   }
 
-  async deleteClient(id: string, now: number, description: string): Promise<RevokedGrants | null> {
+  async deleteClient(
+    id: string,
+    now: number,
+    description: string,
+    announce?: WebhookEvent[],
+  ): Promise<RevokedGrants | null> {
     const changes = await this.driver.write([
       ...revokeGrantsSteps({ client_id: id }, now, description),
       { sql: 'DELETE FROM clients WHERE id = ?', params: [id], guard: true },
+      ...announceSteps(announce),
     ]);
     if (!changes) return null;
     const [grants = 0, codes = 0, requests = 0] = changes;
@@ -144,8 +154,11 @@ export class SqlStore implements Store {
 
   // Agents
 
-  async insertAgent(agent: AgentRecord): Promise<void> {
-    await this.driver.write([insert('agents', { ...agent, owner_email_verified: agent.owner_email_verified ? 1 : 0 })]);
+  async insertAgent(agent: AgentRecord, announce?: WebhookEvent[]): Promise<void> {
+    await this.driver.write([
+      insert('agents', { ...agent, owner_email_verified: agent.owner_email_verified ? 1 : 0 }),
+      ...announceSteps(announce),
+    ]);
   }
 
   async findAgent(id: string): Promise<AgentRecord | undefined> {
@@ -165,8 +178,9 @@ export class SqlStore implements Store {
         'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'
       >
     >,
+    announce?: WebhookEvent[],
   ): Promise<boolean> {
-    return this.won(update('agents', 'id', id, patch));
+    return this.won(update('agents', 'id', id, patch), ...announceSteps(announce));
   }
 
   // Authorization requests
@@ -176,7 +190,11 @@ export class SqlStore implements Store {
   }
 
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined> {
-    return this.driver.one<AuthorizationRequestRecord>('SELECT * FROM authorization_requests WHERE id = ?', [id]);
+    // The record's columns, not *: the webhooks' bookkeeping (expiry_announced_at) is not the request's.
+    return this.driver.one<AuthorizationRequestRecord>(
+      `SELECT ${REQUEST.columns.join(', ')} FROM authorization_requests WHERE id = ?`,
+      [id],
+    );
   }
 
   async findAgentAndRequest(
@@ -204,6 +222,7 @@ export class SqlStore implements Store {
     by: { agent_id: string; model: string },
     now: number,
     audit: AuditEvent,
+    announce?: WebhookEvent[],
   ): Promise<boolean> {
     return this.wonIndependent(
       {
@@ -214,6 +233,8 @@ export class SqlStore implements Store {
       },
       { sql: 'UPDATE agents SET last_used_at = ? WHERE id = ?', params: [now, by.agent_id] },
       auditStep(audit),
+      // The outbox (docs/design.md §15): committed with the sign-in, or not at all.
+      ...announceSteps(announce),
     );
   }
 
@@ -247,13 +268,23 @@ export class SqlStore implements Store {
     );
   }
 
-  failRequest(id: string, browserDigest: string, now: number, error: string, description: string): Promise<boolean> {
-    return this.won({
-      sql: "UPDATE authorization_requests SET status = 'error', error = ?, error_description = ? WHERE id = ? AND status IN ('pending', 'authenticated') AND browser_digest = ? AND expires_at > ?",
-      params: [error, description, id, browserDigest, now],
-      guard: true,
-      notify: id,
-    });
+  failRequest(
+    id: string,
+    browserDigest: string,
+    now: number,
+    error: string,
+    description: string,
+    announce?: WebhookEvent[],
+  ): Promise<boolean> {
+    return this.wonIndependent(
+      {
+        sql: "UPDATE authorization_requests SET status = 'error', error = ?, error_description = ? WHERE id = ? AND status IN ('pending', 'authenticated') AND browser_digest = ? AND expires_at > ?",
+        params: [error, description, id, browserDigest, now],
+        guard: true,
+        notify: id,
+      },
+      ...announceSteps(announce),
+    );
   }
 
   // Codes, grants and tokens
@@ -301,9 +332,14 @@ export class SqlStore implements Store {
     });
   }
 
-  async revokeGrantsOf(owner: GrantOwner, now: number, description: string): Promise<RevokedGrants> {
+  async revokeGrantsOf(
+    owner: GrantOwner,
+    now: number,
+    description: string,
+    announce?: WebhookEvent[],
+  ): Promise<RevokedGrants> {
     const [grants = 0, codes = 0, requests = 0] =
-      (await this.driver.write(revokeGrantsSteps(owner, now, description))) ?? [];
+      (await this.driver.write([...revokeGrantsSteps(owner, now, description), ...announceSteps(announce)])) ?? [];
     return { grants, codes, requests };
   }
 
@@ -352,8 +388,8 @@ export class SqlStore implements Store {
 
   // Audit and housekeeping
 
-  async recordAuditEvent(event: AuditEvent): Promise<void> {
-    await this.driver.write([auditStep(event)]);
+  async recordAuditEvent(event: AuditEvent, announce?: WebhookEvent[]): Promise<void> {
+    await this.driver.write([auditStep(event), ...announceSteps(announce)], { independent: true });
   }
 
   listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]> {

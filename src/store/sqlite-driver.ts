@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import type { Driver, Migration, Params, Step } from './driver.ts';
+import { type Channel, type Driver, type Migration, type Params, STATUS_CHANNEL, type Step } from './driver.ts';
 import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
 import { type SyncFile, WalSync } from './wal-sync.ts';
 
@@ -44,7 +44,7 @@ export class SqliteDriver implements Driver {
   readonly engine = 'sqlite';
   private readonly statements = new Map<string, Database.Statement>();
   private readonly rawStatements = new Map<string, Database.Statement>();
-  private readonly listeners = new Set<ChangeListener>();
+  private readonly listeners = new Set<{ listener: ChangeListener; channel: Channel }>();
   private queue: QueuedUnit[] = [];
   private flushScheduled = false;
   /** Syncs commits to disk off the event loop; absent for :memory: and for the opt-in 'normal'. */
@@ -190,7 +190,7 @@ export class SqliteDriver implements Driver {
     if (syncFailure) return this.failQueue(syncFailure);
     const batch = this.queue;
     const outcomes: Array<{ ok: true; value: number[] | null } | { ok: false; error: unknown }> = [];
-    const notes: string[] = [];
+    const notes: Array<{ channel: Channel; payload: string }> = [];
     try {
       this.statement('BEGIN IMMEDIATE').run();
       for (const unit of batch) {
@@ -200,7 +200,8 @@ export class SqliteDriver implements Driver {
           if (value === null) this.statement('ROLLBACK TO unit').run();
           else
             for (const [i, step] of unit.steps.entries())
-              if (step.notify !== undefined && value[i]! > 0) notes.push(step.notify);
+              if (step.notify !== undefined && value[i]! > 0)
+                notes.push({ channel: step.channel ?? STATUS_CHANNEL, payload: step.notify });
           this.statement('RELEASE unit').run();
           outcomes.push({ ok: true, value });
         } catch (error) {
@@ -226,7 +227,9 @@ export class SqliteDriver implements Driver {
         else unit.reject(outcome.error);
       });
       // One file, one process: the listeners are all here, and hear of changes once on disk.
-      for (const payload of notes) for (const listener of this.listeners) listener.changed(payload);
+      for (const note of notes)
+        for (const { listener, channel } of this.listeners)
+          if (channel === note.channel) listener.changed(note.payload);
     };
     if (!this.wal) return answer();
     this.wal.committedNow().then(answer, (error: unknown) => {
@@ -332,10 +335,11 @@ export class SqliteDriver implements Driver {
     return new RateLimiterMemory(options);
   }
 
-  async listen(listener: ChangeListener): Promise<() => Promise<void>> {
-    this.listeners.add(listener);
+  async listen(listener: ChangeListener, channel: Channel = STATUS_CHANNEL): Promise<() => Promise<void>> {
+    const entry = { listener, channel };
+    this.listeners.add(entry);
     return async () => {
-      this.listeners.delete(listener);
+      this.listeners.delete(entry);
     };
   }
 

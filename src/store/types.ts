@@ -4,6 +4,7 @@
  * transaction in the implementation, reported back as a boolean "this call won".
  */
 import type { ApiStore } from './api-types.ts';
+import type { WebhookEvent, WebhookStore } from './webhook-types.ts';
 import type {
   AccountLinkRecord,
   AccountPatch,
@@ -291,6 +292,8 @@ export interface Store {
   readonly console: ConsoleStore;
   /** The management API's keys and idempotent creations (docs/design.md §15). */
   readonly api: ApiStore;
+  /** Webhook endpoints, the outbox of their deliveries and the attempts' log (docs/design.md §15). */
+  readonly webhooks: WebhookStore;
   /**
    * A counter seen by every node that uses this store: process memory for SQLite (one node),
    * a shared table for PostgreSQL, so throttling holds however many nodes there are.
@@ -305,12 +308,12 @@ export interface Store {
    */
   watchStatus(listener: ChangeListener): Promise<() => Promise<void>>;
 
-  insertClient(client: ClientRecord): Promise<void>;
+  insertClient(client: ClientRecord, announce?: WebhookEvent[]): Promise<void>;
   findClient(id: string): Promise<ClientRecord | undefined>;
   listClients(): Promise<ClientRecord[]>;
   /** The resources (RFC 8707) that active resource-server clients serve, in no order. */
   listRegisteredResources(): Promise<string[]>;
-  updateClient(id: string, patch: ClientPatch): Promise<boolean>;
+  updateClient(id: string, patch: ClientPatch, announce?: WebhookEvent[]): Promise<boolean>;
   /**
    * Stores the client of a Client ID Metadata Document: inserted the first time, its name and
    * redirect URIs brought up to date afterwards, its status (an operator may disable it) kept.
@@ -321,9 +324,9 @@ export interface Store {
    * Deletes a client, revoking its grants in the same transaction (RFC 7592 §2.3) as
    * revokeGrantsOf does, with its counts; null if there was none.
    */
-  deleteClient(id: string, now: number, description: string): Promise<RevokedGrants | null>;
+  deleteClient(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null>;
 
-  insertAgent(agent: AgentRecord): Promise<void>;
+  insertAgent(agent: AgentRecord, announce?: WebhookEvent[]): Promise<void>;
   findAgent(id: string): Promise<AgentRecord | undefined>;
   listAgents(): Promise<AgentRecord[]>;
   updateAgent(
@@ -334,6 +337,7 @@ export interface Store {
         'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'
       >
     >,
+    announce?: WebhookEvent[],
   ): Promise<boolean>;
 
   insertRequest(request: AuthorizationRequestRecord): Promise<void>;
@@ -359,6 +363,7 @@ export interface Store {
     by: { agent_id: string; model: string },
     now: number,
     audit: AuditEvent,
+    announce?: WebhookEvent[],
   ): Promise<boolean>;
   /** authenticated → completed and the code stored, in one transaction, for the bound browser. */
   completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean>;
@@ -374,7 +379,14 @@ export interface Store {
     audit: AuditEvent,
   ): Promise<boolean>;
   /** pending|authenticated → error (for example access_denied), for the bound browser. */
-  failRequest(id: string, browserDigest: string, now: number, error: string, description: string): Promise<boolean>;
+  failRequest(
+    id: string,
+    browserDigest: string,
+    now: number,
+    error: string,
+    description: string,
+    announce?: WebhookEvent[],
+  ): Promise<boolean>;
 
   findCode(digest: string): Promise<CodeRecord | undefined>;
   /**
@@ -397,7 +409,12 @@ export interface Store {
    * Incident response: revokes every live grant of an agent or a client, expires its unredeemed
    * codes and ends its authenticated, not yet completed requests, in one transaction.
    */
-  revokeGrantsOf(owner: GrantOwner, now: number, description: string): Promise<RevokedGrants>;
+  revokeGrantsOf(
+    owner: GrantOwner,
+    now: number,
+    description: string,
+    announce?: WebhookEvent[],
+  ): Promise<RevokedGrants>;
 
   findRefreshToken(digest: string): Promise<RefreshTokenRecord | undefined>;
   /** Marks the refresh token used and stores its successors in one transaction; false if it was already used. */
@@ -416,7 +433,8 @@ export interface Store {
   findClientAndRefreshToken(clientId: string, digest: string): Promise<CallerAndToken<RefreshTokenRecord>>;
   revokeAccessToken(jti: string, now: number): Promise<boolean>;
 
-  recordAuditEvent(event: AuditEvent): Promise<void>;
+  /** The audit event, with the webhook events announcing it in the same unit. */
+  recordAuditEvent(event: AuditEvent, announce?: WebhookEvent[]): Promise<void>;
   listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]>;
 
   /** Deletes what the cut-offs say, at most `batchSize` rows per transaction (default PURGE_BATCH). */
@@ -426,7 +444,7 @@ export interface Store {
 /** What the console stores (docs/design.md §11): accounts, passkeys, sessions, links, its audit. */
 export interface ConsoleStore {
   /** Inserts the account; false when its email is already taken. */
-  insertAccount(account: AccountRecord): Promise<boolean>;
+  insertAccount(account: AccountRecord, announce?: WebhookEvent[]): Promise<boolean>;
   /**
    * Uses the link (usable as by useLink) and inserts the account, in one unit:
    * null when the link was not usable, 'email_taken' when the email has an account.
@@ -435,21 +453,22 @@ export interface ConsoleStore {
     account: AccountRecord,
     linkDigest: string,
     now: number,
+    announce?: WebhookEvent[],
   ): Promise<'created' | 'email_taken' | null>;
   findAccount(id: string): Promise<AccountRecord | undefined>;
   findAccountByEmail(emailKey: string): Promise<AccountRecord | undefined>;
   listAccounts(): Promise<AccountRecord[]>;
   countAccounts(): Promise<number>;
   /** Updates the account, and the owner_* copies on its agents when name or verification change. */
-  updateAccount(id: string, patch: AccountPatch): Promise<boolean>;
+  updateAccount(id: string, patch: AccountPatch, announce?: WebhookEvent[]): Promise<boolean>;
 
-  insertPasskey(passkey: PasskeyRecord): Promise<void>;
+  insertPasskey(passkey: PasskeyRecord, announce?: WebhookEvent[]): Promise<void>;
   findPasskey(id: string): Promise<PasskeyRecord | undefined>;
   listPasskeys(accountId: string): Promise<PasskeyRecord[]>;
   /** A sign-in's counter and time; only forward, so a cloned authenticator's replay loses. */
   recordPasskeyUse(id: string, counter: number, now: number): Promise<boolean>;
   renamePasskey(id: string, accountId: string, name: string): Promise<boolean>;
-  deletePasskey(id: string, accountId: string): Promise<boolean>;
+  deletePasskey(id: string, accountId: string, announce?: WebhookEvent[]): Promise<boolean>;
 
   insertSession(session: ConsoleSessionRecord): Promise<void>;
   /** The unexpired session with this digest and its account. */
@@ -500,9 +519,9 @@ export interface ConsoleStore {
 
   listAgentsOf(accountId: string): Promise<AgentRecord[]>;
   listClientsOf(accountId: string): Promise<ClientRecord[]>;
-  updateAgentName(id: string, name: string): Promise<boolean>;
+  updateAgentName(id: string, name: string, announce?: WebhookEvent[]): Promise<boolean>;
   /** Revokes everything the agent holds (as revokeGrantsOf) and deletes it, in one unit. */
-  deleteAgent(id: string, now: number, description: string): Promise<RevokedGrants | null>;
+  deleteAgent(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null>;
 
   /** Sign-in history (of an agent, a client, or everyone's), newest first, `limit` rows after `before`. */
   listSignIns(query: SignInQuery, limit: number, before?: HistoryCursor): Promise<SignInRecord[]>;

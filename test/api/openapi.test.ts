@@ -9,6 +9,7 @@ import formats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/console/accounts.ts';
 import { createApiKey } from '../../src/console/api-keys.ts';
+import { createWebhook, updateWebhook } from '../../src/domain/webhooks/endpoints.ts';
 import { API, accountWithKey } from '../helpers/api.ts';
 import { obtainTokens } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -58,6 +59,22 @@ const RECORD_MAKERS: Record<string, () => Promise<string>> = {
   accounts: async () => (await createAccount(server.ctx, { email: `walk-${unique()}@example.com`, role: 'member' })).id,
   'api-keys': async () =>
     (await createApiKey(server.ctx, admin.account, { name: 'walked', access: 'read', reach: 'own' })).key.id,
+  // Disabled once its delivery is written, so no dispatcher sends it again while the walk retries it.
+  webhooks: async () => {
+    const { webhook } = await createWebhook(server.ctx, admin.account, {
+      url: `https://walk-${unique()}.example/hook`,
+      events: ['agent.created'],
+    });
+    await server.ctx.store.webhooks.announce([{ type: 'agent.created', data: { walked: true } }]);
+    await updateWebhook(server.ctx, admin.account, webhook.webhook.id, { status: 'disabled' });
+    // The dispatcher may have claimed it already: its attempt (an unknown host) ends at once.
+    for (let tries = 0; tries < 100; tries++) {
+      const [delivery] = await server.ctx.store.webhooks.listDeliveries(webhook.webhook.id, 1);
+      if (delivery?.status !== 'delivering') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return webhook.webhook.id;
+  },
   grants: async () => {
     const party = { ...(await server.createClient()), ...(await server.createAgent({ accountId: admin.account.id })) };
     await obtainTokens(server, party);
@@ -75,6 +92,8 @@ const BODIES: Record<string, () => unknown> = {
   rotateClientSecret: () => ({ grace_seconds: 0 }),
   createAccount: () => ({ email: `walk-${unique()}@example.com`, name: 'Walker' }),
   updateAccount: () => ({ name: 'Walker', role: 'admin' }),
+  createWebhook: () => ({ url: `https://walk-${unique()}.example/hook`, events: ['*'] }),
+  updateWebhook: () => ({ description: 'Walked', events: ['agent.created', 'agent.deleted'] }),
 };
 
 describe('the OpenAPI document', () => {
@@ -126,7 +145,13 @@ describe('the OpenAPI document', () => {
       if (path.includes('{id}')) {
         const make = RECORD_MAKERS[segment];
         expect(make, `no record maker for ${path}: add one to RECORD_MAKERS`).toBeDefined();
-        url = url.replace('{id}', encodeURIComponent(await make!()));
+        const id = await make!();
+        url = url.replace('{id}', encodeURIComponent(id));
+        // A delivery of the webhook just made (its maker writes one).
+        if (path.includes('{message_id}')) {
+          const [delivery] = await server.ctx.store.webhooks.listDeliveries(id, 1);
+          url = url.replace('{message_id}', encodeURIComponent(delivery!.message_id));
+        }
       }
       expect(url, `${operationId}: a path parameter without a value`).not.toMatch(/\{/);
       const sample = BODIES[operationId];

@@ -12,6 +12,7 @@ import type { Context } from '../../src/context.ts';
 import { registerAgent, type NewAgent } from '../../src/domain/agents.ts';
 import { registerClient, type NewClient } from '../../src/domain/clients.ts';
 import type { FetchOptions } from '../../src/domain/client-metadata/index.ts';
+import type { DispatcherOptions } from '../../src/domain/webhooks/dispatcher.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import type { Party } from './flow.ts';
 import { freePort } from './net.ts';
@@ -100,6 +101,8 @@ export async function startTestServer(
     databaseUrl?: string;
     host?: string;
     clientMetadataFetch?: FetchOptions;
+    /** How webhooks are sent (a test CA, loopback receivers, a short retry schedule). */
+    webhooks?: DispatcherOptions;
     /** Where start-up warnings go; nowhere by default. */
     warn?: (message: string) => void;
   } = {},
@@ -126,6 +129,7 @@ export async function startTestServer(
     logStream: options.logStream,
     warn: options.warn ?? (() => {}),
     clientMetadataFetch: options.clientMetadataFetch,
+    webhooks: options.webhooks,
   });
   return {
     ...server,

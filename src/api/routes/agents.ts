@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { agentLabel, createOwnedAgent, deleteAgent } from '../../console/agents.ts';
+import { createOwnedAgent, deleteAgent, renameAgent } from '../../console/agents.ts';
 import { reachableAgent } from '../../console/access.ts';
 import { registerAgent, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
@@ -208,8 +208,7 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
       const agent = await reachable(request, request.params.id);
       checkIfMatch(ifMatchOf(request), agentView(agent, ctx.clock()));
       const { name, status } = request.body;
-      if (name !== undefined && !(await ctx.store.console.updateAgentName(agent.id, agentLabel(name))))
-        throw new NotFound('No such agent.');
+      if (name !== undefined) await renameAgent(ctx, agent, name);
       if (status !== undefined && status !== agent.status) await setAgentStatus(ctx, agent.id, status);
       return withTag(reply, agentView(await reachable(request, agent.id), ctx.clock()));
     },

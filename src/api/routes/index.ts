@@ -8,6 +8,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import { TooManyRequests } from '../../errors.ts';
+import { actingAs } from '../../domain/webhooks/actor.ts';
 import { type ApiCaller, authenticateApiKey } from '../keys.ts';
 import {
   AccountView,
@@ -19,6 +20,9 @@ import {
   GrantView,
   RevokedView,
   SignInView,
+  DeliveryView,
+  WebhookEventTypeView,
+  WebhookView,
 } from '../views.ts';
 import { accountRoutes } from './accounts.ts';
 import { agentRoutes } from './agents.ts';
@@ -26,6 +30,7 @@ import { clientRoutes } from './clients.ts';
 import { grantRoutes } from './grants.ts';
 import { historyRoutes } from './history.ts';
 import { keyRoutes } from './keys.ts';
+import { webhookRoutes } from './webhooks.ts';
 
 export const API_PREFIX = '/api/admin/v1';
 
@@ -80,6 +85,9 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
         SignInView,
         ActivityView,
         ApiKeyView,
+        WebhookView,
+        DeliveryView,
+        WebhookEventTypeView,
       ])
         api.addSchema(schema);
 
@@ -106,6 +114,16 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
           }
         }
         callers.set(request, caller);
+      });
+      // What a key changes is announced as its doing (webhook events' actor). A callback hook,
+      // so the rest of the request (the handler) runs inside it.
+      api.addHook('preHandler', (request, _reply, done) => {
+        const caller = callers.get(request);
+        if (!caller) return done();
+        actingAs(
+          { type: 'api_key', key_id: caller.key.id, account_id: caller.account.id, email: caller.account.email },
+          done,
+        );
       });
 
       // Every call of a key is in the console's activity, before its answer leaves.
@@ -141,6 +159,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
       await api.register(async (routes) => grantRoutes(routes, scope));
       await api.register(async (routes) => historyRoutes(routes, scope));
       await api.register(async (routes) => keyRoutes(routes, scope));
+      await api.register(async (routes) => webhookRoutes(routes, scope));
     },
     { prefix: API_PREFIX },
   );

@@ -238,6 +238,14 @@ function signInCells(row: SignInRecord) {
 const ACTION_WORDS: Record<string, string> = {
   'api_key.create': 'API key created',
   'api_key.revoke': 'API key revoked',
+  'webhook.disabled': 'Webhook disabled for failing',
+  'webhook.create': 'Webhook created',
+  'webhook.update': 'Webhook changed',
+  'webhook.disable': 'Webhook disabled',
+  'webhook.enable': 'Webhook enabled',
+  'webhook.delete': 'Webhook deleted',
+  'webhook.rotate_secret': 'Webhook secret rotated',
+  'webhook.redeliver': 'Webhook delivery sent again',
 };
 
 /** A key named in the activity, linked to its line in the API keys' list. */

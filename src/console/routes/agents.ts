@@ -9,7 +9,7 @@ import { revokeGrants } from '../../domain/revocation.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { AgentRecord } from '../../store/types.ts';
 import { reachableAgent } from '../access.ts';
-import { agentLabel, createOwnedAgent, deleteAgent } from '../agents.ts';
+import { createOwnedAgent, deleteAgent, renameAgent } from '../agents.ts';
 import { InvalidField, NotFound } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { dailySignIns } from '../history.ts';
@@ -110,8 +110,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   scope.post<{ Params: Params; Body: Form }>('/agents/:id/rename', { preHandler: guard }, (request, reply) =>
     act(request, reply, async (account, agent) => {
-      const name = agentLabel(request.body?.name);
-      if (!(await ctx.store.console.updateAgentName(agent.id, name))) throw new NotFound('No such agent.');
+      const { name } = await renameAgent(ctx, agent, request.body?.name);
       await recordConsoleEvent(ctx, account, 'agent.rename', agent.id, request.ip, name);
       return 'agent_renamed';
     }),

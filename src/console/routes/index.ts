@@ -13,6 +13,7 @@ import { consoleErrorPage } from '../pages/error.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { leaveFlash, takeFlash } from '../flash.ts';
 import { currentSession, startSession } from '../sessions.ts';
+import { actingAs } from '../../domain/webhooks/actor.ts';
 import { accountRoutes } from './account.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { confirmRoutes } from './confirm.ts';
@@ -46,6 +47,13 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
       });
       scope.addHook('preHandler', async (request) => {
         request.signedIn = await currentSession(ctx, session.read(request));
+      });
+      // What the signed-in person changes is announced as theirs (webhook events' actor). A
+      // callback hook, so the rest of the request (later hooks, the handler) runs inside it.
+      scope.addHook('preHandler', (request, _reply, done) => {
+        const account = request.signedIn?.account;
+        if (!account) return done();
+        actingAs({ type: 'account', id: account.id, email: account.email }, done);
       });
       scope.setNotFoundHandler((_request, reply) => {
         void reply

@@ -5,10 +5,10 @@
  * failure to reach the server (docs/design.md §13).
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { request } from 'node:https';
 import { isIP, type Socket } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { isSpecialUseAddress } from './special-use.ts';
 
 /**
@@ -83,7 +83,85 @@ type Refused = (ip: string, stage: AddressStage) => boolean;
  * @example
  * const { body, cacheControl } = await fetchJsonDocument('https://app.example/oauth/client.json');
  */
-export function fetchJsonDocument(url: string, options: FetchOptions = {}): Promise<FetchedJson> {
+export async function fetchJsonDocument(url: string, options: FetchOptions = {}): Promise<FetchedJson> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const answer = await guardedRequest(
+    url,
+    { method: 'GET', headers: { accept: 'application/json', 'user-agent': 'agentauth' } },
+    { ...options, maxBytes, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS },
+    {
+      failure: (host, reason) =>
+        new MetadataFetchError(
+          host === null
+            ? "the client's metadata document could not be fetched: its URL is not valid"
+            : `the client's metadata document at ${host} could not be fetched: ${reason}`,
+        ),
+      check: (res) => responseProblem(res, maxBytes),
+      tooLarge: 'fail',
+      what: 'the document',
+    },
+  );
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(answer.body));
+  } catch {
+    throw new MetadataFetchError(
+      `the client's metadata document at ${new URL(url).host} could not be fetched: the document is not valid JSON`,
+    );
+  }
+  return {
+    body,
+    cacheControl: answer.headers['cache-control'],
+    expires: answer.headers.expires,
+    date: answer.headers.date,
+    age: answer.headers.age,
+  };
+}
+
+/** The request a {@link guardedRequest} sends. */
+export interface OutboundRequest {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** What came back: the status, the headers and the body (at most maxBytes of it). */
+export interface OutboundAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** How one use of {@link guardedRequest} words its failures and judges an answer. */
+export interface OutboundWording {
+  /** The error for `reason`; `host` is null when the URL does not parse. */
+  failure: (host: string | null, reason: string) => Error;
+  /** A reason to refuse the answer once its headers are in, or null to read its body. */
+  check?: (res: IncomingMessage) => string | null;
+  /** A body over maxBytes: a failure, or cut off there (a webhook receiver's answer is not needed whole). */
+  tooLarge: 'fail' | 'truncate';
+  /** What the body is called in messages: 'the document', 'the answer'. */
+  what: string;
+}
+
+/**
+ * One HTTPS exchange under the outbound guards (docs/design.md §13): https only, no redirects
+ * followed, no connection to a special-use address (judged before any socket opens, for an IP
+ * literal and for every DNS answer, and again on the connected socket), one deadline for DNS,
+ * connect, TLS and body, and a size cap. Metadata documents (GET) and webhooks (POST) both go
+ * through it. Failures before an answer all read alike (UNREACHABLE), so the server cannot be
+ * used to scan ports.
+ *
+ * @example
+ * const answer = await guardedRequest('https://hooks.example.com/a', { method: 'POST', headers, body }, { timeoutMs: 10_000 }, wording);
+ * answer.status; // 204
+ */
+export function guardedRequest(
+  url: string,
+  outbound: OutboundRequest,
+  options: FetchOptions,
+  wording: OutboundWording,
+): Promise<OutboundAnswer> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const refused: Refused = (ip, stage) => isSpecialUseAddress(ip) && !options.allowAddress?.(ip, stage);
@@ -92,12 +170,9 @@ export function fetchJsonDocument(url: string, options: FetchOptions = {}): Prom
   try {
     target = new URL(url);
   } catch {
-    return Promise.reject(
-      new MetadataFetchError("the client's metadata document could not be fetched: its URL is not valid"),
-    );
+    return Promise.reject(wording.failure(null, 'its URL is not valid'));
   }
-  const failure = (reason: string) =>
-    new MetadataFetchError(`the client's metadata document at ${target.host} could not be fetched: ${reason}`);
+  const failure = (reason: string) => wording.failure(target.host, reason);
   if (target.protocol !== 'https:') return Promise.reject(failure('only https URLs are fetched'));
   const specialUse = failure('the host is at a special-use IP address, which is never fetched from');
   const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -106,17 +181,17 @@ export function fetchJsonDocument(url: string, options: FetchOptions = {}): Prom
   // here, before any socket exists. The socket check below stays, for the same address twice.
   if (isIP(host) !== 0 && refused(host, 'resolved')) return Promise.reject(specialUse);
 
-  return new Promise<FetchedJson>((resolve, reject) => {
+  return new Promise<OutboundAnswer>((resolve, reject) => {
     let settled = false;
     let responded = false;
-    const fail = (error: MetadataFetchError) => {
+    const fail = (error: Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
       req.destroy();
       reject(error);
     };
-    const succeed = (value: FetchedJson) => {
+    const succeed = (value: OutboundAnswer) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
@@ -126,18 +201,22 @@ export function fetchJsonDocument(url: string, options: FetchOptions = {}): Prom
       () => fail(failure(responded ? `no complete answer within ${timeoutMs} ms` : UNREACHABLE)),
       timeoutMs,
     );
+    const brokeOff = `the connection broke off before ${wording.what} was complete`;
 
     const req = request({
       host,
       port: target.port || 443,
       path: `${target.pathname}${target.search}`,
-      method: 'GET',
-      headers: { accept: 'application/json', 'user-agent': 'agentauth' },
+      method: outbound.method,
+      headers: {
+        ...outbound.headers,
+        ...(outbound.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(outbound.body)) }),
+      },
       // A fresh connection per fetch, closed after it: every fetch goes through DNS and both address checks.
       agent: false,
       maxHeaderSize: 8192,
       lookup: checkedLookup(refused, specialUse),
-      ...(options.ca ? { ca: [...rootCertificates, options.ca] } : {}),
+      ...(options.ca ? { secureContext: trusting(options.ca) } : {}),
     });
 
     // The check that matters: the peer the socket actually reached, whatever DNS said a moment
@@ -157,49 +236,56 @@ export function fetchJsonDocument(url: string, options: FetchOptions = {}): Prom
 
     // Whatever went wrong before a response (the peer's text may be anything), one reason.
     req.on('error', (error: Error) => {
-      if (error instanceof MetadataFetchError) return fail(error);
-      fail(failure(responded ? 'the connection broke off before the document was complete' : UNREACHABLE));
+      if (error === specialUse) return fail(error);
+      fail(failure(responded ? brokeOff : UNREACHABLE));
     });
 
     req.once('response', (res: IncomingMessage) => {
       responded = true;
-      const problem = responseProblem(res, maxBytes);
+      const problem = wording.check?.(res) ?? null;
       if (problem) return fail(failure(problem));
       const chunks: Buffer[] = [];
       let size = 0;
+      const answer = () => ({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > maxBytes) return fail(failure(`the document is larger than ${maxBytes} bytes`));
+        if (size > maxBytes) {
+          if (wording.tooLarge === 'fail') return fail(failure(`${wording.what} is larger than ${maxBytes} bytes`));
+          chunks.push(chunk.subarray(0, chunk.length - (size - maxBytes)));
+          succeed(answer());
+          req.destroy();
+          return;
+        }
         chunks.push(chunk);
       });
-      res.once('end', () => {
-        let body: unknown;
-        try {
-          body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
-        } catch {
-          return fail(failure('the document is not valid JSON'));
-        }
-        succeed({
-          body,
-          cacheControl: res.headers['cache-control'],
-          expires: res.headers.expires,
-          date: res.headers.date,
-          age: res.headers.age,
-        });
-      });
-      res.on('error', () => fail(failure('the connection broke off before the document was complete')));
-      res.once('close', () => fail(failure('the connection broke off before the document was complete')));
+      res.once('end', () => succeed(answer()));
+      res.on('error', () => fail(failure(brokeOff)));
+      res.once('close', () => fail(failure(brokeOff)));
     });
 
-    req.end();
+    req.end(outbound.body);
   });
+}
+
+/**
+ * The TLS context trusting `ca` besides the usual roots, made once per CA: building one parses
+ * every root certificate, about 20 ms of CPU, which per request capped deliveries at 50 a second.
+ */
+const contexts = new Map<string | Buffer, SecureContext>();
+function trusting(ca: string | Buffer): SecureContext {
+  let context = contexts.get(ca);
+  if (!context) {
+    context = createSecureContext({ ca: [...rootCertificates, ca] });
+    contexts.set(ca, context);
+  }
+  return context;
 }
 
 /**
  * Resolves like dns.lookup but refuses a name with any special-use address, so that such a
  * name fails before a connection is even attempted.
  */
-function checkedLookup(refused: Refused, specialUse: MetadataFetchError) {
+function checkedLookup(refused: Refused, specialUse: Error) {
   return (
     hostname: string,
     options: LookupOptions,

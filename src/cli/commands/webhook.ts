@@ -1,0 +1,130 @@
+/**
+ * `agentauth webhook …`: signed webhooks (docs/reference/webhooks.md), by the rules of
+ * src/domain/webhooks/endpoints.ts, on the database or a remote server (../target.ts). Webhooks
+ * are an admin's: on the database the CLI acts as the admin named by --admin-email, or else the
+ * first active admin (who is told by mail should a webhook made here be disabled for failing);
+ * on a remote server, as the API key's account. The endpoint's address is --endpoint: --url
+ * names the server to act on, as for every management command.
+ */
+import type { Command } from 'commander';
+import { collect, print } from '../common.ts';
+import type { Webhook, WebhookChanges, WebhookDelivery } from '../management.ts';
+import { withManagement } from '../target.ts';
+
+const line = (webhook: Webhook) =>
+  `${webhook.id}  ${webhook.status.padEnd(8)}  ${webhook.url}  [${webhook.events.join(', ')}]${webhook.disabled_reason ? `  (${webhook.disabled_reason})` : ''}`;
+
+const deliveryLine = (delivery: WebhookDelivery) =>
+  `${delivery.message_id}  ${delivery.status.padEnd(10)}  ${delivery.event_type}  attempts ${delivery.attempts}${delivery.last_status_code === null ? '' : `  HTTP ${delivery.last_status_code}`}${delivery.last_error ? `  ${delivery.last_error}` : ''}`;
+
+type Json = { json?: boolean };
+
+/** The options every webhook command takes. */
+const withOptions = (command: Command) =>
+  command
+    .option('--admin-email <email>', 'on the database: act as this admin (default: the first active admin)')
+    .option('--json', 'print JSON');
+
+export function webhookCommand(program: Command): void {
+  const webhook = program.command('webhook').description('manage signed webhooks (admins)');
+
+  withOptions(
+    webhook
+      .command('create')
+      .description('register a webhook endpoint; prints its signing secret (whsec_…) once')
+      .requiredOption('--endpoint <url>', 'the https URL deliveries are POSTed to')
+      .requiredOption('--event <type>', "an event type to receive (repeat; '*' for all)", collect, [])
+      .option('--description <text>', 'what it is for'),
+  ).action(async (options: Json & { endpoint: string; event: string[]; description?: string }, command: Command) => {
+    const { webhook: made, secret } = await withManagement(command, (management) =>
+      management.createWebhook({ url: options.endpoint, events: options.event, description: options.description }),
+    );
+    print(
+      !!options.json,
+      { ...made, secret },
+      `webhook: ${made.id}\nsecret:  ${secret}\n(the secret is shown only now; give it to the receiver to verify signatures)`,
+    );
+  });
+
+  withOptions(webhook.command('list').description('list webhook endpoints')).action(
+    async (options: Json, command: Command) => {
+      const all = await withManagement(command, (management) => management.listWebhooks());
+      print(!!options.json, { webhooks: all }, all.map(line).join('\n') || '(no webhooks)');
+    },
+  );
+
+  withOptions(webhook.command('show <id>').description('show a webhook endpoint')).action(
+    async (id: string, options: Json, command: Command) => {
+      const found = await withManagement(command, (management) => management.getWebhook(id));
+      print(!!options.json, found, line(found));
+    },
+  );
+
+  withOptions(
+    webhook
+      .command('update <id>')
+      .description("change a webhook's URL, events or description")
+      .option('--endpoint <url>', 'a new https URL to POST deliveries to')
+      .option('--event <type>', 'the event types from now on (repeat)', collect, [])
+      .option('--description <text>', 'a new description'),
+  ).action(
+    async (id: string, options: Json & { endpoint?: string; event: string[]; description?: string }, command) => {
+      const changes: WebhookChanges = {
+        ...(options.endpoint === undefined ? {} : { url: options.endpoint }),
+        ...(options.description === undefined ? {} : { description: options.description }),
+        ...(options.event.length > 0 ? { events: options.event } : {}),
+      };
+      if (Object.keys(changes).length === 0)
+        throw new Error('give --endpoint, --event or --description: nothing to change');
+      const changed = await withManagement(command, (management) => management.updateWebhook(id, changes));
+      print(!!options.json, changed, line(changed));
+    },
+  );
+
+  for (const [name, status] of [
+    ['disable', 'disabled'],
+    ['enable', 'enabled'],
+  ] as const)
+    withOptions(webhook.command(`${name} <id>`).description(`${name} a webhook endpoint`)).action(
+      async (id: string, options: Json, command: Command) => {
+        const changed = await withManagement(command, (management) => management.updateWebhook(id, { status }));
+        print(!!options.json, changed, `${id} is ${status}`);
+      },
+    );
+
+  withOptions(webhook.command('delete <id>').description('delete a webhook endpoint and its delivery log')).action(
+    async (id: string, options: Json, command: Command) => {
+      const deleted = await withManagement(command, (management) => management.deleteWebhook(id));
+      print(!!options.json, { ...deleted, deleted: true }, `${id} deleted`);
+    },
+  );
+
+  withOptions(webhook.command('rotate-secret <id>').description('issue a new signing secret; prints it once')).action(
+    async (id: string, options: Json, command: Command) => {
+      const { webhook: rotated, secret } = await withManagement(command, (management) =>
+        management.rotateWebhookSecret(id),
+      );
+      print(!!options.json, { ...rotated, secret }, `webhook: ${id}\nsecret:  ${secret}`);
+    },
+  );
+
+  withOptions(
+    webhook
+      .command('deliveries <id>')
+      .description("a webhook's delivery log, newest first")
+      .option('--limit <n>', 'how many (1 to 100)', '20'),
+  ).action(async (id: string, options: Json & { limit: string }, command: Command) => {
+    const limit = Number(options.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw new Error('--limit is a whole number from 1 to 100');
+    const deliveries = await withManagement(command, (management) => management.listWebhookDeliveries(id, limit));
+    print(!!options.json, { deliveries }, deliveries.map(deliveryLine).join('\n') || '(no deliveries)');
+  });
+
+  withOptions(
+    webhook.command('redeliver <id> <message_id>').description('send a delivery again, with its id, now'),
+  ).action(async (id: string, messageId: string, options: Json, command: Command) => {
+    const delivery = await withManagement(command, (management) => management.retryWebhookDelivery(id, messageId));
+    print(!!options.json, delivery, `${delivery.message_id} will be sent again now (by the running server)`);
+  });
+}

@@ -1,0 +1,344 @@
+/**
+ * The webhook dispatcher (docs/design.md §15), one per node: it claims due deliveries from the
+ * outbox in batches under a lease (PostgreSQL skips rows another node is claiming, so each
+ * delivery is made by one node; a node that dies leaves its claims to another once the lease
+ * runs out), signs each with the endpoint's secret as Standard Webhooks says, POSTs it under the
+ * outbound guards, and records the attempt: delivered on a 2xx, else due again after a growing
+ * pause, until it is given up on. An endpoint that keeps failing is disabled and its owner told.
+ * It wakes as soon as a unit that wrote deliveries commits, and polls every second besides. The
+ * same timer announces requests that expired while waiting.
+ */
+import { randomBytes } from 'node:crypto';
+import { BlockList, isIPv4 } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import type { Context } from '../../context.ts';
+import type { DeliveryRecord, WebhookRecord } from '../../store/webhook-types.ts';
+import { type AddressStage, type FetchOptions, guardedRequest } from '../client-metadata/fetch.ts';
+import { webhookSecret } from './endpoints.ts';
+import { requestExpired, webhookDisabled } from './events.ts';
+
+/**
+ * Pauses before each retry, after the first attempt: Standard Webhooks' suggested schedule
+ * (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; eight attempts over about 28 hours).
+ */
+export const RETRY_SCHEDULE_MS = [5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 36e6];
+
+export interface DispatcherOptions {
+  /** Test seams of the outbound request (a CA, loopback allowed); production passes none. */
+  fetch?: Pick<FetchOptions, 'ca' | 'allowAddress'>;
+  /** Pauses before each retry (RETRY_SCHEDULE_MS); each is jittered by ±10 %. */
+  retryDelaysMs?: number[];
+  /** How often to look for due deliveries without a wake-up (1000 ms). */
+  pollMs?: number;
+  /** An endpoint whose every attempt failed for this long is disabled (24 hours). */
+  disableAfterFailingMs?: number;
+  /** …or once this many of its messages in a row were given up on (5). */
+  disableAfterFailedMessages?: number;
+  /** Deliveries claimed at once (20). */
+  batchSize?: number;
+  /** How long one POST may take, connect to last byte (10 s). */
+  timeoutMs?: number;
+  /** The most of a receiver's answer that is read (64 KiB). */
+  maxResponseBytes?: number;
+}
+
+type Deps = Pick<Context, 'store' | 'clock' | 'secrets' | 'config' | 'console'>;
+
+const DEFAULTS = {
+  pollMs: 1000,
+  disableAfterFailingMs: 86_400_000,
+  disableAfterFailedMessages: 5,
+  batchSize: 20,
+  timeoutMs: 10_000,
+  maxResponseBytes: 65_536,
+};
+/** How long stop() waits for deliveries in flight. */
+const STOP_GRACE_MS = 2000;
+/** How often the expiry sweep runs, and how far back it looks (seconds). */
+const EXPIRY_SWEEP_MS = 5000;
+const EXPIRY_LOOKBACK = 3600;
+/** How far each sweep reaches back before the previous one: commits and clocks of other nodes lag. */
+const EXPIRY_OVERLAP = 60;
+
+/** The error wording of a failed POST, as the delivery log shows it. */
+class DeliveryError extends Error {}
+
+/**
+ * The dispatcher of this node.
+ *
+ * @example
+ * const dispatcher = new WebhookDispatcher(ctx);
+ * await dispatcher.start();   // at start-up, on every node
+ * await dispatcher.stop();    // at shutdown
+ */
+export class WebhookDispatcher {
+  private readonly options: Required<Omit<DispatcherOptions, 'fetch'>> & Pick<DispatcherOptions, 'fetch'>;
+  private readonly node = randomBytes(6).toString('hex');
+  private readonly allowed: BlockList;
+  private timer: NodeJS.Timeout | undefined;
+  private unwatch: (() => Promise<void>) | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  private lastSweep = 0;
+  /** Up to when (epoch seconds) the expiry sweep has announced; null before the first sweep. */
+  private sweptUntil: number | null = null;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Told of each delivery's outcome (for logs and tests). */
+  onError: (error: unknown) => void = () => {};
+
+  constructor(
+    private readonly deps: Deps,
+    options: DispatcherOptions = {},
+  ) {
+    this.options = { ...DEFAULTS, retryDelaysMs: RETRY_SCHEDULE_MS, ...options };
+    this.allowed = new BlockList();
+    for (const cidr of deps.config.webhookAllowedAddresses) {
+      const [network, bits] = cidr.split('/') as [string, string];
+      this.allowed.addSubnet(network, Number(bits), isIPv4(network) ? 'ipv4' : 'ipv6');
+    }
+  }
+
+  async start(): Promise<void> {
+    if (!this.stopped) return;
+    this.stopped = false;
+    try {
+      this.unwatch = await this.deps.store.webhooks.watch({
+        changed: () => this.wake(),
+        resumed: () => this.wake(),
+      });
+    } catch (error) {
+      // The poll below still finds every delivery, a second later at most.
+      this.onError(error);
+    }
+    this.timer = setInterval(() => this.wake(), this.options.pollMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /**
+   * Stops claiming. Deliveries in flight get STOP_GRACE_MS to finish; one still waiting on its
+   * receiver after that is left to its lease: this node or another sends it again once it runs out.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.unwatch?.().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, STOP_GRACE_MS);
+    });
+    await Promise.race([Promise.allSettled([this.running, ...this.inFlight]), grace]);
+    clearTimeout(timer);
+  }
+
+  /** Looks for due deliveries now (again once the current round ends, if one is running). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.round()
+      .catch((error: unknown) => this.onError(error))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Claims and sends batches until none is full, and runs the expiry sweep when it is due. */
+  private async round(): Promise<void> {
+    if (Date.now() - this.lastSweep >= EXPIRY_SWEEP_MS) {
+      this.lastSweep = Date.now();
+      // Each sweep looks back to a minute before the last one reached (an hour at start-up), so
+      // it reads the requests of seconds, not of the whole hour, however busy the server is.
+      const now = this.deps.clock();
+      const since = this.sweptUntil === null ? undefined : this.sweptUntil - EXPIRY_OVERLAP;
+      await announceExpiredRequests(this.deps, since)
+        .then(() => {
+          this.sweptUntil = now;
+        })
+        .catch((error: unknown) => this.onError(error));
+    }
+    for (;;) {
+      if (this.stopped) return;
+      const now = Date.now();
+      const owner = `${this.node}.${randomBytes(6).toString('hex')}`;
+      const claimed = await this.deps.store.webhooks.claimDue(
+        owner,
+        now,
+        now + this.deps.config.webhookLease * 1000,
+        this.options.batchSize,
+      );
+      if (claimed.length === 0) return;
+      const endpoints = new Map<string, Promise<WebhookRecord | undefined>>();
+      const endpointOf = (id: string) => {
+        let found = endpoints.get(id);
+        if (!found) {
+          found = this.deps.store.webhooks.findWebhook(id).then((w) => w?.webhook);
+          endpoints.set(id, found);
+        }
+        return found;
+      };
+      // A batch's deliveries go out together; a slow receiver holds only its own.
+      const sends = claimed.map(async (delivery) => {
+        const endpoint = await endpointOf(delivery.endpoint_id);
+        if (endpoint) await this.deliver(owner, endpoint, delivery);
+      });
+      const batch = Promise.allSettled(sends);
+      this.inFlight.add(batch);
+      try {
+        for (const result of await batch) if (result.status === 'rejected') this.onError(result.reason);
+      } finally {
+        this.inFlight.delete(batch);
+      }
+      if (claimed.length < this.options.batchSize) return;
+    }
+  }
+
+  /** One attempt of one delivery, and what follows from it. */
+  private async deliver(owner: string, endpoint: WebhookRecord, delivery: DeliveryRecord): Promise<void> {
+    const started = Date.now();
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    try {
+      statusCode = await this.post(endpoint, delivery);
+      if (statusCode < 200 || statusCode > 299) error = `the receiver answered HTTP ${statusCode}`;
+    } catch (failure) {
+      error = failure instanceof DeliveryError ? failure.message : 'the delivery could not be made';
+    }
+    const finished = Date.now();
+    const attempt = delivery.attempts + 1;
+    const delays = this.options.retryDelaysMs;
+    const status = error === null ? 'delivered' : attempt > delays.length ? 'failed' : 'pending';
+    const pause = status === 'pending' ? delays[attempt - 1]! * (0.9 + Math.random() * 0.2) : 0;
+    await this.deps.store.webhooks.finishAttempt(owner, {
+      attempt: {
+        endpoint_id: endpoint.id,
+        message_id: delivery.message_id,
+        attempt,
+        at: started,
+        duration_ms: finished - started,
+        status_code: statusCode,
+        error: error?.slice(0, 500) ?? null,
+      },
+      status,
+      next_attempt_at: Math.round(finished + pause),
+    });
+    if (status !== 'delivered') await this.disableIfFailing(endpoint.id, finished);
+  }
+
+  /** Signs and POSTs the delivery; resolves with the receiver's status. */
+  private async post(endpoint: WebhookRecord, delivery: DeliveryRecord): Promise<number> {
+    const sentAt = new Date();
+    const signature = new Webhook(webhookSecret(this.deps, endpoint)).sign(
+      delivery.message_id,
+      sentAt,
+      delivery.payload,
+    );
+    const allowAddress = (ip: string, stage: AddressStage) =>
+      this.options.fetch?.allowAddress?.(ip, stage) === true || this.isAllowed(ip);
+    const answer = await guardedRequest(
+      endpoint.url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'agentauth-webhooks',
+          'webhook-id': delivery.message_id,
+          'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+          'webhook-signature': signature,
+        },
+        body: delivery.payload,
+      },
+      {
+        ca: this.options.fetch?.ca,
+        allowAddress,
+        timeoutMs: this.options.timeoutMs,
+        maxBytes: this.options.maxResponseBytes,
+      },
+      {
+        failure: (_host, reason) => new DeliveryError(reason),
+        // Redirects are not followed: a 3xx is an answer like any other non-2xx.
+        tooLarge: 'truncate',
+        what: 'the answer',
+      },
+    );
+    return answer.status;
+  }
+
+  private isAllowed(ip: string): boolean {
+    try {
+      return this.allowed.check(ip, isIPv4(ip) ? 'ipv4' : 'ipv6');
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Disables the endpoint when every attempt has failed for disableAfterFailingMs, or when
+   * disableAfterFailedMessages messages in a row were given up on; its owner is told by mail
+   * when SMTP is configured.
+   */
+  private async disableIfFailing(id: string, now: number): Promise<void> {
+    const webhook = (await this.deps.store.webhooks.findWebhook(id))?.webhook;
+    if (webhook?.status !== 'enabled') return;
+    const failingFor = webhook.failing_since === null ? 0 : now - webhook.failing_since;
+    let reason: string | null = null;
+    if (webhook.consecutive_failures >= this.options.disableAfterFailedMessages)
+      reason = `${webhook.consecutive_failures} messages in a row could not be delivered`;
+    else if (failingFor >= this.options.disableAfterFailingMs)
+      reason = `every delivery failed for ${duration(failingFor)}`;
+    if (reason === null) return;
+    const disabled = await this.deps.store.webhooks.disableFailingWebhook(
+      id,
+      reason,
+      this.deps.clock(),
+      { at: this.deps.clock(), actor_id: null, action: 'webhook.disabled', target: id, ip: null, detail: reason },
+      [webhookDisabled(webhook, reason)],
+    );
+    if (!disabled) return;
+    const mailer = this.deps.console.mailer;
+    const owner = mailer ? await this.deps.store.console.findAccount(webhook.account_id) : undefined;
+    if (mailer && owner)
+      await mailer
+        .send({
+          to: owner.email,
+          subject: 'agentauth disabled a webhook that kept failing',
+          text: `Hello${owner.name ? ` ${owner.name}` : ''},\n\nthe webhook ${webhook.id} to ${webhook.url}${webhook.description ? ` (${webhook.description})` : ''} was disabled: ${reason}.\n\nIts undelivered messages wait. Once the receiver works again, enable the webhook in the console (Webhooks), with \`agentauth webhook enable ${webhook.id}\` or the API, and they are sent.\n`,
+        })
+        .catch((error: unknown) => this.onError(error));
+  }
+}
+
+/** A span as a reason says it: '26 hours', '15 minutes', '3 seconds'. */
+function duration(ms: number): string {
+  if (ms >= 7_200_000) return `${Math.round(ms / 3_600_000)} hours`;
+  if (ms >= 120_000) return `${Math.round(ms / 60_000)} minutes`;
+  return `${Math.max(1, Math.round(ms / 1000))} seconds`;
+}
+
+/**
+ * Announces (authorization_request.expired) each request that expired while pending or
+ * authenticated since `since` (at most an hour ago), once (a column marks it), and only while
+ * some endpoint subscribes to the event. Every node may run it: the mark is a guarded update.
+ *
+ * @example
+ * await announceExpiredRequests(ctx); // 3
+ */
+export async function announceExpiredRequests(deps: Pick<Context, 'store' | 'clock'>, since?: number): Promise<number> {
+  if (!(await deps.store.webhooks.hasSubscriber('authorization_request.expired'))) return 0;
+  const now = deps.clock();
+  const from = Math.max(since ?? 0, now - EXPIRY_LOOKBACK);
+  let announced = 0;
+  for (;;) {
+    const expired = await deps.store.webhooks.findUnannouncedExpiredRequests(from, now, 100);
+    for (const request of expired)
+      if (await deps.store.webhooks.markExpiryAnnounced(request.id, now, [requestExpired(request)])) announced++;
+    if (expired.length < 100) return announced;
+  }
+}

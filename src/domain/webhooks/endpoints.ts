@@ -1,0 +1,304 @@
+/**
+ * Webhook endpoints and their rules (docs/design.md §15): only admins make, see and change them
+ * (the console's admins, and API keys of an admin that reach all accounts); anyone else is
+ * answered as if there were none. The console, the API and the CLI all call these functions.
+ */
+import { isIP } from 'node:net';
+import type { Context } from '../../context.ts';
+import { newWebhookId, newWebhookSecret } from '../../crypto.ts';
+import { AccessDenied, Conflict, InvalidField, NotFound } from '../../errors.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
+import type {
+  AttemptRecord,
+  DeliveryRecord,
+  WebhookPatch,
+  WebhookRecord,
+  WebhookStatus,
+  WebhookWithEvents,
+} from '../../store/webhook-types.ts';
+import { isSpecialUseAddress } from '../client-metadata/special-use.ts';
+import { UNDISPLAYABLE_IN_NAME } from '../rules/client.ts';
+import { ALL_EVENTS, isEventType } from './event-types.ts';
+
+type Deps = Pick<Context, 'store' | 'clock' | 'secrets'>;
+
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+export const MAX_WEBHOOK_DESCRIPTION_LENGTH = 500;
+export const MAX_WEBHOOK_EVENTS = 100;
+/** Pages of the delivery log. */
+export const DELIVERY_PAGE = { default: 50, max: 100 } as const;
+
+export interface NewWebhook {
+  url: string;
+  events: string[];
+  description?: string;
+}
+
+export interface WebhookChanges {
+  url?: string;
+  events?: string[];
+  description?: string;
+  status?: WebhookStatus;
+}
+
+/** A webhook as it was just made or rotated: its secret is shown this once. */
+export interface WebhookWithSecret {
+  webhook: WebhookWithEvents;
+  /** `whsec_…`: the Standard Webhooks signing secret. */
+  secret: string;
+}
+
+/**
+ * The URL a webhook may be sent to, or an InvalidField naming `url`: https, no user name or
+ * password, no fragment, at most 2,048 characters, and not at a special-use IP address (names
+ * are checked again when a delivery connects: what they resolve to may change).
+ *
+ * @example
+ * checkWebhookUrl('https://hooks.example.com/agentauth'); // 'https://hooks.example.com/agentauth'
+ * checkWebhookUrl('http://hooks.example.com/');            // throws InvalidField('url', …)
+ */
+export function checkWebhookUrl(value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new InvalidField('url', 'a webhook needs a URL');
+  const url = value.trim();
+  if (url.length > MAX_WEBHOOK_URL_LENGTH)
+    throw new InvalidField('url', `a webhook URL is at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidField('url', 'the webhook URL is not a valid URL');
+  }
+  if (parsed.protocol !== 'https:') throw new InvalidField('url', 'a webhook URL must use https');
+  if (parsed.username !== '' || parsed.password !== '')
+    throw new InvalidField('url', 'a webhook URL may not carry a user name or password');
+  if (url.includes('#')) throw new InvalidField('url', 'a webhook URL may not have a fragment (#…)');
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(host) !== 0 && isSpecialUseAddress(host))
+    throw new InvalidField('url', `a webhook URL may not be at a special-use IP address (${host})`);
+  return url;
+}
+
+/**
+ * The event types an endpoint subscribes to, or an InvalidField naming `events`: at least one,
+ * each from the catalogue or '*' (which then stands alone: it means all).
+ *
+ * @example
+ * checkWebhookEvents(['agent.created', 'agent.deleted']); // ['agent.created', 'agent.deleted']
+ * checkWebhookEvents(['*', 'agent.created']);             // ['*']
+ */
+export function checkWebhookEvents(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0)
+    throw new InvalidField('events', "a webhook subscribes to at least one event type (or '*' for all)");
+  if (value.length > MAX_WEBHOOK_EVENTS)
+    throw new InvalidField('events', `a webhook subscribes to at most ${MAX_WEBHOOK_EVENTS} event types`);
+  for (const name of value)
+    if (typeof name !== 'string' || !isEventType(name))
+      throw new InvalidField(
+        'events',
+        `unknown event type ${JSON.stringify(name)}: see GET /api/admin/v1/webhook-event-types or docs/reference/webhooks.md`,
+      );
+  const names = [...new Set(value as string[])];
+  return names.includes(ALL_EVENTS) ? [ALL_EVENTS] : names.sort();
+}
+
+function checkDescription(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw new InvalidField('description', 'a description is text');
+  const description = value.trim();
+  if (description.length > MAX_WEBHOOK_DESCRIPTION_LENGTH)
+    throw new InvalidField('description', `a description is at most ${MAX_WEBHOOK_DESCRIPTION_LENGTH} characters`);
+  if (UNDISPLAYABLE_IN_NAME.test(description))
+    throw new InvalidField('description', 'a description is one line of text');
+  return description;
+}
+
+function requireWebhookAdmin(actor: AccountRecord): void {
+  if (actor.role !== 'admin' || actor.status !== 'active')
+    throw new AccessDenied('Only administrators manage webhooks.');
+}
+
+/**
+ * Registers an endpoint for `events`, made by `actor` (an admin); the secret is returned once.
+ *
+ * @example
+ * const { webhook, secret } = await createWebhook(ctx, admin, { url: 'https://hooks.example.com/a', events: ['*'] });
+ * // webhook.webhook.id: 'whk_…'; secret: 'whsec_…' (shown once)
+ */
+export async function createWebhook(deps: Deps, actor: AccountRecord, input: NewWebhook): Promise<WebhookWithSecret> {
+  requireWebhookAdmin(actor);
+  const url = checkWebhookUrl(input.url);
+  const events = checkWebhookEvents(input.events);
+  const description = checkDescription(input.description);
+  const secret = newWebhookSecret();
+  const now = deps.clock();
+  const webhook: WebhookRecord = {
+    id: newWebhookId(),
+    account_id: actor.id,
+    url,
+    description,
+    secret_sealed: deps.secrets.box.seal(secret),
+    status: 'enabled',
+    disabled_reason: null,
+    consecutive_failures: 0,
+    failing_since: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await deps.store.webhooks.insertWebhook(webhook, events);
+  return { webhook: { webhook, events }, secret };
+}
+
+/**
+ * Every endpoint, oldest first, for an admin.
+ *
+ * @example
+ * const webhooks = await listWebhooks(ctx, admin);
+ */
+export async function listWebhooks(deps: Deps, actor: AccountRecord): Promise<WebhookWithEvents[]> {
+  requireWebhookAdmin(actor);
+  return deps.store.webhooks.listWebhooks();
+}
+
+/**
+ * The endpoint, for an admin; NotFound for anyone else, as for an id that does not exist.
+ *
+ * @example
+ * const { webhook, events } = await reachableWebhook(ctx, admin, 'whk_abc');
+ */
+export async function reachableWebhook(deps: Deps, actor: AccountRecord, id: string): Promise<WebhookWithEvents> {
+  const found =
+    actor.role === 'admin' && actor.status === 'active' && /^whk_[A-Za-z0-9_-]{1,60}$/.test(id)
+      ? await deps.store.webhooks.findWebhook(id)
+      : undefined;
+  if (!found) throw new NotFound('No such webhook.');
+  return found;
+}
+
+/**
+ * Changes an endpoint's URL, events, description or status. Disabling keeps its deliveries
+ * waiting (nothing is sent while disabled); enabling starts its count of failures afresh.
+ *
+ * @example
+ * await updateWebhook(ctx, admin, 'whk_abc', { status: 'disabled' });
+ */
+export async function updateWebhook(
+  deps: Deps,
+  actor: AccountRecord,
+  id: string,
+  changes: WebhookChanges,
+): Promise<WebhookWithEvents> {
+  const { webhook, events } = await reachableWebhook(deps, actor, id);
+  const patch: WebhookPatch = { updated_at: deps.clock() };
+  if (changes.url !== undefined) patch.url = checkWebhookUrl(changes.url);
+  if (changes.description !== undefined) patch.description = checkDescription(changes.description);
+  const newEvents = changes.events === undefined ? undefined : checkWebhookEvents(changes.events);
+  if (changes.status !== undefined) {
+    if (changes.status !== 'enabled' && changes.status !== 'disabled')
+      throw new InvalidField('status', 'status is enabled or disabled');
+    if (changes.status !== webhook.status) {
+      patch.status = changes.status;
+      if (changes.status === 'enabled') Object.assign(patch, { consecutive_failures: 0, failing_since: null });
+      patch.disabled_reason = changes.status === 'disabled' ? `disabled by ${actor.email}` : null;
+    }
+  }
+  if (!(await deps.store.webhooks.updateWebhook(webhook.id, patch, newEvents))) throw new NotFound('No such webhook.');
+  const updated = { ...webhook, ...patch } as WebhookRecord;
+  // A null disabled_reason must read as null, not as the patch's absence.
+  if (patch.status === 'enabled') updated.disabled_reason = null;
+  return { webhook: updated, events: newEvents ?? events };
+}
+
+/**
+ * Deletes an endpoint with its deliveries and their log.
+ *
+ * @example
+ * await deleteWebhook(ctx, admin, 'whk_abc');
+ */
+export async function deleteWebhook(deps: Deps, actor: AccountRecord, id: string): Promise<WebhookWithEvents> {
+  const found = await reachableWebhook(deps, actor, id);
+  if (!(await deps.store.webhooks.deleteWebhook(found.webhook.id))) throw new NotFound('No such webhook.');
+  return found;
+}
+
+/**
+ * Gives an endpoint a new signing secret at once (returned this once); deliveries from now on
+ * are signed with it.
+ *
+ * @example
+ * const { secret } = await rotateWebhookSecret(ctx, admin, 'whk_abc'); // 'whsec_…'
+ */
+export async function rotateWebhookSecret(deps: Deps, actor: AccountRecord, id: string): Promise<WebhookWithSecret> {
+  const { webhook, events } = await reachableWebhook(deps, actor, id);
+  const secret = newWebhookSecret();
+  const patch: WebhookPatch = { secret_sealed: deps.secrets.box.seal(secret), updated_at: deps.clock() };
+  if (!(await deps.store.webhooks.updateWebhook(webhook.id, patch))) throw new NotFound('No such webhook.');
+  return { webhook: { webhook: { ...webhook, ...patch }, events }, secret };
+}
+
+/**
+ * The signing secret of an endpoint (`whsec_…`), for the dispatcher.
+ *
+ * @example
+ * new Webhook(webhookSecret(ctx, webhook)).sign(messageId, new Date(), payload);
+ */
+export const webhookSecret = (deps: Pick<Context, 'secrets'>, webhook: WebhookRecord): string =>
+  deps.secrets.box.open(webhook.secret_sealed);
+
+/** A delivery with its attempts, as the delivery log shows it. */
+export interface DeliveryWithAttempts {
+  delivery: DeliveryRecord;
+  attempts: AttemptRecord[];
+}
+
+/**
+ * An endpoint's delivery log, newest first, `limit` at a time; `cursor` is the last message id
+ * of the page before, and `next_cursor` null on the last page.
+ *
+ * @example
+ * const { data, next_cursor } = await listDeliveries(ctx, admin, 'whk_abc', { limit: 20 });
+ */
+export async function listDeliveries(
+  deps: Deps,
+  actor: AccountRecord,
+  id: string,
+  page: { limit?: number; cursor?: string } = {},
+): Promise<{ data: DeliveryWithAttempts[]; next_cursor: string | null }> {
+  const { webhook } = await reachableWebhook(deps, actor, id);
+  const limit = page.limit ?? DELIVERY_PAGE.default;
+  if (!Number.isInteger(limit) || limit < 1 || limit > DELIVERY_PAGE.max)
+    throw new InvalidField('limit', `limit is 1 to ${DELIVERY_PAGE.max}`);
+  if (page.cursor !== undefined && !/^msg_[0-9a-f]{1,60}$/.test(page.cursor))
+    throw new InvalidField('cursor', 'the cursor is not one this list gave');
+  const rows = await deps.store.webhooks.listDeliveries(webhook.id, limit + 1, page.cursor);
+  const shown = rows.slice(0, limit);
+  const data = await Promise.all(
+    shown.map(async (delivery) => ({
+      delivery,
+      attempts: await deps.store.webhooks.listAttempts(webhook.id, delivery.message_id),
+    })),
+  );
+  return { data, next_cursor: rows.length > limit ? shown.at(-1)!.message_id : null };
+}
+
+/**
+ * Sends a delivery again ("send again"): the same message, with its id, attempted now (a
+ * receiver that already has it recognises the id). A delivery in flight is left to finish.
+ *
+ * @example
+ * await redeliver(ctx, admin, 'whk_abc', 'msg_1764292000123000…');
+ */
+export async function redeliver(
+  deps: Deps,
+  actor: AccountRecord,
+  id: string,
+  messageId: string,
+): Promise<DeliveryRecord> {
+  const { webhook } = await reachableWebhook(deps, actor, id);
+  const delivery = /^msg_[0-9a-f]{1,60}$/.test(messageId)
+    ? await deps.store.webhooks.findDelivery(webhook.id, messageId)
+    : undefined;
+  if (!delivery) throw new NotFound('No such delivery.');
+  if (!(await deps.store.webhooks.redeliver(webhook.id, messageId, Date.now())))
+    throw new Conflict('This delivery is being attempted right now; look again in a moment.');
+  return (await deps.store.webhooks.findDelivery(webhook.id, messageId)) ?? delivery;
+}
