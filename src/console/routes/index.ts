@@ -15,6 +15,7 @@ import { leaveFlash, takeFlash } from '../flash.ts';
 import { currentSession, startSession } from '../sessions.ts';
 import { accountRoutes } from './account.ts';
 import { apiKeyRoutes } from './api-keys.ts';
+import { webhookRoutes } from './webhooks.ts';
 import { confirmRoutes } from './confirm.ts';
 import { adminRoutes } from './admin.ts';
 import { agentRoutes } from './agents.ts';
@@ -94,6 +95,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
       clientRoutes(scope, area);
       apiKeyRoutes(scope, area);
       adminRoutes(scope, area);
+      webhookRoutes(scope, area);
     },
     {
       prefix: '/console',
