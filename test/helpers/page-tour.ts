@@ -13,6 +13,7 @@ import type { BrowserContext, Dialog, Page } from 'playwright-core';
 import type { Context } from '../../src/context.ts';
 import { createAccount, issueLink } from '../../src/console/accounts.ts';
 import { createApiKey, revokeApiKey } from '../../src/console/api-keys.ts';
+import { createWebhook, updateWebhook } from '../../src/console/webhooks.ts';
 import { createOwnedAgent } from '../../src/console/agents.ts';
 import { createOwnedClient } from '../../src/console/clients.ts';
 import { recordConsoleEvent } from '../../src/console/events.ts';
@@ -48,6 +49,7 @@ const NAMES = {
     newWebsite: 'Recipe Box',
     passkey: 'Laptop',
     apiKey: 'Deploy script',
+    webhook: 'Security alerts channel',
     newApiKey: 'Nightly backup',
   },
   stress: {
@@ -63,6 +65,7 @@ const NAMES = {
     newWebsite: 'RecipeBoxMealPlanningAndGroceryListSynchronisationServiceForLargeFamilies',
     passkey: 'YubiKey-5C-NFC-serial-23456789-kept-in-the-top-drawer-of-the-office-desk',
     apiKey: 'Nightly-infrastructure-reconciliation-job-for-the-platform-engineering-team-eu',
+    webhook: 'Security-operations-centre-alert-ingestion-pipeline-for-the-identity-platform-team',
     newApiKey: 'Quarterly compliance export for the procurement and audit committee (read only)',
   },
 } as const;
@@ -78,6 +81,8 @@ export interface Seed {
   rotated: { agentId: string; clientId: string };
   /** A one-time link of each kind, for their pages (GET shows them without using them). */
   links: { invite: string; setup: string; verify: string };
+  /** A webhook with a delivery log: one delivered, one to be tried again, one waiting. */
+  webhookId: string;
   names: (typeof NAMES)[DataSet];
 }
 
@@ -209,6 +214,7 @@ export async function seedConsole(
     expiresInDays: 30,
   });
   await createApiKey(ctx, member, { name: `${names.apiKey.slice(0, 30)} (member)`, access: 'read', reach: 'own' });
+  const webhookId = await seedWebhooks(ctx, admin, names.webhook);
   return {
     data: options.data,
     admin,
@@ -217,8 +223,54 @@ export async function seedConsole(
     manualClientId: manual.id,
     rotated: { agentId: otherAgent.id, clientId: manual.id },
     links: { invite: invite.path, setup: setup.path, verify: verify.path },
+    webhookId,
     names,
   };
+}
+
+/**
+ * Webhooks: one with a delivery log (delivered, answered 503 and due again, waiting), and one
+ * disabled after failing. The attempts are recorded as the dispatcher records them.
+ */
+async function seedWebhooks(ctx: Context, admin: AccountRecord, description: string): Promise<string> {
+  const { webhook } = await createWebhook(ctx, admin, {
+    url: 'https://hooks.example.com/agentauth/events',
+    description,
+    events: ['agent.sign_in.succeeded', 'agent.sign_in.failed', 'agent.disabled', 'client.created'],
+  });
+  const failing = await createWebhook(ctx, admin, {
+    url: 'https://old-receiver.example.net/webhooks/agentauth',
+    events: ['*'],
+  });
+  await updateWebhook(ctx, admin, failing.webhook.webhook.id, { status: 'disabled' });
+  await ctx.store.webhooks.announce([
+    { type: 'agent.sign_in.succeeded', data: { agent_id: 'agt_tour' } },
+    { type: 'agent.sign_in.failed', data: { agent_id: 'agt_tour' } },
+    { type: 'agent.disabled', data: { agent_id: 'agt_tour' } },
+  ]);
+  const now = Date.now();
+  const claimed = await ctx.store.webhooks.claimDue('tour', now, now + 60_000, 2);
+  const answers = [
+    { status_code: 200, status: 'delivered' as const, next: now },
+    { status_code: 503, status: 'pending' as const, next: now + 300_000 },
+  ];
+  for (const [i, delivery] of claimed.entries()) {
+    const answer = answers[i]!;
+    await ctx.store.webhooks.finishAttempt('tour', {
+      attempt: {
+        endpoint_id: delivery.endpoint_id,
+        message_id: delivery.message_id,
+        attempt: 1,
+        at: now,
+        duration_ms: 84 + i * 40,
+        status_code: answer.status_code,
+        error: null,
+      },
+      status: answer.status,
+      next_attempt_at: answer.next,
+    });
+  }
+  return webhook.webhook.id;
 }
 
 /** Who looks at a page: someone not signed in, or the admin (signed in with a password). */
@@ -436,6 +488,18 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
       visit: async (page) => {
         await page.goto(`${baseUrl}/console/api-keys`);
         await submit(page, '/console/api-keys', { name: seed.names.newApiKey });
+      },
+    },
+    get('webhooks', 'admin', '/console/admin/webhooks', '/admin/webhooks'),
+    get('webhook', 'admin', `/console/admin/webhooks/${seed.webhookId}`, '/admin/webhooks/:id'),
+    {
+      name: 'webhook-secret',
+      viewer: 'admin',
+      route: '/admin/webhooks/:id/secret',
+      visit: async (page) => {
+        await page.goto(`${baseUrl}/console/admin/webhooks`);
+        await page.locator('input[name="event.agent.created"]').check();
+        await submit(page, '/console/admin/webhooks', { url: 'https://hooks.example.org/new' });
       },
     },
     get('confirm', 'admin', '/console/account/confirm', '/account/confirm'),

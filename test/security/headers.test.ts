@@ -81,6 +81,7 @@ async function htmlPages(): Promise<Array<[string, Response]>> {
     '/console/admin',
     '/console/admin/events',
     '/console/api-keys',
+    '/console/admin/webhooks',
   ]) {
     pages.push([
       `console page ${path}`,

@@ -13,7 +13,7 @@ import { dataTable, userAgentCell } from './table.ts';
 type AdminPage = PageContext & { account: AccountRecord };
 
 /** The admin pages, with the current one marked. */
-function adminNavigation(current: 'accounts' | 'links' | 'agents' | 'websites' | 'events'): Html {
+export function adminNavigation(current: 'accounts' | 'links' | 'agents' | 'websites' | 'events' | 'webhooks'): Html {
   const link = (key: typeof current, href: string, label: string) =>
     html`<li><a href="${href}"${key === current ? html` aria-current="page"` : ''}>${label}</a></li>`;
   return html`<nav aria-label="Admin" class="admin-nav">
@@ -23,6 +23,7 @@ ${link('links', '/console/admin/links', 'Unused links')}
 ${link('agents', '/console/admin/agents', 'All agents')}
 ${link('websites', '/console/admin/websites', 'All websites')}
 ${link('events', '/console/admin/events', 'Activity')}
+${link('webhooks', '/console/admin/webhooks', 'Webhooks')}
 </ul>
 </nav>`;
 }

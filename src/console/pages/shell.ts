@@ -172,6 +172,13 @@ const NOTICES: Record<string, string> = {
   api_key_revoked: 'The API key is revoked: calls with it are refused from now on.',
   api_key_shown_once:
     'An API key is shown only once, and that page was already shown. If you did not copy it, revoke it below and create a new one.',
+  webhook_saved: 'The webhook is saved.',
+  webhook_disabled: 'The webhook is disabled: nothing is sent to it until it is enabled again.',
+  webhook_enabled: 'The webhook is enabled: waiting deliveries go out now.',
+  webhook_deleted: 'The webhook is deleted with its delivery log.',
+  webhook_sent_again: 'The delivery is sent again now; its new attempt appears in the log.',
+  webhook_secret_shown_once:
+    'A signing secret is shown only once, and that page was already shown. If you did not copy it, rotate the secret below.',
   website_updated: 'The website is saved.',
   website_deleted: 'The website is deleted, and every grant, token and sign-in in progress it had is ended.',
 };

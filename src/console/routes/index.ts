@@ -16,6 +16,7 @@ import { currentSession, startSession } from '../sessions.ts';
 import { actingAs } from '../../domain/webhooks/actor.ts';
 import { accountRoutes } from './account.ts';
 import { apiKeyRoutes } from './api-keys.ts';
+import { webhookRoutes } from './webhooks.ts';
 import { confirmRoutes } from './confirm.ts';
 import { adminRoutes } from './admin.ts';
 import { agentRoutes } from './agents.ts';
@@ -102,6 +103,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
       clientRoutes(scope, area);
       apiKeyRoutes(scope, area);
       adminRoutes(scope, area);
+      webhookRoutes(scope, area);
     },
     {
       prefix: '/console',
