@@ -171,7 +171,7 @@ describe("a webhook's page", () => {
     );
     expect(again.posted.status).toBe(303);
     expect(noticeOf(again)).toContain('sent again');
-    expect(await eventsOf('webhook.send_again', id)).toHaveLength(1);
+    expect(await eventsOf('webhook.redeliver', id)).toHaveLength(1);
 
     const unknown = await adminSession.post(`/console/admin/webhooks/${id}/deliveries/msg_0123/send-again`);
     expect(unknown.status).toBe(404);

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLink } from '../../src/console/accounts.ts';
 import { createOwnedAgent } from '../../src/console/agents.ts';
+import { caller } from '../helpers/api.ts';
 import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { captureLogs, startTestServer, type TestServer } from '../helpers/server.ts';
 import { consolePostPaths, expectNoLeak } from './support.ts';
@@ -184,9 +185,24 @@ describe('secrets in the logs', () => {
     const keyPage = await person.submit('/console/api-keys', {
       name: 'Logged key',
       access: 'write',
+      reach: 'all',
       expires_in_days: '30',
     });
-    keep('API key shown once', /aak_[\w-]+/.exec(keyPage.text)?.[0]);
+    const apiKey = /aak_[\w-]+/.exec(keyPage.text)?.[0];
+    keep('API key shown once', apiKey);
+    // The key at work: what the API shows once (an agent's secret, a webhook's) stays out of the logs too.
+    const api = caller(server, apiKey!);
+    const agentMade = await api('POST', '/agents', { name: 'API agent' });
+    keep('agent secret from the API', agentMade.json?.agent_secret);
+    await person.get('/console/admin/webhooks');
+    const hookPage = await person.submit('/console/admin/webhooks', {
+      url: 'https://hooks.example.com/logged',
+      all_events: 'on',
+    });
+    keep('webhook secret shown once', /whsec_[\w+/=]+/.exec(hookPage.text)?.[0]);
+    const hookId = /whk_[\w-]+/.exec(hookPage.text)![0];
+    const rotated = await person.submit(`/console/admin/webhooks/${hookId}/rotate-secret`);
+    keep('rotated webhook secret', /whsec_[\w+/=]+/.exec(rotated.text)?.[0]);
     const text = logs.text();
     expect(text).toContain('"path":"/console/setup/lnk_[redacted]"');
     for (const [value, what] of secrets) expect(text.includes(value), `${what} is in the logs`).toBe(false);

@@ -197,7 +197,7 @@ export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       await recordConsoleEvent(
         ctx,
         actor,
-        'webhook.send_again',
+        'webhook.redeliver',
         delivery.endpoint_id,
         request.ip,
         `${delivery.message_id} ${delivery.event_type}`,
