@@ -84,6 +84,15 @@ describe('webhook endpoints', () => {
     });
   });
 
+  it('take a special-use address inside a network the operator trusts (WEBHOOK_ALLOWED_ADDRESSES), and no other', async () => {
+    const trusting = { ...server.ctx, config: { ...server.ctx.config, webhookAllowedAddresses: ['10.0.0.0/8'] } };
+    const { webhook } = await createWebhook(trusting, admin, { url: 'https://10.0.0.8/hook', events: ['*'] });
+    expect(webhook.webhook.url).toBe('https://10.0.0.8/hook');
+    await expect(
+      updateWebhook(trusting, admin, webhook.webhook.id, { url: 'https://192.168.1.1/hook' }),
+    ).rejects.toMatchObject({ field: 'url', description: expect.stringContaining('WEBHOOK_ALLOWED_ADDRESSES') });
+  });
+
   it('refuse unknown or missing event types, and take * alone', async () => {
     const url = 'https://hooks.example.com/e';
     await expect(createWebhook(server.ctx, admin, { url, events: [] })).rejects.toMatchObject({ field: 'events' });

@@ -8,7 +8,7 @@ import { createOwnedAgent, deleteAgent, renameAgent } from '../../console/agents
 import { reachableAgent } from '../../console/access.ts';
 import { registerAgent, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
-import { InvalidRequest, NotFound } from '../../errors.ts';
+import { InvalidRequest, } from '../../errors.ts';
 import { checkIfMatch, encodeCursor, idempotent, pageSize, timeCursor } from '../conditions.ts';
 import { type ApiCaller, requireAdminReach, requireWrite } from '../keys.ts';
 import { AgentView, agentView, Page, RevokedView } from '../views.ts';

@@ -9,12 +9,12 @@
  * same timer announces requests that expired while waiting.
  */
 import { randomBytes } from 'node:crypto';
-import { BlockList, isIPv4 } from 'node:net';
+import { type BlockList, isIPv4 } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Context } from '../../context.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../store/webhook-types.ts';
 import { type AddressStage, type FetchOptions, guardedRequest } from '../client-metadata/fetch.ts';
-import { webhookSecret } from './endpoints.ts';
+import { trustedNetworks, webhookSecret } from './endpoints.ts';
 import { requestExpired, webhookDisabled } from './events.ts';
 
 /**
@@ -92,11 +92,7 @@ export class WebhookDispatcher {
     options: DispatcherOptions = {},
   ) {
     this.options = { ...DEFAULTS, retryDelaysMs: RETRY_SCHEDULE_MS, ...options };
-    this.allowed = new BlockList();
-    for (const cidr of deps.config.webhookAllowedAddresses) {
-      const [network, bits] = cidr.split('/') as [string, string];
-      this.allowed.addSubnet(network, Number(bits), isIPv4(network) ? 'ipv4' : 'ipv6');
-    }
+    this.allowed = trustedNetworks(deps.config.webhookAllowedAddresses);
   }
 
   async start(): Promise<void> {

@@ -3,7 +3,7 @@
  * (the console's admins, and API keys of an admin that reach all accounts); anyone else is
  * answered as if there were none. The console, the API and the CLI all call these functions.
  */
-import { isIP } from 'node:net';
+import { BlockList, isIP, isIPv4 } from 'node:net';
 import type { Context } from '../../context.ts';
 import { newWebhookId, newWebhookSecret } from '../../crypto.ts';
 import { AccessDenied, Conflict, InvalidField, NotFound } from '../../errors.ts';
@@ -20,7 +20,7 @@ import { isSpecialUseAddress } from '../client-metadata/special-use.ts';
 import { UNDISPLAYABLE_IN_NAME } from '../rules/client.ts';
 import { ALL_EVENTS, isEventType } from './event-types.ts';
 
-type Deps = Pick<Context, 'store' | 'clock' | 'secrets'>;
+type Deps = Pick<Context, 'store' | 'clock' | 'secrets' | 'config'>;
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 export const MAX_WEBHOOK_DESCRIPTION_LENGTH = 500;
@@ -49,15 +49,33 @@ export interface WebhookWithSecret {
 }
 
 /**
+ * The networks an operator trusts with webhooks despite their special use (WEBHOOK_ALLOWED_ADDRESSES:
+ * a receiver on an internal network), for the URL check and for the dispatcher's connections.
+ *
+ * @example
+ * trustedNetworks(['10.0.0.0/8']).check('10.1.2.3', 'ipv4'); // true
+ */
+export function trustedNetworks(cidrs: readonly string[]): BlockList {
+  const networks = new BlockList();
+  for (const cidr of cidrs) {
+    const [network, bits] = cidr.split('/') as [string, string];
+    networks.addSubnet(network, Number(bits), isIPv4(network) ? 'ipv4' : 'ipv6');
+  }
+  return networks;
+}
+
+/**
  * The URL a webhook may be sent to, or an InvalidField naming `url`: https, no user name or
- * password, no fragment, at most 2,048 characters, and not at a special-use IP address (names
- * are checked again when a delivery connects: what they resolve to may change).
+ * password, no fragment, at most 2,048 characters, and not at a special-use IP address unless
+ * `trusted` holds it (names are checked again when a delivery connects: what they resolve to
+ * may change).
  *
  * @example
  * checkWebhookUrl('https://hooks.example.com/agentauth'); // 'https://hooks.example.com/agentauth'
  * checkWebhookUrl('http://hooks.example.com/');            // throws InvalidField('url', …)
+ * checkWebhookUrl('https://10.0.0.5/hooks', trustedNetworks(['10.0.0.0/8'])); // 'https://10.0.0.5/hooks'
  */
-export function checkWebhookUrl(value: unknown): string {
+export function checkWebhookUrl(value: unknown, trusted: BlockList = new BlockList()): string {
   if (typeof value !== 'string' || value.trim() === '') throw new InvalidField('url', 'a webhook needs a URL');
   const url = value.trim();
   if (url.length > MAX_WEBHOOK_URL_LENGTH)
@@ -73,8 +91,11 @@ export function checkWebhookUrl(value: unknown): string {
     throw new InvalidField('url', 'a webhook URL may not carry a user name or password');
   if (url.includes('#')) throw new InvalidField('url', 'a webhook URL may not have a fragment (#…)');
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host) !== 0 && isSpecialUseAddress(host))
-    throw new InvalidField('url', `a webhook URL may not be at a special-use IP address (${host})`);
+  if (isIP(host) !== 0 && isSpecialUseAddress(host) && !trusted.check(host, isIPv4(host) ? 'ipv4' : 'ipv6'))
+    throw new InvalidField(
+      'url',
+      `a webhook URL may not be at a special-use IP address (${host}) unless the operator trusts its network (WEBHOOK_ALLOWED_ADDRESSES)`,
+    );
   return url;
 }
 
@@ -126,7 +147,7 @@ function requireWebhookAdmin(actor: AccountRecord): void {
  */
 export async function createWebhook(deps: Deps, actor: AccountRecord, input: NewWebhook): Promise<WebhookWithSecret> {
   requireWebhookAdmin(actor);
-  const url = checkWebhookUrl(input.url);
+  const url = checkWebhookUrl(input.url, trustedNetworks(deps.config.webhookAllowedAddresses));
   const events = checkWebhookEvents(input.events);
   const description = checkDescription(input.description);
   const secret = newWebhookSecret();
@@ -189,7 +210,8 @@ export async function updateWebhook(
 ): Promise<WebhookWithEvents> {
   const { webhook, events } = await reachableWebhook(deps, actor, id);
   const patch: WebhookPatch = { updated_at: deps.clock() };
-  if (changes.url !== undefined) patch.url = checkWebhookUrl(changes.url);
+  if (changes.url !== undefined)
+    patch.url = checkWebhookUrl(changes.url, trustedNetworks(deps.config.webhookAllowedAddresses));
   if (changes.description !== undefined) patch.description = checkDescription(changes.description);
   const newEvents = changes.events === undefined ? undefined : checkWebhookEvents(changes.events);
   if (changes.status !== undefined) {
