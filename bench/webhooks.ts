@@ -1,0 +1,355 @@
+/**
+ * The webhooks run (issue 23): what signed webhooks deliver and what they cost, on one agentauth
+ * target started with WEBHOOK_ALLOWED_ADDRESSES letting loopback through and NODE_EXTRA_CA_CERTS
+ * trusting the test certificate (test/fixtures/tls). The receiver is an HTTPS server in this
+ * process that verifies every delivery with the Standard Webhooks reference library, as a
+ * user's receiver would; the endpoint is registered, and deleted, with the CLI
+ * (`agentauth webhook create --url … --event '*' --json`), as an operator would.
+ *
+ *   outbox cost  full flows at the figures' concurrency with no endpoint, then with one endpoint
+ *                subscribed to all events, alternated: server CPU per flow (the database's
+ *                included on PostgreSQL), flows/s and latency. The difference is what an event's
+ *                outbox row and its delivery cost, both made by the same server.
+ *   latency      from the agent's 200 to POST /api/agent/authenticate to the verified receipt of
+ *                its agent.sign_in.succeeded delivery, one sign-in at a time at a modest rate.
+ *   throughput   sign-ins (GET /authorize + POST /api/agent/authenticate) at full concurrency:
+ *                deliveries received per second during the window against sign-ins per second,
+ *                the backlog at its end and how long it took to drain, and the server's CPU per
+ *                delivery while draining (no sign-in running then) when the backlog is enough to
+ *                time.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Webhook } from 'standardwebhooks';
+import { startHttpsServer } from '../test/helpers/https.ts';
+import { closedLoop, expectStatus, HttpClient, percentile, type Window } from './driver.ts';
+import { cpuMs, treeCpuMs } from './measure.ts';
+import { CONCURRENCY, type Target } from './targets.ts';
+
+export interface OutboxRound {
+  endpoint: boolean;
+  flows: number;
+  errors: number;
+  flowsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuMsPerFlow: number;
+  dbCpuMsPerFlow?: number;
+  /** Verified deliveries received during the window. */
+  deliveries: number;
+}
+
+export interface WebhooksResult {
+  target: string;
+  outbox: {
+    rounds: OutboxRound[];
+    /** Medians over the rounds of each kind; server CPU per flow, the database's included. */
+    withoutCpuMsPerFlow: number;
+    withCpuMsPerFlow: number;
+    /** with / without: 1.05 means a flow costs the server 5 % more with the endpoint. */
+    cpuRatio: number;
+    /** with − without: the server CPU one sign-in's event costs (outbox row + delivery). */
+    cpuMsPerEvent: number;
+    flowsPerSecondRatio: number;
+  };
+  latency: { samples: number; p50Ms: number; p99Ms: number; minMs: number; maxMs: number };
+  throughput: {
+    seconds: number;
+    signInsPerSecond: number;
+    deliveriesPerSecond: number;
+    /** Sign-ins whose delivery had not arrived when the window closed. */
+    backlogAtEnd: number;
+    /** From the window's end until every sign-in's delivery had arrived. */
+    drainSeconds: number;
+    /** Server CPU (+ database's) per delivery while draining, when at least 50 were left. */
+    drainCpuMsPerDelivery?: number;
+    cpuMsPerSignIn: number;
+    dbCpuMsPerSignIn?: number;
+  };
+  /** Deliveries whose signature did not verify (should be 0), and sign-ins that failed. */
+  unverified: number;
+  errors: number;
+  errorSamples: string[];
+}
+
+/** An HTTPS receiver that verifies each delivery and notes when each sign-in's event arrived. */
+async function startReceiver() {
+  const secrets: string[] = [];
+  /** request id → performance.now() of the verified agent.sign_in.succeeded delivery. */
+  const signIns = new Map<string, number>();
+  const waiters = new Map<string, () => void>();
+  const arrivals: number[] = [];
+  let unverified = 0;
+  const verifies = (raw: string, headers: IncomingHttpHeaders) =>
+    secrets.some((secret) => {
+      try {
+        new Webhook(secret).verify(raw, headers as Record<string, string>);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  const server = await startHttpsServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      if (!verifies(raw, req.headers)) {
+        unverified += 1;
+        res.writeHead(400).end();
+        return;
+      }
+      const at = performance.now();
+      arrivals.push(at);
+      const payload = JSON.parse(raw) as { type: string; data?: { request?: { id?: string } } };
+      const requestId = payload.data?.request?.id;
+      if (payload.type === 'agent.sign_in.succeeded' && requestId && !signIns.has(requestId)) {
+        signIns.set(requestId, at);
+        waiters.get(requestId)?.();
+        waiters.delete(requestId);
+      }
+      res.writeHead(204).end();
+    });
+  });
+  return {
+    // A name: an IP literal at a special-use address is refused when the URL is saved, whatever
+    // WEBHOOK_ALLOWED_ADDRESSES says; the name's address is judged against it at each delivery.
+    url: `${server.origin}/hooks`,
+    trust: (secret: string) => secrets.push(secret),
+    signIns,
+    arrivals,
+    get unverified() {
+      return unverified;
+    },
+    /** performance.now() of the sign-in's delivery, once it arrived (rejects after `ms`). */
+    receipt(requestId: string, ms = 30_000): Promise<number> {
+      const at = signIns.get(requestId);
+      if (at !== undefined) return Promise.resolve(at);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no delivery for ${requestId} within ${ms} ms`)), ms);
+        waiters.set(requestId, () => {
+          clearTimeout(timer);
+          resolve(signIns.get(requestId)!);
+        });
+      });
+    },
+    close: () => server.close(),
+  };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** Server CPU (and the database cluster's) over a span. */
+function cpuSpan(target: Target) {
+  const pid = target.meter.pid;
+  const db = target.meter.dbRootPid;
+  const start = { cpu: cpuMs(pid)!.total, db: db === undefined ? 0 : treeCpuMs(db) };
+  return () => ({
+    cpuMs: cpuMs(pid)!.total - start.cpu,
+    ...(db === undefined ? {} : { dbCpuMs: treeCpuMs(db) - start.db }),
+  });
+}
+
+export async function webhooksRun(options: {
+  target: Target;
+  window: Window;
+  /** Alternated pairs of outbox rounds (without, with). */
+  pairs: number;
+  latencySamples: number;
+  /** Pause between two latency samples (ms): a modest rate. */
+  latencyPauseMs: number;
+  say: (line: string) => void;
+}): Promise<WebhooksResult> {
+  const { target, say } = options;
+  const receiver = await startReceiver();
+  const http = new HttpClient(target.baseUrl!, CONCURRENCY);
+  const errorSamples: string[] = [];
+  let errors = 0;
+  const failed = (error: unknown) => {
+    errors += 1;
+    if (errorSamples.length < 5) errorSamples.push((error as Error).message);
+  };
+  try {
+    await target.cli!(['account', 'create', '--email', 'bench-admin@example.com', '--admin', '--json']);
+    let endpoint: string | undefined;
+    const register = async () => {
+      const made = await target.cli!(['webhook', 'create', '--url', receiver.url, '--event', '*', '--json']);
+      receiver.trust(String(made.secret));
+      endpoint = String(made.id);
+    };
+    const unregister = async () => {
+      if (endpoint) await target.cli!(['webhook', 'delete', endpoint, '--json']);
+      endpoint = undefined;
+    };
+
+    /** A new pending request signed in by the agent; resolves with its id once answered 200. */
+    const signIn = async (): Promise<string> => {
+      const requestId = await target.pendingRequest!();
+      expectStatus(
+        'authenticate',
+        await http.send('/api/agent/authenticate', {
+          json: { request_id: requestId, ...agentCredentials(target), model: 'bench-webhooks' },
+        }),
+        200,
+      );
+      return requestId;
+    };
+
+    // 1. The outbox's cost: full flows without and with an endpoint, alternated.
+    const rounds: OutboxRound[] = [];
+    for (let pair = 0; pair < options.pairs; pair++) {
+      for (const withEndpoint of [false, true]) {
+        if (withEndpoint) await register();
+        else await unregister();
+        let span: ReturnType<typeof cpuSpan> | undefined;
+        let used: ReturnType<ReturnType<typeof cpuSpan>> | undefined;
+        const window = { start: 0, end: 0 };
+        const result = await closedLoop({
+          concurrency: CONCURRENCY,
+          window: options.window,
+          init: async () => undefined,
+          operation: async () => void (await target.flow!()),
+          measure: {
+            start: () => {
+              span = cpuSpan(target);
+              window.start = performance.now();
+            },
+            stop: () => {
+              window.end = performance.now();
+              used = span!();
+            },
+          },
+        });
+        const round: OutboxRound = {
+          endpoint: withEndpoint,
+          flows: result.ok,
+          errors: result.errors,
+          flowsPerSecond: result.perSecond,
+          p50Ms: result.p50Ms,
+          p99Ms: result.p99Ms,
+          cpuMsPerFlow: used!.cpuMs / result.ok,
+          ...(used!.dbCpuMs === undefined ? {} : { dbCpuMsPerFlow: used!.dbCpuMs / result.ok }),
+          deliveries: receiver.arrivals.filter((at) => at >= window.start && at < window.end).length,
+        };
+        if (result.errors) for (const sample of result.errorSamples) failed(new Error(sample));
+        rounds.push(round);
+        say(
+          `${target.name.padEnd(19)} outbox ${withEndpoint ? 'with one endpoint' : 'no endpoint      '}: ${round.flowsPerSecond.toFixed(1)} flows/s, cpu ${round.cpuMsPerFlow.toFixed(2)}${round.dbCpuMsPerFlow === undefined ? '' : ` + db ${round.dbCpuMsPerFlow.toFixed(2)}`} ms/flow, p50 ${round.p50Ms.toFixed(0)} ms p99 ${round.p99Ms.toFixed(0)} ms, ${round.deliveries} deliveries in the window`,
+        );
+      }
+    }
+    const serverCpu = (r: OutboxRound) => r.cpuMsPerFlow + (r.dbCpuMsPerFlow ?? 0);
+    const without = rounds.filter((r) => !r.endpoint);
+    const withOne = rounds.filter((r) => r.endpoint);
+    const withoutCpu = median(without.map(serverCpu));
+    const withCpu = median(withOne.map(serverCpu));
+    const outbox = {
+      rounds,
+      withoutCpuMsPerFlow: withoutCpu,
+      withCpuMsPerFlow: withCpu,
+      cpuRatio: withCpu / withoutCpu,
+      cpuMsPerEvent: withCpu - withoutCpu,
+      flowsPerSecondRatio: median(withOne.map((r) => r.flowsPerSecond)) / median(without.map((r) => r.flowsPerSecond)),
+    };
+
+    // Let the last round's deliveries arrive before timing single ones.
+    await sleep(2000);
+
+    // 2. Latency: one sign-in at a time, from the agent's answer to the verified delivery.
+    const times: number[] = [];
+    for (let i = 0; i < options.latencySamples; i++) {
+      try {
+        const requestId = await signIn();
+        const answered = performance.now();
+        times.push((await receiver.receipt(requestId)) - answered);
+      } catch (error) {
+        failed(error);
+      }
+      await sleep(options.latencyPauseMs);
+    }
+    times.sort((a, b) => a - b);
+    const latency = {
+      samples: times.length,
+      p50Ms: percentile(times, 50),
+      p99Ms: percentile(times, 99),
+      minMs: times[0] ?? NaN,
+      maxMs: times.at(-1) ?? NaN,
+    };
+
+    // 3. Throughput: sign-ins at full concurrency; deliveries per second meanwhile, then the drain.
+    const signedIn: string[] = [];
+    let window = { start: 0, end: 0 };
+    let span: ReturnType<typeof cpuSpan> | undefined;
+    let used: ReturnType<ReturnType<typeof cpuSpan>> | undefined;
+    const load = await closedLoop({
+      concurrency: CONCURRENCY,
+      window: options.window,
+      init: async () => undefined,
+      operation: async () => void signedIn.push(await signIn()),
+      measure: {
+        start: () => {
+          span = cpuSpan(target);
+          window = { start: performance.now(), end: 0 };
+        },
+        stop: () => {
+          window.end = performance.now();
+          used = span!();
+        },
+      },
+    });
+    if (load.errors) for (const sample of load.errorSamples) failed(new Error(sample));
+    const seconds = (window.end - window.start) / 1000;
+    const deliveredInWindow = receiver.arrivals.filter((at) => at >= window.start && at < window.end).length;
+    const backlogAtEnd = signedIn.filter((id) => {
+      const at = receiver.signIns.get(id);
+      return at === undefined || at >= window.end;
+    }).length;
+    // The drain: every sign-in's delivery, timed from the window's end (the last operations
+    // finish just after it; they are in the backlog and in the drain).
+    const drainSpan = cpuSpan(target);
+    const arrivedBefore = receiver.arrivals.length;
+    let drainEnd = window.end;
+    for (const id of signedIn) {
+      try {
+        drainEnd = Math.max(drainEnd, await receiver.receipt(id, 120_000));
+      } catch (error) {
+        failed(error);
+        break;
+      }
+    }
+    const drainUsed = drainSpan();
+    const drained = receiver.arrivals.length - arrivedBefore;
+    const throughput = {
+      seconds,
+      signInsPerSecond: load.ok / seconds,
+      deliveriesPerSecond: deliveredInWindow / seconds,
+      backlogAtEnd,
+      drainSeconds: (drainEnd - window.end) / 1000,
+      ...(drained >= 50 ? { drainCpuMsPerDelivery: (drainUsed.cpuMs + (drainUsed.dbCpuMs ?? 0)) / drained } : {}),
+      cpuMsPerSignIn: used!.cpuMs / load.ok,
+      ...(used!.dbCpuMs === undefined ? {} : { dbCpuMsPerSignIn: used!.dbCpuMs / load.ok }),
+    };
+    await unregister();
+    return {
+      target: target.name,
+      outbox,
+      latency,
+      throughput,
+      unverified: receiver.unverified,
+      errors,
+      errorSamples,
+    };
+  } finally {
+    http.close();
+    await receiver.close();
+  }
+}
+
+const agentCredentials = (target: Target) => ({
+  agent_id: target.agent!.agentId,
+  agent_secret: target.agent!.agentSecret,
+});
