@@ -36,9 +36,11 @@
  *
  * Then a webhooks run (--figures=webhooks alone, or left out by any other --figures list) on
  * each agentauth engine (bench/webhooks.ts): an endpoint registered with the CLI at an HTTPS
- * receiver on loopback that verifies every delivery; full flows without and with it, alternated
- * (what the outbox costs a sign-in); the time from the agent's answer to the verified delivery
- * (p50/p99); and the deliveries per second made while sign-ins run at full concurrency.
+ * receiver on loopback that verifies every delivery; full flows without it, with its deliveries
+ * held (the outbox's writes alone) and delivered, alternated (what the outbox costs a sign-in);
+ * the held backlog's drain (deliveries per second and CPU per delivery); the time from the
+ * agent's answer to the verified delivery (p50/p99); and the deliveries per second made while
+ * sign-ins run at full concurrency.
  *
  * --profile runs agentauth under `node --cpu-prof` and prints where its CPU time went (the
  * figures of such a run are slowed down by the profiler and are not comparable).
@@ -59,7 +61,7 @@ import { type ActivityPerOp, type ActivitySnapshot, DatabaseActivity } from './d
 import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts';
 import { formatProfile, summarizeProfile } from './profile.ts';
 import { type PushResult, pushRun } from './push.ts';
-import { type WebhooksResult, webhooksRun } from './webhooks.ts';
+import { median, type WebhooksResult, webhooksRun } from './webhooks.ts';
 import { sustainedRun, type SustainedResult } from './sustained.ts';
 import {
   CONCURRENCY,
@@ -143,9 +145,9 @@ const SUSTAINED_SECONDS = quick ? 8 : 40;
 /** The push run (bench/push.ts): waiting pages, seconds each way, and timed authentications. */
 const withPush = !only || only.includes('push');
 const PUSH = { waiting: 1000, seconds: quick ? 3 : 10, samples: quick ? 30 : 200 };
-/** The webhooks run (bench/webhooks.ts): alternated pairs of outbox rounds, and timed deliveries at about 20/s. */
+/** The webhooks run (bench/webhooks.ts): alternated rounds of the outbox's three modes, and timed deliveries at about 20/s. */
 const withWebhooks = !only || only.includes('webhooks');
-const WEBHOOKS = { pairs: quick ? 1 : 3, latencySamples: quick ? 30 : 300, latencyPauseMs: 50 };
+const WEBHOOKS = { rounds: quick ? 1 : 3, latencySamples: quick ? 30 : 300, latencyPauseMs: 50 };
 /**
  * Settings of the agentauth servers for the webhooks run: the receiver is on loopback with the
  * test certificate (test/fixtures/tls), which production would refuse and not trust.
@@ -514,7 +516,7 @@ async function main(): Promise<void> {
     const webhooks: WebhooksResult[] = [];
     if (withWebhooks) {
       say(
-        `\nwebhooks run: full flows with no endpoint and with one subscribed to all events (${WEBHOOKS.pairs} alternated pair(s)), ` +
+        `\nwebhooks run: full flows with no endpoint, with one subscribed to all events whose deliveries are held, and with it delivering (${WEBHOOKS.rounds} alternated round(s) of the three), ` +
           `${WEBHOOKS.latencySamples} sign-ins timed to their verified delivery, then sign-ins at concurrency ${CONCURRENCY} for the deliveries per second`,
       );
       for (const target of targets.filter((t) => t.kind === 'agentauth')) {
@@ -531,9 +533,14 @@ async function main(): Promise<void> {
         }
         webhooks.push(result);
         const { outbox, latency: l, throughput: t } = result;
+        const m = outbox.medians;
         say(
-          `${target.name.padEnd(19)} outbox: server cpu per flow ${number(outbox.withoutCpuMsPerFlow)} ms without an endpoint → ${number(outbox.withCpuMsPerFlow)} ms with one ` +
-            `(${number(outbox.cpuRatio, 3)}×, ${outbox.cpuMsPerEvent >= 0 ? '+' : ''}${number(outbox.cpuMsPerEvent)} ms per event), flows/s ${number(outbox.flowsPerSecondRatio, 3)}× (medians)`,
+          `${target.name.padEnd(19)} server cpu per flow (medians): ${number(m.none.cpuMsPerFlow)} ms no endpoint, ${number(m.held.cpuMsPerFlow)} ms with the outbox's writes (${number(outbox.outboxCpuRatio, 3)}×), ` +
+            `${number(m.delivering.cpuMsPerFlow)} ms delivering too (${number(outbox.deliveringCpuRatio, 3)}×); flows/s ${number(m.none.flowsPerSecond)} → ${number(m.held.flowsPerSecond)} → ${number(m.delivering.flowsPerSecond)}`,
+        );
+        const drain = (key: 'perSecond' | 'cpuMsPerDelivery') => median(outbox.drains.map((d) => d[key]));
+        say(
+          `${target.name.padEnd(19)} deliveries with nothing else running: ${number(drain('perSecond'), 0)}/s, server cpu ${number(drain('cpuMsPerDelivery'))} ms per delivery (medians of ${outbox.drains.length} drains)`,
         );
         say(
           `${target.name.padEnd(19)} authentication answered → verified delivery: p50 ${number(l.p50Ms, 1)} ms, p99 ${number(l.p99Ms, 1)} ms (${l.samples} samples, min ${number(l.minMs, 1)}, max ${number(l.maxMs, 1)})`,

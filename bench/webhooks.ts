@@ -6,10 +6,15 @@
  * user's receiver would; the endpoint is registered, and deleted, with the CLI
  * (`agentauth webhook create --url … --event '*' --json`), as an operator would.
  *
- *   outbox cost  full flows at the figures' concurrency with no endpoint, then with one endpoint
- *                subscribed to all events, alternated: server CPU per flow (the database's
- *                included on PostgreSQL), flows/s and latency. The difference is what an event's
- *                outbox row and its delivery cost, both made by the same server.
+ *   outbox cost  full flows at the figures' concurrency, alternated: with no endpoint; with one
+ *                endpoint subscribed to all events whose receiver holds the first deliveries
+ *                unanswered (the dispatcher waits for a batch of 20 before it claims more, so
+ *                the window has the outbox's writes and almost no delivery: what a sign-in pays);
+ *                and with the endpoint answering (the outbox and the deliveries, made by the same
+ *                node). Server CPU per flow (the database's included on PostgreSQL), flows/s and
+ *                latency. After each held round the receiver answers again and the backlog is
+ *                timed as it drains with nothing else running: the deliveries per second one
+ *                node makes, and the server CPU per delivery.
  *   latency      from the agent's 200 to POST /api/agent/authenticate to the verified receipt of
  *                its agent.sign_in.succeeded delivery, one sign-in at a time at a modest rate.
  *   throughput   sign-ins (GET /authorize + POST /api/agent/authenticate) at full concurrency:
@@ -18,7 +23,7 @@
  *                delivery while draining (no sign-in running then) when the backlog is enough to
  *                time.
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { startHttpsServer } from '../test/helpers/https.ts';
@@ -26,8 +31,11 @@ import { closedLoop, expectStatus, HttpClient, percentile, type Window } from '.
 import { cpuMs, treeCpuMs } from './measure.ts';
 import { CONCURRENCY, type Target } from './targets.ts';
 
+export type OutboxMode = 'none' | 'held' | 'delivering';
+
 export interface OutboxRound {
-  endpoint: boolean;
+  /** No endpoint; one whose receiver holds the first batch (outbox writes only); one answering. */
+  mode: OutboxMode;
   flows: number;
   errors: number;
   flowsPerSecond: number;
@@ -43,14 +51,14 @@ export interface WebhooksResult {
   target: string;
   outbox: {
     rounds: OutboxRound[];
-    /** Medians over the rounds of each kind; server CPU per flow, the database's included. */
-    withoutCpuMsPerFlow: number;
-    withCpuMsPerFlow: number;
-    /** with / without: 1.05 means a flow costs the server 5 % more with the endpoint. */
-    cpuRatio: number;
-    /** with − without: the server CPU one sign-in's event costs (outbox row + delivery). */
-    cpuMsPerEvent: number;
-    flowsPerSecondRatio: number;
+    /** Per mode, medians over its rounds: server CPU per flow (the database's included), flows/s, flow p50. */
+    medians: Record<OutboxMode, { cpuMsPerFlow: number; flowsPerSecond: number; p50Ms: number }>;
+    /** held / none: 1.05 means the outbox's writes cost a flow 5 % more server CPU. */
+    outboxCpuRatio: number;
+    /** delivering / none: the outbox and the deliveries together. */
+    deliveringCpuRatio: number;
+    /** The drains after the held rounds: the backlog delivered with nothing else running. */
+    drains: { deliveries: number; seconds: number; perSecond: number; cpuMsPerDelivery: number }[];
   };
   latency: { samples: number; p50Ms: number; p99Ms: number; minMs: number; maxMs: number };
   throughput: {
@@ -80,6 +88,8 @@ async function startReceiver() {
   const waiters = new Map<string, () => void>();
   const arrivals: number[] = [];
   let unverified = 0;
+  let holding = false;
+  const held: ServerResponse[] = [];
   const verifies = (raw: string, headers: IncomingHttpHeaders) =>
     secrets.some((secret) => {
       try {
@@ -108,7 +118,8 @@ async function startReceiver() {
         waiters.get(requestId)?.();
         waiters.delete(requestId);
       }
-      res.writeHead(204).end();
+      if (holding) held.push(res);
+      else res.writeHead(204).end();
     });
   });
   return {
@@ -116,6 +127,15 @@ async function startReceiver() {
     // WEBHOOK_ALLOWED_ADDRESSES says; the name's address is judged against it at each delivery.
     url: `${server.origin}/hooks`,
     trust: (secret: string) => secrets.push(secret),
+    /** Leaves deliveries unanswered from now on. */
+    hold() {
+      holding = true;
+    },
+    /** Answers the held deliveries, and the next ones at once. */
+    release() {
+      holding = false;
+      for (const res of held.splice(0)) if (!res.destroyed) res.writeHead(204).end();
+    },
     signIns,
     arrivals,
     get unverified() {
@@ -137,7 +157,8 @@ async function startReceiver() {
   };
 }
 
-const median = (values: number[]) => {
+/** The median of some values (the mean of the middle two for an even count). */
+export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
@@ -157,8 +178,8 @@ function cpuSpan(target: Target) {
 export async function webhooksRun(options: {
   target: Target;
   window: Window;
-  /** Alternated pairs of outbox rounds (without, with). */
-  pairs: number;
+  /** Rounds of the outbox's three modes (none, held, delivering), alternated. */
+  rounds: number;
   latencySamples: number;
   /** Pause between two latency samples (ms): a modest rate. */
   latencyPauseMs: number;
@@ -199,12 +220,16 @@ export async function webhooksRun(options: {
       return requestId;
     };
 
-    // 1. The outbox's cost: full flows without and with an endpoint, alternated.
+    // 1. The outbox's cost: full flows with no endpoint, with the deliveries held, and delivered, alternated.
     const rounds: OutboxRound[] = [];
-    for (let pair = 0; pair < options.pairs; pair++) {
-      for (const withEndpoint of [false, true]) {
-        if (withEndpoint) await register();
-        else await unregister();
+    const drains: WebhooksResult['outbox']['drains'] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      for (const mode of ['none', 'held', 'delivering'] as const) {
+        if (mode === 'none') await unregister();
+        else if (!endpoint) await register();
+        if (mode === 'held') receiver.hold();
+        const signInsBefore = receiver.signIns.size;
+        let completed = 0;
         let span: ReturnType<typeof cpuSpan> | undefined;
         let used: ReturnType<ReturnType<typeof cpuSpan>> | undefined;
         const window = { start: 0, end: 0 };
@@ -212,7 +237,10 @@ export async function webhooksRun(options: {
           concurrency: CONCURRENCY,
           window: options.window,
           init: async () => undefined,
-          operation: async () => void (await target.flow!()),
+          operation: async () => {
+            await target.flow!();
+            completed += 1;
+          },
           measure: {
             start: () => {
               span = cpuSpan(target);
@@ -224,8 +252,8 @@ export async function webhooksRun(options: {
             },
           },
         });
-        const round: OutboxRound = {
-          endpoint: withEndpoint,
+        const row: OutboxRound = {
+          mode,
           flows: result.ok,
           errors: result.errors,
           flowsPerSecond: result.perSecond,
@@ -236,24 +264,52 @@ export async function webhooksRun(options: {
           deliveries: receiver.arrivals.filter((at) => at >= window.start && at < window.end).length,
         };
         if (result.errors) for (const sample of result.errorSamples) failed(new Error(sample));
-        rounds.push(round);
+        rounds.push(row);
         say(
-          `${target.name.padEnd(19)} outbox ${withEndpoint ? 'with one endpoint' : 'no endpoint      '}: ${round.flowsPerSecond.toFixed(1)} flows/s, cpu ${round.cpuMsPerFlow.toFixed(2)}${round.dbCpuMsPerFlow === undefined ? '' : ` + db ${round.dbCpuMsPerFlow.toFixed(2)}`} ms/flow, p50 ${round.p50Ms.toFixed(0)} ms p99 ${round.p99Ms.toFixed(0)} ms, ${round.deliveries} deliveries in the window`,
+          `${target.name.padEnd(19)} flows, ${MODE_LABEL[mode].padEnd(28)} ${row.flowsPerSecond.toFixed(1).padStart(6)} flows/s, cpu ${row.cpuMsPerFlow.toFixed(2)}${row.dbCpuMsPerFlow === undefined ? '' : ` + db ${row.dbCpuMsPerFlow.toFixed(2)}`} ms/flow, p50 ${row.p50Ms.toFixed(0)} ms p99 ${row.p99Ms.toFixed(0)} ms, ${row.deliveries} deliveries received in the window`,
         );
+        if (mode === 'held') {
+          // The backlog, delivered with nothing else running.
+          const expected = signInsBefore + completed;
+          const arrivedBefore = receiver.arrivals.length;
+          const drainSpan = cpuSpan(target);
+          const started = performance.now();
+          receiver.release();
+          const deadline = started + 180_000;
+          while (receiver.signIns.size < expected && performance.now() < deadline) await sleep(20);
+          const seconds = (performance.now() - started) / 1000;
+          const drainUsed = drainSpan();
+          if (receiver.signIns.size < expected)
+            failed(new Error(`${expected - receiver.signIns.size} sign-ins' deliveries missing after the drain`));
+          const deliveries = receiver.arrivals.length - arrivedBefore;
+          drains.push({
+            deliveries,
+            seconds,
+            perSecond: deliveries / seconds,
+            cpuMsPerDelivery: (drainUsed.cpuMs + (drainUsed.dbCpuMs ?? 0)) / deliveries,
+          });
+          say(
+            `${target.name.padEnd(19)} drain of the held backlog: ${deliveries} deliveries in ${seconds.toFixed(1)} s, ${(deliveries / seconds).toFixed(0)}/s, server cpu ${drains.at(-1)!.cpuMsPerDelivery.toFixed(2)} ms per delivery`,
+          );
+        }
       }
     }
     const serverCpu = (r: OutboxRound) => r.cpuMsPerFlow + (r.dbCpuMsPerFlow ?? 0);
-    const without = rounds.filter((r) => !r.endpoint);
-    const withOne = rounds.filter((r) => r.endpoint);
-    const withoutCpu = median(without.map(serverCpu));
-    const withCpu = median(withOne.map(serverCpu));
+    const medianOf = (mode: OutboxMode) => {
+      const of = rounds.filter((r) => r.mode === mode);
+      return {
+        cpuMsPerFlow: median(of.map(serverCpu)),
+        flowsPerSecond: median(of.map((r) => r.flowsPerSecond)),
+        p50Ms: median(of.map((r) => r.p50Ms)),
+      };
+    };
+    const medians = { none: medianOf('none'), held: medianOf('held'), delivering: medianOf('delivering') };
     const outbox = {
       rounds,
-      withoutCpuMsPerFlow: withoutCpu,
-      withCpuMsPerFlow: withCpu,
-      cpuRatio: withCpu / withoutCpu,
-      cpuMsPerEvent: withCpu - withoutCpu,
-      flowsPerSecondRatio: median(withOne.map((r) => r.flowsPerSecond)) / median(without.map((r) => r.flowsPerSecond)),
+      medians,
+      outboxCpuRatio: medians.held.cpuMsPerFlow / medians.none.cpuMsPerFlow,
+      deliveringCpuRatio: medians.delivering.cpuMsPerFlow / medians.none.cpuMsPerFlow,
+      drains,
     };
 
     // Let the last round's deliveries arrive before timing single ones.
@@ -348,6 +404,12 @@ export async function webhooksRun(options: {
     await receiver.close();
   }
 }
+
+const MODE_LABEL: Record<OutboxMode, string> = {
+  none: 'no endpoint:',
+  held: 'endpoint, deliveries held:',
+  delivering: 'endpoint, delivering:',
+};
 
 const agentCredentials = (target: Target) => ({
   agent_id: target.agent!.agentId,
