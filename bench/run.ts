@@ -586,6 +586,24 @@ async function main(): Promise<void> {
             `\n${formatProfile(`${target.name}, ${m.figure}`, summarizeProfile(join(profileDir, file), [window], 12))}`,
           );
         }
+        // The webhooks run: the held backlog's drains (deliveries alone) and the rounds with the outbox's writes.
+        const run = webhooks.find((w) => w.target === target.name);
+        const since = (w: { start: number; end: number }): [number, number] => [
+          w.start - target.spawnedAt,
+          w.end - target.spawnedAt,
+        ];
+        for (const [title, windows] of [
+          ['webhook deliveries (drains)', run?.outbox.drains.map((d) => since(d.window)) ?? []],
+          [
+            "flows with the outbox's writes (held rounds)",
+            run?.outbox.rounds.filter((r) => r.mode === 'held').map((r) => since(r.window)) ?? [],
+          ],
+        ] as const) {
+          if (windows.length === 0) continue;
+          say(
+            `\n${formatProfile(`${target.name}, ${title}`, summarizeProfile(join(profileDir, file), [...windows], 12))}`,
+          );
+        }
       }
     }
     say(`\nfinished in ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)} s`);

@@ -45,6 +45,8 @@ export interface OutboxRound {
   dbCpuMsPerFlow?: number;
   /** Verified deliveries received during the window. */
   deliveries: number;
+  /** The measured window, Date.now() ms (to place profile samples). */
+  window: { start: number; end: number };
 }
 
 export interface WebhooksResult {
@@ -58,7 +60,13 @@ export interface WebhooksResult {
     /** delivering / none: the outbox and the deliveries together. */
     deliveringCpuRatio: number;
     /** The drains after the held rounds: the backlog delivered with nothing else running. */
-    drains: { deliveries: number; seconds: number; perSecond: number; cpuMsPerDelivery: number }[];
+    drains: {
+      deliveries: number;
+      seconds: number;
+      perSecond: number;
+      cpuMsPerDelivery: number;
+      window: { start: number; end: number };
+    }[];
   };
   latency: { samples: number; p50Ms: number; p99Ms: number; minMs: number; maxMs: number };
   throughput: {
@@ -233,6 +241,7 @@ export async function webhooksRun(options: {
         let span: ReturnType<typeof cpuSpan> | undefined;
         let used: ReturnType<ReturnType<typeof cpuSpan>> | undefined;
         const window = { start: 0, end: 0 };
+        const wall = { start: 0, end: 0 };
         const result = await closedLoop({
           concurrency: CONCURRENCY,
           window: options.window,
@@ -245,9 +254,11 @@ export async function webhooksRun(options: {
             start: () => {
               span = cpuSpan(target);
               window.start = performance.now();
+              wall.start = Date.now();
             },
             stop: () => {
               window.end = performance.now();
+              wall.end = Date.now();
               used = span!();
             },
           },
@@ -262,6 +273,7 @@ export async function webhooksRun(options: {
           cpuMsPerFlow: used!.cpuMs / result.ok,
           ...(used!.dbCpuMs === undefined ? {} : { dbCpuMsPerFlow: used!.dbCpuMs / result.ok }),
           deliveries: receiver.arrivals.filter((at) => at >= window.start && at < window.end).length,
+          window: wall,
         };
         if (result.errors) for (const sample of result.errorSamples) failed(new Error(sample));
         rounds.push(row);
@@ -274,6 +286,7 @@ export async function webhooksRun(options: {
           const arrivedBefore = receiver.arrivals.length;
           const drainSpan = cpuSpan(target);
           const started = performance.now();
+          const wallStart = Date.now();
           receiver.release();
           const deadline = started + 180_000;
           while (receiver.signIns.size < expected && performance.now() < deadline) await sleep(20);
@@ -287,6 +300,7 @@ export async function webhooksRun(options: {
             seconds,
             perSecond: deliveries / seconds,
             cpuMsPerDelivery: (drainUsed.cpuMs + (drainUsed.dbCpuMs ?? 0)) / deliveries,
+            window: { start: wallStart, end: Date.now() },
           });
           say(
             `${target.name.padEnd(19)} drain of the held backlog: ${deliveries} deliveries in ${seconds.toFixed(1)} s, ${(deliveries / seconds).toFixed(0)}/s, server cpu ${drains.at(-1)!.cpuMsPerDelivery.toFixed(2)} ms per delivery`,
