@@ -34,6 +34,14 @@
  * lifetimes are seconds and whose purge runs every second, samples its database, and checks
  * that rows and file size stop growing: the purge keeps up (bench/sustained.ts).
  *
+ * Then a webhooks run (--figures=webhooks alone, or left out by any other --figures list) on
+ * each agentauth engine (bench/webhooks.ts): an endpoint registered with the CLI at an HTTPS
+ * receiver on loopback that verifies every delivery; full flows without it, with its deliveries
+ * held (the outbox's writes alone) and delivered, alternated (what the outbox costs a sign-in);
+ * the held backlog's drain (deliveries per second and CPU per delivery); the time from the
+ * agent's answer to the verified delivery (p50/p99); and the deliveries per second made while
+ * sign-ins run at full concurrency.
+ *
  * --profile runs agentauth under `node --cpu-prof` and prints where its CPU time went (the
  * figures of such a run are slowed down by the profiler and are not comparable).
  */
@@ -53,6 +61,7 @@ import { type ActivityPerOp, type ActivitySnapshot, DatabaseActivity } from './d
 import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts';
 import { formatProfile, summarizeProfile } from './profile.ts';
 import { type PushResult, pushRun } from './push.ts';
+import { median, type WebhooksResult, webhooksRun } from './webhooks.ts';
 import { sustainedRun, type SustainedResult } from './sustained.ts';
 import {
   CONCURRENCY,
@@ -124,8 +133,10 @@ const RSS_LIMIT_MB = 150;
 
 const only = option('figures')?.split(',');
 for (const key of only ?? []) {
-  if (key !== 'sustained' && key !== 'push' && !FIGURES.some((f) => f.key === key))
-    throw new Error(`unknown figure ${key}; figures: ${FIGURES.map((f) => f.key).join(', ')}, sustained, push`);
+  if (!['sustained', 'push', 'webhooks'].includes(key) && !FIGURES.some((f) => f.key === key))
+    throw new Error(
+      `unknown figure ${key}; figures: ${FIGURES.map((f) => f.key).join(', ')}, sustained, push, webhooks`,
+    );
 }
 const figures = FIGURES.filter((f) => !only || only.includes(f.key));
 /** The sustained run (does the purge keep up?), on agentauth/sqlite only. */
@@ -134,6 +145,17 @@ const SUSTAINED_SECONDS = quick ? 8 : 40;
 /** The push run (bench/push.ts): waiting pages, seconds each way, and timed authentications. */
 const withPush = !only || only.includes('push');
 const PUSH = { waiting: 1000, seconds: quick ? 3 : 10, samples: quick ? 30 : 200 };
+/** The webhooks run (bench/webhooks.ts): alternated rounds of the outbox's three modes, and timed deliveries at about 20/s. */
+const withWebhooks = !only || only.includes('webhooks');
+const WEBHOOKS = { rounds: quick ? 1 : 3, latencySamples: quick ? 30 : 300, latencyPauseMs: 50 };
+/**
+ * Settings of the agentauth servers for the webhooks run: the receiver is on loopback with the
+ * test certificate (test/fixtures/tls), which production would refuse and not trust.
+ */
+const WEBHOOK_SETTINGS = {
+  WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32,::1/128',
+  NODE_EXTRA_CA_CERTS: fileURLToPath(new URL('../test/fixtures/tls/localhost.crt', import.meta.url)),
+};
 
 /** Which agentauth is measured: its checkout, commit and whether its sources differ from it. */
 function agentauthRevision(dir: string): { dir: string; commit: string; modified: boolean } {
@@ -378,6 +400,7 @@ async function main(): Promise<void> {
         nodeFlags,
         dir: agentauthDir,
         observeDatabase,
+        env: withWebhooks ? WEBHOOK_SETTINGS : {},
       });
     }
     const starting = [
@@ -388,7 +411,10 @@ async function main(): Promise<void> {
         logFile: logPath(work, 'agentauth-sqlite'),
         nodeFlags,
         dir: agentauthDir,
-        env: sqliteSynchronous ? { SQLITE_SYNCHRONOUS: sqliteSynchronous } : {},
+        env: {
+          ...(sqliteSynchronous ? { SQLITE_SYNCHRONOUS: sqliteSynchronous } : {}),
+          ...(withWebhooks ? WEBHOOK_SETTINGS : {}),
+        },
       }),
       ...(postgres ? [postgres] : []),
       startPeer(logPath(work, 'oidc-provider')),
@@ -487,7 +513,67 @@ async function main(): Promise<void> {
       }
     }
 
-    await report({ measurements, sustained, idleRssMb, machine, agentauth, startedAt, stamp, resultsDir });
+    const webhooks: WebhooksResult[] = [];
+    if (withWebhooks) {
+      say(
+        `\nwebhooks run: full flows with no endpoint, with one subscribed to all events whose deliveries are held, and with it delivering (${WEBHOOKS.rounds} alternated round(s) of the three), ` +
+          `${WEBHOOKS.latencySamples} sign-ins timed to their verified delivery, then sign-ins at concurrency ${CONCURRENCY} for the deliveries per second`,
+      );
+      for (const target of targets.filter((t) => t.kind === 'agentauth')) {
+        let result: WebhooksResult;
+        try {
+          result = await webhooksRun({ target, window: WINDOW, ...WEBHOOKS, say });
+        } catch (error) {
+          // A revision from before webhooks, measured with --agentauth-dir: its other figures still count.
+          if (agentauthDir === undefined || !String(error).includes("unknown command 'webhook'")) throw error;
+          say(
+            `${target.name.padEnd(19)} has no webhooks (agentauth webhook is an unknown command): webhooks run skipped`,
+          );
+          continue;
+        }
+        webhooks.push(result);
+        const { outbox, latency: l, throughput: t } = result;
+        const m = outbox.medians;
+        say(
+          `${target.name.padEnd(19)} server cpu per flow (medians): ${number(m.none.cpuMsPerFlow)} ms no endpoint, ${number(m.held.cpuMsPerFlow)} ms with the outbox's writes (${number(outbox.outboxCpuRatio, 3)}×), ` +
+            `${number(m.delivering.cpuMsPerFlow)} ms delivering too (${number(outbox.deliveringCpuRatio, 3)}×); flows/s ${number(m.none.flowsPerSecond)} → ${number(m.held.flowsPerSecond)} → ${number(m.delivering.flowsPerSecond)}`,
+        );
+        const drain = (key: 'perSecond' | 'cpuMsPerDelivery') => median(outbox.drains.map((d) => d[key]));
+        say(
+          `${target.name.padEnd(19)} deliveries with nothing else running: ${number(drain('perSecond'), 0)}/s, server cpu ${number(drain('cpuMsPerDelivery'))} ms per delivery (medians of ${outbox.drains.length} drains)`,
+        );
+        say(
+          `${target.name.padEnd(19)} authentication answered → verified delivery: p50 ${number(l.p50Ms, 1)} ms, p99 ${number(l.p99Ms, 1)} ms (${l.samples} samples, min ${number(l.minMs, 1)}, max ${number(l.maxMs, 1)})`,
+        );
+        say(
+          `${target.name.padEnd(19)} sign-ins at concurrency ${CONCURRENCY}: ${number(t.signInsPerSecond)}/s, deliveries ${number(t.deliveriesPerSecond)}/s; ` +
+            `${number(t.backlogAtEnd, 0)} waiting at the window's end, all delivered ${number(t.drainSeconds, 1)} s later` +
+            (t.drainCpuMsPerDelivery === undefined
+              ? ''
+              : ` (server cpu ${number(t.drainCpuMsPerDelivery)} ms per delivery while draining)`) +
+            `; server cpu ${number(t.cpuMsPerSignIn)}${t.dbCpuMsPerSignIn === undefined ? '' : ` + db ${number(t.dbCpuMsPerSignIn)}`} ms per sign-in with its delivery`,
+        );
+        if (result.errors || result.unverified) {
+          say(
+            `${target.name.padEnd(19)} ! ${result.errors} errors, ${result.unverified} unverified deliveries: ${result.errorSamples.join(' | ')}`,
+          );
+          process.exitCode = 1;
+        }
+      }
+    }
+
+    await report({
+      measurements,
+      sustained,
+      push,
+      webhooks,
+      idleRssMb,
+      machine,
+      agentauth,
+      startedAt,
+      stamp,
+      resultsDir,
+    });
     if (profiling) {
       await Promise.all(targets.map((t) => t.stop())); // the profile is written at exit
       for (const target of targets.filter((t) => t.kind === 'agentauth')) {
@@ -498,6 +584,24 @@ async function main(): Promise<void> {
           const window: [number, number] = [m.window.start - target.spawnedAt, m.window.end - target.spawnedAt];
           say(
             `\n${formatProfile(`${target.name}, ${m.figure}`, summarizeProfile(join(profileDir, file), [window], 12))}`,
+          );
+        }
+        // The webhooks run: the held backlog's drains (deliveries alone) and the rounds with the outbox's writes.
+        const run = webhooks.find((w) => w.target === target.name);
+        const since = (w: { start: number; end: number }): [number, number] => [
+          w.start - target.spawnedAt,
+          w.end - target.spawnedAt,
+        ];
+        for (const [title, windows] of [
+          ['webhook deliveries (drains)', run?.outbox.drains.map((d) => since(d.window)) ?? []],
+          [
+            "flows with the outbox's writes (held rounds)",
+            run?.outbox.rounds.filter((r) => r.mode === 'held').map((r) => since(r.window)) ?? [],
+          ],
+        ] as const) {
+          if (windows.length === 0) continue;
+          say(
+            `\n${formatProfile(`${target.name}, ${title}`, summarizeProfile(join(profileDir, file), [...windows], 12))}`,
           );
         }
       }
@@ -557,6 +661,8 @@ function loadGeneratorCeilings(
 async function report(run: {
   measurements: Measurement[];
   sustained?: SustainedResult;
+  push: PushResult[];
+  webhooks: WebhooksResult[];
   idleRssMb: Record<string, number>;
   machine: Record<string, unknown>;
   agentauth: object;
@@ -768,6 +874,8 @@ async function report(run: {
         targets,
         loadGeneratorCeilings: ceilings,
         ...(sustained ? { sustained } : {}),
+        ...(run.push.length ? { push: run.push } : {}),
+        ...(run.webhooks.length ? { webhooks: run.webhooks } : {}),
       },
       null,
       2,

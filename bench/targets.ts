@@ -70,6 +70,8 @@ export interface Target {
   baseUrl?: string;
   pendingRequest?(): Promise<string>;
   agent?: { agentId: string; agentSecret: string };
+  /** agentauth only: runs its CLI on the server's database and settings, returning what it prints as JSON. */
+  cli?(args: string[]): Promise<Record<string, unknown>>;
   /** Where the server's output went. */
   logFile: string;
   stop(): Promise<void>;
@@ -400,6 +402,7 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
     baseUrl: child.baseUrl,
     pendingRequest: async () => (await authorize(pkcePair().challenge, randomState())).requestId,
     agent: { agentId: party.agentId, agentSecret: party.agentSecret },
+    cli: (args) => cli(dir, env, args),
 
     async stop() {
       http.close();
