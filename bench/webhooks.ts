@@ -4,7 +4,7 @@
  * trusting the test certificate (test/fixtures/tls). The receiver is an HTTPS server in this
  * process that verifies every delivery with the Standard Webhooks reference library, as a
  * user's receiver would; the endpoint is registered, and deleted, with the CLI
- * (`agentauth webhook create --url … --event '*' --json`), as an operator would.
+ * (`agentauth webhook create --endpoint … --event '*' --json`), as an operator would.
  *
  *   outbox cost  full flows at the figures' concurrency, alternated: with no endpoint; with one
  *                endpoint subscribed to all events whose receiver holds the first deliveries
@@ -206,7 +206,7 @@ export async function webhooksRun(options: {
     await target.cli!(['account', 'create', '--email', 'bench-admin@example.com', '--admin', '--json']);
     let endpoint: string | undefined;
     const register = async () => {
-      const made = await target.cli!(['webhook', 'create', '--url', receiver.url, '--event', '*', '--json']);
+      const made = await target.cli!(['webhook', 'create', '--endpoint', receiver.url, '--event', '*', '--json']);
       receiver.trust(String(made.secret));
       endpoint = String(made.id);
     };
