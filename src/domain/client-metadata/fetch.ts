@@ -6,7 +6,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { request } from 'node:https';
+import { type Agent, request } from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { isSpecialUseAddress } from './special-use.ts';
@@ -40,6 +40,12 @@ export interface FetchOptions {
    * pass one and not the other.
    */
   allowAddress?: (ip: string, stage: AddressStage) => boolean;
+  /**
+   * Connections to keep and use again (a keep-alive https.Agent), for a caller that talks to the
+   * same hosts often (webhooks). Every new connection still goes through both address checks; a
+   * kept one was checked when it was made. Default: a fresh connection per request.
+   */
+  agent?: Agent;
 }
 
 /**
@@ -212,8 +218,9 @@ export function guardedRequest(
         ...outbound.headers,
         ...(outbound.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(outbound.body)) }),
       },
-      // A fresh connection per fetch, closed after it: every fetch goes through DNS and both address checks.
-      agent: false,
+      // Without an agent, a fresh connection per request, closed after it: every request goes
+      // through DNS and both address checks.
+      agent: options.agent ?? false,
       maxHeaderSize: 8192,
       lookup: checkedLookup(refused, specialUse),
       ...(options.ca ? { secureContext: trusting(options.ca) } : {}),

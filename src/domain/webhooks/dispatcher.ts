@@ -9,6 +9,7 @@
  * same timer announces requests that expired while waiting.
  */
 import { randomBytes } from 'node:crypto';
+import { Agent } from 'node:https';
 import { type BlockList, isIPv4 } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Context } from '../../context.ts';
@@ -54,6 +55,8 @@ const DEFAULTS = {
 };
 /** How long stop() waits for deliveries in flight. */
 const STOP_GRACE_MS = 2000;
+/** How long a connection to a receiver is kept unused (under the 5 s many servers keep one open). */
+const IDLE_CONNECTION_MS = 4000;
 /** How often the expiry sweep runs, and how far back it looks (seconds). */
 const EXPIRY_SWEEP_MS = 5000;
 const EXPIRY_LOOKBACK = 3600;
@@ -75,6 +78,12 @@ export class WebhookDispatcher {
   private readonly options: Required<Omit<DispatcherOptions, 'fetch'>> & Pick<DispatcherOptions, 'fetch'>;
   private readonly node = randomBytes(6).toString('hex');
   private readonly allowed: BlockList;
+  /**
+   * Connections to receivers, kept between deliveries: a TLS handshake is most of a delivery's
+   * CPU (docs/performance.md, "Webhooks"). An idle one is closed after IDLE_CONNECTION_MS, or
+   * sooner if the receiver's Keep-Alive header says so.
+   */
+  private readonly connections = new Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS });
   private timer: NodeJS.Timeout | undefined;
   private unwatch: (() => Promise<void>) | undefined;
   private running: Promise<void> | undefined;
@@ -126,6 +135,7 @@ export class WebhookDispatcher {
     });
     await Promise.race([Promise.allSettled([this.running, ...this.inFlight]), grace]);
     clearTimeout(timer);
+    this.connections.destroy();
   }
 
   /** Looks for due deliveries now (again once the current round ends, if one is running). */
@@ -254,6 +264,7 @@ export class WebhookDispatcher {
       {
         ca: this.options.fetch?.ca,
         allowAddress,
+        agent: this.connections,
         timeoutMs: this.options.timeoutMs,
         maxBytes: this.options.maxResponseBytes,
       },
