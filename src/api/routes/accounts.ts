@@ -17,11 +17,20 @@ import {
 import type { Context } from '../../context.ts';
 import { Conflict, InvalidField } from '../../errors.ts';
 import type { AccountRecord, AccountRole } from '../../store/console-types.ts';
-import { checkIfMatch, encodeCursor, idempotent, pageSize, timeCursor } from '../conditions.ts';
+import { checkIfMatch, encodeCursor, pageSize, timeCursor } from '../conditions.ts';
 import { requireAdminReach, requireWrite } from '../keys.ts';
 import { AccountView, accountView, Page, time } from '../views.ts';
 import { type ApiScope, callerOf } from './index.ts';
-import { answers, IdempotencyHeaders, IdParams, IfMatchHeaders, ifMatchOf, ListQuery, withTag } from './shared.ts';
+import {
+  answerCreation,
+  answers,
+  IdempotencyHeaders,
+  IdParams,
+  IfMatchHeaders,
+  ifMatchOf,
+  ListQuery,
+  withTag,
+} from './shared.ts';
 
 const AccountRef = Type.Ref(AccountView);
 const tags = ['Accounts'];
@@ -129,34 +138,19 @@ export async function accountRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       const caller = callerOf(request);
       requireAdminReach(caller);
       requireWrite(caller);
-      const { answer, replayed } = await idempotent(
-        ctx,
-        caller,
-        request.headers['idempotency-key'] as string | undefined,
-        request,
-        async () => {
-          const { email, name, role } = request.body;
-          emailOf(email);
-          let account: AccountRecord;
-          try {
-            account = await createAccount(ctx, { email, name, role: role ?? 'member' });
-          } catch (error) {
-            // The email was checked above, so an email refused now is one already taken.
-            if (error instanceof InvalidField && error.field === 'email') throw new Conflict(error.description);
-            throw error;
-          }
-          return {
-            status: 201,
-            body: await setupLink(ctx, account, caller.account.id),
-            location: `accounts/${account.id}`,
-          };
-        },
-      );
-      const created = answer.body as { account: { id: string } };
-      if (replayed) reply.header('idempotent-replayed', 'true');
-      reply.header('x-created-id', created.account.id);
-      reply.header('cache-control', 'no-store');
-      return reply.code(answer.status).header('location', answer.location).send(answer.body);
+      return answerCreation(ctx, caller, request, reply, async () => {
+        const { email, name, role } = request.body;
+        emailOf(email);
+        let account: AccountRecord;
+        try {
+          account = await createAccount(ctx, { email, name, role: role ?? 'member' });
+        } catch (error) {
+          // The email was checked above, so an email refused now is one already taken.
+          if (error instanceof InvalidField && error.field === 'email') throw new Conflict(error.description);
+          throw error;
+        }
+        return { location: `accounts/${account.id}`, body: await setupLink(ctx, account, caller.account.id) };
+      });
     },
   );
 

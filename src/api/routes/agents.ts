@@ -8,12 +8,13 @@ import { createOwnedAgent, deleteAgent, renameAgent } from '../../console/agents
 import { reachableAgent } from '../../console/access.ts';
 import { registerAgent, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
-import { InvalidRequest, } from '../../errors.ts';
-import { checkIfMatch, encodeCursor, idempotent, pageSize, timeCursor } from '../conditions.ts';
+import { InvalidRequest } from '../../errors.ts';
+import { checkIfMatch, encodeCursor, pageSize, timeCursor } from '../conditions.ts';
 import { type ApiCaller, requireAdminReach, requireWrite } from '../keys.ts';
 import { AgentView, agentView, Page, RevokedView } from '../views.ts';
 import { callerOf, type ApiScope } from './index.ts';
 import {
+  answerCreation,
   answers,
   IdempotencyHeaders,
   IdParams,
@@ -149,28 +150,13 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
     async (request, reply) => {
       const caller = callerOf(request);
       requireWrite(caller);
-      const { answer, replayed } = await idempotent(
-        ctx,
-        caller,
-        request.headers['idempotency-key'] as string | undefined,
-        request,
-        async () => {
-          const { name, account_id, owner } = request.body;
-          const { agent, secret } = owner
-            ? await createUnownedAgent(caller, name, owner, account_id)
-            : await createOwnedAgent(ctx, await ownerFor(ctx, caller, account_id), name);
-          return {
-            status: 201,
-            body: { agent: agentView(agent, ctx.clock()), agent_secret: secret },
-            location: `agents/${agent.id}`,
-          };
-        },
-      );
-      const created = answer.body as { agent: { id: string } };
-      if (replayed) reply.header('idempotent-replayed', 'true');
-      reply.header('x-created-id', created.agent.id);
-      reply.header('cache-control', 'no-store');
-      return reply.code(answer.status).header('location', answer.location).send(answer.body);
+      return answerCreation(ctx, caller, request, reply, async () => {
+        const { name, account_id, owner } = request.body;
+        const { agent, secret } = owner
+          ? await createUnownedAgent(caller, name, owner, account_id)
+          : await createOwnedAgent(ctx, await ownerFor(ctx, caller, account_id), name);
+        return { location: `agents/${agent.id}`, body: { agent: agentView(agent, ctx.clock()), agent_secret: secret } };
+      });
     },
   );
 

@@ -16,11 +16,12 @@ import {
 } from '../../domain/clients.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
 import type { Approval } from '../../store/types.ts';
-import { checkIfMatch, encodeCursor, idempotent, pageSize, timeCursor } from '../conditions.ts';
+import { checkIfMatch, encodeCursor, pageSize, timeCursor } from '../conditions.ts';
 import { requireWrite } from '../keys.ts';
 import { ClientView, clientView, Page, RevokedView } from '../views.ts';
 import { type ApiScope, callerOf } from './index.ts';
 import {
+  answerCreation,
   answers,
   IdempotencyHeaders,
   IdParams,
@@ -168,34 +169,22 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
     async (request, reply) => {
       const caller = callerOf(request);
       requireWrite(caller);
-      const { answer, replayed } = await idempotent(
-        ctx,
-        caller,
-        request.headers['idempotency-key'] as string | undefined,
-        request,
-        async () => {
-          const { body } = request;
-          const owner = await ownerFor(ctx, caller, body.account_id);
-          const { client, secret } = await registerClient(ctx, {
-            name: body.name,
-            redirectUris: body.redirect_uris ?? [],
-            resources: body.resources,
-            approval: body.approval,
-            public: publicChosen(body.type, ctx.config.publicClients),
-            accountId: owner.id,
-          });
-          return {
-            status: 201,
-            body: { client: clientView(client, ctx.clock()), client_secret: secret },
-            location: `clients/${client.id}`,
-          };
-        },
-      );
-      const created = answer.body as { client: { id: string } };
-      if (replayed) reply.header('idempotent-replayed', 'true');
-      reply.header('x-created-id', created.client.id);
-      reply.header('cache-control', 'no-store');
-      return reply.code(answer.status).header('location', answer.location).send(answer.body);
+      return answerCreation(ctx, caller, request, reply, async () => {
+        const { body } = request;
+        const owner = await ownerFor(ctx, caller, body.account_id);
+        const { client, secret } = await registerClient(ctx, {
+          name: body.name,
+          redirectUris: body.redirect_uris ?? [],
+          resources: body.resources,
+          approval: body.approval,
+          public: publicChosen(body.type, ctx.config.publicClients),
+          accountId: owner.id,
+        });
+        return {
+          location: `clients/${client.id}`,
+          body: { client: clientView(client, ctx.clock()), client_secret: secret },
+        };
+      });
     },
   );
 

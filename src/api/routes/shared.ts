@@ -5,7 +5,7 @@ import { accountById } from '../../console/accounts.ts';
 import type { Context } from '../../context.ts';
 import { InvalidRequest } from '../../errors.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
-import { entityTag } from '../conditions.ts';
+import { entityTag, idempotent } from '../conditions.ts';
 import type { ApiCaller } from '../keys.ts';
 import { ErrorView } from '../views.ts';
 
@@ -119,4 +119,39 @@ export async function ownerFor(
   if (accountId === undefined || accountId === caller.account.id) return caller.account;
   if (caller.actor.role !== 'admin') throw new InvalidRequest('account_id may name only the key’s own account.', 403);
   return accountById(ctx, accountId);
+}
+
+/** What a creation made: the record's path (`agents/agt_…`, also the audit's target) and the answer's body. */
+export interface Created {
+  location: string;
+  body: unknown;
+}
+
+/**
+ * Runs a creation under the request's Idempotency-Key (src/api/conditions.ts) and answers 201
+ * with its Location, `Cache-Control: no-store` (a creation may show a secret once) and, on a
+ * replay, `Idempotent-Replayed: true`. The record's id goes to the console event of the call.
+ *
+ * @example
+ * return answerCreation(ctx, caller, request, reply, async () => ({ location: `agents/${id}`, body }));
+ */
+export async function answerCreation(
+  ctx: Context,
+  caller: ApiCaller,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  create: () => Promise<Created>,
+): Promise<FastifyReply> {
+  const { answer, replayed } = await idempotent(
+    ctx,
+    caller,
+    request.headers['idempotency-key'] as string | undefined,
+    request,
+    async () => ({ status: 201, ...(await create()) }),
+  );
+  if (replayed) reply.header('idempotent-replayed', 'true');
+  const location = answer.location ?? '';
+  reply.header('x-created-id', decodeURIComponent(location.slice(location.lastIndexOf('/') + 1)));
+  reply.header('cache-control', 'no-store');
+  return reply.code(answer.status).header('location', location).send(answer.body);
 }

@@ -16,11 +16,11 @@ import {
   type WebhookChanges,
 } from '../../domain/webhooks/endpoints.ts';
 import { eventTypeList } from '../../domain/webhooks/event-types.ts';
-import { checkIfMatch, idempotent, pageSize } from '../conditions.ts';
+import { checkIfMatch, pageSize } from '../conditions.ts';
 import { type ApiCaller, requireAdminReach, requireWrite } from '../keys.ts';
 import { DeliveryView, deliveryView, Page, WebhookEventTypeView, WebhookView, webhookView } from '../views.ts';
 import { callerOf, type ApiScope } from './index.ts';
-import { answers, IdempotencyHeaders, IdParams, IfMatchHeaders, ifMatchOf, withTag } from './shared.ts';
+import { answerCreation, answers, IdempotencyHeaders, IdParams, IfMatchHeaders, ifMatchOf, withTag } from './shared.ts';
 
 const WebhookRef = Type.Ref(WebhookView);
 const tags = ['Webhooks'];
@@ -116,24 +116,10 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
     },
     async (request, reply) => {
       const caller = admin(request, true);
-      const { answer, replayed } = await idempotent(
-        ctx,
-        caller,
-        request.headers['idempotency-key'] as string | undefined,
-        request,
-        async () => {
-          const { webhook, secret } = await createWebhook(ctx, caller.actor, request.body);
-          return {
-            status: 201,
-            body: { webhook: webhookView(webhook), secret },
-            location: `webhooks/${webhook.webhook.id}`,
-          };
-        },
-      );
-      if (replayed) reply.header('idempotent-replayed', 'true');
-      reply.header('x-created-id', (answer.body as { webhook: { id: string } }).webhook.id);
-      reply.header('cache-control', 'no-store');
-      return reply.code(answer.status).header('location', answer.location).send(answer.body);
+      return answerCreation(ctx, caller, request, reply, async () => {
+        const { webhook, secret } = await createWebhook(ctx, caller.actor, request.body);
+        return { location: `webhooks/${webhook.webhook.id}`, body: { webhook: webhookView(webhook), secret } };
+      });
     },
   );
 
