@@ -394,4 +394,14 @@ $$`,
       'ALTER TABLE authorization_requests ADD COLUMN expiry_announced_at bigint',
     ],
   },
+  {
+    // The shared throttles' counters on PostgreSQL (rate-limiter-flexible's schema), made here under
+    // the migration lock: nodes starting together each created it themselves, and PostgreSQL's
+    // CREATE TABLE IF NOT EXISTS is not safe against itself ("type … already exists").
+    version: '0014_throttle_counters',
+    statements: [],
+    postgresOnly: [
+      'CREATE TABLE IF NOT EXISTS auth_failure_counters (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)',
+    ],
+  },
 ];

@@ -193,18 +193,15 @@ export class PostgresDriver implements Driver {
     }
   }
 
-  createLimiter(options: LimiterOptions): Promise<Limiter> {
-    return new Promise((resolve, reject) => {
-      const limiter: RateLimiterPostgres = new RateLimiterPostgres(
-        {
-          ...options,
-          storeClient: this.pool,
-          storeType: 'pool',
-          tableName: 'auth_failure_counters',
-          clearExpiredByTimeout: true,
-        },
-        (error?: Error) => (error ? reject(error) : resolve(limiter)),
-      );
+  async createLimiter(options: LimiterOptions): Promise<Limiter> {
+    // Ready once made: its table is migration 0014's, made under the migration lock.
+    return new RateLimiterPostgres({
+      ...options,
+      storeClient: this.pool,
+      storeType: 'pool',
+      tableName: 'auth_failure_counters',
+      tableCreated: true,
+      clearExpiredByTimeout: true,
     });
   }
 
