@@ -17,6 +17,8 @@ let memberSession: ConsoleSession;
 
 beforeAll(async () => {
   server = await startTestServer();
+  // The pages alone: nothing is sent (the URLs here name no receiver), so deliveries stay as the tests leave them.
+  await server.ctx.webhooks.stop();
   admin = await createPasswordAccount(server.ctx, { email: 'ops@example.org', role: 'admin' });
   adminSession = await signIn(server.baseUrl, admin.email);
   const member = await createPasswordAccount(server.ctx, { email: 'dev@example.org' });
@@ -172,6 +174,15 @@ describe("a webhook's page", () => {
     expect(again.posted.status).toBe(303);
     expect(noticeOf(again)).toContain('sent again');
     expect(await eventsOf('webhook.redeliver', id)).toHaveLength(1);
+
+    // A delivery being sent at that moment is left to finish, and the page says so.
+    const [claimed] = await server.ctx.store.webhooks.claimDue('a-node', Date.now(), Date.now() + 60_000, 10);
+    expect(claimed?.message_id).toBe(delivery!.message_id);
+    const busy = await adminSession.submit(
+      `/console/admin/webhooks/${id}/deliveries/${delivery!.message_id}/send-again`,
+    );
+    expect(busy.posted.status).toBe(303);
+    expect(noticeOf(busy)).toContain('being sent right now');
 
     const unknown = await adminSession.post(`/console/admin/webhooks/${id}/deliveries/msg_0123/send-again`);
     expect(unknown.status).toBe(404);

@@ -6,7 +6,7 @@
  * as if there were no webhook (404), the list with the 403 page, as the rest of the admin area.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidField } from '../../errors.ts';
+import { Conflict, InvalidField } from '../../errors.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { WebhookWithEvents } from '../../store/webhook-types.ts';
 import { requireAdmin } from '../access.ts';
@@ -193,7 +193,17 @@ export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     { preHandler: guard },
     async (request, reply) => {
       const actor = area.account(request);
-      const delivery = await redeliver(ctx, actor, request.params.id, request.params.message);
+      let delivery: Awaited<ReturnType<typeof redeliver>>;
+      try {
+        delivery = await redeliver(ctx, actor, request.params.id, request.params.message);
+      } catch (error) {
+        // Being sent at this moment: its attempt's answer shows in the log in a moment.
+        if (!(error instanceof Conflict)) throw error;
+        return area.redirect(
+          reply,
+          `${webhookPath(request.params.id)}?notice=webhook_delivery_in_flight#deliveries-heading`,
+        );
+      }
       await recordConsoleEvent(
         ctx,
         actor,
