@@ -157,3 +157,23 @@ export function timeCursor(raw: string | undefined): { at: number; id: string } 
     throw new InvalidRequest('The cursor is not one this list returned; start again without it.');
   return { at: cursor.after, id: cursor.id };
 }
+
+/**
+ * A page of a list from the `limit + 1` rows read after the cursor: the first `limit` as views,
+ * and the cursor of the next page when there was one more row (lists sorted by created_at, id).
+ *
+ * @example
+ * return pageOf(await ctx.store.api.pageAgents({ limit: limit + 1, after }), limit, (agent) => agentView(agent, now));
+ */
+export function pageOf<Row extends { created_at: number; id: string }, View>(
+  rows: Row[],
+  limit: number,
+  view: (row: Row) => View,
+): { data: View[]; next_cursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    data: page.map(view),
+    next_cursor: rows.length > limit && last ? encodeCursor({ after: last.created_at, id: last.id }) : null,
+  };
+}

@@ -17,7 +17,7 @@ import {
 import type { Context } from '../../context.ts';
 import { Conflict, InvalidField } from '../../errors.ts';
 import type { AccountRecord, AccountRole } from '../../store/console-types.ts';
-import { checkIfMatch, encodeCursor, pageSize, timeCursor } from '../conditions.ts';
+import { checkIfMatch, pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { requireAdminReach, requireWrite } from '../keys.ts';
 import { AccountView, accountView, Page, time } from '../views.ts';
 import { type ApiScope, callerOf } from './index.ts';
@@ -111,12 +111,7 @@ export async function accountRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
         limit: limit + 1,
         after: cursor && { created_at: cursor.at, id: cursor.id },
       });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        data: page.map(accountView),
-        next_cursor: rows.length > limit && last ? encodeCursor({ after: last.created_at, id: last.id }) : null,
-      };
+      return pageOf(rows, limit, accountView);
     },
   );
 

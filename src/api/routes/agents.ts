@@ -9,11 +9,12 @@ import { reachableAgent } from '../../console/access.ts';
 import { registerAgent, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
 import { InvalidRequest } from '../../errors.ts';
-import { checkIfMatch, encodeCursor, pageSize, timeCursor } from '../conditions.ts';
+import { checkIfMatch, pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { type ApiCaller, requireAdminReach, requireWrite } from '../keys.ts';
 import { AgentView, agentView, Page, RevokedView } from '../views.ts';
 import { callerOf, type ApiScope } from './index.ts';
 import {
+  AccountIdQuery,
   answerCreation,
   answers,
   IdempotencyHeaders,
@@ -103,14 +104,7 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         tags,
         querystring: Type.Object({
           ...ListQuery,
-          account_id: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 64,
-              pattern: '^[!-~]+$',
-              description: 'Only this account’s (an admin’s `all` key; others ignore it).',
-            }),
-          ),
+          ...AccountIdQuery,
         }),
         response: answers({ 200: Page(AgentRef, 'AgentPage') }),
       },
@@ -125,12 +119,7 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         accountId,
         after: cursor && { created_at: cursor.at, id: cursor.id },
       });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        data: page.map((agent) => agentView(agent, ctx.clock())),
-        next_cursor: rows.length > limit && last ? encodeCursor({ after: last.created_at, id: last.id }) : null,
-      };
+      return pageOf(rows, limit, (agent) => agentView(agent, ctx.clock()));
     },
   );
 

@@ -16,11 +16,12 @@ import {
 } from '../../domain/clients.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
 import type { Approval } from '../../store/types.ts';
-import { checkIfMatch, encodeCursor, pageSize, timeCursor } from '../conditions.ts';
+import { checkIfMatch, pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { requireWrite } from '../keys.ts';
 import { ClientView, clientView, Page, RevokedView } from '../views.ts';
 import { type ApiScope, callerOf } from './index.ts';
 import {
+  AccountIdQuery,
   answerCreation,
   answers,
   IdempotencyHeaders,
@@ -122,14 +123,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
         tags,
         querystring: Type.Object({
           ...ListQuery,
-          account_id: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 64,
-              pattern: '^[!-~]+$',
-              description: 'Only this account’s (an admin’s `all` key; others ignore it).',
-            }),
-          ),
+          ...AccountIdQuery,
         }),
         response: answers({ 200: Page(ClientRef, 'ClientPage') }),
       },
@@ -143,12 +137,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
         accountId: actor.role === 'admin' ? request.query.account_id : actor.id,
         after: cursor && { created_at: cursor.at, id: cursor.id },
       });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        data: page.map((client) => clientView(client, ctx.clock())),
-        next_cursor: rows.length > limit && last ? encodeCursor({ after: last.created_at, id: last.id }) : null,
-      };
+      return pageOf(rows, limit, (client) => clientView(client, ctx.clock()));
     },
   );
 

@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { reachableGrant } from '../../console/access.ts';
-import { encodeCursor, pageSize, timeCursor } from '../conditions.ts';
+import { pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { requireWrite } from '../keys.ts';
 import { GrantView, grantView, Page } from '../views.ts';
 import { type ApiScope, callerOf } from './index.ts';
@@ -58,12 +58,7 @@ export async function grantRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         live: live === undefined ? undefined : live === 'true',
         after: cursor && { created_at: cursor.at, id: cursor.id },
       });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        data: page.map(grantView),
-        next_cursor: rows.length > limit && last ? encodeCursor({ after: last.created_at, id: last.id }) : null,
-      };
+      return pageOf(rows, limit, grantView);
     },
   );
 

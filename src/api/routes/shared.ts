@@ -70,6 +70,18 @@ export const ListQuery = {
   cursor: Type.Optional(Type.String({ maxLength: 512, description: 'next_cursor of the previous page.' })),
 };
 
+/** `account_id` of a list: one account's records, for an admin's `all` key. */
+export const AccountIdQuery = {
+  account_id: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[!-~]+$',
+      description: 'Only this account’s (an admin’s `all` key; others ignore it).',
+    }),
+  ),
+};
+
 export const IfMatchHeaders = Type.Object({
   'if-match': Type.Optional(
     Type.String({ description: 'The ETag of the record as read: the change is refused (412) if it changed since.' }),
