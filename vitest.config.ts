@@ -42,9 +42,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Two suites at a time: most of a suite's time is waiting (servers, browsers, PostgreSQL), so
-    // on two cores the whole run takes 8 minutes instead of 13, well inside CI's 20.
-    maxWorkers: 2,
+    // One suite at a time (the default on two cores): two at a time took 8 minutes instead of 13,
+    // but test/sqlite-busy.test.ts, whose outside lock is held for 5 s, then failed one run in
+    // three (its retried write answered 200 while a reader still saw the request pending). Until
+    // that is understood, CI keeps the order every earlier run passed with.
+    maxWorkers: 1,
     projects: [
       {
         extends: true,
