@@ -38,6 +38,7 @@ export async function registerAgent(deps: Deps, input: NewAgent): Promise<{ agen
     created_at: deps.clock(),
     last_used_at: null,
     account_id: input.accountId ?? null,
+    policy: null,
   };
   await deps.store.insertAgent(agent, [agentEvent('agent.created', agent)]);
   return { agent, secret };
