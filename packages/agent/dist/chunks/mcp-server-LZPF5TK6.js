@@ -7,7 +7,7 @@ import {
   describeRequest,
   errorBody,
   withoutSecret
-} from "./chunk-S6SE2EQQ.js";
+} from "./chunk-CPSTDCE4.js";
 import "./chunk-ER33LZII.js";
 
 // src/cli/mcp-server.ts
