@@ -722,6 +722,7 @@ var AgentAuth = class {
    */
   async #follow(requestId, call, push, observe) {
     const started = Date.now();
+    if (call.signal.aborted) throw call.signal.reason;
     if (push) {
       const done = await this.#waitByPush(requestId, call, observe);
       if (done !== void 0) return done;

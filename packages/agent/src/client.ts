@@ -766,6 +766,7 @@ export class AgentAuth {
     observe: (view: StatusView) => T | undefined,
   ): Promise<T> {
     const started = Date.now();
+    if (call.signal.aborted) throw call.signal.reason; // its listeners will never hear it
     if (push) {
       const done = await this.#waitByPush(requestId, call, observe);
       if (done !== undefined) return done;

@@ -196,3 +196,19 @@ describe('waiting for the owner\'s approval ("ask me")', () => {
     await expect(signedIn).rejects.toThrow('the person gave up');
   });
 });
+
+describe('a signal aborted by onApprovalPending itself', () => {
+  it('ends the wait at once with its reason (what the MCP tool does to answer without waiting)', async () => {
+    const { who, agent } = await agentUnder({ websites: 'ask' });
+    const started = await startFlow(server, who);
+    const controller = new AbortController();
+    const reason = new Error('answer now');
+    const signedIn = agent.signIn({
+      requestId: started.requestId,
+      expect: { host: HOST },
+      signal: controller.signal,
+      onApprovalPending: () => controller.abort(reason),
+    });
+    await expect(signedIn).rejects.toBe(reason);
+  });
+});

@@ -4156,6 +4156,7 @@ var AgentAuth = class {
    */
   async #follow(requestId, call, push, observe) {
     const started = Date.now();
+    if (call.signal.aborted) throw call.signal.reason;
     if (push) {
       const done = await this.#waitByPush(requestId, call, observe);
       if (done !== void 0) return done;
@@ -4389,9 +4390,11 @@ var EXIT = {
   credentials: 4,
   unusable: 5,
   unavailable: 6,
-  timeout: 7
+  timeout: 7,
+  notAllowed: 8
 };
-function exitCodeOf(error) {
+function exitCodeOf(error, ownerAsked = false) {
+  if (error instanceof AccessDeniedError && (error.status === 403 || ownerAsked)) return EXIT.notAllowed;
   if (error instanceof ConfigurationError || error instanceof InvalidInputError || error instanceof UsageError)
     return EXIT.usage;
   if (error instanceof RequestMismatchError || error instanceof IssuerMismatchError) return EXIT.mismatch;
@@ -4459,7 +4462,15 @@ Exit codes:
   4  credentials refused (invalid_credentials, agent_mismatch)
   5  request unusable (not found, expired, already used, contested, access denied, client disabled)
   6  rate limited, unavailable, unreachable or not answering in time, after retries
-  7  timed out waiting for the browser (--wait); the agent is signed in
+  7  timed out waiting for the browser (--wait; the agent is signed in), or for the
+     owner's decision
+  8  not allowed by the agent's owner: their policy refuses this sign-in (the
+     message says why), or they denied it when asked to approve
+
+When the owner's policy says "ask me" for this website, the command says so on stderr
+("Waiting for Ada to approve signing in to \u2026") and waits for their decision, at most
+until the request expires (10 minutes after it was made), without sending the secret
+again; approved, it goes on as above (with --json, "approved_by_owner": true).
 
 Output: one line on stdout (errors on stderr), or with --json one JSON object on stdout:
   {"status":"authenticated"|"completed","request_id",\u2026} on success,
@@ -4512,6 +4523,7 @@ var io = {
 };
 async function runSignIn(name, argument, flags) {
   let signedIn = false;
+  let ownerAsked = false;
   let requestId;
   try {
     const request = await requestOf(argument, flags);
@@ -4524,20 +4536,28 @@ async function runSignIn(name, argument, flags) {
       );
       return EXIT.ok;
     }
-    const result = await agent.signIn({ ...request, expect });
+    const result = await agent.signIn({
+      ...request,
+      expect,
+      onApprovalPending: ({ message: message2 }) => {
+        ownerAsked = true;
+        io.err(`${message2} (Ctrl-C stops waiting; the owner can still decide.)`);
+      }
+    });
     signedIn = true;
     requestId = result.request_id;
     let status = "authenticated";
     if (flags.wait)
       status = (await agent.waitForCompletion(result.request_id, { timeoutMs: flags.timeout * 1e3 })).status;
     const { message: _serverMessage, status: _status, ...rest } = result;
-    const message = status === "completed" ? `Signed in as ${agent.agentId}; the browser has continued to ${result.redirect_host} (${result.request_id} completed).` : `Signed in as ${agent.agentId}; the browser will now continue to ${result.redirect_host} (${result.request_id} authenticated).`;
+    const approved = result.approved_by_owner ? " with its owner's approval" : "";
+    const message = status === "completed" ? `Signed in as ${agent.agentId}${approved}; the browser has continued to ${result.redirect_host} (${result.request_id} completed).` : `Signed in as ${agent.agentId}${approved}; the browser will now continue to ${result.redirect_host} (${result.request_id} authenticated).`;
     io.out(
       flags.json ? JSON.stringify({ status, ...rest, agent_id: agent.agentId, message }) : `${message} ${capitalized(describeRequest(result))}.`
     );
     return EXIT.ok;
   } catch (error) {
-    const exitCode = error instanceof TimeoutError && !signedIn ? EXIT.unavailable : exitCodeOf(error);
+    const exitCode = error instanceof TimeoutError && !signedIn && !ownerAsked ? EXIT.unavailable : exitCodeOf(error, ownerAsked);
     const { error: code, error_description: description, retry_after: retryAfter } = errorBody(error);
     if (flags.json) {
       io.out(
@@ -4574,6 +4594,9 @@ function signInCommand(program2, options = {}) {
 export {
   Command,
   AgentAuthError,
+  RequestExpiredError,
+  AccessDeniedError,
+  quoteUntrusted,
   VERSION,
   AgentAuth,
   withoutSecret,
