@@ -6,7 +6,7 @@ import {
   VERSION,
   signInCommand,
   withoutSecret
-} from "./chunks/chunk-25OL32XL.js";
+} from "./chunks/chunk-NTJVMJ5M.js";
 import "./chunks/chunk-ER33LZII.js";
 
 // src/cli/mcp.ts
@@ -39,7 +39,7 @@ function mcpCommand(program) {
     "--allow-insecure-http",
     "accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)"
   ).action(async (flags) => {
-    const { runMcpServer } = await import("./chunks/mcp-server-XAKDK2WA.js");
+    const { runMcpServer } = await import("./chunks/mcp-server-52A4GXD7.js");
     await runMcpServer({ allowInsecureHttp: flags.allowInsecureHttp === true });
   });
 }

@@ -549,6 +549,7 @@ var AgentAuth = class {
       host: expectation === "any" || expectation.host === void 0 ? void 0 : expectedHost(expectation.host),
       resource: expectation === "any" ? void 0 : expectation.resource
     };
+    positive(options.approvalTimeoutMs, 1, "approvalTimeoutMs");
     const agentId = this.#agentId;
     const agentSecret = this.#agentSecret;
     const model = this.#model;

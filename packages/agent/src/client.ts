@@ -571,6 +571,7 @@ export class AgentAuth {
       host: expectation === 'any' || expectation.host === undefined ? undefined : expectedHost(expectation.host),
       resource: expectation === 'any' ? undefined : expectation.resource,
     };
+    positive(options.approvalTimeoutMs, 1, 'approvalTimeoutMs'); // refused before anything is sent
     const agentId = this.#agentId;
     const agentSecret = this.#agentSecret;
     const model = this.#model;

@@ -15,6 +15,7 @@ import {
   AccessDeniedError,
   AgentAuth,
   type ApprovalPending,
+  ConfigurationError,
   RequestExpiredError,
   type SignInOptions,
   TimeoutError,
@@ -210,5 +211,16 @@ describe('a signal aborted by onApprovalPending itself', () => {
       onApprovalPending: () => controller.abort(reason),
     });
     await expect(signedIn).rejects.toBe(reason);
+  });
+});
+
+describe('options', () => {
+  it('a malformed approvalTimeoutMs is a ConfigurationError before anything is sent', async () => {
+    const { who, agent } = await agentUnder({ websites: 'ask' });
+    const started = await startFlow(server, who);
+    await expect(
+      agent.signIn({ requestId: started.requestId, expect: { host: HOST }, approvalTimeoutMs: -1 }),
+    ).rejects.toBeInstanceOf(ConfigurationError);
+    expect((await server.ctx.store.findRequest(started.requestId))!.approval_id).toBeNull();
   });
 });

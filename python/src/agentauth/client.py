@@ -634,6 +634,10 @@ class AgentAuth:
             )
             print(result.message)
         """
+        if approval_timeout is not None and (
+            isinstance(approval_timeout, bool) or not isinstance(approval_timeout, (int, float)) or approval_timeout < 0
+        ):
+            raise InvalidInputError(description="approval_timeout must be a number of seconds, at least 0.")
         agent_id, secret, model = self._credentials()
         request_id, page = self._resolve(request_id, html)
         if page_url is not None:
@@ -722,8 +726,6 @@ class AgentAuth:
         completed); raises the request's error otherwise (a denial is access_denied)."""
         if timeout is None:
             timeout = pending.expires_in + APPROVAL_GRACE
-        elif isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
-            raise InvalidInputError(description="approval_timeout must be a number of seconds, at least 0.")
         started = time.monotonic()
         waiter = _Waiter(request_id, started, started + float(timeout), float(timeout), until=("authenticated", "completed"))
         waiter.owner = True

@@ -10,7 +10,7 @@ import {
   errorBody,
   quoteUntrusted,
   withoutSecret
-} from "./chunk-25OL32XL.js";
+} from "./chunk-NTJVMJ5M.js";
 import "./chunk-ER33LZII.js";
 
 // src/cli/mcp-server.ts
