@@ -21,6 +21,7 @@ import {
   TEST_PASSWORD,
 } from '../helpers/console.ts';
 import { EventReader } from '../helpers/events.ts';
+import { assertion, passkeyOf } from '../helpers/passkey.ts';
 import { authenticate, checkStatus, continueFlow, type Party, startFlow } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -247,6 +248,60 @@ describe('a decision needs a fresh proof made for it', () => {
     const options = await session.postJson(`${approvalPage(approvalId)}/passkey/options`, { decision: 'once' });
     expect(options.status).toBe(400);
     expect(await statusOf(approvalId)).toBe('pending');
+  });
+});
+
+describe('deciding with a passkey', () => {
+  it('counts only an answer to a challenge made for this approval and this decision, with user verification', async () => {
+    const account = await createPasswordAccount(server.ctx, { name: 'Pat' });
+    const key = await passkeyOf(server, account.id);
+    const own = await signIn(server.baseUrl, account.email);
+    const agent = await askingAgent(account);
+    const { started, approvalId } = await asked(agent);
+    const other = await asked(await askingAgent(account));
+    await own.get(approvalPage(approvalId));
+    let counter = 0;
+    const challenge = async (path: string, body: unknown) => {
+      const answer = await own.postJson(path, body);
+      expect(answer.status, path).toBe(200);
+      const { challengeId, options } = answer.body as {
+        challengeId: string;
+        options: { challenge: string; userVerification: string; allowCredentials: Array<{ id: string }> };
+      };
+      expect(options.userVerification).toBe('required');
+      expect(options.allowCredentials.map((credential) => credential.id)).toEqual([key.id]);
+      return { challengeId, challenge: options.challenge };
+    };
+    const decideWith = (made: { challengeId: string; challenge: string }, decision: string, verified = true) =>
+      own.postJson(`${approvalPage(approvalId)}/decide/passkey`, {
+        decision,
+        challengeId: made.challengeId,
+        response: assertion(server, key, made.challenge, verified, ++counter),
+      });
+
+    // Made for denying, answered to approve: refused.
+    const forDeny = await challenge(`${approvalPage(approvalId)}/passkey/options`, { decision: 'deny' });
+    expect((await decideWith(forDeny, 'once')).status).toBe(400);
+    // Made for another approval: refused.
+    const forOther = await challenge(`${approvalPage(other.approvalId)}/passkey/options`, { decision: 'once' });
+    expect((await decideWith(forOther, 'once')).status).toBe(400);
+    // Made to confirm it is you on the account page: refused.
+    const forAccount = await challenge('/console/account/confirm/passkey/options', {});
+    expect((await decideWith(forAccount, 'once')).status).toBe(400);
+    // Made for it, but without user verification: refused.
+    const unverified = await challenge(`${approvalPage(approvalId)}/passkey/options`, { decision: 'once' });
+    expect((await decideWith(unverified, 'once', false)).status).toBe(400);
+    expect(await statusOf(approvalId)).toBe('pending');
+
+    const made = await challenge(`${approvalPage(approvalId)}/passkey/options`, { decision: 'once' });
+    const decided = await decideWith(made, 'once');
+    expect(decided).toEqual({
+      status: 200,
+      body: { redirect: `${approvalPage(approvalId)}?notice=approval_approved` },
+    });
+    expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'authenticated' });
+    // The same answer again: the challenge was taken once.
+    expect((await decideWith(made, 'once')).status).toBe(400);
   });
 });
 
