@@ -10,6 +10,10 @@ import { InvalidField } from '../errors.ts';
 import type { Context } from '../context.ts';
 import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/types.ts';
 
+// What the Policy section shows, from the domain's rule (pages import the console, not the domain).
+export { MAX_SIGN_INS_PER_HOUR, policyOf } from '../domain/agent-policy.ts';
+export { SUPPORTED_SCOPES } from '../domain/scopes.ts';
+
 /** The words of each field, as the console and the docs say them. */
 export const POLICY_LABELS: Record<keyof AgentPolicy, string> = {
   websites: 'Websites',

@@ -91,18 +91,17 @@ ${
         rowAttributes: (a) => html` data-approval="${a.id}"`,
         columns: [
           {
-            heading: 'Agent',
+            heading: 'Agent and model',
             kind: 'title',
-            cell: (a) => html`<a href="${approvalPath(a.id)}">${a.agent_name}</a>`,
+            cell: (a) =>
+              html`<a href="${approvalPath(a.id)}">${a.agent_name}</a> <span class="muted approval-model">${a.model}</span>`,
           },
           owner,
-          { heading: 'Model', kind: 'long', cell: (a) => a.model },
           website,
-          { heading: 'Scopes', cell: scopes },
           {
-            heading: 'Resource',
-            kind: 'long',
-            cell: (a) => a.resource ?? html`<span class="muted">none</span>`,
+            heading: 'Asks for',
+            cell: (a) =>
+              html`${scopes(a)}${a.resource ? html`<span class="muted approval-resource">for ${a.resource}</span>` : ''}`,
           },
           { heading: 'Time left', kind: 'narrow', cell: (a) => expiry(a, now) },
           {

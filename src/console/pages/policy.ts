@@ -3,11 +3,9 @@
  * when the credentials expire, sign-ins per hour, and the listed websites, each removable, with
  * a way to add one of the registered websites.
  */
-import { policyOf, MAX_SIGN_INS_PER_HOUR } from '../../domain/agent-policy.ts';
-import { SUPPORTED_SCOPES } from '../../domain/scopes.ts';
 import type { AgentRecord, ClientRecord, WebsitesRule } from '../../store/types.ts';
 import { type Html, html } from '../../web/html.ts';
-import { scopeField, WEBSITES_WORDS } from '../policy.ts';
+import { MAX_SIGN_INS_PER_HOUR, policyOf, SUPPORTED_SCOPES, scopeField, WEBSITES_WORDS } from '../policy.ts';
 import type { FormState } from './owned.ts';
 import { actionButton, csrfField, field } from './shell.ts';
 import { dataTable } from './table.ts';
