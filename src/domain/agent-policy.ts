@@ -109,7 +109,7 @@ export async function setAgentPolicy(
   }
   const stored = isDefaultPolicy(policy) ? null : policy;
   await deps.store.updateAgent(agentId, { policy: stored }, [
-    agentEvent('agent.updated', agent, { changes: ['policy'], policy }),
+    agentEvent('agent.updated', agent, { policy }),
   ]);
   return policy;
 }

@@ -417,8 +417,9 @@ export interface Store {
   /** The agent's successful sign-ins (history rows 'authenticated') at or after `since`. */
   countSignIns(agentId: string, since: number): Promise<number>;
   /**
-   * pending → authenticated, only while pending and unexpired, together with the agent's
-   * last use and the audit event of the success: all of it or none.
+   * pending → authenticated, only while pending, unexpired and held by no owner approval (one
+   * holds it: only its decision may authenticate it), together with the agent's last use and
+   * the audit event of the success: all of it or none.
    */
   markRequestAuthenticated(
     id: string,

@@ -48,6 +48,7 @@ const AgentRequestResponse = Type.Object({
   expires_at: Type.Integer(),
   expires_in: Type.Integer(),
   status: Status,
+  approval_pending: Type.Optional(Type.Literal(true)),
   error: Type.Optional(Type.String()),
   error_description: Type.Optional(Type.String()),
 });
