@@ -190,7 +190,8 @@
             : `${minutes} ${minutes === 1 ? 'minute' : 'minutes'} left`;
     });
   }
-  if (document.querySelector('[data-expires-at]')) setInterval(tick, 15000);
+  // Also on a page that had none at first: the live parts may bring some.
+  if (document.getElementById('approvals-badge')) setInterval(tick, 15000);
 
   // Approvals live (docs/design.md §16): the navigation's badge, and the parts of the page marked
   // data-live-approvals, follow GET /console/approvals/events; when the stream is refused or
