@@ -47,7 +47,12 @@ export function pendingApprovals(deps: Deps, actor: AccountRecord, limit = PENDI
   return deps.store.approvals.list({ accountId: approvalsOwner(actor), status: 'pending', now: deps.clock(), limit });
 }
 
-/** The approvals decided or expired that the account sees, newest first. */
+/**
+ * The approvals decided or expired that the account sees, newest first.
+ *
+ * @example
+ * const recent = await recentApprovals(ctx, account); // below the waiting ones on /console/approvals
+ */
 export async function recentApprovals(deps: Deps, actor: AccountRecord): Promise<ApprovalView[]> {
   const now = deps.clock();
   // Pending ones are listed above; the rest (decided, or expired unanswered) fill the recent list.
@@ -59,7 +64,12 @@ export async function recentApprovals(deps: Deps, actor: AccountRecord): Promise
 export const isWaiting = (approval: Pick<ApprovalView, 'status' | 'expires_at'>, now: number) =>
   approval.status === 'pending' && approval.expires_at > now;
 
-/** An approval's state in words: "Waiting", "Approved once", "Always allowed", "Denied", "Expired". */
+/**
+ * An approval's state in words: "Waiting", "Approved once", "Always allowed", "Denied", "Expired".
+ *
+ * @example
+ * approvalState({ status: 'approved', decision: 'always', expires_at: 0 }, now); // 'Always allowed'
+ */
 export function approvalState(approval: Pick<ApprovalView, 'status' | 'decision' | 'expires_at'>, now: number): string {
   if (approval.status === 'pending') return approval.expires_at > now ? 'Waiting' : 'Expired';
   if (approval.status === 'denied') return 'Denied';
@@ -75,7 +85,13 @@ export const hostOf = (redirectUri: string): string => {
   }
 };
 
-/** Time left, as people say it: "9 minutes left", "less than a minute left". */
+/**
+ * Time left, as people say it (console.js says it the same way as the time passes).
+ *
+ * @example
+ * timeLeft(now + 600, now); // '10 minutes left'
+ * timeLeft(now + 30, now);  // 'less than a minute left'
+ */
 export function timeLeft(expiresAt: number, now: number): string {
   const seconds = expiresAt - now;
   if (seconds <= 0) return 'expired';
