@@ -46,7 +46,11 @@ describe('approval on first use', () => {
     });
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'pending', approval_pending: true });
     const described = await fetch(new URL(`/api/agent/request?request_id=${started.requestId}`, server.baseUrl));
-    expect(await described.json()).toMatchObject({ status: 'pending', approval_pending: true, client_name: 'Acme Notes' });
+    expect(await described.json()).toMatchObject({
+      status: 'pending',
+      approval_pending: true,
+      client_name: 'Acme Notes',
+    });
     // The browser cannot go on yet.
     expect((await continueFlow(server, started)).status).toBe(200);
 

@@ -32,6 +32,13 @@ describe('CSRF and cross-site posts in the console', () => {
     expect(posts).toContain('/console/admin/links/x/revoke');
     expect(posts).toContain('/console/api-keys');
     expect(posts).toContain('/console/api-keys/x/revoke');
+    // Owners in control (issue 24): the policy and the approvals' decisions.
+    expect(posts).toContain('/console/agents/x/policy');
+    expect(posts).toContain('/console/agents/x/policy/websites');
+    expect(posts).toContain('/console/agents/x/policy/websites/remove');
+    expect(posts).toContain('/console/approvals/x/decide');
+    expect(posts).toContain('/console/approvals/x/passkey/options');
+    expect(posts).toContain('/console/approvals/x/decide/passkey');
     expect(posts.length).toBeGreaterThan(15);
   });
 

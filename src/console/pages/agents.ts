@@ -5,7 +5,9 @@
  */
 import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConnectedSite } from '../../store/console-types.ts';
-import type { AgentRecord } from '../../store/types.ts';
+import type { AgentRecord, ApprovalView, ClientRecord } from '../../store/types.ts';
+import { waitingNotice } from './approvals.ts';
+import { policySection } from './policy.ts';
 import {
   actionButton,
   type ConsolePage,
@@ -250,6 +252,10 @@ export interface AgentPageInput extends OwnedPageInput {
   agent: AgentRecord;
   chart: DailyCount[];
   sites: ConnectedSite[];
+  /** The registered websites (the policy's list names them, and adds from them). */
+  clients: ClientRecord[];
+  /** This agent's sign-ins waiting for a decision. */
+  waiting: ApprovalView[];
 }
 
 export function agentPage(page: SignedInPage, input: AgentPageInput): string {
@@ -303,7 +309,9 @@ ${agent.status === 'active' ? '' : enableAction(csrf, base, 'agent')}`,
         confirm: `Delete the agent ${agent.name}? Everything it holds is revoked; this cannot be undone.`,
       },
     ],
-    after: html`<section aria-labelledby="chart-heading">
+    before: waitingNotice(page.account, input.waiting, input.now, base),
+    after: html`${policySection(csrf, agent, { clients: input.clients, values: input.values, errors })}
+<section aria-labelledby="chart-heading">
 <h2 id="chart-heading">Sign-ins in the last 30 days</h2>
 ${signInChart(input.chart)}
 </section>

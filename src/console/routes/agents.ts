@@ -16,6 +16,8 @@ import { dailySignIns } from '../history.ts';
 import { agentCreatedPage, agentPage, agentPath, agentSecretPage, agentsPage } from '../pages/agents.ts';
 import { noticeFor } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './scope.ts';
+import { pendingApprovals } from '../approvals.ts';
+import { agentPolicyRoutes } from './agent-policy.ts';
 import {
   actOn,
   loadHistory,
@@ -53,10 +55,12 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   ) => {
     const page = await area.page(request, reply);
     const now = ctx.clock();
-    const [chart, sites, { history, refused }] = await Promise.all([
+    const [chart, sites, { history, refused }, clients, pending] = await Promise.all([
       dailySignIns(ctx, agent.id),
       ctx.store.console.listConnectedSites(agent.id, now),
       loadHistory(ctx, { agent_id: agent.id }, state.query),
+      ctx.store.listClients(),
+      pendingApprovals(ctx, page.account),
     ]);
     return area.send(
       reply,
@@ -66,6 +70,8 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
         chart,
         sites,
         history,
+        clients: [...clients].sort((a, b) => a.name.localeCompare(b.name)),
+        waiting: pending.filter((approval) => approval.agent_id === agent.id),
         values: state.values,
         errors: state.errors,
         notice: state.notice ?? (refused ? REFUSED_FILTER : null),
@@ -115,6 +121,8 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       return 'agent_renamed';
     }),
   );
+
+  agentPolicyRoutes(scope, area, act);
 
   ownedRoutes(scope, area, {
     path: '/agents',
