@@ -8,6 +8,8 @@ import { execFile } from 'node:child_process';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { calculateJwkThumbprint } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentKeyOf, registerKeyBoundAgent } from '../../../src/domain/agents.ts';
@@ -226,5 +228,47 @@ describe('agentauth-agent keygen and sign-in --key-file', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/can be read by other users: make it yours alone \(chmod 600/);
     expect((await server.ctx.store.findRequest(third.requestId))!.status).toBe('pending');
+  });
+
+  it('the MCP server (agentauth-agent mcp) signs in with AGENTAUTH_AGENT_KEY_FILE, and with --key-file', async () => {
+    const out = join(server.dir, 'keygen-mcp.json');
+    const made = await agentauthAgent(['keygen', '--out', out]);
+    const agentId = await register(JSON.parse(made.stdout));
+    for (const [args, extra] of [
+      [['mcp'], { AGENTAUTH_AGENT_KEY_FILE: out }],
+      [['mcp', '--key-file', out], {}],
+    ] as const) {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, ...args],
+        env: {
+          PATH: process.env.PATH!,
+          HOME: process.env.HOME!,
+          AGENTAUTH_ISSUER: server.baseUrl,
+          AGENTAUTH_AGENT_ID: agentId,
+          AGENTAUTH_MODEL: 'mcp-model',
+          ...extra,
+        },
+        stderr: 'pipe',
+      });
+      const client = new Client({ name: 'agentauth-keys-test', version: '0.0.0' });
+      await client.connect(transport);
+      try {
+        const flow = await started();
+        const result = (await client.callTool({
+          name: 'sign_in',
+          arguments: { request_id: flow.requestId, expected_host: HOST },
+        })) as { isError?: boolean; content: Array<{ text: string }> };
+        expect(result.isError ?? false).toBe(false);
+        expect(JSON.parse(result.content.at(-1)!.text)).toMatchObject({ status: 'authenticated' });
+        expect(await server.ctx.store.findRequest(flow.requestId)).toMatchObject({
+          status: 'authenticated',
+          agent_id: agentId,
+        });
+        expect(JSON.stringify(result)).not.toContain(JSON.parse(readFileSync(out, 'utf8')).d);
+      } finally {
+        await client.close();
+      }
+    }
   });
 });
