@@ -1,6 +1,6 @@
 """agentauth: sign an AI agent in to a website through an agentauth server.
 
-Standard library only (Python 3.9+). The usual flow is four lines::
+Standard library only (Python 3.9+); a key-bound agent signs with the `keys` extra (:mod:`agentauth.keys`). The usual flow is four lines::
 
     from agentauth import AgentAuth
 
