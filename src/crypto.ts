@@ -31,6 +31,7 @@ export const PREFIX = {
   webhook: 'whk_',
   webhookSecret: 'whsec_',
   webhookMessage: 'msg_',
+  approval: 'apr_',
 } as const;
 
 /** A prefixed random value of `bytes` bytes from crypto.randomBytes, base64url-encoded. */
@@ -54,6 +55,8 @@ export const newAuditEventId = () => randomId(PREFIX.auditEvent, 15);
 export const newApiKey = () => randomId(PREFIX.apiKey, 32);
 export const newApiKeyId = () => randomId(PREFIX.apiKeyId, 12);
 export const newWebhookId = () => randomId(PREFIX.webhook, 12);
+/** An owner approval (docs/design.md §16): named to the agent and the owner, decided only in the console. */
+export const newApprovalId = () => randomId(PREFIX.approval, 16);
 /**
  * A webhook's signing secret as Standard Webhooks writes one: `whsec_` and the base64 (not
  * base64url) of 32 random bytes, which its libraries decode to the HMAC key.

@@ -116,6 +116,7 @@ export async function purgeOnce(ctx: Context) {
     ...counts,
     console: await ctx.store.console.purge(now, auditBefore),
     idempotency: await ctx.store.api.purge(now - IDEMPOTENCY_RETENTION),
+    approvals: await ctx.store.approvals.purge(now - ctx.config.purgeAfter),
     // Delivery times are milliseconds; kept WEBHOOK_RETENTION for the delivery log.
     webhookDeliveries: await ctx.store.webhooks.purge(Date.now() - ctx.config.webhookRetention * 1000),
   };

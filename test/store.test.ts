@@ -66,6 +66,7 @@ function request(overrides: Partial<AuthorizationRequestRecord> = {}): Authoriza
     authenticated_at: null,
     created_at: NOW,
     expires_at: NOW + 600,
+    approval_id: null,
     ...overrides,
   };
 }
@@ -335,6 +336,7 @@ describe.each(engines)('Store on $name', (engine) => {
       created_at: NOW,
       last_used_at: null,
       account_id: null,
+      policy: null,
     });
     expect(await store.findAgent('agt_rt')).toMatchObject({
       owner_email_verified: true,
@@ -376,6 +378,7 @@ describe.each(engines)('Store on $name', (engine) => {
       created_at: NOW,
       last_used_at: null,
       account_id: 'acc_1',
+      policy: null,
     });
     const r = request({ client_id: 'cli_join', resource: 'https://mcp.example/mcp', status: 'authenticated' });
     await store.insertRequest(r);

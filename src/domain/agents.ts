@@ -85,6 +85,7 @@ async function insertNewAgent(
     created_at: deps.clock(),
     last_used_at: null,
     account_id: input.accountId ?? null,
+    policy: null,
     public_jwk: key?.json ?? null,
     key_thumbprint: key?.thumbprint ?? null,
   };

@@ -4,6 +4,8 @@
  *   pending --agent authenticates--> authenticated --browser approves--> completed
  *   pending|authenticated --10 minutes--> error (request_expired)
  *   pending|authenticated --browser cancels--> error (access_denied)
+ *   pending --agent's policy asks its owner--> pending, holding an approval (docs/design.md §16)
+ *   pending, held --owner approves--> authenticated; --owner denies--> error (access_denied)
  *
  * Expiry is derived on read from expires_at rather than written by a timer, so every node
  * sees the same state at the same moment; the conditional updates of the store refuse
@@ -30,10 +32,13 @@ import type {
   AuthorizationRequestRecord,
   ClientRecord,
   RequestStatus,
+  ApprovalRecord,
   RequestStatusFields,
   RequestWithClient,
 } from '../store/types.ts';
+import { decideSignIn } from './agent-policy.ts';
 import { verifyAgentCredentials } from './agents.ts';
+import { askOwner } from './approvals.ts';
 import { findAuthorizingClient, isPublicClient, redirectUriMatches } from './clients.ts';
 import { permittedResource } from './resources.ts';
 import { MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH } from './rules/client.ts';
@@ -359,6 +364,7 @@ export async function startAuthorization(
     authenticated_at: null,
     created_at: now,
     expires_at: now + ctx.config.requestTtl,
+    approval_id: null,
   };
   await ctx.store.insertRequest(request);
   return { request, browserBinding: binding };
@@ -368,7 +374,8 @@ export async function startAuthorization(
 // Status, as every reader sees it
 
 export type StatusView =
-  | { status: Exclude<RequestStatus, 'error'> }
+  | { status: 'pending' /** The agent's owner has been asked (docs/design.md §16). */; approval_pending?: true }
+  | { status: Exclude<RequestStatus, 'error' | 'pending'> }
   | { status: 'error'; error: string; error_description: string };
 
 export function isExpired(request: Pick<RequestStatusFields, 'status' | 'expires_at'>, now: number): boolean {
@@ -386,6 +393,8 @@ export function statusView(request: RequestStatusFields, now: number): StatusVie
       error_description: request.error_description ?? '',
     };
   }
+  if (request.status === 'pending' && request.approval_id !== null)
+    return { status: 'pending', approval_pending: true };
   return { status: request.status };
 }
 
@@ -418,19 +427,31 @@ export function redirectHost(request: Pick<AuthorizationRequestRecord, 'redirect
   return new URL(request.redirect_uri).host;
 }
 
+/** What an agent's authentication came to: signed in, or held for its owner's approval. */
+export type AuthenticationOutcome =
+  | { kind: 'authenticated'; agent: AgentRecord; client: ClientRecord }
+  | {
+      kind: 'approval_pending';
+      agent: AgentRecord;
+      client: ClientRecord;
+      request: AuthorizationRequestRecord;
+      approval: ApprovalRecord;
+    };
+
 /**
  * pending → authenticated (docs/design.md §5). Checks, in order: the client address's throttle
  * (429), credentials (401, the same for unknown agent, wrong secret and disabled agent; 429
  * instead once the agent_id has had too many wrong secrets), request exists (404), request's
- * client still active (400), the agent's expectations (412), login_hint (403), request state
- * (400 request_expired, 409 request_already_used or request_contested). Every attempt is an
- * audit event, except that a throttled key writes one per window.
+ * client still active (400), the agent's expectations (412), login_hint (403), the agent's
+ * policy (403 access_denied, or held for the owner: approval_pending; docs/design.md §16),
+ * request state (400 request_expired, 409 request_already_used or request_contested). Every
+ * attempt is an audit event, except that a throttled key writes one per window.
  */
 export async function authenticateAgent(
   ctx: Context,
   input: AgentAuthentication,
   caller: CallerInfo,
-): Promise<{ agent: AgentRecord; client: ClientRecord }> {
+): Promise<AuthenticationOutcome> {
   const auditEvent = (outcome: string, clientId: string | null = null) => ({
     at: ctx.clock(),
     agent_id: input.agent_id,
@@ -516,6 +537,62 @@ export async function authenticateAgent(
     );
   }
 
+  /** Lost the conditional update (or the hold): tell the caller why from the row as it is now. */
+  const whyNotAuthenticated = async (now: number): Promise<never> => {
+    const current = (await ctx.store.findRequest(request.id)) ?? request;
+    if (isExpired(current, ctx.clock())) return fail(new RequestExpired(EXPIRED_DESCRIPTION), request.client_id);
+    if (current.status === 'pending' && current.approval_id !== null)
+      return fail(
+        new RequestAlreadyUsed('The authorization request is waiting for an owner to approve another sign-in.'),
+        request.client_id,
+      );
+    if (current.status === 'authenticated' && current.agent_id !== agent.id) {
+      // Someone else's agent got there first (a leaked request_id) or this one did: either way the
+      // browser must not be signed in as whichever came first. No code is released.
+      if (
+        await ctx.store.contestRequest(
+          request.id,
+          agent.id,
+          now,
+          CONTESTED_DESCRIPTION,
+          auditEvent('request_contested', request.client_id),
+        )
+      ) {
+        await ctx.throttle.recordFailure(caller.ip);
+        throw new RequestContested(CONTESTED_DESCRIPTION);
+      }
+    }
+    return fail(
+      new RequestAlreadyUsed(
+        'The authorization request has already been used; an authorization request can be authenticated only once.',
+      ),
+      request.client_id,
+    );
+  };
+
+  // The owner's policy, before any state change; an agent without one pays nothing here.
+  if (agent.policy !== null) {
+    const decision = await decideSignIn(agent.policy, {
+      request,
+      client,
+      now: ctx.clock(),
+      signInsLastHour: () => ctx.store.countSignIns(agent.id, ctx.clock() - 3600),
+    });
+    if (decision.kind === 'refuse') return fail(new AccessDenied(decision.description), request.client_id);
+    if (decision.kind === 'ask') {
+      const approval = await askOwner(ctx, {
+        agent,
+        request,
+        client,
+        model: input.model,
+        ip: caller.ip,
+        userAgent: caller.userAgent,
+      });
+      if (approval) return { kind: 'approval_pending', agent, client, request, approval };
+      return whyNotAuthenticated(ctx.clock());
+    }
+  }
+
   const now = ctx.clock();
   if (
     await ctx.store.markRequestAuthenticated(
@@ -526,33 +603,9 @@ export async function authenticateAgent(
       [signInSucceeded(request, agent, client, input.model)],
     )
   ) {
-    return { agent, client };
+    return { kind: 'authenticated', agent, client };
   }
-  // Lost the conditional update: tell the caller why from the row as it is now.
-  const current = (await ctx.store.findRequest(request.id)) ?? request;
-  if (isExpired(current, ctx.clock())) return fail(new RequestExpired(EXPIRED_DESCRIPTION), request.client_id);
-  if (current.status === 'authenticated' && current.agent_id !== agent.id) {
-    // Someone else's agent got there first (a leaked request_id) or this one did: either way the
-    // browser must not be signed in as whichever came first. No code is released.
-    if (
-      await ctx.store.contestRequest(
-        request.id,
-        agent.id,
-        now,
-        CONTESTED_DESCRIPTION,
-        auditEvent('request_contested', request.client_id),
-      )
-    ) {
-      await ctx.throttle.recordFailure(caller.ip);
-      throw new RequestContested(CONTESTED_DESCRIPTION);
-    }
-  }
-  return fail(
-    new RequestAlreadyUsed(
-      'The authorization request has already been used; an authorization request can be authenticated only once.',
-    ),
-    request.client_id,
-  );
+  return whyNotAuthenticated(now);
 }
 
 // ---------------------------------------------------------------------------------------------

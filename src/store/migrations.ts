@@ -405,6 +405,34 @@ $$`,
     ],
   },
   {
+    // Owners in control (docs/design.md §16): an agent's policy (JSON, NULL for the default: any
+    // website, as SPEC.md says), the owner approvals a policy asks for, and the request's link to
+    // the approval it awaits (NULL on every request no policy holds back).
+    version: '0015_owner_control',
+    statements: [
+      'ALTER TABLE agents ADD COLUMN policy text',
+      'ALTER TABLE authorization_requests ADD COLUMN approval_id varchar(64)',
+      `CREATE TABLE approvals (
+        id varchar(64) PRIMARY KEY,
+        request_id varchar(64) NOT NULL UNIQUE,
+        agent_id varchar(64) NOT NULL,
+        client_id varchar(512) NOT NULL,
+        model varchar(200) NOT NULL,
+        scope varchar(200) NOT NULL,
+        ip varchar(64),
+        user_agent varchar(512),
+        status varchar(16) NOT NULL,
+        decision varchar(16),
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        decided_at bigint,
+        decided_by varchar(64)
+      )`,
+      'CREATE INDEX approvals_agent_status ON approvals (agent_id, status)',
+      'CREATE INDEX approvals_status_expires_at ON approvals (status, expires_at)',
+    ],
+  },
+  {
     // Key-bound agents (docs/design.md §16): the public JWK an agent proves itself with (JSON
     // text; NULL for an agent with a secret) and its RFC 7638 thumbprint; the assertion ids
     // (jti) already used, each kept until its assertion expires, so a replay is refused on

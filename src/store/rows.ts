@@ -1,16 +1,26 @@
 /**
  * The SQL side of records, shared by the protocol's store (sql-store.ts) and the console's
  * (console-store.ts): rows as the database holds them and back, and the statements both write.
- * A leaf: it imports only types.
+ * A leaf: it imports only types and the identifiers' maker.
  */
+import { newAuditEventId } from '../crypto.ts';
 import type { Step } from './driver.ts';
-import type { AgentRecord, ClientRecord, GrantOwner } from './types.ts';
+import type { AgentPolicy, AgentRecord, AuditEvent, ClientRecord, GrantOwner } from './types.ts';
 
 export type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources'> & {
   redirect_uris: string;
   resources: string;
 };
-export type AgentRow = Omit<AgentRecord, 'owner_email_verified'> & { owner_email_verified: number };
+export type AgentRow = Omit<AgentRecord, 'owner_email_verified' | 'policy'> & {
+  owner_email_verified: number;
+  policy: string | null;
+};
+/** An agent record, or the part of one a read took, from its row. */
+type AgentFrom<R> = Omit<R, 'owner_email_verified' | 'policy'> & { owner_email_verified: boolean } & (R extends {
+    policy: unknown;
+  }
+    ? { policy: AgentPolicy | null }
+    : unknown);
 
 export const toClient = (row: ClientRow): ClientRecord => ({
   ...row,
@@ -23,12 +33,19 @@ export const clientColumns = <T extends Partial<ClientRecord>>(client: T) => ({
   ...(client.redirect_uris === undefined ? {} : { redirect_uris: JSON.stringify(client.redirect_uris) }),
   ...(client.resources === undefined ? {} : { resources: JSON.stringify(client.resources) }),
 });
-/** An agent row, or the part of one a read took, with its boolean restored. */
-export const toAgent = <R extends { owner_email_verified: number }>(
-  row: R,
-): Omit<R, 'owner_email_verified'> & { owner_email_verified: boolean } => ({
-  ...row,
-  owner_email_verified: row.owner_email_verified === 1,
+/** An agent row, or the part of one a read took, with its boolean and its policy restored. */
+export const toAgent = <R extends { owner_email_verified: number; policy?: string | null }>(row: R): AgentFrom<R> =>
+  ({
+    ...row,
+    owner_email_verified: row.owner_email_verified === 1,
+    // The default policy is NULL: nothing to parse on the path every agent without one takes.
+    ...(row.policy == null ? {} : { policy: JSON.parse(row.policy) as AgentPolicy }),
+  }) as AgentFrom<R>;
+/** An agent record's columns as the database holds them. */
+export const agentColumns = <T extends Partial<AgentRecord>>(agent: T) => ({
+  ...agent,
+  ...(agent.owner_email_verified === undefined ? {} : { owner_email_verified: agent.owner_email_verified ? 1 : 0 }),
+  ...(agent.policy === undefined ? {} : { policy: agent.policy === null ? null : JSON.stringify(agent.policy) }),
 });
 
 /** An INSERT of every column of a record, in a fixed order. */
@@ -38,6 +55,11 @@ export function insert(table: string, record: object): Step {
     sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
     params: Object.values(record),
   };
+}
+
+/** The sign-in history's row of an event (audit_events). */
+export function auditStep(event: AuditEvent): Step {
+  return insert('audit_events', { id: newAuditEventId(), ...event });
 }
 
 /** UPDATE … SET for the given fields (only known column names reach here, from typed patches). */

@@ -4,15 +4,17 @@
  * transition writes more than one row, its statements form one unit that commits or rolls
  * back as a whole (driver.ts).
  */
-import { newAuditEventId } from '../crypto.ts';
 import type { Driver, Step } from './driver.ts';
 import { SqlApiStore } from './api-store.ts';
 import { SqlConsoleStore } from './console-store.ts';
+import { SqlApprovalStore } from './approval-store.ts';
 import { announceSteps, SqlWebhookStore } from './webhook-store.ts';
 import type { WebhookEvent } from './webhook-types.ts';
 import { migrations } from './migrations.ts';
 import {
   type AgentRow,
+  agentColumns,
+  auditStep,
   type ClientRow,
   clientColumns,
   insert,
@@ -56,12 +58,14 @@ export class SqlStore implements Store {
   readonly console: SqlConsoleStore;
   readonly api: SqlApiStore;
   readonly webhooks: SqlWebhookStore;
+  readonly approvals: SqlApprovalStore;
 
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
     this.console = new SqlConsoleStore(driver);
     this.api = new SqlApiStore(driver);
     this.webhooks = new SqlWebhookStore(driver);
+    this.approvals = new SqlApprovalStore(driver);
   }
 
   migrate(): Promise<void> {
@@ -155,10 +159,7 @@ export class SqlStore implements Store {
   // Agents
 
   async insertAgent(agent: AgentRecord, announce?: WebhookEvent[]): Promise<void> {
-    await this.driver.write([
-      insert('agents', { ...agent, owner_email_verified: agent.owner_email_verified ? 1 : 0 }),
-      ...announceSteps(announce),
-    ]);
+    await this.driver.write([insert('agents', agentColumns(agent)), ...announceSteps(announce)]);
   }
 
   async findAgent(id: string): Promise<AgentRecord | undefined> {
@@ -175,12 +176,12 @@ export class SqlStore implements Store {
     patch: Partial<
       Pick<
         AgentRecord,
-        'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at'
+        'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at' | 'policy'
       >
     >,
     announce?: WebhookEvent[],
   ): Promise<boolean> {
-    return this.won(update('agents', 'id', id, patch), ...announceSteps(announce));
+    return this.won(update('agents', 'id', id, agentColumns(patch)), ...announceSteps(announce));
   }
 
   // Authorization requests
@@ -219,9 +220,17 @@ export class SqlStore implements Store {
     return row && requestWithClient(REQUEST_WITH_CLIENT, row);
   }
 
+  async countSignIns(agentId: string, since: number): Promise<number> {
+    const row = await this.driver.one<{ n: number | string }>(
+      "SELECT count(*) AS n FROM audit_events WHERE agent_id = ? AND at >= ? AND outcome = 'authenticated'",
+      [agentId, since],
+    );
+    return Number(row?.n ?? 0);
+  }
+
   findRequestStatus(id: string): Promise<RequestStatusFields | undefined> {
     return this.driver.one<RequestStatusFields>(
-      'SELECT status, error, error_description, expires_at FROM authorization_requests WHERE id = ?',
+      'SELECT status, error, error_description, expires_at, approval_id FROM authorization_requests WHERE id = ?',
       [id],
     );
   }
@@ -235,7 +244,7 @@ export class SqlStore implements Store {
   ): Promise<boolean> {
     return this.wonIndependent(
       {
-        sql: "UPDATE authorization_requests SET status = 'authenticated', agent_id = ?, model = ?, authenticated_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?",
+        sql: "UPDATE authorization_requests SET status = 'authenticated', agent_id = ?, model = ?, authenticated_at = ? WHERE id = ? AND status = 'pending' AND approval_id IS NULL AND expires_at > ?",
         params: [by.agent_id, by.model, now, id, now],
         guard: true,
         notify: id,
@@ -567,6 +576,7 @@ const REQUEST: Table = {
     'authenticated_at',
     'created_at',
     'expires_at',
+    'approval_id',
   ]),
 };
 const CODE: Table = {
@@ -617,6 +627,7 @@ const AGENT: Table = {
     'created_at',
     'last_used_at',
     'account_id',
+    'policy',
     'public_jwk',
     'key_thumbprint',
   ]),
@@ -753,7 +764,3 @@ const REFRESH_TOKEN_CONTEXT = new TokenContextRead<RefreshTokenRecord>(
   'refresh_tokens',
   columnsOf<RefreshTokenRecord>()(['digest', 'grant_id', 'created_at', 'expires_at', 'used_at']),
 );
-
-function auditStep(event: AuditEvent): Step {
-  return insert('audit_events', { id: newAuditEventId(), ...event });
-}

@@ -4,6 +4,7 @@
  * transaction in the implementation, reported back as a boolean "this call won".
  */
 import type { ApiStore } from './api-types.ts';
+import type { ApprovalStore } from './approval-store.ts';
 import type { WebhookEvent, WebhookStore } from './webhook-types.ts';
 import type {
   AccountLinkRecord,
@@ -79,6 +80,8 @@ export interface AgentRecord {
    * so the token paths read one row as before.
    */
   account_id: string | null;
+  /** What the owner allows this agent (docs/design.md §16); null: the default policy, any website. */
+  policy: AgentPolicy | null;
   /**
    * A key-bound agent's public JWK as JSON text (docs/design.md §16), null for an agent with a
    * secret. Such an agent proves itself with a signed assertion; its secret_digest is of random
@@ -88,6 +91,59 @@ export interface AgentRecord {
   public_jwk?: string | null;
   /** The RFC 7638 SHA-256 thumbprint of public_jwk (base64url), null for an agent with a secret. */
   key_thumbprint?: string | null;
+}
+
+/** Which websites an agent may sign in to: any (the default), only listed ones, or ask the owner for a new one. */
+export type WebsitesRule = 'any' | 'listed' | 'ask';
+
+/** An owner's limits on an agent (docs/design.md §16), stored as JSON in agents.policy. */
+export interface AgentPolicy {
+  websites: WebsitesRule;
+  /** The websites (client ids) the agent may sign in to without asking; used by 'listed' and 'ask'. */
+  allowed_clients: string[];
+  /** The scopes the agent may share at most; null: any scope the website may ask for. */
+  scope_ceiling: string[] | null;
+  /** Epoch seconds after which the agent's credentials no longer sign in; null: never. */
+  credentials_expire_at: number | null;
+  /** Successful sign-ins allowed in any hour; null: no limit. */
+  max_sign_ins_per_hour: number | null;
+}
+
+export type ApprovalStatus = 'pending' | 'approved' | 'denied';
+/** How the owner decided: this request only, this website from now on (added to the list), or no. */
+export type ApprovalDecision = 'once' | 'always' | 'deny';
+
+/** An owner's approval of one agent's sign-in to one website for one request (docs/design.md §16). */
+export interface ApprovalRecord {
+  id: string;
+  request_id: string;
+  agent_id: string;
+  client_id: string;
+  /** The model the agent named when it asked; the sign-in is recorded with it. */
+  model: string;
+  scope: string;
+  /** The agent's address and User-Agent when it asked, for the history and the owner's judgement. */
+  ip: string | null;
+  user_agent: string | null;
+  status: ApprovalStatus;
+  decision: ApprovalDecision | null;
+  created_at: number;
+  /** The request's expiry: an approval cannot outlive it. */
+  expires_at: number;
+  decided_at: number | null;
+  /** The console account that decided. */
+  decided_by: string | null;
+}
+
+/** An approval as the owner is shown it: with the agent's and the website's names and the request's destination. */
+export interface ApprovalView extends ApprovalRecord {
+  agent_name: string;
+  agent_account_id: string | null;
+  owner_email: string;
+  owner_name: string | null;
+  client_name: string;
+  redirect_uri: string;
+  resource: string | null;
 }
 
 export interface AuthorizationRequestRecord {
@@ -111,11 +167,13 @@ export interface AuthorizationRequestRecord {
   authenticated_at: number | null;
   created_at: number;
   expires_at: number;
+  /** The owner approval the request awaits or awaited (docs/design.md §16); null when no policy asked. */
+  approval_id: string | null;
 }
 
 export type RequestStatusFields = Pick<
   AuthorizationRequestRecord,
-  'status' | 'error' | 'error_description' | 'expires_at'
+  'status' | 'error' | 'error_description' | 'expires_at' | 'approval_id'
 >;
 
 export interface CodeRecord {
@@ -305,6 +363,8 @@ export interface Store {
   readonly api: ApiStore;
   /** Webhook endpoints, the outbox of their deliveries and the attempts' log (docs/design.md §15). */
   readonly webhooks: WebhookStore;
+  /** Owner approvals of sign-ins an agent's policy holds back (docs/design.md §16). */
+  readonly approvals: ApprovalStore;
   /**
    * A counter seen by every node that uses this store: process memory for SQLite (one node),
    * a shared table for PostgreSQL, so throttling holds however many nodes there are.
@@ -352,6 +412,7 @@ export interface Store {
         | 'last_used_at'
         | 'public_jwk'
         | 'key_thumbprint'
+        | 'policy'
       >
     >,
     announce?: WebhookEvent[],
@@ -376,9 +437,12 @@ export interface Store {
   findRequestWithClient(id: string): Promise<RequestWithClient | undefined>;
   /** Only what the status of a request is derived from (GET /api/check-status, the hottest read). */
   findRequestStatus(id: string): Promise<RequestStatusFields | undefined>;
+  /** The agent's successful sign-ins (history rows 'authenticated') at or after `since`. */
+  countSignIns(agentId: string, since: number): Promise<number>;
   /**
-   * pending → authenticated, only while pending and unexpired, together with the agent's
-   * last use and the audit event of the success: all of it or none.
+   * pending → authenticated, only while pending, unexpired and held by no owner approval (one
+   * holds it: only its decision may authenticate it), together with the agent's last use and
+   * the audit event of the success: all of it or none.
    */
   markRequestAuthenticated(
     id: string,

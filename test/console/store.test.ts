@@ -221,6 +221,7 @@ describe('ConsoleStore', () => {
       created_at: NOW,
       last_used_at: null,
       account_id: accountId,
+      policy: null,
     });
     await store.insertAgent(agent(unique('agt_owned'), owner.id));
     const cliAgent = unique('agt_cli');

@@ -1,13 +1,15 @@
 /**
  * The webhook events agentauth announces (docs/reference/webhooks.md), each with what it means.
- * An endpoint subscribes to some of them or to all ('*'). Owner approval's events
- * (approval.requested, approval.decided) come with issue 24, which brings owner approval.
+ * An endpoint subscribes to some of them or to all ('*').
  */
 
 export const EVENT_TYPES = {
   'agent.sign_in.succeeded': 'An agent authenticated an authorization request (the website may now get its code).',
   'agent.sign_in.failed':
     'An agent could not authenticate a request: wrong credentials, a disabled agent, a refusal, an expired or used request.',
+  'agent.approval.requested':
+    "An agent's policy asks its owner to approve a sign-in to a website it has not used before; the request waits.",
+  'agent.approval.decided': 'The owner approved (once or always) or denied a sign-in their agent asked for.',
   'authorization_request.cancelled': 'The person at the authorization page cancelled the request.',
   'authorization_request.expired': 'A request expired while it waited for an agent or for the browser to finish.',
   'agent.created': 'An agent was created.',

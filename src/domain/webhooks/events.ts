@@ -4,7 +4,13 @@
  * records as the rules have them and keeps only what may leave the server.
  */
 import type { AccountRecord } from '../../store/console-types.ts';
-import type { AgentRecord, AuthorizationRequestRecord, ClientRecord } from '../../store/types.ts';
+import type {
+  AgentRecord,
+  ApprovalRecord,
+  ApprovalView,
+  AuthorizationRequestRecord,
+  ClientRecord,
+} from '../../store/types.ts';
 import type { ExpiredRequest, WebhookEvent, WebhookRecord } from '../../store/webhook-types.ts';
 import { currentActor } from './actor.ts';
 import type { EventType } from './event-types.ts';
@@ -129,6 +135,50 @@ export const signInFailed = (
     client: clientId === null ? null : { id: clientId },
     model: attempt.model,
     outcome,
+  });
+
+/** An approval as events show it: never the agent's address or User-Agent. */
+const approvalData = (approval: ApprovalRecord) => ({
+  id: approval.id,
+  status: approval.status,
+  decision: approval.decision,
+  created_at: approval.created_at,
+  expires_at: approval.expires_at,
+});
+
+/**
+ * An agent's policy asked its owner about a sign-in.
+ *
+ * @example
+ * approvalRequested(view);
+ */
+export const approvalRequested = (approval: ApprovalView) =>
+  event('agent.approval.requested', {
+    approval: approvalData(approval),
+    request: {
+      id: approval.request_id,
+      scope: approval.scope,
+      resource: approval.resource,
+      redirect_host: hostOf(approval.redirect_uri),
+    },
+    agent: { id: approval.agent_id, name: approval.agent_name },
+    client: { id: approval.client_id, name: approval.client_name },
+    model: approval.model,
+  });
+
+/**
+ * The owner decided (the approval as decided, and who decided).
+ *
+ * @example
+ * approvalDecided({ ...approval, status: 'approved', decision: 'once' });
+ */
+export const approvalDecided = (approval: ApprovalView) =>
+  change('agent.approval.decided', {
+    approval: approvalData(approval),
+    request: { id: approval.request_id },
+    agent: { id: approval.agent_id, name: approval.agent_name },
+    client: { id: approval.client_id, name: approval.client_name },
+    model: approval.model,
   });
 
 /**

@@ -3,6 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { MAX_ASSERTION_LENGTH } from '../../domain/agent-keys.ts';
+import { approvalView, mailOwner } from '../../domain/approvals.ts';
 import { authenticateAgent, describeRequestForAgent, statusView } from '../../domain/authorization-request.ts';
 import { MAX_CLIENT_ID_LENGTH, MAX_RESOURCE_LENGTH } from '../../domain/rules/client.ts';
 import { InvalidRequest, NotFound } from '../../errors.ts';
@@ -21,6 +22,15 @@ const AuthenticateBody = Type.Object({
 });
 
 const AuthenticateResponse = Type.Object({ status: Type.Literal('authenticated'), message: Type.String() });
+
+/** The agent's owner must approve first (docs/design.md §16): the agent waits as for the browser. */
+const ApprovalPendingResponse = Type.Object({
+  status: Type.Literal('approval_pending'),
+  message: Type.String(),
+  approval_id: Type.String(),
+  expires_at: Type.Integer(),
+  expires_in: Type.Integer(),
+});
 
 const StatusQuery = Type.Object({ request_id: Token(128) });
 
@@ -41,12 +51,14 @@ const AgentRequestResponse = Type.Object({
   expires_at: Type.Integer(),
   expires_in: Type.Integer(),
   status: Status,
+  approval_pending: Type.Optional(Type.Literal(true)),
   error: Type.Optional(Type.String()),
   error_description: Type.Optional(Type.String()),
 });
 
 const StatusResponse = Type.Object({
   status: Status,
+  approval_pending: Type.Optional(Type.Literal(true)),
   error: Type.Optional(Type.String()),
   error_description: Type.Optional(Type.String()),
 });
@@ -55,7 +67,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: Context): Promise<v
   app.post<{ Body: Static<typeof AuthenticateBody> }>(
     '/api/agent/authenticate',
     {
-      schema: { body: AuthenticateBody, response: { 200: AuthenticateResponse } },
+      schema: { body: AuthenticateBody, response: { 200: AuthenticateResponse, 202: ApprovalPendingResponse } },
     },
     async (request, reply) => {
       // Exactly one; without either, the secret is what is missing, as before keys existed.
@@ -64,13 +76,29 @@ export async function agentRoutes(app: FastifyInstance, ctx: Context): Promise<v
         throw new InvalidRequest('agent_secret is required');
       if (agent_secret !== undefined && agent_assertion !== undefined)
         throw new InvalidRequest('Send agent_secret or agent_assertion, not both.');
-      const { client } = await authenticateAgent(ctx, request.body, {
+      const outcome = await authenticateAgent(ctx, request.body, {
         ip: request.ip,
         userAgent: request.headers['user-agent'] ?? null,
       });
-      return reply.header('cache-control', 'no-store').send({
-        status: 'authenticated',
-        message: `Agent authenticated. The browser will now continue to ${client.name}.`,
+      reply.header('cache-control', 'no-store');
+      if (outcome.kind === 'authenticated')
+        return reply.send({
+          status: 'authenticated',
+          message: `Agent authenticated. The browser will now continue to ${outcome.client.name}.`,
+        });
+      const { agent, client, approval } = outcome;
+      const view = approvalView(approval, outcome);
+      // The owner hears of it at once; a mail that fails is logged, never the agent's problem.
+      mailOwner(ctx, view, agent).catch((error: unknown) =>
+        request.log.warn({ err: error, approval_id: approval.id }, 'could not mail the owner about an approval'),
+      );
+      const expiresIn = Math.max(0, approval.expires_at - ctx.clock());
+      return reply.code(202).send({
+        status: 'approval_pending',
+        message: `Waiting for ${agent.owner_name ?? agent.owner_email} to approve signing in to ${client.name}; the request expires in ${Math.ceil(expiresIn / 60)} minutes.`,
+        approval_id: approval.id,
+        expires_at: approval.expires_at,
+        expires_in: expiresIn,
       });
     },
   );

@@ -1,0 +1,194 @@
+/**
+ * What an owner allows an agent (docs/design.md §16): which websites, which scopes at most, until
+ * when, how often. The policy is read with the agent in the authentication's one read, decided
+ * here by a plain function, and written by the console, the CLI and the API through
+ * {@link setAgentPolicy}. An agent without a policy (NULL) behaves exactly as SPEC.md says.
+ */
+import type { Context } from '../context.ts';
+import { InvalidField, NotFound } from '../errors.ts';
+import type {
+  AgentPolicy,
+  AgentRecord,
+  AuthorizationRequestRecord,
+  ClientRecord,
+  WebsitesRule,
+} from '../store/types.ts';
+import type { Problem } from './rules/problem.ts';
+import { SUPPORTED_SCOPES, scopeValues } from './scopes.ts';
+import { agentEvent } from './webhooks/events.ts';
+
+/** The policy of an agent that has none: any website, any scope, no expiry, no limit. */
+export const DEFAULT_POLICY: Readonly<AgentPolicy> = Object.freeze({
+  websites: 'any',
+  allowed_clients: [],
+  scope_ceiling: null,
+  credentials_expire_at: null,
+  max_sign_ins_per_hour: null,
+});
+
+export const WEBSITES_RULES: readonly WebsitesRule[] = ['any', 'listed', 'ask'];
+/** The most websites a list may hold. */
+export const MAX_ALLOWED_CLIENTS = 100;
+/** The highest sign-ins-per-hour limit (beyond it, a limit limits nothing). */
+export const MAX_SIGN_INS_PER_HOUR = 100_000;
+
+/**
+ * The agent's policy, or the default when it has none.
+ *
+ * @example
+ * policyOf(agent).websites; // 'any' for an agent nobody restricted
+ */
+export function policyOf(agent: Pick<AgentRecord, 'policy'>): AgentPolicy {
+  return agent.policy ?? { ...DEFAULT_POLICY, allowed_clients: [] };
+}
+
+export type PolicyRule = 'invalid' | 'too_many' | 'unknown_client' | 'unknown_scope' | 'out_of_range';
+
+/**
+ * What is wrong with a policy, field by field (the client ids' existence is checked by
+ * {@link setAgentPolicy}, which reads them).
+ *
+ * @example
+ * policyProblems({ ...DEFAULT_POLICY, websites: 'listed', allowed_clients: [] }); // []
+ * policyProblems({ ...DEFAULT_POLICY, scope_ceiling: ['admin'] });
+ * // [{ field: 'scope_ceiling', rule: 'unknown_scope', message: 'names admin, which is not a scope (openid, email, profile)' }]
+ */
+export function policyProblems(policy: AgentPolicy): Problem<PolicyRule>[] {
+  const problems: Problem<PolicyRule>[] = [];
+  if (!WEBSITES_RULES.includes(policy.websites))
+    problems.push({ field: 'websites', rule: 'invalid', message: 'must be any, listed or ask' });
+  if (policy.allowed_clients.length > MAX_ALLOWED_CLIENTS)
+    problems.push({
+      field: 'allowed_clients',
+      rule: 'too_many',
+      message: `holds more than ${MAX_ALLOWED_CLIENTS} websites`,
+    });
+  const unknown = (policy.scope_ceiling ?? []).filter(
+    (scope) => !(SUPPORTED_SCOPES as readonly string[]).includes(scope),
+  );
+  if (unknown.length > 0)
+    problems.push({
+      field: 'scope_ceiling',
+      rule: 'unknown_scope',
+      message: `names ${unknown.join(', ')}, which ${unknown.length === 1 ? 'is not a scope' : 'are not scopes'} (${SUPPORTED_SCOPES.join(', ')})`,
+    });
+  const expiry = policy.credentials_expire_at;
+  if (expiry !== null && (!Number.isSafeInteger(expiry) || expiry <= 0))
+    problems.push({ field: 'credentials_expire_at', rule: 'invalid', message: 'must be a date (epoch seconds)' });
+  const perHour = policy.max_sign_ins_per_hour;
+  if (perHour !== null && (!Number.isSafeInteger(perHour) || perHour < 1 || perHour > MAX_SIGN_INS_PER_HOUR))
+    problems.push({
+      field: 'max_sign_ins_per_hour',
+      rule: 'out_of_range',
+      message: `must be a whole number from 1 to ${MAX_SIGN_INS_PER_HOUR}`,
+    });
+  return problems;
+}
+
+/**
+ * Replaces an agent's policy after checking it (every listed website must exist), announcing
+ * the change as `agent.updated`. A policy equal to the default is stored as NULL, so the agent
+ * is back on SPEC.md's path exactly. Returns the policy as stored.
+ *
+ * @example
+ * await setAgentPolicy(ctx, 'agt_…', { ...policyOf(agent), websites: 'ask', allowed_clients: ['cli_notes'] });
+ */
+export async function setAgentPolicy(
+  deps: Pick<Context, 'store'>,
+  agentId: string,
+  input: AgentPolicy,
+): Promise<AgentPolicy> {
+  const agent = await deps.store.findAgent(agentId);
+  if (!agent) throw new NotFound(`no agent ${agentId}`);
+  const policy = normalizePolicy(input);
+  const [problem] = policyProblems(policy);
+  if (problem) throw new InvalidField(problem.field, `${problem.field} ${problem.message}`);
+  for (const clientId of policy.allowed_clients) {
+    if (!(await deps.store.findClient(clientId)))
+      throw new InvalidField('allowed_clients', `allowed_clients names ${clientId}, which is not a registered website`);
+  }
+  const stored = isDefaultPolicy(policy) ? null : policy;
+  await deps.store.updateAgent(agentId, { policy: stored }, [
+    agentEvent('agent.updated', agent, { policy }),
+  ]);
+  return policy;
+}
+
+/** Lists without repeats, in a stable order: what two equal policies store alike. */
+function normalizePolicy(policy: AgentPolicy): AgentPolicy {
+  return {
+    websites: policy.websites,
+    allowed_clients: [...new Set(policy.allowed_clients)],
+    scope_ceiling:
+      policy.scope_ceiling === null
+        ? null
+        : [...new Set(policy.scope_ceiling)].sort((a, b) => scopeRank(a) - scopeRank(b)),
+    credentials_expire_at: policy.credentials_expire_at,
+    max_sign_ins_per_hour: policy.max_sign_ins_per_hour,
+  };
+}
+
+/** Scopes in the order the server lists them; unknown ones (refused later) last. */
+function scopeRank(scope: string): number {
+  const rank = (SUPPORTED_SCOPES as readonly string[]).indexOf(scope);
+  return rank === -1 ? SUPPORTED_SCOPES.length : rank;
+}
+
+function isDefaultPolicy(policy: AgentPolicy): boolean {
+  return (
+    policy.websites === 'any' &&
+    policy.allowed_clients.length === 0 &&
+    policy.scope_ceiling === null &&
+    policy.credentials_expire_at === null &&
+    policy.max_sign_ins_per_hour === null
+  );
+}
+
+/** What the policy says of one sign-in: go on, refuse (with words for a person), or ask the owner. */
+export type PolicyDecision = { kind: 'allow' } | { kind: 'refuse'; description: string } | { kind: 'ask' };
+
+export interface SignInAttempt {
+  request: Pick<AuthorizationRequestRecord, 'scope' | 'redirect_uri'>;
+  client: Pick<ClientRecord, 'id' | 'name'>;
+  now: number;
+  /**
+   * How many sign-ins the agent made in the hour before `now`; read only when the policy limits
+   * them (it costs a query the default path must not pay).
+   */
+  signInsLastHour: () => Promise<number>;
+}
+
+/**
+ * Decides a sign-in under the agent's policy, before any state changes. The refusals come first
+ * (expired credentials, a scope above the ceiling, too many sign-ins), so an owner is never asked
+ * about a sign-in the policy would refuse anyway; then the website: listed, or not (refused, or
+ * asked about).
+ *
+ * @example
+ * const decision = await decideSignIn(policy, { request, client, now, signInsLastHour });
+ * if (decision.kind === 'refuse') throw new AccessDenied(decision.description);
+ */
+export async function decideSignIn(policy: AgentPolicy, attempt: SignInAttempt): Promise<PolicyDecision> {
+  const { request, client, now } = attempt;
+  const website = `${client.name} (${new URL(request.redirect_uri).host})`;
+  if (policy.credentials_expire_at !== null && now >= policy.credentials_expire_at)
+    return refuse(
+      `This agent's credentials expired on ${dateOf(policy.credentials_expire_at)}; its owner can extend them in the console.`,
+    );
+  if (policy.scope_ceiling !== null) {
+    const ceiling = policy.scope_ceiling;
+    const above = scopeValues(request.scope).filter((scope) => !ceiling.includes(scope));
+    if (above.length > 0)
+      return refuse(`Your owner does not allow this agent to share ${above.join(', ')}, which ${website} asks for.`);
+  }
+  if (policy.max_sign_ins_per_hour !== null && (await attempt.signInsLastHour()) >= policy.max_sign_ins_per_hour)
+    return refuse(
+      `This agent has signed in ${policy.max_sign_ins_per_hour} times in the last hour, the most its owner allows; try again later.`,
+    );
+  if (policy.websites === 'any' || policy.allowed_clients.includes(client.id)) return { kind: 'allow' };
+  if (policy.websites === 'ask') return { kind: 'ask' };
+  return refuse(`Your owner has not allowed ${website} for this agent.`);
+}
+
+const refuse = (description: string): PolicyDecision => ({ kind: 'refuse', description });
+const dateOf = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString().replace('.000Z', 'Z');

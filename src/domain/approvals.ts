@@ -1,0 +1,214 @@
+/**
+ * Approval on first use (docs/design.md §16): an agent whose policy says "ask me" authenticates for
+ * a website it has not used; the request is held for its owner, who approves once, approves
+ * always (the website joins the agent's list) or denies. An approval is bound to one request,
+ * agent and website and is decided once. Approving moves the request to `authenticated` exactly
+ * as the agent's own authentication would, so the agent's usual wait (push or check-status)
+ * completes the sign-in without its credentials being sent again.
+ *
+ * Who may decide (the agent's owner, or an admin) and the fresh proof a decision needs are the
+ * console's rules; this module is given the deciding account.
+ */
+import type { Context } from '../context.ts';
+import { newApprovalId } from '../crypto.ts';
+import { Conflict, NotFound } from '../errors.ts';
+import type {
+  AgentRecord,
+  ApprovalRecord,
+  ApprovalView,
+  AuditEvent,
+  AuthorizationRequestRecord,
+  ClientRecord,
+} from '../store/types.ts';
+import { policyOf } from './agent-policy.ts';
+import { approvalDecided, approvalRequested, signInFailed, signInSucceeded } from './webhooks/events.ts';
+
+/** What the request says once its owner denied it (the website and the browser read it too: no names). */
+export const DENIED_DESCRIPTION = "The agent's owner denied this sign-in.";
+
+export const NO_LONGER_WAITING =
+  'This sign-in no longer waits for a decision: it was decided already, its request expired or ended, or another agent signed in.';
+
+export interface ApprovalAsk {
+  agent: AgentRecord;
+  request: AuthorizationRequestRecord;
+  client: ClientRecord;
+  model: string;
+  ip: string;
+  userAgent: string | null;
+}
+
+/**
+ * Holds the request for the agent's owner, or finds the hold this agent already has on it (an
+ * agent that asks again gets the same approval). Undefined when the request is not free: another
+ * agent's approval holds it, or it is no longer pending (the caller reports why, as for a lost
+ * authentication).
+ *
+ * @example
+ * const approval = await askOwner(ctx, { agent, request, client, model, ip, userAgent });
+ * if (approval) void mailOwner(ctx, approvalView(approval, { agent, request, client }));
+ */
+export async function askOwner(
+  ctx: Pick<Context, 'store' | 'clock'>,
+  ask: ApprovalAsk,
+): Promise<ApprovalRecord | undefined> {
+  const { agent, request, client } = ask;
+  if (request.approval_id !== null) return heldBy(ctx, request.approval_id, agent.id);
+  const now = ctx.clock();
+  const approval: ApprovalRecord = {
+    id: newApprovalId(),
+    request_id: request.id,
+    agent_id: agent.id,
+    client_id: client.id,
+    model: ask.model,
+    scope: request.scope,
+    ip: ask.ip,
+    user_agent: ask.userAgent?.slice(0, 512) ?? null,
+    status: 'pending',
+    decision: null,
+    created_at: now,
+    expires_at: request.expires_at,
+    decided_at: null,
+    decided_by: null,
+  };
+  const audit = auditOf(approval, 'approval_pending', now);
+  if (await ctx.store.approvals.open(approval, audit, [approvalRequested(approvalView(approval, ask))]))
+    return approval;
+  // Lost to a concurrent hold: the same agent asking twice at once gets the one that won.
+  const current = await ctx.store.findRequest(request.id);
+  return current?.approval_id ? heldBy(ctx, current.approval_id, agent.id) : undefined;
+}
+
+async function heldBy(
+  ctx: Pick<Context, 'store' | 'clock'>,
+  approvalId: string,
+  agentId: string,
+): Promise<ApprovalRecord | undefined> {
+  const held = await ctx.store.approvals.find(approvalId);
+  return held && held.agent_id === agentId && held.status === 'pending' && held.expires_at > ctx.clock()
+    ? held
+    : undefined;
+}
+
+/**
+ * The owner's decision: 'once' and 'always' authenticate the request as the agent (with the
+ * model it named), 'always' also adds the website to the agent's list; 'deny' ends the request
+ * in error. `decidedBy` is the console account deciding (the console checks it may).
+ *
+ * @throws NotFound when there is no such approval; Conflict when it no longer waits.
+ * @example
+ * const decided = await decideApproval(ctx, 'apr_…', 'once', account.id);
+ * decided.status; // 'approved'
+ */
+export async function decideApproval(
+  ctx: Pick<Context, 'store' | 'clock'>,
+  approvalId: string,
+  decision: 'once' | 'always' | 'deny',
+  decidedBy: string,
+): Promise<ApprovalView> {
+  const approval = await ctx.store.approvals.find(approvalId);
+  if (!approval) throw new NotFound('No such approval.');
+  const now = ctx.clock();
+  if (approval.status !== 'pending' || approval.expires_at <= now) throw new Conflict(NO_LONGER_WAITING);
+  const decided: ApprovalView = {
+    ...approval,
+    status: decision === 'deny' ? 'denied' : 'approved',
+    decision,
+    decided_at: now,
+    decided_by: decidedBy,
+  };
+
+  if (decision === 'deny') {
+    const won = await ctx.store.approvals.deny(
+      approval,
+      { by: decidedBy, now, description: DENIED_DESCRIPTION },
+      auditOf(approval, 'access_denied', now),
+      [signInFailed({ ...approval }, approval.client_id, 'access_denied'), approvalDecided(decided)],
+    );
+    if (!won) throw new Conflict(NO_LONGER_WAITING);
+    return decided;
+  }
+
+  const { agent, found } = await ctx.store.findAgentAndRequest(approval.agent_id, approval.request_id);
+  if (!agent || !found) throw new Conflict(NO_LONGER_WAITING);
+  if (agent.status !== 'active') throw new Conflict('The agent has been disabled since it asked: enable it first.');
+  if (found.client?.status !== 'active') throw new Conflict('The website is no longer active.');
+  const policy = policyOf(agent);
+  const always =
+    decision === 'always' && !policy.allowed_clients.includes(approval.client_id)
+      ? { ...policy, allowed_clients: [...policy.allowed_clients, approval.client_id] }
+      : undefined;
+  const won = await ctx.store.approvals.approve(
+    approval,
+    { decision, by: decidedBy, now, ...(always ? { policy: always } : {}) },
+    auditOf(approval, 'authenticated', now),
+    [signInSucceeded(found.request, agent, found.client, approval.model), approvalDecided(decided)],
+  );
+  if (!won) throw new Conflict(NO_LONGER_WAITING);
+  return decided;
+}
+
+/**
+ * The mail to the agent's owner about a new approval, where SMTP is configured and the owner's
+ * address is known to be theirs (a console account's, or verified): otherwise anyone could have
+ * agentauth mail a stranger by naming them an agent's owner.
+ *
+ * @example
+ * void mailOwner(ctx, view, { agentOwnerVerified: true }).catch((error) => log.warn({ err: error }, 'approval mail failed'));
+ */
+export async function mailOwner(
+  ctx: Pick<Context, 'config' | 'console'>,
+  approval: ApprovalView,
+  owner: Pick<AgentRecord, 'account_id' | 'owner_email_verified'>,
+): Promise<boolean> {
+  const mailer = ctx.console.mailer;
+  if (!mailer || (owner.account_id === null && !owner.owner_email_verified)) return false;
+  const minutes = Math.max(1, Math.round((approval.expires_at - approval.created_at) / 60));
+  await mailer.send({
+    to: approval.owner_email,
+    subject: `Approve ${approval.agent_name} signing in to ${approval.client_name}?`,
+    text: [
+      `Your agent ${approval.agent_name} (model ${approval.model}) is signing in to ${approval.client_name}`,
+      `(${hostOf(approval.redirect_uri)}) for the first time, asking for: ${approval.scope}.`,
+      '',
+      `Approve or deny it within ${minutes} minutes:`,
+      `${ctx.config.baseUrl}/console/approvals/${approval.id}`,
+      '',
+      'If you did not expect this, deny it: nothing is shared until you approve.',
+    ].join('\n'),
+  });
+  return true;
+}
+
+/** An approval with the names and destination its owner is shown, from the records at hand. */
+export function approvalView(
+  approval: ApprovalRecord,
+  records: { agent: AgentRecord; request: AuthorizationRequestRecord; client: ClientRecord },
+): ApprovalView {
+  return {
+    ...approval,
+    agent_name: records.agent.name,
+    agent_account_id: records.agent.account_id,
+    owner_email: records.agent.owner_email,
+    owner_name: records.agent.owner_name,
+    client_name: records.client.name,
+    redirect_uri: records.request.redirect_uri,
+    resource: records.request.resource,
+  };
+}
+
+/** The sign-in history's row of an approval's step, as the agent's own attempt would be recorded. */
+function auditOf(approval: ApprovalRecord, outcome: string, at: number): AuditEvent {
+  return {
+    at,
+    agent_id: approval.agent_id,
+    request_id: approval.request_id,
+    client_id: approval.client_id,
+    model: approval.model,
+    ip: approval.ip,
+    user_agent: approval.user_agent,
+    outcome,
+  };
+}
+
+const hostOf = (uri: string) => new URL(uri).host;
