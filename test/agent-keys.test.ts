@@ -8,7 +8,9 @@ import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASSERTION_CLOCK_SKEW } from '../src/domain/agent-keys.ts';
 import { agentKeyOf, registerKeyBoundAgent, rotateAgentKey, setAgentStatus } from '../src/domain/agents.ts';
-import { continueFlow, type Party, postJson, redeem, startFlow } from './helpers/flow.ts';
+import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
+import { decideApproval } from '../src/domain/approvals.ts';
+import { checkStatus, continueFlow, type Party, postJson, redeem, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 let server: TestServer;
@@ -438,5 +440,43 @@ describe('throttling and the purge', () => {
     const purged = await purgeAt(now + 30 + ASSERTION_CLOCK_SKEW + 1);
     expect(purged.agentAssertions).toBeGreaterThanOrEqual(1);
     expect(await server.ctx.store.useAgentAssertion(agentId, jti, now + 60)).toBe(true);
+  });
+});
+
+describe('with its owner’s policy (docs/design.md §16)', () => {
+  it('"ask me": the assertion proves the agent, the owner approves, the request is authenticated; the assertion is spent', async () => {
+    const { agentId, key } = await keyBoundAgent('ES256');
+    await setAgentPolicy(server.ctx, agentId, { ...DEFAULT_POLICY, websites: 'ask' });
+    const started = await startFlow(server, party);
+    const signed = await assertion(agentId, key, started.requestId);
+    const held = await authenticateWith(started.requestId, agentId, { agent_assertion: signed });
+    expect(held.status).toBe(202);
+    const { approval_id } = (await held.json()) as { approval_id: string };
+    // The same assertion again is a replay; a fresh one finds the same approval.
+    await expectRefused(await authenticateWith(started.requestId, agentId, { agent_assertion: signed }));
+    const again = await authenticateWith(started.requestId, agentId, {
+      agent_assertion: await assertion(agentId, key, started.requestId),
+    });
+    expect(again.status).toBe(202);
+    expect(((await again.json()) as { approval_id: string }).approval_id).toBe(approval_id);
+    await decideApproval(server.ctx, approval_id, 'once', 'acc_owner');
+    expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'authenticated' });
+    expect((await continueFlow(server, started)).status).toBe(302);
+  });
+
+  it('"listed" refuses a website off the list with 403 after the key proved the agent; a bad assertion is still 401', async () => {
+    const { agentId, key } = await keyBoundAgent();
+    await setAgentPolicy(server.ctx, agentId, { ...DEFAULT_POLICY, websites: 'listed', allowed_clients: [] });
+    const started = await startFlow(server, party);
+    const refused = await authenticateWith(started.requestId, agentId, {
+      agent_assertion: await assertion(agentId, key, started.requestId),
+    });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: string }).error).toBe('access_denied');
+    await expectRefused(
+      await authenticateWith(started.requestId, agentId, {
+        agent_assertion: await assertion(agentId, key, started.requestId, { aud: 'https://evil.example' }),
+      }),
+    );
   });
 });
