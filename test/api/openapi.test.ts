@@ -3,6 +3,7 @@
  * is in it, and every operation in it, called as documented with an admin's `all` write key,
  * answers a status the document lists with a body its schema describes.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
@@ -82,6 +83,7 @@ const BODIES: Record<string, () => unknown> = {
   createAgent: () => ({ name: 'Walked' }),
   updateAgent: () => ({ name: 'Walked again' }),
   rotateAgentSecret: () => ({ grace_seconds: 60 }),
+  rotateAgentKey: () => ({ public_key: generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }) }),
   createClient: () => ({ name: 'Walked', redirect_uris: ['https://walk.example/cb'] }),
   updateClient: () => ({ name: 'Walked again', approval: 'manual' }),
   rotateClientSecret: () => ({ grace_seconds: 0 }),

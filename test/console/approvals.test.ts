@@ -99,7 +99,7 @@ describe('the approvals list', () => {
     const agentPage = await session.get(`/console/agents/${agent.agentId}`);
     expect(agentPage.text).toContain('Lister agent is waiting for your approval to sign in to Acme Notes');
     // The history words the step as what it is: not a failure, not a success.
-    expect(agentPage.text).toContain("Asked for its owner&#39;s approval");
+    expect(agentPage.text).toContain('Asked for its owner&#39;s approval');
 
     // Another member sees none of it.
     const stranger = await signIn(server.baseUrl, (await createPasswordAccount(server.ctx)).email);

@@ -14,7 +14,9 @@ import type { Context } from '../../src/context.ts';
 import { createAccount, issueLink } from '../../src/console/accounts.ts';
 import { createApiKey, revokeApiKey } from '../../src/console/api-keys.ts';
 import { createWebhook, updateWebhook } from '../../src/console/webhooks.ts';
-import { createOwnedAgent } from '../../src/console/agents.ts';
+import { generateKeyPairSync } from 'node:crypto';
+import { createOwnedAgent, createOwnedKeyBoundAgent } from '../../src/console/agents.ts';
+import { agentKeyOf } from '../../src/domain/agents.ts';
 import { createOwnedClient } from '../../src/console/clients.ts';
 import { setAgentPolicy } from '../../src/domain/agent-policy.ts';
 import { decideApproval } from '../../src/domain/approvals.ts';
@@ -83,6 +85,8 @@ export interface Seed {
   manualClientId: string;
   /** An agent and a website whose secrets are rotated (the party's stay valid for the sign-ins). */
   rotated: { agentId: string; clientId: string };
+  /** A key-bound agent (docs/design.md §16): its page shows the key's thumbprint instead of a secret. */
+  keyAgentId: string;
   /** A one-time link of each kind, for their pages (GET shows them without using them). */
   links: { invite: string; setup: string; verify: string };
   /** A webhook with a delivery log: one delivered, one to be tried again, one waiting. */
@@ -165,6 +169,12 @@ export async function seedConsole(
   const { agent, secret: agentSecret } = await createOwnedAgent(ctx, admin, names.agent);
   const { agent: otherAgent } = await createOwnedAgent(ctx, admin, names.otherAgent);
   for (let i = 1; i <= 3; i++) await createOwnedAgent(ctx, member, `${names.agent.slice(0, 30)} ${i}`);
+  const keyAgent = await createOwnedKeyBoundAgent(
+    ctx,
+    admin,
+    `${names.agent.slice(0, 40)} (key)`,
+    agentKeyOf(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' })),
+  );
   const party: Party = { clientId: client.id, clientSecret, redirectUri: callback.uri, agentId: agent.id, agentSecret };
 
   // Real sign-ins, then earlier ones: more than one page of history (20) and a month of chart.
@@ -232,6 +242,7 @@ export async function seedConsole(
     party,
     manualClientId: manual.id,
     rotated: { agentId: otherAgent.id, clientId: manual.id },
+    keyAgentId: keyAgent.id,
     links: { invite: invite.path, setup: setup.path, verify: verify.path },
     webhookId,
     asking,
@@ -490,6 +501,7 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
     get('overview', 'admin', '/console', '/'),
     get('agents', 'admin', '/console/agents', '/agents'),
     get('agent', 'admin', agentPath, '/agents/:id'),
+    get('agent-key', 'admin', `/console/agents/${seed.keyAgentId}`, '/agents/:id'),
     {
       name: 'agent-history-older',
       viewer: 'admin',

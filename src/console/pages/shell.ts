@@ -165,6 +165,9 @@ const NOTICES: Record<string, string> = {
   sessions_ended: 'Every other session is signed out.',
   verification_sent: 'A verification link is on its way to your email.',
   agent_renamed: 'The agent is renamed.',
+  agent_created_with_key:
+    'The agent is created. It proves itself with its private key, which stays where it runs: there is no secret to copy.',
+  agent_key_rotated: 'The agent proves itself with the new key from now on; the old one no longer works.',
   agent_disabled: 'The agent is disabled: it cannot sign in, and its tokens stop working until you enable it.',
   agent_enabled: 'The agent is enabled.',
   agent_deleted: 'The agent is deleted, and everything it held is revoked.',

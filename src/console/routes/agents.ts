@@ -4,12 +4,12 @@
  * and the websites it is connected to. Another owner's agent answers exactly as a missing one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
+import { rotateAgentKey, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { AgentRecord } from '../../store/types.ts';
 import { reachableAgent } from '../access.ts';
-import { createOwnedAgent, deleteAgent, renameAgent } from '../agents.ts';
+import { createOwnedAgent, createOwnedKeyBoundAgent, deleteAgent, publicKeyField, renameAgent } from '../agents.ts';
 import { InvalidField, NotFound } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { dailySignIns } from '../history.ts';
@@ -66,6 +66,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       reply,
       agentPage(page, {
         agent,
+        issuer: ctx.config.baseUrl,
         now,
         chart,
         sites,
@@ -89,6 +90,13 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   scope.post<{ Body: Form }>('/agents', { preHandler: guard }, async (request, reply) => {
     const account = area.account(request);
     try {
+      // A public key pasted in the form makes a key-bound agent: nothing to show once, its page says it all.
+      const key = publicKeyField(request.body?.public_key);
+      if (key) {
+        const agent = await createOwnedKeyBoundAgent(ctx, account, request.body?.name, key);
+        await recordConsoleEvent(ctx, account, 'agent.create', agent.id, request.ip, `${agent.name} (key)`);
+        return area.redirect(reply, `${agentPath(agent.id)}?notice=agent_created_with_key`);
+      }
       const { agent, secret } = await createOwnedAgent(ctx, account, request.body?.name);
       await recordConsoleEvent(ctx, account, 'agent.create', agent.id, request.ip, agent.name);
       return area.redirectOnce(request, reply, createdPath(agent.id), { secret });
@@ -119,6 +127,17 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       const { name } = await renameAgent(ctx, agent, request.body?.name);
       await recordConsoleEvent(ctx, account, 'agent.rename', agent.id, request.ip, name);
       return 'agent_renamed';
+    }),
+  );
+
+  // A new public key: a key-bound agent's replaced, or an agent with a secret bound to a key.
+  scope.post<{ Params: Params; Body: Form }>('/agents/:id/rotate-key', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async (account, agent) => {
+      const key = publicKeyField(request.body?.public_key);
+      if (!key) throw new InvalidField('public_key', 'Paste the new public key (a JWK).');
+      await rotateAgentKey(ctx, agent.id, key);
+      await recordConsoleEvent(ctx, account, 'agent.rotate_key', agent.id, request.ip, key.thumbprint);
+      return 'agent_key_rotated';
     }),
   );
 

@@ -6,8 +6,9 @@ import {
   VERSION,
   describeRequest,
   errorBody,
+  keyOptions,
   withoutSecret
-} from "./chunk-S6SE2EQQ.js";
+} from "./chunk-XQSA7QWJ.js";
 import "./chunk-ER33LZII.js";
 
 // src/cli/mcp-server.ts
@@ -31,7 +32,9 @@ var INSTRUCTIONS = "Sign this agent in to an agentauth sign-in request the perso
 async function createMcpServer(options = {}) {
   const tool = async (work) => {
     try {
-      return await work(new AgentAuth({ allowInsecureHttp: options.allowInsecureHttp === true }));
+      return await work(
+        new AgentAuth({ allowInsecureHttp: options.allowInsecureHttp === true, ...keyOptions(options.keyFile) })
+      );
     } catch (error) {
       return failure(error);
     }
