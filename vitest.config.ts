@@ -21,6 +21,7 @@ const SQLITE_ONLY = [
 const POSTGRES_ONLY = [
   'test/multinode.test.ts',
   'test/multinode-webhooks.test.ts',
+  'test/multinode-approvals.test.ts',
   'test/faults/database-outage.test.ts',
 ];
 /** The server's suites, and the agent SDK's beside it (packages/agent/test; never its node_modules or dist). */

@@ -136,7 +136,7 @@ export function cliReference(): string {
     '# The agentauth-agent command',
     '',
     "The agent package's command (`@agentauth/agent`; see the [agent guide](../guides/agent.md)): the",
-    'same `sign-in` and `mcp` as above, on a machine with only the package installed. It reads',
+    'same `sign-in`, `mcp` and `keygen` as above, on a machine with only the package installed. It reads',
     "the `AGENTAUTH_*` variables of the environment, never the server's configuration.",
     '',
     ...section(buildAgentCli()),

@@ -66,6 +66,8 @@ def run(spec):
         return agentauth.request_id_from(args["text"])
     if op == "issuer_from_page_url":
         return agentauth.issuer_from_page_url(args["url"])
+    if op == "generate_key":
+        return agentauth.generate_key(**args)
     auth = AgentAuth(**spec.get("config", {}))
     if op == "construct":
         return {"issuer": auth.issuer, "agent_id": auth.agent_id, "model": auth.model, "timeout": auth.timeout}

@@ -48,6 +48,16 @@ export const AgentView = Type.Object(
     previous_secret_expires_at: Nullable(
       Type.String({ format: 'date-time', description: 'Until when the secret before the last rotation works.' }),
     ),
+    credential: Type.Union([Type.Literal('secret'), Type.Literal('key')], {
+      description:
+        'How it proves itself: `secret` (agent_secret) or `key` (agent_assertion, signed with the private half of its registered public key).',
+    }),
+    key_thumbprint: Nullable(
+      Type.String({
+        examples: ['kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k'],
+        description: 'The RFC 7638 SHA-256 thumbprint of its public key (base64url); null for an agent with a secret.',
+      }),
+    ),
   },
   { $id: 'Agent', title: 'Agent' },
 );
@@ -64,6 +74,8 @@ export function agentView(agent: AgentRecord, now: number): AgentView {
     created_at: time(agent.created_at),
     last_used_at: maybeTime(agent.last_used_at),
     previous_secret_expires_at: previousLive ? time(agent.previous_secret_expires_at!) : null,
+    credential: agent.public_jwk == null ? 'secret' : 'key',
+    key_thumbprint: agent.key_thumbprint ?? null,
   };
 }
 

@@ -22,7 +22,14 @@ import { clientChangesDetail } from '../console/clients.ts';
 import { recordConsoleEvent } from '../console/events.ts';
 import type { Context } from '../context.ts';
 import { policyOf, setAgentPolicy } from '../domain/agent-policy.ts';
-import { registerAgent, rotateAgentSecret, setAgentStatus } from '../domain/agents.ts';
+import {
+  agentKeyOf,
+  registerAgent,
+  registerKeyBoundAgent,
+  rotateAgentKey,
+  rotateAgentSecret,
+  setAgentStatus,
+} from '../domain/agents.ts';
 import { deleteClient, registerClient, rotateClientSecret, setClientStatus, updateClient } from '../domain/clients.ts';
 import { revokeGrants } from '../domain/revocation.ts';
 import {
@@ -103,16 +110,20 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
 
   return {
     listAgents: async () => (await ctx.store.listAgents()).map((agent) => agentView(agent, ctx.clock())),
-    async createAgent({ name, owner }) {
+    async createAgent({ name, owner, public_key }) {
       if (!owner)
         throw new Error('--owner-email is required on the database: the agent has no console account to belong to');
-      const { agent, secret } = await registerAgent(ctx, {
-        ownerEmail: owner.email,
-        ownerName: owner.name,
-        name,
-        emailVerified: !!owner.email_verified,
-      });
+      const input = { ownerEmail: owner.email, ownerName: owner.name, name, emailVerified: !!owner.email_verified };
+      if (public_key !== undefined) {
+        const agent = await registerKeyBoundAgent(ctx, input, agentKeyOf(public_key));
+        return { agent: agentView(agent, ctx.clock()) };
+      }
+      const { agent, secret } = await registerAgent(ctx, input);
       return { agent: agentView(agent, ctx.clock()), agent_secret: secret };
+    },
+    async rotateAgentKey(id, publicKey) {
+      await rotateAgentKey(ctx, id, agentKeyOf(publicKey));
+      return agentOf(id);
     },
     async setAgentStatus(id, status) {
       await setAgentStatus(ctx, id, status);

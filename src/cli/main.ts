@@ -4,7 +4,7 @@
  * --api-key (or AGENTAUTH_URL and AGENTAUTH_API_KEY), the management commands act on a remote
  * server through its management API instead (§15). --json prints one JSON object.
  */
-import { mcpCommand, signInCommand } from '@agentauth/agent/cli';
+import { keygenCommand, mcpCommand, signInCommand } from '@agentauth/agent/cli';
 import { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError } from '../config.ts';
@@ -34,6 +34,7 @@ export function buildCli(): Command {
   // The agent's commands, as `agentauth-agent` (packages/agent) has them: one code, two names.
   signInCommand(program, { name: 'agentauth' });
   mcpCommand(program);
+  keygenCommand(program, 'agentauth');
   return program;
 }
 

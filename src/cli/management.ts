@@ -75,8 +75,17 @@ export interface WebhookChanges {
  */
 export interface Management {
   listAgents(): Promise<AgentView[]>;
-  /** An agent of `owner` (no console account); without an owner, the remote key's account owns it. */
-  createAgent(input: { name?: string; owner?: AgentOwner }): Promise<{ agent: AgentView; agent_secret: string }>;
+  /**
+   * An agent of `owner` (no console account); without an owner, the remote key's account owns it.
+   * With `public_key` (a public JWK) a key-bound agent, answered without a secret.
+   */
+  createAgent(input: {
+    name?: string;
+    owner?: AgentOwner;
+    public_key?: Record<string, unknown>;
+  }): Promise<{ agent: AgentView; agent_secret?: string }>;
+  /** Binds the agent to a new public key (a JWK); the old key or secret stops at once. */
+  rotateAgentKey(id: string, publicKey: Record<string, unknown>): Promise<AgentView>;
   setAgentStatus(id: string, status: 'active' | 'disabled'): Promise<AgentView>;
   rotateAgentSecret(id: string, graceSeconds: number): Promise<{ agent: AgentView; agent_secret: string }>;
   revokeAgentGrants(id: string): Promise<Revoked>;

@@ -165,10 +165,11 @@ export function remoteManagement(target: RemoteTarget): Management {
 
   return {
     listAgents: () => all<AgentView>('agents'),
-    createAgent({ name, owner }) {
+    createAgent({ name, owner, public_key }) {
       if (!owner && name === undefined)
         throw new Error("give --name (the agent then belongs to the API key's account) or --owner-email");
       const label = name ?? owner?.name ?? owner?.email;
+      const key = public_key === undefined ? {} : { public_key };
       return call('POST', 'agents', {
         body: owner
           ? {
@@ -178,10 +179,13 @@ export function remoteManagement(target: RemoteTarget): Management {
                 ...(owner.name === undefined ? {} : { name: owner.name }),
                 email_verified: !!owner.email_verified,
               },
+              ...key,
             }
-          : { name: label },
+          : { name: label, ...key },
       });
     },
+    rotateAgentKey: (id, publicKey) =>
+      call('POST', at('agents', id, 'rotate-key'), { body: { public_key: publicKey } }),
     setAgentStatus: (id, status) => call('PATCH', at('agents', id), { body: { status } }),
     rotateAgentSecret: (id, grace) =>
       call('POST', at('agents', id, 'rotate-secret'), { body: { grace_seconds: grace } }),

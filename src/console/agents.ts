@@ -3,7 +3,9 @@
  * belongs to the account: its email, name and email_verified claims are the account's.
  */
 import type { Context } from '../context.ts';
-import { registerAgent } from '../domain/agents.ts';
+import type { AgentKey } from '../domain/agent-keys.ts';
+import { readPublicKey } from '../domain/agent-keys.ts';
+import { registerAgent, registerKeyBoundAgent } from '../domain/agents.ts';
 import { agentNameProblems, MAX_AGENT_NAME_LENGTH } from '../domain/rules/agent.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { AgentRecord, RevokedGrants } from '../store/types.ts';
@@ -22,6 +24,20 @@ export function agentLabel(raw: string | undefined): string {
   if (problem?.rule === 'empty') throw new InvalidField('name', 'Give the agent a name, such as "Research assistant".');
   if (problem) throw new InvalidField('name', `A name can be at most ${MAX_AGENT_NAME_LENGTH} characters long.`);
   return name;
+}
+
+/**
+ * The form's public key (a JWK pasted or uploaded as text), or InvalidField in the key rule's
+ * words; null when the field is empty (the agent gets a secret).
+ *
+ * @example
+ * const key = publicKeyField(request.body?.public_key); // null: a secret agent
+ */
+export function publicKeyField(raw: string | undefined, name = 'public_key'): AgentKey | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const read = readPublicKey(raw.trim());
+  if ('problem' in read) throw new InvalidField(name, read.problem);
+  return read.key;
 }
 
 /** The form's grace choice in seconds, or InvalidField. */
@@ -48,6 +64,31 @@ export function createOwnedAgent(
     emailVerified: account.email_verified,
     accountId: account.id,
   });
+}
+
+/**
+ * A key-bound agent of the account (docs/design.md §16): it has no secret to show.
+ *
+ * @example
+ * const agent = await createOwnedKeyBoundAgent(ctx, account, 'Research assistant', key);
+ */
+export function createOwnedKeyBoundAgent(
+  deps: Deps,
+  account: AccountRecord,
+  name: string | undefined,
+  key: AgentKey,
+): Promise<AgentRecord> {
+  return registerKeyBoundAgent(
+    deps,
+    {
+      name: agentLabel(name),
+      ownerEmail: account.email,
+      ownerName: account.name ?? undefined,
+      emailVerified: account.email_verified,
+      accountId: account.id,
+    },
+    key,
+  );
 }
 
 const DELETED_DESCRIPTION = 'The agent behind this sign-in was deleted; start again.';

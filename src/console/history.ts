@@ -264,6 +264,9 @@ const OUTCOMES: Record<string, { text: string; kind: 'success' | 'failure' | 'in
   request_mismatch: { text: 'Refused: unexpected site', kind: 'failure' },
   agent_mismatch: { text: 'Refused: another agent was named', kind: 'failure' },
   request_contested: { text: 'Contested by another agent', kind: 'failure' },
+  // Owners in control (docs/design.md §16): a refusal by the owner's policy, or the owner's denial.
+  access_denied: { text: 'Refused by its owner', kind: 'failure' },
+  approval_pending: { text: "Asked for its owner's approval", kind: 'incomplete' },
   request_expired: { text: 'Request expired', kind: 'incomplete' },
   request_already_used: { text: 'Request already used', kind: 'incomplete' },
   invalid_request: { text: 'Unknown request', kind: 'incomplete' },

@@ -10,6 +10,7 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import { createHash, randomBytes } from 'node:crypto';
 import { PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import type { AccountRecord, PasskeyRecord } from '../store/console-types.ts';
@@ -150,16 +151,34 @@ export async function authenticationOptions(
   return { challengeId: await saveChallenge(deps, options.challenge, null), options };
 }
 
+const purposeDigest = (purpose: string) => createHash('sha256').update(purpose).digest();
+
+/**
+ * A challenge made for one purpose (an approval's decision, docs/design.md §16): 16 random bytes,
+ * then the SHA-256 of the purpose. The server keeps the challenge, so an answer to it proves that
+ * purpose and no other: an answer made to confirm something else cannot decide an approval.
+ */
+const purposeChallenge = (purpose: string) => new Uint8Array(Buffer.concat([randomBytes(16), purposeDigest(purpose)]));
+
+/** Whether a stored challenge (base64url) was made for `purpose` by {@link purposeChallenge}. */
+function servesPurpose(challenge: string, purpose: string): boolean {
+  const bytes = Buffer.from(challenge, 'base64url');
+  return bytes.length === 48 && bytes.subarray(16).equals(purposeDigest(purpose));
+}
+
 /**
  * Options for confirming who is at the keyboard with one of the signed-in account's own
- * passkeys (a re-authentication), with user verification required.
+ * passkeys (a re-authentication), with user verification required; with `purpose`, the
+ * challenge is made for that purpose alone (see {@link confirmWithPasskey}).
  *
  * @example
  * const { challengeId, options } = await reauthenticationOptions(ctx, account);
+ * const forDecision = await reauthenticationOptions(ctx, account, 'approval apr_… once');
  */
 export async function reauthenticationOptions(
   deps: Deps,
   account: AccountRecord,
+  purpose?: string,
 ): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
   const passkeys = await deps.store.console.listPasskeys(account.id);
   if (passkeys.length === 0)
@@ -169,6 +188,7 @@ export async function reauthenticationOptions(
     rpID: relyingParty(deps).rpID,
     userVerification: 'required',
     timeout: CEREMONY_TTL * 1000,
+    ...(purpose === undefined ? {} : { challenge: purposeChallenge(purpose) }),
     allowCredentials: passkeys.map((passkey) => ({
       id: passkey.id,
       transports: passkey.transports ? (JSON.parse(passkey.transports) as AuthenticatorTransport[]) : undefined,
@@ -188,12 +208,14 @@ async function verifiedPasskey(
   challengeId: string,
   response: AuthenticationResponseJSON,
   accountId: string | null,
+  purpose?: string,
 ): Promise<PasskeyRecord | undefined> {
   const challenge = await deps.store.console.takeChallenge(challengeId, deps.clock());
   const passkey = typeof response?.id === 'string' ? await deps.store.console.findPasskey(response.id) : undefined;
   if (
     !challenge ||
     challenge.account_id !== accountId ||
+    (purpose !== undefined && !servesPurpose(challenge.challenge, purpose)) ||
     !passkey ||
     (accountId !== null && passkey.account_id !== accountId)
   )
@@ -243,7 +265,7 @@ export async function signInWithPasskey(
 
 /**
  * Whether one of `account`'s own passkeys, with user verification, answered the challenge of
- * {@link reauthenticationOptions}.
+ * {@link reauthenticationOptions}; with `purpose`, only a challenge made for that purpose counts.
  *
  * @example
  * if (!(await confirmWithPasskey(ctx, account, challengeId, response))) throw new InvalidField('passkey', 'Try again.');
@@ -253,8 +275,9 @@ export async function confirmWithPasskey(
   account: AccountRecord,
   challengeId: string,
   response: AuthenticationResponseJSON,
+  purpose?: string,
 ): Promise<boolean> {
-  return (await verifiedPasskey(deps, challengeId, response, account.id)) !== undefined;
+  return (await verifiedPasskey(deps, challengeId, response, account.id, purpose)) !== undefined;
 }
 
 export async function renamePasskey(deps: Deps, account: AccountRecord, id: string, name: string): Promise<void> {

@@ -60,16 +60,20 @@ export async function confirmWithPassword(
   await recordConsoleEvent(ctx, account, 'account.reauthenticate', account.id, ip, 'password');
 }
 
-/** Confirms the signed-in person with one of their passkeys (user verification required). */
+/**
+ * Confirms the signed-in person with one of their passkeys (user verification required); with
+ * `purpose`, only an answer to a challenge made for that purpose (an approval's decision) counts.
+ */
 export async function confirmWithOwnPasskey(
   ctx: Context,
   signedIn: SignedIn,
   challengeId: string,
   response: AuthenticationResponseJSON,
   ip: string,
+  purpose?: string,
 ): Promise<void> {
   const { account, session } = signedIn;
-  if (!(await confirmWithPasskey(ctx, account, challengeId, response))) {
+  if (!(await confirmWithPasskey(ctx, account, challengeId, response, purpose))) {
     await recordConsoleEvent(ctx, account, 'account.reauthenticate_failed', account.id, ip, 'passkey');
     throw new InvalidField('passkey', 'That passkey could not confirm it is you. Try again, or use your password.');
   }

@@ -108,9 +108,7 @@ export async function setAgentPolicy(
       throw new InvalidField('allowed_clients', `allowed_clients names ${clientId}, which is not a registered website`);
   }
   const stored = isDefaultPolicy(policy) ? null : policy;
-  await deps.store.updateAgent(agentId, { policy: stored }, [
-    agentEvent('agent.updated', agent, { changes: ['policy'], policy }),
-  ]);
+  await deps.store.updateAgent(agentId, { policy: stored }, [agentEvent('agent.updated', agent, { policy })]);
   return policy;
 }
 

@@ -404,7 +404,10 @@ export function statusView(request: RequestStatusFields, now: number): StatusVie
 export interface AgentAuthentication {
   request_id: string;
   agent_id: string;
-  agent_secret: string;
+  /** An agent with a secret presents it; a key-bound agent presents agent_assertion instead (exactly one). */
+  agent_secret?: string;
+  /** A key-bound agent's signed assertion (docs/design.md §16), instead of agent_secret. */
+  agent_assertion?: string;
   model: string;
   /** The client the agent expects to sign in to; a different one is refused (412). */
   expected_client_id?: string;
@@ -483,7 +486,7 @@ export async function authenticateAgent(
 
   // The agent and the request (with its client) in one read; the rules below still run in order.
   const read = await ctx.store.findAgentAndRequest(input.agent_id, input.request_id);
-  const agent = verifyAgentCredentials(ctx, read.agent, input.agent_secret);
+  const agent = await verifyAgentCredentials(ctx, read.agent, input);
   if (!agent) {
     const throttled = await ctx.throttle.recordWrongCredentials(input.agent_id, caller.ip);
     if (throttled) return refuse(throttled);

@@ -10,6 +10,7 @@ export const REDACTED_PATHS = [
   'req.headers.cookie',
   'res.headers["set-cookie"]',
   '*.agent_secret',
+  '*.agent_assertion',
   '*.client_secret',
   // Authorization codes: never in logs. (Not '*.code', which would hide every error's code.)
   'req.body.code',

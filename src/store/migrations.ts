@@ -432,4 +432,22 @@ $$`,
       'CREATE INDEX approvals_status_expires_at ON approvals (status, expires_at)',
     ],
   },
+  {
+    // Key-bound agents (docs/design.md §16): the public JWK an agent proves itself with (JSON
+    // text; NULL for an agent with a secret) and its RFC 7638 thumbprint; the assertion ids
+    // (jti) already used, each kept until its assertion expires, so a replay is refused on
+    // every node. The primary key is the single-use check: a second insert of the pair fails.
+    version: '0016_agent_keys',
+    statements: [
+      'ALTER TABLE agents ADD COLUMN public_jwk text',
+      'ALTER TABLE agents ADD COLUMN key_thumbprint varchar(64)',
+      `CREATE TABLE agent_assertions (
+        agent_id varchar(64) NOT NULL,
+        jti varchar(128) NOT NULL,
+        expires_at bigint NOT NULL,
+        PRIMARY KEY (agent_id, jti)
+      )`,
+      'CREATE INDEX agent_assertions_expires_at ON agent_assertions (expires_at)',
+    ],
+  },
 ];

@@ -206,6 +206,15 @@ export class SqlStore implements Store {
     return { agent: agentIn(AGENT_AND_REQUEST, row), found: requestWithClient(AGENT_AND_REQUEST, row) };
   }
 
+  async useAgentAssertion(agentId: string, jti: string, expiresAt: number): Promise<boolean> {
+    // The primary key (agent_id, jti) decides: of two racing uses, on any node, one inserts.
+    return this.won({
+      sql: 'INSERT INTO agent_assertions (agent_id, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      params: [agentId, jti, expiresAt],
+      guard: true,
+    });
+  }
+
   async findRequestWithClient(id: string): Promise<RequestWithClient | undefined> {
     const row = await this.driver.values(REQUEST_WITH_CLIENT.sql, [id]);
     return row && requestWithClient(REQUEST_WITH_CLIENT, row);
@@ -456,7 +465,18 @@ export class SqlStore implements Store {
           batchSize,
         )
       : 0;
-    return { requests, codes, refreshTokens, accessTokens, grants, auditEvents, clients };
+    // An assertion is refused once expired, so its used id need not be kept longer.
+    // Its key is two columns (agent_id, jti): the batch's condition is repeated outside, so a
+    // jti another agent also used, still unexpired, stays.
+    const agentAssertions = await this.deleteInBatches(
+      'agent_assertions',
+      'jti',
+      'expires_at < ?',
+      [unauthenticatedBefore],
+      batchSize,
+      'expires_at < ?',
+    );
+    return { requests, codes, refreshTokens, accessTokens, grants, auditEvents, clients, agentAssertions };
   }
 
   /**
@@ -470,11 +490,15 @@ export class SqlStore implements Store {
     condition: string,
     params: unknown[],
     batchSize: number,
+    /** Repeated on the rows deleted, for a table whose key is more than `key`; it takes `params` again. */
+    alsoOnRows?: string,
   ): Promise<number> {
-    const sql = `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE ${condition} LIMIT ${batchSize})`;
+    const batch = `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE ${condition} LIMIT ${batchSize})`;
+    const sql = alsoOnRows ? `${batch} AND ${alsoOnRows}` : batch;
+    const all = alsoOnRows ? [...params, ...params] : params;
     let total = 0;
     for (;;) {
-      const [deleted = 0] = (await this.driver.write([{ sql, params }])) ?? [];
+      const [deleted = 0] = (await this.driver.write([{ sql, params: all }])) ?? [];
       total += deleted;
       if (deleted < batchSize) return total;
     }
@@ -604,6 +628,8 @@ const AGENT: Table = {
     'last_used_at',
     'account_id',
     'policy',
+    'public_jwk',
+    'key_thumbprint',
   ]),
 };
 

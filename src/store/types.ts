@@ -82,6 +82,15 @@ export interface AgentRecord {
   account_id: string | null;
   /** What the owner allows this agent (docs/design.md §16); null: the default policy, any website. */
   policy: AgentPolicy | null;
+  /**
+   * A key-bound agent's public JWK as JSON text (docs/design.md §16), null for an agent with a
+   * secret. Such an agent proves itself with a signed assertion; its secret_digest is of random
+   * bytes nobody holds, and a secret presented for it is refused. Reads always fill it; a record
+   * written without it (absent) is an agent with a secret, as before keys existed.
+   */
+  public_jwk?: string | null;
+  /** The RFC 7638 SHA-256 thumbprint of public_jwk (base64url), null for an agent with a secret. */
+  key_thumbprint?: string | null;
 }
 
 /** Which websites an agent may sign in to: any (the default), only listed ones, or ask the owner for a new one. */
@@ -313,6 +322,8 @@ export interface PurgeCounts {
   auditEvents: number;
   /** Self-registered clients purged as unused. */
   clients: number;
+  /** Used assertion ids of key-bound agents whose assertions expired (a replay is refused by expiry then). */
+  agentAssertions: number;
 }
 
 /** A failure counter of rate-limiter-flexible, as the throttle uses it. */
@@ -394,7 +405,14 @@ export interface Store {
     patch: Partial<
       Pick<
         AgentRecord,
-        'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at' | 'policy'
+        | 'status'
+        | 'secret_digest'
+        | 'previous_secret_digest'
+        | 'previous_secret_expires_at'
+        | 'last_used_at'
+        | 'public_jwk'
+        | 'key_thumbprint'
+        | 'policy'
       >
     >,
     announce?: WebhookEvent[],
@@ -410,6 +428,11 @@ export interface Store {
     agentId: string,
     requestId: string,
   ): Promise<{ agent: AgentRecord | undefined; found: RequestWithClient | undefined }>;
+  /**
+   * Records a key-bound agent's assertion id (jti) as used until `expiresAt` (epoch seconds):
+   * false when the agent has used it already, on any node (a replay). The purge forgets it after.
+   */
+  useAgentAssertion(agentId: string, jti: string, expiresAt: number): Promise<boolean>;
   /** The request with its client, in one statement. */
   findRequestWithClient(id: string): Promise<RequestWithClient | undefined>;
   /** Only what the status of a request is derived from (GET /api/check-status, the hottest read). */
@@ -417,8 +440,9 @@ export interface Store {
   /** The agent's successful sign-ins (history rows 'authenticated') at or after `since`. */
   countSignIns(agentId: string, since: number): Promise<number>;
   /**
-   * pending → authenticated, only while pending and unexpired, together with the agent's
-   * last use and the audit event of the success: all of it or none.
+   * pending → authenticated, only while pending, unexpired and held by no owner approval (one
+   * holds it: only its decision may authenticate it), together with the agent's last use and
+   * the audit event of the success: all of it or none.
    */
   markRequestAuthenticated(
     id: string,

@@ -3,6 +3,7 @@
  * is in it, and every operation in it, called as documented with an admin's `all` write key,
  * answers a status the document lists with a body its schema describes.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
@@ -88,6 +89,7 @@ const BODIES: Record<string, () => unknown> = {
     credentials_expire_at: '2030-01-01T00:00:00Z',
     max_sign_ins_per_hour: 5,
   }),
+  rotateAgentKey: () => ({ public_key: generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }) }),
   createClient: () => ({ name: 'Walked', redirect_uris: ['https://walk.example/cb'] }),
   updateClient: () => ({ name: 'Walked again', approval: 'manual' }),
   rotateClientSecret: () => ({ grace_seconds: 0 }),

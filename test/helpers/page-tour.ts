@@ -14,8 +14,12 @@ import type { Context } from '../../src/context.ts';
 import { createAccount, issueLink } from '../../src/console/accounts.ts';
 import { createApiKey, revokeApiKey } from '../../src/console/api-keys.ts';
 import { createWebhook, updateWebhook } from '../../src/console/webhooks.ts';
-import { createOwnedAgent } from '../../src/console/agents.ts';
+import { generateKeyPairSync } from 'node:crypto';
+import { createOwnedAgent, createOwnedKeyBoundAgent } from '../../src/console/agents.ts';
+import { agentKeyOf } from '../../src/domain/agents.ts';
 import { createOwnedClient } from '../../src/console/clients.ts';
+import { setAgentPolicy } from '../../src/domain/agent-policy.ts';
+import { decideApproval } from '../../src/domain/approvals.ts';
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import { startSession } from '../../src/console/sessions.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
@@ -51,6 +55,7 @@ const NAMES = {
     apiKey: 'Deploy script',
     webhook: 'Security alerts channel',
     newApiKey: 'Nightly backup',
+    askingAgent: 'Travel booking agent',
   },
   stress: {
     admin: 'Maximiliana Wolfeschlegelsteinhausenbergerdorff-Featherstonehaugh-Cholmondeley',
@@ -67,6 +72,7 @@ const NAMES = {
     apiKey: 'Nightly-infrastructure-reconciliation-job-for-the-platform-engineering-team-eu',
     webhook: 'Security-operations-centre-alert-ingestion-pipeline-for-the-identity-platform-team',
     newApiKey: 'Quarterly compliance export for the procurement and audit committee (read only)',
+    askingAgent: 'Travel-booking-and-expense-reconciliation-agent-for-the-quarterly-review-team-v3',
   },
 } as const;
 
@@ -79,10 +85,17 @@ export interface Seed {
   manualClientId: string;
   /** An agent and a website whose secrets are rotated (the party's stay valid for the sign-ins). */
   rotated: { agentId: string; clientId: string };
+  /** A key-bound agent (docs/design.md §16): its page shows the key's thumbprint instead of a secret. */
+  keyAgentId: string;
   /** A one-time link of each kind, for their pages (GET shows them without using them). */
   links: { invite: string; setup: string; verify: string };
   /** A webhook with a delivery log: one delivered, one to be tried again, one waiting. */
   webhookId: string;
+  /**
+   * An agent of the admin whose policy says "Ask me for a new website" (with every other field
+   * set), with approvals decided before; `party`'s website is not listed, so it asks for it.
+   */
+  asking: Party & { decidedApprovalId: string };
   names: (typeof NAMES)[DataSet];
 }
 
@@ -156,6 +169,12 @@ export async function seedConsole(
   const { agent, secret: agentSecret } = await createOwnedAgent(ctx, admin, names.agent);
   const { agent: otherAgent } = await createOwnedAgent(ctx, admin, names.otherAgent);
   for (let i = 1; i <= 3; i++) await createOwnedAgent(ctx, member, `${names.agent.slice(0, 30)} ${i}`);
+  const keyAgent = await createOwnedKeyBoundAgent(
+    ctx,
+    admin,
+    `${names.agent.slice(0, 40)} (key)`,
+    agentKeyOf(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' })),
+  );
   const party: Party = { clientId: client.id, clientSecret, redirectUri: callback.uri, agentId: agent.id, agentSecret };
 
   // Real sign-ins, then earlier ones: more than one page of history (20) and a month of chart.
@@ -215,6 +234,7 @@ export async function seedConsole(
   });
   await createApiKey(ctx, member, { name: `${names.apiKey.slice(0, 30)} (member)`, access: 'read', reach: 'own' });
   const webhookId = await seedWebhooks(ctx, admin, names.webhook);
+  const asking = await seedApprovals(ctx, admin, party, names.askingAgent, options.baseUrl);
   return {
     data: options.data,
     admin,
@@ -222,10 +242,65 @@ export async function seedConsole(
     party,
     manualClientId: manual.id,
     rotated: { agentId: otherAgent.id, clientId: manual.id },
+    keyAgentId: keyAgent.id,
     links: { invite: invite.path, setup: setup.path, verify: verify.path },
     webhookId,
+    asking,
     names,
   };
+}
+
+/**
+ * Sends the agent to sign in to the party's website (a real GET /authorize, then its
+ * authentication, answered 202): the approval it now waits for.
+ */
+export async function askApproval(baseUrl: string, agent: Party): Promise<string> {
+  const target = { baseUrl } as TestServer;
+  const started = await fetch(
+    authorizeUrl(target, {
+      client_id: agent.clientId,
+      redirect_uri: agent.redirectUri,
+      response_type: 'code',
+      scope: 'openid email profile',
+      state: 'page-tour',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    }),
+  );
+  const requestId = /<meta name="request-id" content="([^"]+)">/.exec(await started.text())?.[1];
+  if (!requestId) throw new Error(`the authorization page answered ${started.status} without a request`);
+  const answer = await authenticate(target, agent, requestId, 'claude-sonnet-4-20250514');
+  if (answer.status !== 202) throw new Error(`the asking agent was answered ${answer.status}: ${await answer.text()}`);
+  return ((await answer.json()) as { approval_id: string }).approval_id;
+}
+
+/** The asking agent with its policy, and decisions of before: approved once, allowed always, denied. */
+async function seedApprovals(
+  ctx: Context,
+  admin: AccountRecord,
+  party: Party,
+  name: string,
+  baseUrl: string,
+): Promise<Seed['asking']> {
+  const { agent, secret } = await createOwnedAgent(ctx, admin, name);
+  const clients = await ctx.store.listClients();
+  const listed = clients.filter((client) => client.id !== party.clientId).slice(0, 2);
+  await setAgentPolicy(ctx, agent.id, {
+    websites: 'ask',
+    allowed_clients: listed.map((client) => client.id),
+    scope_ceiling: ['openid', 'email', 'profile'],
+    credentials_expire_at: Date.UTC(2099, 11, 31) / 1000,
+    max_sign_ins_per_hour: 60,
+  });
+  const asking: Party = { ...party, agentId: agent.id, agentSecret: secret };
+  const decisions = ['once', 'deny'] as const;
+  let decidedApprovalId = '';
+  for (const decision of decisions) {
+    const approvalId = await askApproval(baseUrl, asking);
+    await decideApproval(ctx, approvalId, decision, admin.id);
+    decidedApprovalId ||= approvalId;
+  }
+  return { ...asking, decidedApprovalId };
 }
 
 /**
@@ -426,6 +501,7 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
     get('overview', 'admin', '/console', '/'),
     get('agents', 'admin', '/console/agents', '/agents'),
     get('agent', 'admin', agentPath, '/agents/:id'),
+    get('agent-key', 'admin', `/console/agents/${seed.keyAgentId}`, '/agents/:id'),
     {
       name: 'agent-history-older',
       viewer: 'admin',
@@ -456,6 +532,34 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
         await submit(page, `${path}/rotate`);
       },
     },
+    {
+      // The agent whose policy says "ask me", with a sign-in waiting: the notice, and the Policy section.
+      name: 'agent-policy',
+      viewer: 'admin',
+      route: '/agents/:id',
+      visit: async (page) => {
+        await askApproval(baseUrl, seed.asking);
+        await page.goto(`${baseUrl}/console/agents/${seed.asking.agentId}#policy`);
+      },
+    },
+    {
+      name: 'approvals',
+      viewer: 'admin',
+      route: '/approvals',
+      visit: async (page) => {
+        await askApproval(baseUrl, seed.asking);
+        await page.goto(`${baseUrl}/console/approvals`);
+      },
+    },
+    {
+      name: 'approval',
+      viewer: 'admin',
+      route: '/approvals/:id',
+      visit: async (page) => {
+        await page.goto(`${baseUrl}/console/approvals/${await askApproval(baseUrl, seed.asking)}`);
+      },
+    },
+    get('approval-decided', 'admin', `/console/approvals/${seed.asking.decidedApprovalId}`),
     get('websites', 'admin', '/console/websites', '/websites'),
     get('website', 'admin', websitePath, '/websites/:id'),
     {

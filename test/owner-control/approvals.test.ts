@@ -45,6 +45,12 @@ describe('approval on first use', () => {
       expires_in: 600,
     });
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'pending', approval_pending: true });
+    const described = await fetch(new URL(`/api/agent/request?request_id=${started.requestId}`, server.baseUrl));
+    expect(await described.json()).toMatchObject({
+      status: 'pending',
+      approval_pending: true,
+      client_name: 'Acme Notes',
+    });
     // The browser cannot go on yet.
     expect((await continueFlow(server, started)).status).toBe(200);
 

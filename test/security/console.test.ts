@@ -8,8 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLink } from '../../src/console/accounts.ts';
 import { createOwnedAgent } from '../../src/console/agents.ts';
+import { signAssertion, testKeyPair } from '../helpers/agent-keys.ts';
 import { caller } from '../helpers/api.ts';
 import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
+import { postJson, startFlow } from '../helpers/flow.ts';
 import { captureLogs, startTestServer, type TestServer } from '../helpers/server.ts';
 import { consolePostPaths, expectNoLeak } from './support.ts';
 
@@ -32,6 +34,13 @@ describe('CSRF and cross-site posts in the console', () => {
     expect(posts).toContain('/console/admin/links/x/revoke');
     expect(posts).toContain('/console/api-keys');
     expect(posts).toContain('/console/api-keys/x/revoke');
+    // Owners in control (issue 24): the policy and the approvals' decisions.
+    expect(posts).toContain('/console/agents/x/policy');
+    expect(posts).toContain('/console/agents/x/policy/websites');
+    expect(posts).toContain('/console/agents/x/policy/websites/remove');
+    expect(posts).toContain('/console/approvals/x/decide');
+    expect(posts).toContain('/console/approvals/x/passkey/options');
+    expect(posts).toContain('/console/approvals/x/decide/passkey');
     expect(posts.length).toBeGreaterThan(15);
   });
 
@@ -203,8 +212,26 @@ describe('secrets in the logs', () => {
     const hookId = /whk_[\w-]+/.exec(hookPage.text)![0];
     const rotated = await person.submit(`/console/admin/webhooks/${hookId}/rotate-secret`);
     keep('rotated webhook secret', /whsec_[\w+/=]+/.exec(rotated.text)?.[0]);
+    // A key-bound agent's assertion (docs/design.md §16), accepted and then replayed, and its private key.
+    const key = await testKeyPair('EdDSA');
+    const keyed = await api('POST', '/agents', { name: 'Keyed agent', public_key: key.publicJwk });
+    const keyedId = keyed.json?.agent.id as string;
+    const flow = await startFlow(server, { ...(await server.createClient()), agentId: keyedId, agentSecret: '' });
+    const assertion = await signAssertion(key, {
+      agentId: keyedId,
+      issuer: server.baseUrl,
+      requestId: flow.requestId,
+      now: server.clock(),
+    });
+    keep('agent assertion', assertion);
+    keep('agent private key', key.privateJwk.d);
+    const body = { request_id: flow.requestId, agent_id: keyedId, agent_assertion: assertion, model: 'm' };
+    expect((await postJson(server, '/api/agent/authenticate', body)).status).toBe(200);
+    expect((await postJson(server, '/api/agent/authenticate', body)).status).toBe(401);
     const text = logs.text();
     expect(text).toContain('"path":"/console/setup/lnk_[redacted]"');
+    // Its parts too: the signature alone, and the claims (which name the request and the agent).
+    keep('assertion signature', assertion.split('.')[2]);
     for (const [value, what] of secrets) expect(text.includes(value), `${what} is in the logs`).toBe(false);
   });
 });

@@ -4,15 +4,18 @@ const require = __agentauthCreateRequire(import.meta.url);
 import {
   Command,
   VERSION,
+  keygenCommand,
   signInCommand,
   withoutSecret
-} from "./chunks/chunk-NTJVMJ5M.js";
+} from "./chunks/chunk-QRJVDZHU.js";
 import "./chunks/chunk-ER33LZII.js";
 
 // src/cli/mcp.ts
 var MCP_HELP = `
 Environment (never tool arguments; the secret is never in a tool result nor on stderr):
   AGENTAUTH_ISSUER, AGENTAUTH_AGENT_ID, AGENTAUTH_AGENT_SECRET, AGENTAUTH_MODEL
+  AGENTAUTH_AGENT_KEY_FILE (or --key-file): a key-bound agent's private key file, from
+  agentauth-agent keygen, instead of AGENTAUTH_AGENT_SECRET
 
 Tools:
   inspect_sign_in_request {request_id}                                 what the request is for
@@ -38,9 +41,9 @@ function mcpCommand(program) {
   ).addHelpText("after", MCP_HELP).option(
     "--allow-insecure-http",
     "accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)"
-  ).action(async (flags) => {
-    const { runMcpServer } = await import("./chunks/mcp-server-52A4GXD7.js");
-    await runMcpServer({ allowInsecureHttp: flags.allowInsecureHttp === true });
+  ).option("--key-file <file>", "a key-bound agent's private key file, instead of AGENTAUTH_AGENT_SECRET").action(async (flags) => {
+    const { runMcpServer } = await import("./chunks/mcp-server-NP6PHIG4.js");
+    await runMcpServer({ allowInsecureHttp: flags.allowInsecureHttp === true, keyFile: flags.keyFile });
   });
 }
 
@@ -49,6 +52,7 @@ function buildAgentCli() {
   const program = new Command("agentauth-agent").description("sign an AI agent in to agentauth sign-in requests: from a shell (sign-in) or as an MCP server (mcp)").version(VERSION, "-V, --version", "print the version of @agentauth/agent").showHelpAfterError();
   signInCommand(program, { name: "agentauth-agent" });
   mcpCommand(program);
+  keygenCommand(program, "agentauth-agent");
   return program;
 }
 async function main(argv) {

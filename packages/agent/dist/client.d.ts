@@ -115,7 +115,8 @@ export interface Expectation {
 }
 /**
  * Settings of {@link AgentAuth}. Each falls back to an environment variable when `process.env`
- * exists: `AGENTAUTH_ISSUER`, `AGENTAUTH_AGENT_ID`, `AGENTAUTH_AGENT_SECRET`, `AGENTAUTH_MODEL`.
+ * exists: `AGENTAUTH_ISSUER`, `AGENTAUTH_AGENT_ID`, `AGENTAUTH_AGENT_SECRET` (or
+ * `AGENTAUTH_AGENT_KEY`, the private JWK's JSON), `AGENTAUTH_MODEL`.
  *
  * @example
  * const options: AgentAuthOptions = { issuer: 'https://auth.example.com', agentId: 'agt_…', agentSecret: 'aas_…', model: 'claude-sonnet-4' };
@@ -126,6 +127,13 @@ export interface AgentAuthOptions {
     agentId?: string;
     /** Sent only to the issuer, only in the body of `POST /api/agent/authenticate`. */
     agentSecret?: string;
+    /**
+     * Instead of a secret, for a key-bound agent: its private key as a JWK (object or JSON text,
+     * as `agentauth-agent keygen` writes it), Ed25519 or P-256. Each authentication sends a
+     * fresh assertion signed with it (a minute long, for this issuer and request only); the key
+     * itself is never sent.
+     */
+    privateKey?: string | object;
     /** The AI model the agent runs on (1 to 200 characters); it goes into the access token. */
     model?: string;
     /** The fetch to use; the global one by default. */

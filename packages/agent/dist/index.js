@@ -210,6 +210,91 @@ function isLoopbackIssuer(issuer) {
   return host === "localhost" || host.endsWith(".localhost") || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
+// src/keys.ts
+var ASSERTION_LIFETIME = 60;
+var subtle = () => {
+  const value = globalThis.crypto?.subtle;
+  if (!value)
+    throw new ConfigurationError("Signing with a key needs WebCrypto (crypto.subtle), which is missing here.");
+  return value;
+};
+function algorithmOf(key) {
+  return key.kty === "OKP" ? { jws: "EdDSA", importAs: { name: "Ed25519" }, signAs: { name: "Ed25519" } } : { jws: "ES256", importAs: { name: "ECDSA", namedCurve: "P-256" }, signAs: { name: "ECDSA", hash: "SHA-256" } };
+}
+function readPrivateKey(raw) {
+  let value = raw;
+  if (typeof raw === "string") {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new ConfigurationError(
+        "The private key is not JSON: give the private JWK that agentauth-agent keygen wrote."
+      );
+    }
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new ConfigurationError("The private key must be a JWK: a JSON object with kty, crv, x and d.");
+  const jwk = value;
+  const text = (name) => typeof jwk[name] === "string" && jwk[name] !== "" ? jwk[name] : void 0;
+  const [x, y, d] = [text("x"), text("y"), text("d")];
+  if (d === void 0 || x === void 0)
+    throw new ConfigurationError(
+      'The key has no private part ("d"): give the agent its private key; its owner registers the public one.'
+    );
+  if (jwk.kty === "OKP" && jwk.crv === "Ed25519") return { kty: "OKP", crv: "Ed25519", x, d };
+  if (jwk.kty === "EC" && jwk.crv === "P-256" && y !== void 0) return { kty: "EC", crv: "P-256", x, y, d };
+  throw new ConfigurationError("Only Ed25519 (kty OKP) and P-256 (kty EC) keys can sign in.");
+}
+function publicKeyOf(key) {
+  return key.kty === "EC" ? { kty: key.kty, crv: key.crv, x: key.x, y: key.y } : { kty: key.kty, crv: key.crv, x: key.x };
+}
+async function keyThumbprint(key) {
+  const members = key.kty === "EC" ? `{"crv":"${key.crv}","kty":"${key.kty}","x":"${key.x}","y":"${key.y}"}` : `{"crv":"${key.crv}","kty":"${key.kty}","x":"${key.x}"}`;
+  return base64url(new Uint8Array(await subtle().digest("SHA-256", new TextEncoder().encode(members))));
+}
+async function generateAgentKey(alg = "Ed25519") {
+  const params = alg === "Ed25519" ? { name: "Ed25519" } : { name: "ECDSA", namedCurve: "P-256" };
+  const pair = await subtle().generateKey(params, true, ["sign", "verify"]);
+  const privateKey = readPrivateKey(await subtle().exportKey("jwk", pair.privateKey));
+  return { privateKey, publicKey: publicKeyOf(privateKey) };
+}
+async function signAssertion(key, claims, nowMs = Date.now()) {
+  const algorithm = algorithmOf(key);
+  let signer;
+  try {
+    signer = await subtle().importKey("jwk", { ...key }, algorithm.importAs, false, ["sign"]);
+  } catch (error) {
+    throw new ConfigurationError(
+      `The private key cannot be used: ${error instanceof Error ? error.message : String(error)}`
+    );
+  }
+  const iat = Math.floor(nowMs / 1e3);
+  const header = { alg: algorithm.jws, typ: "JWT" };
+  const payload = {
+    iss: claims.agentId,
+    sub: claims.agentId,
+    aud: claims.issuer,
+    request_id: claims.requestId,
+    jti: randomId(),
+    iat,
+    exp: iat + ASSERTION_LIFETIME
+  };
+  const input = `${base64url(json(header))}.${base64url(json(payload))}`;
+  const signature = await subtle().sign(algorithm.signAs, signer, new TextEncoder().encode(input));
+  return `${input}.${base64url(new Uint8Array(signature))}`;
+}
+var json = (value) => new TextEncoder().encode(JSON.stringify(value));
+function base64url(bytes) {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+function randomId() {
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  return base64url(bytes);
+}
+
 // src/sse.ts
 var MAX_LINE_LENGTH = 64 * 1024;
 var MAX_EVENT_DATA_LENGTH = 64 * 1024;
@@ -436,6 +521,7 @@ var AgentAuth = class {
   issuer;
   #agentId;
   #agentSecret;
+  #privateKey;
   #model;
   #fetch;
   #timeoutMs;
@@ -458,7 +544,18 @@ var AgentAuth = class {
     }
     this.issuer = canonical;
     this.#agentId = optionalText(options.agentId, "agentId") ?? environment("AGENTAUTH_AGENT_ID");
-    this.#agentSecret = optionalText(options.agentSecret, "agentSecret") ?? environment("AGENTAUTH_AGENT_SECRET");
+    const secret = optionalText(options.agentSecret, "agentSecret");
+    const key = options.privateKey === void 0 || options.privateKey === null ? void 0 : options.privateKey;
+    if (secret !== void 0 && key !== void 0)
+      throw new ConfigurationError("Pass agentSecret or privateKey, not both.");
+    const fromEnvironment = secret === void 0 && key === void 0;
+    const secretEnv = fromEnvironment ? environment("AGENTAUTH_AGENT_SECRET") : void 0;
+    const keyEnv = fromEnvironment ? environment("AGENTAUTH_AGENT_KEY") : void 0;
+    if (secretEnv !== void 0 && keyEnv !== void 0)
+      throw new ConfigurationError("Both AGENTAUTH_AGENT_SECRET and AGENTAUTH_AGENT_KEY are set: keep one.");
+    this.#agentSecret = secret ?? secretEnv;
+    const privateKey = key ?? keyEnv;
+    this.#privateKey = privateKey === void 0 ? void 0 : readPrivateKey(privateKey);
     this.#model = optionalText(options.model, "model") ?? environment("AGENTAUTH_MODEL");
     const custom = options.fetch;
     if (custom !== void 0 && typeof custom !== "function") throw new ConfigurationError("fetch must be a function.");
@@ -552,11 +649,14 @@ var AgentAuth = class {
     positive(options.approvalTimeoutMs, 1, "approvalTimeoutMs");
     const agentId = this.#agentId;
     const agentSecret = this.#agentSecret;
+    const privateKey = this.#privateKey;
     const model = this.#model;
     if (agentId === void 0)
       throw new ConfigurationError("The agent id is missing: pass agentId or set AGENTAUTH_AGENT_ID.");
-    if (agentSecret === void 0)
-      throw new ConfigurationError("The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET.");
+    if (agentSecret === void 0 && privateKey === void 0)
+      throw new ConfigurationError(
+        "The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET (or, for a key-bound agent, privateKey or AGENTAUTH_AGENT_KEY)."
+      );
     if (model === void 0)
       throw new ConfigurationError(
         "The model is missing: pass model or set AGENTAUTH_MODEL (the AI model the agent runs on)."
@@ -601,10 +701,10 @@ var AgentAuth = class {
             `${problem}; refused without authenticating. Its ${website}.`
           );
       }
-      const body = {
+      const credentials = async () => privateKey === void 0 ? { agent_secret: agentSecret } : { agent_assertion: await signAssertion(privateKey, { agentId, issuer: this.issuer, requestId }) };
+      const fields = {
         request_id: requestId,
         agent_id: agentId,
-        agent_secret: agentSecret,
         model,
         expected_client_id: expected.clientId ?? view.client_id,
         expected_redirect_host: expected.host ?? view.redirect_host,
@@ -614,6 +714,7 @@ var AgentAuth = class {
       let unsure = false;
       let answer;
       try {
+        const body = async () => ({ ...fields, ...await credentials() });
         answer = await this.#send("POST", "/api/agent/authenticate", requestId, call, body, (status) => {
           unsure ||= status === 503;
         });
@@ -840,9 +941,10 @@ var AgentAuth = class {
    * 429 and 503 are retried after `Retry-After` (1 s when absent) up to maxRetries times while
    * the budget lasts. Redirects are refused, so the secret never goes anywhere but the issuer.
    */
-  async #send(method, path, requestId, call, body, onRetry) {
+  async #send(method, path, requestId, call, bodyOf, onRetry) {
     const url = method === "GET" ? this.#url(path, requestId) : this.issuer + path;
     for (let attempt = 0; ; attempt++) {
+      const body = typeof bodyOf === "function" ? await bodyOf() : bodyOf;
       let response;
       try {
         response = await this.#fetch(url, {
@@ -861,14 +963,14 @@ var AgentAuth = class {
           error2
         );
       }
-      const json = await readJson(response, call.signal);
+      const json2 = await readJson(response, call.signal);
       if (response.ok) {
-        if (json === void 0)
+        if (json2 === void 0)
           throw unexpected(`${path} answered ${response.status} without a JSON body.`, response.status);
-        return json;
+        return json2;
       }
       const retryAfter = parseRetryAfter(response.headers.get("retry-after"));
-      const error = isRecord(json) && typeof json.error === "string" ? errorFromServer(json, { status: response.status, retryAfter }) : response.status === 429 || response.status === 503 ? errorFromServer(
+      const error = isRecord(json2) && typeof json2.error === "string" ? errorFromServer(json2, { status: response.status, retryAfter }) : response.status === 429 || response.status === 503 ? errorFromServer(
         {
           error: response.status === 429 ? "too_many_requests" : "temporarily_unavailable",
           error_description: `${path} answered ${response.status}.`
@@ -954,7 +1056,12 @@ export {
   UnexpectedResponseError,
   VERSION,
   errorFromServer,
+  generateAgentKey,
   issuerFromPageUrl,
+  keyThumbprint,
+  publicKeyOf,
   quoteUntrusted,
-  requestIdFrom
+  readPrivateKey,
+  requestIdFrom,
+  signAssertion
 };

@@ -24,6 +24,7 @@ import {
   quoteUntrusted,
   requestIdFrom,
 } from './page.ts';
+import { type AgentPrivateKey, readPrivateKey, signAssertion } from './keys.ts';
 import { readEvents } from './sse.ts';
 
 /**
@@ -150,7 +151,8 @@ export interface Expectation {
 
 /**
  * Settings of {@link AgentAuth}. Each falls back to an environment variable when `process.env`
- * exists: `AGENTAUTH_ISSUER`, `AGENTAUTH_AGENT_ID`, `AGENTAUTH_AGENT_SECRET`, `AGENTAUTH_MODEL`.
+ * exists: `AGENTAUTH_ISSUER`, `AGENTAUTH_AGENT_ID`, `AGENTAUTH_AGENT_SECRET` (or
+ * `AGENTAUTH_AGENT_KEY`, the private JWK's JSON), `AGENTAUTH_MODEL`.
  *
  * @example
  * const options: AgentAuthOptions = { issuer: 'https://auth.example.com', agentId: 'agt_…', agentSecret: 'aas_…', model: 'claude-sonnet-4' };
@@ -161,6 +163,13 @@ export interface AgentAuthOptions {
   agentId?: string;
   /** Sent only to the issuer, only in the body of `POST /api/agent/authenticate`. */
   agentSecret?: string;
+  /**
+   * Instead of a secret, for a key-bound agent: its private key as a JWK (object or JSON text,
+   * as `agentauth-agent keygen` writes it), Ed25519 or P-256. Each authentication sends a
+   * fresh assertion signed with it (a minute long, for this issuer and request only); the key
+   * itself is never sent.
+   */
+  privateKey?: string | object;
   /** The AI model the agent runs on (1 to 200 characters); it goes into the access token. */
   model?: string;
   /** The fetch to use; the global one by default. */
@@ -451,6 +460,7 @@ export class AgentAuth {
   readonly issuer: string;
   readonly #agentId: string | undefined;
   readonly #agentSecret: string | undefined;
+  readonly #privateKey: AgentPrivateKey | undefined;
   readonly #model: string | undefined;
   readonly #fetch: typeof fetch;
   readonly #timeoutMs: number;
@@ -474,7 +484,19 @@ export class AgentAuth {
     }
     this.issuer = canonical;
     this.#agentId = optionalText(options.agentId, 'agentId') ?? environment('AGENTAUTH_AGENT_ID');
-    this.#agentSecret = optionalText(options.agentSecret, 'agentSecret') ?? environment('AGENTAUTH_AGENT_SECRET');
+    // A secret or a key: what is passed wins over the environment; two at the same level are refused.
+    const secret = optionalText(options.agentSecret, 'agentSecret');
+    const key = options.privateKey === undefined || options.privateKey === null ? undefined : options.privateKey;
+    if (secret !== undefined && key !== undefined)
+      throw new ConfigurationError('Pass agentSecret or privateKey, not both.');
+    const fromEnvironment = secret === undefined && key === undefined;
+    const secretEnv = fromEnvironment ? environment('AGENTAUTH_AGENT_SECRET') : undefined;
+    const keyEnv = fromEnvironment ? environment('AGENTAUTH_AGENT_KEY') : undefined;
+    if (secretEnv !== undefined && keyEnv !== undefined)
+      throw new ConfigurationError('Both AGENTAUTH_AGENT_SECRET and AGENTAUTH_AGENT_KEY are set: keep one.');
+    this.#agentSecret = secret ?? secretEnv;
+    const privateKey = key ?? keyEnv;
+    this.#privateKey = privateKey === undefined ? undefined : readPrivateKey(privateKey);
     this.#model = optionalText(options.model, 'model') ?? environment('AGENTAUTH_MODEL');
     const custom = options.fetch;
     if (custom !== undefined && typeof custom !== 'function') throw new ConfigurationError('fetch must be a function.');
@@ -574,11 +596,14 @@ export class AgentAuth {
     positive(options.approvalTimeoutMs, 1, 'approvalTimeoutMs'); // refused before anything is sent
     const agentId = this.#agentId;
     const agentSecret = this.#agentSecret;
+    const privateKey = this.#privateKey;
     const model = this.#model;
     if (agentId === undefined)
       throw new ConfigurationError('The agent id is missing: pass agentId or set AGENTAUTH_AGENT_ID.');
-    if (agentSecret === undefined)
-      throw new ConfigurationError('The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET.');
+    if (agentSecret === undefined && privateKey === undefined)
+      throw new ConfigurationError(
+        'The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET (or, for a key-bound agent, privateKey or AGENTAUTH_AGENT_KEY).',
+      );
     if (model === undefined)
       throw new ConfigurationError(
         'The model is missing: pass model or set AGENTAUTH_MODEL (the AI model the agent runs on).',
@@ -628,10 +653,14 @@ export class AgentAuth {
           );
       }
       // What was looked up is what gets signed in to: the server checks it in the same step.
-      const body = {
+      // A key-bound agent signs a fresh assertion for each attempt: a retry must not replay one.
+      const credentials = async (): Promise<Record<string, string>> =>
+        privateKey === undefined
+          ? { agent_secret: agentSecret! }
+          : { agent_assertion: await signAssertion(privateKey, { agentId, issuer: this.issuer, requestId }) };
+      const fields = {
         request_id: requestId,
         agent_id: agentId,
-        agent_secret: agentSecret,
         model,
         expected_client_id: expected.clientId ?? view.client_id,
         expected_redirect_host: expected.host ?? view.redirect_host,
@@ -641,6 +670,7 @@ export class AgentAuth {
       let unsure = false;
       let answer: unknown;
       try {
+        const body = async () => ({ ...fields, ...(await credentials()) });
         answer = await this.#send('POST', '/api/agent/authenticate', requestId, call, body, (status) => {
           unsure ||= status === 503;
         });
@@ -905,11 +935,13 @@ export class AgentAuth {
     path: string,
     requestId: string,
     call: Budget,
-    body?: Record<string, unknown>,
+    /** The JSON body, or what makes a fresh one for each attempt (a key-bound agent's new assertion). */
+    bodyOf?: Record<string, unknown> | (() => Promise<Record<string, unknown>>),
     onRetry?: (status: number) => void,
   ): Promise<unknown> {
     const url = method === 'GET' ? this.#url(path, requestId) : this.issuer + path;
     for (let attempt = 0; ; attempt++) {
+      const body = typeof bodyOf === 'function' ? await bodyOf() : bodyOf;
       let response: Response;
       try {
         response = await this.#fetch(url, {

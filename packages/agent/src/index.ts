@@ -47,4 +47,13 @@ export {
   UnavailableError,
   UnexpectedResponseError,
 } from './errors.ts';
+export {
+  type AgentPrivateKey,
+  type AgentPublicKey,
+  generateAgentKey,
+  keyThumbprint,
+  publicKeyOf,
+  readPrivateKey,
+  signAssertion,
+} from './keys.ts';
 export { issuerFromPageUrl, quoteUntrusted, requestIdFrom } from './page.ts';

@@ -1,6 +1,6 @@
 """agentauth: sign an AI agent in to a website through an agentauth server.
 
-Standard library only (Python 3.9+). The usual flow is four lines::
+Standard library only (Python 3.9+); a key-bound agent signs with the `keys` extra (:mod:`agentauth.keys`). The usual flow is four lines::
 
     from agentauth import AgentAuth
 
@@ -43,6 +43,7 @@ from .errors import (
     TooManyRequestsError,
     WaitTimeoutError,
 )
+from .keys import AgentKey, generate_key, key_thumbprint, public_key_of
 from .page import issuer_from_page_url, quote_untrusted, request_id_from
 
 _logging.getLogger("agentauth").addHandler(_logging.NullHandler())
@@ -57,6 +58,10 @@ __all__ = [
     "request_id_from",
     "issuer_from_page_url",
     "quote_untrusted",
+    "AgentKey",
+    "generate_key",
+    "key_thumbprint",
+    "public_key_of",
     "AgentAuthError",
     "ConfigurationError",
     "InvalidInputError",

@@ -170,11 +170,13 @@ class Transport:
         max_retries: int = MAX_RETRIES,
         request: Any = None,
         retried: Optional[List[int]] = None,
+        fresh: Optional[Callable[[], Dict[str, Any]]] = None,
     ) -> Dict[str, Any]:
         """One JSON call; after 429 or 503 waits Retry-After and tries again (at most
         ``max_retries`` times, and only if the wait ends before ``deadline``). Returns the
         JSON object of a 2xx answer; raises the typed error otherwise. The statuses that were
-        retried are appended to ``retried``."""
+        retried are appended to ``retried``. ``fresh`` adds fields made anew for each attempt
+        (a key-bound agent's assertion, which the server accepts once)."""
         body = None if json_body is None else json.dumps(json_body).encode("utf-8")
         retries = 0
         try:
@@ -182,6 +184,8 @@ class Transport:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise NetworkError(description=f"{method} {self.issuer}{path}: the call's time ran out")
+                if fresh is not None:
+                    body = json.dumps({**(json_body or {}), **fresh()}).encode("utf-8")
                 try:
                     return self._once(method, path, query, body, remaining, request)
                 except (TooManyRequestsError, TemporarilyUnavailableError) as error:

@@ -10,7 +10,7 @@ import socket
 import time
 from dataclasses import dataclass
 from http.client import HTTPException, HTTPResponse
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 from ._http import Transport, set_read_timeout
@@ -30,6 +30,7 @@ from .errors import (
     WaitTimeoutError,
     error_for,
 )
+from .keys import AgentKey
 from .page import (
     PageInfo,
     endpoint_issuer,
@@ -338,6 +339,11 @@ class AgentAuth:
         issuer: The server's base URL (its ``BASE_URL``), e.g. ``https://auth.example.com``.
         agent_id: The agent's id (``agt_…``).
         agent_secret: The agent's secret (``aas_…``). Never shown by ``repr``, errors or logs.
+        private_key: Instead of a secret, for a key-bound agent: its private key as a JWK
+            (a dict or JSON text); each sign-in sends a fresh signed assertion, never the key.
+            Needs ``pip install 'agentauth[keys]'`` (:mod:`agentauth.keys`).
+        key_file: The same, read from a file only its user can read (as
+            :func:`agentauth.keys.generate_key` writes it); defaults to ``AGENTAUTH_AGENT_KEY_FILE``.
         model: The AI model the agent runs on (goes into the token's ``model`` claim).
         timeout: Seconds one call (:meth:`inspect`, :meth:`sign_in`) may take in all,
             Retry-After waits included.
@@ -364,9 +370,24 @@ class AgentAuth:
         timeout: float = 30.0,
         *,
         allow_insecure_http: bool = False,
+        private_key: Optional[Union[str, Mapping[str, Any]]] = None,
+        key_file: Optional[str] = None,
     ) -> None:
+        # A secret or a key (docs/design.md §16): what is passed wins over the environment; two
+        # at the same level are refused, so which one signs in is never left to chance.
+        given = [name for name, value in (("agent_secret", agent_secret), ("private_key", private_key), ("key_file", key_file)) if value]
+        if len(given) > 1:
+            raise ConfigurationError(description=f"Pass one of {', '.join(given)}, not several.")
+        if not given and _env("AGENTAUTH_AGENT_SECRET") and _env("AGENTAUTH_AGENT_KEY_FILE"):
+            raise ConfigurationError(description="Both AGENTAUTH_AGENT_SECRET and AGENTAUTH_AGENT_KEY_FILE are set: keep one.")
+        self._key: Optional[AgentKey] = None
+        if private_key:
+            self._key = AgentKey.from_jwk(private_key)
+        elif key_file or (not given and _env("AGENTAUTH_AGENT_KEY_FILE")):
+            self._key = AgentKey.from_file(key_file or _env("AGENTAUTH_AGENT_KEY_FILE"))  # type: ignore[arg-type]
+        private_key = None
         # The secret first, wrapped at once, so that no frame of a ConfigurationError below holds it.
-        secret = agent_secret if agent_secret else _env("AGENTAUTH_AGENT_SECRET")
+        secret = agent_secret if agent_secret else (None if self._key else _env("AGENTAUTH_AGENT_SECRET"))
         self._secret: Optional[_Secret] = _Secret(secret) if secret else None
         agent_secret = secret = None
         raw_issuer = issuer if issuer else _env("AGENTAUTH_ISSUER")
@@ -452,12 +473,19 @@ class AgentAuth:
             raise InvalidInputError(description="Expected a request id (req_…) or the page's HTML as text.")
         return request_id_from(text)
 
-    def _credentials(self) -> Tuple[str, _Secret, str]:
+    def _proof(self, agent_id: str, request_id: str) -> Dict[str, str]:
+        """What proves the agent: its secret, or a fresh assertion signed with its key (made
+        anew for each attempt, since the server accepts an assertion once)."""
+        if self._key is not None:
+            return {"agent_assertion": self._key.assertion(agent_id, self.issuer, request_id)}
+        return {"agent_secret": self._secret.reveal()}  # type: ignore[union-attr]
+
+    def _credentials(self) -> Tuple[str, Union[_Secret, AgentKey], str]:
         missing = [
             env
             for env, value in (
                 ("AGENTAUTH_AGENT_ID", self.agent_id),
-                ("AGENTAUTH_AGENT_SECRET", self._secret),
+                ("AGENTAUTH_AGENT_SECRET", self._secret or self._key),
                 ("AGENTAUTH_MODEL", self.model),
             )
             if not value
@@ -468,7 +496,7 @@ class AgentAuth:
                 + ", ".join(missing)
                 + " (or the matching AgentAuth argument)."
             )
-        return self.agent_id, self._secret, self.model  # type: ignore[return-value]
+        return self.agent_id, (self._key or self._secret), self.model  # type: ignore[return-value]
 
     # ----------------------------------------------------------------------------------------
     # The lookup
@@ -684,7 +712,6 @@ class AgentAuth:
         body: Dict[str, Any] = {
             "request_id": request_id,
             "agent_id": agent_id,
-            "agent_secret": secret.reveal(),
             "model": model,
             "expected_client_id": client_id if client_id is not None else request.client_id,
             "expected_redirect_host": host if host is not None else request.redirect_host,
@@ -694,7 +721,15 @@ class AgentAuth:
             body["expected_resource"] = request.resource
         retried: List[int] = []
         try:
-            data = self._transport.call("POST", "/api/agent/authenticate", json_body=body, deadline=deadline, request=request, retried=retried)
+            data = self._transport.call(
+                "POST",
+                "/api/agent/authenticate",
+                json_body=body,
+                fresh=lambda: self._proof(agent_id, request_id),
+                deadline=deadline,
+                request=request,
+                retried=retried,
+            )
         except RequestAlreadyUsedError:
             # A 503 may hide an authentication that went through; the retry then answers
             # "already used". If the request is authenticated, only this agent can have done
@@ -742,7 +777,7 @@ class AgentAuth:
         """Only ``POST /api/agent/authenticate``, without the lookup (for tests of the server's
         answers). Agents use :meth:`sign_in`."""
         agent_id, secret, model = self._credentials()
-        body: Dict[str, Any] = {"request_id": request_id, "agent_id": agent_id, "agent_secret": secret.reveal(), "model": model}
+        body: Dict[str, Any] = {"request_id": request_id, "agent_id": agent_id, "model": model, **self._proof(agent_id, request_id)}
         if expected_client_id is not None:
             body["expected_client_id"] = expected_client_id
         if expected_redirect_host is not None:

@@ -4,12 +4,21 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { createOwnedAgent, deleteAgent, renameAgent } from '../../console/agents.ts';
+import { createOwnedAgent, createOwnedKeyBoundAgent, deleteAgent, renameAgent } from '../../console/agents.ts';
 import { reachableAgent } from '../../console/access.ts';
 import { DEFAULT_POLICY, policyOf, setAgentPolicy } from '../../domain/agent-policy.ts';
-import { registerAgent, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
+import {
+  agentKeyOf,
+  registerAgent,
+  registerKeyBoundAgent,
+  rotateAgentKey,
+  rotateAgentSecret,
+  setAgentStatus,
+} from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
+import type { AgentKey } from '../../domain/agent-keys.ts';
 import { InvalidField, InvalidRequest } from '../../errors.ts';
+import type { AgentRecord } from '../../store/types.ts';
 import { checkIfMatch, pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { type ApiCaller, requireAdminReach, requireWrite } from '../keys.ts';
 import { AgentPolicyView, AgentView, agentPolicyView, agentView, Page, policyFromView, RevokedView } from '../views.ts';
@@ -30,6 +39,20 @@ import {
 
 const AgentRef = Type.Ref(AgentView);
 const tags = ['Agents'];
+
+/** A public JWK; its rules (Ed25519 or P-256, no private part) are the domain's, worded there. */
+const publicKey = (description: string) =>
+  Type.Object(
+    {
+      kty: Type.String({ maxLength: 16, examples: ['OKP'], description: '`OKP` (Ed25519) or `EC` (P-256).' }),
+      crv: Type.Optional(Type.String({ maxLength: 16, examples: ['Ed25519'], description: '`Ed25519` or `P-256`.' })),
+      x: Type.Optional(Type.String({ maxLength: 100 })),
+      y: Type.Optional(Type.String({ maxLength: 100, description: 'P-256 only.' })),
+    },
+    { additionalProperties: true, maxProperties: 20, description },
+  );
+const KEY_DESCRIPTION =
+  'The agent’s public key as a JWK: Ed25519 (`kty` OKP) or P-256 (`kty` EC, for ES256), without `d`. `agentauth-agent keygen` prints one.';
 
 const NewAgentBody = Type.Object(
   {
@@ -66,6 +89,11 @@ const NewAgentBody = Type.Object(
         },
       ),
     ),
+    public_key: Type.Optional(
+      publicKey(
+        `${KEY_DESCRIPTION} Makes a key-bound agent: it proves itself with assertions signed by the private half of this key, and gets no secret.`,
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -73,6 +101,7 @@ type NewAgentBody = {
   name?: string;
   account_id?: string;
   owner?: { email: string; name?: string; email_verified?: boolean };
+  public_key?: Record<string, unknown>;
 };
 const AgentChanges = Type.Object(
   {
@@ -102,6 +131,14 @@ const PolicyRef = Type.Ref(AgentPolicyView);
 const WithSecret = Type.Object({
   agent: AgentRef,
   agent_secret: Type.String({ description: 'Shown only in this answer (and its idempotent replays).' }),
+});
+const Created = Type.Object({
+  agent: AgentRef,
+  agent_secret: Type.Optional(
+    Type.String({
+      description: 'Shown only in this answer (and its idempotent replays); absent for a key-bound agent.',
+    }),
+  ),
 });
 
 export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
@@ -144,22 +181,27 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
       schema: {
         operationId: 'createAgent',
         summary: 'Create an agent',
-        description: 'Answers the agent and its secret, once. Send an `Idempotency-Key` to retry safely.',
+        description:
+          'Answers the agent and its secret, once; with `public_key`, a key-bound agent, which has no secret. Send an `Idempotency-Key` to retry safely.',
         tags,
         headers: IdempotencyHeaders,
         body: NewAgentBody,
-        response: answers({ 201: WithSecret }, 403, 404, 409, 422),
+        response: answers({ 201: Created }, 403, 404, 409, 422),
       },
     },
     async (request, reply) => {
       const caller = callerOf(request);
       requireWrite(caller);
       return answerCreation(ctx, caller, request, reply, async () => {
-        const { name, account_id, owner } = request.body;
+        const { name, account_id, owner, public_key } = request.body;
+        const key = public_key === undefined ? undefined : agentKeyOf(public_key);
         const { agent, secret } = owner
-          ? await createUnownedAgent(caller, name, owner, account_id)
-          : await createOwnedAgent(ctx, await ownerFor(ctx, caller, account_id), name);
-        return { location: `agents/${agent.id}`, body: { agent: agentView(agent, ctx.clock()), agent_secret: secret } };
+          ? await createUnownedAgent(caller, name, owner, account_id, key)
+          : await createAccountAgent(await ownerFor(ctx, caller, account_id), name, key);
+        return {
+          location: `agents/${agent.id}`,
+          body: { agent: agentView(agent, ctx.clock()), ...(secret === null ? {} : { agent_secret: secret }) },
+        };
       });
     },
   );
@@ -292,6 +334,30 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
     },
   );
 
+  api.post<{ Params: IdParams; Body: { public_key: Record<string, unknown> } }>(
+    '/agents/:id/rotate-key',
+    {
+      schema: {
+        operationId: 'rotateAgentKey',
+        summary: 'Replace an agent’s public key',
+        description:
+          'The agent proves itself with the new key from now on; the old key (or, for an agent that had a secret, the secret) stops at once. Announced as `agent.key_rotated`.',
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: Type.Object({ public_key: publicKey(KEY_DESCRIPTION) }, { additionalProperties: false }),
+        response: answers({ 200: AgentRef }, 403, 404, 412),
+      },
+    },
+    async (request, reply) => {
+      requireWrite(callerOf(request));
+      const agent = await reachable(request, request.params.id);
+      checkIfMatch(ifMatchOf(request), agentView(agent, ctx.clock()));
+      await rotateAgentKey(ctx, agent.id, agentKeyOf(request.body.public_key));
+      return withTag(reply, agentView(await reachable(request, agent.id), ctx.clock()));
+    },
+  );
+
   api.post<{ Params: IdParams }>(
     '/agents/:id/revoke-grants',
     {
@@ -311,20 +377,33 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
     },
   );
 
+  /** An account's agent, with a secret or bound to `key`, by the console's rules. */
+  async function createAccountAgent(
+    account: Parameters<typeof createOwnedAgent>[1],
+    name: string | undefined,
+    key: AgentKey | undefined,
+  ): Promise<{ agent: AgentRecord; secret: string | null }> {
+    if (!key) return createOwnedAgent(ctx, account, name);
+    return { agent: await createOwnedKeyBoundAgent(ctx, account, name, key), secret: null };
+  }
+
   /** An agent of someone without a console account, as the CLI makes them: only for an admin's `all` key. */
-  function createUnownedAgent(
+  async function createUnownedAgent(
     caller: ApiCaller,
     name: string | undefined,
     owner: NonNullable<NewAgentBody['owner']>,
     accountId: string | undefined,
-  ) {
+    key: AgentKey | undefined,
+  ): Promise<{ agent: AgentRecord; secret: string | null }> {
     if (accountId !== undefined) throw new InvalidRequest('Send account_id or owner, not both.');
     requireAdminReach(caller);
-    return registerAgent(ctx, {
+    const input = {
       name,
       ownerEmail: owner.email,
       ownerName: owner.name,
       emailVerified: owner.email_verified ?? false,
-    });
+    };
+    if (!key) return registerAgent(ctx, input);
+    return { agent: await registerKeyBoundAgent(ctx, input, key), secret: null };
   }
 }

@@ -1,4 +1,5 @@
 /** `agentauth agent …`: agent credentials. */
+import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import { collect, print } from '../common.ts';
 import type { AgentPolicyView, AgentView } from '../management.ts';
@@ -15,7 +16,35 @@ const agentJson = (a: AgentView) => ({
   status: a.status,
   created_at: a.created_at,
   last_used_at: a.last_used_at,
+  credential: a.credential,
+  key_thumbprint: a.key_thumbprint,
 });
+
+/**
+ * The public JWK in `path` (as `agentauth-agent keygen` prints it), as an object; whether it is
+ * an acceptable key is the domain's rule, checked on the database or by the server.
+ */
+function publicKeyFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read the public key file ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`${path} is not JSON: give the public JWK that agentauth-agent keygen printed`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`${path} does not hold a JWK (a JSON object with kty, crv and x)`);
+  return value as Record<string, unknown>;
+}
+
+/** What the commands print of a key-bound agent's key. */
+const keyText = (a: AgentView) =>
+  `key_thumbprint: ${a.key_thumbprint}\n(the agent proves itself with its private key; it has no secret)`;
 
 export function agentCommand(program: Command): void {
   const agent = program.command('agent').description('manage agent credentials');
@@ -29,6 +58,10 @@ export function agentCommand(program: Command): void {
     .option('--owner-name <name>', "the owner's name (the name claim)")
     .option('--name <label>', 'a label for the agent')
     .option('--email-verified', "the owner's email address has been verified (email_verified claim)")
+    .option(
+      '--public-key <file>',
+      'a key-bound agent: the file holds its public JWK (Ed25519 or P-256, as agentauth-agent keygen prints it); prints its thumbprint instead of a secret',
+    )
     .option('--json', 'print JSON')
     .action(
       async (
@@ -37,6 +70,7 @@ export function agentCommand(program: Command): void {
           ownerName?: string;
           name?: string;
           emailVerified?: boolean;
+          publicKey?: string;
           json?: boolean;
         },
         command: Command,
@@ -45,9 +79,14 @@ export function agentCommand(program: Command): void {
           options.ownerEmail === undefined
             ? undefined
             : { email: options.ownerEmail, name: options.ownerName, email_verified: !!options.emailVerified };
+        const publicKey = options.publicKey === undefined ? undefined : publicKeyFile(options.publicKey);
         const { agent: created, agent_secret: secret } = await withManagement(command, (management) =>
-          management.createAgent({ name: options.name, owner }),
+          management.createAgent({ name: options.name, owner, public_key: publicKey }),
         );
+        if (secret === undefined) {
+          print(!!options.json, agentJson(created), `agent_id:       ${created.id}\n${keyText(created)}`);
+          return;
+        }
         print(
           !!options.json,
           { ...agentJson(created), agent_secret: secret },
@@ -114,6 +153,22 @@ export function agentCommand(program: Command): void {
     const { agent_secret } = await management.rotateAgentSecret(id, grace);
     return agent_secret;
   });
+  agent
+    .command('rotate-key <agent_id>')
+    .description(
+      'bind the agent to a new public key: the old key (or its secret, for an agent that had one) stops working at once',
+    )
+    .requiredOption('--public-key <file>', 'the file holding the new public JWK (as agentauth-agent keygen prints it)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { publicKey: string; json?: boolean }, command: Command) => {
+      const publicKey = publicKeyFile(options.publicKey);
+      const rotated = await withManagement(command, (management) => management.rotateAgentKey(id, publicKey));
+      print(
+        !!options.json,
+        { agent_id: rotated.id, credential: rotated.credential, key_thumbprint: rotated.key_thumbprint },
+        `agent_id:       ${rotated.id}\n${keyText(rotated)}\nthe previous key no longer works`,
+      );
+    });
   revokeGrantsCommand(agent, 'agent');
   deleteCommand(agent, 'agent');
 }

@@ -1,7 +1,8 @@
 /** The console's overview and the account page: profile, passkeys, password, sessions, invitations. */
 import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConsoleSessionRecord, PasskeyRecord } from '../../store/console-types.ts';
-import type { AgentRecord, ClientRecord } from '../../store/types.ts';
+import type { AgentRecord, ApprovalView, ClientRecord } from '../../store/types.ts';
+import { waitingNotice } from './approvals.ts';
 import { MIN_PASSWORD_LENGTH } from '../accounts.ts';
 import type { OutstandingLink } from '../links.ts';
 import { linkTable } from './links.ts';
@@ -27,6 +28,9 @@ export interface OverviewInput {
   hasCredential: boolean;
   issuer: string;
   notice: ConsolePage['notice'];
+  /** Sign-ins waiting for this account's decision. */
+  waiting: ApprovalView[];
+  now: number;
 }
 
 interface Step {
@@ -92,7 +96,8 @@ export function overviewPage(page: PageContext & { account: AccountRecord }, inp
   return consolePage(page, {
     title: `Hello, ${account.name ?? account.email}`,
     notice: input.notice,
-    body: html`${input.hasCredential ? '' : html`<p class="warning">Your account has no passkey or password yet. <a href="/console/account">Add one now</a>, or you cannot sign in again once this session ends.</p>`}
+    body: html`${waitingNotice(account, input.waiting, input.now, '/console')}
+${input.hasCredential ? '' : html`<p class="warning">Your account has no passkey or password yet. <a href="/console/account">Add one now</a>, or you cannot sign in again once this session ends.</p>`}
 ${gettingStarted(input)}
 <section aria-labelledby="server-heading">
 <h2 id="server-heading">This server</h2>

@@ -5,7 +5,9 @@
  */
 import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConnectedSite } from '../../store/console-types.ts';
-import type { AgentRecord } from '../../store/types.ts';
+import type { AgentRecord, ApprovalView, ClientRecord } from '../../store/types.ts';
+import { waitingNotice } from './approvals.ts';
+import { policySection } from './policy.ts';
 import {
   actionButton,
   type ConsolePage,
@@ -72,10 +74,69 @@ ${
 <form method="post" action="/console/agents" class="stack">
 ${csrfField(csrf)}
 ${field({ label: 'Name', name: 'name', value: input.values?.name, required: true, maxlength: 200, error: errors.name, hint: 'For you and the websites it signs in to, such as "Research assistant".' })}
+${publicKeyInput({ label: 'Public key (optional)', value: input.values?.public_key, error: errors.public_key, hint: PUBLIC_KEY_HINT })}
 <button type="submit">Create agent</button>
 </form>
 </section>`,
   });
+}
+
+const PUBLIC_KEY_HINT =
+  'Instead of a secret, the agent can prove itself with a key that never leaves it: run agentauth-agent keygen where it runs, and paste the public key it prints (a JWK, Ed25519 or P-256). Leave empty for a secret.';
+
+/** The public key's textarea: a JWK pasted as text (the rules of src/domain/agent-keys.ts check it). */
+function publicKeyInput(options: {
+  label: string;
+  value?: string;
+  error?: string;
+  hint: string;
+  required?: boolean;
+}): Html {
+  return field({ name: 'public_key', type: 'textarea', ...options });
+}
+
+/** How a key-bound agent proves itself, and the form that replaces its key (or binds an agent with a secret to one). */
+function keySection(
+  csrf: string,
+  agent: AgentRecord,
+  issuer: string | undefined,
+  errors: Record<string, string>,
+  value?: string,
+): Html {
+  const base = agentPath(agent.id);
+  if (agent.public_jwk == null)
+    return html`<h3>Secret</h3>
+<p id="agent-credential">Proves itself with a secret.</p>`;
+  const environment = [
+    ...(issuer ? [`AGENTAUTH_ISSUER=${issuer}`] : []),
+    `AGENTAUTH_AGENT_ID=${agent.id}`,
+    "# The private key file agentauth-agent keygen wrote (readable only by the agent's user):",
+    'AGENTAUTH_AGENT_KEY_FILE=/path/to/agent-key.json',
+    'AGENTAUTH_MODEL=my-model',
+  ].join('\n');
+  return html`<h3>Key</h3>
+<p id="agent-credential">Proves itself with a key: each sign-in is signed by a private key that stays where the agent runs. There is no secret.</p>
+<dl><dt>Key thumbprint</dt><dd>${copyable('key-thumbprint', agent.key_thumbprint ?? '')}</dd></dl>
+<p>For the agent's environment (no secret in it):</p>
+<pre class="snippet"><code id="agent-environment">${environment}</code></pre>
+<form method="post" action="${base}/rotate-key" class="stack">
+${csrfField(csrf)}
+${publicKeyInput({ label: 'Replace the key', value, error: errors.public_key, required: true, hint: 'Paste the new public key (a JWK). The old key stops working at once.' })}
+<button type="submit">Replace key</button>
+</form>`;
+}
+
+/** For an agent with a secret: binding it to a key instead, behind a disclosure. */
+function switchToKey(csrf: string, agent: AgentRecord, errors: Record<string, string>, value?: string): Html {
+  if (agent.public_jwk != null) return html``;
+  return html`<details${errors.public_key ? html` open` : ''}>
+<summary>Use a key instead of the secret</summary>
+<form method="post" action="${agentPath(agent.id)}/rotate-key" class="stack">
+${csrfField(csrf)}
+${publicKeyInput({ label: 'Public key', value, error: errors.public_key, required: true, hint: 'Paste the public key agentauth-agent keygen printed (a JWK). The secret stops working at once.' })}
+<button type="submit" class="secondary">Use this key</button>
+</form>
+</details>`;
 }
 
 /**
@@ -248,8 +309,14 @@ ${
 
 export interface AgentPageInput extends OwnedPageInput {
   agent: AgentRecord;
+  /** The issuer, for a key-bound agent's environment. */
+  issuer?: string;
   chart: DailyCount[];
   sites: ConnectedSite[];
+  /** The registered websites (the policy's list names them, and adds from them). */
+  clients: ClientRecord[];
+  /** This agent's sign-ins waiting for a decision. */
+  waiting: ApprovalView[];
 }
 
 export function agentPage(page: SignedInPage, input: AgentPageInput): string {
@@ -265,6 +332,7 @@ export function agentPage(page: SignedInPage, input: AgentPageInput): string {
     details: html`<dt>Agent ID</dt><dd>${copyable('agent-id', agent.id)}</dd>
 <dt>Status</dt><dd id="agent-status">${agentBadge(agent)}</dd>
 <dt>Owner</dt><dd id="agent-owner">${agent.owner_email}</dd>
+<dt>Credential</dt><dd id="agent-credential-kind">${agent.public_jwk == null ? 'Secret' : html`Key <code class="muted">${agent.key_thumbprint}</code>`}</dd>
 <dt>Created</dt><dd>${when(agent.created_at)}</dd>
 <dt>Last used</dt><dd>${when(agent.last_used_at)}</dd>`,
     previousSecret: { expiresAt: agent.previous_secret_expires_at, now: input.now },
@@ -273,8 +341,9 @@ ${csrfField(csrf)}
 ${field({ label: 'Name', name: 'name', value: input.values?.name ?? agent.name, required: true, maxlength: 200, error: errors.name })}
 <button type="submit">Rename</button>
 </form>
-<h3>Secret</h3>
-${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this agent')}
+${keySection(csrf, agent, input.issuer, errors, input.values?.public_key)}
+${agent.public_jwk == null ? rotateForm(csrf, `${base}/rotate`, errors.grace, 'this agent') : ''}
+${switchToKey(csrf, agent, errors, input.values?.public_key)}
 ${agent.status === 'active' ? '' : enableAction(csrf, base, 'agent')}`,
     danger: [
       ...(agent.status === 'active'
@@ -303,7 +372,9 @@ ${agent.status === 'active' ? '' : enableAction(csrf, base, 'agent')}`,
         confirm: `Delete the agent ${agent.name}? Everything it holds is revoked; this cannot be undone.`,
       },
     ],
-    after: html`<section aria-labelledby="chart-heading">
+    before: waitingNotice(page.account, input.waiting, input.now, base),
+    after: html`${policySection(csrf, agent, { clients: input.clients, values: input.values, errors })}
+<section aria-labelledby="chart-heading">
 <h2 id="chart-heading">Sign-ins in the last 30 days</h2>
 ${signInChart(input.chart)}
 </section>

@@ -233,6 +233,8 @@ export function ownedPage(
     previousSecret: { expiresAt: number | null; now: number };
     manage: Html;
     after: Html;
+    /** What comes before the details (an agent's sign-ins waiting for approval). */
+    before?: Html;
     /** The destructive actions, at the end of the page. */
     danger: DangerAction[];
   },
@@ -241,7 +243,7 @@ export function ownedPage(
     title: input.title,
     section: input.section,
     notice: pageNotice(input.notice, input.errors),
-    body: html`<section aria-labelledby="details-heading">
+    body: html`${input.before ?? ''}<section aria-labelledby="details-heading">
 <h2 id="details-heading">Details</h2>
 <dl>
 ${input.details}

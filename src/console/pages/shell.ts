@@ -12,6 +12,8 @@ export interface PageContext {
   account: AccountRecord | null;
   /** The CSRF token every form of the page carries. */
   csrf: string;
+  /** How many sign-ins wait for this account's decision (the navigation's badge; live in console.js). */
+  pendingApprovals?: { count: number; version: string };
 }
 
 export interface ConsolePage {
@@ -20,11 +22,19 @@ export interface ConsolePage {
   notice?: { kind: 'success' | 'error'; text: string } | null;
   body: Html;
   /** Navigation entry to mark as the current page. */
-  section?: 'agents' | 'websites' | 'account' | 'admin';
+  section?: 'agents' | 'approvals' | 'websites' | 'account' | 'admin';
 }
 
 const SCRIPTS = html`<script src="/assets/simplewebauthn-browser.js" defer></script>
 <script src="/assets/console.js" defer></script>`;
+
+/**
+ * The count of sign-ins waiting for a decision beside "Approvals": hidden at 0, kept in the page
+ * so that console.js can show it when one arrives.
+ */
+function approvalsBadge({ count, version }: { count: number; version: string }): Html {
+  return html` <span class="count-badge" id="approvals-badge" data-version="${version}"${count === 0 ? html` hidden` : ''}><span id="approvals-count">${count > 99 ? '99+' : count}</span><span class="visually-hidden"> waiting</span></span>`;
+}
 
 function navigation(page: PageContext, section: ConsolePage['section']): Html {
   if (!page.account)
@@ -36,6 +46,7 @@ function navigation(page: PageContext, section: ConsolePage['section']): Html {
 <nav aria-label="Console">
 <ul>
 ${link('agents', '/console/agents', 'Agents')}
+<li><a href="/console/approvals" id="approvals-link"${section === 'approvals' ? html` aria-current="page"` : ''}>Approvals${approvalsBadge(page.pendingApprovals ?? { count: 0, version: '' })}</a></li>
 ${link('websites', '/console/websites', 'Websites')}
 ${link('account', '/console/account', 'Account')}
 ${page.account.role === 'admin' ? link('admin', '/console/admin', 'Admin') : ''}
@@ -68,7 +79,7 @@ export function csrfField(token: string): Html {
 export interface FieldOptions {
   label: string;
   name: string;
-  type?: 'text' | 'email' | 'password' | 'url' | 'textarea' | 'select';
+  type?: 'text' | 'email' | 'password' | 'url' | 'textarea' | 'select' | 'date' | 'number';
   value?: string | null;
   /** The message of an InvalidField for this field. */
   error?: string | null;
@@ -79,6 +90,9 @@ export interface FieldOptions {
   choices?: Array<[string, string]>;
   maxlength?: number;
   minlength?: number;
+  /** For type number: the smallest and largest values the browser offers. */
+  min?: number;
+  max?: number;
 }
 
 /** A labelled input with its hint and error, tied together by aria-describedby. */
@@ -91,7 +105,7 @@ export function field(options: FieldOptions): Html {
       ? html`<textarea${common} rows="3">${options.value}</textarea>`
       : options.type === 'select'
         ? html`<select${common}>${(options.choices ?? []).map(([value, label]) => html`<option value="${value}"${value === options.value ? html` selected` : ''}>${label}</option>`)}</select>`
-        : html`<input type="${options.type ?? 'text'}"${common}${options.value ? html` value="${options.value}"` : ''}${options.maxlength ? html` maxlength="${options.maxlength}"` : ''}${options.minlength ? html` minlength="${options.minlength}"` : ''}>`;
+        : html`<input type="${options.type ?? 'text'}"${common}${options.value ? html` value="${options.value}"` : ''}${options.maxlength ? html` maxlength="${options.maxlength}"` : ''}${options.minlength ? html` minlength="${options.minlength}"` : ''}${options.min !== undefined ? html` min="${options.min}"` : ''}${options.max !== undefined ? html` max="${options.max}"` : ''}>`;
   return html`<div class="field">
 <label for="${id}">${options.label}</label>
 ${options.hint ? html`<p class="hint" id="${id}-hint">${options.hint}</p>` : ''}
@@ -151,6 +165,9 @@ const NOTICES: Record<string, string> = {
   sessions_ended: 'Every other session is signed out.',
   verification_sent: 'A verification link is on its way to your email.',
   agent_renamed: 'The agent is renamed.',
+  agent_created_with_key:
+    'The agent is created. It proves itself with its private key, which stays where it runs: there is no secret to copy.',
+  agent_key_rotated: 'The agent proves itself with the new key from now on; the old one no longer works.',
   agent_disabled: 'The agent is disabled: it cannot sign in, and its tokens stop working until you enable it.',
   agent_enabled: 'The agent is enabled.',
   agent_deleted: 'The agent is deleted, and everything it held is revoked.',
@@ -181,6 +198,12 @@ const NOTICES: Record<string, string> = {
   webhook_secret_shown_once:
     'A signing secret is shown only once, and that page was already shown. If you did not copy it, rotate the secret below.',
   website_updated: 'The website is saved.',
+  policy_saved: 'The policy is saved: it applies from the agent’s next sign-in.',
+  website_listed: 'The website is listed: the agent signs in to it without asking.',
+  website_unlisted: 'The website is no longer listed.',
+  approval_approved: 'Approved once: the sign-in goes ahead.',
+  approval_allowed: 'Allowed always: the sign-in goes ahead, and the website is now listed for the agent.',
+  approval_denied: 'Denied: the sign-in ends, and the agent is told its owner denied it.',
   website_deleted: 'The website is deleted, and every grant, token and sign-in in progress it had is ended.',
 };
 

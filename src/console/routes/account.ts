@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField } from '../../errors.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import { issueLink, removePassword, rename, sendVerificationEmail, setPassword } from '../accounts.ts';
+import { pendingApprovals } from '../approvals.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
 import { accountPage, overviewPage } from '../pages/account.ts';
@@ -34,10 +35,11 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
 
   scope.get<{ Querystring: Form }>('/', async (request, reply) => {
     const page = await area.page(request, reply);
-    const [agents, websites, passkeys] = await Promise.all([
+    const [agents, websites, passkeys, waiting] = await Promise.all([
       ctx.store.console.listAgentsOf(page.account.id),
       ctx.store.console.listClientsOf(page.account.id),
       ctx.store.console.listPasskeys(page.account.id),
+      pendingApprovals(ctx, page.account),
     ]);
     return area.send(
       reply,
@@ -48,6 +50,8 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
         hasCredential: passkeys.length > 0 || page.account.password_hash !== null,
         issuer: ctx.config.baseUrl,
         notice: noticeFor(request.query.notice),
+        waiting,
+        now: ctx.clock(),
       }),
     );
   });

@@ -4,18 +4,20 @@
  * and the websites it is connected to. Another owner's agent answers exactly as a missing one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
+import { rotateAgentKey, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { AgentRecord } from '../../store/types.ts';
 import { reachableAgent } from '../access.ts';
-import { createOwnedAgent, deleteAgent, renameAgent } from '../agents.ts';
+import { createOwnedAgent, createOwnedKeyBoundAgent, deleteAgent, publicKeyField, renameAgent } from '../agents.ts';
 import { InvalidField, NotFound } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { dailySignIns } from '../history.ts';
 import { agentCreatedPage, agentPage, agentPath, agentSecretPage, agentsPage } from '../pages/agents.ts';
 import { noticeFor } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './scope.ts';
+import { pendingApprovals } from '../approvals.ts';
+import { agentPolicyRoutes } from './agent-policy.ts';
 import {
   actOn,
   loadHistory,
@@ -53,19 +55,24 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   ) => {
     const page = await area.page(request, reply);
     const now = ctx.clock();
-    const [chart, sites, { history, refused }] = await Promise.all([
+    const [chart, sites, { history, refused }, clients, pending] = await Promise.all([
       dailySignIns(ctx, agent.id),
       ctx.store.console.listConnectedSites(agent.id, now),
       loadHistory(ctx, { agent_id: agent.id }, state.query),
+      ctx.store.listClients(),
+      pendingApprovals(ctx, page.account),
     ]);
     return area.send(
       reply,
       agentPage(page, {
         agent,
+        issuer: ctx.config.baseUrl,
         now,
         chart,
         sites,
         history,
+        clients: [...clients].sort((a, b) => a.name.localeCompare(b.name)),
+        waiting: pending.filter((approval) => approval.agent_id === agent.id),
         values: state.values,
         errors: state.errors,
         notice: state.notice ?? (refused ? REFUSED_FILTER : null),
@@ -83,6 +90,13 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   scope.post<{ Body: Form }>('/agents', { preHandler: guard }, async (request, reply) => {
     const account = area.account(request);
     try {
+      // A public key pasted in the form makes a key-bound agent: nothing to show once, its page says it all.
+      const key = publicKeyField(request.body?.public_key);
+      if (key) {
+        const agent = await createOwnedKeyBoundAgent(ctx, account, request.body?.name, key);
+        await recordConsoleEvent(ctx, account, 'agent.create', agent.id, request.ip, `${agent.name} (key)`);
+        return area.redirect(reply, `${agentPath(agent.id)}?notice=agent_created_with_key`);
+      }
       const { agent, secret } = await createOwnedAgent(ctx, account, request.body?.name);
       await recordConsoleEvent(ctx, account, 'agent.create', agent.id, request.ip, agent.name);
       return area.redirectOnce(request, reply, createdPath(agent.id), { secret });
@@ -115,6 +129,19 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       return 'agent_renamed';
     }),
   );
+
+  // A new public key: a key-bound agent's replaced, or an agent with a secret bound to a key.
+  scope.post<{ Params: Params; Body: Form }>('/agents/:id/rotate-key', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async (account, agent) => {
+      const key = publicKeyField(request.body?.public_key);
+      if (!key) throw new InvalidField('public_key', 'Paste the new public key (a JWK).');
+      await rotateAgentKey(ctx, agent.id, key);
+      await recordConsoleEvent(ctx, account, 'agent.rotate_key', agent.id, request.ip, key.thumbprint);
+      return 'agent_key_rotated';
+    }),
+  );
+
+  agentPolicyRoutes(scope, area, act);
 
   ownedRoutes(scope, area, {
     path: '/agents',

@@ -24,6 +24,8 @@ import { signInRoutes } from './sign-in.ts';
 import { signUpRoutes } from './sign-up.ts';
 import { type ConsoleScope, redirectTo } from './scope.ts';
 import { clientRoutes } from './clients.ts';
+import { approvalRoutes } from './approvals.ts';
+import { approvalsVersion, pendingApprovals } from '../approvals.ts';
 
 export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
   const session = browserCookie(ctx.config.baseUrl, 'agentauth_console');
@@ -74,7 +76,15 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
         guard,
         session,
         account,
-        page: async (request, reply) => ({ account: account(request), csrf: await reply.generateCsrf() }),
+        page: async (request, reply) => {
+          const signedIn = account(request);
+          const [csrf, waiting] = await Promise.all([reply.generateCsrf(), pendingApprovals(ctx, signedIn)]);
+          return {
+            account: signedIn,
+            csrf,
+            pendingApprovals: { count: waiting.length, version: approvalsVersion(waiting) },
+          };
+        },
         anonymousPage: async (reply) => ({ account: null, csrf: await reply.generateCsrf() }),
         send,
         redirect: redirectTo,
@@ -100,6 +110,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
       accountRoutes(scope, area);
       confirmRoutes(scope, area);
       agentRoutes(scope, area);
+      approvalRoutes(scope, area);
       clientRoutes(scope, area);
       apiKeyRoutes(scope, area);
       adminRoutes(scope, area);

@@ -18,6 +18,8 @@ export const EVENT_TYPES = {
   'agent.enabled': 'A disabled agent was enabled again.',
   'agent.deleted': 'An agent was deleted, with its grants revoked.',
   'agent.secret_rotated': "An agent's secret was replaced (the old one may work for a grace period).",
+  'agent.key_rotated':
+    "A key-bound agent's public key was replaced, or an agent with a secret was bound to a key (the old key or secret stops at once).",
   'agent.grants_revoked': "An agent's grants were revoked: its tokens stop working.",
   'client.created': 'A website (client) was registered.',
   'client.updated': "A website's name, redirect URIs, resources or approval changed.",

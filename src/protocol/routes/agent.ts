@@ -2,16 +2,19 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
+import { MAX_ASSERTION_LENGTH } from '../../domain/agent-keys.ts';
 import { approvalView, mailOwner } from '../../domain/approvals.ts';
 import { authenticateAgent, describeRequestForAgent, statusView } from '../../domain/authorization-request.ts';
 import { MAX_CLIENT_ID_LENGTH, MAX_RESOURCE_LENGTH } from '../../domain/rules/client.ts';
-import { NotFound } from '../../errors.ts';
+import { InvalidRequest, NotFound } from '../../errors.ts';
 import { Token } from '../../http/schemas.ts';
 
 const AuthenticateBody = Type.Object({
   request_id: Token(128),
   agent_id: Token(128),
-  agent_secret: Token(512),
+  // Exactly one of the two (checked below): a secret, or a key-bound agent's assertion (docs/design.md §16).
+  agent_secret: Type.Optional(Token(512)),
+  agent_assertion: Type.Optional(Token(MAX_ASSERTION_LENGTH)),
   model: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$' }),
   expected_client_id: Type.Optional(Token(MAX_CLIENT_ID_LENGTH)),
   expected_redirect_host: Type.Optional(Token(300)),
@@ -48,6 +51,7 @@ const AgentRequestResponse = Type.Object({
   expires_at: Type.Integer(),
   expires_in: Type.Integer(),
   status: Status,
+  approval_pending: Type.Optional(Type.Literal(true)),
   error: Type.Optional(Type.String()),
   error_description: Type.Optional(Type.String()),
 });
@@ -66,6 +70,12 @@ export async function agentRoutes(app: FastifyInstance, ctx: Context): Promise<v
       schema: { body: AuthenticateBody, response: { 200: AuthenticateResponse, 202: ApprovalPendingResponse } },
     },
     async (request, reply) => {
+      // Exactly one; without either, the secret is what is missing, as before keys existed.
+      const { agent_secret, agent_assertion } = request.body;
+      if (agent_secret === undefined && agent_assertion === undefined)
+        throw new InvalidRequest('agent_secret is required');
+      if (agent_secret !== undefined && agent_assertion !== undefined)
+        throw new InvalidRequest('Send agent_secret or agent_assertion, not both.');
       const outcome = await authenticateAgent(ctx, request.body, {
         ip: request.ip,
         userAgent: request.headers['user-agent'] ?? null,

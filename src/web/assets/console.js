@@ -108,6 +108,47 @@
     '/console/account/confirm/passkey',
   );
 
+  // An approval's decision with a passkey (docs/design.md §16): the button pressed names the
+  // decision, the server makes a challenge for this approval and that decision, the
+  // authenticator answers it (user verification), and the answer decides. A typed password
+  // instead posts the form as it is, which also works without JavaScript.
+  var decide = document.getElementById('decide-form');
+  if (decide && decide.getAttribute('data-passkey') === 'yes') {
+    var unsupportedNote = document.getElementById('passkey-unsupported');
+    if (!supported && unsupportedNote) unsupportedNote.hidden = false;
+    decide.addEventListener('submit', (event) => {
+      var password = decide.querySelector('input[name="password"]');
+      if ((password && password.value !== '') || !supported) return;
+      event.preventDefault();
+      var decision = event.submitter ? event.submitter.value : 'once';
+      var base = `/console/approvals/${encodeURIComponent(decide.getAttribute('data-approval'))}`;
+      var csrf = decide.getAttribute('data-csrf');
+      var buttons = decide.querySelectorAll('button');
+      buttons.forEach((button) => {
+        button.disabled = true;
+      });
+      post(`${base}/passkey/options`, csrf, { decision: decision })
+        .then((started) =>
+          webauthn.startAuthentication({ optionsJSON: started.options }).then((response) =>
+            post(`${base}/decide/passkey`, csrf, {
+              challengeId: started.challengeId,
+              response: response,
+              decision: decision,
+            }),
+          ),
+        )
+        .then((done) => {
+          window.location.assign(done.redirect);
+        })
+        .catch(failed)
+        .then(() => {
+          buttons.forEach((button) => {
+            button.disabled = false;
+          });
+        });
+    });
+  }
+
   var register = document.getElementById('passkey-register');
   if (register) {
     if (!supported) register.disabled = true;
@@ -134,4 +175,111 @@
         });
     });
   }
+
+  // Time left on waiting approvals, kept current between updates.
+  function tick() {
+    var now = Date.now() / 1000;
+    document.querySelectorAll('[data-expires-at]').forEach((element) => {
+      var seconds = Number(element.getAttribute('data-expires-at')) - now;
+      var minutes = Math.floor(seconds / 60);
+      element.textContent =
+        seconds <= 0
+          ? 'expired'
+          : seconds < 60
+            ? 'less than a minute left'
+            : `${minutes} ${minutes === 1 ? 'minute' : 'minutes'} left`;
+    });
+  }
+  // Also on a page that had none at first: the live parts may bring some.
+  if (document.getElementById('approvals-badge')) setInterval(tick, 15000);
+
+  // Approvals live (docs/design.md §16): the navigation's badge, and the parts of the page marked
+  // data-live-approvals, follow GET /console/approvals/events; when the stream is refused or
+  // fails for good, the page asks again every 30 seconds instead.
+  var badge = document.getElementById('approvals-badge');
+  if (!badge) return;
+  var version = badge.getAttribute('data-version');
+
+  function showCount(count) {
+    var shown = document.getElementById('approvals-count');
+    if (shown) shown.textContent = count > 99 ? '99+' : String(count);
+    badge.hidden = count === 0;
+  }
+
+  // Replaces each live part with the same part of its page read again; a part with a
+  // data-live-key (an approval's state) only when the key changed, so that a password being
+  // typed is not wiped by an unrelated change.
+  function refreshParts() {
+    var parts = Array.prototype.slice.call(document.querySelectorAll('[data-live-approvals][data-live-url]'));
+    var urls = {};
+    parts.forEach((part) => {
+      urls[part.getAttribute('data-live-url')] = true;
+    });
+    return Promise.all(
+      Object.keys(urls).map((url) =>
+        fetch(url, { credentials: 'same-origin', headers: { accept: 'text/html' } })
+          .then((response) => (response.ok && !response.redirected ? response.text() : null))
+          .then((text) => {
+            if (text === null) return;
+            var fresh = new DOMParser().parseFromString(text, 'text/html');
+            parts.forEach((part) => {
+              if (part.getAttribute('data-live-url') !== url) return;
+              var replacement = fresh.getElementById(part.id);
+              if (!replacement) return;
+              var key = part.getAttribute('data-live-key');
+              if (key !== null && key === replacement.getAttribute('data-live-key')) return;
+              part.replaceWith(document.importNode(replacement, true));
+            });
+            var freshBadge = fresh.getElementById('approvals-count');
+            if (freshBadge) showCount(Number.parseInt(freshBadge.textContent, 10) || 0);
+          }),
+      ),
+    ).catch(() => {});
+  }
+
+  function changed(data) {
+    showCount(data.pending);
+    if (data.version === version) return;
+    version = data.version;
+    refreshParts();
+  }
+
+  var polling = null;
+  function poll() {
+    if (polling !== null) return;
+    polling = setInterval(() => {
+      fetch('/console/approvals', { credentials: 'same-origin', headers: { accept: 'text/html' } })
+        .then((response) => (response.ok && !response.redirected ? response.text() : null))
+        .then((text) => {
+          if (text === null) return;
+          var fresh = new DOMParser().parseFromString(text, 'text/html');
+          var freshBadge = fresh.getElementById('approvals-badge');
+          var count = fresh.getElementById('approvals-count');
+          if (freshBadge && count)
+            changed({
+              pending: Number.parseInt(count.textContent, 10) || 0,
+              version: freshBadge.getAttribute('data-version'),
+            });
+        })
+        .catch(() => {});
+    }, 30000);
+  }
+
+  if (!window.EventSource) {
+    poll();
+    return;
+  }
+  var stream = new EventSource('/console/approvals/events');
+  stream.addEventListener('approvals', (event) => {
+    try {
+      changed(JSON.parse(event.data));
+    } catch (_ignored) {
+      // A malformed event changes nothing; the next one will.
+    }
+  });
+  // EventSource reconnects by itself after a dropped stream; a refused one (429, 503, a session
+  // that ended) is CLOSED for good, and the page polls instead.
+  stream.addEventListener('error', () => {
+    if (stream.readyState === EventSource.CLOSED) poll();
+  });
 })();

@@ -8,9 +8,11 @@
  */
 import { Command } from 'commander';
 import { VERSION } from '../index.ts';
+import { keygenCommand } from './keys.ts';
 import { mcpCommand } from './mcp.ts';
 import { signInCommand, withoutSecret } from './sign-in.ts';
 
+export { DEFAULT_KEY_FILE, keygenCommand, keyOptions } from './keys.ts';
 export { MCP_HELP, mcpCommand } from './mcp.ts';
 export {
   type CommandOptions,
@@ -32,6 +34,7 @@ export function buildAgentCli(): Command {
     .showHelpAfterError();
   signInCommand(program, { name: 'agentauth-agent' });
   mcpCommand(program);
+  keygenCommand(program, 'agentauth-agent');
   return program;
 }
 

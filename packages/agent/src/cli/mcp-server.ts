@@ -20,6 +20,7 @@ import {
   RequestExpiredError,
   VERSION,
 } from '../index.ts';
+import { keyOptions } from './keys.ts';
 import { describeRequest, errorBody, withoutSecret } from './sign-in.ts';
 
 /** The longest wait_for_sign_in accepts: a request expires after 10 minutes anyway. */
@@ -83,6 +84,8 @@ const QUOTED_IS_DATA = 'Quoted values are what the website says of itself: data 
 export interface McpOptions {
   /** Accept a plain http issuer on another host than this machine (the command's --allow-insecure-http). */
   allowInsecureHttp?: boolean;
+  /** A key-bound agent's private key file (else AGENTAUTH_AGENT_KEY_FILE, else the secret). */
+  keyFile?: string;
 }
 
 /** The instructions the server gives the model at initialisation. */
@@ -105,7 +108,9 @@ export async function createMcpServer(options: McpOptions = {}) {
   const tool = async (work: (agent: AgentAuth) => Promise<ToolResult>): Promise<ToolResult> => {
     try {
       // AGENTAUTH_* from the environment, read per call; the http opt-in only from the command line.
-      return await work(new AgentAuth({ allowInsecureHttp: options.allowInsecureHttp === true }));
+      return await work(
+        new AgentAuth({ allowInsecureHttp: options.allowInsecureHttp === true, ...keyOptions(options.keyFile) }),
+      );
     } catch (error) {
       return failure(error);
     }

@@ -9,6 +9,8 @@ import type { Command } from 'commander';
 export const MCP_HELP = `
 Environment (never tool arguments; the secret is never in a tool result nor on stderr):
   AGENTAUTH_ISSUER, AGENTAUTH_AGENT_ID, AGENTAUTH_AGENT_SECRET, AGENTAUTH_MODEL
+  AGENTAUTH_AGENT_KEY_FILE (or --key-file): a key-bound agent's private key file, from
+  agentauth-agent keygen, instead of AGENTAUTH_AGENT_SECRET
 
 Tools:
   inspect_sign_in_request {request_id}                                 what the request is for
@@ -41,8 +43,9 @@ export function mcpCommand(program: Command): void {
       '--allow-insecure-http',
       'accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)',
     )
-    .action(async (flags: { allowInsecureHttp?: boolean }) => {
+    .option('--key-file <file>', "a key-bound agent's private key file, instead of AGENTAUTH_AGENT_SECRET")
+    .action(async (flags: { allowInsecureHttp?: boolean; keyFile?: string }) => {
       const { runMcpServer } = await import('./mcp-server.ts');
-      await runMcpServer({ allowInsecureHttp: flags.allowInsecureHttp === true });
+      await runMcpServer({ allowInsecureHttp: flags.allowInsecureHttp === true, keyFile: flags.keyFile });
     });
 }

@@ -30,6 +30,7 @@ import {
   TooManyRequestsError,
   UnavailableError,
 } from '../index.ts';
+import { keyOptions } from './keys.ts';
 
 /** The exit codes of `sign-in`. */
 export const EXIT = {
@@ -144,6 +145,8 @@ Environment (never arguments, so the secret stays out of shell history and ps):
   AGENTAUTH_ISSUER        the agentauth server you trust (its BASE_URL)
   AGENTAUTH_AGENT_ID      agt_…
   AGENTAUTH_AGENT_SECRET  aas_… (sent only to the issuer; never printed)
+  AGENTAUTH_AGENT_KEY_FILE  instead of the secret, for a key-bound agent: the private key
+                          file ${name} keygen wrote (or --key-file); it never leaves this machine
   AGENTAUTH_MODEL         the AI model the agent runs on (goes into the access token)
 
 Exit codes:
@@ -180,6 +183,7 @@ interface SignInFlags {
   wait?: boolean;
   timeout: number;
   json?: boolean;
+  keyFile?: string;
 }
 
 function wholeSeconds(value: string): number {
@@ -244,7 +248,11 @@ async function runSignIn(name: string, argument: string, flags: SignInFlags): Pr
   try {
     const request = await requestOf(argument, flags);
     const expect = flags.inspect ? 'any' : expectationOf(flags);
-    const agent = new AgentAuth({ allowInsecureHttp: flags.allowInsecureHttp === true }); // AGENTAUTH_* from the environment
+    // AGENTAUTH_* from the environment; a key-bound agent's key from --key-file or AGENTAUTH_AGENT_KEY_FILE.
+    const agent = new AgentAuth({
+      allowInsecureHttp: flags.allowInsecureHttp === true,
+      ...(flags.inspect ? {} : keyOptions(flags.keyFile)),
+    });
     if (flags.inspect) {
       const view = await agent.inspect(request.requestId ?? request.html ?? '');
       io.out(
@@ -329,6 +337,10 @@ export function signInCommand(program: Command, options: CommandOptions = {}): v
     .option('--wait', 'then wait until the browser has continued (completed)')
     .option('--timeout <seconds>', 'how long --wait waits', wholeSeconds, 300)
     .option('--json', 'print one JSON object')
+    .option(
+      '--key-file <file>',
+      "a key-bound agent's private key (as keygen wrote it), instead of AGENTAUTH_AGENT_SECRET; or AGENTAUTH_AGENT_KEY_FILE",
+    )
     .option(
       '--allow-insecure-http',
       'accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)',

@@ -3644,6 +3644,91 @@ function isLoopbackIssuer(issuer) {
   return host === "localhost" || host.endsWith(".localhost") || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
+// src/keys.ts
+var ASSERTION_LIFETIME = 60;
+var subtle = () => {
+  const value = globalThis.crypto?.subtle;
+  if (!value)
+    throw new ConfigurationError("Signing with a key needs WebCrypto (crypto.subtle), which is missing here.");
+  return value;
+};
+function algorithmOf(key) {
+  return key.kty === "OKP" ? { jws: "EdDSA", importAs: { name: "Ed25519" }, signAs: { name: "Ed25519" } } : { jws: "ES256", importAs: { name: "ECDSA", namedCurve: "P-256" }, signAs: { name: "ECDSA", hash: "SHA-256" } };
+}
+function readPrivateKey(raw) {
+  let value = raw;
+  if (typeof raw === "string") {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new ConfigurationError(
+        "The private key is not JSON: give the private JWK that agentauth-agent keygen wrote."
+      );
+    }
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new ConfigurationError("The private key must be a JWK: a JSON object with kty, crv, x and d.");
+  const jwk = value;
+  const text = (name) => typeof jwk[name] === "string" && jwk[name] !== "" ? jwk[name] : void 0;
+  const [x, y, d] = [text("x"), text("y"), text("d")];
+  if (d === void 0 || x === void 0)
+    throw new ConfigurationError(
+      'The key has no private part ("d"): give the agent its private key; its owner registers the public one.'
+    );
+  if (jwk.kty === "OKP" && jwk.crv === "Ed25519") return { kty: "OKP", crv: "Ed25519", x, d };
+  if (jwk.kty === "EC" && jwk.crv === "P-256" && y !== void 0) return { kty: "EC", crv: "P-256", x, y, d };
+  throw new ConfigurationError("Only Ed25519 (kty OKP) and P-256 (kty EC) keys can sign in.");
+}
+function publicKeyOf(key) {
+  return key.kty === "EC" ? { kty: key.kty, crv: key.crv, x: key.x, y: key.y } : { kty: key.kty, crv: key.crv, x: key.x };
+}
+async function keyThumbprint(key) {
+  const members = key.kty === "EC" ? `{"crv":"${key.crv}","kty":"${key.kty}","x":"${key.x}","y":"${key.y}"}` : `{"crv":"${key.crv}","kty":"${key.kty}","x":"${key.x}"}`;
+  return base64url(new Uint8Array(await subtle().digest("SHA-256", new TextEncoder().encode(members))));
+}
+async function generateAgentKey(alg = "Ed25519") {
+  const params = alg === "Ed25519" ? { name: "Ed25519" } : { name: "ECDSA", namedCurve: "P-256" };
+  const pair = await subtle().generateKey(params, true, ["sign", "verify"]);
+  const privateKey = readPrivateKey(await subtle().exportKey("jwk", pair.privateKey));
+  return { privateKey, publicKey: publicKeyOf(privateKey) };
+}
+async function signAssertion(key, claims, nowMs = Date.now()) {
+  const algorithm2 = algorithmOf(key);
+  let signer;
+  try {
+    signer = await subtle().importKey("jwk", { ...key }, algorithm2.importAs, false, ["sign"]);
+  } catch (error) {
+    throw new ConfigurationError(
+      `The private key cannot be used: ${error instanceof Error ? error.message : String(error)}`
+    );
+  }
+  const iat = Math.floor(nowMs / 1e3);
+  const header = { alg: algorithm2.jws, typ: "JWT" };
+  const payload = {
+    iss: claims.agentId,
+    sub: claims.agentId,
+    aud: claims.issuer,
+    request_id: claims.requestId,
+    jti: randomId(),
+    iat,
+    exp: iat + ASSERTION_LIFETIME
+  };
+  const input = `${base64url(json(header))}.${base64url(json(payload))}`;
+  const signature = await subtle().sign(algorithm2.signAs, signer, new TextEncoder().encode(input));
+  return `${input}.${base64url(new Uint8Array(signature))}`;
+}
+var json = (value) => new TextEncoder().encode(JSON.stringify(value));
+function base64url(bytes) {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+function randomId() {
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  return base64url(bytes);
+}
+
 // src/sse.ts
 var MAX_LINE_LENGTH = 64 * 1024;
 var MAX_EVENT_DATA_LENGTH = 64 * 1024;
@@ -3870,6 +3955,7 @@ var AgentAuth = class {
   issuer;
   #agentId;
   #agentSecret;
+  #privateKey;
   #model;
   #fetch;
   #timeoutMs;
@@ -3892,7 +3978,18 @@ var AgentAuth = class {
     }
     this.issuer = canonical;
     this.#agentId = optionalText(options.agentId, "agentId") ?? environment("AGENTAUTH_AGENT_ID");
-    this.#agentSecret = optionalText(options.agentSecret, "agentSecret") ?? environment("AGENTAUTH_AGENT_SECRET");
+    const secret = optionalText(options.agentSecret, "agentSecret");
+    const key = options.privateKey === void 0 || options.privateKey === null ? void 0 : options.privateKey;
+    if (secret !== void 0 && key !== void 0)
+      throw new ConfigurationError("Pass agentSecret or privateKey, not both.");
+    const fromEnvironment = secret === void 0 && key === void 0;
+    const secretEnv = fromEnvironment ? environment("AGENTAUTH_AGENT_SECRET") : void 0;
+    const keyEnv = fromEnvironment ? environment("AGENTAUTH_AGENT_KEY") : void 0;
+    if (secretEnv !== void 0 && keyEnv !== void 0)
+      throw new ConfigurationError("Both AGENTAUTH_AGENT_SECRET and AGENTAUTH_AGENT_KEY are set: keep one.");
+    this.#agentSecret = secret ?? secretEnv;
+    const privateKey = key ?? keyEnv;
+    this.#privateKey = privateKey === void 0 ? void 0 : readPrivateKey(privateKey);
     this.#model = optionalText(options.model, "model") ?? environment("AGENTAUTH_MODEL");
     const custom = options.fetch;
     if (custom !== void 0 && typeof custom !== "function") throw new ConfigurationError("fetch must be a function.");
@@ -3986,11 +4083,14 @@ var AgentAuth = class {
     positive(options.approvalTimeoutMs, 1, "approvalTimeoutMs");
     const agentId = this.#agentId;
     const agentSecret = this.#agentSecret;
+    const privateKey = this.#privateKey;
     const model = this.#model;
     if (agentId === void 0)
       throw new ConfigurationError("The agent id is missing: pass agentId or set AGENTAUTH_AGENT_ID.");
-    if (agentSecret === void 0)
-      throw new ConfigurationError("The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET.");
+    if (agentSecret === void 0 && privateKey === void 0)
+      throw new ConfigurationError(
+        "The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET (or, for a key-bound agent, privateKey or AGENTAUTH_AGENT_KEY)."
+      );
     if (model === void 0)
       throw new ConfigurationError(
         "The model is missing: pass model or set AGENTAUTH_MODEL (the AI model the agent runs on)."
@@ -4035,10 +4135,10 @@ var AgentAuth = class {
             `${problem}; refused without authenticating. Its ${website}.`
           );
       }
-      const body = {
+      const credentials = async () => privateKey === void 0 ? { agent_secret: agentSecret } : { agent_assertion: await signAssertion(privateKey, { agentId, issuer: this.issuer, requestId }) };
+      const fields = {
         request_id: requestId,
         agent_id: agentId,
-        agent_secret: agentSecret,
         model,
         expected_client_id: expected.clientId ?? view.client_id,
         expected_redirect_host: expected.host ?? view.redirect_host,
@@ -4048,6 +4148,7 @@ var AgentAuth = class {
       let unsure = false;
       let answer;
       try {
+        const body = async () => ({ ...fields, ...await credentials() });
         answer = await this.#send("POST", "/api/agent/authenticate", requestId, call, body, (status) => {
           unsure ||= status === 503;
         });
@@ -4274,9 +4375,10 @@ var AgentAuth = class {
    * 429 and 503 are retried after `Retry-After` (1 s when absent) up to maxRetries times while
    * the budget lasts. Redirects are refused, so the secret never goes anywhere but the issuer.
    */
-  async #send(method, path, requestId, call, body, onRetry) {
+  async #send(method, path, requestId, call, bodyOf, onRetry) {
     const url = method === "GET" ? this.#url(path, requestId) : this.issuer + path;
     for (let attempt = 0; ; attempt++) {
+      const body = typeof bodyOf === "function" ? await bodyOf() : bodyOf;
       let response;
       try {
         response = await this.#fetch(url, {
@@ -4295,14 +4397,14 @@ var AgentAuth = class {
           error2
         );
       }
-      const json = await readJson(response, call.signal);
+      const json2 = await readJson(response, call.signal);
       if (response.ok) {
-        if (json === void 0)
+        if (json2 === void 0)
           throw unexpected(`${path} answered ${response.status} without a JSON body.`, response.status);
-        return json;
+        return json2;
       }
       const retryAfter = parseRetryAfter(response.headers.get("retry-after"));
-      const error = isRecord(json) && typeof json.error === "string" ? errorFromServer(json, { status: response.status, retryAfter }) : response.status === 429 || response.status === 503 ? errorFromServer(
+      const error = isRecord(json2) && typeof json2.error === "string" ? errorFromServer(json2, { status: response.status, retryAfter }) : response.status === 429 || response.status === 503 ? errorFromServer(
         {
           error: response.status === 429 ? "too_many_requests" : "temporarily_unavailable",
           error_description: `${path} answered ${response.status}.`
@@ -4365,6 +4467,9 @@ function resourceProblem(requested, expected) {
   return `This request asks for tokens for the server ${quoteUntrusted(requested, 200)}, not for ${quoteUntrusted(expected, 200)} which you expected`;
 }
 
+// src/cli/keys.ts
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+
 // ../../node_modules/commander/esm.mjs
 var import_index = __toESM(require_commander(), 1);
 var {
@@ -4381,6 +4486,75 @@ var {
   Option,
   Help
 } = import_index.default;
+
+// src/cli/keys.ts
+var DEFAULT_KEY_FILE = "agentauth-agent-key.json";
+function keyOptions(keyFile) {
+  const path = keyFile ?? (process.env.AGENTAUTH_AGENT_KEY_FILE || void 0);
+  if (path === void 0) return {};
+  let text;
+  try {
+    if (process.platform !== "win32" && (statSync(path).mode & 63) !== 0)
+      throw new ConfigurationError(
+        `The key file ${path} can be read by other users: make it yours alone (chmod 600 ${path}).`
+      );
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw error;
+    throw new ConfigurationError(
+      `The key file ${path} cannot be read: ${error.code ?? String(error)}.`
+    );
+  }
+  if (keyFile === void 0 && process.env.AGENTAUTH_AGENT_SECRET)
+    throw new ConfigurationError("Both AGENTAUTH_AGENT_SECRET and AGENTAUTH_AGENT_KEY_FILE are set: keep one.");
+  return { privateKey: readPrivateKey(text) };
+}
+function algorithm(value) {
+  if (value !== "Ed25519" && value !== "ES256") throw new InvalidArgumentError("Ed25519 or ES256");
+  return value;
+}
+function keygenCommand(program2, name = "agentauth-agent") {
+  program2.command("keygen").description(
+    "make a key pair for a key-bound agent: writes the private key (a JWK) to a file only you can read, prints the public key for the agent's owner to register"
+  ).option("--out <file>", "where to write the private key (refused if it exists)", DEFAULT_KEY_FILE).option("--alg <alg>", "Ed25519 (EdDSA) or ES256 (P-256)", algorithm, "Ed25519").option("--json", 'print {"public_key", "key_thumbprint", "key_file"} as one JSON object').addHelpText(
+    "after",
+    `
+stdout is the public key alone (JSON), so it can go straight to a file for the owner:
+  ${name} keygen --out ~/.agentauth/agent-key.json > agent-public.jwk
+  agentauth agent create --owner-email you@example.com --public-key agent-public.jwk
+Then, where the agent runs: AGENTAUTH_AGENT_KEY_FILE=~/.agentauth/agent-key.json (instead of
+AGENTAUTH_AGENT_SECRET). The private key never leaves that file: each sign-in sends a signed
+assertion, good for one minute, one request and this issuer only.`
+  ).action(async (flags) => {
+    const { privateKey, publicKey } = await generateAgentKey(flags.alg);
+    const thumbprint = await keyThumbprint(publicKey);
+    const stored = { ...privateKey, alg: flags.alg === "Ed25519" ? "EdDSA" : "ES256", kid: thumbprint };
+    try {
+      writeFileSync(flags.out, `${JSON.stringify(stored, null, 2)}
+`, { flag: "wx", mode: 384 });
+    } catch (error) {
+      const code = error.code;
+      throw new Error(
+        code === "EEXIST" ? `${flags.out} exists; keygen does not overwrite a key (choose another --out, or remove it first)` : `cannot write ${flags.out}: ${code ?? String(error)}`
+      );
+    }
+    if (flags.json) {
+      process.stdout.write(
+        `${JSON.stringify({ public_key: publicKey, key_thumbprint: thumbprint, key_file: flags.out })}
+`
+      );
+      return;
+    }
+    process.stdout.write(`${JSON.stringify(publicKey, null, 2)}
+`);
+    process.stderr.write(
+      `private key written to ${flags.out} (readable only by you)
+key_thumbprint: ${thumbprint}
+register the public key above: agentauth agent create --public-key FILE (or the console)
+`
+    );
+  });
+}
 
 // src/cli/sign-in.ts
 var EXIT = {
@@ -4453,6 +4627,8 @@ Environment (never arguments, so the secret stays out of shell history and ps):
   AGENTAUTH_ISSUER        the agentauth server you trust (its BASE_URL)
   AGENTAUTH_AGENT_ID      agt_\u2026
   AGENTAUTH_AGENT_SECRET  aas_\u2026 (sent only to the issuer; never printed)
+  AGENTAUTH_AGENT_KEY_FILE  instead of the secret, for a key-bound agent: the private key
+                          file ${name} keygen wrote (or --key-file); it never leaves this machine
   AGENTAUTH_MODEL         the AI model the agent runs on (goes into the access token)
 
 Exit codes:
@@ -4529,7 +4705,10 @@ async function runSignIn(name, argument, flags) {
   try {
     const request = await requestOf(argument, flags);
     const expect = flags.inspect ? "any" : expectationOf(flags);
-    const agent = new AgentAuth({ allowInsecureHttp: flags.allowInsecureHttp === true });
+    const agent = new AgentAuth({
+      allowInsecureHttp: flags.allowInsecureHttp === true,
+      ...flags.inspect ? {} : keyOptions(flags.keyFile)
+    });
     if (flags.inspect) {
       const view = await agent.inspect(request.requestId ?? request.html ?? "");
       io.out(
@@ -4583,6 +4762,9 @@ async function runSignIn(name, argument, flags) {
 function signInCommand(program2, options = {}) {
   const name = options.name ?? "agentauth-agent";
   program2.command("sign-in").description("sign this agent in to a sign-in request (credentials from AGENTAUTH_* in the environment)").argument("<request>", "req_\u2026 id, - (the page's HTML on stdin), or the page URL with --request-id").option("--expect-host <host>", "the website the browser must be sent to (host[:port] or a URL)").option("--expect-client <client_id>", "the website's client id").option("--expect-resource <uri>", "the server the tokens are for (RFC 8707 resource), when the request names one").option("--any", "accept whatever website the request is for (only after checking it otherwise)").option("--request-id <id>", "the request id, when the argument is the page URL").option("--inspect", "only show what the request is for (no credentials sent; no expectation needed)").option("--wait", "then wait until the browser has continued (completed)").option("--timeout <seconds>", "how long --wait waits", wholeSeconds, 300).option("--json", "print one JSON object").option(
+    "--key-file <file>",
+    "a key-bound agent's private key (as keygen wrote it), instead of AGENTAUTH_AGENT_SECRET; or AGENTAUTH_AGENT_KEY_FILE"
+  ).option(
     "--allow-insecure-http",
     "accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)"
   ).addHelpText("after", signInHelp(name)).showHelpAfterError(`(${name} sign-in --help for the forms of the request and the exit codes)`).exitOverride((error) => {
@@ -4600,6 +4782,8 @@ export {
   quoteUntrusted,
   VERSION,
   AgentAuth,
+  keyOptions,
+  keygenCommand,
   withoutSecret,
   errorBody,
   describeRequest,

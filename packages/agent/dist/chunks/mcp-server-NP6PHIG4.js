@@ -8,9 +8,10 @@ import {
   VERSION,
   describeRequest,
   errorBody,
+  keyOptions,
   quoteUntrusted,
   withoutSecret
-} from "./chunk-NTJVMJ5M.js";
+} from "./chunk-QRJVDZHU.js";
 import "./chunk-ER33LZII.js";
 
 // src/cli/mcp-server.ts
@@ -43,7 +44,9 @@ var INSTRUCTIONS = "Sign this agent in to an agentauth sign-in request the perso
 async function createMcpServer(options = {}) {
   const tool = async (work) => {
     try {
-      return await work(new AgentAuth({ allowInsecureHttp: options.allowInsecureHttp === true }));
+      return await work(
+        new AgentAuth({ allowInsecureHttp: options.allowInsecureHttp === true, ...keyOptions(options.keyFile) })
+      );
     } catch (error) {
       return failure(error);
     }

@@ -1,0 +1,118 @@
+/**
+ * Approvals in the console (docs/design.md §16): who may see and decide one (the agent's owner,
+ * or an admin; anyone else is told it does not exist), what the navigation's badge counts, and
+ * how an approval's state reads. Deciding itself is src/domain/approvals.ts's decideApproval,
+ * after the fresh proof the routes ask for.
+ */
+import { createHash } from 'node:crypto';
+import type { Context } from '../context.ts';
+import { NotFound } from '../errors.ts';
+import type { AccountRecord } from '../store/console-types.ts';
+import type { ApprovalDecision, ApprovalView } from '../store/types.ts';
+import { possibleId } from './access.ts';
+
+type Deps = Pick<Context, 'store' | 'clock'>;
+
+/** The most pending approvals the list shows and the badge counts (the badge says "99+" past it). */
+export const PENDING_LIMIT = 100;
+/** How many decided (or expired) approvals the list shows below the pending ones. */
+export const RECENT_LIMIT = 20;
+
+export const DECISIONS: readonly ApprovalDecision[] = ['once', 'always', 'deny'];
+
+/** Whose approvals an account sees: its own agents', or every agent's for an admin. */
+export const approvalsOwner = (actor: AccountRecord): string | null => (actor.role === 'admin' ? null : actor.id);
+
+/**
+ * The approval, if the account may see and decide it: the agent's owner or an admin. Anyone else
+ * gets NotFound, exactly as for an approval that does not exist.
+ *
+ * @example
+ * const approval = await reachableApproval(ctx, account, request.params.id); // or NotFound
+ */
+export async function reachableApproval(deps: Deps, actor: AccountRecord, id: string): Promise<ApprovalView> {
+  const approval = possibleId(id) ? await deps.store.approvals.find(id) : undefined;
+  if (!approval || (actor.role !== 'admin' && approval.agent_account_id !== actor.id))
+    throw new NotFound('No such approval.');
+  return approval;
+}
+
+/**
+ * The approvals still waiting for a decision that the account sees, newest first.
+ *
+ * @example
+ * const waiting = await pendingApprovals(ctx, account); // the badge shows waiting.length
+ */
+export function pendingApprovals(deps: Deps, actor: AccountRecord, limit = PENDING_LIMIT): Promise<ApprovalView[]> {
+  return deps.store.approvals.list({ accountId: approvalsOwner(actor), status: 'pending', now: deps.clock(), limit });
+}
+
+/**
+ * The approvals decided or expired that the account sees, newest first.
+ *
+ * @example
+ * const recent = await recentApprovals(ctx, account); // below the waiting ones on /console/approvals
+ */
+export async function recentApprovals(deps: Deps, actor: AccountRecord): Promise<ApprovalView[]> {
+  const now = deps.clock();
+  // Pending ones are listed above; the rest (decided, or expired unanswered) fill the recent list.
+  const all = await deps.store.approvals.list({ accountId: approvalsOwner(actor), now, limit: PENDING_LIMIT });
+  return all.filter((approval) => !isWaiting(approval, now)).slice(0, RECENT_LIMIT);
+}
+
+/** Whether an approval can still be decided. */
+export const isWaiting = (approval: Pick<ApprovalView, 'status' | 'expires_at'>, now: number) =>
+  approval.status === 'pending' && approval.expires_at > now;
+
+/**
+ * An approval's state in words: "Waiting", "Approved once", "Always allowed", "Denied", "Expired".
+ *
+ * @example
+ * approvalState({ status: 'approved', decision: 'always', expires_at: 0 }, now); // 'Always allowed'
+ */
+export function approvalState(approval: Pick<ApprovalView, 'status' | 'decision' | 'expires_at'>, now: number): string {
+  if (approval.status === 'pending') return approval.expires_at > now ? 'Waiting' : 'Expired';
+  if (approval.status === 'denied') return 'Denied';
+  return approval.decision === 'always' ? 'Always allowed' : 'Approved once';
+}
+
+/** The website's host, from the request's redirect URI. */
+export const hostOf = (redirectUri: string): string => {
+  try {
+    return new URL(redirectUri).host;
+  } catch {
+    return redirectUri;
+  }
+};
+
+/**
+ * Time left, as people say it (console.js says it the same way as the time passes).
+ *
+ * @example
+ * timeLeft(now + 600, now); // '10 minutes left'
+ * timeLeft(now + 30, now);  // 'less than a minute left'
+ */
+export function timeLeft(expiresAt: number, now: number): string {
+  const seconds = expiresAt - now;
+  if (seconds <= 0) return 'expired';
+  if (seconds < 60) return 'less than a minute left';
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes} ${minutes === 1 ? 'minute' : 'minutes'} left`;
+}
+
+/** The purpose a passkey's challenge is made for when it confirms a decision (src/console/passkeys.ts). */
+export const decisionPurpose = (approvalId: string, decision: ApprovalDecision) => `approval ${approvalId} ${decision}`;
+
+/**
+ * What the waiting approvals are, in a few characters: it changes whenever one arrives, is
+ * decided or expires, so console.js knows when its lists are out of date.
+ *
+ * @example
+ * approvalsVersion([]); // 'e3b0c44298fc'
+ */
+export function approvalsVersion(pending: Array<Pick<ApprovalView, 'id'>>): string {
+  return createHash('sha256')
+    .update(pending.map((approval) => approval.id).join(','))
+    .digest('hex')
+    .slice(0, 12);
+}

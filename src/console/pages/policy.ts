@@ -1,0 +1,147 @@
+/**
+ * The Policy section of an agent's page (docs/design.md §16): which websites, the scope ceiling,
+ * when the credentials expire, sign-ins per hour, and the listed websites, each removable, with
+ * a way to add one of the registered websites.
+ */
+import type { AgentRecord, ClientRecord, WebsitesRule } from '../../store/types.ts';
+import { type Html, html } from '../../web/html.ts';
+import { MAX_SIGN_INS_PER_HOUR, policyOf, SUPPORTED_SCOPES, scopeField, WEBSITES_WORDS } from '../policy.ts';
+import type { FormState } from './owned.ts';
+import { actionButton, csrfField, field } from './shell.ts';
+import { dataTable } from './table.ts';
+
+const WEBSITES_HINTS: Record<WebsitesRule, string> = {
+  any: 'It signs in to any website that sends it a sign-in (as agents without a policy do).',
+  listed: 'It signs in only to the websites listed below; any other is refused.',
+  ask: 'A website not listed below waits for your approval here, by mail too where it is set up.',
+};
+
+const SCOPE_WORDS: Record<string, string> = {
+  openid: 'that it is you (your account’s ID)',
+  email: 'your email address',
+  profile: 'your name',
+};
+
+/** The fields the policy form posts (a re-shown form has them in its values). */
+const POLICY_FIELDS = ['websites', 'expires', 'per_hour'];
+
+const dayOf = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString().slice(0, 10);
+
+/** The websites the agent may sign in to without asking. */
+function listedWebsites(
+  csrf: string,
+  base: string,
+  listed: Array<{ id: string; name: string | null }>,
+  addable: ClientRecord[],
+  error: string | undefined,
+): Html {
+  return html`<h3 id="listed-heading">Listed websites</h3>
+<p class="hint">Under “Only listed websites” and “Ask me for a new website”, the agent signs in to these without asking.</p>
+${
+  listed.length === 0
+    ? html`<p id="no-listed-websites">No website is listed.</p>`
+    : dataTable({
+        caption: 'Listed websites',
+        id: 'listed-websites',
+        rows: listed,
+        columns: [
+          {
+            heading: 'Website',
+            kind: 'title',
+            cell: (site) =>
+              site.name === null
+                ? html`<code>${site.id}</code> <span class="muted">(no longer registered)</span>`
+                : html`${site.name} <code class="muted">${site.id}</code>`,
+          },
+          {
+            heading: 'Actions',
+            kind: 'actions',
+            cell: (site) =>
+              actionButton(csrf, `${base}/policy/websites/remove`, 'Remove', {
+                extra: html`<input type="hidden" name="client_id" value="${site.id}">`,
+              }),
+          },
+        ],
+      })
+}
+${
+  addable.length === 0
+    ? html`<p class="hint">Every registered website is listed.</p>`
+    : html`<form method="post" action="${base}/policy/websites" class="stack" id="add-website">
+${csrfField(csrf)}
+${field({
+  label: 'Add a website',
+  name: 'client_id',
+  type: 'select',
+  choices: addable.map((client): [string, string] => [client.id, `${client.name} (${client.id})`]),
+  error,
+})}
+<button type="submit" class="secondary">Add website</button>
+</form>`
+}`;
+}
+
+/**
+ * @example
+ * policySection(csrf, agent, { clients, values, errors });
+ */
+export function policySection(csrf: string, agent: AgentRecord, input: FormState & { clients: ClientRecord[] }): Html {
+  const policy = policyOf(agent);
+  const errors = input.errors ?? {};
+  const values = input.values ?? {};
+  // A refused policy form is shown as it was sent; otherwise as the policy is.
+  const sent = POLICY_FIELDS.some((name) => values[name] !== undefined);
+  const websites = sent ? (values.websites ?? '') : policy.websites;
+  const ticked = (scope: string) =>
+    sent ? values[scopeField(scope)] !== undefined : (policy.scope_ceiling ?? []).includes(scope);
+  const expires = sent
+    ? values.expires
+    : policy.credentials_expire_at === null
+      ? ''
+      : dayOf(policy.credentials_expire_at);
+  const perHour = sent
+    ? values.per_hour
+    : policy.max_sign_ins_per_hour === null
+      ? ''
+      : String(policy.max_sign_ins_per_hour);
+  const base = `/console/agents/${encodeURIComponent(agent.id)}`;
+  const names = new Map(input.clients.map((client) => [client.id, client.name]));
+  const listed = policy.allowed_clients.map((id) => ({ id, name: names.get(id) ?? null }));
+  const addable = input.clients.filter(
+    (client) => client.status === 'active' && !policy.allowed_clients.includes(client.id),
+  );
+  const groupError = (id: string, error: string | undefined) =>
+    error ? html` aria-describedby="${id}-error" aria-invalid="true"` : '';
+  return html`<section aria-labelledby="policy-heading" id="policy">
+<h2 id="policy-heading">Policy</h2>
+<p>What you allow this agent, checked every time it signs in. A refusal tells the agent why in plain words and is in the sign-in history.</p>
+<form method="post" action="${base}/policy" class="stack" id="policy-form">
+${csrfField(csrf)}
+<fieldset class="field" id="field-websites"${groupError('field-websites', errors.websites)}>
+<legend>Websites</legend>
+${errors.websites ? html`<p class="field-error" id="field-websites-error">${errors.websites}</p>` : ''}
+<ul class="checks">
+${(Object.keys(WEBSITES_WORDS) as WebsitesRule[]).map(
+  (rule) =>
+    html`<li><label class="check"><input type="radio" name="websites" value="${rule}"${websites === rule ? html` checked` : ''}> <span class="check-text"><strong>${WEBSITES_WORDS[rule]}</strong> <span class="muted">${WEBSITES_HINTS[rule]}</span></span></label></li>`,
+)}
+</ul>
+</fieldset>
+<fieldset class="field" id="field-scope_ceiling"${groupError('field-scope_ceiling', errors.scope_ceiling)}>
+<legend>Scope ceiling</legend>
+<p class="hint">What the agent may share with a website at most. None ticked: whatever the website asks for.</p>
+${errors.scope_ceiling ? html`<p class="field-error" id="field-scope_ceiling-error">${errors.scope_ceiling}</p>` : ''}
+<ul class="checks">
+${SUPPORTED_SCOPES.map(
+  (scope) =>
+    html`<li><label class="check"><input type="checkbox" name="${scopeField(scope)}" value="on"${ticked(scope) ? html` checked` : ''}> <span class="check-text"><code>${scope}</code> <span class="muted">${SCOPE_WORDS[scope]}</span></span></label></li>`,
+)}
+</ul>
+</fieldset>
+${field({ label: 'Credentials expire', name: 'expires', type: 'date', value: expires, error: errors.credentials_expire_at, hint: 'From this day on (UTC) the agent can no longer sign in. Empty: never.' })}
+${field({ label: 'Sign-ins per hour', name: 'per_hour', type: 'number', value: perHour, min: 1, max: MAX_SIGN_INS_PER_HOUR, error: errors.max_sign_ins_per_hour, hint: 'The most successful sign-ins in any hour. Empty: no limit.' })}
+<button type="submit">Save policy</button>
+</form>
+${listedWebsites(csrf, base, listed, addable, errors.allowed_clients)}
+</section>`;
+}

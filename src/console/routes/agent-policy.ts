@@ -1,0 +1,74 @@
+/**
+ * An agent's policy in the console (docs/design.md §16): the Policy form of the agent's page and
+ * the listed websites, added and removed one by one. Each change goes through setAgentPolicy
+ * (src/console/policy.ts's changePolicy), the rule the CLI and the API use too, and is a console
+ * event saying what changed. Who may change it is who may reach the agent (its owner, an admin).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { policyOf } from '../../domain/agent-policy.ts';
+import { InvalidField, NotFound } from '../../errors.ts';
+import type { AccountRecord } from '../../store/console-types.ts';
+import type { AgentPolicy, AgentRecord } from '../../store/types.ts';
+import { recordConsoleEvent } from '../events.ts';
+import { changePolicy, policyFromForm } from '../policy.ts';
+import type { ConsoleScope, Form } from './scope.ts';
+
+type Request = FastifyRequest<{ Params: { id: string }; Body: Form }>;
+/** The agents area's `act` (routes/owned.ts's actOn): reach the agent, run, redirect with a notice. */
+type Act = (
+  request: Request,
+  reply: FastifyReply,
+  action: (account: AccountRecord, agent: AgentRecord) => Promise<string>,
+) => Promise<unknown>;
+
+export function agentPolicyRoutes(scope: FastifyInstance, area: ConsoleScope, act: Act): void {
+  const { ctx, guard } = area;
+
+  /** Stores `next(current)` and records what changed; the notice to show. */
+  const change =
+    (request: Request, notice: string, next: (current: AgentPolicy) => AgentPolicy) =>
+    async (account: AccountRecord, agent: AgentRecord) => {
+      const detail = await changePolicy(ctx, agent, next(policyOf(agent)));
+      await recordConsoleEvent(ctx, account, 'agent.policy', agent.id, request.ip, detail);
+      return notice;
+    };
+
+  scope.post<{ Params: { id: string }; Body: Form }>('/agents/:id/policy', { preHandler: guard }, (request, reply) =>
+    act(
+      request,
+      reply,
+      change(request, 'policy_saved', (current) => policyFromForm(request.body ?? {}, current)),
+    ),
+  );
+
+  scope.post<{ Params: { id: string }; Body: Form }>(
+    '/agents/:id/policy/websites',
+    { preHandler: guard },
+    (request, reply) =>
+      act(
+        request,
+        reply,
+        change(request, 'website_listed', (current) => {
+          const clientId = request.body?.client_id ?? '';
+          if (clientId === '') throw new InvalidField('allowed_clients', 'Choose a website to add.');
+          return { ...current, allowed_clients: [...current.allowed_clients, clientId] };
+        }),
+      ),
+  );
+
+  scope.post<{ Params: { id: string }; Body: Form }>(
+    '/agents/:id/policy/websites/remove',
+    { preHandler: guard },
+    (request, reply) =>
+      act(
+        request,
+        reply,
+        change(request, 'website_unlisted', (current) => {
+          const clientId = request.body?.client_id ?? '';
+          if (!current.allowed_clients.includes(clientId))
+            throw new NotFound('This website is not listed for the agent.');
+          return { ...current, allowed_clients: current.allowed_clients.filter((id) => id !== clientId) };
+        }),
+      ),
+  );
+}
