@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, setAgentPolicy } from '../../../src/domain/agent-policy.ts';
+import { agentKeyOf, registerKeyBoundAgent } from '../../../src/domain/agents.ts';
 import { decideApproval } from '../../../src/domain/approvals.ts';
 import type { AgentPolicy } from '../../../src/store/types.ts';
 import { continueFlow, type Party, setupParty, startFlow } from '../../../test/helpers/flow.ts';
@@ -16,6 +17,7 @@ import {
   AgentAuth,
   type ApprovalPending,
   ConfigurationError,
+  generateAgentKey,
   RequestExpiredError,
   type SignInOptions,
   TimeoutError,
@@ -222,5 +224,33 @@ describe('options', () => {
       agent.signIn({ requestId: started.requestId, expect: { host: HOST }, approvalTimeoutMs: -1 }),
     ).rejects.toBeInstanceOf(ConfigurationError);
     expect((await server.ctx.store.findRequest(started.requestId))!.approval_id).toBeNull();
+  });
+});
+
+describe('a key-bound agent', () => {
+  it('waits for its owner in the same way, and the approval signs it in without a second assertion', async () => {
+    // A server of its own: its clock has not been moved (an assertion is checked against it).
+    const fresh = await startTestServer();
+    try {
+      const website = await setupParty(fresh, { name: 'Acme Notes', redirectUris: [REDIRECT_URI] });
+      const { privateKey, publicKey } = await generateAgentKey('Ed25519');
+      const registered = await registerKeyBoundAgent(
+        fresh.ctx,
+        { ownerEmail: 'ada@example.com', ownerName: 'Ada' },
+        agentKeyOf(publicKey),
+      );
+      await setAgentPolicy(fresh.ctx, registered.id, { ...DEFAULT_POLICY, websites: 'ask' });
+      const agent = new AgentAuth({ issuer: fresh.baseUrl, agentId: registered.id, privateKey, model: 'm' });
+      const started = await startFlow(fresh, { ...website, agentId: registered.id, agentSecret: '' });
+      const { signedIn, asked } = signInAsking(agent, started.requestId);
+      // Whichever comes first: the SDK's word that it waits, or its failure.
+      const pending = await Promise.race([asked, signedIn.then(() => undefined)]);
+      await decideApproval(fresh.ctx, pending!.approvalId, 'once', 'acc_owner');
+      expect(await signedIn).toMatchObject({ status: 'authenticated', approved_by_owner: true });
+      const redirect = await continueFlow(fresh, started);
+      expect(new URL(redirect.headers.get('location')!).searchParams.get('code')).toBeTruthy();
+    } finally {
+      await fresh.close();
+    }
   });
 });
