@@ -176,6 +176,8 @@ describe.skipIf(!haveChromium)('the authorization page in a real browser (issue 
       await page.locator('#progress[data-state="approval"]').waitFor({ timeout: ARRIVAL_TIMEOUT });
       await expect.poll(() => page.locator('#status').textContent()).toBe(WAITING_FOR_ADA);
       expect(await page.content()).not.toContain('ada@example.com');
+      // The request is held for this agent: nothing more to hand over.
+      expect(await page.locator('.handover').isVisible()).toBe(false);
       expect(await page.locator('#approve').isVisible()).toBe(false);
       expect(await page.locator('#cancel').isVisible()).toBe(true);
 
@@ -195,6 +197,7 @@ describe.skipIf(!haveChromium)('the authorization page in a real browser (issue 
       await page.click('#approve');
       expect(await page.locator('#status').textContent()).toBe(WAITING_FOR_ADA);
       expect(await page.locator('#progress').getAttribute('data-state')).toBe('approval');
+      expect(await page.locator('.handover').isVisible()).toBe(false);
       // A reload (the form posted again) says the same.
       await page.reload();
       expect(await page.locator('#status').textContent()).toBe(WAITING_FOR_ADA);

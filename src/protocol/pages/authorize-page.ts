@@ -165,7 +165,7 @@ ${clientOrigin(client)}
 <p>After sign-in you will be sent to <strong id="redirect-host">${host}</strong>.</p>
 ${localhostWarning(client)}
 ${resourceNotice(client, request)}
-<section class="handover" aria-labelledby="handover-title">
+<section class="handover" aria-labelledby="handover-title"${view.awaitingOwner ? html` hidden` : ''}>
 <h2 id="handover-title">Give this to your AI agent</h2>
 <p class="sentence" id="handover-sentence" data-sentence="${sentence}">Sign me in to ${client.name} with agentauth request <code id="request-id">${request.id}</code></p>
 <div class="copy-actions" id="copy-actions" hidden>

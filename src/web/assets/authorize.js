@@ -191,6 +191,8 @@
     if (askedOwner) return;
     askedOwner = true;
     setState('approval');
+    // The request is held for this agent: handing it to another would only meet a refusal.
+    if (handover) handover.hidden = true;
     var tail = ` Your agent asked its owner to allow signing in to ${clientName}; this page continues as soon as they approve.`;
     show(`Waiting for the agent's owner to approve.${tail}`);
     fetch(`/authorize/agent${query}`, { cache: 'no-store', credentials: 'same-origin' })
