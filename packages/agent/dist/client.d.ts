@@ -41,6 +41,8 @@ export interface RequestView {
     /** Seconds left. */
     expires_in: number;
     status: RequestStatus;
+    /** `true` while the request is held for an agent's owner to approve (status `pending`). */
+    approval_pending?: boolean;
     error?: string;
     error_description?: string;
 }
@@ -69,7 +71,7 @@ export interface StatusView {
  * const signedIn: SignInResult = await agent.signIn({ requestId, expect: { host: 'notes.acme.example' } });
  * console.log(signedIn.message); // "Agent authenticated. The browser will now continue to Acme Notes."
  */
-export interface SignInResult extends Omit<RequestView, 'status' | 'error' | 'error_description'> {
+export interface SignInResult extends Omit<RequestView, 'status' | 'error' | 'error_description' | 'approval_pending'> {
     status: 'authenticated';
     message: string;
     /**

@@ -72,6 +72,8 @@ export interface RequestView {
   /** Seconds left. */
   expires_in: number;
   status: RequestStatus;
+  /** `true` while the request is held for an agent's owner to approve (status `pending`). */
+  approval_pending?: boolean;
   error?: string;
   error_description?: string;
 }
@@ -102,7 +104,7 @@ export interface StatusView {
  * const signedIn: SignInResult = await agent.signIn({ requestId, expect: { host: 'notes.acme.example' } });
  * console.log(signedIn.message); // "Agent authenticated. The browser will now continue to Acme Notes."
  */
-export interface SignInResult extends Omit<RequestView, 'status' | 'error' | 'error_description'> {
+export interface SignInResult extends Omit<RequestView, 'status' | 'error' | 'error_description' | 'approval_pending'> {
   status: 'authenticated';
   message: string;
   /**
@@ -683,7 +685,13 @@ export class AgentAuth {
         if (status !== 'authenticated') throw error;
         answer = { status: 'authenticated', message: 'Agent authenticated (confirmed after a retry).' };
       }
-      const { status: _status, error: _error, error_description: _description, ...request } = view;
+      const {
+        status: _status,
+        error: _error,
+        error_description: _description,
+        approval_pending: _held,
+        ...request
+      } = view;
       if (isRecord(answer) && answer.status === 'approval_pending') {
         call.dispose(); // the lookup's and authentication's budget; the owner has the request's own
         const pending = approvalPendingOf(answer);

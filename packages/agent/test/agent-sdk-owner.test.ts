@@ -189,6 +189,20 @@ describe('waiting for the owner\'s approval ("ask me")', () => {
     expect(await agent.checkStatus(started.requestId)).toEqual({ status: 'pending', approval_pending: true });
   });
 
+  it('signing in again while held waits on the same approval (the credentials once more, no second ask)', async () => {
+    const { who, agent } = await agentUnder({ websites: 'ask' });
+    const started = await startFlow(server, who);
+    const first = signInAsking(agent, started.requestId, { approvalTimeoutMs: 200, push: false });
+    await expect(first.signedIn).rejects.toBeInstanceOf(TimeoutError);
+    const again = signInAsking(agent, started.requestId);
+    const pending = await again.asked;
+    expect(pending.approvalId).toBe((await first.asked).approvalId);
+    await decideApproval(server.ctx, pending.approvalId, 'once', 'acc_owner');
+    const result = await again.signedIn;
+    expect(result).toMatchObject({ status: 'authenticated', approved_by_owner: true });
+    expect(result).not.toHaveProperty('approval_pending');
+  });
+
   it("an aborted signal ends the wait with the caller's reason", async () => {
     const { who, agent } = await agentUnder({ websites: 'ask' });
     const started = await startFlow(server, who);

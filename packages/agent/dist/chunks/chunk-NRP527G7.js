@@ -4158,7 +4158,13 @@ var AgentAuth = class {
         if (status !== "authenticated") throw error;
         answer = { status: "authenticated", message: "Agent authenticated (confirmed after a retry)." };
       }
-      const { status: _status, error: _error, error_description: _description, ...request } = view;
+      const {
+        status: _status,
+        error: _error,
+        error_description: _description,
+        approval_pending: _held,
+        ...request
+      } = view;
       if (isRecord(answer) && answer.status === "approval_pending") {
         call.dispose();
         const pending = approvalPendingOf(answer);

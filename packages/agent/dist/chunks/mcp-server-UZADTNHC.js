@@ -11,7 +11,7 @@ import {
   keyOptions,
   quoteUntrusted,
   withoutSecret
-} from "./chunk-QRJVDZHU.js";
+} from "./chunk-NRP527G7.js";
 import "./chunk-ER33LZII.js";
 
 // src/cli/mcp-server.ts
