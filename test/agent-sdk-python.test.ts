@@ -17,6 +17,9 @@ import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { setClientStatus } from '../src/domain/clients.ts';
 import { authenticate, checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
+import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
+import { decideApproval } from '../src/domain/approvals.ts';
+import type { AgentPolicy } from '../src/store/types.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { endless, trickle } from './helpers/hostile-answers.ts';
 
@@ -486,12 +489,14 @@ describe('check_status', () => {
       status: 'pending',
       error: null,
       error_description: null,
+      approval_pending: false,
     });
     expect((await continueFlow(server, started, { action: 'cancel' })).status).toBe(302);
     expect((await runPython({ op: 'check_status', args: { request_id: started.requestId } }, env)).result).toEqual({
       status: 'error',
       error: 'access_denied',
       error_description: expect.any(String),
+      approval_pending: false,
     });
     expectError(
       await runPython({ op: 'check_status', args: { request_id: 'req_doesNotExist0000000000000000' } }, env),
@@ -1358,6 +1363,114 @@ describe('against a scripted server', () => {
       'InvalidRequestError',
     );
     expect(error.description).toBe('bad secret <hidden>');
+  });
+});
+
+describe("when the agent's owner is in control", () => {
+  /** An agent of Ada's under the policy: its party and the environment to run as it. */
+  async function agentUnder(policy: Partial<AgentPolicy>) {
+    const created = await server.createAgent({ ownerName: 'Ada' });
+    await setAgentPolicy(server.ctx, created.agentId, { ...DEFAULT_POLICY, ...policy });
+    const who = { ...party, ...created };
+    return { who, whoEnv: agentEnv(server.baseUrl, who) };
+  }
+  const HELD = /waiting for the owner's approval/;
+  const approvalOf = async (requestId: string) => (await requestRow(requestId)).approval_id!;
+
+  it('a policy refusal is AccessDeniedError (403) in plain words', async () => {
+    const { who, whoEnv } = await agentUnder({ websites: 'listed' });
+    const started = await startFlow(server, who);
+    expectError(
+      await runPython({ op: 'sign_in', args: { request_id: started.requestId, expect_any: true } }, whoEnv),
+      'AccessDeniedError',
+      {
+        code: 'access_denied',
+        status: 403,
+        description: 'Your owner has not allowed Acme Notes (localhost:8080) for this agent.',
+      },
+    );
+    expect((await requestRow(started.requestId)).status).toBe('pending');
+  });
+
+  it('202: on_approval_pending is told, sign_in waits, and the approval signs in; the browser gets its code', async () => {
+    const { who, whoEnv } = await agentUnder({ websites: 'ask' });
+    const started = await startFlow(server, who);
+    const running = startPython(
+      { op: 'sign_in_owner', args: { request_id: started.requestId, expect_any: true } },
+      whoEnv,
+    );
+    await running.logged(HELD);
+    expect(await runPython({ op: 'check_status', args: { request_id: started.requestId } }, whoEnv)).toMatchObject({
+      result: { status: 'pending', approval_pending: true },
+    });
+    await decideApproval(server.ctx, await approvalOf(started.requestId), 'once', 'acc_owner');
+    const outcome = await running.done;
+    expectOk(outcome);
+    expect(outcome.result).toMatchObject({
+      sign_in: {
+        request_id: started.requestId,
+        approved_by_owner: true,
+        message: "The agent's owner approved this sign-in; the browser will now continue to localhost:8080.",
+      },
+      told: [
+        {
+          message: expect.stringMatching(/^Waiting for Ada to approve signing in to Acme Notes/),
+          approval_id: expect.stringMatching(/^apr_/),
+          expires_at: expect.any(Number),
+          expires_in: 600,
+        },
+      ],
+    });
+    const redirect = await continueFlow(server, started);
+    expect(redirect.status).toBe(302);
+    expect(new URL(redirect.headers.get('location')!).searchParams.get('code')).toBeTruthy();
+  });
+
+  it("a denial raises AccessDeniedError in the owner's words (polling)", async () => {
+    const { who, whoEnv } = await agentUnder({ websites: 'ask' });
+    const started = await startFlow(server, who);
+    const running = startPython(
+      { op: 'sign_in', args: { request_id: started.requestId, expect_any: true, push: false } },
+      whoEnv,
+    );
+    await running.logged(HELD);
+    await decideApproval(server.ctx, await approvalOf(started.requestId), 'deny', 'acc_owner');
+    expectError(await running.done, 'AccessDeniedError', {
+      code: 'access_denied',
+      status: null,
+      description: "The agent's owner denied this sign-in.",
+    });
+  });
+
+  it('expiry while waiting raises RequestExpiredError saying the owner did not decide', async () => {
+    const { who, whoEnv } = await agentUnder({ websites: 'ask' });
+    const started = await startFlow(server, who);
+    // Polling: the test clock moves the server's time, which no stream hears of until its next tick.
+    const running = startPython(
+      { op: 'sign_in', args: { request_id: started.requestId, expect_any: true, push: false } },
+      whoEnv,
+    );
+    await running.logged(HELD);
+    server.clock.advance(601);
+    expectError(await running.done, 'RequestExpiredError', {
+      code: 'request_expired',
+      description: "The request expired before the agent's owner decided; start the sign-in again.",
+    });
+  });
+
+  it('approval_timeout bounds the wait: WaitTimeoutError, and the request still waits', async () => {
+    const { who, whoEnv } = await agentUnder({ websites: 'ask' });
+    const started = await startFlow(server, who);
+    const error = expectError(
+      await runPython(
+        { op: 'sign_in', args: { request_id: started.requestId, expect_any: true, approval_timeout: 0.5 } },
+        whoEnv,
+      ),
+      'WaitTimeoutError',
+      { is_timeout_error: true },
+    );
+    expect(error.description).toMatch(/still waits for their approval/);
+    expect((await requestRow(started.requestId)).status).toBe('pending');
   });
 });
 

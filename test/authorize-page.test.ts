@@ -5,6 +5,8 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
+import { decideApproval } from '../src/domain/approvals.ts';
 import { authenticate, authorizeUrl, type Party, pkcePair } from './helpers/flow.ts';
 import {
   ARRIVAL_TIMEOUT,
@@ -154,6 +156,57 @@ describe.skipIf(!haveChromium)('the authorization page in a real browser (issue 
       const query = await atCallback(page);
       expect(query.get('code')).toMatch(/^cod_/);
       expect(query.get('state')).toBe('continue-when-ready');
+    });
+  });
+
+  /** An agent of Ada Lovelace's whose policy asks her about every new website. */
+  async function askingParty(): Promise<Party> {
+    const agent = await server.createAgent({ name: 'Asking bot' });
+    await setAgentPolicy(server.ctx, agent.agentId, { ...DEFAULT_POLICY, websites: 'ask' });
+    return { ...party, ...agent };
+  }
+  const WAITING_FOR_ADA =
+    "Waiting for Ada Lovelace's approval. Your agent asked its owner to allow signing in to Acme Notes; this page continues as soon as they approve.";
+
+  it("while the agent's owner is asked, the page says whose approval it waits for (never an email), then goes on once approved", async () => {
+    const asking = await askingParty();
+    await withContext({}, async (_context, { page }) => {
+      const requestId = await open(page, asking, 'owner-approves');
+      expect((await authenticate(server, asking, requestId)).status).toBe(202);
+      await page.locator('#progress[data-state="approval"]').waitFor({ timeout: ARRIVAL_TIMEOUT });
+      await expect.poll(() => page.locator('#status').textContent()).toBe(WAITING_FOR_ADA);
+      expect(await page.content()).not.toContain('ada@example.com');
+      // The request is held for this agent: nothing more to hand over.
+      expect(await page.locator('.handover').isVisible()).toBe(false);
+      expect(await page.locator('#approve').isVisible()).toBe(false);
+      expect(await page.locator('#cancel').isVisible()).toBe(true);
+
+      const approvalId = (await server.ctx.store.findRequest(requestId))!.approval_id!;
+      await decideApproval(server.ctx, approvalId, 'once', 'acc_owner');
+      const query = await atCallback(page);
+      expect(query.get('code')).toMatch(/^cod_/);
+      expect(query.get('state')).toBe('owner-approves');
+    });
+  });
+
+  it('without script, Continue while the owner is asked shows the same words; after the approval it goes on', async () => {
+    const asking = await askingParty();
+    await withContext({ javaScriptEnabled: false }, async (_context, { page }) => {
+      const requestId = await open(page, asking, 'owner-approves-no-script');
+      expect((await authenticate(server, asking, requestId)).status).toBe(202);
+      await page.click('#approve');
+      expect(await page.locator('#status').textContent()).toBe(WAITING_FOR_ADA);
+      expect(await page.locator('#progress').getAttribute('data-state')).toBe('approval');
+      expect(await page.locator('.handover').isVisible()).toBe(false);
+      // A reload (the form posted again) says the same.
+      await page.reload();
+      expect(await page.locator('#status').textContent()).toBe(WAITING_FOR_ADA);
+
+      const approvalId = (await server.ctx.store.findRequest(requestId))!.approval_id!;
+      await decideApproval(server.ctx, approvalId, 'once', 'acc_owner');
+      await page.click('#approve');
+      const query = await atCallback(page);
+      expect(query.get('code')).toMatch(/^cod_/);
     });
   });
 

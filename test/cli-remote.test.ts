@@ -162,6 +162,129 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
   });
 });
 
+describe('agentauth agent policy …, on the database and on a remote server alike', () => {
+  it('shows the default, changes one part at a time, and prints the same on either side', async () => {
+    const website = (await setupParty(server, { name: 'Acme Notes' })).clientId;
+    const other = (await setupParty(server, { name: 'Mail' })).clientId;
+    const id = (await remote('agent', 'create', '--name', 'Policy bot')).agent_id as string;
+    const DEFAULT = {
+      websites: 'any',
+      allowed_clients: [],
+      scope_ceiling: null,
+      credentials_expire_at: null,
+      max_sign_ins_per_hour: null,
+    };
+    expect(await remote('agent', 'policy', id)).toEqual({ agent_id: id, policy: DEFAULT });
+    expect(await local('agent', 'policy', id)).toEqual({ agent_id: id, policy: DEFAULT });
+
+    const listed = await remote(
+      'agent',
+      'policy',
+      id,
+      '--websites',
+      'listed',
+      '--allow',
+      website,
+      '--allow',
+      other,
+      '--scope-ceiling',
+      'profile openid',
+      '--credentials-expire',
+      '2027-01-31',
+      '--max-sign-ins-per-hour',
+      '20',
+    );
+    const expected = {
+      websites: 'listed',
+      allowed_clients: [website, other],
+      scope_ceiling: ['openid', 'profile'],
+      credentials_expire_at: '2027-01-31T00:00:00Z',
+      max_sign_ins_per_hour: 20,
+    };
+    expect(listed).toEqual({ agent_id: id, policy: expected });
+    expect((await server.ctx.store.findAgent(id))!.policy).toEqual({
+      ...expected,
+      credentials_expire_at: Date.parse('2027-01-31T00:00:00Z') / 1000,
+    });
+    expect(await local('agent', 'policy', id)).toEqual(listed);
+
+    // On the database: one part changes, the rest stays.
+    const asking = await local(
+      'agent',
+      'policy',
+      id,
+      '--websites',
+      'ask',
+      '--disallow',
+      other,
+      '--credentials-expire',
+      '2027-02-01T12:30:00Z',
+    );
+    expect(asking).toEqual({
+      agent_id: id,
+      policy: {
+        ...expected,
+        websites: 'ask',
+        allowed_clients: [website],
+        credentials_expire_at: '2027-02-01T12:30:00Z',
+      },
+    });
+    expect(await remote('agent', 'policy', id)).toEqual(asking);
+
+    // The text a person reads.
+    const shown = await agentauth(remoteEnv(admin.secret), ['agent', 'policy', id]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toBe(
+      `${id}\n` +
+        '  Websites:           Ask me for a new website (ask)\n' +
+        `  Listed websites:    ${website}\n` +
+        '  Scope ceiling:      openid profile\n' +
+        '  Credentials expire: 2027-02-01T12:30:00Z\n' +
+        '  Sign-ins per hour:  20\n',
+    );
+
+    // Every --no- option takes a part back to its default; all of them, the agent back to NULL.
+    const reset = await remote(
+      'agent',
+      'policy',
+      id,
+      '--websites',
+      'any',
+      '--disallow',
+      website,
+      '--no-scope-ceiling',
+      '--no-credentials-expire',
+      '--no-max-sign-ins-per-hour',
+    );
+    expect(reset).toEqual({ agent_id: id, policy: DEFAULT });
+    expect((await server.ctx.store.findAgent(id))!.policy).toBeNull();
+  });
+
+  it('refuses what the rule refuses, in one line, on either side; a read-only key changes nothing', async () => {
+    const id = (await remote('agent', 'create', '--name', 'Strict bot')).agent_id as string;
+    for (const env of [remoteEnv(admin.secret), localEnv()]) {
+      expect(await refusal(env, ['agent', 'policy', id, '--allow', 'cli_nowhere'])).toMatch(
+        /allowed_clients names cli_nowhere, which is not a registered website/,
+      );
+      expect(await refusal(env, ['agent', 'policy', id, '--scope-ceiling', 'openid admin'])).toMatch(
+        // The rule's words on the database; the API's schema, which lists the scopes, remotely.
+        /scope_ceiling( names admin, which is not a scope|\.1 must be one of openid, email, profile)/,
+      );
+      expect(await refusal(env, ['agent', 'policy', 'agt_nobody'])).toMatch(/agt_nobody|not found|No such|no agent/i);
+    }
+    expect(await refusal(remoteEnv(reader.secret), ['agent', 'policy', id, '--websites', 'ask'])).toBe(
+      `${server.baseUrl} refused: This API key may only read. (403 insufficient_scope)`,
+    );
+    expect((await server.ctx.store.findAgent(id))!.policy).toBeNull();
+    // Bad values are usage errors of the command itself (exit 1, before anything is sent).
+    const bad = await agentauth(remoteEnv(admin.secret), ['agent', 'policy', id, '--websites', 'some']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('any, listed or ask');
+    const badDate = await agentauth(remoteEnv(admin.secret), ['agent', 'policy', id, '--credentials-expire', 'soon']);
+    expect(badDate.stderr).toContain('a date (2027-01-31) or an ISO time');
+  });
+});
+
 describe('agentauth api-key … on a remote server', () => {
   it('api-key create is made on the database: a key made beside the server works remotely, and revokes itself', async () => {
     const made = await local('api-key', 'create', '--email', admin.account.email, '--name', 'cron', '--all');

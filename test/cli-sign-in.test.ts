@@ -5,6 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
+import { decideApproval } from '../src/domain/approvals.ts';
+import type { AgentPolicy } from '../src/store/types.ts';
 import { checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -333,5 +336,72 @@ describe('agentauth sign-in', () => {
     const allowed = await signIn([started.requestId, '--inspect', '--json', '--allow-insecure-http'], { env });
     expect(allowed.code).toBe(0);
     expect(JSON.parse(allowed.stdout)).toMatchObject({ request_id: started.requestId, status: 'pending' });
+  });
+});
+
+describe("agentauth sign-in when the agent's owner is in control", () => {
+  /** An agent of Ada's under the policy: the environment to run as it, and its party. */
+  async function agentUnder(policy: Partial<AgentPolicy>) {
+    const created = await server.createAgent({ ownerName: 'Ada' });
+    secrets.push(created.agentSecret);
+    await setAgentPolicy(server.ctx, created.agentId, { ...DEFAULT_POLICY, ...policy });
+    const who = { ...party, ...created };
+    return { who, env: agentEnv({ AGENTAUTH_AGENT_ID: who.agentId, AGENTAUTH_AGENT_SECRET: who.agentSecret }) };
+  }
+
+  /** The approval the request is held for, once the command has asked. */
+  async function approvalOf(requestId: string): Promise<string> {
+    await until(async () => (await server.ctx.store.findRequest(requestId))?.approval_id != null);
+    return (await server.ctx.store.findRequest(requestId))!.approval_id!;
+  }
+
+  it('a policy refusal exits 8 with the refusal in plain words', async () => {
+    const { who, env } = await agentUnder({ websites: 'listed' });
+    const started = await startFlow(server, who);
+    const run = await signIn([started.requestId, '--expect-host', HOST], { env });
+    expect(run.code).toBe(8);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      'agentauth: access_denied: Your owner has not allowed Acme Notes (notes.acme.example) for this agent.\n',
+    );
+    const json = await signIn([started.requestId, '--expect-host', HOST, '--json'], { env });
+    expect(json.code).toBe(8);
+    expect(JSON.parse(json.stdout)).toEqual({
+      error: 'access_denied',
+      error_description: 'Your owner has not allowed Acme Notes (notes.acme.example) for this agent.',
+      exit_code: 8,
+      signed_in: false,
+    });
+  });
+
+  it("says it waits for the owner's approval, and signs in once they approve (exit 0)", async () => {
+    const { who, env } = await agentUnder({ websites: 'ask' });
+    const started = await startFlow(server, who);
+    const running = signIn([started.requestId, '--expect-host', HOST, '--json'], { env });
+    await decideApproval(server.ctx, await approvalOf(started.requestId), 'once', 'acc_owner');
+    const run = await running;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(
+      /^Waiting for Ada to approve signing in to Acme Notes; the request expires in 10 minutes\. \(Ctrl-C stops waiting; the owner can still decide\.\)\n$/,
+    );
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      status: 'authenticated',
+      approved_by_owner: true,
+      message: `Signed in as ${who.agentId} with its owner's approval; the browser will now continue to ${HOST} (${started.requestId} authenticated).`,
+    });
+    expect((await continueFlow(server, started)).status).toBe(302);
+  });
+
+  it('a denial exits 8 saying the owner denied it', async () => {
+    const { who, env } = await agentUnder({ websites: 'ask' });
+    const started = await startFlow(server, who);
+    const running = signIn([started.requestId, '--expect-host', HOST], { env });
+    await decideApproval(server.ctx, await approvalOf(started.requestId), 'deny', 'acc_owner');
+    const run = await running;
+    expect(run.code).toBe(8);
+    expect(run.stderr.split('\n').slice(1)).toEqual([
+      "agentauth: access_denied: The agent's owner denied this sign-in.",
+      '',
+    ]);
   });
 });

@@ -4,7 +4,10 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
+import { decideApproval } from '../src/domain/approvals.ts';
+import type { AgentPolicy } from '../src/store/types.ts';
 import { checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -279,5 +282,70 @@ describe('agentauth mcp', () => {
     });
     const allowed = await inspectWith(['mcp', '--allow-insecure-http']);
     expect(allowed).toMatchObject({ isError: false, json: { request_id: started.requestId, status: 'pending' } });
+  });
+});
+
+describe("agentauth mcp when the agent's owner is in control", () => {
+  // The MCP server signs in as the party's agent: its policy is set per case, and put back.
+  const underPolicy = (policy: Partial<AgentPolicy>) =>
+    setAgentPolicy(server.ctx, party.agentId, { ...DEFAULT_POLICY, ...policy });
+  afterEach(() => underPolicy({}));
+
+  it('a policy refusal is an error result whose first text says why in plain words', async () => {
+    await underPolicy({ websites: 'listed' });
+    const started = await startFlow(server, party);
+    const refused = await call('sign_in', { request_id: started.requestId, expected_host: HOST });
+    expect(refused.isError).toBe(true);
+    expect(refused.texts[0]).toBe(
+      "Not signed in: Your owner has not allowed Acme Notes (notes.acme.example) for this agent. (The agent's owner can change its policy in the agentauth console.)",
+    );
+    expect(refused.json).toMatchObject({ error: 'access_denied', status: 403 });
+    expect(await storedStatus(started.requestId)).toBe('pending');
+  });
+
+  it('"ask me": sign_in answers approval_pending at once; wait_for_sign_in waits for the owner and the browser', async () => {
+    await underPolicy({ websites: 'ask' });
+    const started = await startFlow(server, party);
+    const asked = await call('sign_in', { request_id: started.requestId, expected_host: HOST });
+    expect(asked.isError).toBe(false);
+    expect(asked.json).toMatchObject({
+      request_id: started.requestId,
+      status: 'approval_pending',
+      agent_id: party.agentId,
+      approval_id: expect.stringMatching(/^apr_/),
+      server_message: expect.stringMatching(/^Waiting for Ada Lovelace to approve signing in to Acme Notes/),
+      message: `Not signed in yet: the agent's owner must approve signing in to ${HOST} first (600 s left).`,
+    });
+    expect(asked.texts[0]).toContain('The server says: "Waiting for Ada Lovelace to approve signing in to Acme Notes;');
+    expect(asked.texts[0]).toContain('then call wait_for_sign_in');
+
+    const waiting = call('wait_for_sign_in', { request_id: started.requestId, timeout_seconds: 20 });
+    await decideApproval(server.ctx, asked.json.approval_id as string, 'once', 'acc_owner');
+    expect((await continueFlow(server, started)).status).toBe(302);
+    expect((await waiting).json).toEqual({ request_id: started.requestId, status: 'completed' });
+  });
+
+  it("a denial while waiting is an error result in the owner's words", async () => {
+    await underPolicy({ websites: 'ask' });
+    const started = await startFlow(server, party);
+    const asked = await call('sign_in', { request_id: started.requestId, expected_host: HOST });
+    const waiting = call('wait_for_sign_in', { request_id: started.requestId, timeout_seconds: 20 });
+    await decideApproval(server.ctx, asked.json.approval_id as string, 'deny', 'acc_owner');
+    const denied = await waiting;
+    expect(denied.isError).toBe(true);
+    expect(denied.texts[0]).toBe("Not signed in: The agent's owner denied this sign-in.");
+    expect(denied.json).toMatchObject({ error: 'access_denied' });
+  });
+
+  it('wait_for_sign_in timing out says the owner has not approved yet', async () => {
+    await underPolicy({ websites: 'ask' });
+    const started = await startFlow(server, party);
+    await call('sign_in', { request_id: started.requestId, expected_host: HOST });
+    const timeout = await call('wait_for_sign_in', { request_id: started.requestId, timeout_seconds: 1 });
+    expect(timeout.isError).toBe(true);
+    expect(timeout.json).toMatchObject({
+      error: 'timeout',
+      error_description: expect.stringContaining("waiting for the agent's owner to approve"),
+    });
   });
 });

@@ -7,7 +7,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { ApiKeyRecord } from '../store/api-types.ts';
 import type { AccountRecord, ConsoleEventView, SignInRecord } from '../store/console-types.ts';
-import type { AgentRecord, ClientRecord, GrantRecord } from '../store/types.ts';
+import type { AgentPolicy, AgentRecord, ClientRecord, GrantRecord } from '../store/types.ts';
 import type { WebhookWithEvents } from '../store/webhook-types.ts';
 import type { DeliveryWithAttempts } from '../domain/webhooks/endpoints.ts';
 
@@ -76,6 +76,76 @@ export function agentView(agent: AgentRecord, now: number): AgentView {
     previous_secret_expires_at: previousLive ? time(agent.previous_secret_expires_at!) : null,
     credential: agent.public_jwk == null ? 'secret' : 'key',
     key_thumbprint: agent.key_thumbprint ?? null,
+  };
+}
+
+/**
+ * What an agent's owner allows it (docs/design.md §16): the domain's AgentPolicy, its expiry as
+ * RFC 3339 like every time of the API. Agents nobody restricted have the default: any website,
+ * no ceiling, no expiry, no limit.
+ */
+export const AgentPolicyView = Type.Object(
+  {
+    websites: Type.Union([Type.Literal('any'), Type.Literal('listed'), Type.Literal('ask')], {
+      description:
+        'any: every website (the default); listed: only those in allowed_clients, others are refused (403 access_denied); ask: those listed at once, for another the owner is asked first (202 approval_pending).',
+    }),
+    allowed_clients: Type.Array(Type.String({ minLength: 1, maxLength: 512 }), {
+      maxItems: 100,
+      description: 'The websites (client ids) it may sign in to without asking; each must be registered.',
+    }),
+    scope_ceiling: Nullable(
+      Type.Array(Type.Union([Type.Literal('openid'), Type.Literal('email'), Type.Literal('profile')]), {
+        description: 'The most a sign-in may share: a request for a scope outside it is refused. null: no ceiling.',
+      }),
+    ),
+    credentials_expire_at: Nullable(
+      Type.String({
+        format: 'date-time',
+        description: 'RFC 3339. From then on its sign-ins are refused until the owner extends it. null: never.',
+      }),
+    ),
+    max_sign_ins_per_hour: Nullable(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100_000,
+        description: 'Sign-ins past this many in the last hour are refused. null: no limit.',
+      }),
+    ),
+  },
+  { $id: 'AgentPolicy', title: 'AgentPolicy', additionalProperties: false },
+);
+export type AgentPolicyView = Static<typeof AgentPolicyView>;
+
+/** The API's form of a policy. */
+export function agentPolicyView(policy: AgentPolicy): AgentPolicyView {
+  return {
+    websites: policy.websites,
+    allowed_clients: [...policy.allowed_clients],
+    scope_ceiling:
+      policy.scope_ceiling === null ? null : ([...policy.scope_ceiling] as AgentPolicyView['scope_ceiling']),
+    credentials_expire_at: maybeTime(policy.credentials_expire_at),
+    max_sign_ins_per_hour: policy.max_sign_ins_per_hour,
+  };
+}
+
+/**
+ * The domain's policy from the API's form (a PUT's body, or what the CLI built): its expiry in
+ * epoch seconds, a moment within a second rounded up so it is never earlier than asked.
+ * Undefined when the expiry is not a time (the API's schema checks it before).
+ *
+ * @example
+ * policyFromView({ ...agentPolicyView(DEFAULT_POLICY), credentials_expire_at: '2027-01-31T00:00:00Z' }).credentials_expire_at; // 1801440000
+ */
+export function policyFromView(view: AgentPolicyView): AgentPolicy | undefined {
+  const expiry = view.credentials_expire_at === null ? null : Date.parse(view.credentials_expire_at);
+  if (expiry !== null && !Number.isFinite(expiry)) return undefined;
+  return {
+    websites: view.websites,
+    allowed_clients: [...view.allowed_clients],
+    scope_ceiling: view.scope_ceiling === null ? null : [...view.scope_ceiling],
+    credentials_expire_at: expiry === null ? null : Math.ceil(expiry / 1000),
+    max_sign_ins_per_hour: view.max_sign_ins_per_hour,
   };
 }
 

@@ -4,13 +4,24 @@
  * null: the admins' activity names the CLI). Answers the API's representations, as ./remote.ts
  * does, so a command prints the same on either side.
  */
-import { accountView, agentView, apiKeyView, clientView, deliveryView, time, webhookView } from '../api/views.ts';
+import {
+  accountView,
+  agentPolicyView,
+  agentView,
+  apiKeyView,
+  clientView,
+  deliveryView,
+  policyFromView,
+  time,
+  webhookView,
+} from '../api/views.ts';
 import { createAccount, issueLink, setAccountStatus } from '../console/accounts.ts';
 import { deleteAgent } from '../console/agents.ts';
 import { listApiKeys, revokeApiKey } from '../console/api-keys.ts';
 import { clientChangesDetail } from '../console/clients.ts';
 import { recordConsoleEvent } from '../console/events.ts';
 import type { Context } from '../context.ts';
+import { policyOf, setAgentPolicy } from '../domain/agent-policy.ts';
 import {
   agentKeyOf,
   registerAgent,
@@ -123,6 +134,18 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
       return { agent: await agentOf(id), agent_secret: secret };
     },
     revokeAgentGrants: (id) => revokeGrants(ctx, { agent_id: id }),
+    async getAgentPolicy(id) {
+      const agent = await ctx.store.findAgent(id);
+      if (!agent) throw new NotFound(`no agent ${id}`);
+      return agentPolicyView(policyOf(agent));
+    },
+    async setAgentPolicy(id, view) {
+      const policy = policyFromView(view);
+      if (!policy) throw new InvalidField('credentials_expire_at', 'credentials_expire_at is not a date');
+      const stored = agentPolicyView(await setAgentPolicy(ctx, id, policy));
+      await recordConsoleEvent(ctx, null, 'agent.policy', id, null, 'cli');
+      return stored;
+    },
     async deleteAgent(id) {
       const agent = await ctx.store.findAgent(id);
       if (!agent) throw new NotFound(`no agent ${id}`);

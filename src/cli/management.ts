@@ -8,6 +8,7 @@
 import type { Static } from '@sinclair/typebox';
 import type {
   AccountView,
+  AgentPolicyView,
   AgentView,
   ApiKeyView,
   ClientView,
@@ -16,7 +17,7 @@ import type {
   WebhookView,
 } from '../api/views.ts';
 
-export type { AccountView, AgentView, ClientView };
+export type { AccountView, AgentPolicyView, AgentView, ClientView };
 export type ApiKey = Static<typeof ApiKeyView>;
 export type Revoked = Static<typeof RevokedView>;
 export type Webhook = Static<typeof WebhookView>;
@@ -89,6 +90,10 @@ export interface Management {
   rotateAgentSecret(id: string, graceSeconds: number): Promise<{ agent: AgentView; agent_secret: string }>;
   revokeAgentGrants(id: string): Promise<Revoked>;
   deleteAgent(id: string): Promise<Revoked>;
+  /** What the agent's owner allows it (the default when nobody restricted it). */
+  getAgentPolicy(id: string): Promise<AgentPolicyView>;
+  /** Replaces the policy, by setAgentPolicy (docs/design.md §16); answers it as stored. */
+  setAgentPolicy(id: string, policy: AgentPolicyView): Promise<AgentPolicyView>;
 
   listClients(): Promise<ClientView[]>;
   createClient(input: NewClient): Promise<{ client: ClientView; client_secret: string | null }>;

@@ -8,6 +8,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { emailKey } from './common.ts';
 import type {
   AccountView,
+  AgentPolicyView,
   AgentView,
   ApiKey,
   ClientView,
@@ -190,6 +191,8 @@ export function remoteManagement(target: RemoteTarget): Management {
       call('POST', at('agents', id, 'rotate-secret'), { body: { grace_seconds: grace } }),
     revokeAgentGrants: (id) => call<Revoked>('POST', at('agents', id, 'revoke-grants')),
     deleteAgent: (id) => call<Revoked>('DELETE', at('agents', id)),
+    getAgentPolicy: (id) => call<AgentPolicyView>('GET', at('agents', id, 'policy')),
+    setAgentPolicy: (id, policy) => call<AgentPolicyView>('PUT', at('agents', id, 'policy'), { body: policy }),
 
     listClients: () => all<ClientView>('clients'),
     createClient: (input) => call('POST', 'clients', { body: input }),

@@ -710,12 +710,19 @@ async function boundRequest(
 export interface AuthenticatedAgentView {
   status: RequestStatus;
   agent?: { agent_id: string; name: string; owner_name: string | null; owner_email: string; model: string };
+  /**
+   * While the agent's owner is asked to approve (docs/design.md §16): whose approval the page
+   * waits for. The owner's name only, never an email: the person at the browser is the owner or
+   * works with them, and an agent's owner is not a stranger's to mail.
+   */
+  approval?: { agent_name: string; owner_name: string | null };
 }
 
 /**
  * For the page's script: the request's status and, once an agent has authenticated, which
- * one, so the person sees who signs them in (identity swap, docs/design.md §5). Only the
- * browser holding the binding cookie may ask; the public status endpoint never says.
+ * one, so the person sees who signs them in (identity swap, docs/design.md §5); while the
+ * agent's owner is asked, whose approval it waits for (§16). Only the browser holding the
+ * binding cookie may ask; the public status endpoint never says.
  */
 export async function authenticatedAgentFor(
   ctx: Pick<Context, 'store' | 'clock'>,
@@ -724,6 +731,10 @@ export async function authenticatedAgentFor(
 ): Promise<AuthenticatedAgentView> {
   const { request } = await boundRequest(ctx, requestId, browserBinding);
   const { status } = statusView(request, ctx.clock());
+  if (status === 'pending' && request.approval_id !== null) {
+    const approval = await ctx.store.approvals.find(request.approval_id);
+    if (approval) return { status, approval: { agent_name: approval.agent_name, owner_name: approval.owner_name } };
+  }
   if (status !== 'authenticated' || !request.agent_id) return { status };
   const agent = await ctx.store.findAgent(request.agent_id);
   return {

@@ -83,6 +83,12 @@ const BODIES: Record<string, () => unknown> = {
   createAgent: () => ({ name: 'Walked' }),
   updateAgent: () => ({ name: 'Walked again' }),
   rotateAgentSecret: () => ({ grace_seconds: 60 }),
+  setAgentPolicy: () => ({
+    websites: 'ask',
+    scope_ceiling: ['openid', 'profile'],
+    credentials_expire_at: '2030-01-01T00:00:00Z',
+    max_sign_ins_per_hour: 5,
+  }),
   rotateAgentKey: () => ({ public_key: generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }) }),
   createClient: () => ({ name: 'Walked', redirect_uris: ['https://walk.example/cb'] }),
   updateClient: () => ({ name: 'Walked again', approval: 'manual' }),

@@ -457,6 +457,19 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
       },
     },
     {
+      // An agent whose owner must approve the website first: the page says whose approval it
+      // waits for (docs/design.md §16).
+      name: 'authorize-approval',
+      viewer: 'visitor',
+      visit: async (page) => {
+        await page.goto(authorizePath(party.clientId, party.redirectUri));
+        const answer = await authenticate(server, seed.asking, await requestIdOf(page), 'claude-sonnet-4-20250514');
+        if (answer.status !== 202) throw new Error(`the asking agent was answered ${answer.status}`);
+        await page.locator('#progress[data-state="approval"]').waitFor();
+        await page.waitForFunction(() => /'s approval\./.test(document.getElementById('status')?.textContent ?? ''));
+      },
+    },
+    {
       name: 'authorize-confirm',
       viewer: 'visitor',
       visit: async (page) => {

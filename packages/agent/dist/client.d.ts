@@ -41,6 +41,8 @@ export interface RequestView {
     /** Seconds left. */
     expires_in: number;
     status: RequestStatus;
+    /** `true` while the request is held for an agent's owner to approve (status `pending`). */
+    approval_pending?: boolean;
     error?: string;
     error_description?: string;
 }
@@ -53,6 +55,11 @@ export interface RequestView {
  */
 export interface StatusView {
     status: RequestStatus;
+    /**
+     * `true` while the request is held for the agent's owner to approve (status `pending`): the
+     * agent's policy says "ask me" for this website (docs/contract.md).
+     */
+    approval_pending?: boolean;
     error?: string;
     error_description?: string;
 }
@@ -64,9 +71,32 @@ export interface StatusView {
  * const signedIn: SignInResult = await agent.signIn({ requestId, expect: { host: 'notes.acme.example' } });
  * console.log(signedIn.message); // "Agent authenticated. The browser will now continue to Acme Notes."
  */
-export interface SignInResult extends Omit<RequestView, 'status' | 'error' | 'error_description'> {
+export interface SignInResult extends Omit<RequestView, 'status' | 'error' | 'error_description' | 'approval_pending'> {
     status: 'authenticated';
     message: string;
+    /**
+     * Present, `true`, when the agent's owner had to approve this sign-in first (the server
+     * answered 202 `approval_pending` and the SDK waited for the decision); absent for a sign-in
+     * at once.
+     */
+    approved_by_owner?: true;
+}
+/**
+ * What {@link SignInOptions.onApprovalPending} is told when the agent's owner must approve the
+ * sign-in first (the server's 202 `approval_pending` answer).
+ *
+ * @example
+ * const pending: ApprovalPending = { message: 'Waiting for Ada to approve signing in to Acme Notes; …', approvalId: 'apr_…', expiresAt: 1767225600, expiresIn: 600 };
+ */
+export interface ApprovalPending {
+    /** The server's words for a person, e.g. "Waiting for Ada to approve signing in to Acme Notes; the request expires in 10 minutes." */
+    message: string;
+    /** The approval the owner decides (`apr_…`). */
+    approvalId: string;
+    /** When the request, and with it the approval, expires: epoch seconds. */
+    expiresAt: number;
+    /** Seconds left to decide. */
+    expiresIn: number;
 }
 /**
  * The website the agent means to sign in to. Give `host` or `clientId` at least; both is best.
@@ -143,6 +173,20 @@ export interface SignInOptions {
     pageUrl?: string | URL;
     expect: Expectation | 'any';
     signal?: AbortSignal;
+    /**
+     * Called once when the agent's owner must approve this sign-in first (their policy says "ask
+     * me" for this website): the SDK then waits for the decision without sending the credentials
+     * again. Print `message` so the person knows what they are waiting for.
+     */
+    onApprovalPending?: (pending: ApprovalPending) => void;
+    /**
+     * How long to wait for the owner's decision; by default until the request expires (10 minutes
+     * after it was made). Past it: {@link TimeoutError}, and the request still waits for the owner
+     * ({@link AgentAuth.waitForCompletion} can keep waiting).
+     */
+    approvalTimeoutMs?: number;
+    /** Wait for the owner's decision over the push endpoint first (default `true`); `false` polls only. */
+    push?: boolean;
 }
 /**
  * Options of {@link AgentAuth.waitForCompletion}.
@@ -226,10 +270,22 @@ export declare class AgentAuth {
      *    names one) `expected_resource`, so the server refuses too (412) should the request
      *    differ from what was looked up.
      *
+     * When the agent's owner has set a policy: a refusal is {@link AccessDeniedError} (403) whose
+     * `description` says why in plain words ("Your owner has not allowed Acme Notes
+     * (notes.acme.example) for this agent."). When the owner must approve first (202
+     * `approval_pending`), `onApprovalPending` is called and the SDK waits for the decision (push,
+     * else polling; no credentials sent again): approved, it resolves with `approved_by_owner:
+     * true`; denied, {@link AccessDeniedError} ("The agent's owner denied this sign-in."); not
+     * decided before the request expires, {@link RequestExpiredError}.
+     *
      * Retries after 429 and 503 as the server's `Retry-After` says, within the call's budget.
      *
      * @example
-     * const signedIn = await agent.signIn({ requestId: 'req_…', expect: { host: 'notes.acme.example' } });
+     * const signedIn = await agent.signIn({
+     *   requestId: 'req_…',
+     *   expect: { host: 'notes.acme.example' },
+     *   onApprovalPending: ({ message }) => console.log(message), // "Waiting for Ada to approve …"
+     * });
      * console.log(`Signed in to the website that calls itself ${quoteUntrusted(signedIn.client_name)}; the browser continues by itself.`);
      */
     signIn(options: SignInOptions): Promise<SignInResult>;

@@ -232,7 +232,8 @@ export declare class RequestContestedError extends AgentAuthError {
 }
 /**
  * `request_expired`: the request is older than its lifetime (10 minutes). From authenticate
- * (400) or as the request's status. The person has to start again.
+ * (400) or as the request's status; also when the agent's owner did not approve the sign-in
+ * before then (the description says so). The person has to start again.
  *
  * @example
  * try {
@@ -244,13 +245,21 @@ export declare class RequestContestedError extends AgentAuthError {
 export declare class RequestExpiredError extends AgentAuthError {
 }
 /**
- * `access_denied`: the person pressed Cancel on the authorization page.
+ * `access_denied`: the sign-in is not allowed. `description` says why in plain words, for a
+ * person to read:
+ * - 403 from authenticate (`status` 403): the agent's owner set a policy that refuses it, e.g.
+ *   "Your owner has not allowed Acme Notes (notes.acme.example) for this agent." (a website not
+ *   on the agent's list, a scope above its ceiling, expired credentials, too many sign-ins in
+ *   the hour). Nothing changed: the request stays usable for another agent.
+ * - as the request's status (`status` undefined): the owner denied the sign-in they were asked
+ *   to approve ("The agent's owner denied this sign-in."), the person pressed Cancel on the
+ *   authorization page, or the owner revoked the agent's or the website's grants.
  *
  * @example
  * try {
- *   await agent.waitForCompletion(requestId);
+ *   await agent.signIn({ requestId, expect: { host: 'notes.acme.example' } });
  * } catch (error) {
- *   if (error instanceof AccessDeniedError) console.error('The person cancelled the sign-in.');
+ *   if (error instanceof AccessDeniedError) console.error(`Not allowed: ${error.description}`);
  * }
  */
 export declare class AccessDeniedError extends AgentAuthError {

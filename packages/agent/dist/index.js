@@ -486,6 +486,12 @@ function isRequestView(value) {
   ) && typeof value.expires_at === "number" && // A server older than resource indicators has no `resource`: it issues no such tokens.
   (resource === void 0 || resource === null || typeof resource === "string");
 }
+function approvalPendingOf(answer) {
+  const { message, approval_id: approvalId, expires_at: expiresAt, expires_in: expiresIn } = answer;
+  if (typeof message !== "string" || typeof approvalId !== "string" || typeof expiresAt !== "number" || typeof expiresIn !== "number" || !Number.isFinite(expiresIn) || expiresIn < 0)
+    throw unexpected("The approval_pending answer lacks its message, approval_id, expires_at or expires_in.", 202);
+  return { message, approvalId, expiresAt, expiresIn };
+}
 function unexpected(description, status) {
   return new UnexpectedResponseError(description, status === void 0 ? {} : { status });
 }
@@ -615,10 +621,22 @@ var AgentAuth = class {
    *    names one) `expected_resource`, so the server refuses too (412) should the request
    *    differ from what was looked up.
    *
+   * When the agent's owner has set a policy: a refusal is {@link AccessDeniedError} (403) whose
+   * `description` says why in plain words ("Your owner has not allowed Acme Notes
+   * (notes.acme.example) for this agent."). When the owner must approve first (202
+   * `approval_pending`), `onApprovalPending` is called and the SDK waits for the decision (push,
+   * else polling; no credentials sent again): approved, it resolves with `approved_by_owner:
+   * true`; denied, {@link AccessDeniedError} ("The agent's owner denied this sign-in."); not
+   * decided before the request expires, {@link RequestExpiredError}.
+   *
    * Retries after 429 and 503 as the server's `Retry-After` says, within the call's budget.
    *
    * @example
-   * const signedIn = await agent.signIn({ requestId: 'req_…', expect: { host: 'notes.acme.example' } });
+   * const signedIn = await agent.signIn({
+   *   requestId: 'req_…',
+   *   expect: { host: 'notes.acme.example' },
+   *   onApprovalPending: ({ message }) => console.log(message), // "Waiting for Ada to approve …"
+   * });
    * console.log(`Signed in to the website that calls itself ${quoteUntrusted(signedIn.client_name)}; the browser continues by itself.`);
    */
   async signIn(options) {
@@ -628,6 +646,7 @@ var AgentAuth = class {
       host: expectation === "any" || expectation.host === void 0 ? void 0 : expectedHost(expectation.host),
       resource: expectation === "any" ? void 0 : expectation.resource
     };
+    positive(options.approvalTimeoutMs, 1, "approvalTimeoutMs");
     const agentId = this.#agentId;
     const agentSecret = this.#agentSecret;
     const privateKey = this.#privateKey;
@@ -705,10 +724,62 @@ var AgentAuth = class {
         if (status !== "authenticated") throw error;
         answer = { status: "authenticated", message: "Agent authenticated (confirmed after a retry)." };
       }
+      const {
+        status: _status,
+        error: _error,
+        error_description: _description,
+        approval_pending: _held,
+        ...request
+      } = view;
+      if (isRecord(answer) && answer.status === "approval_pending") {
+        call.dispose();
+        const pending = approvalPendingOf(answer);
+        options.onApprovalPending?.(pending);
+        await this.#awaitApproval(requestId, pending, options);
+        return {
+          ...request,
+          status: "authenticated",
+          message: `The agent's owner approved this sign-in; the browser will now continue to ${view.redirect_host}.`,
+          approved_by_owner: true
+        };
+      }
       if (!isRecord(answer) || answer.status !== "authenticated")
         throw unexpected('The authenticate answer is not {"status":"authenticated"}.');
-      const { status: _status, error: _error, error_description: _description, ...request } = view;
-      return { ...request, status: "authenticated", message: typeof answer.message === "string" ? answer.message : "" };
+      return {
+        ...request,
+        status: "authenticated",
+        message: typeof answer.message === "string" ? answer.message : ""
+      };
+    } finally {
+      call.dispose();
+    }
+  }
+  /**
+   * Waits for the owner's decision on a held request: resolves once it is `authenticated` (or
+   * already `completed`), throws the request's error otherwise (a denial is access_denied).
+   */
+  async #awaitApproval(requestId, pending, options) {
+    const timeoutMs = positive(options.approvalTimeoutMs, (pending.expiresIn + 35) * 1e3, "approvalTimeoutMs");
+    const call = budget(timeoutMs, options.signal, "signIn");
+    try {
+      await this.#follow(requestId, call, options.push !== false, (view) => {
+        if (view.status === "error") {
+          const error = errorFromServer(view);
+          if (!(error instanceof RequestExpiredError)) throw error;
+          throw new RequestExpiredError(
+            error.code,
+            "The request expired before the agent's owner decided; start the sign-in again."
+          );
+        }
+        return view.status === "authenticated" || view.status === "completed" ? true : void 0;
+      });
+    } catch (error) {
+      if (call.signal.aborted && call.signal.reason instanceof TimeoutError) {
+        throw new TimeoutError(
+          `The agent's owner has not decided within ${Math.round(timeoutMs / 1e3)} s; request ${requestId} still waits for their approval (waitForCompletion keeps waiting).`
+        );
+      }
+      throw error;
     } finally {
       call.dispose();
     }
@@ -731,47 +802,57 @@ var AgentAuth = class {
     const requestId = requestIdFrom(requestIdOrHtml);
     const timeoutMs = positive(options.timeoutMs, 6e4, "timeoutMs");
     const call = budget(timeoutMs, options.signal, "waitForCompletion");
-    const started = Date.now();
     let last;
     const observe = (view) => {
-      if (last?.status !== view.status || last.error !== view.error) options.onStatus?.(view);
+      if (last?.status !== view.status || last.error !== view.error || last.approval_pending !== view.approval_pending)
+        options.onStatus?.(view);
       last = view;
       if (view.status === "error") throw errorFromServer(view);
       return view.status === "completed" ? { status: "completed" } : void 0;
     };
     try {
-      if (options.push !== false) {
-        const done = await this.#waitByPush(requestId, call, observe);
-        if (done) return done;
-      }
-      let backoff = BACKOFF_START_MS;
-      let failures = 0;
-      for (; ; ) {
-        let view;
-        try {
-          view = await this.#status(requestId, call);
-          failures = 0;
-        } catch (error) {
-          if (!(error instanceof NetworkError) || ++failures > this.#maxRetries) throw error;
-        }
-        const done = view && observe(view);
-        if (done) return done;
-        let wait = POLL_INTERVAL_MS;
-        if (Date.now() - started >= STEADY_POLLING_MS) {
-          wait = backoff;
-          backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
-        }
-        await sleep(wait, call.signal);
-      }
+      return await this.#follow(requestId, call, options.push !== false, observe);
     } catch (error) {
       if (call.signal.aborted && call.signal.reason instanceof TimeoutError) {
         throw new TimeoutError(
-          `Request ${requestId} did not complete within ${timeoutMs} ms; its last status was ${last?.status ?? "unknown"}.`
+          `Request ${requestId} did not complete within ${timeoutMs} ms; its last status was ${last?.status ?? "unknown"}${last?.approval_pending ? " (waiting for the agent's owner to approve)" : ""}.`
         );
       }
       throw error;
     } finally {
       call.dispose();
+    }
+  }
+  /**
+   * Follows the request's status until `observe` returns a value (or throws): over the push
+   * endpoint first when `push`, else (or when the stream fails) by polling every second for the
+   * first minute, then backing off.
+   */
+  async #follow(requestId, call, push, observe) {
+    const started = Date.now();
+    if (call.signal.aborted) throw call.signal.reason;
+    if (push) {
+      const done = await this.#waitByPush(requestId, call, observe);
+      if (done !== void 0) return done;
+    }
+    let backoff = BACKOFF_START_MS;
+    let failures = 0;
+    for (; ; ) {
+      let view;
+      try {
+        view = await this.#status(requestId, call);
+        failures = 0;
+      } catch (error) {
+        if (!(error instanceof NetworkError) || ++failures > this.#maxRetries) throw error;
+      }
+      const done = view && observe(view);
+      if (done !== void 0) return done;
+      let wait = POLL_INTERVAL_MS;
+      if (Date.now() - started >= STEADY_POLLING_MS) {
+        wait = backoff;
+        backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
+      }
+      await sleep(wait, call.signal);
     }
   }
   /** Refuses HTML whose agent endpoints name another server than the issuer. */
@@ -839,7 +920,7 @@ var AgentAuth = class {
         }
         if (!isStatusView(view)) continue;
         const done = observe(view);
-        if (done) return done;
+        if (done !== void 0) return done;
       }
       return void 0;
     } catch (error) {

@@ -11,6 +11,7 @@ import {
   IssuerMismatchError,
   NetworkError,
   RequestAlreadyUsedError,
+  RequestExpiredError,
   RequestMismatchError,
   TimeoutError,
   UnexpectedResponseError,
@@ -71,6 +72,8 @@ export interface RequestView {
   /** Seconds left. */
   expires_in: number;
   status: RequestStatus;
+  /** `true` while the request is held for an agent's owner to approve (status `pending`). */
+  approval_pending?: boolean;
   error?: string;
   error_description?: string;
 }
@@ -84,6 +87,11 @@ export interface RequestView {
  */
 export interface StatusView {
   status: RequestStatus;
+  /**
+   * `true` while the request is held for the agent's owner to approve (status `pending`): the
+   * agent's policy says "ask me" for this website (docs/contract.md).
+   */
+  approval_pending?: boolean;
   error?: string;
   error_description?: string;
 }
@@ -96,9 +104,33 @@ export interface StatusView {
  * const signedIn: SignInResult = await agent.signIn({ requestId, expect: { host: 'notes.acme.example' } });
  * console.log(signedIn.message); // "Agent authenticated. The browser will now continue to Acme Notes."
  */
-export interface SignInResult extends Omit<RequestView, 'status' | 'error' | 'error_description'> {
+export interface SignInResult extends Omit<RequestView, 'status' | 'error' | 'error_description' | 'approval_pending'> {
   status: 'authenticated';
   message: string;
+  /**
+   * Present, `true`, when the agent's owner had to approve this sign-in first (the server
+   * answered 202 `approval_pending` and the SDK waited for the decision); absent for a sign-in
+   * at once.
+   */
+  approved_by_owner?: true;
+}
+
+/**
+ * What {@link SignInOptions.onApprovalPending} is told when the agent's owner must approve the
+ * sign-in first (the server's 202 `approval_pending` answer).
+ *
+ * @example
+ * const pending: ApprovalPending = { message: 'Waiting for Ada to approve signing in to Acme Notes; …', approvalId: 'apr_…', expiresAt: 1767225600, expiresIn: 600 };
+ */
+export interface ApprovalPending {
+  /** The server's words for a person, e.g. "Waiting for Ada to approve signing in to Acme Notes; the request expires in 10 minutes." */
+  message: string;
+  /** The approval the owner decides (`apr_…`). */
+  approvalId: string;
+  /** When the request, and with it the approval, expires: epoch seconds. */
+  expiresAt: number;
+  /** Seconds left to decide. */
+  expiresIn: number;
 }
 
 /**
@@ -178,6 +210,20 @@ export interface SignInOptions {
   pageUrl?: string | URL;
   expect: Expectation | 'any';
   signal?: AbortSignal;
+  /**
+   * Called once when the agent's owner must approve this sign-in first (their policy says "ask
+   * me" for this website): the SDK then waits for the decision without sending the credentials
+   * again. Print `message` so the person knows what they are waiting for.
+   */
+  onApprovalPending?: (pending: ApprovalPending) => void;
+  /**
+   * How long to wait for the owner's decision; by default until the request expires (10 minutes
+   * after it was made). Past it: {@link TimeoutError}, and the request still waits for the owner
+   * ({@link AgentAuth.waitForCompletion} can keep waiting).
+   */
+  approvalTimeoutMs?: number;
+  /** Wait for the owner's decision over the push endpoint first (default `true`); `false` polls only. */
+  push?: boolean;
 }
 
 /**
@@ -348,6 +394,21 @@ function isRequestView(value: unknown): value is RequestView {
   );
 }
 
+/** The 202 answer's fields, checked: the server's words and the time left. */
+function approvalPendingOf(answer: Record<string, unknown>): ApprovalPending {
+  const { message, approval_id: approvalId, expires_at: expiresAt, expires_in: expiresIn } = answer;
+  if (
+    typeof message !== 'string' ||
+    typeof approvalId !== 'string' ||
+    typeof expiresAt !== 'number' ||
+    typeof expiresIn !== 'number' ||
+    !Number.isFinite(expiresIn) ||
+    expiresIn < 0
+  )
+    throw unexpected('The approval_pending answer lacks its message, approval_id, expires_at or expires_in.', 202);
+  return { message, approvalId, expiresAt, expiresIn };
+}
+
 function unexpected(description: string, status?: number): UnexpectedResponseError {
   return new UnexpectedResponseError(description, status === undefined ? {} : { status });
 }
@@ -509,10 +570,22 @@ export class AgentAuth {
    *    names one) `expected_resource`, so the server refuses too (412) should the request
    *    differ from what was looked up.
    *
+   * When the agent's owner has set a policy: a refusal is {@link AccessDeniedError} (403) whose
+   * `description` says why in plain words ("Your owner has not allowed Acme Notes
+   * (notes.acme.example) for this agent."). When the owner must approve first (202
+   * `approval_pending`), `onApprovalPending` is called and the SDK waits for the decision (push,
+   * else polling; no credentials sent again): approved, it resolves with `approved_by_owner:
+   * true`; denied, {@link AccessDeniedError} ("The agent's owner denied this sign-in."); not
+   * decided before the request expires, {@link RequestExpiredError}.
+   *
    * Retries after 429 and 503 as the server's `Retry-After` says, within the call's budget.
    *
    * @example
-   * const signedIn = await agent.signIn({ requestId: 'req_…', expect: { host: 'notes.acme.example' } });
+   * const signedIn = await agent.signIn({
+   *   requestId: 'req_…',
+   *   expect: { host: 'notes.acme.example' },
+   *   onApprovalPending: ({ message }) => console.log(message), // "Waiting for Ada to approve …"
+   * });
    * console.log(`Signed in to the website that calls itself ${quoteUntrusted(signedIn.client_name)}; the browser continues by itself.`);
    */
   async signIn(options: SignInOptions): Promise<SignInResult> {
@@ -522,6 +595,7 @@ export class AgentAuth {
       host: expectation === 'any' || expectation.host === undefined ? undefined : expectedHost(expectation.host),
       resource: expectation === 'any' ? undefined : expectation.resource,
     };
+    positive(options.approvalTimeoutMs, 1, 'approvalTimeoutMs'); // refused before anything is sent
     const agentId = this.#agentId;
     const agentSecret = this.#agentSecret;
     const privateKey = this.#privateKey;
@@ -611,10 +685,65 @@ export class AgentAuth {
         if (status !== 'authenticated') throw error;
         answer = { status: 'authenticated', message: 'Agent authenticated (confirmed after a retry).' };
       }
+      const {
+        status: _status,
+        error: _error,
+        error_description: _description,
+        approval_pending: _held,
+        ...request
+      } = view;
+      if (isRecord(answer) && answer.status === 'approval_pending') {
+        call.dispose(); // the lookup's and authentication's budget; the owner has the request's own
+        const pending = approvalPendingOf(answer);
+        options.onApprovalPending?.(pending);
+        await this.#awaitApproval(requestId, pending, options);
+        return {
+          ...request,
+          status: 'authenticated',
+          message: `The agent's owner approved this sign-in; the browser will now continue to ${view.redirect_host}.`,
+          approved_by_owner: true,
+        };
+      }
       if (!isRecord(answer) || answer.status !== 'authenticated')
         throw unexpected('The authenticate answer is not {"status":"authenticated"}.');
-      const { status: _status, error: _error, error_description: _description, ...request } = view;
-      return { ...request, status: 'authenticated', message: typeof answer.message === 'string' ? answer.message : '' };
+      return {
+        ...request,
+        status: 'authenticated',
+        message: typeof answer.message === 'string' ? answer.message : '',
+      };
+    } finally {
+      call.dispose();
+    }
+  }
+
+  /**
+   * Waits for the owner's decision on a held request: resolves once it is `authenticated` (or
+   * already `completed`), throws the request's error otherwise (a denial is access_denied).
+   */
+  async #awaitApproval(requestId: string, pending: ApprovalPending, options: SignInOptions): Promise<void> {
+    // The server ends the request at its expiry; the grace lets the last poll of a backed-off
+    // schedule (30 s apart) still read that end rather than time out just before it.
+    const timeoutMs = positive(options.approvalTimeoutMs, (pending.expiresIn + 35) * 1000, 'approvalTimeoutMs');
+    const call = budget(timeoutMs, options.signal, 'signIn');
+    try {
+      await this.#follow(requestId, call, options.push !== false, (view) => {
+        if (view.status === 'error') {
+          const error = errorFromServer(view);
+          if (!(error instanceof RequestExpiredError)) throw error;
+          throw new RequestExpiredError(
+            error.code,
+            "The request expired before the agent's owner decided; start the sign-in again.",
+          );
+        }
+        return view.status === 'authenticated' || view.status === 'completed' ? true : undefined;
+      });
+    } catch (error) {
+      if (call.signal.aborted && call.signal.reason instanceof TimeoutError) {
+        throw new TimeoutError(
+          `The agent's owner has not decided within ${Math.round(timeoutMs / 1000)} s; request ${requestId} still waits for their approval (waitForCompletion keeps waiting).`,
+        );
+      }
+      throw error;
     } finally {
       call.dispose();
     }
@@ -641,49 +770,65 @@ export class AgentAuth {
     const requestId = requestIdFrom(requestIdOrHtml);
     const timeoutMs = positive(options.timeoutMs, 60_000, 'timeoutMs');
     const call = budget(timeoutMs, options.signal, 'waitForCompletion');
-    const started = Date.now();
     let last: StatusView | undefined;
     /** The final status, or undefined to keep waiting; throws for error. */
     const observe = (view: StatusView): (StatusView & { status: 'completed' }) | undefined => {
-      if (last?.status !== view.status || last.error !== view.error) options.onStatus?.(view);
+      if (last?.status !== view.status || last.error !== view.error || last.approval_pending !== view.approval_pending)
+        options.onStatus?.(view);
       last = view;
       if (view.status === 'error') throw errorFromServer(view);
       return view.status === 'completed' ? { status: 'completed' } : undefined;
     };
     try {
-      if (options.push !== false) {
-        const done = await this.#waitByPush(requestId, call, observe);
-        if (done) return done;
-      }
-      let backoff = BACKOFF_START_MS;
-      let failures = 0;
-      for (;;) {
-        let view: StatusView | undefined;
-        try {
-          view = await this.#status(requestId, call);
-          failures = 0;
-        } catch (error) {
-          // A dropped connection is a missed poll (a restart, a proxy); several in a row are not.
-          if (!(error instanceof NetworkError) || ++failures > this.#maxRetries) throw error;
-        }
-        const done = view && observe(view);
-        if (done) return done;
-        let wait = POLL_INTERVAL_MS;
-        if (Date.now() - started >= STEADY_POLLING_MS) {
-          wait = backoff;
-          backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
-        }
-        await sleep(wait, call.signal);
-      }
+      return await this.#follow(requestId, call, options.push !== false, observe);
     } catch (error) {
       if (call.signal.aborted && call.signal.reason instanceof TimeoutError) {
         throw new TimeoutError(
-          `Request ${requestId} did not complete within ${timeoutMs} ms; its last status was ${last?.status ?? 'unknown'}.`,
+          `Request ${requestId} did not complete within ${timeoutMs} ms; its last status was ${last?.status ?? 'unknown'}${last?.approval_pending ? " (waiting for the agent's owner to approve)" : ''}.`,
         );
       }
       throw error;
     } finally {
       call.dispose();
+    }
+  }
+
+  /**
+   * Follows the request's status until `observe` returns a value (or throws): over the push
+   * endpoint first when `push`, else (or when the stream fails) by polling every second for the
+   * first minute, then backing off.
+   */
+  async #follow<T>(
+    requestId: string,
+    call: Budget,
+    push: boolean,
+    observe: (view: StatusView) => T | undefined,
+  ): Promise<T> {
+    const started = Date.now();
+    if (call.signal.aborted) throw call.signal.reason; // its listeners will never hear it
+    if (push) {
+      const done = await this.#waitByPush(requestId, call, observe);
+      if (done !== undefined) return done;
+    }
+    let backoff = BACKOFF_START_MS;
+    let failures = 0;
+    for (;;) {
+      let view: StatusView | undefined;
+      try {
+        view = await this.#status(requestId, call);
+        failures = 0;
+      } catch (error) {
+        // A dropped connection is a missed poll (a restart, a proxy); several in a row are not.
+        if (!(error instanceof NetworkError) || ++failures > this.#maxRetries) throw error;
+      }
+      const done = view && observe(view);
+      if (done !== undefined) return done;
+      let wait = POLL_INTERVAL_MS;
+      if (Date.now() - started >= STEADY_POLLING_MS) {
+        wait = backoff;
+        backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
+      }
+      await sleep(wait, call.signal);
     }
   }
 
@@ -716,11 +861,11 @@ export class AgentAuth {
    * Follows the push endpoint to a final status. Returns undefined to fall back to polling: the
    * server has no push endpoint, or the stream failed or closed early.
    */
-  async #waitByPush(
+  async #waitByPush<T>(
     requestId: string,
     call: Budget,
-    observe: (view: StatusView) => (StatusView & { status: 'completed' }) | undefined,
-  ): Promise<(StatusView & { status: 'completed' }) | undefined> {
+    observe: (view: StatusView) => T | undefined,
+  ): Promise<T | undefined> {
     const stream = new AbortController();
     const onAbort = () => stream.abort(call.signal.reason);
     call.signal.addEventListener('abort', onAbort, { once: true });
@@ -761,7 +906,7 @@ export class AgentAuth {
         }
         if (!isStatusView(view)) continue;
         const done = observe(view);
-        if (done) return done;
+        if (done !== undefined) return done;
       }
       return undefined; // closed before a final status
     } catch (error) {

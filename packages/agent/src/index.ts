@@ -14,6 +14,7 @@ export {
   AgentAuth,
   VERSION,
   type AgentAuthOptions,
+  type ApprovalPending,
   type CallOptions,
   type Expectation,
   type RequestStatus,

@@ -10,7 +10,7 @@ import socket
 import time
 from dataclasses import dataclass
 from http.client import HTTPException, HTTPResponse
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 from ._http import Transport, set_read_timeout
@@ -22,6 +22,7 @@ from .errors import (
     NetworkError,
     ProtocolError,
     RequestAlreadyUsedError,
+    RequestExpiredError,
     RequestMismatchError,
     ServerError,
     TemporarilyUnavailableError,
@@ -41,7 +42,7 @@ from .page import (
     request_id_from,
 )
 
-__all__ = ["AgentAuth", "RequestStatus", "SignInRequest", "SignInResult"]
+__all__ = ["AgentAuth", "ApprovalPending", "RequestStatus", "SignInRequest", "SignInResult"]
 
 log = logging.getLogger("agentauth")
 
@@ -59,6 +60,10 @@ POLL_REQUEST_TIMEOUT = 10.0
 #: server fill the agent's memory (design §12).
 MAX_STREAM_LINE = 64 * 1024
 MAX_EVENT_DATA = 64 * 1024
+#: Seconds past the request's expiry that a wait for the owner's approval still waits: the
+#: server ends the request at its expiry, and the last poll of a backed-off schedule (30 s apart)
+#: should read that end rather than time out just before it.
+APPROVAL_GRACE = 35.0
 #: An expected resource as the server takes it: visible ASCII, at most 1000 characters.
 _RESOURCE = re.compile(r"\A[\x21-\x7e]{1,1000}\Z")
 
@@ -207,6 +212,32 @@ class RequestStatus:
     status: str
     error: Optional[str] = None
     error_description: Optional[str] = None
+    #: True while the request waits for the agent's owner to approve it (status ``pending``).
+    approval_pending: bool = False
+
+
+@dataclass(frozen=True)
+class ApprovalPending:
+    """The agent's owner must approve this sign-in first: the server's 202 ``approval_pending``
+    answer, as :meth:`AgentAuth.sign_in` hands it to ``on_approval_pending``.
+
+    Attributes:
+        message: The server's words for a person, e.g. "Waiting for Ada to approve signing in
+            to Acme Notes; the request expires in 10 minutes."
+        approval_id: The approval the owner decides (``apr_…``).
+        expires_at: When the request, and with it the approval, expires: epoch seconds.
+        expires_in: Seconds left to decide.
+
+    Example::
+
+        auth.sign_in(request_id, expect_host="notes.acme.example",
+                     on_approval_pending=lambda pending: print(pending.message))
+    """
+
+    message: str
+    approval_id: str
+    expires_at: int
+    expires_in: int
 
 
 @dataclass(frozen=True)
@@ -218,6 +249,8 @@ class SignInResult:
         message: The server's message, e.g. "Agent authenticated. The browser will now
             continue to Acme Notes."
         request: The lookup the SDK checked before authenticating.
+        approved_by_owner: True when the agent's owner had to approve the sign-in first (the
+            server answered 202 ``approval_pending`` and the SDK waited for the decision).
 
     Example::
 
@@ -229,6 +262,28 @@ class SignInResult:
     request_id: str
     message: str
     request: SignInRequest
+    approved_by_owner: bool = False
+
+
+def _approval_pending_of(data: Mapping[str, Any], request: SignInRequest) -> ApprovalPending:
+    """The 202 answer's fields, checked."""
+    message, approval_id = data.get("message"), data.get("approval_id")
+    expires_at, expires_in = data.get("expires_at"), data.get("expires_in")
+    if (
+        not isinstance(message, str)
+        or not isinstance(approval_id, str)
+        or not isinstance(expires_at, int)
+        or isinstance(expires_at, bool)
+        or not isinstance(expires_in, int)
+        or isinstance(expires_in, bool)
+        or expires_in < 0
+    ):
+        raise ProtocolError(
+            status=202,
+            description="The approval_pending answer lacks its message, approval_id, expires_at or expires_in.",
+            request=request,
+        )
+    return ApprovalPending(message=message, approval_id=approval_id, expires_at=expires_at, expires_in=expires_in)
 
 
 def _normalize_host(value: str) -> str:
@@ -492,6 +547,7 @@ class AgentAuth:
             status=view["status"],
             error=error if isinstance(error, str) else None,
             error_description=description if isinstance(description, str) else None,
+            approval_pending=view.get("approval_pending") is True,
         )
 
     def _status(self, request_id: str, deadline: float, max_retries: int = 3) -> Dict[str, Any]:
@@ -513,6 +569,9 @@ class AgentAuth:
         *,
         expect_resource: Optional[str] = None,
         expect_any: bool = False,
+        on_approval_pending: Optional[Callable[[ApprovalPending], None]] = None,
+        approval_timeout: Optional[float] = None,
+        push: bool = True,
     ) -> SignInResult:
         """Authenticates the agent for one authorization request, after checking that it is
         the sign-in the agent meant.
@@ -551,6 +610,16 @@ class AgentAuth:
         site the agent means, or ``expect_any=True`` states that any site is fine (for
         example when the agent's owner confirmed the site shown by :meth:`inspect`).
 
+        **When the agent's owner is in control.** A refusal by the owner's policy is
+        :class:`AccessDeniedError` (HTTP 403) whose ``description`` says why in plain words
+        ("Your owner has not allowed Acme Notes (notes.acme.example) for this agent."). When
+        the owner must approve this website first (202 ``approval_pending``),
+        ``on_approval_pending`` is called with an :class:`ApprovalPending` and ``sign_in``
+        waits for the decision, by push and else polling, without sending the secret again:
+        approved, it returns with ``approved_by_owner=True``; denied,
+        :class:`AccessDeniedError` ("The agent's owner denied this sign-in."); not decided
+        before the request expires, :class:`RequestExpiredError`.
+
         Args:
             request_id: The request id, or the page's HTML (see :func:`request_id_from`).
             html: The authorization page's HTML, as an alternative to ``request_id``.
@@ -563,6 +632,12 @@ class AgentAuth:
                 ``resource``. It does not replace ``expect_host`` or ``expect_client_id``: it
                 names the tokens' audience, not the website.
             expect_any: Sign in without an expectation (any website, any resource).
+            on_approval_pending: Called once when the owner's approval is awaited; print
+                its ``message`` so the person knows what they wait for.
+            approval_timeout: Seconds to wait for the owner's decision; by default until the
+                request expires. Past it: :class:`WaitTimeoutError`, and the request still
+                waits for the owner (:meth:`wait_for_completion` can keep waiting).
+            push: Wait for the owner's decision over the push stream first (else poll).
 
         Returns:
             A :class:`SignInResult`.
@@ -575,6 +650,8 @@ class AgentAuth:
             RequestNotFoundError, InvalidRequestError, TooManyRequestsError,
             TemporarilyUnavailableError, ServerError, NetworkError, ProtocolError: as the
                 server answered.
+            AccessDeniedError: the owner's policy refused (403), or the owner denied.
+            WaitTimeoutError: the owner did not decide within ``approval_timeout``.
 
         Example::
 
@@ -585,6 +662,10 @@ class AgentAuth:
             )
             print(result.message)
         """
+        if approval_timeout is not None and (
+            isinstance(approval_timeout, bool) or not isinstance(approval_timeout, (int, float)) or approval_timeout < 0
+        ):
+            raise InvalidInputError(description="approval_timeout must be a number of seconds, at least 0.")
         agent_id, secret, model = self._credentials()
         request_id, page = self._resolve(request_id, html)
         if page_url is not None:
@@ -658,10 +739,39 @@ class AgentAuth:
             data = {"status": "authenticated", "message": "Agent authenticated (confirmed after a retry)."}
         finally:
             body.clear()  # no secret in the frames a traceback keeps
+        if data.get("status") == "approval_pending":
+            pending = _approval_pending_of(data, request)
+            log.info("agentauth: waiting for the owner's approval (%s, %d s left)", pending.approval_id, pending.expires_in)
+            if on_approval_pending is not None:
+                on_approval_pending(pending)
+            self._await_approval(request_id, pending, approval_timeout, push)
+            return SignInResult(
+                request_id=request_id,
+                message=f"The agent's owner approved this sign-in; the browser will now continue to {request.redirect_host}.",
+                request=request,
+                approved_by_owner=True,
+            )
         if data.get("status") != "authenticated":
             raise ProtocolError(status=200, description="The authentication answer has no status 'authenticated'.", request=request)
         message = data.get("message")
         return SignInResult(request_id=request_id, message=message if isinstance(message, str) else "", request=request)
+
+    def _await_approval(self, request_id: str, pending: ApprovalPending, timeout: Optional[float], push: bool) -> None:
+        """Waits for the owner's decision: returns once the request is authenticated (or already
+        completed); raises the request's error otherwise (a denial is access_denied)."""
+        if timeout is None:
+            timeout = pending.expires_in + APPROVAL_GRACE
+        started = time.monotonic()
+        waiter = _Waiter(request_id, started, started + float(timeout), float(timeout), until=("authenticated", "completed"))
+        waiter.owner = True
+        try:
+            if push and self._wait_push(waiter) is not None:
+                return
+            self._wait_poll(waiter)
+        except RequestExpiredError as error:
+            raise RequestExpiredError(
+                error.code, error.status, "The request expired before the agent's owner decided; start the sign-in again."
+            ) from None
 
     def _authenticate(self, request_id: str, expected_client_id: Optional[str] = None, expected_redirect_host: Optional[str] = None) -> Dict[str, Any]:
         """Only ``POST /api/agent/authenticate``, without the lookup (for tests of the server's
@@ -754,8 +864,9 @@ class AgentAuth:
             raise ProtocolError(description="A status answer without a known status.")
         status = view["status"]
         waiter.last_status = status
-        if status == "completed":
-            return "completed"
+        waiter.approval_pending = view.get("approval_pending") is True
+        if status in waiter.until:
+            return status
         if status == "error":
             code = view.get("error") if isinstance(view.get("error"), str) else None
             description = view.get("error_description") if isinstance(view.get("error_description"), str) else "The request has ended."
@@ -841,20 +952,33 @@ class _Deadline(Exception):
 
 
 class _Waiter:
-    __slots__ = ("request_id", "started", "deadline", "timeout", "last_status", "last_problem")
+    __slots__ = ("request_id", "started", "deadline", "timeout", "until", "owner", "last_status", "approval_pending", "last_problem")
 
-    def __init__(self, request_id: str, started: float, deadline: float, timeout: float) -> None:
+    def __init__(
+        self, request_id: str, started: float, deadline: float, timeout: float, until: Tuple[str, ...] = ("completed",)
+    ) -> None:
         self.request_id = request_id
         self.started = started
         self.deadline = deadline
         self.timeout = timeout
+        #: The statuses that end the wait successfully.
+        self.until = until
+        #: Waiting for the owner's decision (sign_in), not for the browser.
+        self.owner = False
         self.last_status: Optional[str] = None
+        self.approval_pending = False
         self.last_problem: Optional[AgentAuthError] = None
 
     def timeout_error(self) -> WaitTimeoutError:
+        if self.owner:
+            return WaitTimeoutError(
+                description=f"The agent's owner has not decided within {self.timeout:g} s; request {self.request_id} "
+                "still waits for their approval (wait_for_completion keeps waiting)."
+            )
         text = f"The request was not completed within {self.timeout:g} s"
         if self.last_status is not None:
-            text += f" (last status: {self.last_status})"
+            text += f" (last status: {self.last_status}"
+            text += ", waiting for the agent's owner to approve)" if self.approval_pending else ")"
         if self.last_problem is not None:
             text += f" (last problem: {self.last_problem.code})"
         return WaitTimeoutError(description=text + ".")

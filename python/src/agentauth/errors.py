@@ -320,7 +320,8 @@ class RequestContestedError(AgentAuthError):
 
 class RequestExpiredError(AgentAuthError):
     """400 ``request_expired``, or a request whose status is ``error``/``request_expired``: the
-    request is older than 10 minutes. The person has to start again.
+    request is older than 10 minutes (also when the agent's owner did not approve the sign-in
+    before then; the description says so). The person has to start again.
 
     Example::
 
@@ -349,13 +350,21 @@ class RequestMismatchError(AgentAuthError):
 
 
 class AccessDeniedError(AgentAuthError):
-    """The request's status is ``error``/``access_denied``: the person pressed Cancel, or the
-    owner revoked the agent's or the website's grants.
+    """``access_denied``: the sign-in is not allowed; ``description`` says why in plain words,
+    for a person to read.
+
+    - HTTP 403 from authenticate: the agent's owner set a policy that refuses it, e.g. "Your
+      owner has not allowed Acme Notes (notes.acme.example) for this agent." (a website not on
+      the agent's list, a scope above its ceiling, expired credentials, too many sign-ins in
+      the hour). Nothing changed: the request stays usable for another agent.
+    - As the request's status (``status`` None): the owner denied the sign-in they were asked
+      to approve ("The agent's owner denied this sign-in."), the person pressed Cancel, or
+      the owner revoked the agent's or the website's grants.
 
     Example::
 
-        except AccessDeniedError:
-            print("The sign-in was cancelled.")
+        except AccessDeniedError as error:
+            print("Not allowed:", error.description)
     """
 
     default_code = "access_denied"

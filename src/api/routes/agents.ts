@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { createOwnedAgent, createOwnedKeyBoundAgent, deleteAgent, renameAgent } from '../../console/agents.ts';
 import { reachableAgent } from '../../console/access.ts';
+import { DEFAULT_POLICY, policyOf, setAgentPolicy } from '../../domain/agent-policy.ts';
 import {
   agentKeyOf,
   registerAgent,
@@ -16,11 +17,11 @@ import {
 } from '../../domain/agents.ts';
 import { revokeGrants } from '../../domain/revocation.ts';
 import type { AgentKey } from '../../domain/agent-keys.ts';
-import { InvalidRequest } from '../../errors.ts';
+import { InvalidField, InvalidRequest } from '../../errors.ts';
 import type { AgentRecord } from '../../store/types.ts';
 import { checkIfMatch, pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { type ApiCaller, requireAdminReach, requireWrite } from '../keys.ts';
-import { AgentView, agentView, Page, RevokedView } from '../views.ts';
+import { AgentPolicyView, AgentView, agentPolicyView, agentView, Page, policyFromView, RevokedView } from '../views.ts';
 import { callerOf, type ApiScope } from './index.ts';
 import {
   AccountIdQuery,
@@ -113,6 +114,20 @@ const AgentChanges = Type.Object(
   },
   { additionalProperties: false, minProperties: 1 },
 );
+/** A whole policy: what is left out takes its default (no list, no ceiling, no expiry, no limit). */
+const PolicyBody = Type.Object(
+  {
+    websites: AgentPolicyView.properties.websites,
+    allowed_clients: Type.Optional(AgentPolicyView.properties.allowed_clients),
+    scope_ceiling: Type.Optional(AgentPolicyView.properties.scope_ceiling),
+    credentials_expire_at: Type.Optional(AgentPolicyView.properties.credentials_expire_at),
+    max_sign_ins_per_hour: Type.Optional(AgentPolicyView.properties.max_sign_ins_per_hour),
+  },
+  { additionalProperties: false },
+);
+type PolicyBody = Pick<AgentPolicyView, 'websites'> & Partial<AgentPolicyView>;
+const PolicyRef = Type.Ref(AgentPolicyView);
+
 const WithSecret = Type.Object({
   agent: AgentRef,
   agent_secret: Type.String({ description: 'Shown only in this answer (and its idempotent replays).' }),
@@ -228,6 +243,48 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
       if (name !== undefined) await renameAgent(ctx, agent, name);
       if (status !== undefined && status !== agent.status) await setAgentStatus(ctx, agent.id, status);
       return withTag(reply, agentView(await reachable(request, agent.id), ctx.clock()));
+    },
+  );
+
+  api.get<{ Params: IdParams }>(
+    '/agents/:id/policy',
+    {
+      schema: {
+        operationId: 'getAgentPolicy',
+        summary: 'Read what an agent’s owner allows it',
+        description:
+          'Its policy: which websites, which scopes at most, until when, how often. An agent nobody restricted has the default (`any`, no ceiling, no expiry, no limit). Answers its `ETag`, for `If-Match` on a change.',
+        tags,
+        params: IdParams,
+        response: answers({ 200: PolicyRef }, 404),
+      },
+    },
+    async (request, reply) => withTag(reply, agentPolicyView(policyOf(await reachable(request, request.params.id)))),
+  );
+
+  api.put<{ Params: IdParams; Body: PolicyBody }>(
+    '/agents/:id/policy',
+    {
+      schema: {
+        operationId: 'setAgentPolicy',
+        summary: 'Set what an agent’s owner allows it',
+        description:
+          'Replaces the policy; a field left out takes its default. Every listed website must be registered. Checked at each sign-in: a refusal is 403 `access_denied` in plain words, `ask` holds a new website for the owner (202 `approval_pending`). `{"websites":"any"}` puts the agent back on the default.',
+        tags,
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: PolicyBody,
+        response: answers({ 200: PolicyRef }, 403, 404, 412),
+      },
+    },
+    async (request, reply) => {
+      requireWrite(callerOf(request));
+      const agent = await reachable(request, request.params.id);
+      checkIfMatch(ifMatchOf(request), agentPolicyView(policyOf(agent)));
+      const policy = policyFromView({ ...agentPolicyView(DEFAULT_POLICY), ...request.body });
+      if (!policy)
+        throw new InvalidField('credentials_expire_at', 'credentials_expire_at is not an RFC 3339 date-time');
+      return withTag(reply, agentPolicyView(await setAgentPolicy(ctx, agent.id, policy)));
     },
   );
 

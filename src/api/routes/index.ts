@@ -13,6 +13,7 @@ import { type ApiCaller, authenticateApiKey } from '../keys.ts';
 import {
   AccountView,
   ActivityView,
+  AgentPolicyView,
   AgentView,
   ApiKeyView,
   ClientView,
@@ -78,6 +79,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
       for (const schema of [
         ErrorView,
         AgentView,
+        AgentPolicyView,
         ClientView,
         AccountView,
         GrantView,

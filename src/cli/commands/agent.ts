@@ -1,8 +1,8 @@
 /** `agentauth agent …`: agent credentials. */
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
-import { print } from '../common.ts';
-import type { AgentView } from '../management.ts';
+import { type Command, InvalidArgumentError } from 'commander';
+import { collect, print } from '../common.ts';
+import type { AgentPolicyView, AgentView } from '../management.ts';
 import { withManagement } from '../target.ts';
 import { deleteCommand, revokeGrantsCommand, rotateSecretCommand } from './grants.ts';
 
@@ -119,6 +119,36 @@ export function agentCommand(program: Command): void {
         print(!!options.json, { agent_id: changed.id, status: changed.status }, `${changed.id} is ${changed.status}`);
       });
   }
+  agent
+    .command('policy <agent_id>')
+    .description("show what the agent's owner allows it; the options change it (websites, scopes, expiry, rate)")
+    .option(
+      '--websites <rule>',
+      'any (every website), listed (only --allow ones) or ask (ask the owner for a new one)',
+      websitesRule,
+    )
+    .option('--allow <client_id>', 'add a website to its list (repeatable)', collect, [])
+    .option('--disallow <client_id>', 'remove a website from its list (repeatable)', collect, [])
+    .option('--scope-ceiling <scopes>', 'the most a sign-in may share, e.g. "openid profile"')
+    .option('--no-scope-ceiling', 'no scope ceiling')
+    .option(
+      '--credentials-expire <time>',
+      'refuse its sign-ins from then on: a date (2027-01-31, its start in UTC) or an ISO time',
+      expiryTime,
+    )
+    .option('--no-credentials-expire', 'credentials that do not expire')
+    .option('--max-sign-ins-per-hour <n>', 'refuse sign-ins past this many in the last hour', perHour)
+    .option('--no-max-sign-ins-per-hour', 'no limit on sign-ins per hour')
+    .option('--json', 'print JSON')
+    .addHelpText('after', POLICY_HELP)
+    .action(async (id: string, options: PolicyOptions, command: Command) => {
+      const policy = await withManagement(command, async (management) => {
+        const current = await management.getAgentPolicy(id);
+        const changed = changedPolicy(current, options);
+        return changed ? management.setAgentPolicy(id, changed) : current;
+      });
+      print(!!options.json, { agent_id: id, policy }, policyText(id, policy));
+    });
   rotateSecretCommand(agent, 'agent', async (management, id, grace) => {
     const { agent_secret } = await management.rotateAgentSecret(id, grace);
     return agent_secret;
@@ -141,4 +171,92 @@ export function agentCommand(program: Command): void {
     });
   revokeGrantsCommand(agent, 'agent');
   deleteCommand(agent, 'agent');
+}
+
+interface PolicyOptions {
+  websites?: AgentPolicyView['websites'];
+  allow: string[];
+  disallow: string[];
+  /** A string to set, false for --no-scope-ceiling, undefined to keep. */
+  scopeCeiling?: string | false;
+  credentialsExpire?: string | false;
+  maxSignInsPerHour?: number | false;
+  json?: boolean;
+}
+
+const POLICY_HELP = `
+Without options it shows the policy; each option changes one part, the rest stays. An agent
+nobody restricted signs in to any website, with any scope, at any time (the default).
+A refusal is answered to the agent as access_denied in plain words, and recorded in the
+sign-in history; with --websites ask, a website not on the list is held for the owner's
+approval in the console (approve once, always, or deny).
+
+Examples:
+  agentauth agent policy agt_… --websites listed --allow cli_notes --allow cli_mail
+  agentauth agent policy agt_… --websites ask --scope-ceiling "openid profile"
+  agentauth agent policy agt_… --credentials-expire 2027-01-31 --max-sign-ins-per-hour 20
+  agentauth agent policy agt_… --websites any --no-scope-ceiling --no-credentials-expire`;
+
+function websitesRule(value: string): AgentPolicyView['websites'] {
+  if (value !== 'any' && value !== 'listed' && value !== 'ask') throw new InvalidArgumentError('any, listed or ask');
+  return value;
+}
+
+/** An RFC 3339 time from a date (its start, UTC) or an ISO time. */
+function expiryTime(value: string): string {
+  const text = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value;
+  const ms = /^\d{4}-\d{2}-\d{2}T/.test(text) ? Date.parse(text) : Number.NaN;
+  if (!Number.isFinite(ms)) throw new InvalidArgumentError('a date (2027-01-31) or an ISO time (2027-01-31T18:00:00Z)');
+  return new Date(Math.ceil(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+function perHour(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new InvalidArgumentError('a whole number of sign-ins, at least 1');
+  return Number(value);
+}
+
+/** The policy the options make of the current one, or undefined when no option changes it. */
+function changedPolicy(current: AgentPolicyView, options: PolicyOptions): AgentPolicyView | undefined {
+  const touched =
+    options.websites !== undefined ||
+    options.allow.length > 0 ||
+    options.disallow.length > 0 ||
+    options.scopeCeiling !== undefined ||
+    options.credentialsExpire !== undefined ||
+    options.maxSignInsPerHour !== undefined;
+  if (!touched) return undefined;
+  const listed = [...current.allowed_clients, ...options.allow].filter((id) => !options.disallow.includes(id));
+  return {
+    websites: options.websites ?? current.websites,
+    allowed_clients: [...new Set(listed)],
+    scope_ceiling:
+      options.scopeCeiling === undefined
+        ? current.scope_ceiling
+        : options.scopeCeiling === false
+          ? null
+          : // Checked by the server's rule, which names any value that is not a scope.
+            (options.scopeCeiling.split(/[\s,]+/).filter(Boolean) as AgentPolicyView['scope_ceiling']),
+    credentials_expire_at:
+      options.credentialsExpire === undefined ? current.credentials_expire_at : options.credentialsExpire || null,
+    max_sign_ins_per_hour:
+      options.maxSignInsPerHour === undefined ? current.max_sign_ins_per_hour : options.maxSignInsPerHour || null,
+  };
+}
+
+const WEBSITES_WORDS = {
+  any: 'Any website',
+  listed: 'Only listed websites',
+  ask: 'Ask me for a new website',
+} as const;
+
+function policyText(id: string, policy: AgentPolicyView): string {
+  return [
+    `${id}`,
+    `  Websites:           ${WEBSITES_WORDS[policy.websites]} (${policy.websites})`,
+    `  Listed websites:    ${policy.allowed_clients.join(', ') || 'none'}`,
+    `  Scope ceiling:      ${policy.scope_ceiling === null ? 'none' : policy.scope_ceiling.join(' ') || '(no scope at all)'}`,
+    `  Credentials expire: ${policy.credentials_expire_at ?? 'never'}`,
+    `  Sign-ins per hour:  ${policy.max_sign_ins_per_hour ?? 'no limit'}`,
+  ].join('\n');
 }

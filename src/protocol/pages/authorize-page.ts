@@ -25,6 +25,8 @@ export interface AuthorizePageView {
   /** Seconds until the request expires. */
   expiresIn: number;
   notice?: string;
+  /** Set while the agent's owner is asked to approve: the progress shows it (data-state="approval"). */
+  awaitingOwner?: boolean;
 }
 
 /** The mark of agentauth, drawn inline (markup, not script or style: the CSP allows it). */
@@ -118,6 +120,24 @@ export function handoverSentence(siteName: string, requestId: string): string {
   return `Sign me in to ${siteName} with agentauth request ${requestId}`;
 }
 
+/**
+ * What the page says while the agent's owner is asked to approve (docs/design.md §16): their
+ * name, or the agent's when the owner gave none (never an email). authorize.js says the same.
+ *
+ * @example
+ * waitingForOwnerText({ agent_name: 'Research assistant', owner_name: 'Ada' }, 'Acme Notes');
+ * // "Waiting for Ada's approval. Your agent asked its owner to allow signing in to Acme Notes; this page continues as soon as they approve."
+ */
+export function waitingForOwnerText(
+  approval: { agent_name: string; owner_name: string | null },
+  siteName: string,
+): string {
+  const whose = approval.owner_name
+    ? `${approval.owner_name}'s approval`
+    : `the approval of ${approval.agent_name}'s owner`;
+  return `Waiting for ${whose}. Your agent asked its owner to allow signing in to ${siteName}; this page continues as soon as they approve.`;
+}
+
 /** "10 minutes", "1 minute", "45 seconds": how long the request stays valid, without script. */
 function duration(seconds: number): string {
   if (seconds >= 90) return `${Math.round(seconds / 60)} minutes`;
@@ -145,7 +165,7 @@ ${clientOrigin(client)}
 <p>After sign-in you will be sent to <strong id="redirect-host">${host}</strong>.</p>
 ${localhostWarning(client)}
 ${resourceNotice(client, request)}
-<section class="handover" aria-labelledby="handover-title">
+<section class="handover" aria-labelledby="handover-title"${view.awaitingOwner ? html` hidden` : ''}>
 <h2 id="handover-title">Give this to your AI agent</h2>
 <p class="sentence" id="handover-sentence" data-sentence="${sentence}">Sign me in to ${client.name} with agentauth request <code id="request-id">${request.id}</code></p>
 <div class="copy-actions" id="copy-actions" hidden>
@@ -157,7 +177,7 @@ ${resourceNotice(client, request)}
 <p class="hint">Paste it into your agent's chat, or send it to yourself if your agent runs on another device. Your agent signs in on its own; this page follows by itself.</p>
 ${request.login_hint ? html`<p id="login-hint">Only the agent <code>${request.login_hint}</code> can sign in to this request.</p>` : ''}
 </section>
-<section class="progress" id="progress" data-state="waiting" aria-labelledby="progress-title">
+<section class="progress" id="progress" data-state="${view.awaitingOwner ? 'approval' : 'waiting'}" aria-labelledby="progress-title">
 <h2 id="progress-title" class="visually-hidden">Progress</h2>
 <p id="status" role="status" aria-live="polite">${view.notice ?? 'Waiting for your agent to authenticate…'}</p>
 <p id="signed-in-agent" hidden></p>

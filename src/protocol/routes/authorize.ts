@@ -13,7 +13,7 @@ import {
   startAuthorization,
   validateAuthorization,
 } from '../../domain/authorization-request.ts';
-import { authorizePage, confirmPage, flowErrorPage } from '../pages/authorize-page.ts';
+import { authorizePage, confirmPage, flowErrorPage, waitingForOwnerText } from '../pages/authorize-page.ts';
 import { pageHeaders } from '../../web/layout.ts';
 import { browserCookie, formRoutes, refuseCrossSite, sendErrorPage } from '../../web/browser.ts';
 import { Token } from '../../http/schemas.ts';
@@ -138,13 +138,20 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
               return reply.code(302).headers(pageHeaders()).header('location', outcome.location).send();
             if (outcome.kind === 'confirm')
               return reply.headers(pageHeaders(formTarget)).send(confirmPage({ baseUrl, ...outcome }));
+            // Held for the agent's owner (docs/design.md §16): say whose approval it waits for.
+            const approval = outcome.request.approval_id
+              ? await ctx.store.approvals.find(outcome.request.approval_id)
+              : undefined;
             return reply.headers(pageHeaders(formTarget)).send(
               authorizePage({
                 baseUrl,
                 request: outcome.request,
                 client: outcome.client,
                 expiresIn: expiresIn(outcome.request),
-                notice: 'Your agent has not authenticated yet. This page continues as soon as it has.',
+                notice: approval
+                  ? waitingForOwnerText(approval, outcome.client.name)
+                  : 'Your agent has not authenticated yet. This page continues as soon as it has.',
+                awaitingOwner: approval !== undefined,
               }),
             );
           } catch (error) {

@@ -181,10 +181,39 @@
       });
   }
 
+  var askedOwner = false;
+  /**
+   * The agent's owner is asked to approve (docs/design.md §16): say so at once, then whose
+   * approval it is (only this browser may ask; the owner's name, never an email). The same
+   * words as the page without script (waitingForOwnerText).
+   */
+  function waitingForOwner() {
+    if (askedOwner) return;
+    askedOwner = true;
+    setState('approval');
+    // The request is held for this agent: handing it to another would only meet a refusal.
+    if (handover) handover.hidden = true;
+    var tail = ` Your agent asked its owner to allow signing in to ${clientName}; this page continues as soon as they approve.`;
+    show(`Waiting for the agent's owner to approve.${tail}`);
+    fetch(`/authorize/agent${query}`, { cache: 'no-store', credentials: 'same-origin' })
+      .then((res) => (res.ok ? res.json() : {}))
+      .then((body) => {
+        var approval = body.approval;
+        if (done || !approval) return;
+        var whose = approval.owner_name
+          ? `${approval.owner_name}'s approval`
+          : `the approval of ${approval.agent_name}'s owner`;
+        show(`Waiting for ${whose}.${tail}`);
+      })
+      .catch(() => {});
+  }
+
   /** Acts on a status; true once nothing more is to be waited for. */
   function handle(body) {
     if (done) return true;
-    if (body.status === 'authenticated') {
+    if (body.status === 'pending' && body.approval_pending === true) {
+      waitingForOwner();
+    } else if (body.status === 'authenticated') {
       done = true;
       signedInThenContinue();
     } else if (body.status === 'error') {

@@ -42,10 +42,16 @@ export const EXIT = {
   unusable: 5,
   unavailable: 6,
   timeout: 7,
+  notAllowed: 8,
 } as const;
 
-/** The exit code for an error of the SDK (or anything else thrown). */
-export function exitCodeOf(error: unknown): number {
+/**
+ * The exit code for an error of the SDK (or anything else thrown). `ownerAsked`: the owner was
+ * asked to approve this sign-in, so an access_denied is their denial.
+ */
+export function exitCodeOf(error: unknown, ownerAsked = false): number {
+  // The agent's owner does not allow it: their policy refused (403), or they denied when asked.
+  if (error instanceof AccessDeniedError && (error.status === 403 || ownerAsked)) return EXIT.notAllowed;
   if (error instanceof ConfigurationError || error instanceof InvalidInputError || error instanceof UsageError)
     return EXIT.usage;
   if (error instanceof RequestMismatchError || error instanceof IssuerMismatchError) return EXIT.mismatch;
@@ -151,7 +157,15 @@ Exit codes:
   4  credentials refused (invalid_credentials, agent_mismatch)
   5  request unusable (not found, expired, already used, contested, access denied, client disabled)
   6  rate limited, unavailable, unreachable or not answering in time, after retries
-  7  timed out waiting for the browser (--wait); the agent is signed in
+  7  timed out waiting for the browser (--wait; the agent is signed in), or for the
+     owner's decision
+  8  not allowed by the agent's owner: their policy refuses this sign-in (the
+     message says why), or they denied it when asked to approve
+
+When the owner's policy says "ask me" for this website, the command says so on stderr
+("Waiting for Ada to approve signing in to …") and waits for their decision, at most
+until the request expires (10 minutes after it was made), without sending the secret
+again; approved, it goes on as above (with --json, "approved_by_owner": true).
 
 Output: one line on stdout (errors on stderr), or with --json one JSON object on stdout:
   {"status":"authenticated"|"completed","request_id",…} on success,
@@ -229,6 +243,7 @@ const io = {
 
 async function runSignIn(name: string, argument: string, flags: SignInFlags): Promise<number> {
   let signedIn = false;
+  let ownerAsked = false;
   let requestId: string | undefined;
   try {
     const request = await requestOf(argument, flags);
@@ -247,7 +262,15 @@ async function runSignIn(name: string, argument: string, flags: SignInFlags): Pr
       );
       return EXIT.ok;
     }
-    const result = await agent.signIn({ ...request, expect });
+    const result = await agent.signIn({
+      ...request,
+      expect,
+      onApprovalPending: ({ message }) => {
+        ownerAsked = true;
+        // The issuer's words for the person at the terminal, on stderr even with --json.
+        io.err(`${message} (Ctrl-C stops waiting; the owner can still decide.)`);
+      },
+    });
     signedIn = true;
     requestId = result.request_id;
     let status: 'authenticated' | 'completed' = 'authenticated';
@@ -255,10 +278,11 @@ async function runSignIn(name: string, argument: string, flags: SignInFlags): Pr
       status = (await agent.waitForCompletion(result.request_id, { timeoutMs: flags.timeout * 1000 })).status;
     const { message: _serverMessage, status: _status, ...rest } = result;
     // Our own words, not the server's message, which names the website unquoted.
+    const approved = result.approved_by_owner ? " with its owner's approval" : '';
     const message =
       status === 'completed'
-        ? `Signed in as ${agent.agentId}; the browser has continued to ${result.redirect_host} (${result.request_id} completed).`
-        : `Signed in as ${agent.agentId}; the browser will now continue to ${result.redirect_host} (${result.request_id} authenticated).`;
+        ? `Signed in as ${agent.agentId}${approved}; the browser has continued to ${result.redirect_host} (${result.request_id} completed).`
+        : `Signed in as ${agent.agentId}${approved}; the browser will now continue to ${result.redirect_host} (${result.request_id} authenticated).`;
     io.out(
       flags.json
         ? JSON.stringify({ status, ...rest, agent_id: agent.agentId, message })
@@ -267,7 +291,8 @@ async function runSignIn(name: string, argument: string, flags: SignInFlags): Pr
     return EXIT.ok;
   } catch (error) {
     // A timeout before signing in is the server not answering in time (30 s), not the wait's.
-    const exitCode = error instanceof TimeoutError && !signedIn ? EXIT.unavailable : exitCodeOf(error);
+    const exitCode =
+      error instanceof TimeoutError && !signedIn && !ownerAsked ? EXIT.unavailable : exitCodeOf(error, ownerAsked);
     const { error: code, error_description: description, retry_after: retryAfter } = errorBody(error);
     if (flags.json) {
       io.out(

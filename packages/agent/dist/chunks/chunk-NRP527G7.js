@@ -3920,6 +3920,12 @@ function isRequestView(value) {
   ) && typeof value.expires_at === "number" && // A server older than resource indicators has no `resource`: it issues no such tokens.
   (resource === void 0 || resource === null || typeof resource === "string");
 }
+function approvalPendingOf(answer) {
+  const { message, approval_id: approvalId, expires_at: expiresAt, expires_in: expiresIn } = answer;
+  if (typeof message !== "string" || typeof approvalId !== "string" || typeof expiresAt !== "number" || typeof expiresIn !== "number" || !Number.isFinite(expiresIn) || expiresIn < 0)
+    throw unexpected("The approval_pending answer lacks its message, approval_id, expires_at or expires_in.", 202);
+  return { message, approvalId, expiresAt, expiresIn };
+}
 function unexpected(description, status) {
   return new UnexpectedResponseError(description, status === void 0 ? {} : { status });
 }
@@ -4049,10 +4055,22 @@ var AgentAuth = class {
    *    names one) `expected_resource`, so the server refuses too (412) should the request
    *    differ from what was looked up.
    *
+   * When the agent's owner has set a policy: a refusal is {@link AccessDeniedError} (403) whose
+   * `description` says why in plain words ("Your owner has not allowed Acme Notes
+   * (notes.acme.example) for this agent."). When the owner must approve first (202
+   * `approval_pending`), `onApprovalPending` is called and the SDK waits for the decision (push,
+   * else polling; no credentials sent again): approved, it resolves with `approved_by_owner:
+   * true`; denied, {@link AccessDeniedError} ("The agent's owner denied this sign-in."); not
+   * decided before the request expires, {@link RequestExpiredError}.
+   *
    * Retries after 429 and 503 as the server's `Retry-After` says, within the call's budget.
    *
    * @example
-   * const signedIn = await agent.signIn({ requestId: 'req_…', expect: { host: 'notes.acme.example' } });
+   * const signedIn = await agent.signIn({
+   *   requestId: 'req_…',
+   *   expect: { host: 'notes.acme.example' },
+   *   onApprovalPending: ({ message }) => console.log(message), // "Waiting for Ada to approve …"
+   * });
    * console.log(`Signed in to the website that calls itself ${quoteUntrusted(signedIn.client_name)}; the browser continues by itself.`);
    */
   async signIn(options) {
@@ -4062,6 +4080,7 @@ var AgentAuth = class {
       host: expectation === "any" || expectation.host === void 0 ? void 0 : expectedHost(expectation.host),
       resource: expectation === "any" ? void 0 : expectation.resource
     };
+    positive(options.approvalTimeoutMs, 1, "approvalTimeoutMs");
     const agentId = this.#agentId;
     const agentSecret = this.#agentSecret;
     const privateKey = this.#privateKey;
@@ -4139,10 +4158,62 @@ var AgentAuth = class {
         if (status !== "authenticated") throw error;
         answer = { status: "authenticated", message: "Agent authenticated (confirmed after a retry)." };
       }
+      const {
+        status: _status,
+        error: _error,
+        error_description: _description,
+        approval_pending: _held,
+        ...request
+      } = view;
+      if (isRecord(answer) && answer.status === "approval_pending") {
+        call.dispose();
+        const pending = approvalPendingOf(answer);
+        options.onApprovalPending?.(pending);
+        await this.#awaitApproval(requestId, pending, options);
+        return {
+          ...request,
+          status: "authenticated",
+          message: `The agent's owner approved this sign-in; the browser will now continue to ${view.redirect_host}.`,
+          approved_by_owner: true
+        };
+      }
       if (!isRecord(answer) || answer.status !== "authenticated")
         throw unexpected('The authenticate answer is not {"status":"authenticated"}.');
-      const { status: _status, error: _error, error_description: _description, ...request } = view;
-      return { ...request, status: "authenticated", message: typeof answer.message === "string" ? answer.message : "" };
+      return {
+        ...request,
+        status: "authenticated",
+        message: typeof answer.message === "string" ? answer.message : ""
+      };
+    } finally {
+      call.dispose();
+    }
+  }
+  /**
+   * Waits for the owner's decision on a held request: resolves once it is `authenticated` (or
+   * already `completed`), throws the request's error otherwise (a denial is access_denied).
+   */
+  async #awaitApproval(requestId, pending, options) {
+    const timeoutMs = positive(options.approvalTimeoutMs, (pending.expiresIn + 35) * 1e3, "approvalTimeoutMs");
+    const call = budget(timeoutMs, options.signal, "signIn");
+    try {
+      await this.#follow(requestId, call, options.push !== false, (view) => {
+        if (view.status === "error") {
+          const error = errorFromServer(view);
+          if (!(error instanceof RequestExpiredError)) throw error;
+          throw new RequestExpiredError(
+            error.code,
+            "The request expired before the agent's owner decided; start the sign-in again."
+          );
+        }
+        return view.status === "authenticated" || view.status === "completed" ? true : void 0;
+      });
+    } catch (error) {
+      if (call.signal.aborted && call.signal.reason instanceof TimeoutError) {
+        throw new TimeoutError(
+          `The agent's owner has not decided within ${Math.round(timeoutMs / 1e3)} s; request ${requestId} still waits for their approval (waitForCompletion keeps waiting).`
+        );
+      }
+      throw error;
     } finally {
       call.dispose();
     }
@@ -4165,47 +4236,57 @@ var AgentAuth = class {
     const requestId = requestIdFrom(requestIdOrHtml);
     const timeoutMs = positive(options.timeoutMs, 6e4, "timeoutMs");
     const call = budget(timeoutMs, options.signal, "waitForCompletion");
-    const started = Date.now();
     let last;
     const observe = (view) => {
-      if (last?.status !== view.status || last.error !== view.error) options.onStatus?.(view);
+      if (last?.status !== view.status || last.error !== view.error || last.approval_pending !== view.approval_pending)
+        options.onStatus?.(view);
       last = view;
       if (view.status === "error") throw errorFromServer(view);
       return view.status === "completed" ? { status: "completed" } : void 0;
     };
     try {
-      if (options.push !== false) {
-        const done = await this.#waitByPush(requestId, call, observe);
-        if (done) return done;
-      }
-      let backoff = BACKOFF_START_MS;
-      let failures = 0;
-      for (; ; ) {
-        let view;
-        try {
-          view = await this.#status(requestId, call);
-          failures = 0;
-        } catch (error) {
-          if (!(error instanceof NetworkError) || ++failures > this.#maxRetries) throw error;
-        }
-        const done = view && observe(view);
-        if (done) return done;
-        let wait = POLL_INTERVAL_MS;
-        if (Date.now() - started >= STEADY_POLLING_MS) {
-          wait = backoff;
-          backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
-        }
-        await sleep(wait, call.signal);
-      }
+      return await this.#follow(requestId, call, options.push !== false, observe);
     } catch (error) {
       if (call.signal.aborted && call.signal.reason instanceof TimeoutError) {
         throw new TimeoutError(
-          `Request ${requestId} did not complete within ${timeoutMs} ms; its last status was ${last?.status ?? "unknown"}.`
+          `Request ${requestId} did not complete within ${timeoutMs} ms; its last status was ${last?.status ?? "unknown"}${last?.approval_pending ? " (waiting for the agent's owner to approve)" : ""}.`
         );
       }
       throw error;
     } finally {
       call.dispose();
+    }
+  }
+  /**
+   * Follows the request's status until `observe` returns a value (or throws): over the push
+   * endpoint first when `push`, else (or when the stream fails) by polling every second for the
+   * first minute, then backing off.
+   */
+  async #follow(requestId, call, push, observe) {
+    const started = Date.now();
+    if (call.signal.aborted) throw call.signal.reason;
+    if (push) {
+      const done = await this.#waitByPush(requestId, call, observe);
+      if (done !== void 0) return done;
+    }
+    let backoff = BACKOFF_START_MS;
+    let failures = 0;
+    for (; ; ) {
+      let view;
+      try {
+        view = await this.#status(requestId, call);
+        failures = 0;
+      } catch (error) {
+        if (!(error instanceof NetworkError) || ++failures > this.#maxRetries) throw error;
+      }
+      const done = view && observe(view);
+      if (done !== void 0) return done;
+      let wait = POLL_INTERVAL_MS;
+      if (Date.now() - started >= STEADY_POLLING_MS) {
+        wait = backoff;
+        backoff = Math.min(backoff * 2, BACKOFF_CAP_MS);
+      }
+      await sleep(wait, call.signal);
     }
   }
   /** Refuses HTML whose agent endpoints name another server than the issuer. */
@@ -4273,7 +4354,7 @@ var AgentAuth = class {
         }
         if (!isStatusView(view)) continue;
         const done = observe(view);
-        if (done) return done;
+        if (done !== void 0) return done;
       }
       return void 0;
     } catch (error) {
@@ -4490,9 +4571,11 @@ var EXIT = {
   credentials: 4,
   unusable: 5,
   unavailable: 6,
-  timeout: 7
+  timeout: 7,
+  notAllowed: 8
 };
-function exitCodeOf(error) {
+function exitCodeOf(error, ownerAsked = false) {
+  if (error instanceof AccessDeniedError && (error.status === 403 || ownerAsked)) return EXIT.notAllowed;
   if (error instanceof ConfigurationError || error instanceof InvalidInputError || error instanceof UsageError)
     return EXIT.usage;
   if (error instanceof RequestMismatchError || error instanceof IssuerMismatchError) return EXIT.mismatch;
@@ -4562,7 +4645,15 @@ Exit codes:
   4  credentials refused (invalid_credentials, agent_mismatch)
   5  request unusable (not found, expired, already used, contested, access denied, client disabled)
   6  rate limited, unavailable, unreachable or not answering in time, after retries
-  7  timed out waiting for the browser (--wait); the agent is signed in
+  7  timed out waiting for the browser (--wait; the agent is signed in), or for the
+     owner's decision
+  8  not allowed by the agent's owner: their policy refuses this sign-in (the
+     message says why), or they denied it when asked to approve
+
+When the owner's policy says "ask me" for this website, the command says so on stderr
+("Waiting for Ada to approve signing in to \u2026") and waits for their decision, at most
+until the request expires (10 minutes after it was made), without sending the secret
+again; approved, it goes on as above (with --json, "approved_by_owner": true).
 
 Output: one line on stdout (errors on stderr), or with --json one JSON object on stdout:
   {"status":"authenticated"|"completed","request_id",\u2026} on success,
@@ -4615,6 +4706,7 @@ var io = {
 };
 async function runSignIn(name, argument, flags) {
   let signedIn = false;
+  let ownerAsked = false;
   let requestId;
   try {
     const request = await requestOf(argument, flags);
@@ -4630,20 +4722,28 @@ async function runSignIn(name, argument, flags) {
       );
       return EXIT.ok;
     }
-    const result = await agent.signIn({ ...request, expect });
+    const result = await agent.signIn({
+      ...request,
+      expect,
+      onApprovalPending: ({ message: message2 }) => {
+        ownerAsked = true;
+        io.err(`${message2} (Ctrl-C stops waiting; the owner can still decide.)`);
+      }
+    });
     signedIn = true;
     requestId = result.request_id;
     let status = "authenticated";
     if (flags.wait)
       status = (await agent.waitForCompletion(result.request_id, { timeoutMs: flags.timeout * 1e3 })).status;
     const { message: _serverMessage, status: _status, ...rest } = result;
-    const message = status === "completed" ? `Signed in as ${agent.agentId}; the browser has continued to ${result.redirect_host} (${result.request_id} completed).` : `Signed in as ${agent.agentId}; the browser will now continue to ${result.redirect_host} (${result.request_id} authenticated).`;
+    const approved = result.approved_by_owner ? " with its owner's approval" : "";
+    const message = status === "completed" ? `Signed in as ${agent.agentId}${approved}; the browser has continued to ${result.redirect_host} (${result.request_id} completed).` : `Signed in as ${agent.agentId}${approved}; the browser will now continue to ${result.redirect_host} (${result.request_id} authenticated).`;
     io.out(
       flags.json ? JSON.stringify({ status, ...rest, agent_id: agent.agentId, message }) : `${message} ${capitalized(describeRequest(result))}.`
     );
     return EXIT.ok;
   } catch (error) {
-    const exitCode = error instanceof TimeoutError && !signedIn ? EXIT.unavailable : exitCodeOf(error);
+    const exitCode = error instanceof TimeoutError && !signedIn && !ownerAsked ? EXIT.unavailable : exitCodeOf(error, ownerAsked);
     const { error: code, error_description: description, retry_after: retryAfter } = errorBody(error);
     if (flags.json) {
       io.out(
@@ -4683,6 +4783,9 @@ function signInCommand(program2, options = {}) {
 export {
   Command,
   AgentAuthError,
+  RequestExpiredError,
+  AccessDeniedError,
+  quoteUntrusted,
   VERSION,
   AgentAuth,
   keyOptions,
