@@ -14,6 +14,7 @@
 import type { FastifyInstance } from 'fastify';
 import { APPROVALS_CHANGED } from '../../store/approval-store.ts';
 import { TemporarilyUnavailable, TooManyRequests } from '../../errors.ts';
+import { oneReadAtATime, openEventStream } from '../../http/event-stream.ts';
 import { ConcurrencyLimit } from '../../throttle/address.ts';
 import { approvalsVersion, pendingApprovals } from '../approvals.ts';
 import type { ConsoleScope } from './scope.ts';
@@ -63,69 +64,43 @@ export function approvalEventRoutes(scope: FastifyInstance, area: ConsoleScope):
         reply.hijack();
         return;
       }
-      reply.hijack();
-      const response = reply.raw;
-      response.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-        'x-accel-buffering': 'no',
-      });
-      response.write(`retry: ${RETRY_MS}\n\n`);
       const unsubscribe = stop;
-      let ended = false;
-      let reading = false;
-      let again = false;
-      let last = '';
       let expiry: NodeJS.Timeout | undefined;
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        unsubscribe();
-        release();
-        clearInterval(keepAlive);
-        clearTimeout(lifetime);
-        clearTimeout(expiry);
-        open.delete(end);
-        response.end();
-      };
-      // One read at a time; changes heard during a read cause one more.
-      const reread = async () => {
-        if (ended) return;
-        if (reading) {
-          again = true;
-          return;
-        }
-        reading = true;
-        try {
-          do {
-            again = false;
+      let lifetime: NodeJS.Timeout | undefined;
+      const events = openEventStream(reply, {
+        retryMs: RETRY_MS,
+        keepAliveMs: KEEP_ALIVE_MS,
+        onEnd: () => {
+          unsubscribe();
+          release();
+          clearTimeout(lifetime);
+          clearTimeout(expiry);
+          open.delete(end);
+        },
+      });
+      const end = () => events.end();
+      const reread = oneReadAtATime(
+        async () => {
+          try {
             const pending = await pendingApprovals(ctx, account);
-            if (ended) return;
-            const data = JSON.stringify({ pending: pending.length, version: approvalsVersion(pending) });
-            if (data !== last) {
-              last = data;
-              response.write(`event: approvals\ndata: ${data}\n\n`);
-            }
+            if (events.ended) return;
+            events.send('approvals', JSON.stringify({ pending: pending.length, version: approvalsVersion(pending) }));
+            // An expiry changes the count without a write: read again when the first one expires.
             clearTimeout(expiry);
             const first = Math.min(...pending.map((approval) => approval.expires_at));
             if (Number.isFinite(first)) {
               expiry = setTimeout(() => void reread(), Math.max(0, (first - ctx.clock()) * 1000 + 500));
               expiry.unref();
             }
-          } while (again && !ended);
-        } catch {
-          // The database is away for now: the next change reads again.
-        } finally {
-          reading = false;
-        }
-      };
-      const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
-      const lifetime = setTimeout(end, STREAM_LIFETIME_MS);
-      keepAlive.unref();
+          } catch {
+            // The database is away for now: the next change reads again.
+          }
+        },
+        () => events.ended,
+      );
+      lifetime = setTimeout(end, STREAM_LIFETIME_MS);
       lifetime.unref();
       open.add(end);
-      response.on('close', end);
       changed = () => void reread();
       streaming = true;
       await reread();

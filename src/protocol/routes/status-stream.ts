@@ -14,6 +14,7 @@ import { type StatusView, statusView } from '../../domain/authorization-request.
 import { ConcurrencyLimit } from '../../throttle/address.ts';
 import { NotFound, TemporarilyUnavailable, TooManyRequests } from '../../errors.ts';
 import type { RequestStatusFields } from '../../store/types.ts';
+import { oneReadAtATime, openEventStream } from '../../http/event-stream.ts';
 import { Token } from '../../http/schemas.ts';
 
 const StatusQuery = Type.Object({ request_id: Token(128) });
@@ -107,73 +108,43 @@ export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Pr
     stop: () => void,
     onChange: (handler: () => void) => void,
   ): void {
-    reply.hijack();
-    const response = reply.raw;
-    response.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-      // Proxies that buffer (nginx) would hold the events back.
-      'x-accel-buffering': 'no',
-    });
-    response.write(`retry: ${RETRY_MS}\n\n`);
-
     let expiresAt = first.expires_at;
-    let last = '';
-    let ended = false;
-    let reading = false;
-    let again = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      stop();
-      clearInterval(keepAlive);
-      clearTimeout(expiry);
-      open.delete(end);
-      response.end();
-    };
+    const events = openEventStream(reply, {
+      retryMs: RETRY_MS,
+      keepAliveMs: KEEP_ALIVE_MS,
+      // Expiry changes the status without a write anybody could announce.
+      onKeepAlive: () => {
+        if (ctx.clock() >= expiresAt) void reread();
+      },
+      onEnd: () => {
+        stop();
+        clearTimeout(expiry);
+        open.delete(end);
+      },
+    });
+    const end = () => events.end();
     const send = (fields: RequestStatusFields) => {
       expiresAt = fields.expires_at;
       const view = statusView(fields, ctx.clock());
-      const data = JSON.stringify(view);
-      if (data !== last) {
-        last = data;
-        response.write(`event: status\ndata: ${data}\n\n`);
-      }
+      events.send('status', JSON.stringify(view));
       if (isFinal(view)) end();
     };
-    // One read at a time; changes heard during a read cause one more.
-    const reread = async () => {
-      if (ended) return;
-      if (reading) {
-        again = true;
-        return;
-      }
-      reading = true;
-      try {
-        do {
-          again = false;
+    const reread = oneReadAtATime(
+      async () => {
+        try {
           const fields = await ctx.store.findRequestStatus(id);
-          if (ended) return;
+          if (events.ended) return;
           if (!fields) return end(); // purged: nothing more will happen
           send(fields);
-        } while (again && !ended);
-      } catch {
-        // The database is away for now: the stream stays, and the next change or tick reads again.
-      } finally {
-        reading = false;
-      }
-    };
-    const keepAlive = setInterval(() => {
-      response.write(': keep-alive\n\n');
-      // Expiry changes the status without a write anybody could announce.
-      if (ctx.clock() >= expiresAt) void reread();
-    }, KEEP_ALIVE_MS);
+        } catch {
+          // The database is away for now: the stream stays, and the next change or tick reads again.
+        }
+      },
+      () => events.ended,
+    );
     const expiry = setTimeout(() => void reread(), Math.max(0, (first.expires_at - ctx.clock()) * 1000 + 100));
-    keepAlive.unref();
     expiry.unref();
     open.add(end);
-    response.on('close', end);
     onChange(() => void reread());
     send(first);
   }
