@@ -377,6 +377,7 @@ async function main(): Promise<void> {
     // any measurement, stopped after the last.
     const nodeFlags = profiling ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
     let postgres: Promise<Target> | undefined;
+    let postgresPeer: Promise<Target> | undefined;
     let postgresUrl: string | undefined;
     const unavailable = postgresUnavailableReason();
     if (!withPostgres) say('PostgreSQL: skipped (--no-postgres)');
@@ -402,6 +403,17 @@ async function main(): Promise<void> {
         observeDatabase,
         env: withWebhooks ? WEBHOOK_SETTINGS : {},
       });
+      // The peer on the same cluster, in a database of its own (issue 25: like with like).
+      const peerDatabase = await createDatabase(cluster.url);
+      dropDatabase = async () => {
+        await database.drop();
+        await peerDatabase.drop();
+      };
+      postgresPeer = startPeer(logPath(work, 'oidc-provider-postgres'), {
+        name: 'oidc-provider/postgres',
+        store: peerDatabase.url,
+        dbRootPid,
+      });
     }
     const starting = [
       startBaseline(logPath(work, 'baseline')),
@@ -418,6 +430,11 @@ async function main(): Promise<void> {
       }),
       ...(postgres ? [postgres] : []),
       startPeer(logPath(work, 'oidc-provider')),
+      startPeer(logPath(work, 'oidc-provider-sqlite'), {
+        name: 'oidc-provider/sqlite',
+        store: `sqlite:${join(work, 'oidc-provider.db')}`,
+      }),
+      ...(postgresPeer ? [postgresPeer] : []),
     ];
     const started = await Promise.allSettled(starting);
     for (const outcome of started) if (outcome.status === 'fulfilled') targets.push(outcome.value);

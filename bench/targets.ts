@@ -456,7 +456,16 @@ async function databaseReport(databaseUrl: string): Promise<DatabaseReport> {
 // ---------------------------------------------------------------------------------------------
 // The peer: oidc-provider
 
-export async function startPeer(logFile: string): Promise<Target> {
+export interface PeerOptions {
+  /** The target's name in the tables (default: oidc-provider, the in-memory adapter). */
+  name?: string;
+  /** A durable store for the peer: sqlite:<path> or a postgres:// URL (bench/servers/oidc-provider-store.ts). */
+  store?: string;
+  /** The postmaster of the PostgreSQL cluster, to count the database's CPU. */
+  dbRootPid?: number;
+}
+
+export async function startPeer(logFile: string, options: PeerOptions = {}): Promise<Target> {
   const port = await freePort();
   const clientId = 'bench-client';
   const clientSecret = randomBytes(32).toString('base64url');
@@ -470,6 +479,7 @@ export async function startPeer(logFile: string): Promise<Target> {
       CLIENT_SECRET: clientSecret,
       REDIRECT_URI,
       NODE_ENV: 'production',
+      ...(options.store ? { STORE: options.store } : {}),
     },
     port,
     '/.well-known/openid-configuration',
@@ -481,9 +491,9 @@ export async function startPeer(logFile: string): Promise<Target> {
   const authQuery = (challenge: string, state: string) => authorizeQuery(clientId, challenge, state);
 
   return {
-    name: 'oidc-provider',
+    name: options.name ?? 'oidc-provider',
     kind: 'peer',
-    ...measured(child, logFile),
+    ...measured(child, logFile, options.dbRootPid),
 
     authorizePage() {
       // oidc-provider answers a valid authorization request with 303 to its interaction

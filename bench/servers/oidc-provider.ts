@@ -12,16 +12,19 @@
  * - the interaction (login + consent) is a route that logs the fixed account in and grants the
  *   requested scopes at once, the way agentauth's agent authentication does, so a browser-less
  *   driver can finish the flow;
- * - the default in-memory adapter (an LRU of about 1000 entries, nothing durable).
+ * - the default in-memory adapter (an LRU of about 1000 entries, nothing durable), or with STORE
+ *   (sqlite:<path> or a postgres:// URL) a durable adapter on that store
+ *   (oidc-provider-store.ts, after the shape of the peer's own example adapters).
  *
  * Not equivalent: access tokens are opaque (looked up in memory) where agentauth's are HS256
  * JWTs also recorded in the database; no audit row is written; nothing survives a restart.
  *
- * Environment: PORT, HOST, CLIENT_ID, CLIENT_SECRET, REDIRECT_URI.
+ * Environment: PORT, HOST, CLIENT_ID, CLIENT_SECRET, REDIRECT_URI, STORE (optional).
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Provider, { type Configuration } from 'oidc-provider';
+import { durableAdapter } from './oidc-provider-store.ts';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -39,7 +42,9 @@ const DAY = 24 * 60 * 60;
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const rsaJwk = { ...privateKey.export({ format: 'jwk' }), alg: 'RS256', use: 'sig' };
 
+const store = process.env.STORE;
 const configuration: Configuration = {
+  ...(store ? { adapter: durableAdapter(store) } : {}),
   clients: [
     {
       client_id: env('CLIENT_ID'),
