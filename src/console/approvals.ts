@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Context } from '../context.ts';
+import { isWaiting } from '../domain/approvals.ts';
 import { NotFound } from '../errors.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { ApprovalDecision, ApprovalView } from '../store/types.ts';
@@ -60,9 +61,8 @@ export async function recentApprovals(deps: Deps, actor: AccountRecord): Promise
   return all.filter((approval) => !isWaiting(approval, now)).slice(0, RECENT_LIMIT);
 }
 
-/** Whether an approval can still be decided. */
-export const isWaiting = (approval: Pick<ApprovalView, 'status' | 'expires_at'>, now: number) =>
-  approval.status === 'pending' && approval.expires_at > now;
+// Whether an approval can still be decided: the domain's rule, for the routes and pages.
+export { isWaiting };
 
 /**
  * An approval's state in words: "Waiting", "Approved once", "Always allowed", "Denied", "Expired".

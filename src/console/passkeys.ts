@@ -301,3 +301,21 @@ export async function removePasskey(deps: Deps, account: AccountRecord, id: stri
   ]);
   return removed;
 }
+
+/**
+ * The challenge id and the authenticator's answer that console.js posts after a WebAuthn
+ * ceremony, or InvalidField('passkey') when either is missing: what adding a passkey and every
+ * confirmation with one (the account page's, an approval's decision) read first.
+ *
+ * @example
+ * const { challengeId, response } = passkeyAnswerOf<AuthenticationResponseJSON>(request.body);
+ */
+export function passkeyAnswerOf<R>(body: { challengeId?: unknown; response?: unknown } | undefined): {
+  challengeId: string;
+  response: R;
+} {
+  const { challengeId, response } = body ?? {};
+  if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null)
+    throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
+  return { challengeId, response: response as R };
+}

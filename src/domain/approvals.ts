@@ -29,6 +29,15 @@ export const DENIED_DESCRIPTION = "The agent's owner denied this sign-in.";
 export const NO_LONGER_WAITING =
   'This sign-in no longer waits for a decision: it was decided already, its request expired or ended, or another agent signed in.';
 
+/**
+ * Whether an approval can still be decided: pending, and its request not yet expired.
+ *
+ * @example
+ * isWaiting(approval, ctx.clock()); // false once decided or expired
+ */
+export const isWaiting = (approval: Pick<ApprovalRecord, 'status' | 'expires_at'>, now: number): boolean =>
+  approval.status === 'pending' && approval.expires_at > now;
+
 export interface ApprovalAsk {
   agent: AgentRecord;
   request: AuthorizationRequestRecord;
@@ -85,9 +94,7 @@ async function heldBy(
   agentId: string,
 ): Promise<ApprovalRecord | undefined> {
   const held = await ctx.store.approvals.find(approvalId);
-  return held && held.agent_id === agentId && held.status === 'pending' && held.expires_at > ctx.clock()
-    ? held
-    : undefined;
+  return held && held.agent_id === agentId && isWaiting(held, ctx.clock()) ? held : undefined;
 }
 
 /**
@@ -109,7 +116,7 @@ export async function decideApproval(
   const approval = await ctx.store.approvals.find(approvalId);
   if (!approval) throw new NotFound('No such approval.');
   const now = ctx.clock();
-  if (approval.status !== 'pending' || approval.expires_at <= now) throw new Conflict(NO_LONGER_WAITING);
+  if (!isWaiting(approval, now)) throw new Conflict(NO_LONGER_WAITING);
   const decided: ApprovalView = {
     ...approval,
     status: decision === 'deny' ? 'denied' : 'approved',

@@ -9,7 +9,7 @@ import { recordConsoleEvent } from '../events.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
 import { accountPage, overviewPage } from '../pages/account.ts';
 import { noticeFor } from '../pages/shell.ts';
-import { registerPasskey, registrationOptions, removePasskey, renamePasskey } from '../passkeys.ts';
+import { passkeyAnswerOf, registerPasskey, registrationOptions, removePasskey, renamePasskey } from '../passkeys.ts';
 import { confirmWithPassword, notifySignInMethodChange, requireFreshAuthentication } from '../reauthentication.ts';
 import { listSessions } from '../sessions.ts';
 import type { ConsoleScope, Form } from './scope.ts';
@@ -172,14 +172,13 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     async (request, reply) => {
       const account = area.account(request);
       await requireFreshAuthentication(ctx, request.signedIn!);
-      const { challengeId, response, name } = request.body ?? {};
-      if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null)
-        throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
+      const { challengeId, response } = passkeyAnswerOf<RegistrationResponseJSON>(request.body);
+      const name = request.body?.name;
       const passkey = await registerPasskey(
         ctx,
         account,
         challengeId,
-        response as RegistrationResponseJSON,
+        response,
         typeof name === 'string' ? name : undefined,
       );
       await recordConsoleEvent(ctx, account, 'account.add_passkey', account.id, request.ip, passkey.name);

@@ -23,7 +23,7 @@ import {
 import { recordConsoleEvent } from '../events.ts';
 import { approvalPage, approvalPath, approvalsPage } from '../pages/approvals.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
-import { reauthenticationOptions } from '../passkeys.ts';
+import { passkeyAnswerOf, reauthenticationOptions } from '../passkeys.ts';
 import { confirmWithOwnPasskey, confirmWithPassword } from '../reauthentication.ts';
 import { approvalEventRoutes } from './approval-events.ts';
 import type { ConsoleScope, Form } from './scope.ts';
@@ -195,15 +195,13 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
     async (request, reply) => {
       const account = area.account(request);
       const approval = await reachableApproval(ctx, account, request.params.id);
-      const { challengeId, response } = request.body ?? {};
       const decision = decisionOf(request.body?.decision);
-      if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null)
-        throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
+      const { challengeId, response } = passkeyAnswerOf<AuthenticationResponseJSON>(request.body);
       await confirmWithOwnPasskey(
         ctx,
         request.signedIn!,
         challengeId,
-        response as AuthenticationResponseJSON,
+        response,
         request.ip,
         decisionPurpose(approval.id, decision),
       );

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField, TooManyRequests } from '../../errors.ts';
 import { safeNext } from '../next.ts';
 import { confirmPage } from '../pages/account.ts';
-import { reauthenticationOptions } from '../passkeys.ts';
+import { passkeyAnswerOf, reauthenticationOptions } from '../passkeys.ts';
 import { confirmWithOwnPasskey, confirmWithPassword } from '../reauthentication.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
@@ -59,16 +59,9 @@ export function confirmRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     { preHandler: guard, config: { webauthnResponse: true } },
     async (request, reply) => {
       area.account(request);
-      const { challengeId, response, next } = request.body ?? {};
-      if (typeof challengeId !== 'string' || typeof response !== 'object' || response === null)
-        throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
-      await confirmWithOwnPasskey(
-        ctx,
-        request.signedIn!,
-        challengeId,
-        response as AuthenticationResponseJSON,
-        request.ip,
-      );
+      const { challengeId, response } = passkeyAnswerOf<AuthenticationResponseJSON>(request.body);
+      const next = request.body?.next;
+      await confirmWithOwnPasskey(ctx, request.signedIn!, challengeId, response, request.ip);
       return reply
         .header('cache-control', 'no-store')
         .send({ redirect: safeNext(typeof next === 'string' ? next : '/console/account') });
