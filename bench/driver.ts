@@ -125,6 +125,27 @@ export class CookieJar {
 
 export const randomState = () => randomBytes(16).toString('base64url');
 
+/** Where a flow reports how long each of its steps took (a step is one HTTP request). */
+export type StepClock = (step: string, ms: number) => void;
+
+/** Sends one step's request and tells `clock` how long it took, answer included. */
+export async function timed<T>(clock: StepClock | undefined, step: string, send: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const reply = await send();
+  clock?.(step, performance.now() - started);
+  return reply;
+}
+
+/** p50 and p99 of each step's latencies, in the order the steps were first seen. */
+export function stepLatencies(samples: Map<string, number[]>): Record<string, { p50Ms: number; p99Ms: number }> {
+  return Object.fromEntries(
+    [...samples].map(([step, values]) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return [step, { p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) }];
+    }),
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Closed-loop driver
 

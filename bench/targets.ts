@@ -26,6 +26,8 @@ import {
   metaContent,
   pkcePair,
   randomState,
+  type StepClock,
+  timed,
   Unexpected,
 } from './driver.ts';
 import { ProcessMeter } from './measure.ts';
@@ -57,8 +59,11 @@ export interface Target {
   /** The GET /api/check-status request (baseline: its equivalent). */
   checkStatus?(): Promise<CannonRequest>;
   authorizePage?(): CannonRequest;
-  /** One whole flow, every step checked; returns the tokens it obtained. */
-  flow?(): Promise<Tokens>;
+  /**
+   * One whole flow, every step checked; returns the tokens it obtained. `clock` hears each
+   * step's latency (agentauth: authorize, authenticate, continue, token, userinfo).
+   */
+  flow?(clock?: StepClock): Promise<Tokens>;
   /** One refresh of a chain; returns the chain's next refresh token. */
   refresh?(refreshToken: string): Promise<string>;
   introspection?(accessTokens: string[]): CannonRequest;
@@ -154,16 +159,18 @@ function measured(child: Child, logFile: string, dbRootPid?: number): Pick<Targe
  */
 function tokenEndpoint(http: HttpClient, clientAuth: Record<string, string>) {
   return {
-    async exchange(code: string, verifier: string): Promise<Tokens> {
-      const reply = await http.send('/token', {
-        form: {
-          grant_type: 'authorization_code',
-          code,
-          code_verifier: verifier,
-          redirect_uri: REDIRECT_URI,
-          ...clientAuth,
-        },
-      });
+    async exchange(code: string, verifier: string, clock?: StepClock): Promise<Tokens> {
+      const reply = await timed(clock, 'token', () =>
+        http.send('/token', {
+          form: {
+            grant_type: 'authorization_code',
+            code,
+            code_verifier: verifier,
+            redirect_uri: REDIRECT_URI,
+            ...clientAuth,
+          },
+        }),
+      );
       const tokens = json<{ access_token: string; refresh_token: string }>(expectStatus('token', reply, 200));
       if (!tokens.refresh_token) throw new Unexpected('token: no refresh_token issued');
       return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token };
@@ -317,10 +324,16 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
   const token = tokenEndpoint(http, clientAuth);
 
   /** GET /authorize as a new browser: the request id and the binding cookie. */
-  async function authorize(challenge: string, state: string): Promise<{ requestId: string; cookie: string }> {
+  async function authorize(
+    challenge: string,
+    state: string,
+    clock?: StepClock,
+  ): Promise<{ requestId: string; cookie: string }> {
     const page = expectStatus(
       'authorize',
-      await http.send(`/authorize?${authorizeQuery(party.clientId, challenge, state)}`),
+      await timed(clock, 'authorize', () =>
+        http.send(`/authorize?${authorizeQuery(party.clientId, challenge, state)}`),
+      ),
       200,
     );
     const requestId = metaContent(page.body, 'request-id');
@@ -352,40 +365,46 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
       };
     },
 
-    async flow() {
+    async flow(clock) {
       const { verifier, challenge } = pkcePair();
       const state = randomState();
-      const { requestId, cookie } = await authorize(challenge, state);
+      const { requestId, cookie } = await authorize(challenge, state, clock);
       expectStatus(
         'authenticate',
-        await http.send('/api/agent/authenticate', {
-          json: {
-            request_id: requestId,
-            agent_id: party.agentId,
-            agent_secret: party.agentSecret,
-            model: 'bench-model',
-          },
-        }),
+        await timed(clock, 'authenticate', () =>
+          http.send('/api/agent/authenticate', {
+            json: {
+              request_id: requestId,
+              agent_id: party.agentId,
+              agent_secret: party.agentSecret,
+              model: 'bench-model',
+            },
+          }),
+        ),
         200,
       );
       const redirect = location(
         'continue',
         expectStatus(
           'continue',
-          await http.send('/authorize/continue', {
-            form: { request_id: requestId, action: 'approve' },
-            headers: { cookie },
-          }),
+          await timed(clock, 'continue', () =>
+            http.send('/authorize/continue', {
+              form: { request_id: requestId, action: 'approve' },
+              headers: { cookie },
+            }),
+          ),
           302,
         ),
       );
       const code = redirect.searchParams.get('code');
       if (!code || redirect.searchParams.get('state') !== state)
         throw new Unexpected('continue: no code or wrong state in the redirect');
-      const tokens = await token.exchange(code, verifier);
+      const tokens = await token.exchange(code, verifier, clock);
       expectStatus(
         'userinfo',
-        await http.send('/userinfo', { headers: { authorization: `Bearer ${tokens.accessToken}` } }),
+        await timed(clock, 'userinfo', () =>
+          http.send('/userinfo', { headers: { authorization: `Bearer ${tokens.accessToken}` } }),
+        ),
         200,
       );
       return tokens;
@@ -504,24 +523,32 @@ export async function startPeer(logFile: string, options: PeerOptions = {}): Pro
       };
     },
 
-    async flow() {
+    async flow(clock) {
       // A new browser per flow, so every flow logs in and consents, as every agentauth flow
       // authenticates its agent: /auth → /interaction/:uid (login + consent) → /auth/:uid → code.
       const jar = new CookieJar();
       const { verifier, challenge } = pkcePair();
       const state = randomState();
-      const auth = expectStatus('auth', await http.send(`/auth?${authQuery(challenge, state)}`), 302, 303);
+      const auth = expectStatus(
+        'auth',
+        await timed(clock, 'authorize', () => http.send(`/auth?${authQuery(challenge, state)}`)),
+        302,
+        303,
+      );
       jar.take(auth);
+      // The peer's sign-in and consent (its interaction) stand where agentauth's agent authenticates.
       const interaction = expectStatus(
         'interaction',
-        await http.send(pathOf(location('auth', auth)), { headers: jar.header() }),
+        await timed(clock, 'interaction', () => http.send(pathOf(location('auth', auth)), { headers: jar.header() })),
         302,
         303,
       );
       jar.take(interaction);
       const resume = expectStatus(
         'resume',
-        await http.send(pathOf(location('interaction', interaction)), { headers: jar.header() }),
+        await timed(clock, 'resume', () =>
+          http.send(pathOf(location('interaction', interaction)), { headers: jar.header() }),
+        ),
         302,
         303,
       );
@@ -529,10 +556,12 @@ export async function startPeer(logFile: string, options: PeerOptions = {}): Pro
       const code = redirect.searchParams.get('code');
       if (!code || redirect.searchParams.get('state') !== state)
         throw new Unexpected(`resume: no code or wrong state in ${redirect.href.slice(0, 200)}`);
-      const tokens = await token.exchange(code, verifier);
+      const tokens = await token.exchange(code, verifier, clock);
       expectStatus(
         'userinfo',
-        await http.send('/me', { headers: { authorization: `Bearer ${tokens.accessToken}` } }),
+        await timed(clock, 'userinfo', () =>
+          http.send('/me', { headers: { authorization: `Bearer ${tokens.accessToken}` } }),
+        ),
         200,
       );
       return tokens;
