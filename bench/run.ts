@@ -631,7 +631,7 @@ async function main(): Promise<void> {
         for (const m of measurements.filter((x) => x.target === target.name)) {
           const window: [number, number] = [m.window.start - target.spawnedAt, m.window.end - target.spawnedAt];
           say(
-            `\n${formatProfile(`${target.name}, ${m.figure}`, summarizeProfile(join(profileDir, file), [window], 12))}`,
+            `\n${formatProfile(`${target.name}, ${m.figure}`, summarizeProfile(join(profileDir, file), [window], Number(option('profile-top') ?? 12)))}`,
           );
         }
         // The webhooks run: the held backlog's drains (deliveries alone) and the rounds with the outbox's writes.

@@ -410,6 +410,26 @@ describe.each(engines)('Store on $name', (engine) => {
       found: undefined,
     });
 
+    // A throttle's counter comes along where the limiters keep theirs in the database
+    // (PostgreSQL), read as the limiter itself reads it; elsewhere the limiter is asked.
+    const limiter = await store.createLimiter({ keyPrefix: 'ip', points: 5, duration: 60 });
+    await limiter.penalty('192.0.2.9', 2);
+    const withCounter = await store.findAgentAndRequest('agt_join', r.id, limiter.getKey('192.0.2.9'));
+    const noCounter = await store.findAgentAndRequest('agt_join', r.id, limiter.getKey('192.0.2.10'));
+    expect(withCounter.agent).toEqual(await store.findAgent('agt_join'));
+    expect(withCounter.found).toEqual(await store.findRequestWithClient(r.id));
+    if (store.engine === 'postgres') {
+      const own = await limiter.get('192.0.2.9');
+      expect(withCounter.failures?.consumedPoints).toBe(own?.consumedPoints);
+      expect(withCounter.failures?.consumedPoints).toBe(2);
+      expect(withCounter.failures?.msBeforeNext).toBeGreaterThan(50_000);
+      expect(withCounter.failures?.msBeforeNext).toBeLessThanOrEqual(60_000);
+      expect(noCounter.failures).toBeNull();
+    } else {
+      expect(withCounter.failures).toBeUndefined();
+      expect(noCounter.failures).toBeUndefined();
+    }
+
     // A row whose client or agent is gone still comes back, without it.
     const orphan = request({ client_id: 'cli_gone' });
     await store.insertRequest(orphan);

@@ -477,15 +477,19 @@ export async function authenticateAgent(
     throw error;
   };
 
+  // The agent and the request (with its client) in one read, with the client address's failures
+  // where the store keeps them (PostgreSQL); the rules below still run in order, the throttle first.
+  const read = await ctx.store.findAgentAndRequest(
+    input.agent_id,
+    input.request_id,
+    ctx.throttle.storedKeyOf(caller.ip),
+  );
   try {
-    await ctx.throttle.checkClient(caller.ip);
+    await ctx.throttle.checkClient(caller.ip, read.failures);
   } catch (error) {
     if (error instanceof Throttled) return refuse(error);
     throw error;
   }
-
-  // The agent and the request (with its client) in one read; the rules below still run in order.
-  const read = await ctx.store.findAgentAndRequest(input.agent_id, input.request_id);
   const agent = await verifyAgentCredentials(ctx, read.agent, input);
   if (!agent) {
     const throttled = await ctx.throttle.recordWrongCredentials(input.agent_id, caller.ip);

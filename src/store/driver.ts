@@ -68,6 +68,11 @@ export interface Driver {
   write(steps: Step[], options?: UnitOptions): Promise<number[] | null>;
   migrate(migrations: Migration[]): Promise<void>;
   createLimiter(options: LimiterOptions): Promise<Limiter>;
+  /**
+   * The table the limiters of createLimiter keep their counters in, when they keep them in the
+   * database (PostgreSQL): a read may then take a counter along (one round trip instead of two).
+   */
+  readonly countersTable?: string;
   /** Delivers the payloads of Step.notify on `channel` (status by default) to `listener` until the returned function is called. */
   listen(listener: ChangeListener, channel?: Channel): Promise<() => Promise<void>>;
   close(): Promise<void>;

@@ -23,8 +23,12 @@ const withPayload = (step: Step): Params =>
 /** The SQLSTATE of agentauth_void_unit(): a guarded step of a one-statement unit changed no row. */
 const VOID_UNIT = 'AA001';
 
+/** Where the shared throttles' counters live (migration 0014, rate-limiter-flexible's schema). */
+const COUNTERS_TABLE = 'auth_failure_counters';
+
 export class PostgresDriver implements Driver {
   readonly engine = 'postgres';
+  readonly countersTable = COUNTERS_TABLE;
   private readonly names = new Map<string, { name: string; text: string }>();
 
   constructor(
@@ -199,7 +203,7 @@ export class PostgresDriver implements Driver {
       ...options,
       storeClient: this.pool,
       storeType: 'pool',
-      tableName: 'auth_failure_counters',
+      tableName: COUNTERS_TABLE,
       tableCreated: true,
       clearExpiredByTimeout: true,
     });

@@ -59,9 +59,12 @@ export class SqlStore implements Store {
   readonly api: SqlApiStore;
   readonly webhooks: SqlWebhookStore;
   readonly approvals: SqlApprovalStore;
+  /** The agent's authentication read with a throttle counter, where the counters are in the database. */
+  private readonly agentRequestAndFailures: JoinedRead | undefined;
 
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
+    this.agentRequestAndFailures = driver.countersTable ? agentRequestAndFailures(driver.countersTable) : undefined;
     this.console = new SqlConsoleStore(driver);
     this.api = new SqlApiStore(driver);
     this.webhooks = new SqlWebhookStore(driver);
@@ -201,9 +204,32 @@ export class SqlStore implements Store {
   async findAgentAndRequest(
     agentId: string,
     requestId: string,
-  ): Promise<{ agent: AgentRecord | undefined; found: RequestWithClient | undefined }> {
-    const row = (await this.driver.values(AGENT_AND_REQUEST.sql, [agentId, requestId]))!;
-    return { agent: agentIn(AGENT_AND_REQUEST, row), found: requestWithClient(AGENT_AND_REQUEST, row) };
+    failuresKey?: string,
+  ): Promise<{
+    agent: AgentRecord | undefined;
+    found: RequestWithClient | undefined;
+    failures?: { consumedPoints: number; msBeforeNext: number } | null;
+  }> {
+    const read = this.agentRequestAndFailures;
+    if (failuresKey === undefined || read === undefined) {
+      const row = (await this.driver.values(AGENT_AND_REQUEST.sql, [agentId, requestId]))!;
+      return { agent: agentIn(AGENT_AND_REQUEST, row), found: requestWithClient(AGENT_AND_REQUEST, row) };
+    }
+    // The limiter's own reading of a key (rate-limiter-flexible: live while expire is later than
+    // now in milliseconds, or has none), taken along in the same statement.
+    const now = Date.now();
+    const row = (await this.driver.values(read.sql, [agentId, requestId, failuresKey, now]))!;
+    const counter = read.take<{ points: number; expire: number | null }>(row, FAILURES);
+    return {
+      agent: agentIn(read, row),
+      found: requestWithClient(read, row),
+      failures: counter
+        ? {
+            consumedPoints: counter.points,
+            msBeforeNext: counter.expire === null ? -1 : Math.max(counter.expire - now, 0),
+          }
+        : null,
+    };
   }
 
   async useAgentAssertion(agentId: string, jti: string, expiresAt: number): Promise<boolean> {
@@ -689,10 +715,21 @@ const REQUEST_WITH_CLIENT = new JoinedRead(
   'FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id WHERE r.id = ?',
 );
 /** The agent presenting credentials, and the request it names with its client: one row whatever exists. */
-const AGENT_AND_REQUEST = new JoinedRead(
-  [AGENT, REQUEST, CLIENT],
-  'FROM (SELECT 1 AS one) x LEFT JOIN agents a ON a.id = ? LEFT JOIN authorization_requests r ON r.id = ? LEFT JOIN clients c ON c.id = r.client_id',
-);
+const AGENT_AND_REQUEST_FROM =
+  'FROM (SELECT 1 AS one) x LEFT JOIN agents a ON a.id = ? LEFT JOIN authorization_requests r ON r.id = ? LEFT JOIN clients c ON c.id = r.client_id';
+const AGENT_AND_REQUEST = new JoinedRead([AGENT, REQUEST, CLIENT], AGENT_AND_REQUEST_FROM);
+
+/** A throttle's counter in the database (Driver.countersTable): points used in the window, and when it ends (ms). */
+const FAILURES: Table = { alias: 'f', columns: ['points', 'expire'] };
+/**
+ * AGENT_AND_REQUEST with a throttle key's live counter (rate-limiter-flexible's reading: expire
+ * later than now, or none), so the throttle's check costs no round trip of its own.
+ */
+const agentRequestAndFailures = (countersTable: string) =>
+  new JoinedRead(
+    [AGENT, REQUEST, CLIENT, FAILURES],
+    `${AGENT_AND_REQUEST_FROM} LEFT JOIN ${countersTable} f ON f.key = ? AND (f.expire > ? OR f.expire IS NULL)`,
+  );
 
 function requestWithClient(read: JoinedRead, row: readonly unknown[]): RequestWithClient | undefined {
   const request = read.take<AuthorizationRequestRecord>(row, REQUEST);

@@ -336,6 +336,8 @@ export interface ChangeListener {
 
 export interface Limiter {
   readonly points: number;
+  /** The key as stored: `<keyPrefix>:<key>` (rate-limiter-flexible's). */
+  getKey(key: string): string;
   get(key: string): Promise<{ consumedPoints: number; msBeforeNext: number } | null>;
   /** Adds points to the key's count; resolves with the count after it. */
   penalty(key: string, points: number): Promise<{ consumedPoints: number; msBeforeNext: number }>;
@@ -422,12 +424,20 @@ export interface Store {
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
   /**
    * The agent presenting credentials and the request it names, with the request's client, in one
-   * statement (each may be absent).
+   * statement (each may be absent). With `failuresKey` (a limiter's stored key), and when the
+   * limiters keep their counters in the database, the key's live count comes along in the same
+   * statement as `failures` (null: none in the window); otherwise `failures` is undefined and
+   * the limiter is asked itself.
    */
   findAgentAndRequest(
     agentId: string,
     requestId: string,
-  ): Promise<{ agent: AgentRecord | undefined; found: RequestWithClient | undefined }>;
+    failuresKey?: string,
+  ): Promise<{
+    agent: AgentRecord | undefined;
+    found: RequestWithClient | undefined;
+    failures?: { consumedPoints: number; msBeforeNext: number } | null;
+  }>;
   /**
    * Records a key-bound agent's assertion id (jti) as used until `expiresAt` (epoch seconds):
    * false when the agent has used it already, on any node (a replay). The purge forgets it after.

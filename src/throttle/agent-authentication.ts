@@ -39,10 +39,26 @@ export class AuthThrottle {
     );
   }
 
-  /** Throws Throttled when this client address has no failures left in the window. */
-  async checkClient(ip: string): Promise<void> {
+  /**
+   * This client address's key as its counter is stored, for a store read that takes the
+   * counter along (Store.findAgentAndRequest): the check then costs no round trip of its own.
+   */
+  storedKeyOf(ip: string): string {
+    return this.failures.perAddress.getKey(clientKey(ip));
+  }
+
+  /**
+   * Throws Throttled when this client address has no failures left in the window. `stored` is
+   * its counter when it was already read with something else (null: none in the window); when
+   * undefined, the counter is read here.
+   *
+   * @example
+   * const read = await store.findAgentAndRequest(agentId, requestId, throttle.storedKeyOf(ip));
+   * await throttle.checkClient(ip, read.failures);
+   */
+  async checkClient(ip: string, stored?: Used | null): Promise<void> {
     const key = clientKey(ip);
-    const used = await this.failures.perAddress.get(key);
+    const used = stored === undefined ? await this.failures.perAddress.get(key) : stored;
     if (used && used.consumedPoints >= this.failures.perAddress.points)
       throw await this.refusal(this.failures.perAddress, key);
   }
