@@ -69,6 +69,7 @@ import {
   CONCURRENCY,
   type DatabaseReport,
   logPath,
+  type ServerView,
   startAgentauth,
   startBaseline,
   startPeer,
@@ -212,8 +213,15 @@ interface Measurement extends DriverResult {
   window: { start: number; end: number };
   /** For the full-flow load on agentauth: the database before and after. */
   database?: { before: DatabaseReport; after: DatabaseReport };
-  /** For full flows: each step's latency (one HTTP request each) inside the window. */
+  /** For full flows: each step's latency (one HTTP request each) inside the window, as the driver saw it. */
   steps?: Record<string, { p50Ms: number; p99Ms: number }>;
+  /**
+   * For full flows on agentauth, its own view of the window (its metrics): each step's mean time
+   * from the request's arrival to its answer, and how late its event loop ran work. The driver's
+   * latency minus this is time spent outside the server (the network, and the load generator
+   * waiting for one of the two cores).
+   */
+  server?: { stepMeanMs: Record<string, number>; eventLoopDelay: ServerView['eventLoopDelay'] };
 }
 
 /** Access tokens to introspect or present, one per connection, from fresh flows. */
@@ -225,6 +233,7 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
   let clientCpu = process.cpuUsage();
   const window = { start: 0, end: 0 };
   let activity: { before?: Promise<ActivitySnapshot>; after?: Promise<ActivitySnapshot> } = {};
+  let views: { before?: Promise<ServerView>; after?: Promise<ServerView> } = {};
   let measuring = false;
   const meter = {
     start: () => {
@@ -233,6 +242,7 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
       clientCpu = process.cpuUsage();
       window.start = Date.now();
       activity = { before: target.activity?.snapshot() };
+      if (figure.key === 'flows') views = { before: target.serverView?.() };
     },
     stop: () => {
       measuring = false;
@@ -240,12 +250,14 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
       clientCpu = process.cpuUsage(clientCpu);
       usage = target.meter.stop();
       activity.after = target.activity?.snapshot();
+      if (figure.key === 'flows') views.after = target.serverView?.();
     },
   };
   const load = { connections: CONCURRENCY, window: WINDOW, measure: meter };
   let result: DriverResult;
   let database: Measurement['database'];
   let steps: Measurement['steps'];
+  let server: Measurement['server'];
   switch (figure.key) {
     case 'check-status':
       if (!target.checkStatus) return undefined;
@@ -274,6 +286,8 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
         measure: meter,
       });
       steps = stepLatencies(samples);
+      const [start, end] = [await views.before, await views.after];
+      if (start && end) server = serverSide(start, end);
       const after = await target.database?.();
       if (before && after) database = { before, after };
       break;
@@ -321,7 +335,29 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
     window,
     ...(database ? { database } : {}),
     ...(steps ? { steps } : {}),
+    ...(server ? { server } : {}),
   };
+}
+
+/** agentauth's routes of a flow, by the step names of the flow driver. */
+const ROUTE_STEPS: Record<string, string> = {
+  'GET /authorize': 'authorize',
+  'POST /api/agent/authenticate': 'authenticate',
+  'POST /authorize/continue': 'continue',
+  'POST /token': 'token',
+  'GET /userinfo': 'userinfo',
+};
+
+/** agentauth's own view of a window: each step's mean time inside the server, and its event loop's delay. */
+function serverSide(start: ServerView, end: ServerView): NonNullable<Measurement['server']> {
+  const stepMeanMs: Record<string, number> = {};
+  for (const [route, step] of Object.entries(ROUTE_STEPS)) {
+    const [a, b] = [start.routes[route], end.routes[route]];
+    if (!b) continue;
+    const count = b.count - (a?.count ?? 0);
+    if (count > 0) stepMeanMs[step] = (1000 * (b.seconds - (a?.seconds ?? 0))) / count;
+  }
+  return { stepMeanMs, eventLoopDelay: end.eventLoopDelay };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -763,16 +799,26 @@ async function report(run: {
   const withSteps = names.filter((name) => find('flows', name)?.steps);
   if (withSteps.length) {
     // The peer's interaction and resume stand where agentauth's authenticate and continue do.
-    const stepRows: string[][] = [['flow step p50 / p99 ms', ...withSteps]];
+    const stepRows: string[][] = [['flow step p50 / p99 ms (agentauth: [mean inside it])', ...withSteps]];
     const seen = new Set(withSteps.flatMap((name) => Object.keys(find('flows', name)!.steps!)));
     const stepNames = FLOW_STEPS.filter((step) => seen.has(step));
     for (const step of stepNames)
       stepRows.push([
         step,
         ...withSteps.map((name) => {
-          const l = find('flows', name)!.steps![step];
-          return l ? `${number(l.p50Ms)} / ${number(l.p99Ms)}` : '—';
+          const m = find('flows', name)!;
+          const l = m.steps![step];
+          const inside = m.server?.stepMeanMs[step];
+          return l
+            ? `${number(l.p50Ms)} / ${number(l.p99Ms)}${inside === undefined ? '' : ` [${number(inside)}]`}`
+            : '—';
         }),
+      ]);
+    const delays = withSteps.map((name) => find('flows', name)!.server?.eventLoopDelay);
+    if (delays.some((d) => d))
+      stepRows.push([
+        'event loop delay p50 / p99 / max ms',
+        ...delays.map((d) => (d ? `${number(d.p50Ms)} / ${number(d.p99Ms)} / ${number(d.maxMs)}` : '—')),
       ]);
     sayTable(stepRows);
   }

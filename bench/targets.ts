@@ -44,6 +44,14 @@ export interface Tokens {
   refreshToken: string;
 }
 
+/** What agentauth says of itself (its Prometheus metrics): time per route, and its event loop's delay. */
+export interface ServerView {
+  /** Per route ("POST /token"): requests answered and seconds spent until each answer was ready, summed. */
+  routes: Record<string, { count: number; seconds: number }>;
+  /** The event loop's delay since the previous reading (ms, beyond the sampling interval): how long ready work waited for the loop. */
+  eventLoopDelay: { p50Ms: number; p99Ms: number; maxMs: number };
+}
+
 export interface DatabaseReport {
   /** Bytes on disk: the SQLite file with its -wal and -shm, or pg_database_size. */
   bytes: number;
@@ -71,6 +79,12 @@ export interface Target {
   database?(): Promise<DatabaseReport>;
   /** agentauth on PostgreSQL: statements, commits and WAL per operation (bench/database-activity.ts). */
   activity?: DatabaseActivity;
+  /**
+   * agentauth only: its own view, read from its metrics (GET /metrics on a port of their own).
+   * Each reading resets the event loop's delay histogram (prom-client does), so a reading at the
+   * window's start and one at its end give that window's delays.
+   */
+  serverView?(): Promise<ServerView>;
   /** agentauth only, for the push run: its address, a new pending request, and its agent's credentials. */
   baseUrl?: string;
   pendingRequest?(): Promise<string>;
@@ -268,6 +282,7 @@ export interface AgentauthOptions {
 export async function startAgentauth(options: AgentauthOptions): Promise<Target> {
   const dir = options.dir ?? ROOT;
   const port = await freePort();
+  const metricsPort = await freePort();
   const env = {
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -280,6 +295,9 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
     AUTHORIZE_LIMIT_PER_IP: '1000000000',
     // The push run opens 1,000 streams from that one address (the default allows 100 per address).
     STATUS_STREAMS_PER_IP: '0',
+    // Its metrics, on a port of their own, for its own view of each step (serverView).
+    METRICS_PORT: String(metricsPort),
+    METRICS_HOST: '127.0.0.1',
     ...options.env,
   };
 
@@ -416,6 +434,7 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
     userinfo: (accessTokens) => userinfoLoad(`${child.baseUrl}/userinfo`, accessTokens, '"sub":"agt_'),
 
     database: () => databaseReport(options.databaseUrl),
+    serverView: () => serverView(`http://127.0.0.1:${metricsPort}/metrics`),
     ...(options.observeDatabase ? { activity: options.observeDatabase } : {}),
 
     baseUrl: child.baseUrl,
@@ -429,6 +448,34 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
     },
   };
   return target;
+}
+
+/** Reads agentauth's metrics: the request histogram's sums and counts per route, and the event loop's delay. */
+async function serverView(url: string): Promise<ServerView> {
+  const reply = await fetch(url);
+  if (!reply.ok) throw new Error(`metrics answered ${reply.status}`);
+  const text = await reply.text();
+  const routes: ServerView['routes'] = {};
+  const sample = /^agentauth_http_request_duration_seconds_(sum|count)\{([^}]*)\} (\S+)$/gm;
+  for (const [, kind, labels = '', value = '0'] of text.matchAll(sample)) {
+    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(labels)?.[1] ?? '';
+    const key = `${label('method')} ${label('route')}`;
+    const entry = (routes[key] ??= { count: 0, seconds: 0 });
+    if (kind === 'count') entry.count += Number(value);
+    else entry.seconds += Number(value);
+  }
+  // prom-client samples the loop every 10 ms (its default precision), and Node's histogram holds
+  // the time between samples: what is beyond those 10 ms is the delay.
+  const gauge = (name: string) =>
+    Math.max(0, Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000 - 10);
+  return {
+    routes,
+    eventLoopDelay: {
+      p50Ms: gauge('nodejs_eventloop_lag_p50_seconds'),
+      p99Ms: gauge('nodejs_eventloop_lag_p99_seconds'),
+      maxMs: gauge('nodejs_eventloop_lag_max_seconds'),
+    },
+  };
 }
 
 /** Tables of the schema's bookkeeping (migrations, locks), left out of the row counts. */
