@@ -91,6 +91,8 @@ if (sqliteSynchronous !== undefined && !['full', 'normal'].includes(sqliteSynchr
 const agentauthDirOption = option('agentauth-dir');
 const agentauthDir = agentauthDirOption === undefined ? undefined : resolve(agentauthDirOption);
 const WINDOW: Window = quick ? { warmupMs: 500, durationMs: 1000 } : { warmupMs: 3000, durationMs: 10_000 };
+/** Flows one at a time, after each loaded flow window (latency without queueing). */
+const UNLOADED_WINDOW: Window = quick ? { warmupMs: 200, durationMs: 1000 } : { warmupMs: 500, durationMs: 3000 };
 
 type FigureKey = 'check-status' | 'authorize' | 'flows' | 'refresh' | 'introspection' | 'userinfo';
 
@@ -222,6 +224,8 @@ interface Measurement extends DriverResult {
    * waiting for one of the two cores).
    */
   server?: { stepMeanMs: Record<string, number>; eventLoopDelay: ServerView['eventLoopDelay'] };
+  /** For full flows: the same flows one at a time (bench's unloadedFlows), latency per flow and per step. */
+  unloaded?: { flows: number; p50Ms: number; p99Ms: number; steps: Record<string, { p50Ms: number; p99Ms: number }> };
 }
 
 /** Access tokens to introspect or present, one per connection, from fresh flows. */
@@ -258,6 +262,7 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
   let database: Measurement['database'];
   let steps: Measurement['steps'];
   let server: Measurement['server'];
+  let unloaded: Measurement['unloaded'];
   switch (figure.key) {
     case 'check-status':
       if (!target.checkStatus) return undefined;
@@ -290,6 +295,7 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
       if (start && end) server = serverSide(start, end);
       const after = await target.database?.();
       if (before && after) database = { before, after };
+      unloaded = await unloadedFlows(target);
       break;
     }
     case 'refresh': {
@@ -336,7 +342,32 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
     ...(database ? { database } : {}),
     ...(steps ? { steps } : {}),
     ...(server ? { server } : {}),
+    ...(unloaded ? { unloaded } : {}),
   };
+}
+
+/**
+ * Flows one at a time, after the loaded window: each step's latency with nothing queued beside
+ * it (its own work, its commit's sync and the network). The loaded figure's latency minus this
+ * is time spent waiting behind the other 15 flows.
+ */
+async function unloadedFlows(target: Target): Promise<NonNullable<Measurement['unloaded']>> {
+  const samples = new Map<string, number[]>();
+  let measuring = false;
+  const clock = (step: string, ms: number) => {
+    if (!measuring) return;
+    const values = samples.get(step);
+    if (values) values.push(ms);
+    else samples.set(step, [ms]);
+  };
+  const flows = await closedLoop({
+    concurrency: 1,
+    window: UNLOADED_WINDOW,
+    init: async () => undefined,
+    operation: async () => void (await target.flow!(clock)),
+    measure: { start: () => void (measuring = true), stop: () => void (measuring = false) },
+  });
+  return { flows: flows.ok, p50Ms: flows.p50Ms, p99Ms: flows.p99Ms, steps: stepLatencies(samples) };
 }
 
 /** agentauth's routes of a flow, by the step names of the flow driver. */
@@ -799,25 +830,35 @@ async function report(run: {
   const withSteps = names.filter((name) => find('flows', name)?.steps);
   if (withSteps.length) {
     // The peer's interaction and resume stand where agentauth's authenticate and continue do.
-    const stepRows: string[][] = [['flow step p50 / p99 ms (agentauth: [mean inside it])', ...withSteps]];
+    const stepRows: string[][] = [['flow latency p50 / p99 ms', ...withSteps]];
     const seen = new Set(withSteps.flatMap((name) => Object.keys(find('flows', name)!.steps!)));
     const stepNames = FLOW_STEPS.filter((step) => seen.has(step));
-    for (const step of stepNames)
+    const pair = (l: { p50Ms: number; p99Ms: number } | undefined) =>
+      l ? `${number(l.p50Ms)} / ${number(l.p99Ms)}` : '—';
+    stepRows.push([`${CONCURRENCY} flows in flight (agentauth: [mean time inside it])`, ...withSteps.map(() => '')]);
+    for (const step of ['flow', ...stepNames])
       stepRows.push([
-        step,
+        `  ${step}`,
         ...withSteps.map((name) => {
           const m = find('flows', name)!;
-          const l = m.steps![step];
+          if (step === 'flow') return pair(m);
           const inside = m.server?.stepMeanMs[step];
-          return l
-            ? `${number(l.p50Ms)} / ${number(l.p99Ms)}${inside === undefined ? '' : ` [${number(inside)}]`}`
-            : '—';
+          return `${pair(m.steps![step])}${inside === undefined ? '' : ` [${number(inside)}]`}`;
+        }),
+      ]);
+    stepRows.push(['one flow at a time', ...withSteps.map(() => '')]);
+    for (const step of ['flow', ...stepNames])
+      stepRows.push([
+        `  ${step}`,
+        ...withSteps.map((name) => {
+          const u = find('flows', name)!.unloaded;
+          return pair(step === 'flow' ? u : u?.steps[step]);
         }),
       ]);
     const delays = withSteps.map((name) => find('flows', name)!.server?.eventLoopDelay);
     if (delays.some((d) => d))
       stepRows.push([
-        'event loop delay p50 / p99 / max ms',
+        `event loop delay p50 / p99 / max ms (${CONCURRENCY} in flight)`,
         ...delays.map((d) => (d ? `${number(d.p50Ms)} / ${number(d.p99Ms)} / ${number(d.maxMs)}` : '—')),
       ]);
     sayTable(stepRows);
