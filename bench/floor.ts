@@ -47,9 +47,10 @@ export interface FloorShape {
  * - check-status: the request's status (1 read), one GET.
  * - authorize page: the client (1 read) and the new authorization request (1 commit), one GET.
  * - full flow, five requests: the page (the client; the request), the agent's authentication
- *   (the request with its client and the agent; the authentication), the browser's decision (the
- *   request with its client; the code), the code exchange (the calling client, the code and its
- *   agent; the grant and tokens) and userinfo (the token with its agent): 6 reads, 4 commits.
+ *   (its address's failure counter, the throttle's; the agent with the request and its client;
+ *   the authentication), the browser's decision (the request with its client; the code), the
+ *   code exchange (the calling client, the code and its agent; the grant and tokens) and
+ *   userinfo (the token with its agent): 6 reads, 4 commits.
  * - refresh: the calling client with the token and its grant (1 read), the rotation (1 commit).
  * - introspection, userinfo: the token with what it depends on (1 read).
  */
@@ -81,8 +82,9 @@ export interface FloorMeasurement {
   /** The measured window, Date.now() ms. */
   window: { start: number; end: number };
   /**
-   * SQLite: the CPU of one commit's fsync (FULL less NORMAL, measured alone at start), part of
-   * every commit here; agentauth shares one fsync among concurrent requests' commits.
+   * SQLite, figures that write: the CPU of one commit's fsync (FULL less NORMAL, measured alone
+   * right after the window), part of every commit here; agentauth shares one fsync among
+   * concurrent requests' commits.
    */
   syncCpuMsPerCommit?: number;
 }
@@ -92,8 +94,6 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** One bench/servers/floor.ts process on one store, driven by commands on its stdin. */
 class FloorProcess {
   readonly meter: ProcessMeter;
-  /** SQLite: the CPU of one commit's fsync, as the process measured it at start. */
-  syncCpuMs: number | undefined;
   private readonly waiting: Array<{ resolve(line: string): void; reject(error: Error): void }> = [];
   private exited: string | undefined;
   private readonly exit: Promise<void>;
@@ -130,9 +130,8 @@ class FloorProcess {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const floor = new FloorProcess(options.engine, child, options.logFile, options.dbRootPid, options.activity);
-    const [ready, syncCpuMs] = (await floor.next()).split(' ');
+    const ready = await floor.next();
     if (ready !== 'ready') throw new Error(`the floor's process (${options.engine}) said ${ready}`);
-    if (syncCpuMs !== undefined) floor.syncCpuMs = Number(syncCpuMs);
     return floor;
   }
 
@@ -168,6 +167,8 @@ class FloorProcess {
     const used = this.meter.stop();
     const after = this.activity?.snapshot();
     const stopped = await this.command('stop');
+    // After the window, in the same conditions: what each of its commits paid for its own fsync.
+    const syncCpuMs = this.engine === 'sqlite' && shape.commits > 0 ? Number(await this.command('sync')) : undefined;
     const ok = last.completed - first.completed;
     const errors = last.errors - first.errors;
     const [beforeSnapshot, afterSnapshot] = [await before, await after];
@@ -189,7 +190,7 @@ class FloorProcess {
       ...(used.dbCpuMs !== undefined ? { dbCpuMsPerOp: used.dbCpuMs / ok } : {}),
       ...(dbActivityPerOp ? { dbActivityPerOp } : {}),
       window: { start, end },
-      ...(this.syncCpuMs !== undefined ? { syncCpuMsPerCommit: this.syncCpuMs } : {}),
+      ...(syncCpuMs !== undefined ? { syncCpuMsPerCommit: syncCpuMs } : {}),
     };
   }
 
@@ -391,11 +392,11 @@ export function floorReport(run: {
   }
   if (run.httpFlagged && results.length)
     problems.push("the baseline's check-status, the floor's HTTP part, had wrong answers");
-  const synced = run.floors.find((m) => m.syncCpuMsPerCommit !== undefined && m.shape.commits > 0);
-  if (synced)
+  const synced = run.floors.filter((m) => m.syncCpuMsPerCommit !== undefined);
+  if (synced.length)
     notes.push(
-      `each of the SQLite floor's commits pays its own fsync, about ${fixed(synced.syncCpuMsPerCommit)} ms of CPU here (a commit with synchronous=FULL less one with NORMAL, measured alone); ` +
-        "agentauth's group commit shares one among the commits of concurrent requests",
+      `each of the SQLite floor's commits pays its own fsync: ${synced.map((m) => `${fixed(m.syncCpuMsPerCommit)} ms (${m.figure})`).join(', ')} of CPU per commit ` +
+        "(synchronous=FULL less NORMAL, alternated right after each window); agentauth's group commit shares one fsync among the commits of concurrent requests",
     );
   const observed = run.floors.filter((m) => m.dbActivityPerOp);
   if (observed.length) {
