@@ -392,12 +392,21 @@ export function floorReport(run: {
   }
   if (run.httpFlagged && results.length)
     problems.push("the baseline's check-status, the floor's HTTP part, had wrong answers");
-  const synced = run.floors.filter((m) => m.syncCpuMsPerCommit !== undefined);
-  if (synced.length)
+  const synced = results.filter((r) => r.syncCpuMsPerCommit !== undefined);
+  if (synced.length) {
     notes.push(
-      `each of the SQLite floor's commits pays its own fsync: ${synced.map((m) => `${fixed(m.syncCpuMsPerCommit)} ms (${m.figure})`).join(', ')} of CPU per commit ` +
-        "(synchronous=FULL less NORMAL, alternated right after each window); agentauth's group commit shares one fsync among the commits of concurrent requests",
+      "each of the SQLite floor's commits pays its own fsync (CPU per commit: synchronous=FULL less NORMAL, alternated right after the window), " +
+        "where agentauth's group commit shares one among the commits of concurrent requests; the floor without them bounds it from below:",
     );
+    for (const r of synced) {
+      const unsynced =
+        r.floorMsPerOp === undefined ? undefined : r.floorMsPerOp - r.shape.commits * r.syncCpuMsPerCommit!;
+      const ratio = unsynced && r.agentauthMsPerOp !== undefined ? r.agentauthMsPerOp / unsynced : undefined;
+      notes.push(
+        `  ${r.figure.padEnd(14)} fsync ${fixed(r.syncCpuMsPerCommit)} ms per commit; floor without fsyncs ${fixed(unsynced)} ms/op, agentauth ${fixed(ratio, 2)}× that`,
+      );
+    }
+  }
   const observed = run.floors.filter((m) => m.dbActivityPerOp);
   if (observed.length) {
     notes.push('the floor on PostgreSQL ran per operation (each statement one round trip; commits from the WAL):');
