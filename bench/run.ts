@@ -18,6 +18,15 @@
  * two cores and caps the rate, which the report's last table shows (its CPU per operation
  * bounds the rate it can drive, and with it the highest req/s ratio any server could show).
  *
+ * The floor (bench/floor.ts, issue 25): after each figure, the same figure's operation reduced
+ * to its database work, the durable commits and reads it logically needs as bare statements
+ * (bench/servers/floor.ts: a minimal better-sqlite3 / pg script in its own process, no HTTP, no
+ * JWT, no validation; its CPU measured like a server's, the cluster's added on PostgreSQL), plus
+ * the baseline's server CPU per request times the operation's HTTP requests. The report gives
+ * agentauth's server CPU per operation as a multiple of that floor (target: at most 1.5×), with
+ * the shape beside what agentauth/postgres ran. Measured per figure rather than after all of
+ * them, for the reason the servers are: a noisy moment then hurts one figure.
+ *
  * Writes the whole result as JSON to bench/results/<time>[-quick].json. Exits 1 when any
  * response was not the expected one (the figure is then flagged with "!").
  *
@@ -61,6 +70,7 @@ import {
 import { cannon, closedLoop, type DriverResult, stepLatencies, type Window } from './driver.ts';
 import { type ActivityPerOp, type ActivitySnapshot, DatabaseActivity } from './database-activity.ts';
 import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts';
+import { type FloorMeasurement, type Floors, floorLine, floorReport, startFloors } from './floor.ts';
 import { formatProfile, summarizeProfile } from './profile.ts';
 import { type PushResult, pushRun } from './push.ts';
 import { median, type WebhooksResult, webhooksRun } from './webhooks.ts';
@@ -459,8 +469,10 @@ async function main(): Promise<void> {
   let failed = false;
   let cluster: Cluster | undefined;
   let dropDatabase: (() => Promise<void>) | undefined;
+  let floors: Floors | undefined;
   const cleanup = async () => {
     await Promise.allSettled(targets.map((t) => t.stop()));
+    await floors?.stop();
     await dropDatabase?.().catch(() => {});
     try {
       cluster?.stop();
@@ -477,6 +489,7 @@ async function main(): Promise<void> {
     let postgres: Promise<Target> | undefined;
     let postgresPeer: Promise<Target> | undefined;
     let postgresUrl: string | undefined;
+    let floorCluster: Parameters<typeof startFloors>[0]['postgres'];
     const unavailable = postgresUnavailableReason();
     if (!withPostgres) say('PostgreSQL: skipped (--no-postgres)');
     else if (unavailable) say(`PostgreSQL: skipped. ${unavailable}`);
@@ -491,6 +504,7 @@ async function main(): Promise<void> {
       // Statements, commits and WAL per operation, unless the cluster is someone else's (TEST_DATABASE_URL).
       const observeDatabase = process.env.TEST_DATABASE_URL ? undefined : new DatabaseActivity(database.url);
       await observeDatabase?.prepare();
+      floorCluster = { clusterUrl: cluster.url, dbRootPid, observe: !!observeDatabase };
       postgres = startAgentauth({
         name: 'agentauth/postgres',
         databaseUrl: database.url,
@@ -541,6 +555,7 @@ async function main(): Promise<void> {
     // Resident memory of each server right after start, before any load: what the peaks start from.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const idleRssMb = Object.fromEntries(targets.map((t) => [t.name, rssMb(t.meter.pid)]));
+    floors = figures.length ? await startFloors({ work, postgres: floorCluster }) : undefined;
     say(
       `servers: ${targets.map((t) => `${t.name} (pid ${t.meter.pid}, ${number(idleRssMb[t.name], 0)} MB RSS idle)`).join(', ')}`,
     );
@@ -551,6 +566,7 @@ async function main(): Promise<void> {
     say('');
 
     const measurements: Measurement[] = [];
+    const floorMeasurements: FloorMeasurement[] = [];
     for (const figure of figures) {
       for (const target of targets) {
         const m = await measure(figure, target);
@@ -563,6 +579,17 @@ async function main(): Promise<void> {
             (m.errors ? `  ! ${m.errors} errors: ${m.errorSamples.join(' | ')}` : ''),
         );
       }
+      for (const f of (await floors?.measure(figure.key, WINDOW)) ?? []) {
+        floorMeasurements.push(f);
+        say(floorLine(figure.label, f));
+      }
+    }
+    // The floor's HTTP part is the baseline's check-status: measured once for it when not a figure.
+    const baseline = targets.find((t) => t.kind === 'baseline')!;
+    let httpFloor = measurements.find((m) => m.figure === 'check-status' && m.target === 'baseline');
+    if (floors && !httpFloor) {
+      httpFloor = await measure(FIGURES[0]!, baseline);
+      say(`(the floor's HTTP part: baseline check-status, cpu ${number(httpFloor?.cpuMsPerOp, 3)} ms per request)`);
     }
 
     let sustained: SustainedResult | undefined;
@@ -679,6 +706,7 @@ async function main(): Promise<void> {
 
     await report({
       measurements,
+      floor: { measurements: floorMeasurements, http: httpFloor },
       sustained,
       push,
       webhooks,
@@ -778,6 +806,8 @@ function loadGeneratorCeilings(
 
 async function report(run: {
   measurements: Measurement[];
+  /** The floor's database parts, and the baseline's check-status for its HTTP part. */
+  floor: { measurements: FloorMeasurement[]; http: Measurement | undefined };
   sustained?: SustainedResult;
   push: PushResult[];
   webhooks: WebhooksResult[];
@@ -934,6 +964,23 @@ async function report(run: {
     ]);
   }
   sayTable(targetRows);
+
+  // The floor: the database's own work plus HTTP (bench/floor.ts).
+  const floor = floorReport({
+    floors: run.floor.measurements,
+    httpMsPerRequest: run.floor.http?.cpuMsPerOp,
+    httpFlagged: !!flag(run.floor.http),
+    labels: figures,
+    agentauth: (figure, engine) => {
+      const m = find(figure, `agentauth/${engine}`);
+      return m && { cpuMsPerOp: serverCpu(m), flagged: !!flag(m), activity: m.dbActivityPerOp };
+    },
+  });
+  if (floor.results.length) {
+    sayTable(floor.rows);
+    for (const note of floor.notes) say(note);
+    targets.push(...floor.targets);
+  }
   const ceilings = loadGeneratorCeilings(measurements, find);
   if (ceilings.length) {
     say();
@@ -1014,6 +1061,11 @@ async function report(run: {
   } else {
     say('every response had the expected status and body (no errors)');
   }
+  if (floor.problems.length) {
+    say(`! the floor's statements failed; its figures are not valid:`);
+    for (const problem of floor.problems) say(`  ${problem}`);
+    process.exitCode = 1;
+  }
 
   const file = join(run.resultsDir, `${run.stamp}${quick ? '-quick' : ''}.json`);
   writeFileSync(
@@ -1044,6 +1096,7 @@ async function report(run: {
           };
         }),
         targets,
+        ...(floor.results.length ? { floor: { httpBaseline: run.floor.http, figures: floor.results } } : {}),
         loadGeneratorCeilings: ceilings,
         ...(sustained ? { sustained } : {}),
         ...(run.push.length ? { push: run.push } : {}),
