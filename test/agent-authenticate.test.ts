@@ -56,6 +56,24 @@ describe('POST /api/agent/authenticate', () => {
     expect((await server.ctx.store.findAgent(party.agentId))!.last_used_at).toEqual(expect.any(Number));
   });
 
+  it("records the agent's last use to the minute: a sign-in within a minute of the recorded one leaves it", async () => {
+    const lastUse = async () => (await server.ctx.store.findAgent(party.agentId))!.last_used_at;
+    const signIn = async () => {
+      const { requestId } = await startFlow(server, party);
+      expect((await postJson(server, '/api/agent/authenticate', body(requestId))).status).toBe(200);
+    };
+    server.clock.advance(61); // whatever an earlier test recorded is now over a minute old
+    await signIn();
+    const recorded = await lastUse();
+    expect(recorded).toBe(server.clock());
+    server.clock.advance(59);
+    await signIn();
+    expect(await lastUse()).toBe(recorded);
+    server.clock.advance(1);
+    await signIn();
+    expect(await lastUse()).toBe(recorded! + 60);
+  });
+
   it.each(['request_id', 'agent_id', 'agent_secret', 'model'])(
     '400 invalid_request naming %s when it is missing',
     async (field) => {

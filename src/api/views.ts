@@ -44,7 +44,7 @@ export const AgentView = Type.Object(
     ),
     account_id: Nullable(Type.String({ description: 'The console account that owns it; null when made by the CLI.' })),
     created_at: Time,
-    last_used_at: Nullable(Type.String({ format: 'date-time', description: 'Its last sign-in.' })),
+    last_used_at: Nullable(Type.String({ format: 'date-time', description: 'Its last sign-in, to the minute.' })),
     previous_secret_expires_at: Nullable(
       Type.String({ format: 'date-time', description: 'Until when the secret before the last rotation works.' }),
     ),

@@ -275,7 +275,12 @@ export class SqlStore implements Store {
         guard: true,
         notify: id,
       },
-      { sql: 'UPDATE agents SET last_used_at = ? WHERE id = ?', params: [now, by.agent_id] },
+      // To the minute: a row rewritten at every sign-in made concurrent sign-ins of one agent
+      // queue on its row lock (PostgreSQL) and cost every sign-in a row version.
+      {
+        sql: 'UPDATE agents SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)',
+        params: [now, by.agent_id, now - AGENT_USE_RESOLUTION],
+      },
       auditStep(audit),
       // The outbox (docs/design.md §15): committed with the sign-in, or not at all.
       ...announceSteps(announce),
@@ -718,6 +723,12 @@ const REQUEST_WITH_CLIENT = new JoinedRead(
 const AGENT_AND_REQUEST_FROM =
   'FROM (SELECT 1 AS one) x LEFT JOIN agents a ON a.id = ? LEFT JOIN authorization_requests r ON r.id = ? LEFT JOIN clients c ON c.id = r.client_id';
 const AGENT_AND_REQUEST = new JoinedRead([AGENT, REQUEST, CLIENT], AGENT_AND_REQUEST_FROM);
+
+/**
+ * How old an agent's recorded last use (agents.last_used_at, its last sign-in) may be before a
+ * sign-in writes it again, in seconds: the console and the API show it to the minute.
+ */
+export const AGENT_USE_RESOLUTION = 60;
 
 /** A throttle's counter in the database (Driver.countersTable): points used in the window, and when it ends (ms). */
 const FAILURES: Table = { alias: 'f', columns: ['points', 'expire'] };
