@@ -325,6 +325,8 @@ export interface FloorResult extends FloorMeasurement {
 export function floorReport(run: {
   floors: FloorMeasurement[];
   httpMsPerRequest: number | undefined;
+  /** An empty Fastify route's server CPU per request (bench/servers/fastify-baseline.ts), for context. */
+  frameworkMsPerRequest?: number | undefined;
   /** The baseline's measurement had wrong answers. */
   httpFlagged: boolean;
   /** The figures' labels, in the report's order. */
@@ -404,6 +406,20 @@ export function floorReport(run: {
       const ratio = unsynced && r.agentauthMsPerOp !== undefined ? r.agentauthMsPerOp / unsynced : undefined;
       notes.push(
         `  ${r.figure.padEnd(14)} fsync ${fixed(r.syncCpuMsPerCommit)} ms per commit; floor without fsyncs ${fixed(unsynced)} ms/op, agentauth ${fixed(ratio, 2)}× that`,
+      );
+    }
+  }
+  const framework = run.frameworkMsPerRequest;
+  if (framework !== undefined && http !== undefined && results.length) {
+    // Not the target's floor: context, to tell the framework's share of the distance from ours.
+    notes.push(
+      `an empty Fastify route (agentauth's framework, a logger, a query and a response schema) costs ${fixed(framework)} ms per request, ${fixed(framework / http, 2)}× the raw baseline; with it as the HTTP part, agentauth ÷ floor would read:`,
+    );
+    for (const r of results) {
+      if (r.floorMsPerOp === undefined || r.agentauthMsPerOp === undefined) continue;
+      const withFramework = r.floorMsPerOp + (framework - http) * r.shape.httpRequests;
+      notes.push(
+        `  ${r.figure.padEnd(14)} ${r.engine.padEnd(9)} floor with Fastify ${fixed(withFramework)} ms/op, agentauth ${fixed(r.agentauthMsPerOp / withFramework, 2)}× that`,
       );
     }
   }

@@ -529,6 +529,7 @@ async function main(): Promise<void> {
     }
     const starting = [
       startBaseline(logPath(work, 'baseline')),
+      startBaseline(logPath(work, 'fastify'), { framework: true }),
       startAgentauth({
         name: 'agentauth/sqlite',
         databaseUrl: `sqlite:${join(work, 'agentauth.db')}`,
@@ -585,12 +586,16 @@ async function main(): Promise<void> {
       }
     }
     // The floor's HTTP part is the baseline's check-status: measured once for it when not a figure.
-    const baseline = targets.find((t) => t.kind === 'baseline')!;
-    let httpFloor = measurements.find((m) => m.figure === 'check-status' && m.target === 'baseline');
-    if (floors && !httpFloor) {
-      httpFloor = await measure(FIGURES[0]!, baseline);
-      say(`(the floor's HTTP part: baseline check-status, cpu ${number(httpFloor?.cpuMsPerOp, 3)} ms per request)`);
-    }
+    // The same for the empty Fastify route, the framework's share of that floor.
+    const httpOf = async (name: string) => {
+      const measured = measurements.find((m) => m.figure === 'check-status' && m.target === name);
+      if (measured || !floors) return measured;
+      const m = await measure(FIGURES[0]!, targets.find((t) => t.name === name)!);
+      say(`(the floor's HTTP part: ${name} check-status, cpu ${number(m?.cpuMsPerOp, 3)} ms per request)`);
+      return m;
+    };
+    const httpFloor = await httpOf('baseline');
+    const frameworkFloor = await httpOf('fastify');
 
     let sustained: SustainedResult | undefined;
     if (withSustained) {
@@ -706,7 +711,7 @@ async function main(): Promise<void> {
 
     await report({
       measurements,
-      floor: { measurements: floorMeasurements, http: httpFloor },
+      floor: { measurements: floorMeasurements, http: httpFloor, framework: frameworkFloor },
       sustained,
       push,
       webhooks,
@@ -807,7 +812,7 @@ function loadGeneratorCeilings(
 async function report(run: {
   measurements: Measurement[];
   /** The floor's database parts, and the baseline's check-status for its HTTP part. */
-  floor: { measurements: FloorMeasurement[]; http: Measurement | undefined };
+  floor: { measurements: FloorMeasurement[]; http: Measurement | undefined; framework: Measurement | undefined };
   sustained?: SustainedResult;
   push: PushResult[];
   webhooks: WebhooksResult[];
@@ -969,7 +974,8 @@ async function report(run: {
   const floor = floorReport({
     floors: run.floor.measurements,
     httpMsPerRequest: run.floor.http?.cpuMsPerOp,
-    httpFlagged: !!flag(run.floor.http),
+    frameworkMsPerRequest: run.floor.framework?.cpuMsPerOp,
+    httpFlagged: !!flag(run.floor.http) || !!flag(run.floor.framework),
     labels: figures,
     agentauth: (figure, engine) => {
       const m = find(figure, `agentauth/${engine}`);

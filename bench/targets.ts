@@ -205,18 +205,22 @@ function tokenEndpoint(http: HttpClient, clientAuth: Record<string, string>) {
 // ---------------------------------------------------------------------------------------------
 // Baseline
 
-export async function startBaseline(logFile: string): Promise<Target> {
+/**
+ * The raw node:http baseline, or with `framework`, the same answer from an empty Fastify route
+ * (bench/servers/fastify-baseline.ts): what the framework costs before any work of agentauth's.
+ */
+export async function startBaseline(logFile: string, options: { framework?: boolean } = {}): Promise<Target> {
   const port = await freePort();
   const child = await startChild(
     ROOT,
-    ['--import', 'tsx', 'bench/servers/baseline.ts'],
+    ['--import', 'tsx', options.framework ? 'bench/servers/fastify-baseline.ts' : 'bench/servers/baseline.ts'],
     { PORT: String(port), HOST: '127.0.0.1' },
     port,
     '/',
     logFile,
   );
   return {
-    name: 'baseline',
+    name: options.framework ? 'fastify' : 'baseline',
     kind: 'baseline',
     ...measured(child, logFile),
     async checkStatus() {
