@@ -54,13 +54,22 @@ export class DatabaseActivity {
   perOperation(before: ActivitySnapshot, after: ActivitySnapshot, operations: number): Promise<ActivityPerOp> {
     return this.withClient(async (client) => {
       // Flushed positions only: pg_walinspect reads no further than the WAL on disk.
-      const { rows } = await client.query<{ commits: string; wal_bytes: string }>(
-        `SELECT CASE WHEN $2::pg_lsn > $1::pg_lsn
-                  THEN (SELECT count(*) FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) WHERE resource_manager = 'Transaction' AND record_type LIKE 'COMMIT%')
-                  ELSE 0 END::text AS commits,
-                pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn)::text AS wal_bytes`,
-        [before.lsn, after.lsn],
-      );
+      const query = (commits: string) =>
+        client.query<{ commits: string; wal_bytes: string }>(
+          `SELECT ${commits}::text AS commits, pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn)::text AS wal_bytes`,
+          [before.lsn, after.lsn],
+        );
+      const { rows } = await query(
+        `CASE WHEN $2::pg_lsn > $1::pg_lsn
+           THEN (SELECT count(*) FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) WHERE resource_manager = 'Transaction' AND record_type LIKE 'COMMIT%')
+           ELSE 0 END`,
+      ).catch((error: { code?: string; message?: string }) => {
+        // pg_walinspect finds no record to start from when the first position fell where none
+        // begins ("could not find a valid record after …", seen now and then): the commits are
+        // then unknown, the WAL's length still is.
+        if (error.code !== 'XX000') throw error;
+        return query("'NaN'");
+      });
       const per = (n: number) => n / Math.max(operations, 1);
       // The snapshot before this one ran one statement of its own.
       return {
