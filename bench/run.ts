@@ -957,6 +957,24 @@ async function report(run: {
       ]);
   }
   if (figures.some((f) => f.key === 'flows')) {
+    // Issue 25: latency under load, a flow's p99 with 16 in flight.
+    const label = "flow p99 ≤ the same-store peer's and ≤ 2× the in-memory peer's";
+    const memoryPeer = find('flows', MEMORY_PEER);
+    targetRows.push([
+      label,
+      ...engines.map((engine) => {
+        const m = find('flows', engine);
+        const durablePeer = find('flows', engine.replace('agentauth/', 'oidc-provider/'));
+        if (!m || !durablePeer || !memoryPeer) return '—';
+        const limit = Math.min(durablePeer.p99Ms, 2 * memoryPeer.p99Ms);
+        const pass = m.p99Ms <= limit;
+        const flagged = !!(flag(m) || flag(durablePeer) || flag(memoryPeer));
+        targets.push({ target: label, engine, value: m.p99Ms, pass, flagged });
+        return `${pass ? 'PASS' : 'FAIL'}${flagged ? '!' : ''} ${number(m.p99Ms)} ms (≤ ${number(limit)})`;
+      }),
+    ]);
+  }
+  if (figures.some((f) => f.key === 'flows')) {
     const label = `peak RSS under full-flow load ≤ ${RSS_LIMIT_MB} MB`;
     targetRows.push([
       label,
