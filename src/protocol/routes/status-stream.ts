@@ -69,8 +69,12 @@ export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Pr
       let stop: (() => void) | undefined;
       let streaming = false;
       try {
-        let changed = () => {};
-        // Listen first, then read: a change between the two is heard, not lost.
+        // Listen first, then read: a change between the two is heard, not lost. One heard before
+        // the stream is set up (during the read, whose answer may predate it) is read again then.
+        let heardEarly = false;
+        let changed = () => {
+          heardEarly = true;
+        };
         stop = await ctx.statusEvents.subscribe(id, () => changed());
         const found = await ctx.store.findRequestStatus(id);
         if (!found) throw new NotFound('The authorization request does not exist.');
@@ -88,7 +92,10 @@ export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Pr
             unsubscribe();
             release();
           },
-          (onChange) => (changed = onChange),
+          (onChange) => {
+            changed = onChange;
+            if (heardEarly) onChange();
+          },
         );
         streaming = true;
       } finally {
