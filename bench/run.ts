@@ -67,7 +67,7 @@ import {
   startCluster,
   type Cluster,
 } from '../test/helpers/postgres-cluster.ts';
-import { cannon, closedLoop, type DriverResult, stepLatencies, type Window } from './driver.ts';
+import { cannon, closedLoop, type DriverResult, stepRecorder, type Window } from './driver.ts';
 import { type ActivitySnapshot, DatabaseActivity } from './database-activity.ts';
 import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts';
 import { FIGURES, type Figure, type Measurement } from './figures.ts';
@@ -197,21 +197,15 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
       if (!target.flow) return undefined;
       const before = await target.database?.();
       // Each step's latency inside the window: where a flow waits.
-      const samples = new Map<string, number[]>();
-      const clock = (step: string, ms: number) => {
-        if (!measuring) return;
-        const values = samples.get(step);
-        if (values) values.push(ms);
-        else samples.set(step, [ms]);
-      };
+      const recorder = stepRecorder(() => measuring);
       result = await closedLoop({
         concurrency: CONCURRENCY,
         window: WINDOW,
         init: async () => undefined,
-        operation: async () => void (await target.flow!(clock)),
+        operation: async () => void (await target.flow!(recorder.clock)),
         measure: meter,
       });
-      steps = stepLatencies(samples);
+      steps = recorder.latencies();
       const [start, end] = [await views.before, await views.after];
       if (start && end) server = serverSide(start, end);
       const after = await target.database?.();
@@ -273,22 +267,16 @@ async function measure(figure: Figure, target: Target): Promise<Measurement | un
  * is time spent waiting behind the other 15 flows.
  */
 async function unloadedFlows(target: Target): Promise<NonNullable<Measurement['unloaded']>> {
-  const samples = new Map<string, number[]>();
   let measuring = false;
-  const clock = (step: string, ms: number) => {
-    if (!measuring) return;
-    const values = samples.get(step);
-    if (values) values.push(ms);
-    else samples.set(step, [ms]);
-  };
+  const recorder = stepRecorder(() => measuring);
   const flows = await closedLoop({
     concurrency: 1,
     window: UNLOADED_WINDOW,
     init: async () => undefined,
-    operation: async () => void (await target.flow!(clock)),
+    operation: async () => void (await target.flow!(recorder.clock)),
     measure: { start: () => void (measuring = true), stop: () => void (measuring = false) },
   });
-  return { flows: flows.ok, p50Ms: flows.p50Ms, p99Ms: flows.p99Ms, steps: stepLatencies(samples) };
+  return { flows: flows.ok, p50Ms: flows.p50Ms, p99Ms: flows.p99Ms, steps: recorder.latencies() };
 }
 
 /** agentauth's routes of a flow, by the step names of the flow driver. */
