@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { createDatabase } from '../test/helpers/postgres-cluster.ts';
 import { type ActivityPerOp, type ActivitySnapshot, DatabaseActivity } from './database-activity.ts';
 import type { Window } from './driver.ts';
+import { number } from './format.ts';
 import { ProcessMeter } from './measure.ts';
 import { CONCURRENCY } from './targets.ts';
 
@@ -268,10 +269,8 @@ export async function startFloors(options: {
 // ---------------------------------------------------------------------------------------------
 // The report
 
-const fixed = (n: number | undefined, digits = 3) =>
-  n === undefined || !Number.isFinite(n)
-    ? '—'
-    : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+/** The floor's figures are fractions of a millisecond: three decimals unless told. */
+const fixed = (n: number | undefined, digits = 3) => number(n, digits);
 
 /** The floor's database part: its process's CPU, plus the cluster's on PostgreSQL. */
 const databaseMs = (m: FloorMeasurement) => m.cpuMsPerOp + (m.dbCpuMsPerOp ?? 0);

@@ -22,26 +22,15 @@ import {
 } from './figures.ts';
 import type { SustainedResult } from './sustained.ts';
 import { CONCURRENCY, type DatabaseReport } from './targets.ts';
+import { number, table } from './format.ts';
 import type { PushResult } from './push.ts';
 import type { WebhooksResult } from './webhooks.ts';
 
-export const number = (n: number | undefined, digits?: number) => {
-  if (n === undefined || !Number.isFinite(n)) return '—';
-  const d = digits ?? (n >= 100 ? 0 : n >= 10 ? 1 : 2);
-  return n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
-};
 /** A latency: whole ms (and "<1") where the tool measured whole ms. */
 export const latency = (m: Measurement, ms: number) =>
   m.latencyResolutionMs === 1 ? (ms < 1 ? '<1' : number(ms, 0)) : number(ms);
 export const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 export const flag = (m: Measurement | undefined) => (m && m.errors > 0 ? '!' : '');
-
-export function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows
-    .map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('   '))
-    .join('\n');
-}
 
 interface Ceiling {
   figure: FigureKey;

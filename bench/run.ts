@@ -73,7 +73,8 @@ import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts'
 import { FIGURES, type Figure, type Measurement } from './figures.ts';
 import { type FloorMeasurement, type Floors, floorLine, startFloors } from './floor.ts';
 import { formatProfile, summarizeProfile } from './profile.ts';
-import { latency, number, report } from './report.ts';
+import { number } from './format.ts';
+import { latency, report } from './report.ts';
 import { type PushResult, pushRun } from './push.ts';
 import { median, type WebhooksResult, webhooksRun } from './webhooks.ts';
 import { sustainedRun, type SustainedResult } from './sustained.ts';
