@@ -61,7 +61,8 @@ export async function recentApprovals(deps: Deps, actor: AccountRecord): Promise
   return all.filter((approval) => !isWaiting(approval, now)).slice(0, RECENT_LIMIT);
 }
 
-// Whether an approval can still be decided: the domain's rule, for the routes and pages.
+// Whether an approval can still be decided: the domain's rule, handed on to the console's pages,
+// which may not import the domain themselves (docs/layout.md).
 export { isWaiting };
 
 /**

@@ -37,6 +37,7 @@ import type {
   GrantOwner,
   GrantRecord,
   IssuedTokens,
+  AgentAndRequest,
   Limiter,
   LimiterOptions,
   PurgeCounts,
@@ -201,15 +202,7 @@ export class SqlStore implements Store {
     );
   }
 
-  async findAgentAndRequest(
-    agentId: string,
-    requestId: string,
-    failuresKey?: string,
-  ): Promise<{
-    agent: AgentRecord | undefined;
-    found: RequestWithClient | undefined;
-    failures?: { consumedPoints: number; msBeforeNext: number } | null;
-  }> {
+  async findAgentAndRequest(agentId: string, requestId: string, failuresKey?: string): Promise<AgentAndRequest> {
     const read = this.agentRequestAndFailures;
     if (failuresKey === undefined || read === undefined) {
       const row = (await this.driver.values(AGENT_AND_REQUEST.sql, [agentId, requestId]))!;

@@ -334,18 +334,32 @@ export interface ChangeListener {
   resumed(): void;
 }
 
+/** What a limiter says of a key (rate-limiter-flexible's): points used in the window and the ms until it ends. */
+export interface LimiterCount {
+  consumedPoints: number;
+  msBeforeNext: number;
+}
+
+/** What the agent's authentication reads first (Store.findAgentAndRequest). */
+export interface AgentAndRequest {
+  agent: AgentRecord | undefined;
+  found: RequestWithClient | undefined;
+  /** The throttle key's live count, when the store read it along (null: none in the window). */
+  failures?: LimiterCount | null;
+}
+
 export interface Limiter {
   readonly points: number;
   /** The key as stored: `<keyPrefix>:<key>` (rate-limiter-flexible's). */
   getKey(key: string): string;
-  get(key: string): Promise<{ consumedPoints: number; msBeforeNext: number } | null>;
+  get(key: string): Promise<LimiterCount | null>;
   /** Adds points to the key's count; resolves with the count after it. */
-  penalty(key: string, points: number): Promise<{ consumedPoints: number; msBeforeNext: number }>;
+  penalty(key: string, points: number): Promise<LimiterCount>;
   /**
    * Adds points to the key's count in one step and resolves, or rejects with
    * `{ consumedPoints, msBeforeNext }` (not an Error) when the count is then over `points`.
    */
-  consume(key: string, points: number): Promise<{ consumedPoints: number; msBeforeNext: number }>;
+  consume(key: string, points: number): Promise<LimiterCount>;
   /** Takes points off the key's count: an attempt paid for in advance that turned out not to count. */
   reward(key: string, points: number): Promise<unknown>;
 }
@@ -429,15 +443,7 @@ export interface Store {
    * statement as `failures` (null: none in the window); otherwise `failures` is undefined and
    * the limiter is asked itself.
    */
-  findAgentAndRequest(
-    agentId: string,
-    requestId: string,
-    failuresKey?: string,
-  ): Promise<{
-    agent: AgentRecord | undefined;
-    found: RequestWithClient | undefined;
-    failures?: { consumedPoints: number; msBeforeNext: number } | null;
-  }>;
+  findAgentAndRequest(agentId: string, requestId: string, failuresKey?: string): Promise<AgentAndRequest>;
   /**
    * Records a key-bound agent's assertion id (jti) as used until `expiresAt` (epoch seconds):
    * false when the agent has used it already, on any node (a replay). The purge forgets it after.

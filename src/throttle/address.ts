@@ -5,13 +5,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { TooManyRequests } from '../errors.ts';
-import type { Limiter, Store } from '../store/types.ts';
-
-/** What rate-limiter-flexible says of a key: points used in the window and when it ends. */
-export interface Used {
-  consumedPoints: number;
-  msBeforeNext: number;
-}
+import type { Limiter, LimiterCount, Store } from '../store/types.ts';
 
 /**
  * The throttling key of a client address: an IPv4 address as it is (also when written as an
@@ -60,7 +54,7 @@ export class AddressLimit {
     try {
       await this.limiter.consume(clientKey(ip), 1);
     } catch (refused) {
-      const { msBeforeNext } = refused as Used;
+      const { msBeforeNext } = refused as LimiterCount;
       throw new TooManyRequests(this.options.message, msBeforeNext / 1000);
     }
   }

@@ -12,8 +12,8 @@
  */
 import type { Config } from '../config.ts';
 import { TooManyRequests } from '../errors.ts';
-import type { Limiter, Store } from '../store/types.ts';
-import { clientKey, type FailureCounters, failureCounters, type Used } from './address.ts';
+import type { Limiter, LimiterCount, Store } from '../store/types.ts';
+import { clientKey, type FailureCounters, failureCounters } from './address.ts';
 
 type ThrottleConfig = Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>;
 
@@ -56,7 +56,7 @@ export class AuthThrottle {
    * const read = await store.findAgentAndRequest(agentId, requestId, throttle.storedKeyOf(ip));
    * await throttle.checkClient(ip, read.failures);
    */
-  async checkClient(ip: string, stored?: Used | null): Promise<void> {
+  async checkClient(ip: string, stored?: LimiterCount | null): Promise<void> {
     const key = clientKey(ip);
     const used = stored === undefined ? await this.failures.perAddress.get(key) : stored;
     if (used && used.consumedPoints >= this.failures.perAddress.points)
@@ -85,6 +85,6 @@ export class AuthThrottle {
   }
 }
 
-const exhausted = (used: Used, points: number) => used.consumedPoints > points;
-const throttled = (used: Used, points: number) =>
+const exhausted = (used: LimiterCount, points: number) => used.consumedPoints > points;
+const throttled = (used: LimiterCount, points: number) =>
   new Throttled(used.msBeforeNext / 1000, used.consumedPoints === points + 1);
