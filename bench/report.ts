@@ -344,6 +344,11 @@ export async function report(run: {
       `  ${sustained.pass ? 'PASS' : 'FAIL'}: the purge keeps up: at most ${number(sustained.firstHalf.rows, 0)} rows (${mb(sustained.firstHalf.bytes)}) in the first half once settled, ` +
         `at most ${number(sustained.secondHalf.rows, 0)} rows (${mb(sustained.secondHalf.bytes)}) in the second, of ${number(sustained.rowsCreated, 0)} rows written`,
     );
+    say(`  resident memory, MB: ${sustained.samples.map((s) => number(s.rssMb, 0)).join(' ')}`);
+    const rssPass = sustained.peakRssMb <= RSS_LIMIT_MB;
+    say(
+      `  ${rssPass ? 'PASS' : 'FAIL'}: resident memory ≤ ${RSS_LIMIT_MB} MB throughout: peak ${number(sustained.peakRssMb, 0)} MB, settled at ${number(sustained.settledRssMb, 0)} MB (median once settled)`,
+    );
     if (sustained.flows.errors) say(`  ! errors: ${sustained.flows.errorSamples.join(' | ')}`);
     if (!sustained.pass) process.exitCode = 1;
   }

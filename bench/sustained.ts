@@ -3,11 +3,13 @@
  * lifetime shortened to seconds and the purge running every second takes full flows for the
  * whole run while its database is sampled. With the default lifetimes (days) a run would have
  * to last days to reach the steady state; shortened, it reaches it within seconds, and from
- * then on the row count and the file must stop growing.
+ * then on the row count and the file must stop growing. The server's resident memory is read
+ * beside them: the figure windows are too short to show where it settles.
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { closedLoop, type DriverResult } from './driver.ts';
+import { rssMb } from './measure.ts';
 import { CONCURRENCY, type DatabaseReport, logPath, startAgentauth } from './targets.ts';
 
 /** Every lifetime in seconds; the longest (the refresh token's) bounds how long a row lives. */
@@ -32,6 +34,8 @@ export interface Sample {
   second: number;
   rows: number;
   bytes: number;
+  /** The server's resident memory, in MB. */
+  rssMb: number;
 }
 
 export interface SustainedResult {
@@ -44,6 +48,9 @@ export interface SustainedResult {
   firstHalf: Sample;
   secondHalf: Sample;
   pass: boolean;
+  /** Resident memory: the highest sample of the run, and the median of its settled part. */
+  peakRssMb: number;
+  settledRssMb: number;
 }
 
 /** The sample with the most rows, its file size the largest of them all (the file never shrinks). */
@@ -69,7 +76,12 @@ export async function sustainedRun(options: { work: string; seconds: number; dir
     const sampler = (async () => {
       while (running) {
         const report = await target.database!();
-        samples.push({ second: (Date.now() - started) / 1000, rows: totalRows(report), bytes: report.bytes });
+        samples.push({
+          second: (Date.now() - started) / 1000,
+          rows: totalRows(report),
+          bytes: report.bytes,
+          rssMb: rssMb(target.meter.pid),
+        });
         await sleep((options.seconds * 1000) / 20);
       }
     })();
@@ -98,7 +110,18 @@ export async function sustainedRun(options: { work: string; seconds: number; dir
       secondHalf.rows <= firstHalf.rows * TOLERANCE + CONCURRENCY * ROWS_PER_FLOW &&
       secondHalf.bytes <= firstHalf.bytes * TOLERANCE + SLACK_BYTES &&
       secondHalf.rows < rowsCreated * 0.75;
-    return { flows, settings: SUSTAINED_SETTINGS, samples, rowsCreated, firstHalf, secondHalf, pass };
+    const settledRss = settled.map((s) => s.rssMb).sort((a, b) => a - b);
+    return {
+      flows,
+      settings: SUSTAINED_SETTINGS,
+      samples,
+      rowsCreated,
+      firstHalf,
+      secondHalf,
+      pass,
+      peakRssMb: Math.max(...samples.map((s) => s.rssMb)),
+      settledRssMb: settledRss[Math.floor(settledRss.length / 2)]!,
+    };
   } finally {
     await target.stop();
   }

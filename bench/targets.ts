@@ -9,7 +9,7 @@
 import { freePort } from '../test/helpers/net.ts';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -283,6 +283,16 @@ export interface AgentauthOptions {
   observeDatabase?: DatabaseActivity;
 }
 
+/**
+ * The node flags of the checkout's `npm start` (`node <flags> bin/agentauth serve`), so the
+ * benchmark measures the server as a newcomer runs it, in this revision or another.
+ */
+function startFlags(dir: string): string[] {
+  const start: string = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).scripts.start;
+  const words = start.split(/\s+/);
+  return words[0] === 'node' ? words.slice(1, words.indexOf('bin/agentauth')) : [];
+}
+
 export async function startAgentauth(options: AgentauthOptions): Promise<Target> {
   const dir = options.dir ?? ROOT;
   const port = await freePort();
@@ -335,7 +345,7 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
 
   const child = await startChild(
     dir,
-    [...(options.nodeFlags ?? []), 'bin/agentauth', 'serve'],
+    [...startFlags(dir), ...(options.nodeFlags ?? []), 'bin/agentauth', 'serve'],
     env,
     port,
     '/readyz',
