@@ -25,6 +25,8 @@ const ANNOUNCE_SQL = `INSERT INTO webhook_deliveries (message_id, endpoint_id, e
   SELECT CAST(? AS text), e.id, CAST(? AS text), CAST(? AS text), 'pending', 0, CAST(? AS bigint), CAST(? AS bigint)
   FROM webhook_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id
   WHERE s.event_type IN (?, '*') AND e.status = 'enabled'`;
+/** …for an event announced after it happened: the endpoints that existed by then (WebhookEvent.occurredAt). */
+const ANNOUNCE_SINCE_SQL = `${ANNOUNCE_SQL} AND e.created_at <= CAST(? AS bigint)`;
 
 /**
  * The steps that write the deliveries of `events` in the unit of the change they report
@@ -38,7 +40,7 @@ export function announceSteps(events: readonly WebhookEvent[] | undefined, now =
   if (!events || events.length === 0) return [];
   const timestamp = new Date(now).toISOString();
   return events.map((event) => ({
-    sql: ANNOUNCE_SQL,
+    sql: event.occurredAt === undefined ? ANNOUNCE_SQL : ANNOUNCE_SINCE_SQL,
     params: [
       newWebhookMessageId(now),
       event.type,
@@ -46,6 +48,7 @@ export function announceSteps(events: readonly WebhookEvent[] | undefined, now =
       now,
       now,
       event.type,
+      ...(event.occurredAt === undefined ? [] : [event.occurredAt]),
     ],
     notify: 'due',
     channel: WEBHOOK_CHANNEL,
@@ -218,12 +221,12 @@ export class SqlWebhookStore implements WebhookStore {
     return row?.due == null ? null : Number(row.due);
   }
 
-  async hasSubscriber(eventType: string): Promise<boolean> {
-    const row = await this.driver.one<{ one: number }>(
-      "SELECT 1 AS one FROM webhook_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id WHERE s.event_type IN (?, '*') AND e.status = 'enabled' LIMIT 1",
+  async subscribedSince(eventType: string): Promise<number | null> {
+    const row = await this.driver.one<{ since: number | string | null }>(
+      "SELECT min(e.created_at) AS since FROM webhook_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id WHERE s.event_type IN (?, '*') AND e.status = 'enabled'",
       [eventType],
     );
-    return row !== undefined;
+    return row?.since == null ? null : Number(row.since);
   }
 
   findUnannouncedExpiredRequests(since: number, now: number, limit: number): Promise<ExpiredRequest[]> {

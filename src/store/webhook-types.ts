@@ -47,6 +47,12 @@ export type WebhookPatch = Partial<
 export interface WebhookEvent {
   type: string;
   data: Record<string, unknown>;
+  /**
+   * When what it reports happened (epoch seconds), for an event announced later than that (a
+   * request's expiry, found by a sweep): only the endpoints that existed by then hear of it.
+   * Without it, every endpoint subscribed when the change commits does.
+   */
+  occurredAt?: number;
 }
 
 export interface DeliveryRecord {
@@ -133,8 +139,11 @@ export interface WebhookStore {
   finishAttempt(owner: string, outcome: AttemptOutcome): Promise<boolean>;
   /** The soonest time a delivery is due (epoch ms), or null when none waits. */
   nextDue(): Promise<number | null>;
-  /** Whether some enabled endpoint subscribes to this event type (or to all). */
-  hasSubscriber(eventType: string): Promise<boolean>;
+  /**
+   * Since when (epoch seconds) some enabled endpoint subscribes to this event type (or to all):
+   * the earliest such endpoint's creation, or null when none does.
+   */
+  subscribedSince(eventType: string): Promise<number | null>;
   /**
    * Requests that expired while pending or authenticated, after `since` and by `now` (epoch
    * seconds), not yet announced: at most `limit`, soonest expired first.

@@ -164,6 +164,46 @@ describe('webhooks', () => {
     });
   });
 
+  it('announces an expiry only to the endpoints that existed when the request expired', async () => {
+    const older = await subscribe(['authorization_request.expired']);
+    ids.push(older);
+    const party = await setupParty(server);
+    const started = await startFlow(server, party);
+    server.clock.advance(3600);
+    let newer: string;
+    try {
+      // Made an hour after the request expired: a backlog of the past is not its to hear.
+      newer = await subscribe(['*']);
+      ids.push(newer);
+      await announceExpiredRequests(server.ctx);
+    } finally {
+      server.clock.advance(-3600);
+    }
+    const expiryOf = (d: Awaited<ReturnType<typeof listDeliveries>>['data'][number]) => {
+      const payload = JSON.parse(d.delivery.payload);
+      return payload.type === 'authorization_request.expired' && payload.data.request.id === started.requestId;
+    };
+    const heard = (await settled(older, (d) => d.delivery.status === 'delivered')).filter(expiryOf);
+    expect(heard).toHaveLength(1);
+    expect((await listDeliveries(server.ctx, admin, newer)).data.filter(expiryOf)).toEqual([]);
+  });
+
+  it('does not sweep the hour before the first endpoint that subscribes to expiries', async () => {
+    const party = await setupParty(server);
+    await startFlow(server, party);
+    server.clock.advance(3600);
+    let id: string;
+    try {
+      id = await subscribe(['authorization_request.expired']);
+      ids.push(id);
+      // Nobody was listening when it expired: nothing to announce.
+      expect(await announceExpiredRequests(server.ctx)).toBe(0);
+    } finally {
+      server.clock.advance(-3600);
+    }
+    expect((await listDeliveries(server.ctx, admin, id)).data).toEqual([]);
+  });
+
   it('announces management actions from the API, with ids in creation order', async () => {
     ids.push(await subscribe(['*']));
     const { call } = await accountWithKey(server, { role: 'admin', key: { reach: 'all' } });

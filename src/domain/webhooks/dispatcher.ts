@@ -332,15 +332,19 @@ function duration(ms: number): string {
 /**
  * Announces (authorization_request.expired) each request that expired while pending or
  * authenticated since `since` (at most an hour ago), once (a column marks it), and only while
- * some endpoint subscribes to the event. Every node may run it: the mark is a guarded update.
+ * some endpoint subscribes to the event, to the endpoints that existed when it expired: a new
+ * endpoint hears of what happens after it is made, not of the hour before it. Every node may
+ * run it: the mark is a guarded update.
  *
  * @example
  * await announceExpiredRequests(ctx); // 3
  */
 export async function announceExpiredRequests(deps: Pick<Context, 'store' | 'clock'>, since?: number): Promise<number> {
-  if (!(await deps.store.webhooks.hasSubscriber('authorization_request.expired'))) return 0;
+  const subscribed = await deps.store.webhooks.subscribedSince('authorization_request.expired');
+  if (subscribed === null) return 0;
   const now = deps.clock();
-  const from = Math.max(since ?? 0, now - EXPIRY_LOOKBACK);
+  // `from` is exclusive; an endpoint made in the second a request expired hears of it.
+  const from = Math.max(since ?? 0, now - EXPIRY_LOOKBACK, subscribed - 1);
   let announced = 0;
   for (;;) {
     const expired = await deps.store.webhooks.findUnannouncedExpiredRequests(from, now, 100);

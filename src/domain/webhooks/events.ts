@@ -201,8 +201,10 @@ export const requestCancelled = (request: AuthorizationRequestRecord, client: Cl
  * @example
  * requestExpired(expired);
  */
-export const requestExpired = (request: ExpiredRequest) =>
-  event('authorization_request.expired', {
+export const requestExpired = (request: ExpiredRequest): WebhookEvent => ({
+  // Announced by a sweep, seconds (or, after an outage, up to an hour) after the fact.
+  occurredAt: request.expires_at,
+  ...event('authorization_request.expired', {
     request: {
       id: request.id,
       scope: request.scope,
@@ -214,7 +216,8 @@ export const requestExpired = (request: ExpiredRequest) =>
     client: { id: request.client_id, name: request.client_name },
     agent: request.agent_id === null ? null : { id: request.agent_id },
     outcome: 'request_expired',
-  });
+  }),
+});
 
 /**
  * An endpoint was disabled for failing.
