@@ -542,7 +542,7 @@ async function main(): Promise<void> {
     const webhooks: WebhooksResult[] = [];
     if (withWebhooks) {
       say(
-        `\nwebhooks run: full flows with no endpoint, with one subscribed to all events whose deliveries are held, and with it delivering (${WEBHOOKS.rounds} alternated round(s) of the three), ` +
+        `\nwebhooks run: full flows with no endpoint, with one subscribed to agent.sign_in.succeeded whose deliveries are held, and with it delivering (${WEBHOOKS.rounds} alternated round(s) of the three), ` +
           `${WEBHOOKS.latencySamples} sign-ins timed to their verified delivery, then sign-ins at concurrency ${CONCURRENCY} for the deliveries per second`,
       );
       for (const target of targets.filter((t) => t.kind === 'agentauth')) {
