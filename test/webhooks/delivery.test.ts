@@ -151,7 +151,7 @@ describe('webhooks', () => {
     try {
       // This call, or the dispatcher's own sweep racing it, announces it; a second call finds nothing.
       await announceExpiredRequests(server.ctx);
-      expect(await announceExpiredRequests(server.ctx)).toBe(0);
+      expect((await announceExpiredRequests(server.ctx)).announced).toBe(0);
     } finally {
       server.clock.advance(-3600);
     }
@@ -197,11 +197,40 @@ describe('webhooks', () => {
       id = await subscribe(['authorization_request.expired']);
       ids.push(id);
       // Nobody was listening when it expired: nothing to announce.
-      expect(await announceExpiredRequests(server.ctx)).toBe(0);
+      expect(await announceExpiredRequests(server.ctx)).toMatchObject({ announced: 0, complete: true });
     } finally {
       server.clock.advance(-3600);
     }
     expect((await listDeliveries(server.ctx, admin, id)).data).toEqual([]);
+  });
+
+  it('announces a flood of expiries a share per sweep, soonest first, and the rest in the next', async () => {
+    const id = await subscribe(['authorization_request.expired']);
+    ids.push(id);
+    const party = await setupParty(server);
+    const requests: string[] = [];
+    // Each expires a second after the one before, and after every request of the tests before.
+    for (let i = 0; i < 3; i++) {
+      server.clock.advance(1);
+      requests.push((await startFlow(server, party)).requestId);
+    }
+    const firstExpiry = (await server.ctx.store.findRequest(requests[0]!))!.expires_at;
+    const expiredIds = async () =>
+      (await listDeliveries(server.ctx, admin, id)).data
+        .map((d) => JSON.parse(d.delivery.payload).data.request.id as string)
+        .sort();
+    server.clock.advance(3600);
+    try {
+      const first = await announceExpiredRequests(server.ctx, firstExpiry - 1, 2);
+      expect(first).toMatchObject({ announced: 2, complete: false, through: firstExpiry + 1 });
+      expect(await expiredIds()).toEqual(requests.slice(0, 2).sort());
+      // Read again from the same point, what it announced is skipped (marked): the rest, and done.
+      const rest = await announceExpiredRequests(server.ctx, firstExpiry - 1, 2);
+      expect(rest).toMatchObject({ announced: 1, complete: true, through: server.ctx.clock() });
+      expect(await expiredIds()).toEqual([...requests].sort());
+    } finally {
+      server.clock.advance(-3603);
+    }
   });
 
   it('announces management actions from the API, with ids in creation order', async () => {

@@ -37,6 +37,11 @@ export interface DispatcherOptions {
   disableAfterFailedMessages?: number;
   /** Deliveries claimed at once (20). */
   batchSize?: number;
+  /**
+   * Expiries one sweep announces at most (1,000); when more wait, the deliveries due go first
+   * and the next round sweeps again at once.
+   */
+  expiriesPerSweep?: number;
   /** How long one POST may take, connect to last byte (10 s). */
   timeoutMs?: number;
   /** The most of a receiver's answer that is read (64 KiB). */
@@ -50,6 +55,7 @@ const DEFAULTS = {
   disableAfterFailingMs: 86_400_000,
   disableAfterFailedMessages: 5,
   batchSize: 20,
+  expiriesPerSweep: 1000,
   timeoutMs: 10_000,
   maxResponseBytes: 65_536,
 };
@@ -62,6 +68,9 @@ const EXPIRY_SWEEP_MS = 5000;
 const EXPIRY_LOOKBACK = 3600;
 /** How far each sweep reaches back before the previous one: commits and clocks of other nodes lag. */
 const EXPIRY_OVERLAP = 60;
+/** Expired requests read at once, and announced at once (each in its own unit: a commit shares them). */
+const EXPIRY_BATCH = 100;
+const EXPIRY_CONCURRENCY = 8;
 
 /** The error wording of a failed POST, as the delivery log shows it. */
 class DeliveryError extends Error {}
@@ -162,11 +171,16 @@ export class WebhookDispatcher {
       this.lastSweep = Date.now();
       // Each sweep looks back to a minute before the last one reached (an hour at start-up), so
       // it reads the requests of seconds, not of the whole hour, however busy the server is.
-      const now = this.deps.clock();
       const since = this.sweptUntil === null ? undefined : this.sweptUntil - EXPIRY_OVERLAP;
-      await announceExpiredRequests(this.deps, since)
-        .then(() => {
-          this.sweptUntil = now;
+      await announceExpiredRequests(this.deps, since, this.options.expiriesPerSweep)
+        .then((sweep) => {
+          this.sweptUntil = sweep.through;
+          // A flood of expiries (a crawler's abandoned requests) is announced a share per round,
+          // between the deliveries due, rather than holding them up until it is all announced.
+          if (!sweep.complete) {
+            this.lastSweep = 0;
+            this.again = true;
+          }
         })
         .catch((error: unknown) => this.onError(error));
     }
@@ -329,27 +343,51 @@ function duration(ms: number): string {
   return `${Math.max(1, Math.round(ms / 1000))} seconds`;
 }
 
+/** What one expiry sweep did. */
+export interface ExpirySweep {
+  /** Requests it announced (another node may have announced some it found). */
+  announced: number;
+  /** Whether it announced every expiry up to now, or stopped at its limit. */
+  complete: boolean;
+  /** Up to when (epoch seconds) it announced every expiry: now, or the last one it reached. */
+  through: number;
+}
+
 /**
  * Announces (authorization_request.expired) each request that expired while pending or
- * authenticated since `since` (at most an hour ago), once (a column marks it), and only while
- * some endpoint subscribes to the event, to the endpoints that existed when it expired: a new
- * endpoint hears of what happens after it is made, not of the hour before it. Every node may
- * run it: the mark is a guarded update.
+ * authenticated since `since` (at most an hour ago), soonest first and at most `most` of them,
+ * once (a column marks it), and only while some endpoint subscribes to the event, to the
+ * endpoints that existed when it expired: a new endpoint hears of what happens after it is
+ * made, not of the hour before it. Every node may run it: the mark is a guarded update.
  *
  * @example
- * await announceExpiredRequests(ctx); // 3
+ * await announceExpiredRequests(ctx); // { announced: 3, complete: true, through: 1764292000 }
  */
-export async function announceExpiredRequests(deps: Pick<Context, 'store' | 'clock'>, since?: number): Promise<number> {
-  const subscribed = await deps.store.webhooks.subscribedSince('authorization_request.expired');
-  if (subscribed === null) return 0;
+export async function announceExpiredRequests(
+  deps: Pick<Context, 'store' | 'clock'>,
+  since?: number,
+  most = Number.POSITIVE_INFINITY,
+): Promise<ExpirySweep> {
   const now = deps.clock();
+  const subscribed = await deps.store.webhooks.subscribedSince('authorization_request.expired');
+  if (subscribed === null) return { announced: 0, complete: true, through: now };
   // `from` is exclusive; an endpoint made in the second a request expired hears of it.
   const from = Math.max(since ?? 0, now - EXPIRY_LOOKBACK, subscribed - 1);
   let announced = 0;
+  let reached = 0;
   for (;;) {
-    const expired = await deps.store.webhooks.findUnannouncedExpiredRequests(from, now, 100);
-    for (const request of expired)
-      if (await deps.store.webhooks.markExpiryAnnounced(request.id, now, [requestExpired(request)])) announced++;
-    if (expired.length < 100) return announced;
+    const batch = Math.min(EXPIRY_BATCH, most - reached);
+    const expired = await deps.store.webhooks.findUnannouncedExpiredRequests(from, now, batch);
+    for (let i = 0; i < expired.length; i += EXPIRY_CONCURRENCY) {
+      const marked = await Promise.all(
+        expired
+          .slice(i, i + EXPIRY_CONCURRENCY)
+          .map((request) => deps.store.webhooks.markExpiryAnnounced(request.id, now, [requestExpired(request)])),
+      );
+      announced += marked.filter(Boolean).length;
+    }
+    reached += expired.length;
+    if (expired.length < batch) return { announced, complete: true, through: now };
+    if (reached >= most) return { announced, complete: false, through: expired.at(-1)!.expires_at };
   }
 }
