@@ -376,7 +376,7 @@ export async function announceExpiredRequests(
   let announced = 0;
   let reached = 0;
   for (;;) {
-    const batch = Math.min(EXPIRY_BATCH, most - reached);
+    const batch = Math.max(1, Math.min(EXPIRY_BATCH, most - reached));
     const expired = await deps.store.webhooks.findUnannouncedExpiredRequests(from, now, batch);
     for (let i = 0; i < expired.length; i += EXPIRY_CONCURRENCY) {
       const marked = await Promise.all(
