@@ -67,7 +67,7 @@ import {
   startCluster,
   type Cluster,
 } from '../test/helpers/postgres-cluster.ts';
-import { cannon, closedLoop, type DriverResult, stepRecorder, type Window } from './driver.ts';
+import { cannon, closedLoop, type DriverResult, median, stepRecorder, type Window } from './driver.ts';
 import { type ActivitySnapshot, DatabaseActivity } from './database-activity.ts';
 import { durableCommitMs, postmasterPid, rssMb, type Usage } from './measure.ts';
 import { FIGURES, type Figure, type Measurement } from './figures.ts';
@@ -76,7 +76,7 @@ import { formatProfile, summarizeProfile } from './profile.ts';
 import { number } from './format.ts';
 import { latency, report } from './report.ts';
 import { type PushResult, pushRun } from './push.ts';
-import { median, type WebhooksResult, webhooksRun } from './webhooks.ts';
+import { type WebhooksResult, webhooksRun } from './webhooks.ts';
 import { sustainedRun, type SustainedResult } from './sustained.ts';
 import {
   CONCURRENCY,

@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { closedLoop, type DriverResult } from './driver.ts';
+import { closedLoop, type DriverResult, median } from './driver.ts';
 import { rssMb } from './measure.ts';
 import { CONCURRENCY, type DatabaseReport, logPath, startAgentauth } from './targets.ts';
 
@@ -110,7 +110,6 @@ export async function sustainedRun(options: { work: string; seconds: number; dir
       secondHalf.rows <= firstHalf.rows * TOLERANCE + CONCURRENCY * ROWS_PER_FLOW &&
       secondHalf.bytes <= firstHalf.bytes * TOLERANCE + SLACK_BYTES &&
       secondHalf.rows < rowsCreated * 0.75;
-    const settledRss = settled.map((s) => s.rssMb).sort((a, b) => a - b);
     return {
       flows,
       settings: SUSTAINED_SETTINGS,
@@ -120,7 +119,7 @@ export async function sustainedRun(options: { work: string; seconds: number; dir
       secondHalf,
       pass,
       peakRssMb: Math.max(...samples.map((s) => s.rssMb)),
-      settledRssMb: settledRss[Math.floor(settledRss.length / 2)]!,
+      settledRssMb: median(settled.map((s) => s.rssMb)),
     };
   } finally {
     await target.stop();

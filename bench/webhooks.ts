@@ -28,7 +28,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { startHttpsServer } from '../test/helpers/https.ts';
-import { closedLoop, expectStatus, HttpClient, percentile, type Window } from './driver.ts';
+import { closedLoop, expectStatus, HttpClient, median, percentile, type Window } from './driver.ts';
 import { cpuMs, treeCpuMs } from './measure.ts';
 import { CONCURRENCY, type Target } from './targets.ts';
 
@@ -165,13 +165,6 @@ async function startReceiver() {
     close: () => server.close(),
   };
 }
-
-/** The median of some values (the mean of the middle two for an even count). */
-export const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** Server CPU (and the database cluster's) over a span. */
 function cpuSpan(target: Target) {
