@@ -273,7 +273,7 @@ export interface AgentauthOptions {
   logFile: string;
   /** The postmaster of the PostgreSQL cluster, to count the database's CPU. */
   dbRootPid?: number;
-  /** Extra node flags (--cpu-prof …). */
+  /** Node flags beyond those of the checkout's `npm start` (--cpu-prof …). */
   nodeFlags?: string[];
   /** The agentauth checkout to run (default: this one), to measure another revision. */
   dir?: string;
