@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { apiRoutes } from './api/routes/index.ts';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.ts';
-import { FIRST_ADMIN_COMMAND } from './console/accounts.ts';
+import { FIRST_ADMIN_COMMAND } from './domain/accounts.ts';
 import { consoleRouterErrorPage, consoleRoutes } from './console/routes/index.ts';
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
 import { ClientMetadataDocuments, type FetchOptions } from './domain/client-metadata/index.ts';

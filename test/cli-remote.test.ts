@@ -74,10 +74,10 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
     expect(afterRotation!.previous_secret_digest).toBe(digest(created.agent_secret as string));
     expect(afterRotation!.previous_secret_expires_at).toBe(server.clock() + 3600);
 
-    // The API recorded each call in the activity, as the key's account.
+    // The API recorded each act in the activity, in the console's words, as the key's account.
     const events = (await server.ctx.store.console.listEvents({ limit: 200 })).filter((e) => e.target === id);
     expect(events.map((e) => e.action)).toEqual(
-      expect.arrayContaining(['api.createAgent', 'api.updateAgent', 'api.rotateAgentSecret']),
+      expect.arrayContaining(['agent.create', 'agent.disable', 'agent.enable', 'agent.rotate_secret']),
     );
     expect(events.every((e) => e.actor_id === admin.account.id)).toBe(true);
 
@@ -149,7 +149,7 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
     const [deletion] = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
       (e) => e.target === doomed && e.action === 'agent.delete',
     );
-    expect(deletion).toMatchObject({ actor_id: null, detail: 'cli: grants 0, codes 0, requests 0' });
+    expect(deletion).toMatchObject({ actor_id: null, detail: 'cli: Twin: grants 0, codes 0, requests 0' });
   });
 
   it('agent create names its owner beside the database, and a label or an owner remotely', async () => {

@@ -246,7 +246,7 @@ describe('agentauth client and agent commands', () => {
       const [event] = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
         (e) => e.target === party.clientId && e.action === 'website.delete',
       );
-      expect(event).toMatchObject({ actor_id: null, detail: 'cli: grants 1, codes 1, requests 0' });
+      expect(event).toMatchObject({ actor_id: null, detail: 'cli: Doomed site: grants 1, codes 1, requests 0' });
       expect(await cliFails(['client', 'delete', id])).toMatch(new RegExp(`no client ${id}`));
       const { stdout: text } = await run(
         './bin/agentauth',

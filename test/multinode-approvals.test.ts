@@ -4,7 +4,8 @@
  * channel (SQLite is one node by design, so this suite is PostgreSQL's only; vitest.config.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOwnedAgent } from '../src/console/agents.ts';
+import { createOwnedAgent } from './helpers/owned.ts';
+
 import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
 import { createPasswordAccount, signIn } from './helpers/console.ts';
 import { EventReader } from './helpers/events.ts';

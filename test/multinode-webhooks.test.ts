@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createContext } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { createAccount } from '../src/console/accounts.ts';
+import { createAccount } from '../src/domain/accounts.ts';
 import type { Context } from '../src/context.ts';
 import { createWebhook } from '../src/domain/webhooks/endpoints.ts';
 import { openStore } from '../src/store/open.ts';

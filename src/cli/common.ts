@@ -1,6 +1,6 @@
 /** What the management commands share: the context they work in, and how they print. */
 import { type Config, isSet, loadConfig } from '../config.ts';
-import { emailOf } from '../console/accounts.ts';
+import { emailOf } from '../domain/accounts.ts';
 import type { Context } from '../context.ts';
 import { createContext } from '../app.ts';
 import { resolveJwtSecret } from '../server.ts';

@@ -15,7 +15,7 @@ import type {
   DeliveryView,
   RevokedView,
   WebhookView,
-} from '../api/views.ts';
+} from '../management/views.ts';
 
 export type { AccountView, AgentPolicyView, AgentView, ClientView };
 export type ApiKey = Static<typeof ApiKeyView>;

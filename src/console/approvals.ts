@@ -10,7 +10,7 @@ import { isWaiting } from '../domain/approvals.ts';
 import { NotFound } from '../errors.ts';
 import type { AccountRecord } from '../store/console-types.ts';
 import type { ApprovalDecision, ApprovalView } from '../store/types.ts';
-import { possibleId } from './access.ts';
+import { possibleId } from '../management/reach.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
 

@@ -14,7 +14,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import type { AccountRecord, PasskeyRecord } from '../store/console-types.ts';
-import { possibleId } from './access.ts';
+import { possibleId } from '../management/reach.ts';
 import { accountEvent } from '../domain/webhooks/events.ts';
 import { InvalidField, NotFound, InvalidCredentials } from '../errors.ts';
 

@@ -4,30 +4,11 @@
  * one rule for the console, the CLI and the API. Only what a form cannot say as the policy's
  * types (a date, a number) is read here; every rule on the values stays there.
  */
-import { policyOf, setAgentPolicy, WEBSITES_RULES } from '../domain/agent-policy.ts';
+import { WEBSITES_RULES } from '../domain/agent-policy.ts';
 import { SUPPORTED_SCOPES } from '../domain/scopes.ts';
 import { InvalidField } from '../errors.ts';
-import type { Context } from '../context.ts';
-import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/types.ts';
-
-// What the Policy section shows, from the domain's rule (pages import the console, not the domain).
-export { MAX_SIGN_INS_PER_HOUR, policyOf } from '../domain/agent-policy.ts';
-export { SUPPORTED_SCOPES } from '../domain/scopes.ts';
-
-/** The words of each field, as the console and the docs say them. */
-export const POLICY_LABELS: Record<keyof AgentPolicy, string> = {
-  websites: 'Websites',
-  allowed_clients: 'Listed websites',
-  scope_ceiling: 'Scope ceiling',
-  credentials_expire_at: 'Credentials expire',
-  max_sign_ins_per_hour: 'Sign-ins per hour',
-};
-
-export const WEBSITES_WORDS: Record<WebsitesRule, string> = {
-  any: 'Any website',
-  listed: 'Only listed websites',
-  ask: 'Ask me for a new website',
-};
+import { POLICY_LABELS } from '../management/policies.ts';
+import type { AgentPolicy, WebsitesRule } from '../store/types.ts';
 
 /** The form field of a scope's checkbox. */
 export const scopeField = (scope: string) => `scope.${scope}`;
@@ -74,63 +55,19 @@ export function policyFromForm(form: Record<string, string | undefined>, current
   };
 }
 
-/** A policy's field as the console shows it. */
-function shown(field: keyof AgentPolicy, policy: AgentPolicy): string {
-  switch (field) {
-    case 'websites':
-      return WEBSITES_WORDS[policy.websites];
-    case 'allowed_clients':
-      return policy.allowed_clients.length === 0 ? 'none' : policy.allowed_clients.join(' ');
-    case 'scope_ceiling':
-      return policy.scope_ceiling === null ? 'any' : policy.scope_ceiling.join(' ');
-    case 'credentials_expire_at':
-      return policy.credentials_expire_at === null
-        ? 'never'
-        : new Date(policy.credentials_expire_at * 1000).toISOString().slice(0, 10);
-    case 'max_sign_ins_per_hour':
-      return policy.max_sign_ins_per_hour === null ? 'no limit' : String(policy.max_sign_ins_per_hour);
-  }
-}
-
 /**
- * What changed between two policies, for the console's audit: "Websites: Any website → Ask me
- * for a new website; Sign-ins per hour: no limit → 20", or "no change".
+ * A refusal of the policy's rule worded for the form: the field's label instead of its API name.
  *
  * @example
- * policyChanges(DEFAULT_POLICY, { ...DEFAULT_POLICY, max_sign_ins_per_hour: 20 }); // 'Sign-ins per hour: no limit → 20'
+ * formWorded(new InvalidField('max_sign_ins_per_hour', 'max_sign_ins_per_hour must be at most 100000'));
+ * // InvalidField: 'Sign-ins per hour must be at most 100000.'
  */
-export function policyChanges(before: AgentPolicy, after: AgentPolicy): string {
-  const fields = Object.keys(POLICY_LABELS) as Array<keyof AgentPolicy>;
-  const changed = fields
-    .filter((field) => shown(field, before) !== shown(field, after))
-    .map((field) => `${POLICY_LABELS[field]}: ${shown(field, before)} → ${shown(field, after)}`);
-  return changed.length === 0 ? 'no change' : changed.join('; ');
-}
-
-/**
- * Stores the policy through the one rule (setAgentPolicy), its refusal worded for the form:
- * the field's label instead of its API name. Returns what changed, for the audit.
- *
- * @example
- * const detail = await changePolicy(ctx, agent, { ...policyOf(agent), websites: 'ask' });
- */
-export async function changePolicy(
-  deps: Pick<Context, 'store'>,
-  agent: AgentRecord,
-  policy: AgentPolicy,
-): Promise<string> {
-  const before = policyOf(agent);
-  try {
-    const stored = await setAgentPolicy(deps, agent.id, policy);
-    return policyChanges(before, stored);
-  } catch (error) {
-    if (!(error instanceof InvalidField)) throw error;
-    const field = error.field as keyof AgentPolicy;
-    const label = POLICY_LABELS[field];
-    const description =
-      label && error.description.startsWith(`${field} `)
-        ? `${label} ${error.description.slice(field.length + 1)}.`
-        : error.description;
-    throw new InvalidField(error.field, description);
-  }
+export function formWorded(error: InvalidField): InvalidField {
+  const field = error.field as keyof AgentPolicy;
+  const label = POLICY_LABELS[field];
+  const description =
+    label && error.description.startsWith(`${field} `)
+      ? `${label} ${error.description.slice(field.length + 1)}.`
+      : error.description;
+  return new InvalidField(error.field, description);
 }

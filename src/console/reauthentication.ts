@@ -9,7 +9,7 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Context } from '../context.ts';
 import type { AccountRecord } from '../store/console-types.ts';
-import { passwordMatches } from './accounts.ts';
+import { passwordMatches } from '../domain/accounts.ts';
 import { InvalidField, InsufficientUserAuthentication } from '../errors.ts';
 import { recordConsoleEvent } from './events.ts';
 import { confirmWithPasskey } from './passkeys.ts';

@@ -1,25 +1,10 @@
 /**
- * Webhooks as the console sees them (docs/design.md §11, §15): the rules are the domain's
- * (src/domain/webhooks/), shared with the API and the CLI; here is what the console's pages and
- * routes take of them, and how a settings form names the events it subscribes to.
+ * How a webhook's settings form names the events it subscribes to (docs/design.md §11, §15);
+ * what is done with webhooks are the operations of src/management/webhooks.ts. The pages take
+ * the catalogue and the limits from the domain.
  */
 import { eventTypeList } from '../domain/webhooks/event-types.ts';
 
-export {
-  createWebhook,
-  type DeliveryWithAttempts,
-  deleteWebhook,
-  listDeliveries,
-  listWebhooks,
-  MAX_WEBHOOK_DESCRIPTION_LENGTH,
-  MAX_WEBHOOK_URL_LENGTH,
-  reachableWebhook,
-  redeliver,
-  rotateWebhookSecret,
-  updateWebhook,
-  type WebhookChanges,
-} from '../domain/webhooks/endpoints.ts';
-export { eventTypeList } from '../domain/webhooks/event-types.ts';
 
 /** The form's name of the checkbox of an event type (every console field is one string). */
 export const eventField = (type: string) => `event.${type}`;

@@ -2,8 +2,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { digest, newAgentId, newAgentSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidRequest, NotFound } from '../errors.ts';
-import type { AgentRecord, AgentStatus } from '../store/types.ts';
+import { InvalidField, InvalidRequest, NotFound } from '../errors.ts';
+import type { AgentRecord, AgentStatus, RevokedGrants } from '../store/types.ts';
 import { type AgentKey, readPublicKey, verifyAssertion } from './agent-keys.ts';
 import { agentNameProblems, MAX_AGENT_NAME_LENGTH, ownerEmailProblems } from './rules/agent.ts';
 import { agentEvent } from './webhooks/events.ts';
@@ -161,6 +161,44 @@ export async function setAgentStatus(deps: Deps, agentId: string, status: AgentS
       : [];
   if (!agent || !(await deps.store.updateAgent(agentId, { status }, announce)))
     throw new NotFound(`no agent ${agentId}`);
+}
+
+/**
+ * Renames an agent, announced as agent.updated; InvalidRequest for a name the agent rules refuse.
+ *
+ * @example
+ * const renamed = await renameAgent(ctx, agent, 'Research assistant');
+ */
+export async function renameAgent(deps: Deps, agent: AgentRecord, raw: string): Promise<AgentRecord> {
+  const renamed = { ...agent, name: agentName(raw) };
+  if (!(await deps.store.console.updateAgentName(agent.id, renamed.name, [agentEvent('agent.updated', renamed)])))
+    throw new NotFound('No such agent.');
+  return renamed;
+}
+
+/**
+ * An agent's name, trimmed, or InvalidField naming `name`: the agent rules (./rules/agent.ts) in words.
+ *
+ * @example
+ * agentName('  Research assistant '); // 'Research assistant'
+ */
+export function agentName(raw: string | undefined): string {
+  const name = (raw ?? '').trim();
+  const [problem] = agentNameProblems(name);
+  if (problem?.rule === 'empty') throw new InvalidField('name', 'Give the agent a name.');
+  if (problem) throw new InvalidField('name', `A name can be at most ${MAX_AGENT_NAME_LENGTH} characters long.`);
+  return name;
+}
+
+const DELETED_DESCRIPTION = 'The agent behind this sign-in was deleted; start again.';
+
+/** Deletes the agent after revoking everything it holds; announced as agent.deleted. */
+export async function deleteAgent(deps: Deps, agent: AgentRecord): Promise<RevokedGrants> {
+  const revoked = await deps.store.console.deleteAgent(agent.id, deps.clock(), DELETED_DESCRIPTION, [
+    agentEvent('agent.deleted', agent),
+  ]);
+  if (!revoked) throw new NotFound('No such agent.');
+  return revoked;
 }
 
 /** A public key whose private half nobody holds (generated at start), checked against when there is no agent's key. */

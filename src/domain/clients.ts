@@ -1,7 +1,14 @@
 /** Client (relying party) registration and authentication (docs/contract.md "Client", docs/design.md §7). */
 import { newClientId, newClientSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, NotFound } from '../errors.ts';
+import {
+  InvalidClient,
+  InvalidClientMetadata,
+  InvalidField,
+  InvalidRedirectUri,
+  InvalidRequest,
+  NotFound,
+} from '../errors.ts';
 import type { Approval, ClientRecord, ClientStatus, RevokedGrants } from '../store/types.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';
@@ -192,7 +199,7 @@ export async function updateClient(deps: Deps, clientId: string, changes: Client
   const client = await deps.store.findClient(clientId);
   if (!client) throw new NotFound(`no client ${clientId}`);
   if (client.source === 'metadata_document')
-    throw new InvalidRequest(`client ${clientId} is described by its metadata document; change the document instead`);
+    throw new InvalidField('name', 'This client is described by its metadata document: change the document instead.');
   const { name, redirectUris, resources } = validateNewClient({
     name: changes.name ?? client.name,
     redirectUris: changes.redirectUris ?? client.redirect_uris,

@@ -50,11 +50,11 @@ export class SqlApiStore implements ApiStore {
     return done !== null;
   }
 
-  async recordCall(keyId: string, now: number, ip: string | null, event: ConsoleEvent): Promise<void> {
+  async recordCall(keyId: string, now: number, ip: string | null, event: ConsoleEvent | null): Promise<void> {
     await this.driver.write(
       [
         { sql: 'UPDATE api_keys SET last_used_at = ?, last_used_ip = ? WHERE id = ?', params: [now, ip, keyId] },
-        insert('console_events', { id: newAuditEventId(), ...event }),
+        ...(event ? [insert('console_events', { id: newAuditEventId(), ...event })] : []),
       ],
       { independent: true },
     );

@@ -76,8 +76,8 @@ export interface ApiStore {
   listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
   /** Revokes a live key; false when it was already revoked (or is unknown). */
   revokeKey(id: string, now: number): Promise<boolean>;
-  /** Records a call: the key's last use and the console event, in one unit. */
-  recordCall(keyId: string, now: number, ip: string | null, event: ConsoleEvent): Promise<void>;
+  /** Records a call: the key's last use and the console event (none for a call its act records), in one unit. */
+  recordCall(keyId: string, now: number, ip: string | null, event: ConsoleEvent | null): Promise<void>;
   /**
    * Claims an idempotency key for a creation: null when this is the first use (a row now marks
    * it unfinished), else what the earlier use left.

@@ -44,7 +44,7 @@ describe('management API: accounts', () => {
     });
 
     const events = await server.ctx.store.console.listEvents({ limit: 20 });
-    expect(events.find((e) => e.action === 'api.createAccount')).toMatchObject({ actor_id: admin.id, target: id });
+    expect(events.find((e) => e.action === 'admin.create_account')).toMatchObject({ actor_id: admin.id, target: id });
 
     const taken = await call('POST', '/accounts', { email: email.toUpperCase() });
     expect(taken.status).toBe(409);

@@ -4,7 +4,7 @@
  */
 import { calculateJwkThumbprint } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/console/accounts.ts';
+import { createAccount } from '../../src/domain/accounts.ts';
 import { createWebhook } from '../../src/domain/webhooks/endpoints.ts';
 import { signAssertion, type TestKeyPair, testKeyPair } from '../helpers/agent-keys.ts';
 import { accountWithKey } from '../helpers/api.ts';

@@ -96,7 +96,7 @@ describe('management API: agents', () => {
     expect(revoked.json).toEqual(unknown.json);
     const events = await server.ctx.store.console.listEvents({ limit: 50 });
     const mine = events.filter((e) => e.actor_id === account.id).map((e) => e.action);
-    expect(mine.sort()).toEqual(['api.listAgents', 'api.revokeApiKey']);
+    expect(mine.sort()).toEqual(['api.listAgents', 'api_key.revoke']);
   });
 
   it('serves an OpenAPI 3.1 document without a key', async () => {

@@ -112,19 +112,21 @@ describe('management API: activity', () => {
 
     const mine = await admin.call('GET', `/activity?actor_id=${member.account.id}`);
     expect(mine.status).toBe(200);
-    expect(mine.json.data.map((e: { action: string }) => e.action)).toEqual(['api.listAgents', 'api.createAgent']);
+    // A read is recorded as the call; a change as its act, in the console's words, naming the key.
+    expect(mine.json.data.map((e: { action: string }) => e.action)).toEqual(['api.listAgents', 'agent.create']);
     expect(mine.json.data[1]).toMatchObject({ actor_email: member.account.email, at: iso(start) });
-    expect(mine.json.data[1].detail).toContain('POST /api/admin/v1/agents → 201');
+    expect(mine.json.data[1].detail).toBe(`key ${member.key.id}: Watched`);
+    expect(mine.json.data[0].detail).toContain('GET /api/admin/v1/agents → 200');
 
     const actions = async (query: string) =>
       (await admin.call('GET', `/activity?actor_id=${member.account.id}&${query}`)).json.data.map(
         (e: { action: string }) => e.action,
       );
-    expect(await actions('action=api.createAgent')).toEqual(['api.createAgent']);
-    expect(await actions('action=api.*')).toEqual(['api.listAgents', 'api.createAgent']);
-    expect(await actions('action=agent.*')).toEqual([]);
+    expect(await actions('action=agent.create')).toEqual(['agent.create']);
+    expect(await actions('action=api.*')).toEqual(['api.listAgents']);
+    expect(await actions('action=agent.*')).toEqual(['agent.create']);
     expect(await actions(`since=${iso(start + 1)}`)).toEqual(['api.listAgents']);
-    expect(await actions(`until=${iso(start + 1)}`)).toEqual(['api.createAgent']);
+    expect(await actions(`until=${iso(start + 1)}`)).toEqual(['agent.create']);
 
     // The admin's own calls are there too, the newest first (a second later, so no other event shares its time).
     server.clock.advance(1);

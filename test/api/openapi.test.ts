@@ -8,8 +8,9 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/console/accounts.ts';
-import { createApiKey } from '../../src/console/api-keys.ts';
+import { createAccount } from '../../src/domain/accounts.ts';
+import { consoleActor } from '../../src/management/actor.ts';
+import { createApiKey } from '../../src/management/api-keys.ts';
 import { createWebhook } from '../../src/domain/webhooks/endpoints.ts';
 import { API, accountWithKey } from '../helpers/api.ts';
 import { obtainTokens } from '../helpers/flow.ts';
@@ -61,7 +62,13 @@ const RECORD_MAKERS: Record<string, () => Promise<string>> = {
   clients: async () => (await server.createClient({ accountId: admin.account.id })).clientId,
   accounts: async () => (await createAccount(server.ctx, { email: `walk-${unique()}@example.com`, role: 'member' })).id,
   'api-keys': async () =>
-    (await createApiKey(server.ctx, admin.account, { name: 'walked', access: 'read', reach: 'own' })).key.id,
+    (
+      await createApiKey(server.ctx, consoleActor(admin.account, null), {
+        name: 'walked',
+        access: 'read',
+        reach: 'own',
+      })
+    ).key.id,
   // A webhook with one delivery in its log (the walk's server sends nothing: see beforeAll).
   webhooks: async () => {
     const { webhook } = await createWebhook(server.ctx, admin.account, {

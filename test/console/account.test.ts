@@ -4,7 +4,7 @@
  * lifetimes, passwords, throttled sign-in, and the passkey endpoints' answers to bad input.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueLink } from '../../src/console/accounts.ts';
+import { issueLink } from '../../src/domain/accounts.ts';
 import { ConsoleSession, createPasswordAccount, noticeOf, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { expectErrorPage, expectJsonError } from '../security/support.ts';

@@ -3,7 +3,8 @@
  * website, the console's audit; only for admins, every action with its CSRF token.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOwnedAgent } from '../../src/console/agents.ts';
+import { createOwnedAgent } from '../helpers/owned.ts';
+
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import { registerClient } from '../../src/domain/clients.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';

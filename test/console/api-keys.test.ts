@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { apiCallOf } from '../../src/console/history.ts';
+import { apiCallOf } from '../../src/management/history.ts';
 import { cspViolations, haveChromium, launchChromium, watchedPage } from '../helpers/browser.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
 import { API, caller } from '../helpers/api.ts';

@@ -7,7 +7,8 @@
  * the website's redirect with a code.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOwnedAgent } from '../../src/console/agents.ts';
+import { createOwnedAgent } from '../helpers/owned.ts';
+
 import { DEFAULT_POLICY, setAgentPolicy } from '../../src/domain/agent-policy.ts';
 import {
   addVirtualAuthenticator,

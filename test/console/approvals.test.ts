@@ -8,7 +8,8 @@
  * live stream counts what waits and tells of each change.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOwnedAgent } from '../../src/console/agents.ts';
+import { createOwnedAgent } from '../helpers/owned.ts';
+
 import { DEFAULT_POLICY, setAgentPolicy } from '../../src/domain/agent-policy.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
 import { STREAMS_PER_SESSION } from '../../src/console/routes/approval-events.ts';

@@ -6,7 +6,7 @@
  */
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueLink } from '../../src/console/accounts.ts';
+import { issueLink } from '../../src/domain/accounts.ts';
 import {
   ARRIVAL_TIMEOUT,
   type CallbackServer,

@@ -4,7 +4,8 @@
  * email_verified true. Without SMTP_URL an administrator verifies the email instead.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOwnedAgent } from '../../src/console/agents.ts';
+import { createOwnedAgent } from '../helpers/owned.ts';
+
 import type { AccountRecord } from '../../src/store/console-types.ts';
 import { ConsoleSession, createPasswordAccount, noticeOf, signIn } from '../helpers/console.ts';
 import { obtainTokens, type Party } from '../helpers/flow.ts';

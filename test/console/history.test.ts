@@ -4,8 +4,8 @@
  * and agent sign-ins in the admin's activity.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOwnedAgent } from '../../src/console/agents.ts';
-import { createOwnedClient } from '../../src/console/clients.ts';
+import { createOwnedAgent, createOwnedClient } from '../helpers/owned.ts';
+
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
 import { type ConsoleSession, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';

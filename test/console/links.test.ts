@@ -5,8 +5,8 @@
  * links and revokes one, an admin sees and revokes every one, and nobody else can (404).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueLink } from '../../src/console/accounts.ts';
-import { linkId } from '../../src/console/links.ts';
+import { issueLink } from '../../src/domain/accounts.ts';
+import { linkId } from '../../src/domain/account-links.ts';
 import { digest } from '../../src/crypto.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
 import {

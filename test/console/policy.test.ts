@@ -6,7 +6,8 @@
  * Owners change their own agents' policies, admins any; another member gets the 404 page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOwnedAgent } from '../../src/console/agents.ts';
+import { createOwnedAgent } from '../helpers/owned.ts';
+
 import { policyOf } from '../../src/domain/agent-policy.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
 import { type ConsoleSession, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';

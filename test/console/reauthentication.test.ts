@@ -6,7 +6,7 @@
  * browser-journey.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueLink } from '../../src/console/accounts.ts';
+import { issueLink } from '../../src/domain/accounts.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
 import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { type Mail, startMailbox } from '../helpers/mailbox.ts';

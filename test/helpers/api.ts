@@ -1,6 +1,7 @@
 /** The management API from a test: an account with a key, and calls with it. */
-import { createApiKey, type NewApiKey } from '../../src/console/api-keys.ts';
-import { createAccount } from '../../src/console/accounts.ts';
+import { operator } from '../../src/management/actor.ts';
+import { createApiKey, type NewApiKey } from '../../src/management/api-keys.ts';
+import { createAccount } from '../../src/domain/accounts.ts';
 import type { AccountRole } from '../../src/store/console-types.ts';
 import type { TestServer } from './server.ts';
 
@@ -15,7 +16,9 @@ export async function accountWithKey(
     email: options.email ?? `api-${Math.random().toString(36).slice(2, 10)}@example.com`,
     role: options.role ?? 'member',
   });
-  const { key, secret } = await createApiKey(server.ctx, account, {
+  // Made as the operator makes one (agentauth api-key create), so the account's activity holds only what the test does.
+  const { key, secret } = await createApiKey(server.ctx, operator(), {
+    accountEmail: account.email,
     name: 'test key',
     access: 'write',
     reach: 'own',

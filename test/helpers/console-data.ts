@@ -3,9 +3,9 @@
  * redirect URIs, long user agents, hostile text, many rows. An admin and a member, each with a
  * session cookie value to put in a browser.
  */
-import { createAccount } from '../../src/console/accounts.ts';
-import { createOwnedAgent } from '../../src/console/agents.ts';
-import { createOwnedClient } from '../../src/console/clients.ts';
+import { createAccount } from '../../src/domain/accounts.ts';
+import { createOwnedAgent, createOwnedClient } from './owned.ts';
+
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import { startSession } from '../../src/console/sessions.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';

@@ -3,7 +3,7 @@
  * CSRF token of the last page it read, as a browser would (Sec-Fetch-Site: same-origin).
  */
 import type { Context } from '../../src/context.ts';
-import { createAccount } from '../../src/console/accounts.ts';
+import { createAccount } from '../../src/domain/accounts.ts';
 import type { AccountRecord, AccountRole } from '../../src/store/console-types.ts';
 
 export interface Page {

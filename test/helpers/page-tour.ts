@@ -10,14 +10,16 @@
  * several sessions, invitations and admin events, a manual-approval website.
  */
 import type { BrowserContext, Dialog, Page } from 'playwright-core';
+import { createOwnedAgent, createOwnedClient, createOwnedKeyBoundAgent } from './owned.ts';
 import type { Context } from '../../src/context.ts';
-import { createAccount, issueLink } from '../../src/console/accounts.ts';
-import { createApiKey, revokeApiKey } from '../../src/console/api-keys.ts';
-import { createWebhook, updateWebhook } from '../../src/console/webhooks.ts';
+import { createAccount, issueLink } from '../../src/domain/accounts.ts';
+import { createApiKey, revokeApiKey } from '../../src/management/api-keys.ts';
+import { createWebhook, updateWebhook } from '../../src/domain/webhooks/endpoints.ts';
+import { consoleActor } from '../../src/management/actor.ts';
 import { generateKeyPairSync } from 'node:crypto';
-import { createOwnedAgent, createOwnedKeyBoundAgent } from '../../src/console/agents.ts';
+
 import { agentKeyOf } from '../../src/domain/agents.ts';
-import { createOwnedClient } from '../../src/console/clients.ts';
+
 import { setAgentPolicy } from '../../src/domain/agent-policy.ts';
 import { decideApproval } from '../../src/domain/approvals.ts';
 import { recordConsoleEvent } from '../../src/console/events.ts';
@@ -206,33 +208,33 @@ export async function seedConsole(
       i % 3 ? 'grace 86400 s' : names.website,
     );
   // API keys: one a script uses (its call is in the activity), a revoked one, an expired one, a member's.
-  const { key: scriptKey, secret: scriptSecret } = await createApiKey(ctx, admin, {
+  const adminActor = consoleActor(admin, '2001:db8::1');
+  const { secret: scriptSecret } = await createApiKey(ctx, adminActor, {
     name: names.apiKey,
     access: 'write',
     reach: 'all',
   });
-  await recordConsoleEvent(
-    ctx,
-    admin,
-    'api_key.create',
-    scriptKey.id,
-    '2001:db8::1',
-    `${names.apiKey}: read and write`,
-  );
   const used = await fetch(`${options.baseUrl}/api/admin/v1/agents`, {
     headers: { authorization: `Bearer ${scriptSecret}`, 'user-agent': AGENT_UA },
   });
   if (!used.ok) throw new Error(`the seeded API key could not list agents: ${used.status}`);
-  const { key: old } = await createApiKey(ctx, admin, { name: 'Old deploy script', access: 'write', reach: 'own' });
-  await revokeApiKey(ctx, admin, old.id);
-  await recordConsoleEvent(ctx, admin, 'api_key.revoke', old.id, '2001:db8::1', 'Old deploy script');
-  await createApiKey({ store: ctx.store, clock: () => now - 100 * 86400 }, admin, {
+  const { key: old } = await createApiKey(ctx, adminActor, {
+    name: 'Old deploy script',
+    access: 'write',
+    reach: 'own',
+  });
+  await revokeApiKey(ctx, adminActor, old.id);
+  await createApiKey({ ...ctx, clock: () => now - 100 * 86400 }, adminActor, {
     name: 'Last quarter’s report',
     access: 'read',
     reach: 'own',
     expiresInDays: 30,
   });
-  await createApiKey(ctx, member, { name: `${names.apiKey.slice(0, 30)} (member)`, access: 'read', reach: 'own' });
+  await createApiKey(ctx, consoleActor(member, null), {
+    name: `${names.apiKey.slice(0, 30)} (member)`,
+    access: 'read',
+    reach: 'own',
+  });
   const webhookId = await seedWebhooks(ctx, admin, names.webhook);
   const asking = await seedApprovals(ctx, admin, party, names.askingAgent, options.baseUrl);
   return {

@@ -4,7 +4,7 @@
  * agent.approval.requested and agent.approval.decided, verified by a real HTTPS receiver.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/console/accounts.ts';
+import { createAccount } from '../../src/domain/accounts.ts';
 import { DEFAULT_POLICY, setAgentPolicy } from '../../src/domain/agent-policy.ts';
 import { decideApproval } from '../../src/domain/approvals.ts';
 import { createWebhook } from '../../src/domain/webhooks/endpoints.ts';

@@ -6,8 +6,9 @@
  * issued secret (an API key included) reaches the logs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueLink } from '../../src/console/accounts.ts';
-import { createOwnedAgent } from '../../src/console/agents.ts';
+import { createOwnedAgent } from '../helpers/owned.ts';
+import { issueLink } from '../../src/domain/accounts.ts';
+
 import { signAssertion, testKeyPair } from '../helpers/agent-keys.ts';
 import { caller } from '../helpers/api.ts';
 import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';

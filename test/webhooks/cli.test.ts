@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/console/accounts.ts';
+import { createAccount } from '../../src/domain/accounts.ts';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../helpers/server.ts';
 import { allowLoopback, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 

@@ -4,7 +4,7 @@
  * reference library, on both engines.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createAccount, setAccountRole, setAccountStatus, setPassword } from '../../src/console/accounts.ts';
+import { createAccount, setAccountRole, setAccountStatus, setPassword } from '../../src/domain/accounts.ts';
 import {
   deleteClient,
   registerClient,

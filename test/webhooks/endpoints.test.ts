@@ -3,7 +3,7 @@
  * them, the URL and event rules, the sealed secret, the outbox's write and its delivery log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/console/accounts.ts';
+import { createAccount } from '../../src/domain/accounts.ts';
 import {
   createWebhook,
   deleteWebhook,

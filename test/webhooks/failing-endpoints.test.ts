@@ -4,7 +4,7 @@
  * mail to the admin who made it; and the retention of the delivery log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/console/accounts.ts';
+import { createAccount } from '../../src/domain/accounts.ts';
 import { createWebhook, listDeliveries } from '../../src/domain/webhooks/endpoints.ts';
 import type { AccountRecord } from '../../src/store/console-types.ts';
 import { startMailbox } from '../helpers/mailbox.ts';

@@ -1,25 +1,20 @@
 /**
- * /accounts: the people of the console, for an admin's `all` key only, by the console's rules
- * (src/console/accounts.ts): creation with a one-time setup link, names, roles, disabling.
+ * /accounts: the people of the console, for an admin's `all` key only, by the account operations
+ * (src/management/accounts.ts): creation with a one-time setup link, names, roles, disabling.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import {
-  accountById,
   createAccount,
-  emailOf,
-  issueLink,
-  nameOf,
-  rename,
-  setAccountRole,
-  setAccountStatus,
-} from '../../console/accounts.ts';
-import type { Context } from '../../context.ts';
-import { Conflict, InvalidField } from '../../errors.ts';
+  createSetupLink,
+  getAccount,
+  type IssuedLink,
+  listAccounts,
+  updateAccount,
+} from '../../management/accounts.ts';
 import type { AccountRecord, AccountRole } from '../../store/console-types.ts';
-import { checkIfMatch, pageSize, timeCursor, pageOf } from '../conditions.ts';
-import { requireAdminReach, requireWrite } from '../keys.ts';
-import { AccountView, accountView, Page, time } from '../views.ts';
+import { pageSize, timeCursor, pageOf } from '../conditions.ts';
+import { AccountView, accountView, Page, time } from '../../management/views.ts';
 import { type ApiScope, callerOf } from './index.ts';
 import {
   answerCreation,
@@ -27,7 +22,7 @@ import {
   IdempotencyHeaders,
   IdParams,
   IfMatchHeaders,
-  ifMatchOf,
+  ifMatch,
   ListQuery,
   withTag,
 } from './shared.ts';
@@ -70,11 +65,12 @@ const WithLink = Type.Object({
   setup_link_expires_at: Type.String({ format: 'date-time' }),
 });
 
-/** A new setup link for the account, made by the caller's account (it ends if that one is disabled). */
-async function setupLink(ctx: Pick<Context, 'store' | 'clock' | 'config'>, account: AccountRecord, by: string) {
-  const link = await issueLink(ctx, 'setup', { accountId: account.id, createdBy: by });
-  return { account: accountView(account), setup_link: link.url, setup_link_expires_at: time(link.expiresAt) };
-}
+/** An account with its new setup link, as the API answers it. */
+const withLink = ({ account, link }: { account: AccountRecord; link: IssuedLink }) => ({
+  account: accountView(account),
+  setup_link: link.url,
+  setup_link_expires_at: time(link.expiresAt),
+});
 
 /**
  * Mounts /accounts on the API's scope.
@@ -100,14 +96,14 @@ export async function accountRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request) => {
-      requireAdminReach(callerOf(request));
+      const caller = callerOf(request);
       const limit = pageSize(request.query.limit);
       const cursor = timeCursor(request.query.cursor);
       if (request.query.email !== undefined) {
-        const found = await ctx.store.console.findAccountByEmail(emailOf(request.query.email).key);
-        return { data: found ? [accountView(found)] : [], next_cursor: null };
+        const found = await listAccounts(ctx, caller, { email: request.query.email });
+        return { data: found.map(accountView), next_cursor: null };
       }
-      const rows = await ctx.store.api.pageAccounts({
+      const rows = await listAccounts(ctx, caller, {
         limit: limit + 1,
         after: cursor && { created_at: cursor.at, id: cursor.id },
       });
@@ -131,20 +127,10 @@ export async function accountRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
     },
     async (request, reply) => {
       const caller = callerOf(request);
-      requireAdminReach(caller);
-      requireWrite(caller);
       return answerCreation(ctx, caller, request, reply, async () => {
         const { email, name, role } = request.body;
-        emailOf(email);
-        let account: AccountRecord;
-        try {
-          account = await createAccount(ctx, { email, name, role: role ?? 'member' });
-        } catch (error) {
-          // The email was checked above, so an email refused now is one already taken.
-          if (error instanceof InvalidField && error.field === 'email') throw new Conflict(error.description);
-          throw error;
-        }
-        return { location: `accounts/${account.id}`, body: await setupLink(ctx, account, caller.account.id) };
+        const made = await createAccount(ctx, caller, { email, name, role: role ?? 'member' });
+        return { location: `accounts/${made.account.id}`, body: withLink(made) };
       });
     },
   );
@@ -161,10 +147,7 @@ export async function accountRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
         response: answers({ 200: AccountRef }, 403, 404),
       },
     },
-    async (request, reply) => {
-      requireAdminReach(callerOf(request));
-      return withTag(reply, accountView(await accountById(ctx, request.params.id)));
-    },
+    async (request, reply) => withTag(reply, accountView(await getAccount(ctx, callerOf(request), request.params.id))),
   );
 
   api.patch<{ Params: IdParams; Body: AccountChanges }>(
@@ -183,18 +166,14 @@ export async function accountRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request, reply) => {
-      const caller = callerOf(request);
-      requireAdminReach(caller);
-      requireWrite(caller);
-      const target = await accountById(ctx, request.params.id);
-      checkIfMatch(ifMatchOf(request), accountView(target));
-      const { name, role, status } = request.body;
-      // Every refusal before any change: the name's, then the role's and the status's own rules.
-      if (name !== undefined) nameOf(name);
-      if (role !== undefined && role !== target.role) await setAccountRole(ctx, caller.account, target, role);
-      if (status !== undefined && status !== target.status) await setAccountStatus(ctx, caller.account, target, status);
-      if (name !== undefined) await rename(ctx, target, name);
-      return withTag(reply, accountView(await accountById(ctx, target.id)));
+      const changed = await updateAccount(
+        ctx,
+        callerOf(request),
+        request.params.id,
+        request.body,
+        ifMatch(request, accountView),
+      );
+      return withTag(reply, accountView(changed));
     },
   );
 
@@ -212,11 +191,9 @@ export async function accountRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request, reply) => {
-      const caller = callerOf(request);
-      requireAdminReach(caller);
-      requireWrite(caller);
+      const made = await createSetupLink(ctx, callerOf(request), request.params.id);
       reply.header('cache-control', 'no-store');
-      return setupLink(ctx, await accountById(ctx, request.params.id), caller.account.id);
+      return withLink(made);
     },
   );
 }

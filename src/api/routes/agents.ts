@@ -4,24 +4,32 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { createOwnedAgent, createOwnedKeyBoundAgent, deleteAgent, renameAgent } from '../../console/agents.ts';
-import { reachableAgent } from '../../console/access.ts';
-import { DEFAULT_POLICY, policyOf, setAgentPolicy } from '../../domain/agent-policy.ts';
+import { agentKeyOf } from '../../domain/agents.ts';
+import { InvalidField } from '../../errors.ts';
 import {
-  agentKeyOf,
-  registerAgent,
-  registerKeyBoundAgent,
+  createAgent,
+  deleteAgent,
+  getAgent,
+  listAgents,
+  renameAgent,
+  revokeAgentGrants,
   rotateAgentKey,
   rotateAgentSecret,
   setAgentStatus,
-} from '../../domain/agents.ts';
-import { revokeGrants } from '../../domain/revocation.ts';
-import type { AgentKey } from '../../domain/agent-keys.ts';
-import { InvalidField, InvalidRequest } from '../../errors.ts';
+} from '../../management/agents.ts';
+import { getAgentPolicy, setAgentPolicy } from '../../management/policies.ts';
+import { DEFAULT_POLICY, policyOf } from '../../domain/agent-policy.ts';
 import type { AgentRecord } from '../../store/types.ts';
-import { checkIfMatch, pageSize, timeCursor, pageOf } from '../conditions.ts';
-import { type ApiCaller, requireAdminReach, requireWrite } from '../keys.ts';
-import { AgentPolicyView, AgentView, agentPolicyView, agentView, Page, policyFromView, RevokedView } from '../views.ts';
+import {
+  AgentPolicyView,
+  AgentView,
+  agentPolicyView,
+  agentView,
+  Page,
+  policyFromView,
+  RevokedView,
+} from '../../management/views.ts';
+import { pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { callerOf, type ApiScope } from './index.ts';
 import {
   AccountIdQuery,
@@ -30,9 +38,8 @@ import {
   IdempotencyHeaders,
   IdParams,
   IfMatchHeaders,
-  ifMatchOf,
+  ifMatch,
   ListQuery,
-  ownerFor,
   RotateBody,
   withTag,
 } from './shared.ts';
@@ -142,8 +149,8 @@ const Created = Type.Object({
 });
 
 export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
-  const reachable = (request: Parameters<typeof callerOf>[0], id: string) =>
-    reachableAgent(ctx, callerOf(request).actor, id);
+  const view = (agent: AgentRecord) => agentView(agent, ctx.clock());
+  const policyView = (agent: AgentRecord) => agentPolicyView(policyOf(agent));
 
   api.get<{ Querystring: { limit?: string; cursor?: string; account_id?: string } }>(
     '/agents',
@@ -162,16 +169,14 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
       },
     },
     async (request) => {
-      const { actor } = callerOf(request);
       const limit = pageSize(request.query.limit);
       const cursor = timeCursor(request.query.cursor);
-      const accountId = actor.role === 'admin' ? request.query.account_id : actor.id;
-      const rows = await ctx.store.api.pageAgents({
+      const rows = await listAgents(ctx, callerOf(request), {
         limit: limit + 1,
-        accountId,
+        accountId: request.query.account_id,
         after: cursor && { created_at: cursor.at, id: cursor.id },
       });
-      return pageOf(rows, limit, (agent) => agentView(agent, ctx.clock()));
+      return pageOf(rows, limit, view);
     },
   );
 
@@ -191,16 +196,13 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
     },
     async (request, reply) => {
       const caller = callerOf(request);
-      requireWrite(caller);
       return answerCreation(ctx, caller, request, reply, async () => {
         const { name, account_id, owner, public_key } = request.body;
         const key = public_key === undefined ? undefined : agentKeyOf(public_key);
-        const { agent, secret } = owner
-          ? await createUnownedAgent(caller, name, owner, account_id, key)
-          : await createAccountAgent(await ownerFor(ctx, caller, account_id), name, key);
+        const { agent, secret } = await createAgent(ctx, caller, { name, accountId: account_id, owner, key });
         return {
           location: `agents/${agent.id}`,
-          body: { agent: agentView(agent, ctx.clock()), ...(secret === null ? {} : { agent_secret: secret }) },
+          body: { agent: view(agent), ...(secret === null ? {} : { agent_secret: secret }) },
         };
       });
     },
@@ -218,7 +220,7 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         response: answers({ 200: AgentRef }, 404),
       },
     },
-    async (request, reply) => withTag(reply, agentView(await reachable(request, request.params.id), ctx.clock())),
+    async (request, reply) => withTag(reply, view(await getAgent(ctx, callerOf(request), request.params.id))),
   );
 
   api.patch<{ Params: IdParams; Body: { name?: string; status?: 'active' | 'disabled' } }>(
@@ -236,13 +238,14 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
       },
     },
     async (request, reply) => {
-      requireWrite(callerOf(request));
-      const agent = await reachable(request, request.params.id);
-      checkIfMatch(ifMatchOf(request), agentView(agent, ctx.clock()));
+      const caller = callerOf(request);
       const { name, status } = request.body;
-      if (name !== undefined) await renameAgent(ctx, agent, name);
-      if (status !== undefined && status !== agent.status) await setAgentStatus(ctx, agent.id, status);
-      return withTag(reply, agentView(await reachable(request, agent.id), ctx.clock()));
+      let agent = await getAgent(ctx, caller, request.params.id);
+      const precondition = ifMatch(request, view);
+      if (name !== undefined) agent = await renameAgent(ctx, caller, agent.id, name, precondition);
+      if (status !== undefined)
+        agent = await setAgentStatus(ctx, caller, agent.id, status, name === undefined ? precondition : undefined);
+      return withTag(reply, view(agent));
     },
   );
 
@@ -259,7 +262,8 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         response: answers({ 200: PolicyRef }, 404),
       },
     },
-    async (request, reply) => withTag(reply, agentPolicyView(policyOf(await reachable(request, request.params.id)))),
+    async (request, reply) =>
+      withTag(reply, agentPolicyView(await getAgentPolicy(ctx, callerOf(request), request.params.id))),
   );
 
   api.put<{ Params: IdParams; Body: PolicyBody }>(
@@ -278,13 +282,17 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
       },
     },
     async (request, reply) => {
-      requireWrite(callerOf(request));
-      const agent = await reachable(request, request.params.id);
-      checkIfMatch(ifMatchOf(request), agentPolicyView(policyOf(agent)));
       const policy = policyFromView({ ...agentPolicyView(DEFAULT_POLICY), ...request.body });
       if (!policy)
         throw new InvalidField('credentials_expire_at', 'credentials_expire_at is not an RFC 3339 date-time');
-      return withTag(reply, agentPolicyView(await setAgentPolicy(ctx, agent.id, policy)));
+      const stored = await setAgentPolicy(
+        ctx,
+        callerOf(request),
+        request.params.id,
+        policy,
+        ifMatch(request, policyView),
+      );
+      return withTag(reply, agentPolicyView(stored));
     },
   );
 
@@ -301,12 +309,7 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         response: answers({ 200: Type.Ref(RevokedView) }, 403, 404, 412),
       },
     },
-    async (request) => {
-      requireWrite(callerOf(request));
-      const agent = await reachable(request, request.params.id);
-      checkIfMatch(ifMatchOf(request), agentView(agent, ctx.clock()));
-      return deleteAgent(ctx, agent);
-    },
+    async (request) => deleteAgent(ctx, callerOf(request), request.params.id, ifMatch(request, view)),
   );
 
   api.post<{ Params: IdParams; Body: { grace_seconds?: number } | undefined }>(
@@ -325,12 +328,10 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
       },
     },
     async (request, reply) => {
-      requireWrite(callerOf(request));
-      const agent = await reachable(request, request.params.id);
-      checkIfMatch(ifMatchOf(request), agentView(agent, ctx.clock()));
-      const secret = await rotateAgentSecret(ctx, agent.id, request.body?.grace_seconds ?? 0);
+      const grace = request.body?.grace_seconds ?? 0;
+      const rotated = await rotateAgentSecret(ctx, callerOf(request), request.params.id, grace, ifMatch(request, view));
       reply.header('cache-control', 'no-store');
-      return { agent: agentView(await reachable(request, agent.id), ctx.clock()), agent_secret: secret };
+      return { agent: view(rotated.agent), agent_secret: rotated.secret };
     },
   );
 
@@ -350,11 +351,11 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
       },
     },
     async (request, reply) => {
-      requireWrite(callerOf(request));
-      const agent = await reachable(request, request.params.id);
-      checkIfMatch(ifMatchOf(request), agentView(agent, ctx.clock()));
-      await rotateAgentKey(ctx, agent.id, agentKeyOf(request.body.public_key));
-      return withTag(reply, agentView(await reachable(request, agent.id), ctx.clock()));
+      const key = agentKeyOf(request.body.public_key);
+      return withTag(
+        reply,
+        view(await rotateAgentKey(ctx, callerOf(request), request.params.id, key, ifMatch(request, view))),
+      );
     },
   );
 
@@ -370,40 +371,6 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         response: answers({ 200: Type.Ref(RevokedView) }, 403, 404),
       },
     },
-    async (request) => {
-      requireWrite(callerOf(request));
-      const agent = await reachable(request, request.params.id);
-      return revokeGrants(ctx, { agent_id: agent.id });
-    },
+    async (request) => revokeAgentGrants(ctx, callerOf(request), request.params.id),
   );
-
-  /** An account's agent, with a secret or bound to `key`, by the console's rules. */
-  async function createAccountAgent(
-    account: Parameters<typeof createOwnedAgent>[1],
-    name: string | undefined,
-    key: AgentKey | undefined,
-  ): Promise<{ agent: AgentRecord; secret: string | null }> {
-    if (!key) return createOwnedAgent(ctx, account, name);
-    return { agent: await createOwnedKeyBoundAgent(ctx, account, name, key), secret: null };
-  }
-
-  /** An agent of someone without a console account, as the CLI makes them: only for an admin's `all` key. */
-  async function createUnownedAgent(
-    caller: ApiCaller,
-    name: string | undefined,
-    owner: NonNullable<NewAgentBody['owner']>,
-    accountId: string | undefined,
-    key: AgentKey | undefined,
-  ): Promise<{ agent: AgentRecord; secret: string | null }> {
-    if (accountId !== undefined) throw new InvalidRequest('Send account_id or owner, not both.');
-    requireAdminReach(caller);
-    const input = {
-      name,
-      ownerEmail: owner.email,
-      ownerName: owner.name,
-      emailVerified: owner.email_verified ?? false,
-    };
-    if (!key) return registerAgent(ctx, input);
-    return { agent: await registerKeyBoundAgent(ctx, input, key), secret: null };
-  }
 }

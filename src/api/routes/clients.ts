@@ -5,20 +5,19 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { reachableClient } from '../../console/access.ts';
-import { publicChosen } from '../../console/clients.ts';
 import {
+  createClient,
   deleteClient,
-  registerClient,
+  getClient,
+  listClients,
+  revokeClientGrants,
   rotateClientSecret,
   setClientStatus,
   updateClient,
-} from '../../domain/clients.ts';
-import { revokeGrants } from '../../domain/revocation.ts';
-import type { Approval } from '../../store/types.ts';
-import { checkIfMatch, pageSize, timeCursor, pageOf } from '../conditions.ts';
-import { requireWrite } from '../keys.ts';
-import { ClientView, clientView, Page, RevokedView } from '../views.ts';
+} from '../../management/clients.ts';
+import type { Approval, ClientRecord } from '../../store/types.ts';
+import { pageSize, timeCursor, pageOf } from '../conditions.ts';
+import { ClientView, clientView, Page, RevokedView } from '../../management/views.ts';
 import { type ApiScope, callerOf } from './index.ts';
 import {
   AccountIdQuery,
@@ -27,9 +26,8 @@ import {
   IdempotencyHeaders,
   IdParams,
   IfMatchHeaders,
-  ifMatchOf,
+  ifMatch,
   ListQuery,
-  ownerFor,
   RotateBody,
   withTag,
 } from './shared.ts';
@@ -109,8 +107,7 @@ const WithSecret = Type.Object({
  * await api.register(async (routes) => clientRoutes(routes, { ctx }));
  */
 export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
-  const reachable = (request: Parameters<typeof callerOf>[0], id: string) =>
-    reachableClient(ctx, callerOf(request).actor, id);
+  const view = (client: ClientRecord) => clientView(client, ctx.clock());
 
   api.get<{ Querystring: { limit?: string; cursor?: string; account_id?: string } }>(
     '/clients',
@@ -129,15 +126,14 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
       },
     },
     async (request) => {
-      const { actor } = callerOf(request);
       const limit = pageSize(request.query.limit);
       const cursor = timeCursor(request.query.cursor);
-      const rows = await ctx.store.api.pageClients({
+      const rows = await listClients(ctx, callerOf(request), {
         limit: limit + 1,
-        accountId: actor.role === 'admin' ? request.query.account_id : actor.id,
+        accountId: request.query.account_id,
         after: cursor && { created_at: cursor.at, id: cursor.id },
       });
-      return pageOf(rows, limit, (client) => clientView(client, ctx.clock()));
+      return pageOf(rows, limit, view);
     },
   );
 
@@ -157,22 +153,17 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
     },
     async (request, reply) => {
       const caller = callerOf(request);
-      requireWrite(caller);
       return answerCreation(ctx, caller, request, reply, async () => {
         const { body } = request;
-        const owner = await ownerFor(ctx, caller, body.account_id);
-        const { client, secret } = await registerClient(ctx, {
+        const { client, secret } = await createClient(ctx, caller, {
           name: body.name,
           redirectUris: body.redirect_uris ?? [],
           resources: body.resources,
           approval: body.approval,
-          public: publicChosen(body.type, ctx.config.publicClients),
-          accountId: owner.id,
+          type: body.type,
+          accountId: body.account_id,
         });
-        return {
-          location: `clients/${client.id}`,
-          body: { client: clientView(client, ctx.clock()), client_secret: secret },
-        };
+        return { location: `clients/${client.id}`, body: { client: view(client), client_secret: secret } };
       });
     },
   );
@@ -189,7 +180,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
         response: answers({ 200: ClientRef }, 404),
       },
     },
-    async (request, reply) => withTag(reply, clientView(await reachable(request, request.params.id), ctx.clock())),
+    async (request, reply) => withTag(reply, view(await getClient(ctx, callerOf(request), request.params.id))),
   );
 
   api.patch<{ Params: IdParams; Body: ClientChangesBody }>(
@@ -208,14 +199,22 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
       },
     },
     async (request, reply) => {
-      requireWrite(callerOf(request));
-      const client = await reachable(request, request.params.id);
-      checkIfMatch(ifMatchOf(request), clientView(client, ctx.clock()));
+      const caller = callerOf(request);
       const { status, name, redirect_uris, resources, approval } = request.body;
-      if ([name, redirect_uris, resources, approval].some((field) => field !== undefined))
-        await updateClient(ctx, client.id, { name, redirectUris: redirect_uris, resources, approval });
-      if (status !== undefined && status !== client.status) await setClientStatus(ctx, client.id, status);
-      return withTag(reply, clientView(await reachable(request, client.id), ctx.clock()));
+      const changes = [name, redirect_uris, resources, approval].some((field) => field !== undefined);
+      let client = await getClient(ctx, caller, request.params.id);
+      const precondition = ifMatch(request, view);
+      if (changes)
+        client = await updateClient(
+          ctx,
+          caller,
+          client.id,
+          { name, redirectUris: redirect_uris, resources, approval },
+          precondition,
+        );
+      if (status !== undefined)
+        client = await setClientStatus(ctx, caller, client.id, status, changes ? undefined : precondition);
+      return withTag(reply, view(client));
     },
   );
 
@@ -233,12 +232,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
         response: answers({ 200: Type.Ref(RevokedView) }, 403, 404, 412),
       },
     },
-    async (request) => {
-      requireWrite(callerOf(request));
-      const client = await reachable(request, request.params.id);
-      checkIfMatch(ifMatchOf(request), clientView(client, ctx.clock()));
-      return deleteClient(ctx, client.id);
-    },
+    async (request) => deleteClient(ctx, callerOf(request), request.params.id, ifMatch(request, view)),
   );
 
   api.post<{ Params: IdParams; Body: { grace_seconds?: number } | undefined }>(
@@ -257,12 +251,16 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
       },
     },
     async (request, reply) => {
-      requireWrite(callerOf(request));
-      const client = await reachable(request, request.params.id);
-      checkIfMatch(ifMatchOf(request), clientView(client, ctx.clock()));
-      const secret = await rotateClientSecret(ctx, client.id, request.body?.grace_seconds ?? 0);
+      const grace = request.body?.grace_seconds ?? 0;
+      const rotated = await rotateClientSecret(
+        ctx,
+        callerOf(request),
+        request.params.id,
+        grace,
+        ifMatch(request, view),
+      );
       reply.header('cache-control', 'no-store');
-      return { client: clientView(await reachable(request, client.id), ctx.clock()), client_secret: secret };
+      return { client: view(rotated.client), client_secret: rotated.secret };
     },
   );
 
@@ -279,10 +277,6 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
         response: answers({ 200: Type.Ref(RevokedView) }, 403, 404),
       },
     },
-    async (request) => {
-      requireWrite(callerOf(request));
-      const client = await reachable(request, request.params.id);
-      return revokeGrants(ctx, { client_id: client.id });
-    },
+    async (request) => revokeClientGrants(ctx, callerOf(request), request.params.id),
   );
 }

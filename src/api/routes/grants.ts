@@ -4,10 +4,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { reachableGrant } from '../../console/access.ts';
 import { pageSize, timeCursor, pageOf } from '../conditions.ts';
-import { requireWrite } from '../keys.ts';
-import { GrantView, grantView, Page } from '../views.ts';
+import { getGrant, listGrants, revokeGrant } from '../../management/grants.ts';
+import { GrantView, grantView, Page } from '../../management/views.ts';
 import { type ApiScope, callerOf } from './index.ts';
 import { answers, IdFilter, IdParams, ListQuery } from './shared.ts';
 
@@ -46,13 +45,11 @@ export async function grantRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
       },
     },
     async (request) => {
-      const { actor } = callerOf(request);
       const { agent_id, client_id, live } = request.query;
       const limit = pageSize(request.query.limit);
       const cursor = timeCursor(request.query.cursor);
-      const rows = await ctx.store.api.pageGrants({
+      const rows = await listGrants(ctx, callerOf(request), {
         limit: limit + 1,
-        accountId: actor.role === 'admin' ? undefined : actor.id,
         agentId: agent_id,
         clientId: client_id,
         live: live === undefined ? undefined : live === 'true',
@@ -73,7 +70,7 @@ export async function grantRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         response: answers({ 200: GrantRef }, 404),
       },
     },
-    async (request) => grantView(await reachableGrant(ctx, callerOf(request).actor, request.params.id)),
+    async (request) => grantView(await getGrant(ctx, callerOf(request), request.params.id)),
   );
 
   api.post<{ Params: IdParams }>(
@@ -89,13 +86,6 @@ export async function grantRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         response: answers({ 200: GrantRef }, 403, 404),
       },
     },
-    async (request) => {
-      const caller = callerOf(request);
-      requireWrite(caller);
-      const grant = await reachableGrant(ctx, caller.actor, request.params.id);
-      // The rule RFC 7009 revocation applies: the grant's tokens die with it.
-      await ctx.store.revokeGrant(grant.id, ctx.clock());
-      return grantView((await ctx.store.findGrant(grant.id)) ?? grant);
-    },
+    async (request) => grantView(await revokeGrant(ctx, callerOf(request), request.params.id)),
   );
 }

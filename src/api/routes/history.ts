@@ -5,12 +5,17 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { OUTCOME_GROUPS, outcomeChoices, parseHistoryFilters } from '../../console/history.ts';
+import {
+  listActivity,
+  listSignIns,
+  OUTCOME_GROUPS,
+  outcomeChoices,
+  parseHistoryFilters,
+} from '../../management/history.ts';
 import { InvalidRequest } from '../../errors.ts';
 import type { ActivityPageQuery } from '../../store/api-types.ts';
 import { encodeCursor, timeCursor, pageSize, timeFilter } from '../conditions.ts';
-import { requireAdminReach } from '../keys.ts';
-import { ActivityView, activityView, Page, SignInView, signInView } from '../views.ts';
+import { ActivityView, activityView, Page, SignInView, signInView } from '../../management/views.ts';
 import { type ApiScope, callerOf } from './index.ts';
 import { answers, IdFilter, ListQuery } from './shared.ts';
 
@@ -80,16 +85,14 @@ export async function historyRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request) => {
-      const { actor } = callerOf(request);
       const { agent_id, client_id, outcome } = request.query;
       const page = range(request.query);
       // The console's outcome filter, its rule and its values.
       const filters = parseHistoryFilters({ outcome }, 'website', [], ctx.clock());
       if (filters.errors.outcome) throw new InvalidRequest(`outcome must be one of ${OUTCOME_VALUES.join(', ')}.`);
-      const rows = await ctx.store.api.pageSignIns({
+      const rows = await listSignIns(ctx, callerOf(request), {
         ...page,
         limit: page.limit + 1,
-        accountId: actor.role === 'admin' ? undefined : actor.id,
         agentId: agent_id,
         clientId: client_id,
         outcome: filters.query.outcome,
@@ -105,7 +108,7 @@ export async function historyRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
         operationId: 'listActivity',
         summary: 'List the console’s activity',
         description:
-          'Newest first: what people did in the console, what the CLI did to accounts, and every call of an API key (`api.<operationId>`). Only an admin’s `all` key.',
+          'Newest first: what people did in the console, what the CLI did to accounts, and every other call of an API key (`api.<operationId>`: a read, or a refused change; a change is recorded by its act, as in the console). Only an admin’s `all` key.',
         tags: ['Activity'],
         querystring: Type.Object({
           ...ListQuery,
@@ -122,10 +125,9 @@ export async function historyRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request) => {
-      requireAdminReach(callerOf(request));
       const { action, actor_id } = request.query;
       const page = range(request.query);
-      const rows = await ctx.store.api.pageActivity({
+      const rows = await listActivity(ctx, callerOf(request), {
         ...page,
         limit: page.limit + 1,
         actorId: actor_id,

@@ -8,7 +8,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import { TooManyRequests } from '../../errors.ts';
-import { actingAs } from '../../domain/webhooks/actor.ts';
+import { hasActed } from '../../management/audit.ts';
 import { type ApiCaller, authenticateApiKey } from '../keys.ts';
 import {
   AccountView,
@@ -24,7 +24,7 @@ import {
   DeliveryView,
   WebhookEventTypeView,
   WebhookView,
-} from '../views.ts';
+} from '../../management/views.ts';
 import { accountRoutes } from './accounts.ts';
 import { agentRoutes } from './agents.ts';
 import { clientRoutes } from './clients.ts';
@@ -104,7 +104,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
 
       api.addHook('onRequest', async (request, reply) => {
         if (request.routeOptions.config.public) return;
-        const caller = await authenticateApiKey(ctx, request.headers.authorization);
+        const caller = await authenticateApiKey(ctx, request.headers.authorization, request.ip);
         if (limiter) {
           try {
             const used = await limiter.consume(caller.key.id, 1);
@@ -117,34 +117,33 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
         }
         callers.set(request, caller);
       });
-      // What a key changes is announced as its doing (webhook events' actor). A callback hook,
-      // so the rest of the request (the handler) runs inside it.
-      api.addHook('preHandler', (request, _reply, done) => {
-        const caller = callers.get(request);
-        if (!caller) return done();
-        actingAs(
-          { type: 'api_key', key_id: caller.key.id, account_id: caller.account.id, email: caller.account.email },
-          done,
-        );
-      });
-
-      // Every call of a key is in the console's activity, before its answer leaves.
+      // Every call of a key is in the console's activity, before its answer leaves: a call that
+      // acted by its act (src/management/audit.ts), any other (a read, a refusal) as the call.
       api.addHook('onSend', async (request, reply, payload) => {
         const caller = callers.get(request);
         if (!caller) return payload;
         const params = request.params as { id?: string } | undefined;
         const operation = request.routeOptions.schema?.operationId ?? 'unknown';
-        await ctx.store.api.recordCall(caller.key.id, ctx.clock(), request.ip, {
-          at: ctx.clock(),
-          actor_id: caller.account.id,
-          action: `api.${operation}`,
-          target: params?.id ?? reply.getHeader('x-created-id')?.toString() ?? null,
-          ip: request.ip,
-          detail: `${request.method} ${request.url.split('?')[0]} → ${reply.statusCode} (key ${caller.key.id})`.slice(
-            0,
-            512,
-          ),
-        });
+        const acted = hasActed(caller) && reply.statusCode < 400;
+        await ctx.store.api.recordCall(
+          caller.key.id,
+          ctx.clock(),
+          request.ip,
+          acted
+            ? null
+            : {
+                at: ctx.clock(),
+                actor_id: caller.account.id,
+                action: `api.${operation}`,
+                target: params?.id ?? reply.getHeader('x-created-id')?.toString() ?? null,
+                ip: request.ip,
+                detail:
+                  `${request.method} ${request.url.split('?')[0]} → ${reply.statusCode} (key ${caller.key.id})`.slice(
+                    0,
+                    512,
+                  ),
+              },
+        );
         reply.removeHeader('x-created-id');
         return payload;
       });

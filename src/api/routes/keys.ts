@@ -1,9 +1,8 @@
 /** /api-keys: the keys a caller may see, and revoking them (keys are made in the console or the CLI). */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { listApiKeys, reachableApiKey, revokeApiKey } from '../../console/api-keys.ts';
-import { requireWrite } from '../keys.ts';
-import { ApiKeyView, apiKeyView } from '../views.ts';
+import { getApiKey, listApiKeys, revokeApiKey } from '../../management/api-keys.ts';
+import { ApiKeyView, apiKeyView } from '../../management/views.ts';
 import { type ApiScope, callerOf } from './index.ts';
 import { answers, IdParams } from './shared.ts';
 
@@ -23,7 +22,7 @@ export async function keyRoutes(api: FastifyInstance, { ctx }: ApiScope): Promis
         response: answers({ 200: Type.Object({ data: Type.Array(KeyRef) }, { title: 'ApiKeyList' }) }),
       },
     },
-    async (request) => ({ data: (await listApiKeys(ctx, callerOf(request).actor)).map(apiKeyView) }),
+    async (request) => ({ data: (await listApiKeys(ctx, callerOf(request))).map(apiKeyView) }),
   );
 
   api.get<{ Params: IdParams }>(
@@ -37,7 +36,7 @@ export async function keyRoutes(api: FastifyInstance, { ctx }: ApiScope): Promis
         response: answers({ 200: KeyRef }, 404),
       },
     },
-    async (request) => apiKeyView(await reachableApiKey(ctx, callerOf(request).actor, request.params.id)),
+    async (request) => apiKeyView(await getApiKey(ctx, callerOf(request), request.params.id)),
   );
 
   api.post<{ Params: IdParams }>(
@@ -52,10 +51,6 @@ export async function keyRoutes(api: FastifyInstance, { ctx }: ApiScope): Promis
         response: answers({ 200: KeyRef }, 403, 404),
       },
     },
-    async (request) => {
-      const caller = callerOf(request);
-      requireWrite(caller);
-      return apiKeyView(await revokeApiKey(ctx, caller.actor, request.params.id));
-    },
+    async (request) => apiKeyView(await revokeApiKey(ctx, callerOf(request), request.params.id)),
   );
 }

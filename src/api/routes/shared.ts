@@ -1,13 +1,10 @@
 /** Schemas and answers every route group of the management API uses. */
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { accountById } from '../../console/accounts.ts';
 import type { Context } from '../../context.ts';
-import { InvalidRequest } from '../../errors.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
-import { entityTag, idempotent } from '../conditions.ts';
+import { checkIfMatch, entityTag, idempotent } from '../conditions.ts';
 import type { ApiCaller } from '../keys.ts';
-import { ErrorView } from '../views.ts';
+import { ErrorView } from '../../management/views.ts';
 
 /** What each error status of the API means, as the OpenAPI document describes it. */
 const ERROR_MEANINGS: Record<number, string> = {
@@ -103,8 +100,17 @@ export function withTag<T>(reply: FastifyReply, representation: T): T {
   return representation;
 }
 
-/** The If-Match header of a request, when it has one. */
-export const ifMatchOf = (request: FastifyRequest) => request.headers['if-match'];
+/**
+ * The request's If-Match as an operation's precondition: the record, as represented by `view`,
+ * must still have the tag the header names (412 otherwise); none without the header.
+ *
+ * @example
+ * await renameAgent(ctx, caller, id, name, ifMatch(request, (agent) => agentView(agent, ctx.clock())));
+ */
+export function ifMatch<T>(request: FastifyRequest, view: (record: T) => unknown): ((record: T) => void) | undefined {
+  const header = request.headers['if-match'];
+  return header === undefined ? undefined : (record) => checkIfMatch(header, view(record));
+}
 
 /** The body of a secret's rotation. */
 export const RotateBody = Type.Object(
@@ -115,23 +121,6 @@ export const RotateBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-/**
- * The account a creation is for: the key's own unless `accountId` names another, which only a
- * key reaching all accounts may (403 otherwise; 404 for an unknown account).
- *
- * @example
- * const owner = await ownerFor(ctx, callerOf(request), request.body.account_id);
- */
-export async function ownerFor(
-  ctx: Pick<Context, 'store' | 'clock' | 'config'>,
-  caller: ApiCaller,
-  accountId: string | undefined,
-): Promise<AccountRecord> {
-  if (accountId === undefined || accountId === caller.account.id) return caller.account;
-  if (caller.actor.role !== 'admin') throw new InvalidRequest('account_id may name only the key’s own account.', 403);
-  return accountById(ctx, accountId);
-}
 
 /** What a creation made: the record's path (`agents/agt_…`, also the audit's target) and the answer's body. */
 export interface Created {

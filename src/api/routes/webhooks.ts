@@ -3,24 +3,31 @@
  * admin's key that reaches all accounts, by the rules of src/domain/webhooks/endpoints.ts.
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { WebhookChanges } from '../../domain/webhooks/endpoints.ts';
+import { requireAdmin } from '../../management/actor.ts';
 import {
   createWebhook,
   deleteWebhook,
-  listDeliveries,
+  getWebhook,
+  listWebhookDeliveries,
   listWebhooks,
-  reachableWebhook,
-  redeliver,
+  redeliverWebhook,
   rotateWebhookSecret,
   updateWebhook,
-  type WebhookChanges,
-} from '../../domain/webhooks/endpoints.ts';
+} from '../../management/webhooks.ts';
 import { eventTypeList } from '../../domain/webhooks/event-types.ts';
-import { checkIfMatch, pageSize } from '../conditions.ts';
-import { type ApiCaller, requireAdminReach, requireWrite } from '../keys.ts';
-import { DeliveryView, deliveryView, Page, WebhookEventTypeView, WebhookView, webhookView } from '../views.ts';
+import { pageSize } from '../conditions.ts';
+import {
+  DeliveryView,
+  deliveryView,
+  Page,
+  WebhookEventTypeView,
+  WebhookView,
+  webhookView,
+} from '../../management/views.ts';
 import { callerOf, type ApiScope } from './index.ts';
-import { answerCreation, answers, IdempotencyHeaders, IdParams, IfMatchHeaders, ifMatchOf, withTag } from './shared.ts';
+import { answerCreation, answers, IdempotencyHeaders, IdParams, IfMatchHeaders, ifMatch, withTag } from './shared.ts';
 
 const WebhookRef = Type.Ref(WebhookView);
 const tags = ['Webhooks'];
@@ -62,14 +69,6 @@ const MessageParams = Type.Object({
   message_id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[!-~]+$' }),
 });
 
-/** The caller, once its key is an admin's that reaches all accounts (and may write, for a change). */
-function admin(request: FastifyRequest, write = false): ApiCaller {
-  const caller = callerOf(request);
-  requireAdminReach(caller);
-  if (write) requireWrite(caller);
-  return caller;
-}
-
 export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Promise<void> {
   api.get(
     '/webhook-event-types',
@@ -82,7 +81,7 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request) => {
-      admin(request);
+      requireAdmin(callerOf(request));
       return { data: eventTypeList() };
     },
   );
@@ -98,7 +97,7 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
         response: answers({ 200: Type.Object({ data: Type.Array(WebhookRef) }, { title: 'WebhookList' }) }, 403),
       },
     },
-    async (request) => ({ data: (await listWebhooks(ctx, admin(request).actor)).map(webhookView) }),
+    async (request) => ({ data: (await listWebhooks(ctx, callerOf(request))).map(webhookView) }),
   );
 
   api.post<{ Body: { url: string; events: string[]; description?: string } }>(
@@ -115,9 +114,9 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request, reply) => {
-      const caller = admin(request, true);
+      const caller = callerOf(request);
       return answerCreation(ctx, caller, request, reply, async () => {
-        const { webhook, secret } = await createWebhook(ctx, caller.actor, request.body);
+        const { webhook, secret } = await createWebhook(ctx, caller, request.body);
         return { location: `webhooks/${webhook.webhook.id}`, body: { webhook: webhookView(webhook), secret } };
       });
     },
@@ -135,8 +134,7 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
         response: answers({ 200: WebhookRef }, 403, 404),
       },
     },
-    async (request, reply) =>
-      withTag(reply, webhookView(await reachableWebhook(ctx, admin(request).actor, request.params.id))),
+    async (request, reply) => withTag(reply, webhookView(await getWebhook(ctx, callerOf(request), request.params.id))),
   );
 
   api.patch<{ Params: IdParams; Body: WebhookChanges }>(
@@ -153,10 +151,9 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request, reply) => {
-      const { actor } = admin(request, true);
-      const found = await reachableWebhook(ctx, actor, request.params.id);
-      checkIfMatch(ifMatchOf(request), webhookView(found));
-      return withTag(reply, webhookView(await updateWebhook(ctx, actor, found.webhook.id, request.body)));
+      const precondition = ifMatch(request, webhookView);
+      const changed = await updateWebhook(ctx, callerOf(request), request.params.id, request.body, precondition);
+      return withTag(reply, webhookView(changed));
     },
   );
 
@@ -174,10 +171,7 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request) => {
-      const { actor } = admin(request, true);
-      const found = await reachableWebhook(ctx, actor, request.params.id);
-      checkIfMatch(ifMatchOf(request), webhookView(found));
-      return webhookView(await deleteWebhook(ctx, actor, found.webhook.id));
+      return webhookView(await deleteWebhook(ctx, callerOf(request), request.params.id, ifMatch(request, webhookView)));
     },
   );
 
@@ -195,10 +189,8 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request, reply) => {
-      const { actor } = admin(request, true);
-      const found = await reachableWebhook(ctx, actor, request.params.id);
-      checkIfMatch(ifMatchOf(request), webhookView(found));
-      const { webhook, secret } = await rotateWebhookSecret(ctx, actor, found.webhook.id);
+      const precondition = ifMatch(request, webhookView);
+      const { webhook, secret } = await rotateWebhookSecret(ctx, callerOf(request), request.params.id, precondition);
       reply.header('cache-control', 'no-store');
       return { webhook: webhookView(webhook), secret };
     },
@@ -221,7 +213,7 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request) => {
-      const { data, next_cursor } = await listDeliveries(ctx, admin(request).actor, request.params.id, {
+      const { data, next_cursor } = await listWebhookDeliveries(ctx, callerOf(request), request.params.id, {
         limit: pageSize(request.query.limit),
         cursor: request.query.cursor,
       });
@@ -242,8 +234,7 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
       },
     },
     async (request, reply) => {
-      const { actor } = admin(request, true);
-      const delivery = await redeliver(ctx, actor, request.params.id, request.params.message_id);
+      const { delivery } = await redeliverWebhook(ctx, callerOf(request), request.params.id, request.params.message_id);
       return reply.code(202).send(deliveryView({ delivery, attempts: [] }));
     },
   );

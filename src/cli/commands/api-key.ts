@@ -1,11 +1,10 @@
 /** `agentauth api-key …`: keys of the management API (docs/design.md §15), made on the database only. */
 import type { Command } from 'commander';
-import { createApiKey, KEY_LIFETIME_DAYS } from '../../console/api-keys.ts';
-import { apiKeyView } from '../../api/views.ts';
-import { recordConsoleEvent } from '../../console/events.ts';
+import { createApiKey, KEY_LIFETIME_DAYS } from '../../management/api-keys.ts';
+import { apiKeyView } from '../../management/views.ts';
 import type { ApiKeyAccess, ApiKeyReach } from '../../store/api-types.ts';
 import { print, withContext } from '../common.ts';
-import { accountRecordByEmail } from '../local.ts';
+import { operator } from '../../management/actor.ts';
 import { BESIDE_THE_SERVER, requireDatabase, withManagement } from '../target.ts';
 
 export function apiKeyCommand(program: Command): void {
@@ -45,17 +44,15 @@ export function apiKeyCommand(program: Command): void {
         );
         const access: ApiKeyAccess = options.readOnly ? 'read' : 'write';
         const reach: ApiKeyReach = options.all ? 'all' : 'own';
-        const { key, secret } = await withContext(async (ctx) => {
-          const account = await accountRecordByEmail(ctx, options.email);
-          const made = await createApiKey(
-            ctx,
-            account,
-            { name: options.name, access, reach, expiresInDays: options.expiresInDays },
-            null,
-          );
-          await recordConsoleEvent(ctx, null, 'api_key.create', made.key.id, null, `cli: for ${account.email}`);
-          return made;
-        });
+        const { key, secret } = await withContext((ctx) =>
+          createApiKey(ctx, operator(), {
+            name: options.name,
+            access,
+            reach,
+            expiresInDays: options.expiresInDays,
+            accountEmail: options.email,
+          }),
+        );
         print(
           !!options.json,
           { ...apiKeyView(key), api_key: secret },

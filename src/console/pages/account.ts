@@ -3,8 +3,8 @@ import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConsoleSessionRecord, PasskeyRecord } from '../../store/console-types.ts';
 import type { AgentRecord, ApprovalView, ClientRecord } from '../../store/types.ts';
 import { waitingNotice } from './approvals.ts';
-import { MIN_PASSWORD_LENGTH } from '../accounts.ts';
-import type { OutstandingLink } from '../links.ts';
+import { MIN_PASSWORD_LENGTH } from '../../domain/accounts.ts';
+import type { OutstandingLink } from '../../domain/account-links.ts';
 import { linkTable } from './links.ts';
 import { dataTable, userAgentCell } from './table.ts';
 import {

@@ -2,8 +2,8 @@
 import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConsoleEventView, SignInRecord } from '../../store/console-types.ts';
 import type { AgentRecord, ClientRecord } from '../../store/types.ts';
-import type { OutstandingLink } from '../links.ts';
-import { type ActivityEntry, type ApiCall, apiCallOf } from '../history.ts';
+import type { OutstandingLink } from '../../domain/account-links.ts';
+import { type ActivityEntry, type ApiCall, apiCallOf } from '../../management/history.ts';
 import { apiKeyAnchor } from './api-keys.ts';
 import { linkTable } from './links.ts';
 import { outcomeBadge } from './owned.ts';

@@ -1,6 +1,6 @@
 /** Outstanding setup and invitation links as a table with a Revoke button each: the account page and the admin's. */
 import { type Html, html } from '../../web/html.ts';
-import type { OutstandingLink } from '../links.ts';
+import type { OutstandingLink } from '../../domain/account-links.ts';
 import { actionButton, when } from './shell.ts';
 import { dataTable } from './table.ts';
 

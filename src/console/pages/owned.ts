@@ -14,7 +14,7 @@ import {
   outcomeKind,
   outcomeText,
   PERIODS,
-} from '../history.ts';
+} from '../../management/history.ts';
 import { dataTable, userAgentCell } from './table.ts';
 import {
   actionButton,

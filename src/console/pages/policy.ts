@@ -5,7 +5,10 @@
  */
 import type { AgentRecord, ClientRecord, WebsitesRule } from '../../store/types.ts';
 import { type Html, html } from '../../web/html.ts';
-import { MAX_SIGN_INS_PER_HOUR, policyOf, SUPPORTED_SCOPES, scopeField, WEBSITES_WORDS } from '../policy.ts';
+import { MAX_SIGN_INS_PER_HOUR, policyOf } from '../../domain/agent-policy.ts';
+import { SUPPORTED_SCOPES } from '../../domain/scopes.ts';
+import { scopeField } from '../policy.ts';
+import { WEBSITES_WORDS } from '../../management/policies.ts';
 import type { FormState } from './owned.ts';
 import { actionButton, csrfField, field } from './shell.ts';
 import { dataTable } from './table.ts';

@@ -1,6 +1,6 @@
 /** The console's pages for people not yet signed in: sign-in, sign-up, one-time links. */
 import { type Html, html } from '../../web/html.ts';
-import { FIRST_ADMIN_COMMAND, MIN_PASSWORD_LENGTH } from '../accounts.ts';
+import { FIRST_ADMIN_COMMAND, MIN_PASSWORD_LENGTH } from '../../domain/accounts.ts';
 import { consolePage, csrfField, field, type PageContext } from './shell.ts';
 
 export interface FormState {

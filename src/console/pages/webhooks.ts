@@ -5,14 +5,13 @@
  * each attempt's answer and "Send again".
  */
 import { type Html, html } from '../../web/html.ts';
+import { eventTypeList } from '../../domain/webhooks/event-types.ts';
 import {
-  ALL_EVENTS_FIELD,
   type DeliveryWithAttempts,
-  eventField,
-  eventTypeList,
   MAX_WEBHOOK_DESCRIPTION_LENGTH,
   MAX_WEBHOOK_URL_LENGTH,
-} from '../webhooks.ts';
+} from '../../domain/webhooks/endpoints.ts';
+import { ALL_EVENTS_FIELD, eventField } from '../webhooks.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { DeliveryRecord, WebhookWithEvents } from '../../store/webhook-types.ts';
 import { adminNavigation } from './admin.ts';

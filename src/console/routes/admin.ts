@@ -2,16 +2,25 @@
  * The admin area (docs/design.md §11): every account with its actions (disable, enable, role,
  * email verification, a new setup link), every unused setup and invitation link (revoke), every
  * agent, every website, and the console's audit.
- * Every route starts with requireAdmin: a member gets the 403 page and nothing changes.
+ * Every route starts with requireAdmin, as every operation does: a member gets the 403 page and
+ * nothing changes.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountRecord, AccountRole } from '../../store/console-types.ts';
-import { accountById, issueLink, setAccountRole, setAccountStatus, verifyEmailByAdmin } from '../accounts.ts';
-import { requireAdmin } from '../access.ts';
+import {
+  createSetupLink,
+  getAccount,
+  listAccounts,
+  listLinks,
+  revokeLink,
+  updateAccount,
+  verifyAccountEmail,
+} from '../../management/accounts.ts';
+import { type Actor, requireAdmin } from '../../management/actor.ts';
+import { listAgents } from '../../management/agents.ts';
+import { listClients } from '../../management/clients.ts';
 import { InvalidField } from '../../errors.ts';
-import { recordConsoleEvent } from '../events.ts';
-import { type ActivityKind, activityPage, decodeCursor } from '../history.ts';
-import { outstandingLinks, revokeOutstandingLink } from '../links.ts';
+import { type ActivityKind, activityPage, decodeCursor } from '../../management/history.ts';
 import {
   ACTIVITY_KINDS,
   adminAccountsPage,
@@ -34,10 +43,10 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
 
   /** The signed-in admin, or the 403 page (or the sign-in page without a session). */
-  const admin = (request: FastifyRequest): AccountRecord => {
-    const account = area.account(request);
-    requireAdmin(account);
-    return account;
+  const admin = (request: FastifyRequest): Actor => {
+    const actor = area.actor(request);
+    requireAdmin(actor);
+    return actor;
   };
   /** How many of the records each account owns. */
   const countOf = (records: Array<{ account_id: string | null }>) => {
@@ -55,12 +64,12 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     extra: { notice?: ConsolePage['notice']; setupLink?: { email: string; url: string; expiresAt: number } } = {},
     status = 200,
   ) => {
-    admin(request);
+    const actor = admin(request);
     const page = await area.page(request, reply);
     const [accounts, agents, clients] = await Promise.all([
-      ctx.store.console.listAccounts(),
-      ctx.store.listAgents(),
-      ctx.store.listClients(),
+      listAccounts(ctx, actor),
+      listAgents(ctx, actor),
+      listClients(ctx, actor),
     ]);
     const agentsOf = countOf(agents);
     const clientsOf = countOf(clients);
@@ -80,11 +89,11 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   );
 
   scope.get<{ Querystring: Form }>('/admin/links', async (request, reply) => {
-    admin(request);
+    const actor = admin(request);
     const page = await area.page(request, reply);
     return area.send(
       reply,
-      adminLinksPage(page, { links: await outstandingLinks(ctx), notice: noticeFor(request.query.notice) }),
+      adminLinksPage(page, { links: await listLinks(ctx, actor), notice: noticeFor(request.query.notice) }),
     );
   });
 
@@ -93,45 +102,36 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     '/admin/links/:id/revoke',
     { preHandler: guard },
     async (request, reply) => {
-      const actor = admin(request);
-      const link = await revokeOutstandingLink(ctx, request.params.id);
-      await recordConsoleEvent(
-        ctx,
-        actor,
-        'admin.revoke_link',
-        link.account_id ?? link.created_by,
-        request.ip,
-        `${link.purpose} ${request.params.id}`,
-      );
+      await revokeLink(ctx, admin(request), request.params.id);
       return area.redirect(reply, '/console/admin/links?notice=link_revoked');
     },
   );
 
   scope.get('/admin/agents', async (request, reply) => {
-    admin(request);
+    const actor = admin(request);
     const page = await area.page(request, reply);
-    const [accounts, agents] = await Promise.all([ctx.store.console.listAccounts(), ctx.store.listAgents()]);
+    const [accounts, agents] = await Promise.all([listAccounts(ctx, actor), listAgents(ctx, actor)]);
     return area.send(reply, adminAgentsPage(page, { agents, owners: ownersOf(accounts) }));
   });
 
   scope.get('/admin/websites', async (request, reply) => {
-    admin(request);
+    const actor = admin(request);
     const page = await area.page(request, reply);
-    const [accounts, clients] = await Promise.all([ctx.store.console.listAccounts(), ctx.store.listClients()]);
+    const [accounts, clients] = await Promise.all([listAccounts(ctx, actor), listClients(ctx, actor)]);
     return area.send(reply, adminClientsPage(page, { clients, owners: ownersOf(accounts) }));
   });
 
   // ?show= picks console actions or agent sign-ins; an unknown value shows everything, with a message (400).
   scope.get<{ Querystring: Form }>('/admin/events', async (request, reply) => {
-    admin(request);
+    const actor = admin(request);
     const page = await area.page(request, reply);
     const before = decodeCursor(request.query.before);
     const asked = request.query.show ?? '';
     const known = ACTIVITY_KINDS.some(([value]) => value === asked);
     const show = known ? asked : '';
     const [{ entries, next }, accounts] = await Promise.all([
-      activityPage(ctx, (show || 'all') as ActivityKind, before, EVENTS_PAGE),
-      ctx.store.console.listAccounts(),
+      activityPage(ctx, actor, (show || 'all') as ActivityKind, before, EVENTS_PAGE),
+      listAccounts(ctx, actor),
     ]);
     return area.send(
       reply,
@@ -154,12 +154,12 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const onAccount = async (
     request: AccountAction,
     reply: FastifyReply,
-    action: (actor: AccountRecord, target: AccountRecord) => Promise<string>,
+    action: (actor: Actor, id: string) => Promise<string>,
   ) => {
     const actor = admin(request);
-    const target = await accountById(ctx, request.params.id);
+    const target = await getAccount(ctx, actor, request.params.id);
     try {
-      return area.redirect(reply, `/console/admin?notice=${await action(actor, target)}`);
+      return area.redirect(reply, `/console/admin?notice=${await action(actor, target.id)}`);
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
       return showAccounts(request, reply, { notice: { kind: 'error', text: error.description } }, 400);
@@ -174,9 +174,8 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       `/admin/accounts/:id/${name}`,
       { preHandler: guard },
       (request, reply) =>
-        onAccount(request, reply, async (actor, target) => {
-          await setAccountStatus(ctx, actor, target, status);
-          await recordConsoleEvent(ctx, actor, `admin.${name}_account`, target.id, request.ip);
+        onAccount(request, reply, async (actor, id) => {
+          await updateAccount(ctx, actor, id, { status });
           return notice;
         }),
     );
@@ -186,11 +185,10 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     '/admin/accounts/:id/role',
     { preHandler: guard },
     (request, reply) =>
-      onAccount(request, reply, async (actor, target) => {
+      onAccount(request, reply, async (actor, id) => {
         const role = request.body?.role;
         if (!ROLES.includes(role as AccountRole)) throw new InvalidField('role', 'Choose the role admin or member.');
-        await setAccountRole(ctx, actor, target, role as AccountRole);
-        await recordConsoleEvent(ctx, actor, 'admin.set_role', target.id, request.ip, role);
+        await updateAccount(ctx, actor, id, { role: role as AccountRole });
         return 'role_changed';
       }),
   );
@@ -199,9 +197,8 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     '/admin/accounts/:id/verify-email',
     { preHandler: guard },
     (request, reply) =>
-      onAccount(request, reply, async (actor, target) => {
-        await verifyEmailByAdmin(ctx, target);
-        await recordConsoleEvent(ctx, actor, 'admin.verify_email', target.id, request.ip, target.email);
+      onAccount(request, reply, async (actor, id) => {
+        await verifyAccountEmail(ctx, actor, id);
         return 'email_verified';
       }),
   );
@@ -212,16 +209,12 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     '/admin/accounts/:id/setup-link',
     { preHandler: guard },
     async (request, reply) => {
-      const actor = admin(request);
-      const target = await accountById(ctx, request.params.id);
-      const link = await issueLink(ctx, 'setup', { accountId: target.id, createdBy: actor.id });
-      await recordConsoleEvent(ctx, actor, 'admin.setup_link', target.id, request.ip);
-      return area.redirectOnce(request, reply, setupLinkPath(target.id), { email: target.email, ...link });
+      const { account, link } = await createSetupLink(ctx, admin(request), request.params.id);
+      return area.redirectOnce(request, reply, setupLinkPath(account.id), { email: account.email, ...link });
     },
   );
   scope.get<{ Params: { id: string } }>('/admin/accounts/:id/setup-link', async (request, reply) => {
-    admin(request);
-    const target = await accountById(ctx, request.params.id);
+    const target = await getAccount(ctx, admin(request), request.params.id);
     const setupLink = await area.takeOnce<{ email: string; url: string; expiresAt: number }>(
       request,
       setupLinkPath(target.id),

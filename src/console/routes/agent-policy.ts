@@ -1,16 +1,15 @@
 /**
  * An agent's policy in the console (docs/design.md §16): the Policy form of the agent's page and
- * the listed websites, added and removed one by one. Each change goes through setAgentPolicy
- * (src/console/policy.ts's changePolicy), the rule the CLI and the API use too, and is a console
- * event saying what changed. Who may change it is who may reach the agent (its owner, an admin).
+ * the listed websites, added and removed one by one. Each change is the operation the CLI and the
+ * API use too (setAgentPolicy, src/management/policies.ts), which records what changed. Who may
+ * change it is who may reach the agent (its owner, an admin).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { policyOf } from '../../domain/agent-policy.ts';
 import { InvalidField, NotFound } from '../../errors.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { Actor } from '../../management/actor.ts';
+import { setAgentPolicy } from '../../management/policies.ts';
 import type { AgentPolicy, AgentRecord } from '../../store/types.ts';
-import { recordConsoleEvent } from '../events.ts';
-import { changePolicy, policyFromForm } from '../policy.ts';
+import { formWorded, policyFromForm } from '../policy.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
 type Request = FastifyRequest<{ Params: { id: string }; Body: Form }>;
@@ -18,18 +17,20 @@ type Request = FastifyRequest<{ Params: { id: string }; Body: Form }>;
 type Act = (
   request: Request,
   reply: FastifyReply,
-  action: (account: AccountRecord, agent: AgentRecord) => Promise<string>,
+  action: (actor: Actor, agent: AgentRecord) => Promise<string>,
 ) => Promise<unknown>;
 
 export function agentPolicyRoutes(scope: FastifyInstance, area: ConsoleScope, act: Act): void {
   const { ctx, guard } = area;
 
-  /** Stores `next(current)` and records what changed; the notice to show. */
+  /** Stores `next(current)` through the operation, its refusal in the form's words; the notice to show. */
   const change =
-    (request: Request, notice: string, next: (current: AgentPolicy) => AgentPolicy) =>
-    async (account: AccountRecord, agent: AgentRecord) => {
-      const detail = await changePolicy(ctx, agent, next(policyOf(agent)));
-      await recordConsoleEvent(ctx, account, 'agent.policy', agent.id, request.ip, detail);
+    (notice: string, next: (current: AgentPolicy) => AgentPolicy) => async (actor: Actor, agent: AgentRecord) => {
+      try {
+        await setAgentPolicy(ctx, actor, agent.id, next);
+      } catch (error) {
+        throw error instanceof InvalidField ? formWorded(error) : error;
+      }
       return notice;
     };
 
@@ -37,7 +38,7 @@ export function agentPolicyRoutes(scope: FastifyInstance, area: ConsoleScope, ac
     act(
       request,
       reply,
-      change(request, 'policy_saved', (current) => policyFromForm(request.body ?? {}, current)),
+      change('policy_saved', (current) => policyFromForm(request.body ?? {}, current)),
     ),
   );
 
@@ -48,7 +49,7 @@ export function agentPolicyRoutes(scope: FastifyInstance, area: ConsoleScope, ac
       act(
         request,
         reply,
-        change(request, 'website_listed', (current) => {
+        change('website_listed', (current) => {
           const clientId = request.body?.client_id ?? '';
           if (clientId === '') throw new InvalidField('allowed_clients', 'Choose a website to add.');
           return { ...current, allowed_clients: [...current.allowed_clients, clientId] };
@@ -63,7 +64,7 @@ export function agentPolicyRoutes(scope: FastifyInstance, area: ConsoleScope, ac
       act(
         request,
         reply,
-        change(request, 'website_unlisted', (current) => {
+        change('website_unlisted', (current) => {
           const clientId = request.body?.client_id ?? '';
           if (!current.allowed_clients.includes(clientId))
             throw new NotFound('This website is not listed for the agent.');

@@ -4,29 +4,30 @@
  * and the websites it is connected to. Another owner's agent answers exactly as a missing one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { rotateAgentKey, rotateAgentSecret, setAgentStatus } from '../../domain/agents.ts';
-import { revokeGrants } from '../../domain/revocation.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { Actor } from '../../management/actor.ts';
+import {
+  connectedSites,
+  createAgent,
+  deleteAgent,
+  getAgent,
+  listAgents,
+  renameAgent,
+  revokeAgentGrants,
+  rotateAgentKey,
+  rotateAgentSecret,
+  setAgentStatus,
+} from '../../management/agents.ts';
+import { dailySignIns } from '../../management/history.ts';
+import { listableWebsites } from '../../management/policies.ts';
 import type { AgentRecord } from '../../store/types.ts';
-import { reachableAgent } from '../access.ts';
-import { createOwnedAgent, createOwnedKeyBoundAgent, deleteAgent, publicKeyField, renameAgent } from '../agents.ts';
-import { InvalidField, NotFound } from '../../errors.ts';
-import { recordConsoleEvent } from '../events.ts';
-import { dailySignIns } from '../history.ts';
+import { publicKeyField } from '../agents.ts';
+import { InvalidField } from '../../errors.ts';
 import { agentCreatedPage, agentPage, agentPath, agentSecretPage, agentsPage } from '../pages/agents.ts';
 import { noticeFor } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 import { pendingApprovals } from '../approvals.ts';
 import { agentPolicyRoutes } from './agent-policy.ts';
-import {
-  actOn,
-  loadHistory,
-  ownedRoutes,
-  REFUSED_FILTER,
-  refusedForm,
-  revokedDetail,
-  type ShownState,
-} from './owned.ts';
+import { actOn, loadHistory, ownedRoutes, REFUSED_FILTER, refusedForm, type ShownState } from './owned.ts';
 
 type Params = { id: string };
 
@@ -35,13 +36,14 @@ const createdPath = (id: string) => `${agentPath(id)}/created`;
 
 export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
-  /** The agent if the account may reach it; NotFound otherwise, the same for a missing and a foreign one. */
-  const reachable = (account: AccountRecord, id: string) => reachableAgent(ctx, account, id);
+  /** The agent if the actor may reach it; NotFound otherwise, the same for a missing and a foreign one. */
+  const reachable = (actor: Actor, id: string) => getAgent(ctx, actor, id);
 
   /** The list of the signed-in account's agents with the create form. */
   const list = async (request: FastifyRequest, reply: FastifyReply, state: ShownState, status = 200) => {
     const page = await area.page(request, reply);
-    const agents = await ctx.store.console.listAgentsOf(page.account.id);
+    // The console lists the signed-in account's own agents, an admin's too (the admin's pages list everyone's).
+    const agents = await listAgents(ctx, area.actor(request), { accountId: page.account.id });
     return area.send(reply, agentsPage(page, { agents, ...state }), status);
   };
 
@@ -57,9 +59,9 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     const now = ctx.clock();
     const [chart, sites, { history, refused }, clients, pending] = await Promise.all([
       dailySignIns(ctx, agent.id),
-      ctx.store.console.listConnectedSites(agent.id, now),
+      connectedSites(ctx, area.actor(request), agent.id),
       loadHistory(ctx, { agent_id: agent.id }, state.query),
-      ctx.store.listClients(),
+      listableWebsites(ctx),
       pendingApprovals(ctx, page.account),
     ]);
     return area.send(
@@ -71,7 +73,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
         chart,
         sites,
         history,
-        clients: [...clients].sort((a, b) => a.name.localeCompare(b.name)),
+        clients,
         waiting: pending.filter((approval) => approval.agent_id === agent.id),
         values: state.values,
         errors: state.errors,
@@ -88,17 +90,11 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   );
 
   scope.post<{ Body: Form }>('/agents', { preHandler: guard }, async (request, reply) => {
-    const account = area.account(request);
     try {
       // A public key pasted in the form makes a key-bound agent: nothing to show once, its page says it all.
-      const key = publicKeyField(request.body?.public_key);
-      if (key) {
-        const agent = await createOwnedKeyBoundAgent(ctx, account, request.body?.name, key);
-        await recordConsoleEvent(ctx, account, 'agent.create', agent.id, request.ip, `${agent.name} (key)`);
-        return area.redirect(reply, `${agentPath(agent.id)}?notice=agent_created_with_key`);
-      }
-      const { agent, secret } = await createOwnedAgent(ctx, account, request.body?.name);
-      await recordConsoleEvent(ctx, account, 'agent.create', agent.id, request.ip, agent.name);
+      const key = publicKeyField(request.body?.public_key) ?? undefined;
+      const { agent, secret } = await createAgent(ctx, area.actor(request), { name: request.body?.name, key });
+      if (secret === null) return area.redirect(reply, `${agentPath(agent.id)}?notice=agent_created_with_key`);
       return area.redirectOnce(request, reply, createdPath(agent.id), { secret });
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
@@ -108,7 +104,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   // The new agent's secret and environment, once: a reload finds the agent's page instead.
   scope.get<{ Params: Params }>('/agents/:id/created', async (request, reply) => {
-    const agent = await reachable(area.account(request), request.params.id);
+    const agent = await reachable(area.actor(request), request.params.id);
     const once = await area.takeOnce<{ secret: string }>(request, createdPath(agent.id));
     if (!once) return area.redirect(reply, `${agentPath(agent.id)}?notice=shown_once`);
     return area.send(
@@ -118,25 +114,23 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   });
 
   scope.get<{ Params: Params; Querystring: Form }>('/agents/:id', async (request, reply) => {
-    const agent = await reachable(area.account(request), request.params.id);
+    const agent = await reachable(area.actor(request), request.params.id);
     return show(request, reply, agent, { notice: noticeFor(request.query.notice), query: request.query });
   });
 
   scope.post<{ Params: Params; Body: Form }>('/agents/:id/rename', { preHandler: guard }, (request, reply) =>
-    act(request, reply, async (account, agent) => {
-      const { name } = await renameAgent(ctx, agent, request.body?.name);
-      await recordConsoleEvent(ctx, account, 'agent.rename', agent.id, request.ip, name);
+    act(request, reply, async (actor, agent) => {
+      await renameAgent(ctx, actor, agent.id, request.body?.name);
       return 'agent_renamed';
     }),
   );
 
   // A new public key: a key-bound agent's replaced, or an agent with a secret bound to a key.
   scope.post<{ Params: Params; Body: Form }>('/agents/:id/rotate-key', { preHandler: guard }, (request, reply) =>
-    act(request, reply, async (account, agent) => {
+    act(request, reply, async (actor, agent) => {
       const key = publicKeyField(request.body?.public_key);
       if (!key) throw new InvalidField('public_key', 'Paste the new public key (a JWK).');
-      await rotateAgentKey(ctx, agent.id, key);
-      await recordConsoleEvent(ctx, account, 'agent.rotate_key', agent.id, request.ip, key.thumbprint);
+      await rotateAgentKey(ctx, actor, agent.id, key);
       return 'agent_key_rotated';
     }),
   );
@@ -153,8 +147,8 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     rotate: rotateAgentSecret,
     secretPage: (page, { thing, secret, until }) =>
       agentSecretPage(page, { agent: thing, secret, until, issuer: ctx.config.baseUrl }),
-    setActive: (deps, id, active) => setAgentStatus(deps, id, active ? 'active' : 'disabled'),
-    grantsOf: (agent) => ({ agent_id: agent.id }),
+    setActive: (deps, actor, id, active) => setAgentStatus(deps, actor, id, active ? 'active' : 'disabled'),
+    revokeGrants: (deps, actor, id) => revokeAgentGrants(deps, actor, id),
     historyOf: (agent) => ({ agent_id: agent.id }),
   });
 
@@ -162,16 +156,8 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     act(
       request,
       reply,
-      async (account, agent) => {
-        const revoked = await deleteAgent(ctx, agent);
-        await recordConsoleEvent(
-          ctx,
-          account,
-          'agent.delete',
-          agent.id,
-          request.ip,
-          `${agent.name}: ${revokedDetail(revoked)}`,
-        );
+      async (actor, agent) => {
+        await deleteAgent(ctx, actor, agent.id);
         return 'agent_deleted';
       },
       () => '/console/agents',
@@ -183,13 +169,8 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     '/agents/:id/sites/:clientId/revoke',
     { preHandler: guard },
     (request, reply) =>
-      act(request, reply, async (account, agent) => {
-        const clientId = request.params.clientId;
-        const sites = await ctx.store.console.listConnectedSites(agent.id, ctx.clock());
-        if (!sites.some((site) => site.client_id === clientId))
-          throw new NotFound('This website is not connected to the agent.');
-        await revokeGrants(ctx, { agent_id: agent.id, client_id: clientId });
-        await recordConsoleEvent(ctx, account, 'agent.revoke_site', agent.id, request.ip, clientId);
+      act(request, reply, async (actor, agent) => {
+        await revokeAgentGrants(ctx, actor, agent.id, request.params.clientId);
         return 'site_revoked';
       }),
   );

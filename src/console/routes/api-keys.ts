@@ -6,8 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField } from '../../errors.ts';
 import type { ApiKeyRecord } from '../../store/api-types.ts';
-import { createApiKey, KEY_LIFETIME_CHOICES, listApiKeys, reachableApiKey, revokeApiKey } from '../api-keys.ts';
-import { recordConsoleEvent } from '../events.ts';
+import { listAccounts } from '../../management/accounts.ts';
+import { createApiKey, getApiKey, KEY_LIFETIME_CHOICES, listApiKeys, revokeApiKey } from '../../management/api-keys.ts';
 import { API_KEYS_PATH, apiKeyCreatedPage, apiKeyCreatedPath, apiKeysPage } from '../pages/api-keys.ts';
 import { noticeFor } from '../pages/shell.ts';
 import { refusedForm, type ShownState } from './owned.ts';
@@ -23,20 +23,16 @@ function lifetimeOf(raw: string | undefined): number {
   return days;
 }
 
-/** What the audit says of a new key: its name and scopes, never the key. */
-const keyDetail = (key: ApiKeyRecord) =>
-  `${key.name}: ${key.access === 'write' ? 'read and write' : 'read only'}, ${key.reach === 'all' ? 'all accounts' : 'own account'}, until ${new Date(key.expires_at * 1000).toISOString().slice(0, 10)}`;
-
 export function apiKeyRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
 
   /** The keys the account may see (an admin's with their accounts) and the create form. */
   const list = async (request: FastifyRequest, reply: FastifyReply, state: ShownState, status = 200) => {
     const page = await area.page(request, reply);
-    const admin = page.account.role === 'admin';
+    const actor = area.actor(request);
     const [keys, accounts] = await Promise.all([
-      listApiKeys(ctx, page.account),
-      admin ? ctx.store.console.listAccounts() : null,
+      listApiKeys(ctx, actor),
+      actor.admin ? listAccounts(ctx, actor) : null,
     ]);
     return area.send(
       reply,
@@ -55,16 +51,14 @@ export function apiKeyRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   );
 
   scope.post<{ Body: Form }>('/api-keys', { preHandler: guard }, async (request, reply) => {
-    const account = area.account(request);
     const form = request.body ?? {};
     try {
-      const { key, secret } = await createApiKey(ctx, account, {
+      const { key, secret } = await createApiKey(ctx, area.actor(request), {
         name: form.name ?? '',
         access: form.access as ApiKeyRecord['access'],
         reach: (form.reach ?? 'own') as ApiKeyRecord['reach'],
         expiresInDays: lifetimeOf(form.expires_in_days),
       });
-      await recordConsoleEvent(ctx, account, 'api_key.create', key.id, request.ip, keyDetail(key));
       return area.redirectOnce(request, reply, apiKeyCreatedPath(key.id), { secret });
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
@@ -74,7 +68,7 @@ export function apiKeyRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   // The new key, once: a reload finds the list with a notice instead.
   scope.get<{ Params: Params }>('/api-keys/:id/created', async (request, reply) => {
-    const key = await reachableApiKey(ctx, area.account(request), request.params.id);
+    const key = await getApiKey(ctx, area.actor(request), request.params.id);
     const once = await area.takeOnce<{ secret: string }>(request, apiKeyCreatedPath(key.id));
     if (!once) return area.redirect(reply, `${API_KEYS_PATH}?notice=api_key_shown_once`);
     return area.send(
@@ -84,9 +78,7 @@ export function apiKeyRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   });
 
   scope.post<{ Params: Params }>('/api-keys/:id/revoke', { preHandler: guard }, async (request, reply) => {
-    const account = area.account(request);
-    const key = await revokeApiKey(ctx, account, request.params.id);
-    await recordConsoleEvent(ctx, account, 'api_key.revoke', key.id, request.ip, key.name);
+    await revokeApiKey(ctx, area.actor(request), request.params.id);
     return area.redirect(reply, `${API_KEYS_PATH}?notice=api_key_revoked`);
   });
 }

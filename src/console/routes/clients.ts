@@ -4,25 +4,25 @@
  * deletion, a test sign-in and its sign-ins. Another owner's website answers exactly as a missing one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { deleteClient, rotateClientSecret, setClientStatus } from '../../domain/clients.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { Actor } from '../../management/actor.ts';
+import {
+  createClient,
+  deleteClient,
+  getClient,
+  listClients,
+  revokeClientGrants,
+  rotateClientSecret,
+  setClientStatus,
+  testSignIn,
+  updateClient,
+} from '../../management/clients.ts';
 import type { ClientRecord } from '../../store/types.ts';
-import { reachableClient } from '../access.ts';
 import { InvalidField } from '../../errors.ts';
-import { recordConsoleEvent } from '../events.ts';
 import { noticeFor } from '../pages/shell.ts';
 import { clientCreatedPage, clientPage, clientPath, clientSecretPage, clientsPage } from '../pages/clients.ts';
-import { clientChangesDetail, createOwnedClient, editOwnedClient, testSignInUrl } from '../clients.ts';
+import { clientChanges, clientInput } from '../clients.ts';
 import type { ConsoleScope, Form } from './scope.ts';
-import {
-  actOn,
-  loadHistory,
-  ownedRoutes,
-  REFUSED_FILTER,
-  refusedForm,
-  revokedDetail,
-  type ShownState,
-} from './owned.ts';
+import { actOn, loadHistory, ownedRoutes, REFUSED_FILTER, refusedForm, type ShownState } from './owned.ts';
 
 type Params = { id: string };
 
@@ -32,12 +32,12 @@ const createdPath = (id: string) => `${clientPath(id)}/created`;
 export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
   /** The website if the account may reach it; NotFound otherwise, the same for a missing and a foreign one. */
-  const reachable = (account: AccountRecord, id: string) => reachableClient(ctx, account, id);
+  const reachable = (actor: Actor, id: string) => getClient(ctx, actor, id);
 
   /** The list of the signed-in account's websites with the registration form. */
   const list = async (request: FastifyRequest, reply: FastifyReply, state: ShownState, status = 200) => {
     const page = await area.page(request, reply);
-    const websites = await ctx.store.console.listClientsOf(page.account.id);
+    const websites = await listClients(ctx, area.actor(request), { accountId: page.account.id });
     return area.send(reply, clientsPage(page, { websites, publicClients: ctx.config.publicClients, ...state }), status);
   };
 
@@ -74,16 +74,13 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   );
 
   scope.post<{ Body: Form }>('/websites', { preHandler: guard }, async (request, reply) => {
-    const account = area.account(request);
     const form = request.body ?? {};
     try {
-      const { client, secret } = await createOwnedClient(ctx, account, {
-        name: form.name,
-        redirect_uris: form.redirect_uris,
-        approval: form.approval,
-        client_type: form.client_type,
-      });
-      await recordConsoleEvent(ctx, account, 'website.create', client.id, request.ip, client.name);
+      const { client, secret } = await createClient(
+        ctx,
+        area.actor(request),
+        clientInput(form, ctx.config.publicClients),
+      );
       return area.redirectOnce(request, reply, createdPath(client.id), { secret });
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
@@ -93,7 +90,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   // The new website's credentials, its secret once: a reload finds the website's page instead.
   scope.get<{ Params: Params }>('/websites/:id/created', async (request, reply) => {
-    const client = await reachable(area.account(request), request.params.id);
+    const client = await reachable(area.actor(request), request.params.id);
     const once = await area.takeOnce<{ secret: string | null }>(request, createdPath(client.id));
     if (!once) return area.redirect(reply, `${clientPath(client.id)}?notice=shown_once`);
     return area.send(
@@ -107,22 +104,14 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   });
 
   scope.get<{ Params: Params; Querystring: Form }>('/websites/:id', async (request, reply) => {
-    const client = await reachable(area.account(request), request.params.id);
+    const client = await reachable(area.actor(request), request.params.id);
     return show(request, reply, client, { notice: noticeFor(request.query.notice), query: request.query });
   });
 
   // Edit: name, redirect URIs and approval, under the rules of registration.
   scope.post<{ Params: Params; Body: Form }>('/websites/:id/edit', { preHandler: guard }, (request, reply) =>
-    act(request, reply, async (account, client) => {
-      const changed = await editOwnedClient(ctx, client, request.body ?? {});
-      await recordConsoleEvent(
-        ctx,
-        account,
-        'website.update',
-        client.id,
-        request.ip,
-        clientChangesDetail(client, changed),
-      );
+    act(request, reply, async (actor, client) => {
+      await updateClient(ctx, actor, client.id, clientChanges(request.body ?? {}, client));
       return 'website_updated';
     }),
   );
@@ -131,45 +120,27 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     act(
       request,
       reply,
-      async (account, client) => {
-        const revoked = await deleteClient(ctx, client.id);
-        await recordConsoleEvent(
-          ctx,
-          account,
-          'website.delete',
-          client.id,
-          request.ip,
-          `${client.name}: ${revokedDetail(revoked)}`,
-        );
+      async (actor, client) => {
+        await deleteClient(ctx, actor, client.id);
         return 'website_deleted';
       },
       () => '/console/websites',
     ),
   );
 
-  // A real authorization request for the website, made by the console (../clients.ts testSignInUrl).
+  // A real authorization request for the website (testSignIn, src/management/clients.ts).
   scope.post<{ Params: Params; Body: Form }>(
     '/websites/:id/test-sign-in',
     { preHandler: guard },
     async (request, reply) => {
-      const account = area.account(request);
-      const client = await reachable(account, request.params.id);
-      let url: string;
+      const actor = area.actor(request);
+      const client = await reachable(actor, request.params.id);
       try {
-        url = testSignInUrl(ctx.config, client, request.body?.redirect_uri);
+        return area.redirect(reply, await testSignIn(ctx, actor, client.id, request.body?.redirect_uri));
       } catch (error) {
         if (!(error instanceof InvalidField)) throw error;
         return show(request, reply, client, refusedForm(request.body, error), 400);
       }
-      await recordConsoleEvent(
-        ctx,
-        account,
-        'website.test_sign_in',
-        client.id,
-        request.ip,
-        new URL(url, ctx.config.baseUrl).searchParams.get('redirect_uri'),
-      );
-      return area.redirect(reply, url);
     },
   );
 
@@ -182,8 +153,8 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     pageOf: (client) => clientPath(client.id),
     rotate: rotateClientSecret,
     secretPage: (page, { thing, secret, until }) => clientSecretPage(page, { client: thing, secret, until }),
-    setActive: (deps, id, active) => setClientStatus(deps, id, active ? 'active' : 'inactive'),
-    grantsOf: (client) => ({ client_id: client.id }),
+    setActive: (deps, actor, id, active) => setClientStatus(deps, actor, id, active ? 'active' : 'inactive'),
+    revokeGrants: (deps, actor, id) => revokeClientGrants(deps, actor, id),
     historyOf: (client) => ({ client_id: client.id }),
   });
 }

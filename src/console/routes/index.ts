@@ -14,6 +14,7 @@ import { recordConsoleEvent } from '../events.ts';
 import { leaveFlash, takeFlash } from '../flash.ts';
 import { currentSession, startSession } from '../sessions.ts';
 import { actingAs } from '../../domain/webhooks/actor.ts';
+import { consoleActor } from '../../management/actor.ts';
 import { accountRoutes } from './account.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { webhookRoutes } from './webhooks.ts';
@@ -51,8 +52,9 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
       scope.addHook('preHandler', async (request) => {
         request.signedIn = await currentSession(ctx, session.read(request));
       });
-      // What the signed-in person changes is announced as theirs (webhook events' actor). A
-      // callback hook, so the rest of the request (later hooks, the handler) runs inside it.
+      // What the signed-in person changes of their own account (sign-in methods, sessions) is
+      // announced as theirs (webhook events' actor); a management operation names its actor
+      // itself. A callback hook, so the rest of the request (later hooks, the handler) runs inside it.
       scope.addHook('preHandler', (request, _reply, done) => {
         const account = request.signedIn?.account;
         if (!account) return done();
@@ -76,6 +78,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
         guard,
         session,
         account,
+        actor: (request) => consoleActor(account(request), request.ip),
         page: async (request, reply) => {
           const signedIn = account(request);
           const [csrf, waiting] = await Promise.all([reply.generateCsrf(), pendingApprovals(ctx, signedIn)]);

@@ -6,14 +6,11 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
-import { revokeGrants } from '../../domain/revocation.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
-import type { GrantOwner, RevokedGrants } from '../../store/types.ts';
+import type { Actor } from '../../management/actor.ts';
 import { graceOf } from '../agents.ts';
 import { InvalidField } from '../../errors.ts';
 import { csvLine } from '../csv.ts';
-import { recordConsoleEvent } from '../events.ts';
-import { allSignIns, decodeCursor, outcomeText, parseHistoryFilters, signInPage } from '../history.ts';
+import { allSignIns, decodeCursor, outcomeText, parseHistoryFilters, signInPage } from '../../management/history.ts';
 import type { FormState, HistoryInput } from '../pages/owned.ts';
 import { describeUserAgent } from '../user-agents.ts';
 import type { ConsolePage } from '../pages/shell.ts';
@@ -113,12 +110,8 @@ export const refusedForm = (form: Form | undefined, error: InvalidField): ShownS
   errors: { [error.field]: error.description },
 });
 
-/** The counts of a revocation, for the console's audit. */
-export const revokedDetail = (revoked: RevokedGrants) =>
-  `grants ${revoked.grants}, codes ${revoked.codes}, requests ${revoked.requests}`;
-
-/** An action on an agent or a client: what it did, as the notice to show (`agent_renamed`). */
-type Action<Thing> = (account: AccountRecord, thing: Thing) => Promise<string>;
+/** An action on an agent or a client, by an operation: what it did, as the notice to show (`agent_renamed`). */
+type Action<Thing> = (actor: Actor, thing: Thing) => Promise<string>;
 
 /** Shows a thing's page, with a form's values and errors and a status (400 for refused forms). */
 type ShowThing<Thing> = (
@@ -130,19 +123,19 @@ type ShowThing<Thing> = (
 ) => Promise<unknown>;
 
 /**
- * The `act` of an area: runs an action on a thing the account may reach (else 404) and redirects
+ * The `act` of an area: runs an action on a thing the actor may reach (else 404) and redirects
  * to `where` (the thing's page unless said otherwise) with the notice the action returns; an
  * InvalidField shows the thing's page again with the message beside its field.
  *
  * @example
  * const act = actOn(area, { reachable, show, pageOf: (agent) => agentPath(agent.id) });
  * scope.post('/agents/:id/rename', { preHandler: guard }, (request, reply) =>
- *   act(request, reply, async (account, agent) => 'agent_renamed'));
+ *   act(request, reply, async (actor, agent) => 'agent_renamed'));
  */
 export function actOn<Thing>(
   area: ConsoleScope,
   thingOf: {
-    reachable(account: AccountRecord, id: string): Promise<Thing>;
+    reachable(actor: Actor, id: string): Promise<Thing>;
     show: ShowThing<Thing>;
     pageOf(thing: Thing): string;
   },
@@ -153,10 +146,10 @@ export function actOn<Thing>(
     action: Action<Thing>,
     where: (thing: Thing) => string = thingOf.pageOf,
   ) => {
-    const account = area.account(request);
-    const thing = await thingOf.reachable(account, request.params.id);
+    const actor = area.actor(request);
+    const thing = await thingOf.reachable(actor, request.params.id);
     try {
-      return area.redirect(reply, `${where(thing)}?notice=${await action(account, thing)}`);
+      return area.redirect(reply, `${where(thing)}?notice=${await action(actor, thing)}`);
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
       return thingOf.show(request, reply, thing, refusedForm(request.body, error), 400);
@@ -168,27 +161,27 @@ export function actOn<Thing>(
 export interface OwnedThing<Thing extends { id: string }> {
   /** Its area's path under /console: '/agents' or '/websites'. */
   path: string;
-  /** What the audit's actions and the notices are prefixed with: 'agent' or 'website'. */
+  /** What the notices and the history's file name are prefixed with: 'agent' or 'website'. */
   kind: string;
-  /** It, if the account may reach it; NotFound otherwise. */
-  reachable(account: AccountRecord, id: string): Promise<Thing>;
+  /** It, if the actor may reach it; NotFound otherwise. */
+  reachable(actor: Actor, id: string): Promise<Thing>;
   /** Its page again, with a form's errors. */
   show: ShowThing<Thing>;
   /** Runs an action on it and redirects with the notice the action returns (see actOn). */
   act(request: Request, reply: FastifyReply, action: Action<Thing>): Promise<unknown>;
   /** Its page. */
   pageOf(thing: Thing): string;
-  /** Issues a new secret, the old one working `grace` seconds longer. */
-  rotate(ctx: Context, id: string, grace: number): Promise<string>;
+  /** Issues a new secret, the old one working `grace` seconds longer (its operation). */
+  rotate(ctx: Context, actor: Actor, id: string, grace: number): Promise<{ secret: string }>;
   /** The page that shows the new secret, once. */
   secretPage(
     page: Awaited<ReturnType<ConsoleScope['page']>>,
     input: { thing: Thing; secret: string; until: number | null },
   ): string;
-  /** Disables it (active false) or enables it again. */
-  setActive(ctx: Context, id: string, active: boolean): Promise<void>;
-  /** Whose grants are its grants. */
-  grantsOf(thing: Thing): GrantOwner;
+  /** Disables it (active false) or enables it again (its operation). */
+  setActive(ctx: Context, actor: Actor, id: string, active: boolean): Promise<unknown>;
+  /** Revokes its grants (its operation). */
+  revokeGrants(ctx: Context, actor: Actor, id: string): Promise<unknown>;
   /** Whose sign-ins are its history. */
   historyOf(thing: Thing): HistoryOf;
 }
@@ -210,7 +203,7 @@ export function ownedRoutes<Thing extends { id: string }>(
 
   // The whole filtered history, streamed; a refused filter shows the page with its message instead.
   scope.get<{ Params: Params; Querystring: Form }>(`${path}/:id/history.csv`, async (request, reply) => {
-    const thing = await owned.reachable(area.account(request), request.params.id);
+    const thing = await owned.reachable(area.actor(request), request.params.id);
     const of = owned.historyOf(thing);
     const counterparts = await ctx.store.console.listSignInCounterparts(of);
     const parsed = parseHistoryFilters(request.query, otherSide(of), counterparts, ctx.clock());
@@ -234,8 +227,8 @@ export function ownedRoutes<Thing extends { id: string }>(
 
   // A rotation shows the new secret once, on the page its redirect leads to (../flash.ts).
   scope.post<{ Params: Params; Body: Form }>(`${path}/:id/rotate`, { preHandler: guard }, async (request, reply) => {
-    const account = area.account(request);
-    const thing = await owned.reachable(account, request.params.id);
+    const actor = area.actor(request);
+    const thing = await owned.reachable(actor, request.params.id);
     let grace: number;
     try {
       grace = graceOf(request.body?.grace);
@@ -243,37 +236,33 @@ export function ownedRoutes<Thing extends { id: string }>(
       if (!(error instanceof InvalidField)) throw error;
       return owned.show(request, reply, thing, { errors: { [error.field]: error.description } }, 400);
     }
-    const secret = await owned.rotate(ctx, thing.id, grace);
-    await recordConsoleEvent(ctx, account, `${kind}.rotate_secret`, thing.id, request.ip, `grace ${grace} s`);
+    const { secret } = await owned.rotate(ctx, actor, thing.id, grace);
     return area.redirectOnce(request, reply, newSecretPath(thing), {
       secret,
       until: grace > 0 ? ctx.clock() + grace : null,
     });
   });
   scope.get<{ Params: Params }>(`${path}/:id/new-secret`, async (request, reply) => {
-    const thing = await owned.reachable(area.account(request), request.params.id);
+    const thing = await owned.reachable(area.actor(request), request.params.id);
     const once = await area.takeOnce<{ secret: string; until: number | null }>(request, newSecretPath(thing));
     if (!once) return area.redirect(reply, `${owned.pageOf(thing)}?notice=shown_once`);
     return area.send(reply, owned.secretPage(await area.page(request, reply), { thing, ...once }));
   });
 
-  // The notices agent_disabled, agent_enabled, website_disabled and website_enabled; the audit's
-  // agent.disable, agent.enable, website.disable and website.enable.
+  // The notices agent_disabled, agent_enabled, website_disabled and website_enabled.
   for (const active of [false, true]) {
     const action = active ? 'enable' : 'disable';
     scope.post<{ Params: Params; Body: Form }>(`${path}/:id/${action}`, { preHandler: guard }, (request, reply) =>
-      owned.act(request, reply, async (account, thing) => {
-        await owned.setActive(ctx, thing.id, active);
-        await recordConsoleEvent(ctx, account, `${kind}.${action}`, thing.id, request.ip);
+      owned.act(request, reply, async (actor, thing) => {
+        await owned.setActive(ctx, actor, thing.id, active);
         return `${kind}_${action}d`;
       }),
     );
   }
 
   scope.post<{ Params: Params; Body: Form }>(`${path}/:id/revoke-grants`, { preHandler: guard }, (request, reply) =>
-    owned.act(request, reply, async (account, thing) => {
-      const revoked = await revokeGrants(ctx, owned.grantsOf(thing));
-      await recordConsoleEvent(ctx, account, `${kind}.revoke_grants`, thing.id, request.ip, revokedDetail(revoked));
+    owned.act(request, reply, async (actor, thing) => {
+      await owned.revokeGrants(ctx, actor, thing.id);
       return 'grants_revoked';
     }),
   );

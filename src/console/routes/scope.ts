@@ -1,6 +1,7 @@
 /** What every area of the console's routes is given (see index.ts, which mounts them). */
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Context } from '../../context.ts';
+import type { Actor } from '../../management/actor.ts';
 import type { AccountRecord, SignInMethod } from '../../store/console-types.ts';
 import type { BrowserCookie } from '../../web/browser.ts';
 import { pageHeaders } from '../../web/layout.ts';
@@ -29,6 +30,8 @@ export interface ConsoleScope {
   session: BrowserCookie;
   /** The signed-in account, or a redirect to the sign-in page. */
   account(request: FastifyRequest): AccountRecord;
+  /** The signed-in account as the actor of a management operation (src/management/). */
+  actor(request: FastifyRequest): Actor;
   /** The signed-in account and the CSRF token for the page being rendered. */
   page(request: FastifyRequest, reply: FastifyReply): Promise<PageContext & { account: AccountRecord }>;
   /** The CSRF token for a page of someone not signed in. */

@@ -2,7 +2,7 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance } from 'fastify';
 import type { AccountRecord } from '../../store/console-types.ts';
-import { signInWithPassword } from '../accounts.ts';
+import { signInWithPassword } from '../password-sign-in.ts';
 import { InvalidCredentials, TooManyRequests } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { authenticationOptions, signInWithPasskey } from '../passkeys.ts';

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField } from '../../errors.ts';
-import { signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../accounts.ts';
+import { signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../../domain/accounts.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { linkPage, messagePage, signUpPage } from '../pages/sign-in.ts';
 import type { ConsoleScope, Form } from './scope.ts';

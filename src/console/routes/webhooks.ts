@@ -1,16 +1,13 @@
 /**
  * The admin's webhooks (docs/design.md §11, §15): the list and the form that registers an
  * endpoint, its signing secret shown once, its page with the delivery log, and its actions
- * (save, rotate the secret, disable, enable, delete, send a delivery again). The rules are
- * src/domain/webhooks/endpoints.ts, which the API and the CLI call too; a member is answered
+ * (save, rotate the secret, disable, enable, delete, send a delivery again). Each is an
+ * operation of src/management/webhooks.ts, which the API and the CLI call too; a member is answered
  * as if there were no webhook (404), the list with the 403 page, as the rest of the admin area.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Conflict, InvalidField } from '../../errors.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
-import type { WebhookWithEvents } from '../../store/webhook-types.ts';
-import { requireAdmin } from '../access.ts';
-import { recordConsoleEvent } from '../events.ts';
+import { type Actor, requireAdmin } from '../../management/actor.ts';
 import { noticeFor } from '../pages/shell.ts';
 import {
   WEBHOOKS_PATH,
@@ -20,35 +17,32 @@ import {
   webhookSecretPage,
   webhooksPage,
 } from '../pages/webhooks.ts';
+import type { WebhookChanges } from '../../domain/webhooks/endpoints.ts';
 import {
   createWebhook,
   deleteWebhook,
-  eventsOfForm,
-  listDeliveries,
+  getWebhook,
+  listWebhookDeliveries,
   listWebhooks,
-  reachableWebhook,
-  redeliver,
+  redeliverWebhook,
   rotateWebhookSecret,
   updateWebhook,
-  type WebhookChanges,
-} from '../webhooks.ts';
+} from '../../management/webhooks.ts';
+import { eventsOfForm } from '../webhooks.ts';
 import { refusedForm, type ShownState } from './owned.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
 type Params = { id: string };
 type Action = FastifyRequest<{ Params: Params; Body: Form }>;
 
-/** What the audit says of an endpoint: where it sends and what. */
-const webhookDetail = ({ webhook, events }: WebhookWithEvents) => `${webhook.url} (${events.join(', ')})`;
-
 export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
 
   /** The signed-in admin, or the 403 page. */
-  const admin = (request: FastifyRequest): AccountRecord => {
-    const account = area.account(request);
-    requireAdmin(account);
-    return account;
+  const admin = (request: FastifyRequest): Actor => {
+    const actor = area.actor(request);
+    requireAdmin(actor);
+    return actor;
   };
 
   const showList = async (request: FastifyRequest, reply: FastifyReply, state: ShownState, status = 200) => {
@@ -63,11 +57,11 @@ export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     state: ShownState,
     status = 200,
   ) => {
-    const actor = area.account(request);
-    const found = await reachableWebhook(ctx, actor, request.params.id);
+    const actor = area.actor(request);
+    const found = await getWebhook(ctx, actor, request.params.id);
     const before = (request.query as Form | undefined)?.before;
     // A cursor not made by the log reads as the first page, as the histories do.
-    const log = await listDeliveries(ctx, actor, found.webhook.id, {
+    const log = await listWebhookDeliveries(ctx, actor, found.webhook.id, {
       cursor: before && /^msg_[0-9a-f]{1,60}$/.test(before) ? before : undefined,
     });
     const page = await area.page(request, reply);
@@ -97,14 +91,6 @@ export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void 
         description: form.description,
         events: eventsOfForm(form),
       });
-      await recordConsoleEvent(
-        ctx,
-        actor,
-        'webhook.create',
-        made.webhook.webhook.id,
-        request.ip,
-        webhookDetail(made.webhook),
-      );
       return area.redirectOnce(request, reply, webhookSecretPath(made.webhook.webhook.id), {
         secret: made.secret,
         rotated: false,
@@ -117,7 +103,7 @@ export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void 
 
   // The signing secret, once: a reload finds the webhook's page with a notice instead.
   scope.get<{ Params: Params }>('/admin/webhooks/:id/secret', async (request, reply) => {
-    const found = await reachableWebhook(ctx, area.account(request), request.params.id);
+    const found = await getWebhook(ctx, area.actor(request), request.params.id);
     const once = await area.takeOnce<{ secret: string; rotated: boolean }>(
       request,
       webhookSecretPath(found.webhook.id),
@@ -139,13 +125,10 @@ export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void 
 
   /** A change of the endpoint, then its page with `notice`; a refused field shows the form again (400). */
   const change =
-    (changes: (form: Form) => WebhookChanges, action: string, notice: string) =>
-    async (request: Action, reply: FastifyReply) => {
-      const actor = area.account(request);
+    (changes: (form: Form) => WebhookChanges, notice: string) => async (request: Action, reply: FastifyReply) => {
       const form = request.body ?? {};
       try {
-        const changed = await updateWebhook(ctx, actor, request.params.id, changes(form));
-        await recordConsoleEvent(ctx, actor, action, changed.webhook.id, request.ip, webhookDetail(changed));
+        const changed = await updateWebhook(ctx, area.actor(request), request.params.id, changes(form));
         return area.redirect(reply, `${webhookPath(changed.webhook.id)}?notice=${notice}`);
       } catch (error) {
         if (!(error instanceof InvalidField)) throw error;
@@ -158,33 +141,28 @@ export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     { preHandler: guard },
     change(
       (form) => ({ url: form.url ?? '', description: form.description ?? '', events: eventsOfForm(form) }),
-      'webhook.update',
       'webhook_saved',
     ),
   );
   scope.post<{ Params: Params; Body: Form }>(
     '/admin/webhooks/:id/disable',
     { preHandler: guard },
-    change(() => ({ status: 'disabled' }), 'webhook.disable', 'webhook_disabled'),
+    change(() => ({ status: 'disabled' }), 'webhook_disabled'),
   );
   scope.post<{ Params: Params; Body: Form }>(
     '/admin/webhooks/:id/enable',
     { preHandler: guard },
-    change(() => ({ status: 'enabled' }), 'webhook.enable', 'webhook_enabled'),
+    change(() => ({ status: 'enabled' }), 'webhook_enabled'),
   );
 
   scope.post<{ Params: Params }>('/admin/webhooks/:id/rotate-secret', { preHandler: guard }, async (request, reply) => {
-    const actor = area.account(request);
-    const rotated = await rotateWebhookSecret(ctx, actor, request.params.id);
+    const rotated = await rotateWebhookSecret(ctx, area.actor(request), request.params.id);
     const id = rotated.webhook.webhook.id;
-    await recordConsoleEvent(ctx, actor, 'webhook.rotate_secret', id, request.ip, rotated.webhook.webhook.url);
     return area.redirectOnce(request, reply, webhookSecretPath(id), { secret: rotated.secret, rotated: true });
   });
 
   scope.post<{ Params: Params }>('/admin/webhooks/:id/delete', { preHandler: guard }, async (request, reply) => {
-    const actor = area.account(request);
-    const deleted = await deleteWebhook(ctx, actor, request.params.id);
-    await recordConsoleEvent(ctx, actor, 'webhook.delete', deleted.webhook.id, request.ip, webhookDetail(deleted));
+    await deleteWebhook(ctx, area.actor(request), request.params.id);
     return area.redirect(reply, `${WEBHOOKS_PATH}?notice=webhook_deleted`);
   });
 
@@ -192,10 +170,9 @@ export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     '/admin/webhooks/:id/deliveries/:message/send-again',
     { preHandler: guard },
     async (request, reply) => {
-      const actor = area.account(request);
-      let delivery: Awaited<ReturnType<typeof redeliver>>;
+      let delivery: Awaited<ReturnType<typeof redeliverWebhook>>['delivery'];
       try {
-        delivery = await redeliver(ctx, actor, request.params.id, request.params.message);
+        ({ delivery } = await redeliverWebhook(ctx, area.actor(request), request.params.id, request.params.message));
       } catch (error) {
         // Being sent at this moment: its attempt's answer shows in the log in a moment.
         if (!(error instanceof Conflict)) throw error;
@@ -204,14 +181,6 @@ export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void 
           `${webhookPath(request.params.id)}?notice=webhook_delivery_in_flight#deliveries-heading`,
         );
       }
-      await recordConsoleEvent(
-        ctx,
-        actor,
-        'webhook.redeliver',
-        delivery.endpoint_id,
-        request.ip,
-        `${delivery.message_id} ${delivery.event_type}`,
-      );
       return area.redirect(reply, `${webhookPath(delivery.endpoint_id)}?notice=webhook_sent_again#deliveries-heading`);
     },
   );

@@ -4,13 +4,12 @@
  */
 import { digest, PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { EMAIL } from '../domain/rules/agent.ts';
+import { EMAIL } from './rules/agent.ts';
 import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/console-types.ts';
-import { AccessDenied, InvalidCredentials, InvalidField, NotFound } from '../errors.ts';
-import { currentActor } from '../domain/webhooks/actor.ts';
-import { accountEvent } from '../domain/webhooks/events.ts';
-import { recordConsoleEvent } from './events.ts';
-import { creatorActive, endLinksOf, LINK_REVOKED } from './links.ts';
+import { AccessDenied, InvalidField, NotFound } from '../errors.ts';
+import { currentActor } from './webhooks/actor.ts';
+import { accountEvent } from './webhooks/events.ts';
+import { creatorActive, endLinksOf, LINK_REVOKED } from './account-links.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
 
@@ -80,39 +79,6 @@ export const FIRST_ADMIN_COMMAND = 'agentauth account create --email you@example
 
 /** Longer passwords are refused without hashing them. */
 const CHECKED_PASSWORD_LENGTH = 1024;
-
-/** The answer to every failed password sign-in, whatever the cause: it tells nothing about accounts. */
-export const WRONG_PASSWORD = 'The email or the password is wrong.';
-
-/**
- * Signs in with an email and a password, throttled (docs/design.md §11): the account, or
- * InvalidCredentials (401, the same for every cause) or TooManyRequests (429). Always one argon2
- * verification, against a decoy where there is no account, so timing tells nothing either; a
- * failure against a known account is recorded in its activity.
- *
- * @example
- * const account = await signInWithPassword(ctx, { email: form.email, password: form.password, ip: request.ip });
- */
-export async function signInWithPassword(
-  ctx: Context,
-  input: { email: string; password: string; ip: string },
-): Promise<AccountRecord> {
-  let key: string;
-  try {
-    key = emailOf(input.email).key;
-  } catch {
-    throw new InvalidCredentials(WRONG_PASSWORD);
-  }
-  const account = await ctx.console.throttle.attempt(key, input.ip, async () => {
-    const found = await ctx.store.console.findAccountByEmail(key);
-    const matches = await passwordMatches(found?.password_hash ?? null, input.password);
-    if (found && matches && found.status === 'active') return found;
-    if (found) await recordConsoleEvent(ctx, null, 'account.sign_in_failed', found.id, input.ip, 'password');
-    return null;
-  });
-  if (!account) throw new InvalidCredentials(WRONG_PASSWORD);
-  return account;
-}
 
 /**
  * Whether the password matches the hash. Without a hash (no such account, or one without a
@@ -308,6 +274,24 @@ export async function accountById(deps: Deps, id: string): Promise<AccountRecord
 }
 
 /**
+ * The account with this email (any case), or an error naming the email as it was given.
+ *
+ * @example
+ * const account = await accountByEmail(ctx, 'Ada@Example.com');
+ */
+export async function accountByEmail(deps: Pick<Context, 'store'>, raw: string): Promise<AccountRecord> {
+  let key: string;
+  try {
+    key = emailOf(raw).key;
+  } catch {
+    throw new InvalidField('email', `${raw} is not an email address`);
+  }
+  const account = await deps.store.console.findAccountByEmail(key);
+  if (!account) throw new NotFound(`no account with the email ${raw}`);
+  return account;
+}
+
+/**
  * Disables or enables an account; disabling ends its sessions, the links it made and the setup
  * links made for it (enabling it again does not bring them back). An admin cannot disable
  * themselves, so that the console always keeps one admin who can undo it. The actor is null
@@ -341,11 +325,11 @@ export async function setAccountStatus(
 
 export async function setAccountRole(
   deps: Deps,
-  actor: AccountRecord,
+  actor: AccountRecord | null,
   target: AccountRecord,
   role: AccountRole,
 ): Promise<void> {
-  if (actor.id === target.id && role !== 'admin')
+  if (actor?.id === target.id && role !== 'admin')
     throw new AccessDenied('You cannot take the admin role from yourself.');
   const announce =
     target.role === role

@@ -12,6 +12,9 @@ import type {
   SignInRecord,
 } from '../store/console-types.ts';
 
+import type { ActivityPageQuery, SignInPageQuery } from '../store/api-types.ts';
+import { type Actor, requireAdmin } from './actor.ts';
+
 type Deps = Pick<Context, 'store' | 'clock'>;
 
 export const HISTORY_PAGE = 20;
@@ -75,15 +78,17 @@ export type ActivityEntry = { at: number; id: string; ip: string | null } & (
 export type ActivityKind = 'all' | 'console' | 'sign-ins';
 
 /**
- * One page of the activity after `before`: each source read by its own time index (`size + 1`
+ * One page of the activity after `before`, for an admin: each source read by its own time index (`size + 1`
  * rows at most), merged by (at, id), so a page costs two short reads however large either grows.
  */
 export async function activityPage(
   deps: Deps,
+  actor: Actor,
   kind: ActivityKind,
   before: HistoryCursor | undefined,
   size: number,
 ): Promise<{ entries: ActivityEntry[]; next: string | null }> {
+  requireAdmin(actor);
   const [events, signIns] = await Promise.all([
     kind === 'sign-ins' ? [] : deps.store.console.listEvents({ limit: size + 1, before }),
     kind === 'console' ? [] : deps.store.console.listSignIns({}, size + 1, before),
@@ -272,3 +277,29 @@ const OUTCOMES: Record<string, { text: string; kind: 'success' | 'failure' | 'in
   invalid_request: { text: 'Unknown request', kind: 'incomplete' },
   invalid_client: { text: 'Website inactive', kind: 'incomplete' },
 };
+
+/**
+ * A page of the sign-ins `actor` reaches, newest first: an admin's of everyone, anyone else's of
+ * their own agents and websites.
+ *
+ * @example
+ * const rows = await listSignIns(ctx, actor, { limit: 21, agentId: 'agt_…' });
+ */
+export function listSignIns(
+  deps: Deps,
+  actor: Actor,
+  query: Omit<SignInPageQuery, 'accountId'>,
+): Promise<SignInRecord[]> {
+  return deps.store.api.pageSignIns({ ...query, accountId: actor.admin ? undefined : actor.account?.id });
+}
+
+/**
+ * A page of the console's activity, newest first: what people did, through every door. Only an admin's.
+ *
+ * @example
+ * const rows = await listActivity(ctx, actor, { limit: 21, action: { prefix: 'agent.' } });
+ */
+export function listActivity(deps: Deps, actor: Actor, query: ActivityPageQuery): Promise<ConsoleEventView[]> {
+  requireAdmin(actor);
+  return deps.store.api.pageActivity(query);
+}

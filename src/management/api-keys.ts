@@ -10,10 +10,12 @@ import type { Context } from '../context.ts';
 import { digest, newApiKey, newApiKeyId } from '../crypto.ts';
 import { InvalidField, InvalidRequest, NotFound } from '../errors.ts';
 import type { ApiKeyAccess, ApiKeyReach, ApiKeyRecord } from '../store/api-types.ts';
-import type { AccountRecord } from '../store/console-types.ts';
-import { possibleId } from './access.ts';
+import { accountByEmail } from '../domain/accounts.ts';
+import { type Actor, requireWrite } from './actor.ts';
+import { recordAct } from './audit.ts';
+import { possibleId } from './reach.ts';
 
-type Deps = Pick<Context, 'store' | 'clock'>;
+type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
 
 /** Lifetimes a key may be given, in days; keys always expire (a leaked one stops by itself). */
 export const KEY_LIFETIME_DAYS = { default: 90, max: 366 } as const;
@@ -30,19 +32,21 @@ export interface NewApiKey {
 }
 
 /**
- * Makes a key for `account`; the key itself is returned once and never stored. A refused field
- * is an InvalidField (an InvalidRequest) naming it: `name`, `access`, `reach` or `expires_in_days`.
+ * Makes a key acting as the actor's account (the operator names the account by `accountEmail`);
+ * the key itself is returned once and never stored. A refused field is an InvalidField naming
+ * it: `name`, `access`, `reach` or `expires_in_days`.
  *
  * @example
- * const { key, secret } = await createApiKey(ctx, account, { name: 'deploy', access: 'write', reach: 'own' });
+ * const { key, secret } = await createApiKey(ctx, actor, { name: 'deploy', access: 'write', reach: 'own' });
  * // secret: 'aak_…' (shown once); key.id: 'key_…'
  */
 export async function createApiKey(
   deps: Deps,
-  account: AccountRecord,
-  input: NewApiKey,
-  createdBy: AccountRecord | null = account,
+  actor: Actor,
+  input: NewApiKey & { accountEmail?: string },
 ): Promise<{ key: ApiKeyRecord; secret: string }> {
+  requireWrite(actor);
+  const account = actor.account ?? (await accountByEmail(deps, input.accountEmail ?? ''));
   const name = input.name.trim();
   if (name.length === 0 || name.length > MAX_KEY_NAME_LENGTH)
     throw new InvalidField('name', `a key's name must be 1 to ${MAX_KEY_NAME_LENGTH} characters`);
@@ -66,15 +70,21 @@ export async function createApiKey(
     reach: input.reach,
     hint: secret.slice(-4),
     created_at: now,
-    created_by: createdBy?.id ?? null,
+    created_by: actor.account?.id ?? null,
     expires_at: now + days * 86_400,
     last_used_at: null,
     last_used_ip: null,
     revoked_at: null,
   };
   await deps.store.api.insertKey(key);
+  const whose = actor.account ? '' : `for ${account.email}: `;
+  await recordAct(deps, actor, 'api_key.create', key.id, `${whose}${keyDetail(key)}`);
   return { key, secret };
 }
+
+/** What the audit says of a new key: its name and scopes, never the key. */
+const keyDetail = (key: ApiKeyRecord) =>
+  `${key.name}: ${key.access === 'write' ? 'read and write' : 'read only'}, ${key.reach === 'all' ? 'all accounts' : 'own account'}, until ${new Date(key.expires_at * 1000).toISOString().slice(0, 10)}`;
 
 /** Whether a key works now: not revoked, not expired. */
 export const keyIsLive = (key: ApiKeyRecord, now: number) => key.revoked_at === null && now < key.expires_at;
@@ -91,24 +101,24 @@ export function keyStatus(key: ApiKeyRecord, now: number): 'active' | 'expired' 
 }
 
 /**
- * The keys `actor` may see: an admin (acting for all) sees every key, a member their own.
+ * The keys `actor` may see: an admin (acting for all) sees every key, anyone else their own.
  *
  * @example
- * const keys = await listApiKeys(ctx, caller.actor);
+ * const keys = await listApiKeys(ctx, actor);
  */
-export function listApiKeys(deps: Deps, actor: AccountRecord): Promise<ApiKeyRecord[]> {
-  return deps.store.api.listKeys(actor.role === 'admin' ? undefined : actor.id);
+export function listApiKeys(deps: Deps, actor: Actor): Promise<ApiKeyRecord[]> {
+  return deps.store.api.listKeys(actor.admin ? undefined : actor.account?.id);
 }
 
 /**
  * A key `actor` may see, or NotFound (another account's key looks like no key).
  *
  * @example
- * const key = await reachableApiKey(ctx, signedIn.account, request.params.id);
+ * const key = await getApiKey(ctx, actor, request.params.id);
  */
-export async function reachableApiKey(deps: Deps, actor: AccountRecord, id: string): Promise<ApiKeyRecord> {
+export async function getApiKey(deps: Deps, actor: Actor, id: string): Promise<ApiKeyRecord> {
   const key = id.length <= 64 && possibleId(id) ? await deps.store.api.findKey(id) : undefined;
-  if (!key || (actor.role !== 'admin' && key.account_id !== actor.id)) throw new NotFound('No such API key.');
+  if (!key || (!actor.admin && key.account_id !== actor.account?.id)) throw new NotFound('No such API key.');
   return key;
 }
 
@@ -116,11 +126,13 @@ export async function reachableApiKey(deps: Deps, actor: AccountRecord, id: stri
  * Revokes a key at once; revoking one already revoked changes nothing.
  *
  * @example
- * await revokeApiKey(ctx, caller.actor, 'key_abc');
+ * await revokeApiKey(ctx, actor, 'key_abc');
  */
-export async function revokeApiKey(deps: Deps, actor: AccountRecord, id: string): Promise<ApiKeyRecord> {
-  const key = await reachableApiKey(deps, actor, id);
+export async function revokeApiKey(deps: Deps, actor: Actor, id: string): Promise<ApiKeyRecord> {
+  requireWrite(actor);
+  const key = await getApiKey(deps, actor, id);
   const now = deps.clock();
-  if (await deps.store.api.revokeKey(key.id, now)) return { ...key, revoked_at: now };
-  return key;
+  if (!(await deps.store.api.revokeKey(key.id, now))) return key;
+  await recordAct(deps, actor, 'api_key.revoke', key.id, key.name);
+  return { ...key, revoked_at: now };
 }

@@ -1,0 +1,206 @@
+/**
+ * What admins do with the console's accounts, through any door (docs/design.md §11, §17):
+ * creation with a one-time setup link, names, roles, status, a vouched email, new setup links
+ * and the revocation of unused links. Only an admin acts here; each act is recorded.
+ */
+import type { Context } from '../context.ts';
+import { type OutstandingLink, outstandingLinks, revokeOutstandingLink } from '../domain/account-links.ts';
+import {
+  accountByEmail,
+  accountById,
+  createAccount as createAccountRecord,
+  emailOf,
+  issueLink,
+  nameOf,
+  rename,
+  setAccountRole,
+  setAccountStatus,
+  verifyEmailByAdmin,
+} from '../domain/accounts.ts';
+import { Conflict, InvalidField } from '../errors.ts';
+import type { AccountLinkRecord, AccountRecord, AccountRole, AccountStatus } from '../store/console-types.ts';
+import { type Actor, requireAdmin, requireWrite } from './actor.ts';
+import { asActor, recordAct } from './audit.ts';
+import type { ListQuery, Precondition } from './shared.ts';
+
+type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
+
+/** A one-time link as made: its whole URL, its path on the server's address, and its end. */
+export interface IssuedLink {
+  url: string;
+  path: string;
+  expiresAt: number;
+}
+
+/** An admin, writing: what every change of an account needs. */
+function requireAdminWrite(actor: Actor): void {
+  requireAdmin(actor);
+  requireWrite(actor);
+}
+
+/**
+ * Every account, oldest first (a page of them when `limit` is given), or the one with `email`.
+ *
+ * @example
+ * const accounts = await listAccounts(ctx, actor, { limit: 21 });
+ */
+export async function listAccounts(
+  deps: Deps,
+  actor: Actor,
+  query: Omit<ListQuery, 'accountId'> & { email?: string } = {},
+): Promise<AccountRecord[]> {
+  requireAdmin(actor);
+  if (query.email !== undefined) {
+    const found = await deps.store.console.findAccountByEmail(emailOf(query.email).key);
+    return found ? [found] : [];
+  }
+  if (query.limit !== undefined) return deps.store.api.pageAccounts({ limit: query.limit, after: query.after });
+  return deps.store.console.listAccounts();
+}
+
+/**
+ * The account with this email (any case), or an error naming the email as it was given.
+ *
+ * @example
+ * const account = await getAccountByEmail(ctx, actor, 'Ada@Example.com');
+ */
+export async function getAccountByEmail(deps: Deps, actor: Actor, email: string): Promise<AccountRecord> {
+  requireAdmin(actor);
+  return accountByEmail(deps, email);
+}
+
+/** The account, or NotFound. */
+export async function getAccount(deps: Deps, actor: Actor, id: string): Promise<AccountRecord> {
+  requireAdmin(actor);
+  return accountById(deps, id);
+}
+
+/**
+ * Creates an account and its first setup link (shown once); a taken email is a Conflict.
+ *
+ * @example
+ * const { account, link } = await createAccount(ctx, actor, { email: 'ada@example.com', role: 'member' });
+ */
+export async function createAccount(
+  deps: Deps,
+  actor: Actor,
+  input: { email: string; name?: string; role: AccountRole },
+): Promise<{ account: AccountRecord; link: IssuedLink }> {
+  requireAdminWrite(actor);
+  emailOf(input.email);
+  let account: AccountRecord;
+  try {
+    account = await asActor(actor, () => createAccountRecord(deps, input));
+  } catch (error) {
+    // The email was checked above, so an email refused now is one already taken.
+    if (error instanceof InvalidField && error.field === 'email') throw new Conflict(error.description);
+    throw error;
+  }
+  await recordAct(deps, actor, 'admin.create_account', account.id);
+  return { account, link: await setupLink(deps, actor, account) };
+}
+
+/** What an account's change may say; each field left out stays. */
+export interface AccountChanges {
+  name?: string;
+  role?: AccountRole;
+  status?: AccountStatus;
+}
+
+/**
+ * Renames an account, changes its role, disables or enables it. No one takes the admin role from
+ * themselves or disables their own account, so there is always an administrator left. Every
+ * refusal comes before any change: the name's, then the role's and the status's own rules.
+ *
+ * @example
+ * const account = await updateAccount(ctx, actor, 'acc_…', { role: 'admin' });
+ */
+export async function updateAccount(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+  changes: AccountChanges,
+  precondition?: Precondition<AccountRecord>,
+): Promise<AccountRecord> {
+  requireAdminWrite(actor);
+  const target = await accountById(deps, id);
+  precondition?.(target);
+  const { name, role, status } = changes;
+  if (name !== undefined) nameOf(name);
+  await asActor(actor, async () => {
+    if (role !== undefined && role !== target.role) {
+      await setAccountRole(deps, actor.account, target, role);
+      await recordAct(deps, actor, 'admin.set_role', target.id, role);
+    }
+    if (status !== undefined && status !== target.status) {
+      await setAccountStatus(deps, actor.account, target, status);
+      await recordAct(deps, actor, status === 'active' ? 'admin.enable_account' : 'admin.disable_account', target.id);
+    }
+    if (name !== undefined) {
+      await rename(deps, target, name);
+      await recordAct(deps, actor, 'admin.rename_account', target.id, nameOf(name));
+    }
+  });
+  return accountById(deps, target.id);
+}
+
+/**
+ * An admin vouches for the account's email.
+ *
+ * @example
+ * await verifyAccountEmail(ctx, actor, 'acc_…');
+ */
+export async function verifyAccountEmail(deps: Deps, actor: Actor, id: string): Promise<AccountRecord> {
+  requireAdminWrite(actor);
+  const target = await accountById(deps, id);
+  await asActor(actor, () => verifyEmailByAdmin(deps, target));
+  await recordAct(deps, actor, 'admin.verify_email', target.id, target.email);
+  return accountById(deps, target.id);
+}
+
+/**
+ * A new one-time setup link for the account (someone who lost their passkey), made by the
+ * actor's account: it ends if that account is disabled.
+ *
+ * @example
+ * const { link } = await createSetupLink(ctx, actor, 'acc_…');
+ */
+export async function createSetupLink(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+): Promise<{ account: AccountRecord; link: IssuedLink }> {
+  requireAdminWrite(actor);
+  const account = await accountById(deps, id);
+  return { account, link: await setupLink(deps, actor, account) };
+}
+
+async function setupLink(deps: Deps, actor: Actor, account: AccountRecord): Promise<IssuedLink> {
+  const link = await issueLink(deps, 'setup', { accountId: account.id, createdBy: actor.account?.id });
+  await recordAct(deps, actor, 'admin.setup_link', account.id);
+  return link;
+}
+
+/**
+ * Every unused setup and invitation link, whoever made it, oldest first.
+ *
+ * @example
+ * const links = await listLinks(ctx, actor);
+ */
+export async function listLinks(deps: Deps, actor: Actor): Promise<OutstandingLink[]> {
+  requireAdmin(actor);
+  return outstandingLinks(deps);
+}
+
+/**
+ * Revokes any unused setup or invitation link, whoever made it.
+ *
+ * @example
+ * await revokeLink(ctx, actor, 'a3f09c1e5b7d2468');
+ */
+export async function revokeLink(deps: Deps, actor: Actor, linkId: string): Promise<AccountLinkRecord> {
+  requireAdminWrite(actor);
+  const link = await revokeOutstandingLink(deps, linkId);
+  await recordAct(deps, actor, 'admin.revoke_link', link.account_id ?? link.created_by, `${link.purpose} ${linkId}`);
+  return link;
+}

@@ -1,0 +1,244 @@
+/**
+ * What people do with clients (the console's websites), through any door (docs/design.md §11,
+ * §17): each operation takes who acts and what they ask, checks reach, calls the domain's rule
+ * (registration, changes, rotation, revocation), and records the act.
+ */
+import type { Context } from '../context.ts';
+import { digest, randomId } from '../crypto.ts';
+import {
+  type ClientChanges,
+  deleteClient as deleteClientRecord,
+  isPublicClient,
+  registerClient,
+  rotateClientSecret as rotateClientSecretRecord,
+  setClientStatus as setClientStatusRecord,
+  updateClient as updateClientRecord,
+} from '../domain/clients.ts';
+import { revokeGrants } from '../domain/revocation.ts';
+import { InvalidField, NotFound } from '../errors.ts';
+import type { Approval, ClientRecord, ClientStatus, RevokedGrants } from '../store/types.ts';
+import { type Actor, requireWrite } from './actor.ts';
+import { asActor, recordAct } from './audit.ts';
+import { reachableClient } from './reach.ts';
+import { type ListQuery, ownerAccount, type Precondition, revokedDetail } from './shared.ts';
+
+type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config'>;
+
+/**
+ * The clients `actor` reaches, oldest first: an admin's of every account or of `accountId`,
+ * anyone else's of their own account; a page of them when `limit` is given.
+ *
+ * @example
+ * const clients = await listClients(ctx, actor);
+ */
+export function listClients(deps: Deps, actor: Actor, query: ListQuery = {}): Promise<ClientRecord[]> {
+  const accountId = actor.admin ? query.accountId : actor.account?.id;
+  if (query.limit !== undefined) return deps.store.api.pageClients({ ...query, limit: query.limit, accountId });
+  return accountId === undefined ? deps.store.listClients() : deps.store.console.listClientsOf(accountId);
+}
+
+/** The client, if `actor` reaches it; NotFound otherwise, the same for a missing and a foreign one. */
+export const getClient = (deps: Deps, actor: Actor, id: string): Promise<ClientRecord> =>
+  reachableClient(deps, actor, id);
+
+export interface NewClientInput {
+  name: string;
+  redirectUris: string[];
+  resources?: string[];
+  approval?: Approval;
+  /** A public client has no secret; chosen only while the server lets public clients sign in. */
+  type?: 'confidential' | 'public';
+  /** The owning account: the actor's own unless an admin names another; the operator's have none. */
+  accountId?: string;
+}
+
+/**
+ * Registers a client; its secret (null for a public client) is returned to be shown once. The
+ * operator may register a public client before the server lets public clients sign in (the
+ * command warns); the console and the API may not.
+ *
+ * @example
+ * const { client, secret } = await createClient(ctx, actor, { name: 'Shop', redirectUris: ['https://shop.example/cb'] });
+ */
+export async function createClient(
+  deps: Deps,
+  actor: Actor,
+  input: NewClientInput,
+): Promise<{ client: ClientRecord; secret: string | null }> {
+  requireWrite(actor);
+  const isPublic = input.type === 'public';
+  if (isPublic && !deps.config.publicClients && actor.door !== 'cli')
+    throw new InvalidField('client_type', 'This server does not let public clients sign in.');
+  const owner =
+    actor.account === null && input.accountId === undefined ? null : await ownerAccount(deps, actor, input.accountId);
+  const made = await asActor(actor, () =>
+    registerClient(deps, {
+      name: input.name,
+      redirectUris: input.redirectUris,
+      resources: input.resources,
+      approval: input.approval,
+      public: isPublic,
+      accountId: owner?.id,
+    }),
+  );
+  await recordAct(deps, actor, 'website.create', made.client.id, made.client.name);
+  return made;
+}
+
+/** The client after a change, as stored now. */
+async function current(deps: Deps, id: string): Promise<ClientRecord> {
+  const client = await deps.store.findClient(id);
+  if (!client) throw new NotFound('No such website.');
+  return client;
+}
+
+/** The client `actor` may change: reached, writable, and as `precondition` expects it. */
+async function changeable(deps: Deps, actor: Actor, id: string, precondition?: Precondition<ClientRecord>) {
+  requireWrite(actor);
+  const client = await reachableClient(deps, actor, id);
+  precondition?.(client);
+  return client;
+}
+
+/**
+ * Changes a client's name, redirect URIs, approval or resources under the rules of registration;
+ * a client a metadata document describes is changed by changing the document.
+ *
+ * @example
+ * const client = await updateClient(ctx, actor, 'cli_…', { name: 'Shop' });
+ */
+export async function updateClient(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+  changes: ClientChanges,
+  precondition?: Precondition<ClientRecord>,
+): Promise<ClientRecord> {
+  const client = await changeable(deps, actor, id, precondition);
+  const changed = await asActor(actor, () => updateClientRecord(deps, client.id, changes));
+  await recordAct(deps, actor, 'website.update', client.id, changesDetail(client, changed));
+  return changed;
+}
+
+/**
+ * Disables a client (its sign-ins and tokens are refused) or enables it again; no change, no act.
+ *
+ * @example
+ * await setClientStatus(ctx, actor, 'cli_…', 'inactive');
+ */
+export async function setClientStatus(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+  status: ClientStatus,
+  precondition?: Precondition<ClientRecord>,
+): Promise<ClientRecord> {
+  const client = await changeable(deps, actor, id, precondition);
+  if (client.status === status) return client;
+  await asActor(actor, () => setClientStatusRecord(deps, client.id, status));
+  await recordAct(deps, actor, status === 'active' ? 'website.enable' : 'website.disable', client.id);
+  return current(deps, client.id);
+}
+
+/**
+ * A new secret, returned to be shown once; the old one works `graceSeconds` longer.
+ *
+ * @example
+ * const { secret } = await rotateClientSecret(ctx, actor, 'cli_…', 0);
+ */
+export async function rotateClientSecret(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+  graceSeconds: number,
+  precondition?: Precondition<ClientRecord>,
+): Promise<{ client: ClientRecord; secret: string }> {
+  const client = await changeable(deps, actor, id, precondition);
+  const secret = await asActor(actor, () => rotateClientSecretRecord(deps, client.id, graceSeconds));
+  await recordAct(deps, actor, 'website.rotate_secret', client.id, `grace ${graceSeconds} s`);
+  return { client: await current(deps, client.id), secret };
+}
+
+/**
+ * @example
+ * const revoked = await revokeClientGrants(ctx, actor, 'cli_…'); // { grants: 3, codes: 1, requests: 0 }
+ */
+export async function revokeClientGrants(deps: Deps, actor: Actor, id: string): Promise<RevokedGrants> {
+  const client = await changeable(deps, actor, id);
+  const revoked = await asActor(actor, () => revokeGrants(deps, { client_id: client.id }));
+  await recordAct(deps, actor, 'website.revoke_grants', client.id, revokedDetail(revoked));
+  return revoked;
+}
+
+/**
+ * Deletes a client, revoking its grants in the same transaction; answers what was revoked.
+ *
+ * @example
+ * const revoked = await deleteClient(ctx, actor, 'cli_…');
+ */
+export async function deleteClient(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+  precondition?: Precondition<ClientRecord>,
+): Promise<RevokedGrants> {
+  const client = await changeable(deps, actor, id, precondition);
+  const revoked = await asActor(actor, () => deleteClientRecord(deps, client.id));
+  await recordAct(deps, actor, 'website.delete', client.id, `${client.name}: ${revokedDetail(revoked)}`);
+  return revoked;
+}
+
+/**
+ * The /authorize URL of a test sign-in (docs/design.md §11): a real authorization request for
+ * the website, to one of its own registered redirect URIs, with a state, a nonce and a PKCE
+ * challenge made here. Nothing is kept: the code verifier is thrown away, so the code the
+ * website's redirect URI receives can never be redeemed (by the website, the console or anyone
+ * who sees the URL); the sign-in shows in the website's history. InvalidField when the website
+ * cannot start one.
+ *
+ * @example
+ * await testSignIn(ctx, actor, 'cli_…', 'https://shop.example/callback');
+ * // '/authorize?response_type=code&client_id=cli_…&redirect_uri=…&scope=openid+email+profile&state=…'
+ */
+export async function testSignIn(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+  redirectUri: string | undefined,
+): Promise<string> {
+  const client = await changeable(deps, actor, id);
+  if (client.status !== 'active')
+    throw new InvalidField('redirect_uri', 'Enable the website first: a disabled website cannot start sign-ins.');
+  if (client.redirect_uris.length === 0)
+    throw new InvalidField('redirect_uri', 'Add a redirect URI first: a sign-in ends at one.');
+  if (isPublicClient(client) && !deps.config.publicClients)
+    throw new InvalidField('redirect_uri', 'This server does not let public clients sign in.');
+  const target = redirectUri ?? client.redirect_uris[0]!;
+  if (!client.redirect_uris.includes(target))
+    throw new InvalidField('redirect_uri', 'Choose one of the website’s redirect URIs.');
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.id,
+    redirect_uri: target,
+    // A public client gets no ID token; /authorize drops openid for it.
+    scope: 'openid email profile',
+    state: randomId('test_', 16),
+    nonce: randomId('', 16),
+    code_challenge: digest(randomId('', 32)),
+    code_challenge_method: 'S256',
+  });
+  await recordAct(deps, actor, 'website.test_sign_in', client.id, target);
+  return `/authorize?${query}`;
+}
+
+/** What an edit changed, for the audit: the fields, with their new values ('name Shop; approval manual'). */
+function changesDetail(before: ClientRecord, after: ClientRecord): string {
+  const changed = [
+    before.name === after.name ? '' : `name ${after.name}`,
+    before.redirect_uris.join(' ') === after.redirect_uris.join(' ')
+      ? ''
+      : `redirect URIs ${after.redirect_uris.join(' ')}`,
+    before.approval === after.approval ? '' : `approval ${after.approval}`,
+  ].filter(Boolean);
+  return changed.join('; ') || 'no change';
+}

@@ -1,0 +1,45 @@
+/** What the management operations share: list queries, preconditions, the owner of a creation. */
+import type { Context } from '../context.ts';
+import { accountById } from '../domain/accounts.ts';
+import { InvalidRequest } from '../errors.ts';
+import type { AccountRecord } from '../store/console-types.ts';
+import type { RevokedGrants } from '../store/types.ts';
+import type { Actor } from './actor.ts';
+
+/** Which records a list answers: an admin may narrow it to one account; a page when `limit` is given. */
+export interface ListQuery {
+  accountId?: string;
+  limit?: number;
+  after?: { created_at: number; id: string };
+}
+
+/**
+ * What a door expects of a record before it changes (the API's If-Match): it throws to refuse.
+ *
+ * @example
+ * await renameAgent(ctx, actor, id, name, (agent) => checkIfMatch(tag, agentView(agent, now)));
+ */
+export type Precondition<T> = (current: T) => void;
+
+/**
+ * The account a creation is for: the actor's own unless `accountId` names another, which only an
+ * admin may (403 otherwise; 404 for an unknown account). The operator has no account of their own.
+ *
+ * @example
+ * const owner = await ownerAccount(ctx, actor, input.accountId);
+ */
+export async function ownerAccount(
+  deps: Pick<Context, 'store' | 'clock' | 'config'>,
+  actor: Actor,
+  accountId: string | undefined,
+): Promise<AccountRecord> {
+  const own = actor.account;
+  if (own && (accountId === undefined || accountId === own.id)) return own;
+  if (!actor.admin) throw new InvalidRequest('account_id may name only the key’s own account.', 403);
+  if (accountId === undefined) throw new InvalidRequest('Name the account the record is for (account_id).');
+  return accountById(deps, accountId);
+}
+
+/** The counts of a revocation, for the audit. */
+export const revokedDetail = (revoked: RevokedGrants) =>
+  `grants ${revoked.grants}, codes ${revoked.codes}, requests ${revoked.requests}`;
