@@ -28,7 +28,7 @@ import type {
 import { Throttled } from '../../throttle/agent-authentication.ts';
 import { decideSignIn } from '../agent-policy.ts';
 import { verifyAgentCredentials } from '../agents.ts';
-import { type ApprovalAsk, askOwner } from '../approvals.ts';
+import { type ApprovalAsk, askOwner, type WarningLog } from '../approvals.ts';
 import { redirectUriMatches } from '../clients.ts';
 import { signInFailed, signInSucceeded } from '../webhooks/events.ts';
 import { CONTESTED_DESCRIPTION, EXPIRED_DESCRIPTION, isExpired, NO_LONGER_REGISTERED } from './state.ts';
@@ -79,12 +79,14 @@ export type AuthenticationOutcome =
  * client still active (400), the agent's expectations (412), login_hint (403), the agent's
  * policy (403 access_denied, or held for the owner: approval_pending; docs/design.md §16),
  * request state (400 request_expired, 409 request_already_used or request_contested). Every
- * attempt is an audit event, except that a throttled key writes one per window.
+ * attempt is an audit event, except that a throttled key writes one per window. An owner asked
+ * is mailed from here; a mail that fails is told to `log`, never to the agent.
  */
 export async function authenticateAgent(
   ctx: Context,
   input: AgentAuthentication,
   caller: CallerInfo,
+  log: WarningLog,
 ): Promise<AuthenticationOutcome> {
   // The agent and the request (with its client) in one read, with the client address's failures
   // where the store keeps them (PostgreSQL); the rules below still run in order, the throttle first.
@@ -118,7 +120,7 @@ export async function authenticateAgent(
       return fail(ctx, input, caller, new AccessDenied(decision.description), request.client_id);
     if (decision.kind === 'ask') {
       const ask = { agent, request, client, model: input.model, ip: caller.ip, userAgent: caller.userAgent };
-      return holdForOwner(ctx, input, caller, ask);
+      return holdForOwner(ctx, input, caller, ask, log);
     }
   }
   return markAuthenticated(ctx, input, caller, agent, request, client);
@@ -240,14 +242,15 @@ function refusalOf(
   return undefined;
 }
 
-/** The owner's policy asks: the request is held for their approval, or why it cannot be. */
+/** The owner's policy asks: the request is held for them (and they are mailed), or why it cannot be. */
 async function holdForOwner(
   ctx: Context,
   input: AgentAuthentication,
   caller: CallerInfo,
   ask: ApprovalAsk,
+  log: WarningLog,
 ): Promise<AuthenticationOutcome> {
-  const approval = await askOwner(ctx, ask);
+  const approval = await askOwner(ctx, ask, log);
   if (approval)
     return { kind: 'approval_pending', agent: ask.agent, client: ask.client, request: ask.request, approval };
   return whyNotAuthenticated(ctx, input, caller, ask.agent, ask.request, ctx.clock());
