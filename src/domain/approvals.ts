@@ -38,6 +38,7 @@ export const NO_LONGER_WAITING =
 export const isWaiting = (approval: Pick<ApprovalRecord, 'status' | 'expires_at'>, now: number): boolean =>
   approval.status === 'pending' && approval.expires_at > now;
 
+/** What an agent asking its owner brings: the records at hand and where its call came from. */
 export interface ApprovalAsk {
   agent: AgentRecord;
   request: AuthorizationRequestRecord;
@@ -47,17 +48,37 @@ export interface ApprovalAsk {
   userAgent: string | null;
 }
 
+/** Where a failure nobody waits for is reported: the HTTP request's logger, say. */
+export interface WarningLog {
+  warn(details: object, message: string): void;
+}
+
 /**
- * Holds the request for the agent's owner, or finds the hold this agent already has on it (an
- * agent that asks again gets the same approval). Undefined when the request is not free: another
- * agent's approval holds it, or it is no longer pending (the caller reports why, as for a lost
- * authentication).
+ * Asks the agent's owner: holds the request for them, or finds the hold this agent already has
+ * on it (an agent that asks again gets the same approval), and mails them (mailOwner) without
+ * waiting. Undefined when the request is not free: another agent's approval holds it, or it is
+ * no longer pending (the caller reports why, as for a lost authentication).
  *
  * @example
- * const approval = await askOwner(ctx, { agent, request, client, model, ip, userAgent });
- * if (approval) void mailOwner(ctx, approvalView(approval, { agent, request, client }));
+ * const approval = await askOwner(ctx, { agent, request, client, model, ip, userAgent }, request.log);
+ * approval?.status; // 'pending'
  */
 export async function askOwner(
+  ctx: Pick<Context, 'store' | 'clock' | 'config' | 'console'>,
+  ask: ApprovalAsk,
+  log: WarningLog,
+): Promise<ApprovalRecord | undefined> {
+  const approval = await holdRequest(ctx, ask);
+  // The owner hears of it at once; a mail that fails is logged, never the agent's problem.
+  if (approval)
+    mailOwner(ctx, approvalView(approval, ask), ask.agent).catch((error: unknown) =>
+      log.warn({ err: error, approval_id: approval.id }, 'could not mail the owner about an approval'),
+    );
+  return approval;
+}
+
+/** The request held for the owner by a new approval, or the hold this agent has on it already. */
+async function holdRequest(
   ctx: Pick<Context, 'store' | 'clock'>,
   ask: ApprovalAsk,
 ): Promise<ApprovalRecord | undefined> {

@@ -54,7 +54,7 @@ interface Issue {
   /**
    * The secret the client authenticated with at this request: the HS256 key of its ID token
    * (OIDC Core §10.1). During a rotation's grace period it may be the previous one. Null for a
-   * public client, which is never granted openid (authorization-request.ts).
+   * public client, which is never granted openid (authorization-request/validation.ts).
    */
   clientSecret: string | null;
   grant: GrantRecord;

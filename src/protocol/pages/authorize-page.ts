@@ -5,7 +5,8 @@
  * form once the agent has authenticated; without JavaScript, "Continue" does the same. Also the
  * confirmation page (approval=manual) and the error pages of the flow.
  */
-import { type ReturnTarget, redirectHost } from '../../domain/authorization-request.ts';
+import type { ReturnTarget } from '../../domain/authorization-request/return-tickets.ts';
+import { redirectHost } from '../../domain/authorization-request/status.ts';
 import { isLoopbackRedirect } from '../../domain/clients.ts';
 import { scopeValues } from '../../domain/scopes.ts';
 import type { AgentRecord, AuthorizationRequestRecord, ClientRecord } from '../../store/types.ts';

@@ -3,8 +3,8 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { MAX_ASSERTION_LENGTH } from '../../domain/agent-keys.ts';
-import { approvalView, mailOwner } from '../../domain/approvals.ts';
-import { authenticateAgent, describeRequestForAgent, statusView } from '../../domain/authorization-request.ts';
+import { authenticateAgent } from '../../domain/authorization-request/agent-authentication.ts';
+import { describeRequestForAgent, statusView } from '../../domain/authorization-request/status.ts';
 import { MAX_CLIENT_ID_LENGTH, MAX_RESOURCE_LENGTH } from '../../domain/rules/client.ts';
 import { InvalidRequest, NotFound } from '../../errors.ts';
 import { Token } from '../../http/schemas.ts';
@@ -76,22 +76,20 @@ export async function agentRoutes(app: FastifyInstance, ctx: Context): Promise<v
         throw new InvalidRequest('agent_secret is required');
       if (agent_secret !== undefined && agent_assertion !== undefined)
         throw new InvalidRequest('Send agent_secret or agent_assertion, not both.');
-      const outcome = await authenticateAgent(ctx, request.body, {
-        ip: request.ip,
-        userAgent: request.headers['user-agent'] ?? null,
-      });
+      const outcome = await authenticateAgent(
+        ctx,
+        request.body,
+        { ip: request.ip, userAgent: request.headers['user-agent'] ?? null },
+        request.log,
+      );
       reply.header('cache-control', 'no-store');
       if (outcome.kind === 'authenticated')
         return reply.send({
           status: 'authenticated',
           message: `Agent authenticated. The browser will now continue to ${outcome.client.name}.`,
         });
+      // Held for the agent's owner; askOwner has mailed them where it may.
       const { agent, client, approval } = outcome;
-      const view = approvalView(approval, outcome);
-      // The owner hears of it at once; a mail that fails is logged, never the agent's problem.
-      mailOwner(ctx, view, agent).catch((error: unknown) =>
-        request.log.warn({ err: error, approval_id: approval.id }, 'could not mail the owner about an approval'),
-      );
       const expiresIn = Math.max(0, approval.expires_at - ctx.clock());
       return reply.code(202).send({
         status: 'approval_pending',

@@ -3,16 +3,10 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import type { AuthorizationRequestRecord } from '../../store/types.ts';
-import {
-  authenticatedAgentFor,
-  type AuthorizeQuery,
-  bindingCookieLifetime,
-  continueAuthorization,
-  redeemReturnTicket,
-  returnTargetOf,
-  startAuthorization,
-  validateAuthorization,
-} from '../../domain/authorization-request.ts';
+import { authenticatedAgentFor, continueAuthorization } from '../../domain/authorization-request/continuation.ts';
+import { redeemReturnTicket, returnTargetOf } from '../../domain/authorization-request/return-tickets.ts';
+import { bindingCookieLifetime, startAuthorization } from '../../domain/authorization-request/state.ts';
+import { type AuthorizeQuery, validateAuthorization } from '../../domain/authorization-request/validation.ts';
 import { authorizePage, confirmPage, flowErrorPage, waitingForOwnerText } from '../pages/authorize-page.ts';
 import { pageHeaders } from '../../web/layout.ts';
 import { browserCookie, formRoutes, refuseCrossSite, sendErrorPage } from '../../web/browser.ts';

@@ -10,7 +10,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
-import { type StatusView, statusView } from '../../domain/authorization-request.ts';
+import { type StatusView, statusView } from '../../domain/authorization-request/status.ts';
 import { ConcurrencyLimit } from '../../throttle/address.ts';
 import { NotFound, TemporarilyUnavailable, TooManyRequests } from '../../errors.ts';
 import type { RequestStatusFields } from '../../store/types.ts';
