@@ -168,7 +168,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
     const other = (await setupParty(server, { name: 'Mail' })).clientId;
     const id = (await remote('agent', 'create', '--name', 'Policy bot')).agent_id as string;
     const DEFAULT = {
-      websites: 'any',
+      clients: 'any',
       allowed_clients: [],
       scope_ceiling: null,
       credentials_expire_at: null,
@@ -181,7 +181,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
       'agent',
       'policy',
       id,
-      '--websites',
+      '--clients',
       'listed',
       '--allow',
       website,
@@ -195,15 +195,17 @@ describe('agentauth agent policy …, on the database and on a remote server ali
       '20',
     );
     const expected = {
-      websites: 'listed',
+      clients: 'listed',
       allowed_clients: [website, other],
       scope_ceiling: ['openid', 'profile'],
       credentials_expire_at: '2027-01-31T00:00:00Z',
       max_sign_ins_per_hour: 20,
     };
     expect(listed).toEqual({ agent_id: id, policy: expected });
+    const { clients, ...rest } = expected;
     expect((await server.ctx.store.findAgent(id))!.policy).toEqual({
-      ...expected,
+      ...rest,
+      websites: clients,
       credentials_expire_at: Date.parse('2027-01-31T00:00:00Z') / 1000,
     });
     expect(await local('agent', 'policy', id)).toEqual(listed);
@@ -213,7 +215,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
       'agent',
       'policy',
       id,
-      '--websites',
+      '--clients',
       'ask',
       '--disallow',
       other,
@@ -224,7 +226,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
       agent_id: id,
       policy: {
         ...expected,
-        websites: 'ask',
+        clients: 'ask',
         allowed_clients: [website],
         credentials_expire_at: '2027-02-01T12:30:00Z',
       },
@@ -248,7 +250,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
       'agent',
       'policy',
       id,
-      '--websites',
+      '--clients',
       'any',
       '--disallow',
       website,
@@ -272,12 +274,12 @@ describe('agentauth agent policy …, on the database and on a remote server ali
       );
       expect(await refusal(env, ['agent', 'policy', 'agt_nobody'])).toMatch(/agt_nobody|not found|No such|no agent/i);
     }
-    expect(await refusal(remoteEnv(reader.secret), ['agent', 'policy', id, '--websites', 'ask'])).toBe(
+    expect(await refusal(remoteEnv(reader.secret), ['agent', 'policy', id, '--clients', 'ask'])).toBe(
       `${server.baseUrl} refused: This API key may only read. (403 insufficient_scope)`,
     );
     expect((await server.ctx.store.findAgent(id))!.policy).toBeNull();
     // Bad values are usage errors of the command itself (exit 1, before anything is sent).
-    const bad = await agentauth(remoteEnv(admin.secret), ['agent', 'policy', id, '--websites', 'some']);
+    const bad = await agentauth(remoteEnv(admin.secret), ['agent', 'policy', id, '--clients', 'some']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('any, listed or ask');
     const badDate = await agentauth(remoteEnv(admin.secret), ['agent', 'policy', id, '--credentials-expire', 'soon']);

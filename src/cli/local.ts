@@ -132,7 +132,7 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
       const { client, secret } = await createClient(ctx, actor, {
         name: input.name,
         redirectUris: input.redirect_uris,
-        approval: input.approval,
+        approval: input.confirmation,
         type: input.type,
         resources: input.resources,
       });
@@ -142,7 +142,7 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
     },
     updateClient: (id, changes) =>
       client(id, async () => {
-        const { name, redirect_uris: redirectUris, approval } = changes;
+        const { name, redirect_uris: redirectUris, confirmation: approval } = changes;
         return clientView(await updateClient(ctx, actor, id, { name, redirectUris, approval }), now());
       }),
     setClientStatus: (id, status) =>

@@ -45,13 +45,14 @@ export interface NewClient {
   redirect_uris: string[];
   resources: string[];
   type: 'confidential' | 'public';
-  approval: 'auto' | 'manual';
+  /** The client's confirmation setting (the CLI's --approval). */
+  confirmation: 'auto' | 'manual';
 }
 
 export interface ClientChanges {
   name?: string;
   redirect_uris?: string[];
-  approval?: 'auto' | 'manual';
+  confirmation?: 'auto' | 'manual';
 }
 
 export interface NewWebhook {

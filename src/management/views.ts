@@ -86,9 +86,9 @@ export function agentView(agent: AgentRecord, now: number): AgentView {
  */
 export const AgentPolicyView = Type.Object(
   {
-    websites: Type.Union([Type.Literal('any'), Type.Literal('listed'), Type.Literal('ask')], {
+    clients: Type.Union([Type.Literal('any'), Type.Literal('listed'), Type.Literal('ask')], {
       description:
-        'any: every website (the default); listed: only those in allowed_clients, others are refused (403 access_denied); ask: those listed at once, for another the owner is asked first (202 approval_pending).',
+        'Which clients (websites) it may sign in to. any: every client (the default); listed: only those in allowed_clients, others are refused (403 access_denied); ask: those listed at once, for another the owner is asked first (202 approval_pending).',
     }),
     allowed_clients: Type.Array(Type.String({ minLength: 1, maxLength: 512 }), {
       maxItems: 100,
@@ -120,7 +120,7 @@ export type AgentPolicyView = Static<typeof AgentPolicyView>;
 /** The API's form of a policy. */
 export function agentPolicyView(policy: AgentPolicy): AgentPolicyView {
   return {
-    websites: policy.websites,
+    clients: policy.websites,
     allowed_clients: [...policy.allowed_clients],
     scope_ceiling:
       policy.scope_ceiling === null ? null : ([...policy.scope_ceiling] as AgentPolicyView['scope_ceiling']),
@@ -141,7 +141,7 @@ export function policyFromView(view: AgentPolicyView): AgentPolicy | undefined {
   const expiry = view.credentials_expire_at === null ? null : Date.parse(view.credentials_expire_at);
   if (expiry !== null && !Number.isFinite(expiry)) return undefined;
   return {
-    websites: view.websites,
+    websites: view.clients,
     allowed_clients: [...view.allowed_clients],
     scope_ceiling: view.scope_ceiling === null ? null : [...view.scope_ceiling],
     credentials_expire_at: expiry === null ? null : Math.ceil(expiry / 1000),
@@ -164,8 +164,9 @@ export const ClientView = Type.Object(
     }),
     redirect_uris: Type.Array(Type.String(), { description: 'Where its sign-ins may return.' }),
     resources: Type.Array(Type.String(), { description: 'RFC 8707 resources it serves as a resource server.' }),
-    approval: Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
-      description: 'auto: a sign-in goes on once the agent authenticates; manual: the person confirms.',
+    confirmation: Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
+      description:
+        'Whether the person at the browser confirms a sign-in: auto, it goes on once the agent authenticates; manual, the person confirms after seeing who authenticated.',
     }),
     source: Type.Union([Type.Literal('manual'), Type.Literal('dynamic'), Type.Literal('metadata_document')], {
       description:
@@ -192,7 +193,7 @@ export function clientView(client: ClientRecord, now: number): ClientView {
     token_endpoint_auth_method: client.token_endpoint_auth_method,
     redirect_uris: client.redirect_uris,
     resources: client.resources,
-    approval: client.approval,
+    confirmation: client.approval,
     source: client.source,
     account_id: client.account_id,
     created_at: time(client.created_at),

@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const DEFAULT = {
-  websites: 'any',
+  clients: 'any',
   allowed_clients: [],
   scope_ceiling: null,
   credentials_expire_at: null,
@@ -37,7 +37,7 @@ describe('management API: an agent’s policy', () => {
     expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
 
     const policy = {
-      websites: 'listed',
+      clients: 'listed',
       allowed_clients: [websiteId, websiteId],
       scope_ceiling: ['profile', 'openid'],
       credentials_expire_at: '2027-01-31T00:00:00Z',
@@ -58,7 +58,7 @@ describe('management API: an agent’s policy', () => {
     expect((await call('GET', `/agents/${id}/policy`)).json).toEqual(set.json);
 
     // A stale If-Match changes nothing.
-    const stale = await call('PUT', `/agents/${id}/policy`, { websites: 'any' }, { 'if-match': etag });
+    const stale = await call('PUT', `/agents/${id}/policy`, { clients: 'any' }, { 'if-match': etag });
     expect(stale.status).toBe(412);
 
     // Only listed websites: another website is refused in plain words.
@@ -71,8 +71,8 @@ describe('management API: an agent’s policy', () => {
       error_description: 'Your owner has not allowed Other Site (other.example) for this agent.',
     });
 
-    // Back to the default: {"websites":"any"} stores nothing (NULL), the agent is on SPEC.md's path.
-    const reset = await call('PUT', `/agents/${id}/policy`, { websites: 'any' });
+    // Back to the default: {"clients":"any"} stores nothing (NULL), the agent is on SPEC.md's path.
+    const reset = await call('PUT', `/agents/${id}/policy`, { clients: 'any' });
     expect(reset.json).toEqual(DEFAULT);
     expect((await server.ctx.store.findAgent(id))!.policy).toBeNull();
   });
@@ -81,13 +81,13 @@ describe('management API: an agent’s policy', () => {
     const { call } = await accountWithKey(server);
     const id = (await call('POST', '/agents', { name: 'Strict' })).json.agent.id as string;
     const cases: Array<[unknown, RegExp]> = [
-      [{ websites: 'some' }, /websites/],
-      [{}, /websites/],
-      [{ websites: 'listed', allowed_clients: ['cli_unknown'] }, /cli_unknown, which is not a registered website/],
-      [{ websites: 'any', scope_ceiling: ['admin'] }, /scope_ceiling/],
-      [{ websites: 'any', credentials_expire_at: 'tomorrow' }, /credentials_expire_at/],
-      [{ websites: 'any', max_sign_ins_per_hour: 0 }, /max_sign_ins_per_hour/],
-      [{ websites: 'any', colour: 'blue' }, /colour|additional/],
+      [{ clients: 'some' }, /clients/],
+      [{}, /clients/],
+      [{ clients: 'listed', allowed_clients: ['cli_unknown'] }, /cli_unknown, which is not a registered website/],
+      [{ clients: 'any', scope_ceiling: ['admin'] }, /scope_ceiling/],
+      [{ clients: 'any', credentials_expire_at: 'tomorrow' }, /credentials_expire_at/],
+      [{ clients: 'any', max_sign_ins_per_hour: 0 }, /max_sign_ins_per_hour/],
+      [{ clients: 'any', colour: 'blue' }, /colour|additional/],
     ];
     for (const [body, description] of cases) {
       const answer = await call('PUT', `/agents/${id}/policy`, body);
@@ -103,20 +103,20 @@ describe('management API: an agent’s policy', () => {
     const id = (await alice.call('POST', '/agents', { name: 'Alice’s' })).json.agent.id as string;
     const bob = await accountWithKey(server);
     expect((await bob.call('GET', `/agents/${id}/policy`)).status).toBe(404);
-    const notBobs = await bob.call('PUT', `/agents/${id}/policy`, { websites: 'ask' });
+    const notBobs = await bob.call('PUT', `/agents/${id}/policy`, { clients: 'ask' });
     expect(notBobs.status).toBe(404);
     expect(notBobs.json.error).toBe('not_found');
     expect((await alice.call('GET', '/agents/agt_missing/policy')).status).toBe(404);
 
     const admin = await accountWithKey(server, { role: 'admin', key: { reach: 'all', access: 'read' } });
     expect((await admin.call('GET', `/agents/${id}/policy`)).status).toBe(200);
-    const readOnly = await admin.call('PUT', `/agents/${id}/policy`, { websites: 'ask' });
+    const readOnly = await admin.call('PUT', `/agents/${id}/policy`, { clients: 'ask' });
     expect(readOnly.status).toBe(403);
     expect(readOnly.json.error).toBe('insufficient_scope');
     expect((await server.ctx.store.findAgent(id))!.policy).toBeNull();
 
     const adminWrite = await accountWithKey(server, { role: 'admin', key: { reach: 'all' } });
-    expect((await adminWrite.call('PUT', `/agents/${id}/policy`, { websites: 'ask' })).json.websites).toBe('ask');
+    expect((await adminWrite.call('PUT', `/agents/${id}/policy`, { clients: 'ask' })).json.clients).toBe('ask');
   });
 
   it('publishes the AgentPolicy schema and both operations in the OpenAPI document', async () => {

@@ -15,7 +15,7 @@ describe('management API: clients', () => {
     const created = await call('POST', '/clients', {
       name: 'Shop',
       redirect_uris: ['https://shop.example/callback'],
-      approval: 'manual',
+      confirmation: 'manual',
     });
     expect(created.status).toBe(201);
     expect(created.headers.get('cache-control')).toBe('no-store');
@@ -24,7 +24,7 @@ describe('management API: clients', () => {
       name: 'Shop',
       status: 'active',
       type: 'confidential',
-      approval: 'manual',
+      confirmation: 'manual',
       source: 'manual',
       redirect_uris: ['https://shop.example/callback'],
       resources: [],
@@ -44,14 +44,14 @@ describe('management API: clients', () => {
     const changed = await call(
       'PATCH',
       `/clients/${id}`,
-      { name: 'Shop 2', redirect_uris: ['https://shop.example/cb2'], approval: 'auto' },
+      { name: 'Shop 2', redirect_uris: ['https://shop.example/cb2'], confirmation: 'auto' },
       { 'if-match': etag },
     );
     expect(changed.status).toBe(200);
     expect(changed.json).toMatchObject({
       name: 'Shop 2',
       redirect_uris: ['https://shop.example/cb2'],
-      approval: 'auto',
+      confirmation: 'auto',
     });
     expect(changed.headers.get('etag')).not.toBe(etag);
     expect(await server.ctx.store.findClient(id)).toMatchObject({

@@ -1,6 +1,6 @@
 /**
- * /agents: what an owner (or an admin's key, for everyone) does with agents, by the console's
- * rules (src/console/agents.ts, access.ts) and the domain's (rotation, revocation).
+ * /agents: what an owner (or an admin's key, for everyone) does with agents and their policies:
+ * a door onto the agent operations (src/management/agents.ts, policies.ts).
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -124,7 +124,7 @@ const AgentChanges = Type.Object(
 /** A whole policy: what is left out takes its default (no list, no ceiling, no expiry, no limit). */
 const PolicyBody = Type.Object(
   {
-    websites: AgentPolicyView.properties.websites,
+    clients: AgentPolicyView.properties.clients,
     allowed_clients: Type.Optional(AgentPolicyView.properties.allowed_clients),
     scope_ceiling: Type.Optional(AgentPolicyView.properties.scope_ceiling),
     credentials_expire_at: Type.Optional(AgentPolicyView.properties.credentials_expire_at),
@@ -132,7 +132,7 @@ const PolicyBody = Type.Object(
   },
   { additionalProperties: false },
 );
-type PolicyBody = Pick<AgentPolicyView, 'websites'> & Partial<AgentPolicyView>;
+type PolicyBody = Pick<AgentPolicyView, 'clients'> & Partial<AgentPolicyView>;
 const PolicyRef = Type.Ref(AgentPolicyView);
 
 const WithSecret = Type.Object({
@@ -256,7 +256,7 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         operationId: 'getAgentPolicy',
         summary: 'Read what an agent’s owner allows it',
         description:
-          'Its policy: which websites, which scopes at most, until when, how often. An agent nobody restricted has the default (`any`, no ceiling, no expiry, no limit). Answers its `ETag`, for `If-Match` on a change.',
+          'Its policy: which clients (websites), which scopes at most, until when, how often. An agent nobody restricted has the default (`any`, no ceiling, no expiry, no limit). Answers its `ETag`, for `If-Match` on a change.',
         tags,
         params: IdParams,
         response: answers({ 200: PolicyRef }, 404),
@@ -273,7 +273,7 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         operationId: 'setAgentPolicy',
         summary: 'Set what an agent’s owner allows it',
         description:
-          'Replaces the policy; a field left out takes its default. Every listed website must be registered. Checked at each sign-in: a refusal is 403 `access_denied` in plain words, `ask` holds a new website for the owner (202 `approval_pending`). `{"websites":"any"}` puts the agent back on the default.',
+          'Replaces the policy; a field left out takes its default. Every listed client must be registered. Checked at each sign-in: a refusal is 403 `access_denied` in plain words, `ask` holds a new client for the owner (202 `approval_pending`). `{"clients":"any"}` puts the agent back on the default.',
         tags,
         params: IdParams,
         headers: IfMatchHeaders,

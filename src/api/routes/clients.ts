@@ -1,7 +1,6 @@
 /**
  * /clients: what an owner (or an admin's key, for everyone) does with clients, which the console
- * calls websites, by the console's rules (src/console/clients.ts, access.ts) and the domain's
- * (registration, changes, rotation, revocation).
+ * calls websites: a door onto the client operations (src/management/clients.ts).
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -41,8 +40,9 @@ const Resources = Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), {
   maxItems: 20,
   description: 'RFC 8707 resources it serves as a resource server: it may introspect the tokens issued for them.',
 });
-const ApprovalField = Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
-  description: 'auto: the sign-in goes on as soon as the agent authenticates; manual: the person confirms.',
+const ConfirmationField = Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
+  description:
+    'Whether the person at the browser confirms a sign-in: auto (default), it goes on as soon as the agent authenticates; manual, the person confirms after seeing who authenticated.',
 });
 
 const NewClientBody = Type.Object(
@@ -56,7 +56,7 @@ const NewClientBody = Type.Object(
           'confidential (default): a website with a server and a secret; public: no secret, PKCE only (only where the server lets public clients sign in).',
       }),
     ),
-    approval: Type.Optional(ApprovalField),
+    confirmation: Type.Optional(ConfirmationField),
     account_id: Type.Optional(
       Type.String({
         minLength: 1,
@@ -73,7 +73,7 @@ type NewClientBody = {
   redirect_uris?: string[];
   resources?: string[];
   type?: 'confidential' | 'public';
-  approval?: Approval;
+  confirmation?: Approval;
   account_id?: string;
 };
 
@@ -82,7 +82,7 @@ const ClientChangesBody = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     redirect_uris: Type.Optional(Uris('Replaces every registered redirect URI.')),
     resources: Type.Optional(Resources),
-    approval: Type.Optional(ApprovalField),
+    confirmation: Type.Optional(ConfirmationField),
     status: Type.Optional(
       Type.Union([Type.Literal('active'), Type.Literal('inactive')], {
         description: 'inactive: disabled; its sign-ins and tokens are refused until it is active again.',
@@ -159,7 +159,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
           name: body.name,
           redirectUris: body.redirect_uris ?? [],
           resources: body.resources,
-          approval: body.approval,
+          approval: body.confirmation,
           type: body.type,
           accountId: body.account_id,
         });
@@ -200,8 +200,8 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
     },
     async (request, reply) => {
       const caller = callerOf(request);
-      const { status, name, redirect_uris, resources, approval } = request.body;
-      const changes = [name, redirect_uris, resources, approval].some((field) => field !== undefined);
+      const { status, name, redirect_uris, resources, confirmation } = request.body;
+      const changes = [name, redirect_uris, resources, confirmation].some((field) => field !== undefined);
       let client = await getClient(ctx, caller, request.params.id);
       const precondition = ifMatch(request, view);
       if (changes)
@@ -209,7 +209,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
           ctx,
           caller,
           client.id,
-          { name, redirectUris: redirect_uris, resources, approval },
+          { name, redirectUris: redirect_uris, resources, approval: confirmation },
           precondition,
         );
       if (status !== undefined)

@@ -1,6 +1,7 @@
 /** `agentauth agent …`: agent credentials. */
 import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
+import { WEBSITES_WORDS } from '../../management/policies.ts';
 import { collect, print } from '../common.ts';
 import type { AgentPolicyView, AgentView } from '../management.ts';
 import { withManagement } from '../target.ts';
@@ -123,9 +124,9 @@ export function agentCommand(program: Command): void {
     .command('policy <agent_id>')
     .description("show what the agent's owner allows it; the options change it (websites, scopes, expiry, rate)")
     .option(
-      '--websites <rule>',
+      '--clients <rule>',
       'any (every website), listed (only --allow ones) or ask (ask the owner for a new one)',
-      websitesRule,
+      clientsRule,
     )
     .option('--allow <client_id>', 'add a website to its list (repeatable)', collect, [])
     .option('--disallow <client_id>', 'remove a website from its list (repeatable)', collect, [])
@@ -174,7 +175,7 @@ export function agentCommand(program: Command): void {
 }
 
 interface PolicyOptions {
-  websites?: AgentPolicyView['websites'];
+  clients?: AgentPolicyView['clients'];
   allow: string[];
   disallow: string[];
   /** A string to set, false for --no-scope-ceiling, undefined to keep. */
@@ -188,16 +189,16 @@ const POLICY_HELP = `
 Without options it shows the policy; each option changes one part, the rest stays. An agent
 nobody restricted signs in to any website, with any scope, at any time (the default).
 A refusal is answered to the agent as access_denied in plain words, and recorded in the
-sign-in history; with --websites ask, a website not on the list is held for the owner's
+sign-in history; with --clients ask, a website not on the list is held for the owner's
 approval in the console (approve once, always, or deny).
 
 Examples:
-  agentauth agent policy agt_… --websites listed --allow cli_notes --allow cli_mail
-  agentauth agent policy agt_… --websites ask --scope-ceiling "openid profile"
+  agentauth agent policy agt_… --clients listed --allow cli_notes --allow cli_mail
+  agentauth agent policy agt_… --clients ask --scope-ceiling "openid profile"
   agentauth agent policy agt_… --credentials-expire 2027-01-31 --max-sign-ins-per-hour 20
-  agentauth agent policy agt_… --websites any --no-scope-ceiling --no-credentials-expire`;
+  agentauth agent policy agt_… --clients any --no-scope-ceiling --no-credentials-expire`;
 
-function websitesRule(value: string): AgentPolicyView['websites'] {
+function clientsRule(value: string): AgentPolicyView['clients'] {
   if (value !== 'any' && value !== 'listed' && value !== 'ask') throw new InvalidArgumentError('any, listed or ask');
   return value;
 }
@@ -218,8 +219,9 @@ function perHour(value: string): number {
 
 /** The policy the options make of the current one, or undefined when no option changes it. */
 function changedPolicy(current: AgentPolicyView, options: PolicyOptions): AgentPolicyView | undefined {
+  const rule = options.clients;
   const touched =
-    options.websites !== undefined ||
+    rule !== undefined ||
     options.allow.length > 0 ||
     options.disallow.length > 0 ||
     options.scopeCeiling !== undefined ||
@@ -228,7 +230,7 @@ function changedPolicy(current: AgentPolicyView, options: PolicyOptions): AgentP
   if (!touched) return undefined;
   const listed = [...current.allowed_clients, ...options.allow].filter((id) => !options.disallow.includes(id));
   return {
-    websites: options.websites ?? current.websites,
+    clients: rule ?? current.clients,
     allowed_clients: [...new Set(listed)],
     scope_ceiling:
       options.scopeCeiling === undefined
@@ -244,16 +246,10 @@ function changedPolicy(current: AgentPolicyView, options: PolicyOptions): AgentP
   };
 }
 
-const WEBSITES_WORDS = {
-  any: 'Any website',
-  listed: 'Only listed websites',
-  ask: 'Ask me for a new website',
-} as const;
-
 function policyText(id: string, policy: AgentPolicyView): string {
   return [
     `${id}`,
-    `  Websites:           ${WEBSITES_WORDS[policy.websites]} (${policy.websites})`,
+    `  Websites:           ${WEBSITES_WORDS[policy.clients]} (${policy.clients})`,
     `  Listed websites:    ${policy.allowed_clients.join(', ') || 'none'}`,
     `  Scope ceiling:      ${policy.scope_ceiling === null ? 'none' : policy.scope_ceiling.join(' ') || '(no scope at all)'}`,
     `  Credentials expire: ${policy.credentials_expire_at ?? 'never'}`,

@@ -13,7 +13,7 @@ const clientJson = (c: ClientView) => ({
   name: c.name,
   redirect_uris: c.redirect_uris,
   status: c.status,
-  approval: c.approval,
+  approval: c.confirmation,
   token_endpoint_auth_method: c.token_endpoint_auth_method,
   source: c.source,
   resources: c.resources,
@@ -21,7 +21,7 @@ const clientJson = (c: ClientView) => ({
 });
 
 const clientLines = (c: ClientView) =>
-  `name:          ${c.name}\nredirect URIs: ${c.redirect_uris.join(' ') || '(none)'}\napproval:      ${c.approval}`;
+  `name:          ${c.name}\nredirect URIs: ${c.redirect_uris.join(' ') || '(none)'}\napproval:      ${c.confirmation}`;
 
 export function clientCommand(program: Command): void {
   const client = program.command('client').description('manage client applications (relying parties)');
@@ -62,7 +62,7 @@ export function clientCommand(program: Command): void {
           management.createClient({
             name: options.name,
             redirect_uris: options.redirectUri,
-            approval: options.approval,
+            confirmation: options.approval,
             type: options.public ? 'public' : 'confidential',
             resources: options.resource,
           }),
@@ -87,7 +87,8 @@ export function clientCommand(program: Command): void {
         { clients: clients.map(clientJson) },
         clients
           .map(
-            (c) => `${c.id}  ${c.status.padEnd(8)}  ${c.approval.padEnd(6)}  ${c.name}  ${c.redirect_uris.join(' ')}`,
+            (c) =>
+              `${c.id}  ${c.status.padEnd(8)}  ${c.confirmation.padEnd(6)}  ${c.name}  ${c.redirect_uris.join(' ')}`,
           )
           .join('\n') || '(no clients)',
       );
@@ -126,7 +127,7 @@ export function clientCommand(program: Command): void {
         const changes = {
           name: options.name,
           redirect_uris: options.redirectUri.length > 0 ? options.redirectUri : undefined,
-          approval: options.approval,
+          confirmation: options.approval,
         };
         if (Object.values(changes).every((value) => value === undefined))
           throw new InvalidRequest('nothing to change: give --name, --redirect-uri or --approval');

@@ -43,7 +43,7 @@ export const clientData = (client: ClientRecord) => ({
   name: client.name,
   status: client.status,
   type: client.token_endpoint_auth_method === 'none' ? 'public' : 'confidential',
-  approval: client.approval,
+  confirmation: client.approval,
   redirect_hosts: [...new Set(client.redirect_uris.map(hostOf).filter((host): host is string => host !== null))],
   resources: client.resources,
   source: client.source,
