@@ -319,3 +319,13 @@ export function passkeyAnswerOf<R>(body: { challengeId?: unknown; response?: unk
     throw new InvalidField('passkey', 'The passkey request is incomplete; try again.');
   return { challengeId, response: response as R };
 }
+
+/**
+ * The account's passkeys, as its pages list them.
+ *
+ * @example
+ * const passkeys = await listPasskeys(ctx, account);
+ */
+export function listPasskeys(deps: Pick<Context, 'store'>, account: AccountRecord): Promise<PasskeyRecord[]> {
+  return deps.store.console.listPasskeys(account.id);
+}

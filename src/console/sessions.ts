@@ -73,3 +73,23 @@ export async function currentSession(deps: Deps, cookieValue: string | undefined
 export function listSessions(deps: Deps, account: AccountRecord): Promise<ConsoleSessionRecord[]> {
   return deps.store.console.listSessions(account.id, deps.clock());
 }
+
+/**
+ * Ends one of the account's sessions (another account's id ends nothing).
+ *
+ * @example
+ * await endSession(ctx, account, 'ses_…');
+ */
+export async function endSession(deps: Deps, account: AccountRecord, id: string): Promise<void> {
+  await deps.store.console.deleteSession(id, account.id);
+}
+
+/**
+ * Ends every session of the account, or every one but `keep` (the one in use).
+ *
+ * @example
+ * await endSessions(ctx, account, signedIn.session.id); // sign out everywhere else
+ */
+export async function endSessions(deps: Deps, account: AccountRecord, keep?: string): Promise<void> {
+  await deps.store.console.deleteSessionsOf(account.id, keep);
+}

@@ -378,3 +378,23 @@ export async function verifyEmailByAdmin(deps: Deps, target: AccountRecord): Pro
     accountEvent('account.updated', { ...target, email_verified: true }, { changes: ['email_verified'] }),
   ]);
 }
+
+/**
+ * Whether the server has no account yet: the sign-in page then says how to make the first admin.
+ *
+ * @example
+ * if (await noAccountYet(ctx)) showFirstAdminCommand();
+ */
+export async function noAccountYet(deps: Pick<Context, 'store'>): Promise<boolean> {
+  return (await deps.store.console.countAccounts()) === 0;
+}
+
+/**
+ * The account behind an id, or undefined (a link's maker, an approval's decider, who may be gone).
+ *
+ * @example
+ * const inviter = await findAccount(ctx, link.created_by);
+ */
+export function findAccount(deps: Pick<Context, 'store'>, id: string): Promise<AccountRecord | undefined> {
+  return deps.store.console.findAccount(id);
+}

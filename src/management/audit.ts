@@ -47,10 +47,41 @@ export async function recordAct(
 }
 
 /**
+ * Records a call of the management API: the key's last use and, unless the call acted (its act
+ * is its record), the call as `api.<operationId>` with its method, path and status.
+ *
+ * @example
+ * await recordCall(ctx, caller, { operation: 'listAgents', target: null, request: 'GET /api/admin/v1/agents', status: 200 });
+ */
+export async function recordCall(
+  ctx: Pick<Context, 'store' | 'clock'>,
+  caller: Actor & { key: NonNullable<Actor['key']>; account: NonNullable<Actor['account']> },
+  call: { operation: string; target: string | null; request: string; status: number },
+): Promise<void> {
+  const now = ctx.clock();
+  const acted = hasActed(caller) && call.status < 400;
+  await ctx.store.api.recordCall(
+    caller.key.id,
+    now,
+    caller.ip,
+    acted
+      ? null
+      : {
+          at: now,
+          actor_id: caller.account.id,
+          action: `api.${call.operation}`,
+          target: call.target,
+          ip: caller.ip,
+          detail: `${call.request} → ${call.status} (key ${caller.key.id})`.slice(0, 512),
+        },
+  );
+}
+
+/**
  * Whether `actor` recorded an act: the API records a call that acted by its act alone, and a
  * call that did not (a read, a refusal) as the call.
  */
-export const hasActed = (actor: Actor): boolean => acted.has(actor);
+const hasActed = (actor: Actor): boolean => acted.has(actor);
 
 /**
  * Runs `work` as `actor`, who is then the `actor` of every webhook event it announces.

@@ -303,3 +303,31 @@ export function listActivity(deps: Deps, actor: Actor, query: ActivityPageQuery)
   requireAdmin(actor);
   return deps.store.api.pageActivity(query);
 }
+
+/**
+ * The agents a website's history names, or the websites an agent's does: its filter's choices.
+ *
+ * @example
+ * const counterparts = await signInCounterparts(ctx, { agent_id: 'agt_…' });
+ */
+export function signInCounterparts(
+  deps: Pick<Context, 'store'>,
+  of: { agent_id: string } | { client_id: string },
+): Promise<SignInCounterpart[]> {
+  return deps.store.console.listSignInCounterparts(of);
+}
+
+/**
+ * Whether an agent has signed in to any of these websites, among each one's latest attempts:
+ * the last step of getting started, asked only until it is done.
+ *
+ * @example
+ * await anySignIn(ctx, websites);
+ */
+export async function anySignIn(deps: Pick<Context, 'store'>, websites: Array<{ id: string }>): Promise<boolean> {
+  for (const website of websites) {
+    const latest = await deps.store.console.listSignIns({ client_id: website.id }, 20);
+    if (latest.some((row) => row.outcome === 'authenticated')) return true;
+  }
+  return false;
+}

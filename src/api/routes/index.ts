@@ -8,7 +8,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
 import { TooManyRequests } from '../../errors.ts';
-import { hasActed } from '../../management/audit.ts';
+import { recordCall } from '../../management/audit.ts';
 import { type ApiCaller, authenticateApiKey } from '../keys.ts';
 import {
   AccountView,
@@ -124,26 +124,12 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
         if (!caller) return payload;
         const params = request.params as { id?: string } | undefined;
         const operation = request.routeOptions.schema?.operationId ?? 'unknown';
-        const acted = hasActed(caller) && reply.statusCode < 400;
-        await ctx.store.api.recordCall(
-          caller.key.id,
-          ctx.clock(),
-          request.ip,
-          acted
-            ? null
-            : {
-                at: ctx.clock(),
-                actor_id: caller.account.id,
-                action: `api.${operation}`,
-                target: params?.id ?? reply.getHeader('x-created-id')?.toString() ?? null,
-                ip: request.ip,
-                detail:
-                  `${request.method} ${request.url.split('?')[0]} → ${reply.statusCode} (key ${caller.key.id})`.slice(
-                    0,
-                    512,
-                  ),
-              },
-        );
+        await recordCall(ctx, caller, {
+          operation,
+          target: params?.id ?? reply.getHeader('x-created-id')?.toString() ?? null,
+          request: `${request.method} ${request.url.split('?')[0]}`,
+          status: reply.statusCode,
+        });
         reply.removeHeader('x-created-id');
         return payload;
       });

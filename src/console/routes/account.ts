@@ -9,10 +9,20 @@ import { recordConsoleEvent } from '../events.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../../domain/account-links.ts';
 import { accountPage, overviewPage } from '../pages/account.ts';
 import { noticeFor } from '../pages/shell.ts';
-import { passkeyAnswerOf, registerPasskey, registrationOptions, removePasskey, renamePasskey } from '../passkeys.ts';
+import {
+  listPasskeys,
+  passkeyAnswerOf,
+  registerPasskey,
+  registrationOptions,
+  removePasskey,
+  renamePasskey,
+} from '../passkeys.ts';
 import { confirmWithPassword, notifySignInMethodChange, requireFreshAuthentication } from '../reauthentication.ts';
-import { listSessions } from '../sessions.ts';
+import { endSession, endSessions, listSessions } from '../sessions.ts';
 import type { ConsoleScope, Form } from './scope.ts';
+import { listAgents } from '../../management/agents.ts';
+import { listClients } from '../../management/clients.ts';
+import { anySignIn } from '../../management/history.ts';
 
 /** Where a new invitation link is shown, once. */
 const INVITATION_PATH = '/console/account/invitation';
@@ -21,24 +31,13 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   const { ctx, guard } = area;
   const canInvite = ctx.config.consoleSignup !== 'closed';
 
-  /**
-   * Whether an agent has signed in to any of these websites (among each one's latest attempts):
-   * the last step of getting started, asked only until it is done.
-   */
-  const anySignIn = async (websites: Array<{ id: string }>) => {
-    for (const website of websites) {
-      const latest = await ctx.store.console.listSignIns({ client_id: website.id }, 20);
-      if (latest.some((row) => row.outcome === 'authenticated')) return true;
-    }
-    return false;
-  };
-
   scope.get<{ Querystring: Form }>('/', async (request, reply) => {
     const page = await area.page(request, reply);
+    const own = { accountId: page.account.id };
     const [agents, websites, passkeys, waiting] = await Promise.all([
-      ctx.store.console.listAgentsOf(page.account.id),
-      ctx.store.console.listClientsOf(page.account.id),
-      ctx.store.console.listPasskeys(page.account.id),
+      listAgents(ctx, area.actor(request), own),
+      listClients(ctx, area.actor(request), own),
+      listPasskeys(ctx, page.account),
       pendingApprovals(ctx, page.account),
     ]);
     return area.send(
@@ -46,7 +45,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       overviewPage(page, {
         agents,
         websites,
-        signedInOnce: await anySignIn(websites),
+        signedInOnce: await anySignIn(ctx, websites),
         hasCredential: passkeys.length > 0 || page.account.password_hash !== null,
         issuer: ctx.config.baseUrl,
         notice: noticeFor(request.query.notice),
@@ -65,7 +64,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   ) => {
     const page = await area.page(request, reply);
     const [passkeys, sessions, links] = await Promise.all([
-      ctx.store.console.listPasskeys(page.account.id),
+      listPasskeys(ctx, page.account),
       listSessions(ctx, page.account),
       outstandingLinks(ctx, page.account.id),
     ]);
@@ -211,7 +210,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   scope.post<{ Params: { id: string } }>('/account/sessions/:id/end', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
       const account = area.account(request);
-      await ctx.store.console.deleteSession(request.params.id, account.id);
+      await endSession(ctx, account, request.params.id);
       await recordConsoleEvent(ctx, account, 'account.end_session', account.id, request.ip);
       return 'session_ended';
     }),
@@ -219,14 +218,14 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   scope.post('/account/sessions/end-others', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
       const account = area.account(request);
-      await ctx.store.console.deleteSessionsOf(account.id, request.signedIn!.session.id);
+      await endSessions(ctx, account, request.signedIn!.session.id);
       await recordConsoleEvent(ctx, account, 'account.end_other_sessions', account.id, request.ip);
       return 'sessions_ended';
     }),
   );
   scope.post('/account/sessions/end-all', { preHandler: guard }, async (request, reply) => {
     const account = area.account(request);
-    await ctx.store.console.deleteSessionsOf(account.id);
+    await endSessions(ctx, account);
     await recordConsoleEvent(ctx, account, 'account.end_all_sessions', account.id, request.ip);
     area.session.set(reply, '', 0);
     return area.redirect(reply, '/console/sign-in');

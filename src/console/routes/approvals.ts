@@ -7,6 +7,7 @@
  */
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { findAccount } from '../../domain/accounts.ts';
 import { decideApproval } from '../../domain/approvals.ts';
 import { Conflict, InvalidField, TooManyRequests } from '../../errors.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
@@ -23,7 +24,7 @@ import {
 import { recordConsoleEvent } from '../events.ts';
 import { approvalPage, approvalPath, approvalsPage } from '../pages/approvals.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
-import { passkeyAnswerOf, reauthenticationOptions } from '../passkeys.ts';
+import { listPasskeys, passkeyAnswerOf, reauthenticationOptions } from '../passkeys.ts';
 import { confirmWithOwnPasskey, confirmWithPassword } from '../reauthentication.ts';
 import { approvalEventRoutes } from './approval-events.ts';
 import type { ConsoleScope, Form } from './scope.ts';
@@ -76,8 +77,8 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
   ) => {
     const page = await area.page(request, reply);
     const [passkeys, decider] = await Promise.all([
-      ctx.store.console.listPasskeys(page.account.id),
-      approval.decided_by === null ? undefined : ctx.store.console.findAccount(approval.decided_by),
+      listPasskeys(ctx, page.account),
+      approval.decided_by === null ? undefined : findAccount(ctx, approval.decided_by),
     ]);
     const decidedBy =
       approval.decided_by === null

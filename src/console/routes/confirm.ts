@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField, TooManyRequests } from '../../errors.ts';
 import { safeNext } from '../next.ts';
 import { confirmPage } from '../pages/account.ts';
-import { passkeyAnswerOf, reauthenticationOptions } from '../passkeys.ts';
+import { listPasskeys, passkeyAnswerOf, reauthenticationOptions } from '../passkeys.ts';
 import { confirmWithOwnPasskey, confirmWithPassword } from '../reauthentication.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
@@ -22,7 +22,7 @@ export function confirmRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     status = 200,
   ) => {
     const page = await area.page(request, reply);
-    const passkeys = await ctx.store.console.listPasskeys(page.account.id);
+    const passkeys = await listPasskeys(ctx, page.account);
     return area.send(
       reply,
       confirmPage(page, {

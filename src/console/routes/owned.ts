@@ -10,7 +10,14 @@ import type { Actor } from '../../management/actor.ts';
 import { graceOf } from '../agents.ts';
 import { InvalidField } from '../../errors.ts';
 import { csvLine } from '../csv.ts';
-import { allSignIns, decodeCursor, outcomeText, parseHistoryFilters, signInPage } from '../../management/history.ts';
+import {
+  allSignIns,
+  decodeCursor,
+  outcomeText,
+  parseHistoryFilters,
+  signInCounterparts,
+  signInPage,
+} from '../../management/history.ts';
 import type { FormState, HistoryInput } from '../pages/owned.ts';
 import { describeUserAgent } from '../user-agents.ts';
 import type { ConsolePage } from '../pages/shell.ts';
@@ -48,7 +55,7 @@ export async function loadHistory(
   of: HistoryOf,
   query: Form | undefined,
 ): Promise<{ history: HistoryInput; refused: boolean }> {
-  const counterparts = await ctx.store.console.listSignInCounterparts(of);
+  const counterparts = await signInCounterparts(ctx, of);
   const parsed = parseHistoryFilters(query ?? {}, otherSide(of), counterparts, ctx.clock());
   const before = decodeCursor(query?.before);
   const page = await signInPage(ctx, { ...parsed.query, ...of }, before);
@@ -205,7 +212,7 @@ export function ownedRoutes<Thing extends { id: string }>(
   scope.get<{ Params: Params; Querystring: Form }>(`${path}/:id/history.csv`, async (request, reply) => {
     const thing = await owned.reachable(area.actor(request), request.params.id);
     const of = owned.historyOf(thing);
-    const counterparts = await ctx.store.console.listSignInCounterparts(of);
+    const counterparts = await signInCounterparts(ctx, of);
     const parsed = parseHistoryFilters(request.query, otherSide(of), counterparts, ctx.clock());
     if (Object.keys(parsed.errors).length > 0)
       return owned.show(request, reply, thing, { notice: REFUSED_FILTER, query: request.query }, 400);

@@ -7,6 +7,8 @@ import { InvalidCredentials, TooManyRequests } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { authenticationOptions, signInWithPasskey } from '../passkeys.ts';
 import { signInPage } from '../pages/sign-in.ts';
+import { noAccountYet } from '../../domain/accounts.ts';
+import { endSession } from '../sessions.ts';
 import { safeNext } from '../next.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
@@ -20,7 +22,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       signInPage(await area.anonymousPage(reply), {
         next: safeNext(request.query.next),
         signupOpen: ctx.config.consoleSignup === 'open',
-        noAccountYet: (await ctx.store.console.countAccounts()) === 0,
+        noAccountYet: await noAccountYet(ctx),
       }),
     );
   });
@@ -36,7 +38,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
           message,
           next,
           signupOpen: ctx.config.consoleSignup === 'open',
-          noAccountYet: (await ctx.store.console.countAccounts()) === 0,
+          noAccountYet: await noAccountYet(ctx),
         }),
         status,
       );
@@ -80,7 +82,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   scope.post('/sign-out', { preHandler: guard }, async (request, reply) => {
     if (request.signedIn) {
-      await ctx.store.console.deleteSession(request.signedIn.session.id, request.signedIn.account.id);
+      await endSession(ctx, request.signedIn.account, request.signedIn.session.id);
       await recordConsoleEvent(
         ctx,
         request.signedIn.account,

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField } from '../../errors.ts';
-import { signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../../domain/accounts.ts';
+import { findAccount, signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../../domain/accounts.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { linkPage, messagePage, signUpPage } from '../pages/sign-in.ts';
 import type { ConsoleScope, Form } from './scope.ts';
@@ -46,7 +46,7 @@ export function signUpRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const signUpForm = async (request: FastifyRequest, reply: FastifyReply, token: string | null) => {
     if (!signUpAllowed(token)) return signUpClosed(reply);
     const link = token === null ? null : await usableLink(ctx, token, 'invite');
-    const inviter = link?.created_by ? await ctx.store.console.findAccount(link.created_by) : undefined;
+    const inviter = link?.created_by ? await findAccount(ctx, link.created_by) : undefined;
     return area.send(
       reply,
       signUpPage(await area.anonymousPage(reply), {
