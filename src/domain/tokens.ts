@@ -23,13 +23,8 @@ import type {
   IssuedTokens,
   TokenContext,
 } from '../store/types.ts';
-import {
-  authenticateClient,
-  type ClientCredentials,
-  clientRefused,
-  isPublicClient,
-  recordClientUse,
-} from './clients.ts';
+import { isPublicClient, recordClientUse } from './clients.ts';
+import { authenticateClient, type ClientCredentials, clientRefused } from './client-authentication.ts';
 import { signIdToken } from './jwt.ts';
 import { resourceParameter } from './resources.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';

@@ -17,7 +17,6 @@ import {
   rotateForm,
 } from './owned.ts';
 import {
-  actionButton,
   type ConsolePage,
   consolePage,
   csrfField,

@@ -7,7 +7,7 @@ import formbody from '@fastify/formbody';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
-import { authenticateClient, clientCredentials } from '../../domain/clients.ts';
+import { authenticateClient, clientCredentials } from '../../domain/client-authentication.ts';
 import { grantFor } from '../../domain/grant-types.ts';
 import { MAX_CLIENT_ID_LENGTH } from '../../domain/rules/client.ts';
 import { GRANT_TYPES } from '../../domain/rules/grant-type-names.ts';
