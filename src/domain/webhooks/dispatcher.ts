@@ -48,7 +48,7 @@ export interface DispatcherOptions {
   maxResponseBytes?: number;
 }
 
-type Deps = Pick<Context, 'store' | 'clock' | 'secrets' | 'config' | 'console'>;
+type Deps = Pick<Context, 'store' | 'clock' | 'secrets' | 'config' | 'mailer'>;
 
 const DEFAULTS = {
   pollMs: 1000,
@@ -323,7 +323,7 @@ export class WebhookDispatcher {
       [webhookDisabled(webhook, reason)],
     );
     if (!disabled) return;
-    const mailer = this.deps.console.mailer;
+    const mailer = this.deps.mailer;
     const owner = mailer ? await this.deps.store.console.findAccount(webhook.account_id) : undefined;
     if (mailer && owner)
       await mailer
