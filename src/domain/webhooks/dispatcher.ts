@@ -14,7 +14,7 @@ import { type BlockList, isIPv4 } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Context } from '../../context.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../store/webhook-types.ts';
-import { type AddressStage, type FetchOptions, guardedRequest } from '../client-metadata/fetch.ts';
+import { type AddressStage, guardedRequest, type OutboundOptions } from '../../outbound/request.ts';
 import { trustedNetworks, webhookSecret } from './endpoints.ts';
 import { requestExpired, webhookDisabled } from './events.ts';
 
@@ -26,7 +26,7 @@ export const RETRY_SCHEDULE_MS = [5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 36e6];
 
 export interface DispatcherOptions {
   /** Test seams of the outbound request (a CA, loopback allowed); production passes none. */
-  fetch?: Pick<FetchOptions, 'ca' | 'allowAddress'>;
+  fetch?: Pick<OutboundOptions, 'ca' | 'allowAddress'>;
   /** Pauses before each retry (RETRY_SCHEDULE_MS); each is jittered by ±10 %. */
   retryDelaysMs?: number[];
   /** How often to look for due deliveries without a wake-up (1000 ms). */
