@@ -1,29 +1,33 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 import { postgresUnavailableReason } from './test/helpers/postgres-cluster.ts';
+import { runOnce } from './test/setup/engines.ts';
 
 /**
- * Every suite runs once per engine, except those that pin SQLite by their nature (they test
- * SQLite itself, the configuration parser, the CLI on a file of its own, or the agent package:
- * its committed dist/ and its installs, which no engine changes) and those that need PostgreSQL
- * itself (several nodes on one database, a database that goes away). A new suite therefore runs
- * on both engines without being listed anywhere.
+ * A suite runs once per engine (projects sqlite and postgres) if the engine can reach it, and
+ * once, on SQLite, if not. The two projects differ only in AGENTAUTH_TEST_ENGINE and the
+ * `postgresUrl` the postgres project provides; a suite none of whose modules reads either (it
+ * starts no server and opens no test database: test/helpers/server.ts reads both) would run the
+ * same code twice. test/setup/engines.ts follows each suite's imports to decide, so nobody lists
+ * these suites, and a new suite that starts a server runs on both engines by default.
+ *
+ * A suite that starts a server but checks nothing the engine can change (the layout of pages)
+ * says so in its header, `@engine-independent` and why, and runs once too. When in doubt it does
+ * not: clients that wait on push (the SDKs, `agentauth sign-in`) stay on both, since push is
+ * LISTEN/NOTIFY on PostgreSQL and once failed there alone (test/cli-sign-in.test.ts).
+ *
+ * Besides, some suites pin SQLite by their nature although a server's engine reaches them (SQLite
+ * itself, the CLI on a file of its own, the agent package's installs, which no engine changes),
+ * and some need PostgreSQL itself (several nodes on one database, a database that goes away).
  */
-const SQLITE_ONLY = [
-  'test/config.test.ts',
-  'test/config-reference.test.ts',
-  'test/api-reference.test.ts',
-  'test/mcp-tools-reference.test.ts',
-  'test/cli.test.ts',
-  'test/sqlite-*.test.ts',
-  'packages/agent/test/agent-sdk-package.test.ts',
-  'packages/agent/test/agent-package-dist.test.ts',
-];
+const SQLITE_ONLY = ['test/cli.test.ts', 'test/sqlite-*.test.ts', 'packages/agent/test/agent-sdk-package.test.ts'];
+/** Paths, not patterns: the suites run once are kept out of the postgres project unless listed here. */
 const POSTGRES_ONLY = [
   'test/multinode.test.ts',
   'test/multinode-webhooks.test.ts',
   'test/multinode-approvals.test.ts',
   'test/faults/database-outage.test.ts',
 ];
+const ONCE = runOnce(import.meta.dirname).filter((suite) => !POSTGRES_ONLY.includes(suite));
 /** The server's suites, and the agent SDK's beside it (packages/agent/test; never its node_modules or dist). */
 const INCLUDE = ['test/**/*.test.ts', 'packages/agent/test/**/*.test.ts'];
 
@@ -71,7 +75,7 @@ export default defineConfig({
               test: {
                 name: 'postgres',
                 include: INCLUDE,
-                exclude: [...configDefaults.exclude, ...SQLITE_ONLY],
+                exclude: [...configDefaults.exclude, ...SQLITE_ONLY, ...ONCE],
                 env: { AGENTAUTH_TEST_ENGINE: 'postgres' },
                 globalSetup: ['test/setup/postgres.ts'],
               },

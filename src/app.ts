@@ -72,7 +72,8 @@ export async function createContext(
       ? new ClientMetadataDocuments({ fetch: options.clientMetadataFetch })
       : null,
     statusEvents: new StatusEvents(store),
-    console: { throttle: await SignInThrottle.create(config, store), mailer: createMailer(config) },
+    mailer: createMailer(config),
+    console: { throttle: await SignInThrottle.create(config, store) },
   };
   return { ...base, webhooks: new WebhookDispatcher(base, options.webhooks) };
 }

@@ -50,6 +50,11 @@ export interface Context {
   clientMetadata: ClientMetadataDocuments | null;
   /** Sends the outbox's webhook deliveries; started by the server on every node (docs/design.md §15). */
   webhooks: WebhookDispatcher;
-  /** What only the console uses: its sign-in throttle, and the mailer when SMTP_URL is set. */
-  console: { throttle: SignInThrottle; mailer: Mailer | null };
+  /**
+   * Mail through SMTP_URL, or null when it is not set. A foundation, not the console's: the
+   * domain mails owners too (approvals, a disabled webhook).
+   */
+  mailer: Mailer | null;
+  /** What only the console uses: its sign-in throttle. */
+  console: { throttle: SignInThrottle };
 }

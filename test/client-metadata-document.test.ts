@@ -12,9 +12,10 @@ import {
   isClientIdUrl,
   validateClientMetadataDocument,
 } from '../src/domain/client-metadata/document.ts';
-import { type AddressStage, fetchJsonDocument } from '../src/domain/client-metadata/fetch.ts';
+import { fetchJsonDocument } from '../src/domain/client-metadata/fetch.ts';
 import { ClientMetadataDocuments, type ClientMetadataDocumentsOptions } from '../src/domain/client-metadata/index.ts';
-import { isSpecialUseAddress } from '../src/domain/client-metadata/special-use.ts';
+import type { AddressStage } from '../src/outbound/request.ts';
+import { isSpecialUseAddress } from '../src/outbound/special-use.ts';
 import { InvalidClient } from '../src/errors.ts';
 import { authorizeUrl, pkcePair } from './helpers/flow.ts';
 import { type HttpsHandler, type HttpsTestServer, startHttpsServer, TEST_CA } from './helpers/https.ts';

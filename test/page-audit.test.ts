@@ -10,6 +10,10 @@
  *
  * The states are those `npm run screenshots` photographs (test/helpers/page-tour.ts); a console
  * GET route nobody visits fails the suite, so a new page is audited from the start.
+ *
+ * @engine-independent how pages are laid out and how accessible they are does not depend on the
+ * engine that stored their data; what they show is checked on both engines (test/console/,
+ * test/authorize-page.test.ts), so this suite runs once (vitest.config.ts).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';

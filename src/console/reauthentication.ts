@@ -90,13 +90,13 @@ export async function confirmWithOwnPasskey(
  * await notifySignInMethodChange(ctx, account, 'A passkey named "Laptop" was added', request.ip, (e) => request.log.warn(e));
  */
 export async function notifySignInMethodChange(
-  ctx: Pick<Context, 'console' | 'config'>,
+  ctx: Pick<Context, 'mailer' | 'config'>,
   account: AccountRecord,
   change: string,
   ip: string,
   warn: (error: unknown) => void,
 ): Promise<void> {
-  const mailer = ctx.console.mailer;
+  const mailer = ctx.mailer;
   if (mailer === null) return;
   try {
     await mailer.send({

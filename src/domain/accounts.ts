@@ -358,10 +358,10 @@ export async function verifyEmailWithLink(deps: Deps, token: string): Promise<Ac
  * if (!(await sendVerificationEmail(ctx, account))) notice('Ask an administrator to verify your email.');
  */
 export async function sendVerificationEmail(
-  deps: Deps & Pick<Context, 'console'>,
+  deps: Deps & Pick<Context, 'mailer'>,
   account: AccountRecord,
 ): Promise<boolean> {
-  const mailer = deps.console.mailer;
+  const mailer = deps.mailer;
   if (mailer === null) return false;
   const { url } = await issueLink(deps, 'verify', { accountId: account.id, email: account.email });
   await mailer.send({

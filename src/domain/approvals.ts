@@ -185,11 +185,11 @@ export async function decideApproval(
  * void mailOwner(ctx, view, { agentOwnerVerified: true }).catch((error) => log.warn({ err: error }, 'approval mail failed'));
  */
 export async function mailOwner(
-  ctx: Pick<Context, 'config' | 'console'>,
+  ctx: Pick<Context, 'config' | 'mailer'>,
   approval: ApprovalView,
   owner: Pick<AgentRecord, 'account_id' | 'owner_email_verified'>,
 ): Promise<boolean> {
-  const mailer = ctx.console.mailer;
+  const mailer = ctx.mailer;
   if (!mailer || (owner.account_id === null && !owner.owner_email_verified)) return false;
   const minutes = Math.max(1, Math.round((approval.expires_at - approval.created_at) / 60));
   await mailer.send({

@@ -3,6 +3,10 @@
  * realistic data (long names, emails, user agents, many rows) no page scrolls sideways, every
  * table lies inside the viewport, on a phone rows are cards whose buttons and links are at least
  * 24 x 24 px, and the header is one row.
+ *
+ * @engine-independent where the tables lie and how big their targets are does not depend on the
+ * engine that stored their rows; what they show is checked on both engines by the rest of
+ * test/console/, so this suite runs once (vitest.config.ts).
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

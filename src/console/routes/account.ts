@@ -74,7 +74,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
         passkeys,
         sessions,
         currentSessionId: request.signedIn!.session.id,
-        canMail: ctx.console.mailer !== null,
+        canMail: ctx.mailer !== null,
         canInvite,
         notice: noticeFor(extra.notice),
         errors: extra.errors,

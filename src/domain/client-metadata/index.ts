@@ -18,8 +18,7 @@ export {
   isClientIdUrl,
   validateClientMetadataDocument,
 } from './document.ts';
-export { type AddressStage, fetchJsonDocument, type FetchOptions } from './fetch.ts';
-export { isSpecialUseAddress } from './special-use.ts';
+export { fetchJsonDocument, type FetchOptions } from './fetch.ts';
 
 /**
  * Options of {@link ClientMetadataDocuments}; every one has a production default.

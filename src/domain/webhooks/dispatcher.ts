@@ -14,7 +14,7 @@ import { type BlockList, isIPv4 } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Context } from '../../context.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../store/webhook-types.ts';
-import { type AddressStage, type FetchOptions, guardedRequest } from '../client-metadata/fetch.ts';
+import { type AddressStage, guardedRequest, type OutboundOptions } from '../../outbound/request.ts';
 import { trustedNetworks, webhookSecret } from './endpoints.ts';
 import { requestExpired, webhookDisabled } from './events.ts';
 
@@ -26,7 +26,7 @@ export const RETRY_SCHEDULE_MS = [5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 36e6];
 
 export interface DispatcherOptions {
   /** Test seams of the outbound request (a CA, loopback allowed); production passes none. */
-  fetch?: Pick<FetchOptions, 'ca' | 'allowAddress'>;
+  fetch?: Pick<OutboundOptions, 'ca' | 'allowAddress'>;
   /** Pauses before each retry (RETRY_SCHEDULE_MS); each is jittered by ±10 %. */
   retryDelaysMs?: number[];
   /** How often to look for due deliveries without a wake-up (1000 ms). */
@@ -48,7 +48,7 @@ export interface DispatcherOptions {
   maxResponseBytes?: number;
 }
 
-type Deps = Pick<Context, 'store' | 'clock' | 'secrets' | 'config' | 'console'>;
+type Deps = Pick<Context, 'store' | 'clock' | 'secrets' | 'config' | 'mailer'>;
 
 const DEFAULTS = {
   pollMs: 1000,
@@ -323,7 +323,7 @@ export class WebhookDispatcher {
       [webhookDisabled(webhook, reason)],
     );
     if (!disabled) return;
-    const mailer = this.deps.console.mailer;
+    const mailer = this.deps.mailer;
     const owner = mailer ? await this.deps.store.console.findAccount(webhook.account_id) : undefined;
     if (mailer && owner)
       await mailer

@@ -16,7 +16,7 @@ import type {
   WebhookStatus,
   WebhookWithEvents,
 } from '../../store/webhook-types.ts';
-import { isSpecialUseAddress } from '../client-metadata/special-use.ts';
+import { isSpecialUseAddress } from '../../outbound/special-use.ts';
 import { UNDISPLAYABLE_IN_NAME } from '../rules/client.ts';
 import { ALL_EVENTS, isEventType } from './event-types.ts';
 

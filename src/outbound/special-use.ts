@@ -1,8 +1,10 @@
 /**
  * Special-use IP addresses (RFC 6890 and the IANA IPv4/IPv6 Special-Purpose Address
- * registries, plus multicast and limited broadcast): the Client ID Metadata Document draft
- * §8.6 forbids fetching from them, since a client_id URL is chosen by whoever starts an
- * authorization request and must not make this server reach its own network.
+ * registries, plus multicast and limited broadcast): an outbound request never reaches them
+ * unless its caller trusts the address, since its URL is chosen by someone else (a client_id
+ * URL by whoever starts an authorization request, which the Client ID Metadata Document draft
+ * §8.6 forbids fetching from them; a webhook URL by an admin) and must not make this server
+ * reach its own network.
  */
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 
