@@ -64,7 +64,7 @@ export interface WarningLog {
  * approval?.status; // 'pending'
  */
 export async function askOwner(
-  ctx: Pick<Context, 'store' | 'clock' | 'config' | 'console'>,
+  ctx: Pick<Context, 'store' | 'clock' | 'config' | 'mailer'>,
   ask: ApprovalAsk,
   log: WarningLog,
 ): Promise<ApprovalRecord | undefined> {
