@@ -5,7 +5,6 @@
  */
 import { eventTypeList } from '../domain/webhooks/event-types.ts';
 
-
 /** The form's name of the checkbox of an event type (every console field is one string). */
 export const eventField = (type: string) => `event.${type}`;
 /** The checkbox that subscribes to every event, present and future. */
