@@ -7,8 +7,7 @@
 import type { Driver, Step } from './driver.ts';
 import { agentColumns, auditStep, insert } from './rows.ts';
 import type { AgentPolicy, ApprovalRecord, ApprovalStatus, ApprovalView, AuditEvent } from './types.ts';
-import { announceSteps } from './webhook-store.ts';
-import type { WebhookEvent } from './webhook-types.ts';
+import { announceSteps, type WebhookEvent } from './outbox.ts';
 
 /** The payload every approval change is announced with on the status channel (no request id looks like it). */
 export const APPROVALS_CHANGED = 'approvals';

@@ -22,8 +22,7 @@ import type {
   WebauthnChallengeRecord,
 } from './console-types.ts';
 import type { Driver, Step } from './driver.ts';
-import { announceSteps } from './webhook-store.ts';
-import type { WebhookEvent } from './webhook-types.ts';
+import { announceSteps, type WebhookEvent } from './outbox.ts';
 import { type AgentRow, type ClientRow, insert, revokeGrantsSteps, toAgent, toClient, update } from './rows.ts';
 import type { AgentRecord, ClientRecord, ConsoleStore, RevokedGrants } from './types.ts';
 

@@ -5,9 +5,16 @@
  * commit), while every unit still commits or rolls back as a whole and every answer waits for
  * its commit.
  */
-import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
+import type { Limiter, LimiterOptions } from './limits.ts';
 
 export type Params = readonly unknown[];
+
+/** Who hears of committed status changes (a write step's notification, or a PostgreSQL NOTIFY). */
+export interface ChangeListener {
+  changed(payload: string): void;
+  /** The channel was interrupted and is back: changes in between may have been missed. */
+  resumed(): void;
+}
 
 /** One statement of a write unit. */
 export interface Step {

@@ -4,12 +4,14 @@
  * transition writes more than one row, its statements form one unit that commits or rolls
  * back as a whole (driver.ts).
  */
-import type { Driver, Step } from './driver.ts';
+import type { ChangeListener, Driver, Step } from './driver.ts';
+import { columnsOf, JoinedRead, type Table } from './joined.ts';
+import { FAILURES, failuresJoin, type Limiter, type LimiterOptions, limiterCount } from './limits.ts';
+import { announceSteps, type WebhookEvent } from './outbox.ts';
 import { SqlApiStore } from './api-store.ts';
 import { SqlConsoleStore } from './console-store.ts';
 import { SqlApprovalStore } from './approval-store.ts';
-import { announceSteps, SqlWebhookStore } from './webhook-store.ts';
-import type { WebhookEvent } from './webhook-types.ts';
+import { SqlWebhookStore } from './webhook-store.ts';
 import { migrations } from './migrations.ts';
 import {
   type AgentRow,
@@ -30,7 +32,6 @@ import type {
   AuditEvent,
   AuthorizationRequestRecord,
   CallerAndToken,
-  ChangeListener,
   ClientPatch,
   ClientRecord,
   CodeRecord,
@@ -38,8 +39,6 @@ import type {
   GrantRecord,
   IssuedTokens,
   AgentAndRequest,
-  Limiter,
-  LimiterOptions,
   PurgeCounts,
   PurgeCutoffs,
   RefreshTokenRecord,
@@ -212,16 +211,10 @@ export class SqlStore implements Store {
     // now in milliseconds, or has none), taken along in the same statement.
     const now = Date.now();
     const row = (await this.driver.values(read.sql, [agentId, requestId, failuresKey, now]))!;
-    const counter = read.take<{ points: number; expire: number | null }>(row, FAILURES);
     return {
       agent: agentIn(read, row),
       found: requestWithClient(read, row),
-      failures: counter
-        ? {
-            consumedPoints: counter.points,
-            msBeforeNext: counter.expire === null ? -1 : Math.max(counter.expire - now, 0),
-          }
-        : null,
+      failures: limiterCount(read.take<{ points: number; expire: number | null }>(row, FAILURES), now),
     };
   }
 
@@ -537,26 +530,6 @@ export class SqlStore implements Store {
  */
 export const PURGE_BATCH = 5000;
 
-// Joined reads: each reads one row whatever exists, as values in select order (Driver.values),
-// taken apart by table. These reads serve every step of a flow and every introspection, userinfo
-// and refresh, so their SQL and where each table's columns sit are worked out once, not per call.
-
-/** One table's columns in a joined read, under its alias; the first is its key, null when the row is absent. */
-interface Table {
-  alias: string;
-  columns: readonly string[];
-}
-
-/**
- * Every column of a record, checked by the compiler: a column added to the record type and not
- * listed here is a type error, so a joined read never silently drops one.
- */
-function columnsOf<T>() {
-  return <const C extends readonly (keyof T & string)[]>(
-    columns: C & ([Exclude<keyof T, C[number]>] extends [never] ? unknown : never),
-  ) => [...columns];
-}
-
 const CLIENT_COLUMNS = columnsOf<ClientRow>()([
   'id',
   'name',
@@ -670,30 +643,6 @@ const AGENT_PROFILE: Table = {
   ]),
 };
 
-/** A joined read's SQL, and each of its tables' records taken from a row of values. */
-class JoinedRead {
-  readonly sql: string;
-  private readonly offsets = new Map<Table, number>();
-
-  constructor(tables: Table[], from: string) {
-    const items: string[] = [];
-    for (const table of tables) {
-      this.offsets.set(table, items.length);
-      items.push(...table.columns.map((column) => `${table.alias}.${column}`));
-    }
-    this.sql = `SELECT ${items.join(', ')} ${from}`;
-  }
-
-  /** The table's record in the row, or undefined when the row has none. */
-  take<T>(row: readonly unknown[], table: Table): T | undefined {
-    const at = this.offsets.get(table)!;
-    if (row[at] == null) return undefined;
-    const record: Record<string, unknown> = {};
-    for (let i = 0; i < table.columns.length; i++) record[table.columns[i]!] = row[at + i];
-    return record as T;
-  }
-}
-
 const clientIn = (read: JoinedRead, row: readonly unknown[], table: Table) => {
   const client = read.take<ClientRow>(row, table);
   return client && toClient(client);
@@ -723,17 +672,12 @@ const AGENT_AND_REQUEST = new JoinedRead([AGENT, REQUEST, CLIENT], AGENT_AND_REQ
  */
 export const AGENT_USE_RESOLUTION = 60;
 
-/** A throttle's counter in the database (Driver.countersTable): points used in the window, and when it ends (ms). */
-const FAILURES: Table = { alias: 'f', columns: ['points', 'expire'] };
 /**
  * AGENT_AND_REQUEST with a throttle key's live counter (rate-limiter-flexible's reading: expire
  * later than now, or none), so the throttle's check costs no round trip of its own.
  */
 const agentRequestAndFailures = (countersTable: string) =>
-  new JoinedRead(
-    [AGENT, REQUEST, CLIENT, FAILURES],
-    `${AGENT_AND_REQUEST_FROM} LEFT JOIN ${countersTable} f ON f.key = ? AND (f.expire > ? OR f.expire IS NULL)`,
-  );
+  new JoinedRead([AGENT, REQUEST, CLIENT, FAILURES], `${AGENT_AND_REQUEST_FROM} ${failuresJoin(countersTable)}`);
 
 function requestWithClient(read: JoinedRead, row: readonly unknown[]): RequestWithClient | undefined {
   const request = read.take<AuthorizationRequestRecord>(row, REQUEST);

@@ -5,7 +5,10 @@
  */
 import type { ApiStore } from './api-types.ts';
 import type { ApprovalStore } from './approval-store.ts';
-import type { WebhookEvent, WebhookStore } from './webhook-types.ts';
+import type { ChangeListener } from './driver.ts';
+import type { Limiter, LimiterCount, LimiterOptions } from './limits.ts';
+import type { WebhookEvent } from './outbox.ts';
+import type { WebhookStore } from './webhook-types.ts';
 import type {
   AccountLinkRecord,
   AccountPatch,
@@ -326,49 +329,12 @@ export interface PurgeCounts {
   agentAssertions: number;
 }
 
-/** A failure counter of rate-limiter-flexible, as the throttle uses it. */
-/** Who hears of committed status changes (a write step's notification, or a PostgreSQL NOTIFY). */
-export interface ChangeListener {
-  changed(payload: string): void;
-  /** The channel was interrupted and is back: changes in between may have been missed. */
-  resumed(): void;
-}
-
-/** What a limiter says of a key (rate-limiter-flexible's): points used in the window and the ms until it ends. */
-export interface LimiterCount {
-  consumedPoints: number;
-  msBeforeNext: number;
-}
-
 /** What the agent's authentication reads first (Store.findAgentAndRequest). */
 export interface AgentAndRequest {
   agent: AgentRecord | undefined;
   found: RequestWithClient | undefined;
   /** The throttle key's live count, when the store read it along (null: none in the window). */
   failures?: LimiterCount | null;
-}
-
-export interface Limiter {
-  readonly points: number;
-  /** The key as stored: `<keyPrefix>:<key>` (rate-limiter-flexible's). */
-  getKey(key: string): string;
-  get(key: string): Promise<LimiterCount | null>;
-  /** Adds points to the key's count; resolves with the count after it. */
-  penalty(key: string, points: number): Promise<LimiterCount>;
-  /**
-   * Adds points to the key's count in one step and resolves, or rejects with
-   * `{ consumedPoints, msBeforeNext }` (not an Error) when the count is then over `points`.
-   */
-  consume(key: string, points: number): Promise<LimiterCount>;
-  /** Takes points off the key's count: an attempt paid for in advance that turned out not to count. */
-  reward(key: string, points: number): Promise<unknown>;
-}
-
-export interface LimiterOptions {
-  keyPrefix: string;
-  points: number;
-  /** Window in seconds. */
-  duration: number;
 }
 
 export interface Store {

@@ -1,59 +1,19 @@
 /** The WebhookStore in SQL, one text for SQLite and PostgreSQL (see webhook-types.ts). */
-import { newAuditEventId, newWebhookMessageId } from '../crypto.ts';
+import { newAuditEventId } from '../crypto.ts';
 import type { ConsoleEvent } from './console-types.ts';
-import type { ChangeListener } from './types.ts';
-import { type Driver, type Step, WEBHOOK_CHANNEL } from './driver.ts';
+import { type ChangeListener, type Driver, type Step, WEBHOOK_CHANNEL } from './driver.ts';
+import { announceSteps, type WebhookEvent } from './outbox.ts';
 import { insert, update } from './rows.ts';
 import type {
   AttemptOutcome,
   AttemptRecord,
   DeliveryRecord,
   ExpiredRequest,
-  WebhookEvent,
   WebhookPatch,
   WebhookRecord,
   WebhookStore,
   WebhookWithEvents,
 } from './webhook-types.ts';
-
-/**
- * The outbox's write for one event: a delivery row for each enabled endpoint subscribed to its
- * type or to all, one statement whatever their number (none: no row, and no wake-up). Its
- * parameters are cast so PostgreSQL knows their types in INSERT … SELECT.
- */
-const ANNOUNCE_SQL = `INSERT INTO webhook_deliveries (message_id, endpoint_id, event_type, payload, status, attempts, next_attempt_at, created_at)
-  SELECT CAST(? AS text), e.id, CAST(? AS text), CAST(? AS text), 'pending', 0, CAST(? AS bigint), CAST(? AS bigint)
-  FROM webhook_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id
-  WHERE s.event_type IN (?, '*') AND e.status = 'enabled'`;
-/** …for an event announced after it happened: the endpoints that existed by then (WebhookEvent.occurredAt). */
-const ANNOUNCE_SINCE_SQL = `${ANNOUNCE_SQL} AND e.created_at <= CAST(? AS bigint)`;
-
-/**
- * The steps that write the deliveries of `events` in the unit of the change they report
- * (docs/design.md §15, the outbox): the event is announced exactly when the change commits.
- * The body is the Standard Webhooks shape, {type, timestamp, data}.
- *
- * @example
- * await driver.write([update('agents', 'id', id, patch), ...announceSteps([{ type: 'agent.updated', data }])]);
- */
-export function announceSteps(events: readonly WebhookEvent[] | undefined, now = Date.now()): Step[] {
-  if (!events || events.length === 0) return [];
-  const timestamp = new Date(now).toISOString();
-  return events.map((event) => ({
-    sql: event.occurredAt === undefined ? ANNOUNCE_SQL : ANNOUNCE_SINCE_SQL,
-    params: [
-      newWebhookMessageId(now),
-      event.type,
-      JSON.stringify({ type: event.type, timestamp, data: event.data }),
-      now,
-      now,
-      event.type,
-      ...(event.occurredAt === undefined ? [] : [event.occurredAt]),
-    ],
-    notify: 'due',
-    channel: WEBHOOK_CHANNEL,
-  }));
-}
 
 /** Deliveries one purge unit deletes at most (as the protocol's purge, sql-store.ts). */
 const PURGE_BATCH = 5000;

@@ -5,7 +5,8 @@
  */
 
 import type { ConsoleEvent } from './console-types.ts';
-import type { ChangeListener } from './types.ts';
+import type { ChangeListener } from './driver.ts';
+import type { WebhookEvent } from './outbox.ts';
 
 export type WebhookStatus = 'enabled' | 'disabled';
 export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'failed';
@@ -42,18 +43,6 @@ export type WebhookPatch = Partial<
     'url' | 'description' | 'secret_sealed' | 'status' | 'disabled_reason' | 'consecutive_failures' | 'failing_since'
   >
 > & { updated_at: number };
-
-/** An event to announce: its type and its data (ids, names, hosts: never a secret). */
-export interface WebhookEvent {
-  type: string;
-  data: Record<string, unknown>;
-  /**
-   * When what it reports happened (epoch seconds), for an event announced later than that (a
-   * request's expiry, found by a sweep): only the endpoints that existed by then hear of it.
-   * Without it, every endpoint subscribed when the change commits does.
-   */
-  occurredAt?: number;
-}
 
 export interface DeliveryRecord {
   /** `msg_…`, sorting by creation; the same for every endpoint of one event (webhook-id). */

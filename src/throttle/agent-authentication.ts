@@ -12,7 +12,8 @@
  */
 import type { Config } from '../config.ts';
 import { TooManyRequests } from '../errors.ts';
-import type { Limiter, LimiterCount, Store } from '../store/types.ts';
+import type { Limiter, LimiterCount } from '../store/limits.ts';
+import type { Store } from '../store/types.ts';
 import { clientKey, type FailureCounters, failureCounters } from './address.ts';
 
 type ThrottleConfig = Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>;

@@ -11,7 +11,8 @@ import type {
   AuthorizationRequestRecord,
   ClientRecord,
 } from '../../store/types.ts';
-import type { ExpiredRequest, WebhookEvent, WebhookRecord } from '../../store/webhook-types.ts';
+import type { WebhookEvent } from '../../store/outbox.ts';
+import type { ExpiredRequest, WebhookRecord } from '../../store/webhook-types.ts';
 import { currentActor } from './actor.ts';
 import type { EventType } from './event-types.ts';
 
