@@ -53,11 +53,11 @@ describe('POST /api/agent/authenticate', () => {
     expect(json).toEqual({ status: 'authenticated', message: expect.stringMatching(/Test App/) });
     const stored = await server.ctx.store.findRequest(requestId);
     expect(stored).toMatchObject({ status: 'authenticated', agent_id: party.agentId, model: 'claude-sonnet' });
-    expect((await server.ctx.store.findAgent(party.agentId))!.last_used_at).toEqual(expect.any(Number));
+    expect((await server.ctx.store.agents.find(party.agentId))!.last_used_at).toEqual(expect.any(Number));
   });
 
   it("records the agent's last use to the minute: a sign-in within a minute of the recorded one leaves it", async () => {
-    const lastUse = async () => (await server.ctx.store.findAgent(party.agentId))!.last_used_at;
+    const lastUse = async () => (await server.ctx.store.agents.find(party.agentId))!.last_used_at;
     const signIn = async () => {
       const { requestId } = await startFlow(server, party);
       expect((await postJson(server, '/api/agent/authenticate', body(requestId))).status).toBe(200);

@@ -120,7 +120,7 @@ describe('a key-bound agent signs in with an assertion', () => {
 
   it('the agent is stored with its public key and thumbprint, and a secret nobody holds', async () => {
     const { agentId, key } = await keyBoundAgent('ES256');
-    const stored = await server.ctx.store.findAgent(agentId);
+    const stored = await server.ctx.store.agents.find(agentId);
     expect(JSON.parse(stored!.public_jwk!)).toEqual({
       kty: 'EC',
       crv: 'P-256',
@@ -271,7 +271,7 @@ describe('refused with 401 invalid_credentials, all alike', () => {
       }),
     );
     // The algorithm-confusion attack: the public key's text used as an HMAC secret.
-    const stored = (await server.ctx.store.findAgent(agentId))!.public_jwk!;
+    const stored = (await server.ctx.store.agents.find(agentId))!.public_jwk!;
     for (const secret of [stored, JSON.stringify(key.publicJwk)]) {
       const input = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ ...claims, jti: randomUUID() })}`;
       const mac = createHmac('sha256', secret).update(input).digest('base64url');
@@ -436,10 +436,10 @@ describe('throttling and the purge', () => {
       server.ctx.store.purge({ expiredBefore: at, unauthenticatedBefore: at, auditBefore: 0 });
     await purgeAt(now + 30 + ASSERTION_CLOCK_SKEW);
     // The id is still remembered: the same jti again is refused.
-    expect(await server.ctx.store.useAgentAssertion(agentId, jti, now + 60)).toBe(false);
+    expect(await server.ctx.store.agents.useAssertion(agentId, jti, now + 60)).toBe(false);
     const purged = await purgeAt(now + 30 + ASSERTION_CLOCK_SKEW + 1);
     expect(purged.agentAssertions).toBeGreaterThanOrEqual(1);
-    expect(await server.ctx.store.useAgentAssertion(agentId, jti, now + 60)).toBe(true);
+    expect(await server.ctx.store.agents.useAssertion(agentId, jti, now + 60)).toBe(true);
   });
 });
 

@@ -19,7 +19,7 @@ import { setClientStatus } from '../src/domain/clients.ts';
 import { authenticate, checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
 import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
 import { decideApproval } from '../src/domain/approvals.ts';
-import type { AgentPolicy } from '../src/store/types.ts';
+import type { AgentPolicy } from '../src/store/agents.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { endless, trickle } from './helpers/hostile-answers.ts';
 

@@ -253,7 +253,7 @@ describe('agentauth agent create --owner-email on a remote server', () => {
       email_verified: true,
       name: 'bot',
     });
-    expect(await server.ctx.store.findAgent(made.agent_id as string)).toMatchObject({
+    expect(await server.ctx.store.agents.find(made.agent_id as string)).toMatchObject({
       account_id: null,
       owner_email: 'owner@example.com',
       owner_email_verified: true,

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
 import { decideApproval } from '../src/domain/approvals.ts';
-import type { AgentPolicy } from '../src/store/types.ts';
+import type { AgentPolicy } from '../src/store/agents.ts';
 import { checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 

@@ -323,7 +323,7 @@ describe.each(engines)('Store on $name', (engine) => {
       approval: 'manual',
       resources: ['https://api.example/'],
     });
-    await store.insertAgent({
+    await store.agents.insert({
       id: 'agt_rt',
       secret_digest: 'd',
       previous_secret_digest: null,
@@ -338,13 +338,13 @@ describe.each(engines)('Store on $name', (engine) => {
       account_id: null,
       policy: null,
     });
-    expect(await store.findAgent('agt_rt')).toMatchObject({
+    expect(await store.agents.find('agt_rt')).toMatchObject({
       owner_email_verified: true,
       owner_name: null,
       last_used_at: null,
     });
-    expect(await store.updateAgent('agt_rt', { status: 'disabled' })).toBe(true);
-    expect(await store.updateAgent('agt_nobody', { status: 'disabled' })).toBe(false);
+    expect(await store.agents.update('agt_rt', { status: 'disabled' })).toBe(true);
+    expect(await store.agents.update('agt_nobody', { status: 'disabled' })).toBe(false);
   });
 
   it('joined reads give every column, as the single-table reads do', async () => {
@@ -365,7 +365,7 @@ describe.each(engines)('Store on $name', (engine) => {
       resources: [],
       last_used_at: null,
     });
-    await store.insertAgent({
+    await store.agents.insert({
       id: 'agt_join',
       secret_digest: 'd',
       previous_secret_digest: null,
@@ -390,15 +390,15 @@ describe.each(engines)('Store on $name', (engine) => {
     expect(await store.completeRequestWithCode(r.id, 'browser', NOW, c)).toBe(true);
     expect(await store.findClientAndCode('cli_join', c.digest)).toEqual({
       client: await store.findClient('cli_join'),
-      code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') },
+      code: { code: await store.findCode(c.digest), agent: await store.agents.find('agt_join') },
     });
     expect(await store.findClientAndCode('cli_nobody', c.digest)).toEqual({
       client: undefined,
-      code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') },
+      code: { code: await store.findCode(c.digest), agent: await store.agents.find('agt_join') },
     });
 
     expect(await store.findAgentAndRequest('agt_join', r.id)).toEqual({
-      agent: await store.findAgent('agt_join'),
+      agent: await store.agents.find('agt_join'),
       found: await store.findRequestWithClient(r.id),
     });
     expect(await store.findAgentAndRequest('agt_none', r.id)).toEqual({
@@ -406,7 +406,7 @@ describe.each(engines)('Store on $name', (engine) => {
       found: await store.findRequestWithClient(r.id),
     });
     expect(await store.findAgentAndRequest('agt_join', 'req_none')).toEqual({
-      agent: await store.findAgent('agt_join'),
+      agent: await store.agents.find('agt_join'),
       found: undefined,
     });
 
@@ -416,7 +416,7 @@ describe.each(engines)('Store on $name', (engine) => {
     await limiter.penalty('192.0.2.9', 2);
     const withCounter = await store.findAgentAndRequest('agt_join', r.id, limiter.getKey('192.0.2.9'));
     const noCounter = await store.findAgentAndRequest('agt_join', r.id, limiter.getKey('192.0.2.10'));
-    expect(withCounter.agent).toEqual(await store.findAgent('agt_join'));
+    expect(withCounter.agent).toEqual(await store.agents.find('agt_join'));
     expect(withCounter.found).toEqual(await store.findRequestWithClient(r.id));
     if (store.engine === 'postgres') {
       const own = await limiter.get('192.0.2.9');

@@ -163,7 +163,7 @@ export function timeCursor(raw: string | undefined): { at: number; id: string } 
  * and the cursor of the next page when there was one more row (lists sorted by created_at, id).
  *
  * @example
- * return pageOf(await ctx.store.api.pageAgents({ limit: limit + 1, after }), limit, (agent) => agentView(agent, now));
+ * return pageOf(await ctx.store.agents.list({ limit: limit + 1, after }), limit, (agent) => agentView(agent, now));
  */
 export function pageOf<Row extends { created_at: number; id: string }, View>(
   rows: Row[],

@@ -12,8 +12,8 @@
 import type { Context } from '../context.ts';
 import { newApprovalId } from '../crypto.ts';
 import { Conflict, NotFound } from '../errors.ts';
+import type { AgentRecord } from '../store/agents.ts';
 import type {
-  AgentRecord,
   ApprovalRecord,
   ApprovalView,
   AuditEvent,

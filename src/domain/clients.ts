@@ -9,7 +9,8 @@ import {
   InvalidRequest,
   NotFound,
 } from '../errors.ts';
-import type { Approval, ClientRecord, ClientStatus, RevokedGrants } from '../store/types.ts';
+import type { RevokedGrants } from '../store/rows.ts';
+import type { Approval, ClientRecord, ClientStatus } from '../store/types.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';
 import { clientEvent } from './webhooks/events.ts';

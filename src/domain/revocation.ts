@@ -5,7 +5,7 @@
  */
 import type { Context } from '../context.ts';
 import { NotFound } from '../errors.ts';
-import type { GrantOwner, RevokedGrants } from '../store/types.ts';
+import type { GrantOwner, RevokedGrants } from '../store/rows.ts';
 import { agentEvent, clientEvent } from './webhooks/events.ts';
 
 const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; start again.';
@@ -20,7 +20,7 @@ const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; s
  * // { grants: 3, codes: 0, requests: 1 }
  */
 export async function revokeGrants(ctx: Pick<Context, 'store' | 'clock'>, owner: GrantOwner): Promise<RevokedGrants> {
-  const agent = owner.agent_id === undefined ? undefined : await ctx.store.findAgent(owner.agent_id);
+  const agent = owner.agent_id === undefined ? undefined : await ctx.store.agents.find(owner.agent_id);
   if (owner.agent_id !== undefined && !agent) throw new NotFound(`no agent ${owner.agent_id}`);
   const client = owner.client_id === undefined ? undefined : await ctx.store.findClient(owner.client_id);
   if (owner.client_id !== undefined && !client) throw new NotFound(`no client ${owner.client_id}`);

@@ -15,14 +15,8 @@ import {
   InvalidToken,
   UnauthorizedClient,
 } from '../errors.ts';
-import type {
-  AccessTokenRecord,
-  AgentProfile,
-  ClientRecord,
-  GrantRecord,
-  IssuedTokens,
-  TokenContext,
-} from '../store/types.ts';
+import type { AgentProfile } from '../store/agents.ts';
+import type { AccessTokenRecord, ClientRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
 import {
   authenticateClient,
   type ClientCredentials,

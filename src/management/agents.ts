@@ -17,7 +17,8 @@ import {
 import { revokeGrants } from '../domain/revocation.ts';
 import { InvalidRequest, NotFound } from '../errors.ts';
 import type { ConnectedSite } from '../store/console-types.ts';
-import type { AgentRecord, AgentStatus, RevokedGrants } from '../store/types.ts';
+import type { AgentRecord, AgentStatus } from '../store/agents.ts';
+import type { RevokedGrants } from '../store/rows.ts';
 import { type Actor, requireAdmin, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { type ListQuery, ownerAccount, type Precondition, revokedDetail } from './shared.ts';
@@ -34,8 +35,8 @@ type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
  */
 export function listAgents(deps: Deps, actor: Actor, query: ListQuery = {}): Promise<AgentRecord[]> {
   const accountId = actor.admin ? query.accountId : actor.account?.id;
-  if (query.limit !== undefined) return deps.store.api.pageAgents({ ...query, limit: query.limit, accountId });
-  return accountId === undefined ? deps.store.listAgents() : deps.store.console.listAgentsOf(accountId);
+  if (query.limit !== undefined) return deps.store.agents.list({ ...query, limit: query.limit, accountId });
+  return accountId === undefined ? deps.store.agents.list() : deps.store.agents.list({ accountId });
 }
 
 /** The agent, if `actor` reaches it; NotFound otherwise, the same for a missing and a foreign one. */
@@ -97,7 +98,7 @@ export async function createAgent(
 
 /** The agent after a change, as stored now. */
 async function current(deps: Deps, id: string): Promise<AgentRecord> {
-  const agent = await deps.store.findAgent(id);
+  const agent = await deps.store.agents.find(id);
   if (!agent) throw new NotFound('No such agent.');
   return agent;
 }

@@ -16,7 +16,8 @@ import {
 } from '../domain/clients.ts';
 import { revokeGrants } from '../domain/revocation.ts';
 import { InvalidField, NotFound } from '../errors.ts';
-import type { Approval, ClientRecord, ClientStatus, RevokedGrants } from '../store/types.ts';
+import type { RevokedGrants } from '../store/rows.ts';
+import type { Approval, ClientRecord, ClientStatus } from '../store/types.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { reachableClient } from './reach.ts';

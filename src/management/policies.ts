@@ -5,7 +5,8 @@
  */
 import type { Context } from '../context.ts';
 import { policyOf, setAgentPolicy as storePolicy } from '../domain/agent-policy.ts';
-import type { AgentPolicy, AgentRecord, ClientRecord, WebsitesRule } from '../store/types.ts';
+import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
+import type { ClientRecord } from '../store/types.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { reachableAgent } from './reach.ts';

@@ -6,7 +6,8 @@
 import type { Context } from '../context.ts';
 import { VISIBLE_ASCII } from '../domain/rules/client.ts';
 import { NotFound } from '../errors.ts';
-import type { AgentRecord, ClientRecord, GrantRecord } from '../store/types.ts';
+import type { AgentRecord } from '../store/agents.ts';
+import type { ClientRecord, GrantRecord } from '../store/types.ts';
 import type { Actor } from './actor.ts';
 
 type Deps = Pick<Context, 'store'>;
@@ -25,7 +26,7 @@ export const possibleId = (id: string): boolean => VISIBLE_ASCII.test(id);
  * const agent = await reachableAgent(ctx, actor, request.params.id); // or NotFound
  */
 export async function reachableAgent(deps: Deps, actor: Actor, id: string): Promise<AgentRecord> {
-  const agent = possibleId(id) ? await deps.store.findAgent(id) : undefined;
+  const agent = possibleId(id) ? await deps.store.agents.find(id) : undefined;
   if (!agent || !mayReach(actor, agent.account_id)) throw new NotFound('No such agent.');
   return agent;
 }
@@ -54,7 +55,7 @@ export async function reachableGrant(deps: Deps, actor: Actor, id: string): Prom
 
 async function ownsEitherSide(deps: Deps, actor: Actor, grant: GrantRecord): Promise<boolean> {
   const [agent, client] = await Promise.all([
-    deps.store.findAgent(grant.agent_id),
+    deps.store.agents.find(grant.agent_id),
     deps.store.findClient(grant.client_id),
   ]);
   return mayReach(actor, agent?.account_id ?? null) || mayReach(actor, client?.account_id ?? null);

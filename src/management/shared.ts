@@ -3,7 +3,7 @@ import type { Context } from '../context.ts';
 import { accountById } from '../domain/accounts.ts';
 import { InvalidRequest } from '../errors.ts';
 import type { AccountRecord } from '../store/console-types.ts';
-import type { RevokedGrants } from '../store/types.ts';
+import type { RevokedGrants } from '../store/rows.ts';
 import type { Actor } from './actor.ts';
 
 /** Which records a list answers: an admin may narrow it to one account; a page when `limit` is given. */

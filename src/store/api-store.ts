@@ -6,13 +6,12 @@ import type {
   ApiStore,
   HistoryPageQuery,
   IdempotentRecord,
-  ListQuery,
   SignInPageQuery,
 } from './api-types.ts';
 import type { AccountRecord, ConsoleEvent, ConsoleEventView, SignInRecord } from './console-types.ts';
 import type { Driver } from './driver.ts';
-import { type AgentRow, type ClientRow, insert, toAgent, toClient } from './rows.ts';
-import type { AgentRecord, ClientRecord, GrantRecord } from './types.ts';
+import { type ClientRow, insert, type PageQuery, pageRows, toClient } from './rows.ts';
+import type { ClientRecord, GrantRecord } from './types.ts';
 
 type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
 
@@ -108,15 +107,11 @@ export class SqlApiStore implements ApiStore {
 
   // Lists in pages, oldest first, each after the (created_at, id) of the page before.
 
-  async pageAgents(query: ListQuery): Promise<AgentRecord[]> {
-    return (await this.page<AgentRow>('agents', query)).map(toAgent);
+  async pageClients(query: PageQuery): Promise<ClientRecord[]> {
+    return (await pageRows<ClientRow>(this.driver, 'clients', query)).map(toClient);
   }
 
-  async pageClients(query: ListQuery): Promise<ClientRecord[]> {
-    return (await this.page<ClientRow>('clients', query)).map(toClient);
-  }
-
-  async pageGrants(query: ListQuery & { agentId?: string; clientId?: string; live?: boolean }): Promise<GrantRecord[]> {
+  async pageGrants(query: PageQuery & { agentId?: string; clientId?: string; live?: boolean }): Promise<GrantRecord[]> {
     const where: string[] = [];
     const params: unknown[] = [];
     if (query.agentId) where.push('g.agent_id = ?') && params.push(query.agentId);
@@ -129,11 +124,11 @@ export class SqlApiStore implements ApiStore {
       );
       params.push(query.accountId, query.accountId);
     }
-    return this.page<GrantRecord>('grants', query, where, params, 'g');
+    return pageRows<GrantRecord>(this.driver, 'grants', query, where, params, 'g');
   }
 
-  async pageAccounts(query: Omit<ListQuery, 'accountId'>): Promise<AccountRecord[]> {
-    return (await this.page<AccountRow>('accounts', query)).map((row) => ({
+  async pageAccounts(query: Omit<PageQuery, 'accountId'>): Promise<AccountRecord[]> {
+    return (await pageRows<AccountRow>(this.driver, 'accounts', query)).map((row) => ({
       ...row,
       email_verified: row.email_verified === 1,
     }));
@@ -191,27 +186,5 @@ export class SqlApiStore implements ApiStore {
         values.push(query.before.at, query.before.at, query.before.id);
     const filter = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
     return this.driver.all<R>(`${select} ${filter} ORDER BY e.at DESC, ${id} DESC LIMIT ?`, [...values, query.limit]);
-  }
-
-  private page<R>(
-    table: string,
-    query: ListQuery,
-    where: string[] = [],
-    params: unknown[] = [],
-    alias = 't',
-  ): Promise<R[]> {
-    const conditions = [...where];
-    const values = [...params];
-    if (query.accountId && table !== 'grants')
-      conditions.push(`${alias}.account_id = ?`) && values.push(query.accountId);
-    const id = this.driver.engine === 'postgres' ? `${alias}.id COLLATE "C"` : `${alias}.id`;
-    if (query.after)
-      conditions.push(`(${alias}.created_at > ? OR (${alias}.created_at = ? AND ${id} > ?))`) &&
-        values.push(query.after.created_at, query.after.created_at, query.after.id);
-    const filter = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    return this.driver.all<R>(
-      `SELECT ${alias}.* FROM ${table} ${alias} ${filter} ORDER BY ${alias}.created_at, ${id} LIMIT ?`,
-      [...values, query.limit],
-    );
   }
 }

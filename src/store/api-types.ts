@@ -1,6 +1,7 @@
 /** The management API's records (docs/design.md §15): its keys and its idempotent creations. */
 import type { AccountRecord, ConsoleEvent, ConsoleEventView, SignInRecord } from './console-types.ts';
-import type { AgentRecord, ClientRecord, GrantRecord } from './types.ts';
+import type { PageQuery } from './rows.ts';
+import type { ClientRecord, GrantRecord } from './types.ts';
 
 /** What a key may do: read only, or read and change. */
 export type ApiKeyAccess = 'read' | 'write';
@@ -34,13 +35,6 @@ export interface IdempotentRecord {
   /** The answer's body, sealed under the server secret. */
   sealed: string | null;
   created_at: number;
-}
-
-/** A page of a list, oldest first: at most `limit`, after `after`, of `accountId`'s records when given. */
-export interface ListQuery {
-  limit: number;
-  after?: { created_at: number; id: string };
-  accountId?: string;
 }
 
 /** A page of a newest-first history: at most `limit`, after (older than) `before`, within [since, until). */
@@ -92,11 +86,10 @@ export interface ApiStore {
   finishIdempotencyKey(keyId: string, idempotencyKey: string, status: number, sealed: string): Promise<void>;
   /** Lets a claimed creation be tried again (it failed without an answer worth repeating). */
   releaseIdempotencyKey(keyId: string, idempotencyKey: string): Promise<void>;
-  pageAgents(query: ListQuery): Promise<AgentRecord[]>;
-  pageClients(query: ListQuery): Promise<ClientRecord[]>;
+  pageClients(query: PageQuery): Promise<ClientRecord[]>;
   /** Grants, of an account's agents and websites when `accountId` is given; `live`: not revoked (false: revoked). */
-  pageGrants(query: ListQuery & { agentId?: string; clientId?: string; live?: boolean }): Promise<GrantRecord[]>;
-  pageAccounts(query: Omit<ListQuery, 'accountId'>): Promise<AccountRecord[]>;
+  pageGrants(query: PageQuery & { agentId?: string; clientId?: string; live?: boolean }): Promise<GrantRecord[]>;
+  pageAccounts(query: Omit<PageQuery, 'accountId'>): Promise<AccountRecord[]>;
   /** Sign-ins newest first (see SignInPageQuery). */
   pageSignIns(query: SignInPageQuery): Promise<SignInRecord[]>;
   /** Console events newest first, with the actor's email (see ActivityPageQuery). */

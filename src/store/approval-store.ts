@@ -5,8 +5,9 @@
  * status channel, which the console's live list listens to.
  */
 import type { Driver, Step } from './driver.ts';
-import { agentColumns, auditStep, insert } from './rows.ts';
-import type { AgentPolicy, ApprovalRecord, ApprovalStatus, ApprovalView, AuditEvent } from './types.ts';
+import { agentColumns, type AgentPolicy } from './agents.ts';
+import { auditStep, insert } from './rows.ts';
+import type { ApprovalRecord, ApprovalStatus, ApprovalView, AuditEvent } from './types.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 
 /** The payload every approval change is announced with on the status channel (no request id looks like it). */

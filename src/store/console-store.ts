@@ -23,8 +23,8 @@ import type {
 } from './console-types.ts';
 import type { Driver, Step } from './driver.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
-import { type AgentRow, type ClientRow, insert, revokeGrantsSteps, toAgent, toClient, update } from './rows.ts';
-import type { AgentRecord, ClientRecord, ConsoleStore, RevokedGrants } from './types.ts';
+import { type ClientRow, insert, toClient, update } from './rows.ts';
+import type { ClientRecord, ConsoleStore } from './types.ts';
 
 type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
 const toAccount = (row: AccountRow): AccountRecord => ({ ...row, email_verified: row.email_verified === 1 });
@@ -344,38 +344,12 @@ export class SqlConsoleStore implements ConsoleStore {
 
   // What an owner sees of agents and clients
 
-  async listAgentsOf(accountId: string): Promise<AgentRecord[]> {
-    return (
-      await this.driver.all<AgentRow>('SELECT * FROM agents WHERE account_id = ? ORDER BY created_at, id', [accountId])
-    ).map(toAgent);
-  }
-
   async listClientsOf(accountId: string): Promise<ClientRecord[]> {
     return (
       await this.driver.all<ClientRow>('SELECT * FROM clients WHERE account_id = ? ORDER BY created_at, id', [
         accountId,
       ])
     ).map(toClient);
-  }
-
-  updateAgentName(id: string, name: string, announce?: WebhookEvent[]): Promise<boolean> {
-    return this.won(update('agents', 'id', id, { name }), ...announceSteps(announce));
-  }
-
-  async deleteAgent(
-    id: string,
-    now: number,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<RevokedGrants | null> {
-    const changes = await this.driver.write([
-      ...revokeGrantsSteps({ agent_id: id }, now, description),
-      { sql: 'DELETE FROM agents WHERE id = ?', params: [id], guard: true },
-      ...announceSteps(announce),
-    ]);
-    if (!changes) return null;
-    const [grants = 0, codes = 0, requests = 0] = changes;
-    return { grants, codes, requests };
   }
 
   listSignIns(query: SignInQuery, limit: number, before?: HistoryCursor): Promise<SignInRecord[]> {

@@ -14,28 +14,34 @@ import { SqlApprovalStore } from './approval-store.ts';
 import { SqlWebhookStore } from './webhook-store.ts';
 import { migrations } from './migrations.ts';
 import {
-  type AgentRow,
-  agentColumns,
+  AGENT,
+  AGENT_PROFILE,
+  agentIn,
+  agentProfileIn,
+  type AgentRecord,
+  type AgentStore,
+  agentStore,
+} from './agents.ts';
+import {
   auditStep,
-  type ClientRow,
   clientColumns,
+  deleteWithGrants,
+  type ClientRow,
+  type GrantOwner,
   insert,
+  type RevokedGrants,
   revokeGrantsSteps,
-  toAgent,
   toClient,
   update,
 } from './rows.ts';
 import type {
   AccessTokenRecord,
-  AgentProfile,
-  AgentRecord,
   AuditEvent,
   AuthorizationRequestRecord,
   CallerAndToken,
   ClientPatch,
   ClientRecord,
   CodeRecord,
-  GrantOwner,
   GrantRecord,
   IssuedTokens,
   AgentAndRequest,
@@ -44,7 +50,6 @@ import type {
   RefreshTokenRecord,
   RequestWithClient,
   RequestStatusFields,
-  RevokedGrants,
   Store,
   TokenContext,
 } from './types.ts';
@@ -55,6 +60,7 @@ function tokenSteps(tokens: IssuedTokens): Step[] {
 
 export class SqlStore implements Store {
   readonly engine: 'sqlite' | 'postgres';
+  readonly agents: AgentStore;
   readonly console: SqlConsoleStore;
   readonly api: SqlApiStore;
   readonly webhooks: SqlWebhookStore;
@@ -65,6 +71,7 @@ export class SqlStore implements Store {
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
     this.agentRequestAndFailures = driver.countersTable ? agentRequestAndFailures(driver.countersTable) : undefined;
+    this.agents = agentStore(driver);
     this.console = new SqlConsoleStore(driver);
     this.api = new SqlApiStore(driver);
     this.webhooks = new SqlWebhookStore(driver);
@@ -143,48 +150,8 @@ export class SqlStore implements Store {
     return (await this.findClient(client.id))!;
   }
 
-  async deleteClient(
-    id: string,
-    now: number,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<RevokedGrants | null> {
-    const changes = await this.driver.write([
-      ...revokeGrantsSteps({ client_id: id }, now, description),
-      { sql: 'DELETE FROM clients WHERE id = ?', params: [id], guard: true },
-      ...announceSteps(announce),
-    ]);
-    if (!changes) return null;
-    const [grants = 0, codes = 0, requests = 0] = changes;
-    return { grants, codes, requests };
-  }
-
-  // Agents
-
-  async insertAgent(agent: AgentRecord, announce?: WebhookEvent[]): Promise<void> {
-    await this.driver.write([insert('agents', agentColumns(agent)), ...announceSteps(announce)]);
-  }
-
-  async findAgent(id: string): Promise<AgentRecord | undefined> {
-    const row = await this.driver.one<AgentRow>('SELECT * FROM agents WHERE id = ?', [id]);
-    return row && toAgent(row);
-  }
-
-  async listAgents(): Promise<AgentRecord[]> {
-    return (await this.driver.all<AgentRow>('SELECT * FROM agents ORDER BY created_at, id')).map(toAgent);
-  }
-
-  updateAgent(
-    id: string,
-    patch: Partial<
-      Pick<
-        AgentRecord,
-        'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at' | 'policy'
-      >
-    >,
-    announce?: WebhookEvent[],
-  ): Promise<boolean> {
-    return this.won(update('agents', 'id', id, agentColumns(patch)), ...announceSteps(announce));
+  deleteClient(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null> {
+    return deleteWithGrants(this.driver, 'clients', id, now, description, announce);
   }
 
   // Authorization requests
@@ -216,15 +183,6 @@ export class SqlStore implements Store {
       found: requestWithClient(read, row),
       failures: limiterCount(read.take<{ points: number; expire: number | null }>(row, FAILURES), now),
     };
-  }
-
-  async useAgentAssertion(agentId: string, jti: string, expiresAt: number): Promise<boolean> {
-    // The primary key (agent_id, jti) decides: of two racing uses, on any node, one inserts.
-    return this.won({
-      sql: 'INSERT INTO agent_assertions (agent_id, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-      params: [agentId, jti, expiresAt],
-      guard: true,
-    });
   }
 
   async findRequestWithClient(id: string): Promise<RequestWithClient | undefined> {
@@ -609,53 +567,10 @@ const GRANT: Table = {
     'resource',
   ]),
 };
-const AGENT: Table = {
-  alias: 'a',
-  columns: columnsOf<AgentRow>()([
-    'id',
-    'secret_digest',
-    'previous_secret_digest',
-    'previous_secret_expires_at',
-    'name',
-    'owner_email',
-    'owner_name',
-    'owner_email_verified',
-    'status',
-    'created_at',
-    'last_used_at',
-    'account_id',
-    'policy',
-    'public_jwk',
-    'key_thumbprint',
-  ]),
-};
-
-/** A token's agent: what its checks and claims need (AgentProfile), not its secrets. */
-const AGENT_PROFILE: Table = {
-  alias: 'a',
-  columns: columnsOf<Pick<AgentRow, keyof AgentProfile>>()([
-    'id',
-    'name',
-    'owner_email',
-    'owner_name',
-    'owner_email_verified',
-    'status',
-  ]),
-};
-
 const clientIn = (read: JoinedRead, row: readonly unknown[], table: Table) => {
   const client = read.take<ClientRow>(row, table);
   return client && toClient(client);
 };
-const agentIn = (read: JoinedRead, row: readonly unknown[]): AgentRecord | undefined => {
-  const agent = read.take<AgentRow>(row, AGENT);
-  return agent && toAgent(agent);
-};
-const agentProfileIn = (read: JoinedRead, row: readonly unknown[]): AgentProfile | undefined => {
-  const agent = read.take<Pick<AgentRow, keyof AgentProfile>>(row, AGENT_PROFILE);
-  return agent && toAgent(agent);
-};
-
 /** The request and its client: what the agent's authentication and the browser's decision both need first. */
 const REQUEST_WITH_CLIENT = new JoinedRead(
   [REQUEST, CLIENT],

@@ -3,11 +3,13 @@
  * epoch seconds. Every operation that must happen once is a conditional statement or a
  * transaction in the implementation, reported back as a boolean "this call won".
  */
+import type { AgentProfile, AgentRecord, AgentStore } from './agents.ts';
 import type { ApiStore } from './api-types.ts';
 import type { ApprovalStore } from './approval-store.ts';
 import type { ChangeListener } from './driver.ts';
 import type { Limiter, LimiterCount, LimiterOptions } from './limits.ts';
 import type { WebhookEvent } from './outbox.ts';
+import type { GrantOwner, RevokedGrants } from './rows.ts';
 import type { WebhookStore } from './webhook-types.ts';
 import type {
   AccountLinkRecord,
@@ -33,7 +35,6 @@ export type Approval = 'auto' | 'manual';
 export type ClientAuthMethod = 'client_secret_post' | 'none';
 /** Where a client's record came from: the CLI or the console, a Client ID Metadata Document, or dynamic registration (RFC 7591). */
 export type ClientSource = 'manual' | 'metadata_document' | 'dynamic';
-export type AgentStatus = 'active' | 'disabled';
 export type RequestStatus = 'pending' | 'authenticated' | 'completed' | 'error';
 
 export interface ClientRecord {
@@ -62,54 +63,6 @@ export interface ClientRecord {
    * the purge deletes one unused for long (docs/design.md §9). Null for manual clients.
    */
   last_used_at: number | null;
-}
-
-export interface AgentRecord {
-  id: string;
-  secret_digest: string;
-  /** The secret before the last rotation, still accepted until previous_secret_expires_at. */
-  previous_secret_digest: string | null;
-  previous_secret_expires_at: number | null;
-  name: string;
-  owner_email: string;
-  owner_name: string | null;
-  owner_email_verified: boolean;
-  status: AgentStatus;
-  created_at: number;
-  last_used_at: number | null;
-  /**
-   * The console account that owns it; null for agents registered with the CLI. The owner_*
-   * columns of an owned agent are copies of its account's, kept in step by the console store,
-   * so the token paths read one row as before.
-   */
-  account_id: string | null;
-  /** What the owner allows this agent (docs/design.md §16); null: the default policy, any website. */
-  policy: AgentPolicy | null;
-  /**
-   * A key-bound agent's public JWK as JSON text (docs/design.md §16), null for an agent with a
-   * secret. Such an agent proves itself with a signed assertion; its secret_digest is of random
-   * bytes nobody holds, and a secret presented for it is refused. Reads always fill it; a record
-   * written without it (absent) is an agent with a secret, as before keys existed.
-   */
-  public_jwk?: string | null;
-  /** The RFC 7638 SHA-256 thumbprint of public_jwk (base64url), null for an agent with a secret. */
-  key_thumbprint?: string | null;
-}
-
-/** Which websites an agent may sign in to: any (the default), only listed ones, or ask the owner for a new one. */
-export type WebsitesRule = 'any' | 'listed' | 'ask';
-
-/** An owner's limits on an agent (docs/design.md §16), stored as JSON in agents.policy. */
-export interface AgentPolicy {
-  websites: WebsitesRule;
-  /** The websites (client ids) the agent may sign in to without asking; used by 'listed' and 'ask'. */
-  allowed_clients: string[];
-  /** The scopes the agent may share at most; null: any scope the website may ask for. */
-  scope_ceiling: string[] | null;
-  /** Epoch seconds after which the agent's credentials no longer sign in; null: never. */
-  credentials_expire_at: number | null;
-  /** Successful sign-ins allowed in any hour; null: no limit. */
-  max_sign_ins_per_hour: number | null;
 }
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied';
@@ -254,12 +207,6 @@ export type ClientPatch = Partial<
   >
 >;
 
-/** What token checks and claims need of an agent: who it is and whether it may act, never its secrets. */
-export type AgentProfile = Pick<
-  AgentRecord,
-  'id' | 'name' | 'owner_email' | 'owner_name' | 'owner_email_verified' | 'status'
->;
-
 /** A token with everything that decides whether it may be used, read in one query. */
 export interface TokenContext<T> {
   token: T;
@@ -285,20 +232,6 @@ export interface CallerAndToken<T> {
 export interface IssuedTokens {
   accessToken: AccessTokenRecord;
   refreshToken: RefreshTokenRecord;
-}
-
-/** Whose grants an incident response revokes: one agent's, one client's, or one agent's at one client ("connected site"). */
-export type GrantOwner =
-  | { agent_id: string; client_id?: undefined }
-  | { client_id: string; agent_id?: undefined }
-  | { agent_id: string; client_id: string };
-
-export interface RevokedGrants {
-  grants: number;
-  /** Issued but not yet redeemed codes, which now can no longer be. */
-  codes: number;
-  /** Authenticated requests whose browser had not yet received a code; they end as error. */
-  requests: number;
 }
 
 /** Cut-offs of one purge run, in epoch seconds. */
@@ -339,6 +272,8 @@ export interface AgentAndRequest {
 
 export interface Store {
   readonly engine: 'sqlite' | 'postgres';
+  /** Agents (agents.ts). */
+  readonly agents: AgentStore;
   /** The console's records (accounts, sessions, passkeys, links, its audit), on the same database. */
   readonly console: ConsoleStore;
   /** The management API's keys and idempotent creations (docs/design.md §15). */
@@ -379,27 +314,6 @@ export interface Store {
    */
   deleteClient(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null>;
 
-  insertAgent(agent: AgentRecord, announce?: WebhookEvent[]): Promise<void>;
-  findAgent(id: string): Promise<AgentRecord | undefined>;
-  listAgents(): Promise<AgentRecord[]>;
-  updateAgent(
-    id: string,
-    patch: Partial<
-      Pick<
-        AgentRecord,
-        | 'status'
-        | 'secret_digest'
-        | 'previous_secret_digest'
-        | 'previous_secret_expires_at'
-        | 'last_used_at'
-        | 'public_jwk'
-        | 'key_thumbprint'
-        | 'policy'
-      >
-    >,
-    announce?: WebhookEvent[],
-  ): Promise<boolean>;
-
   insertRequest(request: AuthorizationRequestRecord): Promise<void>;
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
   /**
@@ -410,11 +324,6 @@ export interface Store {
    * the limiter is asked itself.
    */
   findAgentAndRequest(agentId: string, requestId: string, failuresKey?: string): Promise<AgentAndRequest>;
-  /**
-   * Records a key-bound agent's assertion id (jti) as used until `expiresAt` (epoch seconds):
-   * false when the agent has used it already, on any node (a replay). The purge forgets it after.
-   */
-  useAgentAssertion(agentId: string, jti: string, expiresAt: number): Promise<boolean>;
   /** The request with its client, in one statement. */
   findRequestWithClient(id: string): Promise<RequestWithClient | undefined>;
   /** Only what the status of a request is derived from (GET /api/check-status, the hottest read). */
@@ -585,12 +494,7 @@ export interface ConsoleStore {
   recordEvent(event: ConsoleEvent): Promise<void>;
   listEvents(filter: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]>;
 
-  listAgentsOf(accountId: string): Promise<AgentRecord[]>;
   listClientsOf(accountId: string): Promise<ClientRecord[]>;
-  updateAgentName(id: string, name: string, announce?: WebhookEvent[]): Promise<boolean>;
-  /** Revokes everything the agent holds (as revokeGrantsOf) and deletes it, in one unit. */
-  deleteAgent(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null>;
-
   /** Sign-in history (of an agent, a client, or everyone's), newest first, `limit` rows after `before`. */
   listSignIns(query: SignInQuery, limit: number, before?: HistoryCursor): Promise<SignInRecord[]>;
   /** The websites an agent's sign-ins went to, or the agents that signed in to a client, by id. */

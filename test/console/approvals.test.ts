@@ -141,7 +141,7 @@ describe('deciding with a fresh password', () => {
     const redirect = await continueFlow(server, started);
     expect(redirect.status).toBe(302);
     expect(new URL(redirect.headers.get('location')!).searchParams.get('code')).toBeTruthy();
-    expect((await server.ctx.store.findAgent(agent.agentId))!.policy).toMatchObject({ allowed_clients: [] });
+    expect((await server.ctx.store.agents.find(agent.agentId))!.policy).toMatchObject({ allowed_clients: [] });
     const [event] = await eventsOf('approval.approve_once', approvalId);
     expect(event).toMatchObject({ actor_id: owner.id });
     expect(event!.detail).toContain('Research assistant');
@@ -158,7 +158,7 @@ describe('deciding with a fresh password', () => {
     const decided = await decide(approvalId, { decision: 'always', password: TEST_PASSWORD });
     expect(decided.posted.location).toBe(`${approvalPage(approvalId)}?notice=approval_allowed`);
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'authenticated' });
-    expect((await server.ctx.store.findAgent(agent.agentId))!.policy).toMatchObject({
+    expect((await server.ctx.store.agents.find(agent.agentId))!.policy).toMatchObject({
       websites: 'ask',
       allowed_clients: [website.clientId],
     });

@@ -176,7 +176,7 @@ describe('email verification without SMTP_URL: an administrator verifies', () =>
     expect(noticeOf(await session.get(marked.location!))).toBe('The email is marked verified.');
 
     expect((await server.ctx.store.console.findAccount(member.id))?.email_verified).toBe(true);
-    expect((await server.ctx.store.findAgent(party.agentId))?.owner_email_verified).toBe(true);
+    expect((await server.ctx.store.agents.find(party.agentId))?.owner_email_verified).toBe(true);
     expect(await emailVerifiedClaim(server, party)).toBe(true);
     const event = (await server.ctx.store.console.listEvents({ limit: 100 })).find(
       (e) => e.action === 'admin.verify_email' && e.target === member.id,

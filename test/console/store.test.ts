@@ -223,13 +223,13 @@ describe('ConsoleStore', () => {
       account_id: accountId,
       policy: null,
     });
-    await store.insertAgent(agent(unique('agt_owned'), owner.id));
+    await store.agents.insert(agent(unique('agt_owned'), owner.id));
     const cliAgent = unique('agt_cli');
-    await store.insertAgent(agent(cliAgent, null));
+    await store.agents.insert(agent(cliAgent, null));
     expect(await store.console.updateAccount(owner.id, { name: 'Ada', email_verified: true })).toBe(true);
-    const [owned] = await store.console.listAgentsOf(owner.id);
+    const [owned] = await store.agents.list({ accountId: owner.id });
     expect(owned).toMatchObject({ owner_name: 'Ada', owner_email_verified: true });
-    expect(await store.findAgent(cliAgent)).toMatchObject({ owner_name: null, owner_email_verified: false });
+    expect(await store.agents.find(cliAgent)).toMatchObject({ owner_name: null, owner_email_verified: false });
   });
 
   it('purges expired sessions, challenges, links a day past expiry, and old console events', async () => {

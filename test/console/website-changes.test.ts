@@ -133,9 +133,9 @@ describe('a form post answers 303, and what it showed is shown once', () => {
       `/console/agents/${agentId}?notice=shown_once`,
       /rotate the secret/,
     );
-    expect((await server.ctx.store.console.listAgentsOf(owner.id)).filter((a) => a.name === 'Reloaded')).toHaveLength(
-      1,
-    );
+    expect(
+      (await server.ctx.store.agents.list({ accountId: owner.id })).filter((a) => a.name === 'Reloaded'),
+    ).toHaveLength(1);
 
     const rotated = await session.submit(`/console/agents/${agentId}/rotate`, { grace: '0' });
     expect(rotated.posted.status).toBe(303);

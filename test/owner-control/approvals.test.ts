@@ -86,7 +86,7 @@ describe('approval on first use', () => {
     const second = await asked(agent);
     expect(second.body.approval_id).not.toBe(first.body.approval_id);
     await decideApproval(server.ctx, second.body.approval_id, 'always', 'acc_owner');
-    expect((await server.ctx.store.findAgent(agent.agentId))!.policy).toMatchObject({
+    expect((await server.ctx.store.agents.find(agent.agentId))!.policy).toMatchObject({
       websites: 'ask',
       allowed_clients: [party.clientId],
     });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, setAgentPolicy } from '../../../src/domain/agent-policy.ts';
 import { agentKeyOf, registerKeyBoundAgent } from '../../../src/domain/agents.ts';
 import { decideApproval } from '../../../src/domain/approvals.ts';
-import type { AgentPolicy } from '../../../src/store/types.ts';
+import type { AgentPolicy } from '../../../src/store/agents.ts';
 import { continueFlow, type Party, setupParty, startFlow } from '../../../test/helpers/flow.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/server.ts';
 import {

@@ -36,7 +36,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   scope.get<{ Querystring: Form }>('/', async (request, reply) => {
     const page = await area.page(request, reply);
     const [agents, websites, passkeys, waiting] = await Promise.all([
-      ctx.store.console.listAgentsOf(page.account.id),
+      ctx.store.agents.list({ accountId: page.account.id }),
       ctx.store.console.listClientsOf(page.account.id),
       ctx.store.console.listPasskeys(page.account.id),
       pendingApprovals(ctx, page.account),

@@ -17,9 +17,9 @@ import {
   RequestExpired,
   RequestMismatch,
 } from '../../errors.ts';
+import type { AgentRecord } from '../../store/agents.ts';
 import type {
   AgentAndRequest,
-  AgentRecord,
   ApprovalRecord,
   AuditEvent,
   AuthorizationRequestRecord,

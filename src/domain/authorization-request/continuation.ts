@@ -14,13 +14,8 @@ import {
   RequestContested,
   RequestExpired,
 } from '../../errors.ts';
-import type {
-  AgentRecord,
-  AuthorizationRequestRecord,
-  ClientRecord,
-  RequestStatus,
-  RequestWithClient,
-} from '../../store/types.ts';
+import type { AgentRecord } from '../../store/agents.ts';
+import type { AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestWithClient } from '../../store/types.ts';
 import { redirectUriMatches } from '../clients.ts';
 import { requestCancelled } from '../webhooks/events.ts';
 import { errorResponseUri, type ReturnTarget, returnTarget, withQuery, withReturnTarget } from './return-tickets.ts';
@@ -92,7 +87,7 @@ export async function authenticatedAgentFor(
     if (approval) return { status, approval: { agent_name: approval.agent_name, owner_name: approval.owner_name } };
   }
   if (status !== 'authenticated' || !request.agent_id) return { status };
-  const agent = await ctx.store.findAgent(request.agent_id);
+  const agent = await ctx.store.agents.find(request.agent_id);
   return {
     status,
     agent: {
@@ -163,7 +158,7 @@ export async function continueAuthorization(
       kind: 'confirm',
       request,
       client,
-      agent: request.agent_id ? await ctx.store.findAgent(request.agent_id) : undefined,
+      agent: request.agent_id ? await ctx.store.agents.find(request.agent_id) : undefined,
     };
   }
 

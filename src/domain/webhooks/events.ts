@@ -4,13 +4,8 @@
  * records as the rules have them and keeps only what may leave the server.
  */
 import type { AccountRecord } from '../../store/console-types.ts';
-import type {
-  AgentRecord,
-  ApprovalRecord,
-  ApprovalView,
-  AuthorizationRequestRecord,
-  ClientRecord,
-} from '../../store/types.ts';
+import type { AgentRecord } from '../../store/agents.ts';
+import type { ApprovalRecord, ApprovalView, AuthorizationRequestRecord, ClientRecord } from '../../store/types.ts';
 import type { WebhookEvent } from '../../store/outbox.ts';
 import type { ExpiredRequest, WebhookRecord } from '../../store/webhook-types.ts';
 import { currentActor } from './actor.ts';
