@@ -266,7 +266,7 @@ describe('POST /api/agent/authenticate', () => {
     const client = await server.createClient();
     const other = { ...party, ...client };
     const { requestId } = await startFlow(server, other);
-    await server.ctx.store.updateClient(client.clientId, { status: 'inactive' });
+    await server.ctx.store.clients.update(client.clientId, { status: 'inactive' });
     await expectError(await authenticate(server, other, requestId), 400, 'invalid_client');
   });
 });

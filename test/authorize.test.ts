@@ -13,7 +13,7 @@ beforeAll(async () => {
   server = await startTestServer();
   party = await setupParty(server);
   const inactive = await server.createClient();
-  await server.ctx.store.updateClient(inactive.clientId, { status: 'inactive' });
+  await server.ctx.store.clients.update(inactive.clientId, { status: 'inactive' });
   inactiveClientId = inactive.clientId;
 });
 afterAll(() => server.close());
@@ -328,7 +328,7 @@ describe('"Back to <site>" on the 400 page (issue 22, docs/design.md §4)', () =
       (await get({ ...valid(), client_id: other.clientId, redirect_uri: other.redirectUri, code_challenge: 'short' }))
         .page,
     );
-    await server.ctx.store.updateClient(other.clientId, { status: 'inactive' });
+    await server.ctx.store.clients.update(other.clientId, { status: 'inactive' });
     const gone = await follow(link);
     expect(gone.status).toBe(400);
     expect(gone.headers.get('location')).toBeNull();

@@ -65,7 +65,7 @@ describe('agentauth client … on a remote server', () => {
       resources: [],
     });
     const id = created.client_id as string;
-    expect(await server.ctx.store.findClient(id)).toMatchObject({ name: 'Remote shop', approval: 'manual' });
+    expect(await server.ctx.store.clients.find(id)).toMatchObject({ name: 'Remote shop', approval: 'manual' });
     expect(await secretWorks(id, created.client_secret as string)).toBe(true);
 
     const publicClient = await remote(
@@ -95,7 +95,7 @@ describe('agentauth client … on a remote server', () => {
     );
     expect(updated).toMatchObject({ client_id: id, name: 'Shop', redirect_uris: ['https://shop2.example/cb'] });
     expect(updated).not.toHaveProperty('client_secret');
-    expect(await server.ctx.store.findClient(id)).toMatchObject({
+    expect(await server.ctx.store.clients.find(id)).toMatchObject({
       name: 'Shop',
       redirect_uris: ['https://shop2.example/cb'],
       approval: 'manual',
@@ -109,12 +109,12 @@ describe('agentauth client … on a remote server', () => {
         'http://shop.example/cb',
       ]),
     ).toMatch(/https/);
-    expect((await server.ctx.store.findClient(id))?.redirect_uris).toEqual(['https://shop2.example/cb']);
+    expect((await server.ctx.store.clients.find(id))?.redirect_uris).toEqual(['https://shop2.example/cb']);
 
     expect(await remote('client', 'disable', id)).toEqual({ client_id: id, status: 'inactive' });
-    expect((await server.ctx.store.findClient(id))?.status).toBe('inactive');
+    expect((await server.ctx.store.clients.find(id))?.status).toBe('inactive');
     expect(await remote('client', 'enable', id)).toEqual({ client_id: id, status: 'active' });
-    expect((await server.ctx.store.findClient(id))?.status).toBe('active');
+    expect((await server.ctx.store.clients.find(id))?.status).toBe('active');
 
     const rotated = await remote('client', 'rotate-secret', id);
     expect(rotated).toEqual({
@@ -130,7 +130,7 @@ describe('agentauth client … on a remote server', () => {
       deleted: true,
       revoked: { grants: 0, codes: 0, requests: 0 },
     });
-    expect(await server.ctx.store.findClient(id)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(id)).toBeUndefined();
     expect(await cli.refusal(cli.remoteEnv(admin.secret), ['client', 'disable', id])).toMatch(/\(404 not_found\)$/);
   });
 

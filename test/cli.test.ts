@@ -223,7 +223,7 @@ describe('agentauth client and agent commands', () => {
       );
       expect(await cliFails(['client', 'update', id])).toMatch(/nothing to change/);
       expect(await cliFails(['client', 'update', 'cli_nobody', '--name', 'X'])).toMatch(/no client cli_nobody/);
-      expect(await server.ctx.store.findClient(id)).toMatchObject({ name: 'Fixed site', approval: 'auto' });
+      expect(await server.ctx.store.clients.find(id)).toMatchObject({ name: 'Fixed site', approval: 'auto' });
 
       // Delete: its tokens stop working and its code cannot be redeemed, in one step. (Made by the
       // server, whose JWT_SECRET seals its secret; the CLI here runs with another.)
@@ -237,7 +237,7 @@ describe('agentauth client and agent commands', () => {
         deleted: true,
         revoked: { grants: 1, codes: 1, requests: 0 },
       });
-      expect(await server.ctx.store.findClient(party.clientId)).toBeUndefined();
+      expect(await server.ctx.store.clients.find(party.clientId)).toBeUndefined();
       const userinfo = await fetch(`${server.baseUrl}/userinfo`, {
         headers: { authorization: `Bearer ${tokens.access_token}` },
       });

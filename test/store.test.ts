@@ -301,7 +301,7 @@ describe.each(engines)('Store on $name', (engine) => {
   });
 
   it('clients and agents round-trip, including redirect URI lists and booleans', async () => {
-    await store.insertClient({
+    await store.clients.insert({
       id: 'cli_rt',
       name: 'N',
       secret_sealed: 'v1.x',
@@ -318,7 +318,7 @@ describe.each(engines)('Store on $name', (engine) => {
       resources: ['https://api.example/'],
       last_used_at: null,
     });
-    expect(await store.findClient('cli_rt')).toMatchObject({
+    expect(await store.clients.find('cli_rt')).toMatchObject({
       redirect_uris: ['https://a/cb', 'http://localhost/cb'],
       approval: 'manual',
       resources: ['https://api.example/'],
@@ -348,7 +348,7 @@ describe.each(engines)('Store on $name', (engine) => {
   });
 
   it('joined reads give every column, as the single-table reads do', async () => {
-    await store.insertClient({
+    await store.clients.insert({
       id: 'cli_join',
       name: 'Joined',
       secret_sealed: '',
@@ -384,12 +384,12 @@ describe.each(engines)('Store on $name', (engine) => {
     await store.insertRequest(r);
     expect(await store.findRequestWithClient(r.id)).toEqual({
       request: await store.findRequest(r.id),
-      client: await store.findClient('cli_join'),
+      client: await store.clients.find('cli_join'),
     });
     const c = { ...code(r.id), client_id: 'cli_join', agent_id: 'agt_join', resource: 'https://mcp.example/mcp' };
     expect(await store.completeRequestWithCode(r.id, 'browser', NOW, c)).toBe(true);
     expect(await store.findClientAndCode('cli_join', c.digest)).toEqual({
-      client: await store.findClient('cli_join'),
+      client: await store.clients.find('cli_join'),
       code: { code: await store.findCode(c.digest), agent: await store.agents.find('agt_join') },
     });
     expect(await store.findClientAndCode('cli_nobody', c.digest)).toEqual({
@@ -439,14 +439,14 @@ describe.each(engines)('Store on $name', (engine) => {
     });
     expect(await store.findRequestWithClient('req_none')).toBeUndefined();
     expect(await store.findClientAndCode('cli_join', 'none')).toEqual({
-      client: await store.findClient('cli_join'),
+      client: await store.clients.find('cli_join'),
       code: undefined,
     });
   });
 
   it('reads the calling client with the token it presents, in one row whatever exists', async () => {
     const { g, t } = await redeemedGrant();
-    await store.insertClient({
+    await store.clients.insert({
       id: 'cli_caller',
       name: 'Caller',
       secret_sealed: 'v1.x',
@@ -463,7 +463,7 @@ describe.each(engines)('Store on $name', (engine) => {
       resources: ['https://api.example/'],
       last_used_at: null,
     });
-    const caller = await store.findClient('cli_caller');
+    const caller = await store.clients.find('cli_caller');
     expect(await store.findClientAndAccessToken('cli_caller', t.accessToken.jti)).toEqual({
       client: caller,
       token: await store.findAccessTokenContext(t.accessToken.jti),

@@ -184,7 +184,7 @@ describe('grant_type=authorization_code', () => {
       'invalid_client',
     );
     const inactive = { ...party, ...(await server.createClient()) };
-    await server.ctx.store.updateClient(inactive.clientId, { status: 'inactive' });
+    await server.ctx.store.clients.update(inactive.clientId, { status: 'inactive' });
     await expectError(await redeem(server, inactive, code, verifier), 401, 'invalid_client');
   });
 

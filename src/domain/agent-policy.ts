@@ -7,7 +7,8 @@
 import type { Context } from '../context.ts';
 import { InvalidField, NotFound } from '../errors.ts';
 import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
-import type { AuthorizationRequestRecord, ClientRecord } from '../store/types.ts';
+import type { ClientRecord } from '../store/clients.ts';
+import type { AuthorizationRequestRecord } from '../store/types.ts';
 import type { Problem } from './rules/problem.ts';
 import { SUPPORTED_SCOPES, scopeValues } from './scopes.ts';
 import { agentEvent } from './webhooks/events.ts';
@@ -99,7 +100,7 @@ export async function setAgentPolicy(
   const [problem] = policyProblems(policy);
   if (problem) throw new InvalidField(problem.field, `${problem.field} ${problem.message}`);
   for (const clientId of policy.allowed_clients) {
-    if (!(await deps.store.findClient(clientId)))
+    if (!(await deps.store.clients.find(clientId)))
       throw new InvalidField('allowed_clients', `allowed_clients names ${clientId}, which is not a registered website`);
   }
   const stored = isDefaultPolicy(policy) ? null : policy;

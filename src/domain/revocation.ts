@@ -22,7 +22,7 @@ const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; s
 export async function revokeGrants(ctx: Pick<Context, 'store' | 'clock'>, owner: GrantOwner): Promise<RevokedGrants> {
   const agent = owner.agent_id === undefined ? undefined : await ctx.store.agents.find(owner.agent_id);
   if (owner.agent_id !== undefined && !agent) throw new NotFound(`no agent ${owner.agent_id}`);
-  const client = owner.client_id === undefined ? undefined : await ctx.store.findClient(owner.client_id);
+  const client = owner.client_id === undefined ? undefined : await ctx.store.clients.find(owner.client_id);
   if (owner.client_id !== undefined && !client) throw new NotFound(`no client ${owner.client_id}`);
   // An agent's grants (at one website, when both are named) or a website's.
   const announce = agent

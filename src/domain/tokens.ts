@@ -16,7 +16,8 @@ import {
   UnauthorizedClient,
 } from '../errors.ts';
 import type { AgentProfile } from '../store/agents.ts';
-import type { AccessTokenRecord, ClientRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
+import type { ClientRecord } from '../store/clients.ts';
+import type { AccessTokenRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/types.ts';
 import {
   authenticateClient,
   type ClientCredentials,

@@ -7,7 +7,8 @@ import type { Context } from '../context.ts';
 import { VISIBLE_ASCII } from '../domain/rules/client.ts';
 import { NotFound } from '../errors.ts';
 import type { AgentRecord } from '../store/agents.ts';
-import type { ClientRecord, GrantRecord } from '../store/types.ts';
+import type { ClientRecord } from '../store/clients.ts';
+import type { GrantRecord } from '../store/types.ts';
 import type { Actor } from './actor.ts';
 
 type Deps = Pick<Context, 'store'>;
@@ -36,7 +37,7 @@ export async function reachableAgent(deps: Deps, actor: Actor, id: string): Prom
  * const client = await reachableClient(ctx, actor, 'cli_…'); // or NotFound, worded as the console says it
  */
 export async function reachableClient(deps: Deps, actor: Actor, id: string): Promise<ClientRecord> {
-  const client = possibleId(id) ? await deps.store.findClient(id) : undefined;
+  const client = possibleId(id) ? await deps.store.clients.find(id) : undefined;
   if (!client || !mayReach(actor, client.account_id)) throw new NotFound('No such website.');
   return client;
 }
@@ -56,7 +57,7 @@ export async function reachableGrant(deps: Deps, actor: Actor, id: string): Prom
 async function ownsEitherSide(deps: Deps, actor: Actor, grant: GrantRecord): Promise<boolean> {
   const [agent, client] = await Promise.all([
     deps.store.agents.find(grant.agent_id),
-    deps.store.findClient(grant.client_id),
+    deps.store.clients.find(grant.client_id),
   ]);
   return mayReach(actor, agent?.account_id ?? null) || mayReach(actor, client?.account_id ?? null);
 }

@@ -10,8 +10,8 @@ import type {
 } from './api-types.ts';
 import type { AccountRecord, ConsoleEvent, ConsoleEventView, SignInRecord } from './console-types.ts';
 import type { Driver } from './driver.ts';
-import { type ClientRow, insert, type PageQuery, pageRows, toClient } from './rows.ts';
-import type { ClientRecord, GrantRecord } from './types.ts';
+import { insert, type PageQuery, pageRows } from './rows.ts';
+import type { GrantRecord } from './types.ts';
 
 type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
 
@@ -106,10 +106,6 @@ export class SqlApiStore implements ApiStore {
   }
 
   // Lists in pages, oldest first, each after the (created_at, id) of the page before.
-
-  async pageClients(query: PageQuery): Promise<ClientRecord[]> {
-    return (await pageRows<ClientRow>(this.driver, 'clients', query)).map(toClient);
-  }
 
   async pageGrants(query: PageQuery & { agentId?: string; clientId?: string; live?: boolean }): Promise<GrantRecord[]> {
     const where: string[] = [];

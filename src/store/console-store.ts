@@ -23,8 +23,8 @@ import type {
 } from './console-types.ts';
 import type { Driver, Step } from './driver.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
-import { type ClientRow, insert, toClient, update } from './rows.ts';
-import type { ClientRecord, ConsoleStore } from './types.ts';
+import { insert, update } from './rows.ts';
+import type { ConsoleStore } from './types.ts';
 
 type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
 const toAccount = (row: AccountRow): AccountRecord => ({ ...row, email_verified: row.email_verified === 1 });
@@ -343,14 +343,6 @@ export class SqlConsoleStore implements ConsoleStore {
   }
 
   // What an owner sees of agents and clients
-
-  async listClientsOf(accountId: string): Promise<ClientRecord[]> {
-    return (
-      await this.driver.all<ClientRow>('SELECT * FROM clients WHERE account_id = ? ORDER BY created_at, id', [
-        accountId,
-      ])
-    ).map(toClient);
-  }
 
   listSignIns(query: SignInQuery, limit: number, before?: HistoryCursor): Promise<SignInRecord[]> {
     // Column names are fixed here; every value is a parameter.

@@ -7,23 +7,8 @@
 import { newAuditEventId } from '../crypto.ts';
 import type { Driver, Step } from './driver.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
-import type { AuditEvent, ClientRecord } from './types.ts';
+import type { AuditEvent } from './types.ts';
 
-export type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources'> & {
-  redirect_uris: string;
-  resources: string;
-};
-export const toClient = (row: ClientRow): ClientRecord => ({
-  ...row,
-  redirect_uris: JSON.parse(row.redirect_uris) as string[],
-  resources: JSON.parse(row.resources) as string[],
-});
-/** The lists of a client record as their JSON columns. */
-export const clientColumns = <T extends Partial<ClientRecord>>(client: T) => ({
-  ...client,
-  ...(client.redirect_uris === undefined ? {} : { redirect_uris: JSON.stringify(client.redirect_uris) }),
-  ...(client.resources === undefined ? {} : { resources: JSON.stringify(client.resources) }),
-});
 /** An INSERT of every column of a record, in a fixed order. */
 export function insert(table: string, record: object): Step {
   const columns = Object.keys(record);

@@ -14,6 +14,15 @@ import { SqlApprovalStore } from './approval-store.ts';
 import { SqlWebhookStore } from './webhook-store.ts';
 import { migrations } from './migrations.ts';
 import {
+  CALLER,
+  CLIENT,
+  CLIENT_STATUS,
+  clientIn,
+  type ClientRecord,
+  type ClientStore,
+  clientStore,
+} from './clients.ts';
+import {
   AGENT,
   AGENT_PROFILE,
   agentIn,
@@ -22,25 +31,12 @@ import {
   type AgentStore,
   agentStore,
 } from './agents.ts';
-import {
-  auditStep,
-  clientColumns,
-  deleteWithGrants,
-  type ClientRow,
-  type GrantOwner,
-  insert,
-  type RevokedGrants,
-  revokeGrantsSteps,
-  toClient,
-  update,
-} from './rows.ts';
+import { auditStep, type GrantOwner, insert, type RevokedGrants, revokeGrantsSteps } from './rows.ts';
 import type {
   AccessTokenRecord,
   AuditEvent,
   AuthorizationRequestRecord,
   CallerAndToken,
-  ClientPatch,
-  ClientRecord,
   CodeRecord,
   GrantRecord,
   IssuedTokens,
@@ -61,6 +57,7 @@ function tokenSteps(tokens: IssuedTokens): Step[] {
 export class SqlStore implements Store {
   readonly engine: 'sqlite' | 'postgres';
   readonly agents: AgentStore;
+  readonly clients: ClientStore;
   readonly console: SqlConsoleStore;
   readonly api: SqlApiStore;
   readonly webhooks: SqlWebhookStore;
@@ -72,6 +69,7 @@ export class SqlStore implements Store {
     this.engine = driver.engine;
     this.agentRequestAndFailures = driver.countersTable ? agentRequestAndFailures(driver.countersTable) : undefined;
     this.agents = agentStore(driver);
+    this.clients = clientStore(driver);
     this.console = new SqlConsoleStore(driver);
     this.api = new SqlApiStore(driver);
     this.webhooks = new SqlWebhookStore(driver);
@@ -109,49 +107,6 @@ export class SqlStore implements Store {
    */
   private async wonIndependent(...steps: Step[]): Promise<boolean> {
     return (await this.driver.write(steps, { independent: true })) !== null;
-  }
-
-  // Clients
-
-  async insertClient(client: ClientRecord, announce?: WebhookEvent[]): Promise<void> {
-    await this.driver.write([insert('clients', clientColumns(client)), ...announceSteps(announce)]);
-  }
-
-  async findClient(id: string): Promise<ClientRecord | undefined> {
-    const row = await this.driver.one<ClientRow>('SELECT * FROM clients WHERE id = ?', [id]);
-    return row && toClient(row);
-  }
-
-  async listClients(): Promise<ClientRecord[]> {
-    return (await this.driver.all<ClientRow>('SELECT * FROM clients ORDER BY created_at, id')).map(toClient);
-  }
-
-  async listRegisteredResources(): Promise<string[]> {
-    const rows = await this.driver.all<{ resources: string }>(
-      "SELECT resources FROM clients WHERE status = 'active' AND resources <> '[]'",
-    );
-    return rows.flatMap((row) => JSON.parse(row.resources) as string[]);
-  }
-
-  updateClient(id: string, patch: ClientPatch, announce?: WebhookEvent[]): Promise<boolean> {
-    return this.won(update('clients', 'id', id, clientColumns(patch)), ...announceSteps(announce));
-  }
-
-  async saveMetadataDocumentClient(client: ClientRecord): Promise<ClientRecord> {
-    const row = insert('clients', clientColumns(client));
-    // Only a metadata document's own row is brought up to date; a registered client whose id
-    // happened to be the same URL would keep its record.
-    await this.driver.write([
-      {
-        sql: `${row.sql} ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris, last_used_at = excluded.last_used_at WHERE clients.source = 'metadata_document'`,
-        params: row.params,
-      },
-    ]);
-    return (await this.findClient(client.id))!;
-  }
-
-  deleteClient(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null> {
-    return deleteWithGrants(this.driver, 'clients', id, now, description, announce);
   }
 
   // Authorization requests
@@ -488,28 +443,6 @@ export class SqlStore implements Store {
  */
 export const PURGE_BATCH = 5000;
 
-const CLIENT_COLUMNS = columnsOf<ClientRow>()([
-  'id',
-  'name',
-  'secret_sealed',
-  'previous_secret_sealed',
-  'previous_secret_expires_at',
-  'redirect_uris',
-  'status',
-  'approval',
-  'created_at',
-  'account_id',
-  'token_endpoint_auth_method',
-  'source',
-  'registration_token_digest',
-  'resources',
-  'last_used_at',
-]);
-const CLIENT: Table = { alias: 'c', columns: CLIENT_COLUMNS };
-/** The client calling a token endpoint, read with the token it presents. */
-const CALLER: Table = { alias: 'q', columns: CLIENT_COLUMNS };
-/** A token's client, of which its checks need only the status. */
-const CLIENT_STATUS: Table = { alias: 'c', columns: ['status'] };
 const REQUEST: Table = {
   alias: 'r',
   columns: columnsOf<AuthorizationRequestRecord>()([
@@ -566,10 +499,6 @@ const GRANT: Table = {
     'revoked_at',
     'resource',
   ]),
-};
-const clientIn = (read: JoinedRead, row: readonly unknown[], table: Table) => {
-  const client = read.take<ClientRow>(row, table);
-  return client && toClient(client);
 };
 /** The request and its client: what the agent's authentication and the browser's decision both need first. */
 const REQUEST_WITH_CLIENT = new JoinedRead(

@@ -5,6 +5,7 @@
  */
 import type { AgentProfile, AgentRecord, AgentStore } from './agents.ts';
 import type { ApiStore } from './api-types.ts';
+import type { ClientRecord, ClientStore } from './clients.ts';
 import type { ApprovalStore } from './approval-store.ts';
 import type { ChangeListener } from './driver.ts';
 import type { Limiter, LimiterCount, LimiterOptions } from './limits.ts';
@@ -29,41 +30,7 @@ import type {
   WebauthnChallengeRecord,
 } from './console-types.ts';
 
-export type ClientStatus = 'active' | 'inactive';
-export type Approval = 'auto' | 'manual';
-/** How a client authenticates at the token endpoint: with its secret, or not at all (a public client, RFC 6749 §2.1). */
-export type ClientAuthMethod = 'client_secret_post' | 'none';
-/** Where a client's record came from: the CLI or the console, a Client ID Metadata Document, or dynamic registration (RFC 7591). */
-export type ClientSource = 'manual' | 'metadata_document' | 'dynamic';
 export type RequestStatus = 'pending' | 'authenticated' | 'completed' | 'error';
-
-export interface ClientRecord {
-  /** Issued by the server, or the https URL of the client's metadata document. */
-  id: string;
-  name: string;
-  /** The encrypted secret; '' for a public client, which has none. */
-  secret_sealed: string;
-  /** The secret before the last rotation, still accepted until previous_secret_expires_at. */
-  previous_secret_sealed: string | null;
-  previous_secret_expires_at: number | null;
-  redirect_uris: string[];
-  status: ClientStatus;
-  approval: Approval;
-  created_at: number;
-  /** The console account that owns it; null for clients registered with the CLI. */
-  account_id: string | null;
-  token_endpoint_auth_method: ClientAuthMethod;
-  source: ClientSource;
-  /** SHA-256 of the registration access token of a dynamically registered client (RFC 7592). */
-  registration_token_digest: string | null;
-  /** The resources (RFC 8707) this client serves as a resource server: it may introspect tokens issued for them. */
-  resources: string[];
-  /**
-   * When a self-registered client (metadata document, dynamic) was last used, to within a day;
-   * the purge deletes one unused for long (docs/design.md §9). Null for manual clients.
-   */
-  last_used_at: number | null;
-}
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied';
 /** How the owner decided: this request only, this website from now on (added to the list), or no. */
@@ -190,23 +157,6 @@ export interface AuditEvent {
   outcome: string;
 }
 
-export type ClientPatch = Partial<
-  Pick<
-    ClientRecord,
-    | 'status'
-    | 'secret_sealed'
-    | 'previous_secret_sealed'
-    | 'previous_secret_expires_at'
-    | 'name'
-    | 'redirect_uris'
-    | 'approval'
-    | 'resources'
-    | 'token_endpoint_auth_method'
-    | 'registration_token_digest'
-    | 'last_used_at'
-  >
->;
-
 /** A token with everything that decides whether it may be used, read in one query. */
 export interface TokenContext<T> {
   token: T;
@@ -274,6 +224,8 @@ export interface Store {
   readonly engine: 'sqlite' | 'postgres';
   /** Agents (agents.ts). */
   readonly agents: AgentStore;
+  /** Clients, the websites agents sign in to (clients.ts). */
+  readonly clients: ClientStore;
   /** The console's records (accounts, sessions, passkeys, links, its audit), on the same database. */
   readonly console: ConsoleStore;
   /** The management API's keys and idempotent creations (docs/design.md §15). */
@@ -295,24 +247,6 @@ export interface Store {
    * request's id, or '*' when any request may have changed (a revocation). Until stopped.
    */
   watchStatus(listener: ChangeListener): Promise<() => Promise<void>>;
-
-  insertClient(client: ClientRecord, announce?: WebhookEvent[]): Promise<void>;
-  findClient(id: string): Promise<ClientRecord | undefined>;
-  listClients(): Promise<ClientRecord[]>;
-  /** The resources (RFC 8707) that active resource-server clients serve, in no order. */
-  listRegisteredResources(): Promise<string[]>;
-  updateClient(id: string, patch: ClientPatch, announce?: WebhookEvent[]): Promise<boolean>;
-  /**
-   * Stores the client of a Client ID Metadata Document: inserted the first time, its name and
-   * redirect URIs brought up to date afterwards, its status (an operator may disable it) kept.
-   * Returns the row as it now is.
-   */
-  saveMetadataDocumentClient(client: ClientRecord): Promise<ClientRecord>;
-  /**
-   * Deletes a client, revoking its grants in the same transaction (RFC 7592 §2.3) as
-   * revokeGrantsOf does, with its counts; null if there was none.
-   */
-  deleteClient(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null>;
 
   insertRequest(request: AuthorizationRequestRecord): Promise<void>;
   findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
@@ -494,7 +428,6 @@ export interface ConsoleStore {
   recordEvent(event: ConsoleEvent): Promise<void>;
   listEvents(filter: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]>;
 
-  listClientsOf(accountId: string): Promise<ClientRecord[]>;
   /** Sign-in history (of an agent, a client, or everyone's), newest first, `limit` rows after `before`. */
   listSignIns(query: SignInQuery, limit: number, before?: HistoryCursor): Promise<SignInRecord[]>;
   /** The websites an agent's sign-ins went to, or the agents that signed in to a client, by id. */

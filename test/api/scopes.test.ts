@@ -49,7 +49,7 @@ describe('management API: scopes', () => {
       expect(answer.status, `${method} ${path}`).toBe(403);
       expect(answer.json.error, `${method} ${path}`).toBe('insufficient_scope');
     }
-    expect(await server.ctx.store.findClient(own.clientId)).toMatchObject({ name: 'Test App', status: 'active' });
+    expect(await server.ctx.store.clients.find(own.clientId)).toMatchObject({ name: 'Test App', status: 'active' });
     expect(await server.ctx.store.agents.find(ownAgent.agentId)).toBeDefined();
     expect(await server.ctx.store.agents.find(agent)).toBeDefined();
     // Reading is what it may do.

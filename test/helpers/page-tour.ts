@@ -285,7 +285,7 @@ async function seedApprovals(
   baseUrl: string,
 ): Promise<Seed['asking']> {
   const { agent, secret } = await createOwnedAgent(ctx, admin, name);
-  const clients = await ctx.store.listClients();
+  const clients = await ctx.store.clients.list();
   const listed = clients.filter((client) => client.id !== party.clientId).slice(0, 2);
   await setAgentPolicy(ctx, agent.id, {
     websites: 'ask',

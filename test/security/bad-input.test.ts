@@ -1533,7 +1533,7 @@ describe('POST /register and GET|PUT|DELETE /register/:client_id (DYNAMIC_REGIST
       expect(JSON.parse(rawBody(raw))).toEqual({ error: expect.any(String), error_description: expect.any(String) });
     }
     // The client is untouched.
-    expect((await dynamic.ctx.store.findClient(client.client_id))?.redirect_uris).toEqual([REDIRECT]);
+    expect((await dynamic.ctx.store.clients.find(client.client_id))?.redirect_uris).toEqual([REDIRECT]);
   });
 
   it.each(ALL_METHODS)(

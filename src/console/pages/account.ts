@@ -2,7 +2,8 @@
 import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConsoleSessionRecord, PasskeyRecord } from '../../store/console-types.ts';
 import type { AgentRecord } from '../../store/agents.ts';
-import type { ApprovalView, ClientRecord } from '../../store/types.ts';
+import type { ClientRecord } from '../../store/clients.ts';
+import type { ApprovalView } from '../../store/types.ts';
 import { waitingNotice } from './approvals.ts';
 import { MIN_PASSWORD_LENGTH } from '../../domain/accounts.ts';
 import type { OutstandingLink } from '../../domain/account-links.ts';

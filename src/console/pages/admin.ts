@@ -2,7 +2,7 @@
 import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord, ConsoleEventView, SignInRecord } from '../../store/console-types.ts';
 import type { AgentRecord } from '../../store/agents.ts';
-import type { ClientRecord } from '../../store/types.ts';
+import type { ClientRecord } from '../../store/clients.ts';
 import type { OutstandingLink } from '../../domain/account-links.ts';
 import { type ActivityEntry, type ApiCall, apiCallOf } from '../../management/history.ts';
 import { apiKeyAnchor } from './api-keys.ts';

@@ -4,7 +4,7 @@
  */
 import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord } from '../../store/console-types.ts';
-import type { ClientRecord } from '../../store/types.ts';
+import type { ClientRecord } from '../../store/clients.ts';
 import { dataTable } from './table.ts';
 import {
   enableAction,

@@ -4,7 +4,7 @@
  * a way to add one of the registered websites.
  */
 import type { AgentRecord, WebsitesRule } from '../../store/agents.ts';
-import type { ClientRecord } from '../../store/types.ts';
+import type { ClientRecord } from '../../store/clients.ts';
 import { type Html, html } from '../../web/html.ts';
 import { MAX_SIGN_INS_PER_HOUR, policyOf } from '../../domain/agent-policy.ts';
 import { SUPPORTED_SCOPES } from '../../domain/scopes.ts';

@@ -37,7 +37,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     const page = await area.page(request, reply);
     const [agents, websites, passkeys, waiting] = await Promise.all([
       ctx.store.agents.list({ accountId: page.account.id }),
-      ctx.store.console.listClientsOf(page.account.id),
+      ctx.store.clients.list({ accountId: page.account.id }),
       ctx.store.console.listPasskeys(page.account.id),
       pendingApprovals(ctx, page.account),
     ]);

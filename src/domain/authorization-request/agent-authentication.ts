@@ -18,13 +18,8 @@ import {
   RequestMismatch,
 } from '../../errors.ts';
 import type { AgentRecord } from '../../store/agents.ts';
-import type {
-  AgentAndRequest,
-  ApprovalRecord,
-  AuditEvent,
-  AuthorizationRequestRecord,
-  ClientRecord,
-} from '../../store/types.ts';
+import type { ClientRecord } from '../../store/clients.ts';
+import type { AgentAndRequest, ApprovalRecord, AuditEvent, AuthorizationRequestRecord } from '../../store/types.ts';
 import { Throttled } from '../../throttle/agent-authentication.ts';
 import { decideSignIn } from '../agent-policy.ts';
 import { verifyAgentCredentials } from '../agents.ts';

@@ -15,7 +15,8 @@ import {
   RequestExpired,
 } from '../../errors.ts';
 import type { AgentRecord } from '../../store/agents.ts';
-import type { AuthorizationRequestRecord, ClientRecord, RequestStatus, RequestWithClient } from '../../store/types.ts';
+import type { ClientRecord } from '../../store/clients.ts';
+import type { AuthorizationRequestRecord, RequestStatus, RequestWithClient } from '../../store/types.ts';
 import { redirectUriMatches } from '../clients.ts';
 import { requestCancelled } from '../webhooks/events.ts';
 import { errorResponseUri, type ReturnTarget, returnTarget, withQuery, withReturnTarget } from './return-tickets.ts';

@@ -10,7 +10,8 @@ import { redirectHost } from '../../domain/authorization-request/status.ts';
 import { isLoopbackRedirect } from '../../domain/clients.ts';
 import { scopeValues } from '../../domain/scopes.ts';
 import type { AgentRecord } from '../../store/agents.ts';
-import type { AuthorizationRequestRecord, ClientRecord } from '../../store/types.ts';
+import type { ClientRecord } from '../../store/clients.ts';
+import type { AuthorizationRequestRecord } from '../../store/types.ts';
 import { type Html, html } from '../../web/html.ts';
 import { layout } from '../../web/layout.ts';
 
