@@ -608,7 +608,7 @@ describe('the client configuration endpoint (RFC 7592)', () => {
       'invalid_client',
     );
     // The grant is revoked in the database, and the access token is refused where it is checked.
-    const refresh = await server.ctx.store.findRefreshTokenContext(digest(tokens.refresh_token));
+    const refresh = await server.ctx.store.refreshTokens.findContext(digest(tokens.refresh_token));
     expect(refresh?.grant.revoked_at).toEqual(expect.any(Number));
     await expectJsonError(
       await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } }),

@@ -8,14 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open.ts';
 import { freshDatabase, TEST_ENGINE } from './helpers/server.ts';
-import type {
-  AuditEvent,
-  AuthorizationRequestRecord,
-  CodeRecord,
-  GrantRecord,
-  IssuedTokens,
-  Store,
-} from '../src/store/types.ts';
+import type { CodeRecord, GrantRecord, IssuedTokens } from '../src/store/tokens.ts';
+import type { AuditEvent, AuthorizationRequestRecord, Store } from '../src/store/types.ts';
 
 interface Engine {
   name: string;
@@ -161,7 +155,7 @@ describe.each(engines)('Store on $name', (engine) => {
     const c = await issuedCode();
     const g = grant();
     const t = tokens(g.id);
-    expect(await store.redeemCode(c.digest, NOW, g, t)).toBe(true);
+    expect(await store.codes.redeem(c.digest, NOW, g, t)).toBe(true);
     return { g, t };
   }
 
@@ -237,11 +231,11 @@ describe.each(engines)('Store on $name', (engine) => {
     await store.insertRequest(r);
     const wrongBrowser = code(r.id);
     expect(await store.completeRequestWithCode(r.id, 'other-browser', NOW + 1, wrongBrowser)).toBe(false);
-    expect(await store.findCode(wrongBrowser.digest)).toBeUndefined();
+    expect(await store.codes.find(wrongBrowser.digest)).toBeUndefined();
     const attempts = Array.from({ length: 5 }, () => code(r.id));
     const results = await Promise.all(attempts.map((c) => store.completeRequestWithCode(r.id, 'browser', NOW + 1, c)));
     expect(results.filter(Boolean)).toHaveLength(1);
-    const stored = await Promise.all(attempts.map((c) => store.findCode(c.digest)));
+    const stored = await Promise.all(attempts.map((c) => store.codes.find(c.digest)));
     expect(stored.filter(Boolean)).toHaveLength(1);
     expect((await store.findRequest(r.id))!.status).toBe('completed');
   });
@@ -266,15 +260,15 @@ describe.each(engines)('Store on $name', (engine) => {
       const g = grant();
       return { g, t: tokens(g.id) };
     });
-    const results = await Promise.all(attempts.map(({ g, t }) => store.redeemCode(c.digest, NOW + 1, g, t)));
+    const results = await Promise.all(attempts.map(({ g, t }) => store.codes.redeem(c.digest, NOW + 1, g, t)));
     expect(results.filter(Boolean)).toHaveLength(1);
     const winner = attempts[results.indexOf(true)]!;
-    expect(await store.findCode(c.digest)).toMatchObject({ redeemed_at: NOW + 1, grant_id: winner.g.id });
+    expect(await store.codes.find(c.digest)).toMatchObject({ redeemed_at: NOW + 1, grant_id: winner.g.id });
     for (const { g, t } of attempts) {
       const present = g === winner.g;
-      expect(!!(await store.findGrant(g.id))).toBe(present);
-      expect(!!(await store.findAccessToken(t.accessToken.jti))).toBe(present);
-      expect(!!(await store.findRefreshToken(t.refreshToken.digest))).toBe(present);
+      expect(!!(await store.grants.find(g.id))).toBe(present);
+      expect(!!(await store.accessTokens.find(t.accessToken.jti))).toBe(present);
+      expect(!!(await store.refreshTokens.find(t.refreshToken.digest))).toBe(present);
     }
   });
 
@@ -282,22 +276,22 @@ describe.each(engines)('Store on $name', (engine) => {
     const { g, t: first } = await redeemedGrant();
     const successors = Array.from({ length: 10 }, () => tokens(g.id));
     const results = await Promise.all(
-      successors.map((t) => store.rotateRefreshToken(first.refreshToken.digest, NOW + 1, t)),
+      successors.map((t) => store.refreshTokens.rotate(first.refreshToken.digest, NOW + 1, t)),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await store.findRefreshToken(first.refreshToken.digest)).toMatchObject({ used_at: NOW + 1 });
-    const stored = await Promise.all(successors.map((t) => store.findRefreshToken(t.refreshToken.digest)));
+    expect(await store.refreshTokens.find(first.refreshToken.digest)).toMatchObject({ used_at: NOW + 1 });
+    const stored = await Promise.all(successors.map((t) => store.refreshTokens.find(t.refreshToken.digest)));
     expect(stored.filter(Boolean)).toHaveLength(1);
   });
 
   it('revocation happens once and is idempotent', async () => {
     const { g, t } = await redeemedGrant();
     expect(
-      (await Promise.all([store.revokeGrant(g.id, NOW), store.revokeGrant(g.id, NOW)])).filter(Boolean),
+      (await Promise.all([store.grants.revoke(g.id, NOW), store.grants.revoke(g.id, NOW)])).filter(Boolean),
     ).toHaveLength(1);
-    expect((await store.findGrant(g.id))!.revoked_at).toBe(NOW);
-    expect(await store.revokeAccessToken(t.accessToken.jti, NOW)).toBe(true);
-    expect(await store.revokeAccessToken(t.accessToken.jti, NOW)).toBe(false);
+    expect((await store.grants.find(g.id))!.revoked_at).toBe(NOW);
+    expect(await store.accessTokens.revoke(t.accessToken.jti, NOW)).toBe(true);
+    expect(await store.accessTokens.revoke(t.accessToken.jti, NOW)).toBe(false);
   });
 
   it('clients and agents round-trip, including redirect URI lists and booleans', async () => {
@@ -388,13 +382,13 @@ describe.each(engines)('Store on $name', (engine) => {
     });
     const c = { ...code(r.id), client_id: 'cli_join', agent_id: 'agt_join', resource: 'https://mcp.example/mcp' };
     expect(await store.completeRequestWithCode(r.id, 'browser', NOW, c)).toBe(true);
-    expect(await store.findClientAndCode('cli_join', c.digest)).toEqual({
+    expect(await store.codes.findWithCaller('cli_join', c.digest)).toEqual({
       client: await store.clients.find('cli_join'),
-      code: { code: await store.findCode(c.digest), agent: await store.agents.find('agt_join') },
+      code: { code: await store.codes.find(c.digest), agent: await store.agents.find('agt_join') },
     });
-    expect(await store.findClientAndCode('cli_nobody', c.digest)).toEqual({
+    expect(await store.codes.findWithCaller('cli_nobody', c.digest)).toEqual({
       client: undefined,
-      code: { code: await store.findCode(c.digest), agent: await store.agents.find('agt_join') },
+      code: { code: await store.codes.find(c.digest), agent: await store.agents.find('agt_join') },
     });
 
     expect(await store.findAgentAndRequest('agt_join', r.id)).toEqual({
@@ -438,7 +432,7 @@ describe.each(engines)('Store on $name', (engine) => {
       client: undefined,
     });
     expect(await store.findRequestWithClient('req_none')).toBeUndefined();
-    expect(await store.findClientAndCode('cli_join', 'none')).toEqual({
+    expect(await store.codes.findWithCaller('cli_join', 'none')).toEqual({
       client: await store.clients.find('cli_join'),
       code: undefined,
     });
@@ -464,24 +458,24 @@ describe.each(engines)('Store on $name', (engine) => {
       last_used_at: null,
     });
     const caller = await store.clients.find('cli_caller');
-    expect(await store.findClientAndAccessToken('cli_caller', t.accessToken.jti)).toEqual({
+    expect(await store.accessTokens.findWithCaller('cli_caller', t.accessToken.jti)).toEqual({
       client: caller,
-      token: await store.findAccessTokenContext(t.accessToken.jti),
+      token: await store.accessTokens.findContext(t.accessToken.jti),
     });
-    expect(await store.findClientAndRefreshToken('cli_caller', t.refreshToken.digest)).toEqual({
+    expect(await store.refreshTokens.findWithCaller('cli_caller', t.refreshToken.digest)).toEqual({
       client: caller,
-      token: await store.findRefreshTokenContext(t.refreshToken.digest),
+      token: await store.refreshTokens.findContext(t.refreshToken.digest),
     });
-    expect((await store.findClientAndRefreshToken('cli_caller', t.refreshToken.digest)).token?.grant.id).toBe(g.id);
-    expect(await store.findClientAndAccessToken('cli_nobody', t.accessToken.jti)).toEqual({
+    expect((await store.refreshTokens.findWithCaller('cli_caller', t.refreshToken.digest)).token?.grant.id).toBe(g.id);
+    expect(await store.accessTokens.findWithCaller('cli_nobody', t.accessToken.jti)).toEqual({
       client: undefined,
-      token: await store.findAccessTokenContext(t.accessToken.jti),
+      token: await store.accessTokens.findContext(t.accessToken.jti),
     });
-    expect(await store.findClientAndAccessToken('cli_caller', 'atk_none')).toEqual({
+    expect(await store.accessTokens.findWithCaller('cli_caller', 'atk_none')).toEqual({
       client: caller,
       token: undefined,
     });
-    expect(await store.findClientAndRefreshToken('cli_nobody', 'none')).toEqual({
+    expect(await store.refreshTokens.findWithCaller('cli_nobody', 'none')).toEqual({
       client: undefined,
       token: undefined,
     });

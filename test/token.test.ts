@@ -63,7 +63,7 @@ describe('grant_type=authorization_code', () => {
     ]);
     expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'openid email profile' });
     expect(tokens.refresh_token).toMatch(/^rft_[A-Za-z0-9_-]{43}$/);
-    expect(await server.ctx.store.findCode(digest(code))).toMatchObject({ redeemed_at: expect.any(Number) });
+    expect(await server.ctx.store.codes.find(digest(code))).toMatchObject({ redeemed_at: expect.any(Number) });
   });
 
   it('issues an at+jwt access token verifiable with JWT_SECRET exactly as configured', async () => {

@@ -28,5 +28,5 @@ export async function revokeGrants(ctx: Pick<Context, 'store' | 'clock'>, owner:
   const announce = agent
     ? agentEvent('agent.grants_revoked', agent, { client: client ? { id: client.id, name: client.name } : null })
     : clientEvent('client.grants_revoked', client!);
-  return ctx.store.revokeGrantsOf(owner, ctx.clock(), REVOKED_DESCRIPTION, [announce]);
+  return ctx.store.grants.revokeAll(owner, ctx.clock(), REVOKED_DESCRIPTION, [announce]);
 }

@@ -16,7 +16,7 @@ import {
 } from '../domain/agents.ts';
 import { revokeGrants } from '../domain/revocation.ts';
 import { InvalidRequest, NotFound } from '../errors.ts';
-import type { ConnectedSite } from '../store/console-types.ts';
+import type { ConnectedSite } from '../store/tokens.ts';
 import type { AgentRecord, AgentStatus } from '../store/agents.ts';
 import type { RevokedGrants } from '../store/rows.ts';
 import { type Actor, requireAdmin, requireWrite } from './actor.ts';
@@ -205,7 +205,7 @@ export async function revokeAgentGrants(
     await recordAct(deps, actor, 'agent.revoke_grants', agent.id, revokedDetail(revoked));
     return revoked;
   }
-  const sites = await deps.store.console.listConnectedSites(agent.id, deps.clock());
+  const sites = await deps.store.grants.connectedSites(agent.id, deps.clock());
   if (!sites.some((site) => site.client_id === clientId))
     throw new NotFound('This website is not connected to the agent.');
   const revoked = await asActor(actor, () => revokeGrants(deps, { agent_id: agent.id, client_id: clientId }));
@@ -239,5 +239,5 @@ export async function deleteAgent(
  */
 export async function connectedSites(deps: Deps, actor: Actor, id: string): Promise<ConnectedSite[]> {
   const agent = await reachableAgent(deps, actor, id);
-  return deps.store.console.listConnectedSites(agent.id, deps.clock());
+  return deps.store.grants.connectedSites(agent.id, deps.clock());
 }

@@ -8,7 +8,7 @@ import { VISIBLE_ASCII } from '../domain/rules/client.ts';
 import { NotFound } from '../errors.ts';
 import type { AgentRecord } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
-import type { GrantRecord } from '../store/types.ts';
+import type { GrantRecord } from '../store/tokens.ts';
 import type { Actor } from './actor.ts';
 
 type Deps = Pick<Context, 'store'>;
@@ -49,7 +49,7 @@ export async function reachableClient(deps: Deps, actor: Actor, id: string): Pro
  * const grant = await reachableGrant(ctx, actor, 'grt_…'); // or NotFound
  */
 export async function reachableGrant(deps: Deps, actor: Actor, id: string): Promise<GrantRecord> {
-  const grant = possibleId(id) ? await deps.store.findGrant(id) : undefined;
+  const grant = possibleId(id) ? await deps.store.grants.find(id) : undefined;
   if (grant && (actor.admin || (await ownsEitherSide(deps, actor, grant)))) return grant;
   throw new NotFound('No such grant.');
 }

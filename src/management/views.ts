@@ -9,7 +9,7 @@ import type { ApiKeyRecord } from '../store/api-types.ts';
 import type { AccountRecord, ConsoleEventView, SignInRecord } from '../store/console-types.ts';
 import type { AgentPolicy, AgentRecord } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
-import type { GrantRecord } from '../store/types.ts';
+import type { GrantRecord } from '../store/tokens.ts';
 import type { WebhookWithEvents } from '../store/webhook-types.ts';
 import type { DeliveryWithAttempts } from '../domain/webhooks/endpoints.ts';
 

@@ -11,7 +11,6 @@ import type {
 import type { AccountRecord, ConsoleEvent, ConsoleEventView, SignInRecord } from './console-types.ts';
 import type { Driver } from './driver.ts';
 import { insert, type PageQuery, pageRows } from './rows.ts';
-import type { GrantRecord } from './types.ts';
 
 type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
 
@@ -106,22 +105,6 @@ export class SqlApiStore implements ApiStore {
   }
 
   // Lists in pages, oldest first, each after the (created_at, id) of the page before.
-
-  async pageGrants(query: PageQuery & { agentId?: string; clientId?: string; live?: boolean }): Promise<GrantRecord[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (query.agentId) where.push('g.agent_id = ?') && params.push(query.agentId);
-    if (query.clientId) where.push('g.client_id = ?') && params.push(query.clientId);
-    if (query.live !== undefined) where.push(query.live ? 'g.revoked_at IS NULL' : 'g.revoked_at IS NOT NULL');
-    if (query.accountId) {
-      // An account's grants: those of its agents and those of its websites.
-      where.push(
-        '(g.agent_id IN (SELECT id FROM agents WHERE account_id = ?) OR g.client_id IN (SELECT id FROM clients WHERE account_id = ?))',
-      );
-      params.push(query.accountId, query.accountId);
-    }
-    return pageRows<GrantRecord>(this.driver, 'grants', query, where, params, 'g');
-  }
 
   async pageAccounts(query: Omit<PageQuery, 'accountId'>): Promise<AccountRecord[]> {
     return (await pageRows<AccountRow>(this.driver, 'accounts', query)).map((row) => ({

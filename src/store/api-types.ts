@@ -1,7 +1,6 @@
 /** The management API's records (docs/design.md §15): its keys and its idempotent creations. */
 import type { AccountRecord, ConsoleEvent, ConsoleEventView, SignInRecord } from './console-types.ts';
 import type { PageQuery } from './rows.ts';
-import type { GrantRecord } from './types.ts';
 
 /** What a key may do: read only, or read and change. */
 export type ApiKeyAccess = 'read' | 'write';
@@ -86,8 +85,6 @@ export interface ApiStore {
   finishIdempotencyKey(keyId: string, idempotencyKey: string, status: number, sealed: string): Promise<void>;
   /** Lets a claimed creation be tried again (it failed without an answer worth repeating). */
   releaseIdempotencyKey(keyId: string, idempotencyKey: string): Promise<void>;
-  /** Grants, of an account's agents and websites when `accountId` is given; `live`: not revoked (false: revoked). */
-  pageGrants(query: PageQuery & { agentId?: string; clientId?: string; live?: boolean }): Promise<GrantRecord[]>;
   pageAccounts(query: Omit<PageQuery, 'accountId'>): Promise<AccountRecord[]>;
   /** Sign-ins newest first (see SignInPageQuery). */
   pageSignIns(query: SignInPageQuery): Promise<SignInRecord[]>;

@@ -8,7 +8,6 @@ import type {
   AccountLinkRecord,
   AccountPatch,
   AccountRecord,
-  ConnectedSite,
   ConsoleEvent,
   ConsoleEventView,
   ConsoleFlashRecord,
@@ -390,25 +389,6 @@ export class SqlConsoleStore implements ConsoleStore {
       [agentId, since],
     );
     return new Map(rows.map((row) => [Math.floor(Number(row.day)), Number(row.n)]));
-  }
-
-  async listConnectedSites(agentId: string, now: number): Promise<ConnectedSite[]> {
-    const rows = await this.driver.all<Record<keyof ConnectedSite, number | string>>(
-      `SELECT g.client_id, c.name AS client_name, COUNT(*) AS grants, MIN(g.created_at) AS first_granted_at, MAX(g.auth_time) AS last_auth_at
-        FROM grants g JOIN clients c ON c.id = g.client_id
-        WHERE g.agent_id = ? AND g.revoked_at IS NULL
-          AND (EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.grant_id = g.id AND r.used_at IS NULL AND r.expires_at > ?)
-            OR EXISTS (SELECT 1 FROM access_tokens t WHERE t.grant_id = g.id AND t.revoked_at IS NULL AND t.expires_at > ?))
-        GROUP BY g.client_id, c.name ORDER BY c.name, g.client_id`,
-      [agentId, now, now],
-    );
-    return rows.map((row) => ({
-      client_id: String(row.client_id),
-      client_name: String(row.client_name),
-      grants: Number(row.grants),
-      first_granted_at: Number(row.first_granted_at),
-      last_auth_at: Number(row.last_auth_at),
-    }));
   }
 
   async purge(now: number, eventsBefore: number): Promise<number> {

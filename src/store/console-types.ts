@@ -156,12 +156,3 @@ export interface HistoryCursor {
   at: number;
   id: string;
 }
-
-/** A client holding live grants of an agent. */
-export interface ConnectedSite {
-  client_id: string;
-  client_name: string;
-  grants: number;
-  first_granted_at: number;
-  last_auth_at: number;
-}

@@ -14,50 +14,38 @@ import { SqlApprovalStore } from './approval-store.ts';
 import { SqlWebhookStore } from './webhook-store.ts';
 import { migrations } from './migrations.ts';
 import {
-  CALLER,
-  CLIENT,
-  CLIENT_STATUS,
-  clientIn,
-  type ClientRecord,
-  type ClientStore,
-  clientStore,
-} from './clients.ts';
-import {
-  AGENT,
-  AGENT_PROFILE,
-  agentIn,
-  agentProfileIn,
-  type AgentRecord,
-  type AgentStore,
-  agentStore,
-} from './agents.ts';
-import { auditStep, type GrantOwner, insert, type RevokedGrants, revokeGrantsSteps } from './rows.ts';
+  type AccessTokenStore,
+  accessTokenStore,
+  type CodeRecord,
+  type CodeStore,
+  codeStore,
+  type GrantStore,
+  grantStore,
+  type RefreshTokenStore,
+  refreshTokenStore,
+} from './tokens.ts';
+import { CLIENT, clientIn, type ClientStore, clientStore } from './clients.ts';
+import { AGENT, agentIn, type AgentStore, agentStore } from './agents.ts';
+import { auditStep, insert } from './rows.ts';
 import type {
-  AccessTokenRecord,
   AuditEvent,
   AuthorizationRequestRecord,
-  CallerAndToken,
-  CodeRecord,
-  GrantRecord,
-  IssuedTokens,
   AgentAndRequest,
   PurgeCounts,
   PurgeCutoffs,
-  RefreshTokenRecord,
   RequestWithClient,
   RequestStatusFields,
   Store,
-  TokenContext,
 } from './types.ts';
-
-function tokenSteps(tokens: IssuedTokens): Step[] {
-  return [insert('access_tokens', tokens.accessToken), insert('refresh_tokens', tokens.refreshToken)];
-}
 
 export class SqlStore implements Store {
   readonly engine: 'sqlite' | 'postgres';
   readonly agents: AgentStore;
   readonly clients: ClientStore;
+  readonly codes: CodeStore;
+  readonly grants: GrantStore;
+  readonly refreshTokens: RefreshTokenStore;
+  readonly accessTokens: AccessTokenStore;
   readonly console: SqlConsoleStore;
   readonly api: SqlApiStore;
   readonly webhooks: SqlWebhookStore;
@@ -70,6 +58,10 @@ export class SqlStore implements Store {
     this.agentRequestAndFailures = driver.countersTable ? agentRequestAndFailures(driver.countersTable) : undefined;
     this.agents = agentStore(driver);
     this.clients = clientStore(driver);
+    this.codes = codeStore(driver);
+    this.grants = grantStore(driver);
+    this.refreshTokens = refreshTokenStore(driver);
+    this.accessTokens = accessTokenStore(driver);
     this.console = new SqlConsoleStore(driver);
     this.api = new SqlApiStore(driver);
     this.webhooks = new SqlWebhookStore(driver);
@@ -235,105 +227,6 @@ export class SqlStore implements Store {
     );
   }
 
-  // Codes, grants and tokens
-
-  findCode(digest: string): Promise<CodeRecord | undefined> {
-    return this.driver.one<CodeRecord>('SELECT * FROM authorization_codes WHERE digest = ?', [digest]);
-  }
-
-  async findClientAndCode(
-    clientId: string,
-    digest: string,
-  ): Promise<{
-    client: ClientRecord | undefined;
-    code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined;
-  }> {
-    const row = (await this.driver.values(CLIENT_AND_CODE.sql, [clientId, digest]))!;
-    const code = CLIENT_AND_CODE.take<CodeRecord>(row, CODE);
-    return {
-      client: clientIn(CLIENT_AND_CODE, row, CALLER),
-      code: code && { code, agent: agentIn(CLIENT_AND_CODE, row) },
-    };
-  }
-
-  redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: 'UPDATE authorization_codes SET redeemed_at = ?, grant_id = ? WHERE digest = ? AND redeemed_at IS NULL',
-        params: [now, grant.id, digest],
-        guard: true,
-      },
-      insert('grants', grant),
-      ...tokenSteps(tokens),
-    );
-  }
-
-  findGrant(id: string): Promise<GrantRecord | undefined> {
-    return this.driver.one<GrantRecord>('SELECT * FROM grants WHERE id = ?', [id]);
-  }
-
-  revokeGrant(id: string, now: number): Promise<boolean> {
-    return this.won({
-      sql: 'UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-      params: [now, id],
-      guard: true,
-    });
-  }
-
-  async revokeGrantsOf(
-    owner: GrantOwner,
-    now: number,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<RevokedGrants> {
-    const [grants = 0, codes = 0, requests = 0] =
-      (await this.driver.write([...revokeGrantsSteps(owner, now, description), ...announceSteps(announce)])) ?? [];
-    return { grants, codes, requests };
-  }
-
-  findRefreshToken(digest: string): Promise<RefreshTokenRecord | undefined> {
-    return this.driver.one<RefreshTokenRecord>('SELECT * FROM refresh_tokens WHERE digest = ?', [digest]);
-  }
-
-  rotateRefreshToken(digest: string, now: number, tokens: IssuedTokens): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: 'UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL',
-        params: [now, digest],
-        guard: true,
-      },
-      ...tokenSteps(tokens),
-    );
-  }
-
-  findAccessToken(jti: string): Promise<AccessTokenRecord | undefined> {
-    return this.driver.one<AccessTokenRecord>('SELECT * FROM access_tokens WHERE jti = ?', [jti]);
-  }
-
-  findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined> {
-    return ACCESS_TOKEN_CONTEXT.find(this.driver, jti);
-  }
-
-  findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined> {
-    return REFRESH_TOKEN_CONTEXT.find(this.driver, digest);
-  }
-
-  findClientAndAccessToken(clientId: string, jti: string): Promise<CallerAndToken<AccessTokenRecord>> {
-    return ACCESS_TOKEN_CONTEXT.findWithCaller(this.driver, clientId, jti);
-  }
-
-  findClientAndRefreshToken(clientId: string, digest: string): Promise<CallerAndToken<RefreshTokenRecord>> {
-    return REFRESH_TOKEN_CONTEXT.findWithCaller(this.driver, clientId, digest);
-  }
-
-  revokeAccessToken(jti: string, now: number): Promise<boolean> {
-    return this.won({
-      sql: 'UPDATE access_tokens SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL',
-      params: [now, jti],
-      guard: true,
-    });
-  }
-
   // Audit and housekeeping
 
   async recordAuditEvent(event: AuditEvent, announce?: WebhookEvent[]): Promise<void> {
@@ -467,39 +360,6 @@ const REQUEST: Table = {
     'approval_id',
   ]),
 };
-const CODE: Table = {
-  alias: 'k',
-  columns: columnsOf<CodeRecord>()([
-    'digest',
-    'request_id',
-    'client_id',
-    'redirect_uri',
-    'scope',
-    'code_challenge',
-    'nonce',
-    'resource',
-    'agent_id',
-    'model',
-    'auth_time',
-    'expires_at',
-    'redeemed_at',
-    'grant_id',
-  ]),
-};
-const GRANT: Table = {
-  alias: 'g',
-  columns: columnsOf<GrantRecord>()([
-    'id',
-    'client_id',
-    'agent_id',
-    'scope',
-    'model',
-    'auth_time',
-    'created_at',
-    'revoked_at',
-    'resource',
-  ]),
-};
 /** The request and its client: what the agent's authentication and the browser's decision both need first. */
 const REQUEST_WITH_CLIENT = new JoinedRead(
   [REQUEST, CLIENT],
@@ -527,69 +387,3 @@ function requestWithClient(read: JoinedRead, row: readonly unknown[]): RequestWi
   const request = read.take<AuthorizationRequestRecord>(row, REQUEST);
   return request && { request, client: clientIn(read, row, CLIENT) };
 }
-
-/** The calling client, the code and the code's agent: what a code exchange needs, one row whatever exists. */
-const CLIENT_AND_CODE = new JoinedRead(
-  [CALLER, CODE, AGENT],
-  'FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN authorization_codes k ON k.digest = ? LEFT JOIN agents a ON a.id = k.agent_id',
-);
-
-/** A token read with its grant, its agent and its client's status, in one statement. */
-class TokenContextRead<T> {
-  private readonly alone: JoinedRead;
-  /**
-   * The same, with the client calling the endpoint: one row whatever exists (the caller and the
-   * token are each left-joined to a one-row table), so client authentication and the token's
-   * lookup cost one round trip together.
-   */
-  private readonly withCaller: JoinedRead;
-  private readonly token: Table;
-
-  /** `columns`: the token table's, its key first. */
-  constructor(table: string, columns: string[]) {
-    const key = columns[0]!;
-    this.token = { alias: 't', columns };
-    const tables = [this.token, GRANT, AGENT_PROFILE, CLIENT_STATUS];
-    const context = 'LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id';
-    this.alone = new JoinedRead(
-      tables,
-      `FROM ${table} t JOIN grants g ON g.id = t.grant_id ${context} WHERE t.${key} = ?`,
-    );
-    this.withCaller = new JoinedRead(
-      [CALLER, ...tables],
-      `FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN ${table} t ON t.${key} = ? LEFT JOIN grants g ON g.id = t.grant_id ${context}`,
-    );
-  }
-
-  async find(driver: Driver, key: string): Promise<TokenContext<T> | undefined> {
-    const row = await driver.values(this.alone.sql, [key]);
-    return row && this.parse(this.alone, row);
-  }
-
-  async findWithCaller(driver: Driver, clientId: string, key: string): Promise<CallerAndToken<T>> {
-    const row = (await driver.values(this.withCaller.sql, [clientId, key]))!;
-    return { client: clientIn(this.withCaller, row, CALLER), token: this.parse(this.withCaller, row) };
-  }
-
-  /** A token whose grant is gone counts as absent, as in the inner join of the read without caller. */
-  private parse(read: JoinedRead, row: readonly unknown[]): TokenContext<T> | undefined {
-    const token = read.take<T>(row, this.token);
-    const grant = read.take<GrantRecord>(row, GRANT);
-    if (!token || !grant) return undefined;
-    return {
-      token,
-      grant,
-      agent: agentProfileIn(read, row),
-      clientActive: read.take<{ status: string }>(row, CLIENT_STATUS)?.status === 'active',
-    };
-  }
-}
-
-const ACCESS_TOKEN_CONTEXT = new TokenContextRead<AccessTokenRecord>(
-  'access_tokens',
-  columnsOf<AccessTokenRecord>()(['jti', 'grant_id', 'client_id', 'scope', 'expires_at', 'revoked_at']),
-);
-const REFRESH_TOKEN_CONTEXT = new TokenContextRead<RefreshTokenRecord>(
-  'refresh_tokens',
-  columnsOf<RefreshTokenRecord>()(['digest', 'grant_id', 'created_at', 'expires_at', 'used_at']),
-);

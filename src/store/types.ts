@@ -3,20 +3,19 @@
  * epoch seconds. Every operation that must happen once is a conditional statement or a
  * transaction in the implementation, reported back as a boolean "this call won".
  */
-import type { AgentProfile, AgentRecord, AgentStore } from './agents.ts';
+import type { AgentRecord, AgentStore } from './agents.ts';
 import type { ApiStore } from './api-types.ts';
 import type { ClientRecord, ClientStore } from './clients.ts';
 import type { ApprovalStore } from './approval-store.ts';
 import type { ChangeListener } from './driver.ts';
 import type { Limiter, LimiterCount, LimiterOptions } from './limits.ts';
 import type { WebhookEvent } from './outbox.ts';
-import type { GrantOwner, RevokedGrants } from './rows.ts';
+import type { AccessTokenStore, CodeRecord, CodeStore, GrantStore, RefreshTokenStore } from './tokens.ts';
 import type { WebhookStore } from './webhook-types.ts';
 import type {
   AccountLinkRecord,
   AccountPatch,
   AccountRecord,
-  ConnectedSite,
   ConsoleEvent,
   ConsoleFlashRecord,
   ConsoleEventView,
@@ -99,53 +98,6 @@ export type RequestStatusFields = Pick<
   'status' | 'error' | 'error_description' | 'expires_at' | 'approval_id'
 >;
 
-export interface CodeRecord {
-  digest: string;
-  request_id: string;
-  client_id: string;
-  redirect_uri: string;
-  scope: string;
-  code_challenge: string;
-  nonce: string | null;
-  resource: string | null;
-  agent_id: string;
-  model: string;
-  auth_time: number;
-  expires_at: number;
-  redeemed_at: number | null;
-  grant_id: string | null;
-}
-
-export interface GrantRecord {
-  id: string;
-  client_id: string;
-  agent_id: string;
-  scope: string;
-  model: string;
-  auth_time: number;
-  created_at: number;
-  revoked_at: number | null;
-  /** The resource (RFC 8707) every access token of the grant is for (its `aud`), or null for the client itself. */
-  resource: string | null;
-}
-
-export interface RefreshTokenRecord {
-  digest: string;
-  grant_id: string;
-  created_at: number;
-  expires_at: number;
-  used_at: number | null;
-}
-
-export interface AccessTokenRecord {
-  jti: string;
-  grant_id: string;
-  client_id: string;
-  scope: string;
-  expires_at: number;
-  revoked_at: number | null;
-}
-
 export interface AuditEvent {
   at: number;
   agent_id: string | null;
@@ -157,31 +109,10 @@ export interface AuditEvent {
   outcome: string;
 }
 
-/** A token with everything that decides whether it may be used, read in one query. */
-export interface TokenContext<T> {
-  token: T;
-  grant: GrantRecord;
-  /** Undefined only if the agent row is gone. */
-  agent: AgentProfile | undefined;
-  clientActive: boolean;
-}
-
 /** An authorization request with its client (undefined when the client row is gone). */
 export interface RequestWithClient {
   request: AuthorizationRequestRecord;
   client: ClientRecord | undefined;
-}
-
-/** The client calling a token endpoint and the token it presents, read together; either may be absent. */
-export interface CallerAndToken<T> {
-  client: ClientRecord | undefined;
-  token: TokenContext<T> | undefined;
-}
-
-/** Tokens written together when a code is redeemed or a refresh token rotated. */
-export interface IssuedTokens {
-  accessToken: AccessTokenRecord;
-  refreshToken: RefreshTokenRecord;
 }
 
 /** Cut-offs of one purge run, in epoch seconds. */
@@ -226,6 +157,14 @@ export interface Store {
   readonly agents: AgentStore;
   /** Clients, the websites agents sign in to (clients.ts). */
   readonly clients: ClientStore;
+  /** Authorization codes (tokens.ts). */
+  readonly codes: CodeStore;
+  /** Grants, what a sign-in allowed (tokens.ts). */
+  readonly grants: GrantStore;
+  /** Refresh tokens (tokens.ts). */
+  readonly refreshTokens: RefreshTokenStore;
+  /** Access tokens (tokens.ts). */
+  readonly accessTokens: AccessTokenStore;
   /** The console's records (accounts, sessions, passkeys, links, its audit), on the same database. */
   readonly console: ConsoleStore;
   /** The management API's keys and idempotent creations (docs/design.md §15). */
@@ -298,51 +237,6 @@ export interface Store {
     description: string,
     announce?: WebhookEvent[],
   ): Promise<boolean>;
-
-  findCode(digest: string): Promise<CodeRecord | undefined>;
-  /**
-   * The client calling the token endpoint and the code it presents with the code's agent, in one
-   * statement (either may be absent; the agent is undefined when its row is gone).
-   */
-  findClientAndCode(
-    clientId: string,
-    digest: string,
-  ): Promise<{
-    client: ClientRecord | undefined;
-    code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined;
-  }>;
-  /** Marks the code redeemed and stores grant and tokens in one transaction; false if it was already redeemed. */
-  redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean>;
-
-  findGrant(id: string): Promise<GrantRecord | undefined>;
-  revokeGrant(id: string, now: number): Promise<boolean>;
-  /**
-   * Incident response: revokes every live grant of an agent or a client, expires its unredeemed
-   * codes and ends its authenticated, not yet completed requests, in one transaction.
-   */
-  revokeGrantsOf(
-    owner: GrantOwner,
-    now: number,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<RevokedGrants>;
-
-  findRefreshToken(digest: string): Promise<RefreshTokenRecord | undefined>;
-  /** Marks the refresh token used and stores its successors in one transaction; false if it was already used. */
-  rotateRefreshToken(digest: string, now: number, tokens: IssuedTokens): Promise<boolean>;
-
-  findAccessToken(jti: string): Promise<AccessTokenRecord | undefined>;
-  /** The access token with its grant, agent and client status: one read on the hot path of introspection and userinfo. */
-  findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined>;
-  /** The refresh token with its grant, agent and client status: one read for refresh and introspection. */
-  findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined>;
-  /**
-   * The client calling a token endpoint and the token it presents, with the token's context, in
-   * one statement: what /introspect and a refresh need before anything else (either may be absent).
-   */
-  findClientAndAccessToken(clientId: string, jti: string): Promise<CallerAndToken<AccessTokenRecord>>;
-  findClientAndRefreshToken(clientId: string, digest: string): Promise<CallerAndToken<RefreshTokenRecord>>;
-  revokeAccessToken(jti: string, now: number): Promise<boolean>;
 
   /** The audit event, with the webhook events announcing it in the same unit. */
   recordAuditEvent(event: AuditEvent, announce?: WebhookEvent[]): Promise<void>;
@@ -434,8 +328,6 @@ export interface ConsoleStore {
   listSignInCounterparts(of: { agent_id: string } | { client_id: string }): Promise<SignInCounterpart[]>;
   /** Successful sign-ins of the agent per UTC day (day = floor(at / 86400)) since `since`. */
   countSignInsByDay(agentId: string, since: number): Promise<Map<number, number>>;
-  /** Clients holding grants of the agent that still have a usable token. */
-  listConnectedSites(agentId: string, now: number): Promise<ConnectedSite[]>;
   /** Deletes expired sessions, challenges and links, and console events older than `eventsBefore`. */
   purge(now: number, eventsBefore: number): Promise<number>;
 }

@@ -103,7 +103,7 @@ describe('management API: scopes', () => {
     });
     expect(foreign.status).toBe(403);
     expect(await server.ctx.store.agents.find(agentId)).toMatchObject({ name: 'Ada Lovelace', status: 'active' });
-    expect((await server.ctx.store.findGrant(grantId))?.revoked_at).toBeNull();
+    expect((await server.ctx.store.grants.find(grantId))?.revoked_at).toBeNull();
     expect((await alice.call('GET', '/sign-ins')).json.data).toHaveLength(1);
   });
 
