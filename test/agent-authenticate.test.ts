@@ -216,7 +216,7 @@ describe('POST /api/agent/authenticate', () => {
     await attempt('aas_wrong');
     await attempt(agent.agentSecret);
     await attempt(agent.agentSecret);
-    const events = await server.ctx.store.listAuditEvents({ agent_id: agent.agentId, limit: 10 });
+    const events = await server.ctx.store.signIns.listEvents({ agent_id: agent.agentId, limit: 10 });
     expect(events.map((e) => e.outcome).sort()).toEqual([
       'authenticated',
       'invalid_credentials',
@@ -323,7 +323,7 @@ describe('throttling of failed authentications (docs/design.md §5)', () => {
       for (let i = 0; i < 32; i++) expect((await guess(`198.51.100.${i}`)).status).toBe(i < 2 ? 401 : 429);
       // Per address: 3 failures, then 30 refusals for fresh agent ids.
       for (let i = 0; i < 33; i++) expect((await guess('203.0.113.7', `agt_other${i}`)).status).toBe(i < 3 ? 401 : 429);
-      const events = await throttled.ctx.store.listAuditEvents({ limit: 1000 });
+      const events = await throttled.ctx.store.signIns.listEvents({ limit: 1000 });
       expect(events.filter((e) => e.outcome === 'invalid_credentials')).toHaveLength(5);
       const refusals = events.filter((e) => e.outcome === 'throttled');
       expect(refusals.map((e) => e.ip).sort()).toEqual(['198.51.100.2', '203.0.113.7']);

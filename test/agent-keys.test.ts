@@ -320,7 +320,7 @@ describe('refused with 401 invalid_credentials, all alike', () => {
     await authenticateWith(started.requestId, agentId, {
       agent_assertion: await assertion(agentId, key, started.requestId, { aud: 'https://evil.example' }),
     });
-    const events = await server.ctx.store.listAuditEvents({ agent_id: agentId, limit: 5 });
+    const events = await server.ctx.store.signIns.listEvents({ agent_id: agentId, limit: 5 });
     expect(events.map((event) => event.outcome)).toEqual(['invalid_credentials']);
   });
 });

@@ -561,7 +561,7 @@ describe('sign_in', () => {
 
   it('refuses locally, before authenticating, a request for another host or client; the request stays pending', async () => {
     const started = await pendingRequest();
-    const before = (await server.ctx.store.listAuditEvents({ agent_id: party.agentId, limit: 1000 })).length;
+    const before = (await server.ctx.store.signIns.listEvents({ agent_id: party.agentId, limit: 1000 })).length;
     const byHost = expectError(
       await runPython(
         { op: 'sign_in', args: { request_id: started.requestId, expect_host: 'notes.acme.example' } },
@@ -592,7 +592,7 @@ describe('sign_in', () => {
     );
     expect(await requestRow(started.requestId)).toMatchObject({ status: 'pending', agent_id: null });
     // Nothing reached the authenticate endpoint: it audits every attempt.
-    expect((await server.ctx.store.listAuditEvents({ agent_id: party.agentId, limit: 1000 })).length).toBe(before);
+    expect((await server.ctx.store.signIns.listEvents({ agent_id: party.agentId, limit: 1000 })).length).toBe(before);
   });
 
   it('requires an expectation unless expect_any=True (consent phishing, RFC 10027)', async () => {

@@ -75,7 +75,7 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
     expect(afterRotation!.previous_secret_expires_at).toBe(server.clock() + 3600);
 
     // The API recorded each act in the activity, in the console's words, as the key's account.
-    const events = (await server.ctx.store.console.listEvents({ limit: 200 })).filter((e) => e.target === id);
+    const events = (await server.ctx.store.activity.list({ limit: 200 })).filter((e) => e.target === id);
     expect(events.map((e) => e.action)).toEqual(
       expect.arrayContaining(['agent.create', 'agent.disable', 'agent.enable', 'agent.rotate_secret']),
     );
@@ -146,7 +146,7 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
       revoked: { grants: 0, codes: 0, requests: 0 },
     });
     expect(await server.ctx.store.agents.find(doomed)).toBeUndefined();
-    const [deletion] = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
+    const [deletion] = (await server.ctx.store.activity.list({ limit: 200 })).filter(
       (e) => e.target === doomed && e.action === 'agent.delete',
     );
     expect(deletion).toMatchObject({ actor_id: null, detail: 'cli: Twin: grants 0, codes 0, requests 0' });

@@ -252,7 +252,7 @@ describe('agentauth sign-in', () => {
     expect((await signIn([started.requestId, '--any', '--wait', '--timeout', 'soon'])).code).toBe(2);
     expect(await storedStatus(started.requestId)).toBe('pending');
     expect(
-      (await server.ctx.store.listAuditEvents({ limit: 1000 })).filter(
+      (await server.ctx.store.signIns.listEvents({ limit: 1000 })).filter(
         (event) => event.request_id === started.requestId,
       ),
     ).toEqual([]);

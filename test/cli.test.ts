@@ -195,7 +195,7 @@ describe('agentauth client and agent commands', () => {
       expect(stdout).toBe(
         `${id} is updated\nname:          Fixed site\nredirect URIs: https://fixed.example/cb http://localhost:9000/cb\napproval:      auto\n`,
       );
-      const events = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
+      const events = (await server.ctx.store.activity.list({ limit: 200 })).filter(
         (e) => e.target === id && e.action === 'website.update',
       );
       // Both commands may run within one second, where the list's order is the ids': compare as a set.
@@ -243,7 +243,7 @@ describe('agentauth client and agent commands', () => {
       });
       expect(userinfo.status).toBe(401);
       expect((await redeem(server, party, unredeemed.code, unredeemed.verifier)).status).toBe(401);
-      const [event] = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
+      const [event] = (await server.ctx.store.activity.list({ limit: 200 })).filter(
         (e) => e.target === party.clientId && e.action === 'website.delete',
       );
       expect(event).toMatchObject({ actor_id: null, detail: 'cli: Doomed site: grants 1, codes 1, requests 0' });
@@ -310,7 +310,7 @@ describe('agentauth account commands', () => {
         account_id: created.account_id,
         used_at: null,
       });
-      const event = (await server.ctx.store.console.listEvents({ limit: 100 })).find(
+      const event = (await server.ctx.store.activity.list({ limit: 100 })).find(
         (e) => e.action === 'admin.create_account' && e.target === created.account_id,
       );
       expect(event).toMatchObject({ actor_id: null, detail: 'cli' });
@@ -441,7 +441,7 @@ describe('agentauth account commands', () => {
       expect((await again.get(freshPath)).status).toBe(200);
       expect((await again.post(freshPath)).location).toBe('/console/account?notice=welcome');
 
-      const actions = (await server.ctx.store.console.listEvents({ limit: 200 })).filter((e) => e.target === id);
+      const actions = (await server.ctx.store.activity.list({ limit: 200 })).filter((e) => e.target === id);
       expect(actions.map((e) => e.action)).toEqual(
         expect.arrayContaining([
           'admin.create_account',

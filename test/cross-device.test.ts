@@ -35,7 +35,7 @@ async function lookup(
 }
 
 const outcomes = async (requestId: string) =>
-  (await server.ctx.store.listAuditEvents({ limit: 1000 }))
+  (await server.ctx.store.signIns.listEvents({ limit: 1000 }))
     .filter((e) => e.request_id === requestId)
     .map((e) => e.outcome);
 

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open.ts';
 import { freshDatabase, TEST_ENGINE } from './helpers/server.ts';
 import type { CodeRecord, GrantRecord, IssuedTokens } from '../src/store/tokens.ts';
-import type { AuditEvent, AuthorizationRequestRecord, Store } from '../src/store/types.ts';
+import type { AuditEvent } from '../src/store/history.ts';
+import type { AuthorizationRequestRecord, Store } from '../src/store/types.ts';
 
 interface Engine {
   name: string;
@@ -173,7 +174,7 @@ describe.each(engines)('Store on $name', (engine) => {
     const winner = `agt_${results.indexOf(true)}`;
     const events = (
       await Promise.all(
-        Array.from({ length: 20 }, (_, i) => store.listAuditEvents({ agent_id: `agt_${i}`, limit: 10 })),
+        Array.from({ length: 20 }, (_, i) => store.signIns.listEvents({ agent_id: `agt_${i}`, limit: 10 })),
       )
     )
       .flat()
@@ -210,7 +211,7 @@ describe.each(engines)('Store on $name', (engine) => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       expect(heard).toEqual([live.id]);
       expect(
-        (await store.listAuditEvents({ agent_id: 'agt_1', limit: 100 })).filter((e) => e.request_id === expired.id),
+        (await store.signIns.listEvents({ agent_id: 'agt_1', limit: 100 })).filter((e) => e.request_id === expired.id),
       ).toEqual([]);
     } finally {
       await stop();
@@ -486,7 +487,7 @@ describe.each(engines)('Store on $name', (engine) => {
     const fresh = request({ expires_at: NOW + 10 });
     await store.insertRequest(old);
     await store.insertRequest(fresh);
-    await store.recordAuditEvent({
+    await store.signIns.record({
       at: NOW - 100,
       agent_id: 'agt_1',
       request_id: old.id,

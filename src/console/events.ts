@@ -14,7 +14,7 @@ export async function recordConsoleEvent(
   ip: string | null,
   detail: string | null = null,
 ): Promise<void> {
-  await ctx.store.console.recordEvent({
+  await ctx.store.activity.record({
     at: ctx.clock(),
     actor_id: actor?.id ?? null,
     action,

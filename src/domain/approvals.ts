@@ -14,7 +14,8 @@ import { newApprovalId } from '../crypto.ts';
 import { Conflict, NotFound } from '../errors.ts';
 import type { AgentRecord } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
-import type { ApprovalRecord, ApprovalView, AuditEvent, AuthorizationRequestRecord } from '../store/types.ts';
+import type { AuditEvent } from '../store/history.ts';
+import type { ApprovalRecord, ApprovalView, AuthorizationRequestRecord } from '../store/types.ts';
 import { policyOf } from './agent-policy.ts';
 import { approvalDecided, approvalRequested, signInFailed, signInSucceeded } from './webhooks/events.ts';
 

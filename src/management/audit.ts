@@ -35,7 +35,7 @@ export async function recordAct(
 ): Promise<void> {
   const door = actor.door === 'cli' ? 'cli' : actor.key ? `key ${actor.key.id}` : null;
   const said = door === null ? detail : detail === null ? door : `${door}: ${detail}`;
-  await ctx.store.console.recordEvent({
+  await ctx.store.activity.record({
     at: ctx.clock(),
     actor_id: actor.account?.id ?? null,
     action: act,

@@ -1,14 +1,7 @@
 /** The ApiStore in SQL, one text for SQLite and PostgreSQL (see api-types.ts). */
-import { newAuditEventId } from '../crypto.ts';
-import type {
-  ActivityPageQuery,
-  ApiKeyRecord,
-  ApiStore,
-  HistoryPageQuery,
-  IdempotentRecord,
-  SignInPageQuery,
-} from './api-types.ts';
-import type { AccountRecord, ConsoleEvent, ConsoleEventView, SignInRecord } from './console-types.ts';
+import type { ApiKeyRecord, ApiStore, IdempotentRecord } from './api-types.ts';
+import { type ConsoleEvent, consoleEventStep } from './history.ts';
+import type { AccountRecord } from './console-types.ts';
 import type { Driver } from './driver.ts';
 import { insert, type PageQuery, pageRows } from './rows.ts';
 
@@ -52,7 +45,7 @@ export class SqlApiStore implements ApiStore {
     await this.driver.write(
       [
         { sql: 'UPDATE api_keys SET last_used_at = ?, last_used_ip = ? WHERE id = ?', params: [now, ip, keyId] },
-        ...(event ? [insert('console_events', { id: newAuditEventId(), ...event })] : []),
+        ...(event ? [consoleEventStep(event)] : []),
       ],
       { independent: true },
     );
@@ -111,59 +104,5 @@ export class SqlApiStore implements ApiStore {
       ...row,
       email_verified: row.email_verified === 1,
     }));
-  }
-
-  // Histories, newest first, each page older than the (at, id) of the page before.
-
-  pageSignIns(query: SignInPageQuery): Promise<SignInRecord[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (query.agentId !== undefined) where.push('e.agent_id = ?') && params.push(query.agentId);
-    if (query.clientId !== undefined) where.push('e.client_id = ?') && params.push(query.clientId);
-    if (query.outcome && 'is' in query.outcome) where.push('e.outcome = ?') && params.push(query.outcome.is);
-    if (query.outcome && 'not' in query.outcome) where.push('e.outcome <> ?') && params.push(query.outcome.not);
-    if (query.accountId !== undefined) {
-      // An account's sign-ins: those of its agents and those to its websites.
-      where.push(
-        '(e.agent_id IN (SELECT id FROM agents WHERE account_id = ?) OR e.client_id IN (SELECT id FROM clients WHERE account_id = ?))',
-      );
-      params.push(query.accountId, query.accountId);
-    }
-    return this.history<SignInRecord>(
-      'SELECT e.id, e.at, e.agent_id, e.client_id, c.name AS client_name, e.model, e.ip, e.user_agent, e.outcome FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id',
-      query,
-      where,
-      params,
-    );
-  }
-
-  pageActivity(query: ActivityPageQuery): Promise<ConsoleEventView[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (query.actorId !== undefined) where.push('e.actor_id = ?') && params.push(query.actorId);
-    if (query.action && 'is' in query.action) where.push('e.action = ?') && params.push(query.action.is);
-    // substr, not LIKE: an action's underscores would be LIKE's wildcards.
-    if (query.action && 'prefix' in query.action)
-      where.push('substr(e.action, 1, ?) = ?') && params.push(query.action.prefix.length, query.action.prefix);
-    return this.history<ConsoleEventView>(
-      'SELECT e.*, a.email AS actor_email FROM console_events e LEFT JOIN accounts a ON a.id = e.actor_id',
-      query,
-      where,
-      params,
-    );
-  }
-
-  /** A newest-first page of `select` (whose events table is `e`), by (at, id) as the console's histories. */
-  private history<R>(select: string, query: HistoryPageQuery, where: string[], params: unknown[]): Promise<R[]> {
-    const conditions = [...where];
-    const values = [...params];
-    if (query.since !== undefined) conditions.push('e.at >= ?') && values.push(query.since);
-    if (query.until !== undefined) conditions.push('e.at < ?') && values.push(query.until);
-    const id = this.driver.engine === 'postgres' ? 'e.id COLLATE "C"' : 'e.id';
-    if (query.before)
-      conditions.push(`(e.at < ? OR (e.at = ? AND ${id} < ?))`) &&
-        values.push(query.before.at, query.before.at, query.before.id);
-    const filter = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-    return this.driver.all<R>(`${select} ${filter} ORDER BY e.at DESC, ${id} DESC LIMIT ?`, [...values, query.limit]);
   }
 }

@@ -1,5 +1,6 @@
 /** The management API's records (docs/design.md §15): its keys and its idempotent creations. */
-import type { AccountRecord, ConsoleEvent, ConsoleEventView, SignInRecord } from './console-types.ts';
+import type { AccountRecord } from './console-types.ts';
+import type { ConsoleEvent } from './history.ts';
 import type { PageQuery } from './rows.ts';
 
 /** What a key may do: read only, or read and change. */
@@ -36,30 +37,6 @@ export interface IdempotentRecord {
   created_at: number;
 }
 
-/** A page of a newest-first history: at most `limit`, after (older than) `before`, within [since, until). */
-export interface HistoryPageQuery {
-  limit: number;
-  before?: { at: number; id: string };
-  /** At or after (epoch seconds). */
-  since?: number;
-  /** Before (epoch seconds). */
-  until?: number;
-}
-
-/** Sign-ins of an account's agents and clients when `accountId` is given; `outcome` as the console's filter. */
-export interface SignInPageQuery extends HistoryPageQuery {
-  accountId?: string;
-  agentId?: string;
-  clientId?: string;
-  outcome?: { is: string } | { not: string };
-}
-
-/** Console events: of one actor, of one action, or of actions under a prefix (`api.`). */
-export interface ActivityPageQuery extends HistoryPageQuery {
-  actorId?: string;
-  action?: { is: string } | { prefix: string };
-}
-
 export interface ApiStore {
   insertKey(key: ApiKeyRecord): Promise<void>;
   /** The key with this digest and its account, in one read. */
@@ -86,10 +63,6 @@ export interface ApiStore {
   /** Lets a claimed creation be tried again (it failed without an answer worth repeating). */
   releaseIdempotencyKey(keyId: string, idempotencyKey: string): Promise<void>;
   pageAccounts(query: Omit<PageQuery, 'accountId'>): Promise<AccountRecord[]>;
-  /** Sign-ins newest first (see SignInPageQuery). */
-  pageSignIns(query: SignInPageQuery): Promise<SignInRecord[]>;
-  /** Console events newest first, with the actor's email (see ActivityPageQuery). */
-  pageActivity(query: ActivityPageQuery): Promise<ConsoleEventView[]>;
   /** Deletes idempotency records created before `before`; returns how many. */
   purge(before: number): Promise<number>;
 }

@@ -6,8 +6,9 @@
  */
 import type { Driver, Step } from './driver.ts';
 import { agentColumns, type AgentPolicy } from './agents.ts';
-import { auditStep, insert } from './rows.ts';
-import type { ApprovalRecord, ApprovalStatus, ApprovalView, AuditEvent } from './types.ts';
+import { type AuditEvent, auditStep } from './history.ts';
+import { insert } from './rows.ts';
+import type { ApprovalRecord, ApprovalStatus, ApprovalView } from './types.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 
 /** The payload every approval change is announced with on the status channel (no request id looks like it). */

@@ -1,23 +1,11 @@
-/**
- * The ConsoleStore in SQL, one text for SQLite and PostgreSQL, over the same driver as the
- * protocol's store (sql-store.ts). Multi-row changes are one unit; what must happen once is a
- * guarded statement.
- */
-import { newAuditEventId } from '../crypto.ts';
 import type {
   AccountLinkRecord,
   AccountPatch,
   AccountRecord,
-  ConsoleEvent,
-  ConsoleEventView,
   ConsoleFlashRecord,
   ConsoleSessionRecord,
-  HistoryCursor,
   LinkPurpose,
   PasskeyRecord,
-  SignInCounterpart,
-  SignInQuery,
-  SignInRecord,
   WebauthnChallengeRecord,
 } from './console-types.ts';
 import type { Driver, Step } from './driver.ts';
@@ -322,73 +310,6 @@ export class SqlConsoleStore implements ConsoleStore {
     // Deleting it is what makes this read the one that shows it (two tabs, a double reload).
     const taken = await this.won({ sql: 'DELETE FROM console_flashes WHERE id = ?', params: [flash.id], guard: true });
     return taken && flash.expires_at > now ? flash : undefined;
-  }
-
-  // The console's audit
-
-  async recordEvent(event: ConsoleEvent): Promise<void> {
-    await this.driver.write([insert('console_events', { id: newAuditEventId(), ...event })]);
-  }
-
-  listEvents({ limit, before }: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]> {
-    const select = 'SELECT e.*, a.email AS actor_email FROM console_events e LEFT JOIN accounts a ON a.id = e.actor_id';
-    const id = this.eventId('e.id');
-    return before
-      ? this.driver.all<ConsoleEventView>(
-          `${select} WHERE e.at < ? OR (e.at = ? AND ${id} < ?) ORDER BY e.at DESC, ${id} DESC LIMIT ?`,
-          [before.at, before.at, before.id, limit],
-        )
-      : this.driver.all<ConsoleEventView>(`${select} ORDER BY e.at DESC, ${id} DESC LIMIT ?`, [limit]);
-  }
-
-  // What an owner sees of agents and clients
-
-  listSignIns(query: SignInQuery, limit: number, before?: HistoryCursor): Promise<SignInRecord[]> {
-    // Column names are fixed here; every value is a parameter.
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (condition: string, ...values: unknown[]) => {
-      where.push(condition);
-      params.push(...values);
-    };
-    if (query.agent_id !== undefined) add('e.agent_id = ?', query.agent_id);
-    if (query.client_id !== undefined) add('e.client_id = ?', query.client_id);
-    if (query.outcome && 'is' in query.outcome) add('e.outcome = ?', query.outcome.is);
-    if (query.outcome && 'not' in query.outcome) add('e.outcome <> ?', query.outcome.not);
-    if (query.since !== undefined) add('e.at >= ?', query.since);
-    const id = this.eventId('e.id');
-    if (before) add(`(e.at < ? OR (e.at = ? AND ${id} < ?))`, before.at, before.at, before.id);
-    return this.driver.all<SignInRecord>(
-      `SELECT e.id, e.at, e.agent_id, e.client_id, c.name AS client_name, e.model, e.ip, e.user_agent, e.outcome
-        FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id
-        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY e.at DESC, ${id} DESC LIMIT ?`,
-      [...params, limit],
-    );
-  }
-
-  async listSignInCounterparts(of: { agent_id: string } | { client_id: string }): Promise<SignInCounterpart[]> {
-    const rows =
-      'agent_id' in of
-        ? await this.driver.all<{ id: string; name: string | null }>(
-            `SELECT DISTINCT e.client_id AS id, c.name AS name FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id
-              WHERE e.agent_id = ? AND e.client_id IS NOT NULL`,
-            [of.agent_id],
-          )
-        : await this.driver.all<{ id: string; name: string | null }>(
-            'SELECT DISTINCT e.agent_id AS id, NULL AS name FROM audit_events e WHERE e.client_id = ? AND e.agent_id IS NOT NULL',
-            [of.client_id],
-          );
-    return rows
-      .map((row) => ({ id: String(row.id), name: row.name === null ? null : String(row.name) }))
-      .sort((a, b) => (a.name ?? a.id).localeCompare(b.name ?? b.id) || a.id.localeCompare(b.id));
-  }
-
-  async countSignInsByDay(agentId: string, since: number): Promise<Map<number, number>> {
-    const rows = await this.driver.all<{ day: number | string; n: number | string }>(
-      "SELECT at / 86400 AS day, COUNT(*) AS n FROM audit_events WHERE agent_id = ? AND at >= ? AND outcome = 'authenticated' GROUP BY at / 86400",
-      [agentId, since],
-    );
-    return new Map(rows.map((row) => [Math.floor(Number(row.day)), Number(row.n)]));
   }
 
   async purge(now: number, eventsBefore: number): Promise<number> {

@@ -1,13 +1,5 @@
-/**
- * What the entity modules of the store share: the statements they build alike (an INSERT, an
- * UPDATE of a patch, a page of a list), a unit's "this call won", and the revocation of grants
- * that deleting an agent or a client and an incident's response write. A leaf below the entity
- * modules: it imports none of them.
- */
-import { newAuditEventId } from '../crypto.ts';
 import type { Driver, Step } from './driver.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
-import type { AuditEvent } from './types.ts';
 
 /** An INSERT of every column of a record, in a fixed order. */
 export function insert(table: string, record: object): Step {
@@ -16,11 +8,6 @@ export function insert(table: string, record: object): Step {
     sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
     params: Object.values(record),
   };
-}
-
-/** The sign-in history's row of an event (audit_events). */
-export function auditStep(event: AuditEvent): Step {
-  return insert('audit_events', { id: newAuditEventId(), ...event });
 }
 
 /** UPDATE … SET for the given fields (only known column names reach here, from typed patches). */

@@ -12,6 +12,14 @@ import { SqlApiStore } from './api-store.ts';
 import { SqlConsoleStore } from './console-store.ts';
 import { SqlApprovalStore } from './approval-store.ts';
 import { SqlWebhookStore } from './webhook-store.ts';
+import {
+  type ActivityStore,
+  activityStore,
+  type AuditEvent,
+  auditStep,
+  type SignInStore,
+  signInStore,
+} from './history.ts';
 import { migrations } from './migrations.ts';
 import {
   type AccessTokenStore,
@@ -26,9 +34,8 @@ import {
 } from './tokens.ts';
 import { CLIENT, clientIn, type ClientStore, clientStore } from './clients.ts';
 import { AGENT, agentIn, type AgentStore, agentStore } from './agents.ts';
-import { auditStep, insert } from './rows.ts';
+import { insert } from './rows.ts';
 import type {
-  AuditEvent,
   AuthorizationRequestRecord,
   AgentAndRequest,
   PurgeCounts,
@@ -46,6 +53,8 @@ export class SqlStore implements Store {
   readonly grants: GrantStore;
   readonly refreshTokens: RefreshTokenStore;
   readonly accessTokens: AccessTokenStore;
+  readonly signIns: SignInStore;
+  readonly activity: ActivityStore;
   readonly console: SqlConsoleStore;
   readonly api: SqlApiStore;
   readonly webhooks: SqlWebhookStore;
@@ -62,6 +71,8 @@ export class SqlStore implements Store {
     this.grants = grantStore(driver);
     this.refreshTokens = refreshTokenStore(driver);
     this.accessTokens = accessTokenStore(driver);
+    this.signIns = signInStore(driver);
+    this.activity = activityStore(driver);
     this.console = new SqlConsoleStore(driver);
     this.api = new SqlApiStore(driver);
     this.webhooks = new SqlWebhookStore(driver);
@@ -135,14 +146,6 @@ export class SqlStore implements Store {
   async findRequestWithClient(id: string): Promise<RequestWithClient | undefined> {
     const row = await this.driver.values(REQUEST_WITH_CLIENT.sql, [id]);
     return row && requestWithClient(REQUEST_WITH_CLIENT, row);
-  }
-
-  async countSignIns(agentId: string, since: number): Promise<number> {
-    const row = await this.driver.one<{ n: number | string }>(
-      "SELECT count(*) AS n FROM audit_events WHERE agent_id = ? AND at >= ? AND outcome = 'authenticated'",
-      [agentId, since],
-    );
-    return Number(row?.n ?? 0);
   }
 
   findRequestStatus(id: string): Promise<RequestStatusFields | undefined> {
@@ -225,22 +228,6 @@ export class SqlStore implements Store {
       },
       ...announceSteps(announce),
     );
-  }
-
-  // Audit and housekeeping
-
-  async recordAuditEvent(event: AuditEvent, announce?: WebhookEvent[]): Promise<void> {
-    await this.driver.write([auditStep(event), ...announceSteps(announce)], { independent: true });
-  }
-
-  listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]> {
-    const columns = 'at, agent_id, request_id, client_id, model, ip, user_agent, outcome';
-    return filter.agent_id === undefined
-      ? this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events ORDER BY at DESC LIMIT ?`, [filter.limit])
-      : this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events WHERE agent_id = ? ORDER BY at DESC LIMIT ?`, [
-          filter.agent_id,
-          filter.limit,
-        ]);
   }
 
   async purge(

@@ -9,6 +9,7 @@ import type { ClientRecord, ClientStore } from './clients.ts';
 import type { ApprovalStore } from './approval-store.ts';
 import type { ChangeListener } from './driver.ts';
 import type { Limiter, LimiterCount, LimiterOptions } from './limits.ts';
+import type { ActivityStore, AuditEvent, SignInStore } from './history.ts';
 import type { WebhookEvent } from './outbox.ts';
 import type { AccessTokenStore, CodeRecord, CodeStore, GrantStore, RefreshTokenStore } from './tokens.ts';
 import type { WebhookStore } from './webhook-types.ts';
@@ -16,16 +17,10 @@ import type {
   AccountLinkRecord,
   AccountPatch,
   AccountRecord,
-  ConsoleEvent,
   ConsoleFlashRecord,
-  ConsoleEventView,
   ConsoleSessionRecord,
-  HistoryCursor,
   LinkPurpose,
   PasskeyRecord,
-  SignInCounterpart,
-  SignInQuery,
-  SignInRecord,
   WebauthnChallengeRecord,
 } from './console-types.ts';
 
@@ -98,17 +93,6 @@ export type RequestStatusFields = Pick<
   'status' | 'error' | 'error_description' | 'expires_at' | 'approval_id'
 >;
 
-export interface AuditEvent {
-  at: number;
-  agent_id: string | null;
-  request_id: string | null;
-  client_id: string | null;
-  model: string | null;
-  ip: string | null;
-  user_agent: string | null;
-  outcome: string;
-}
-
 /** An authorization request with its client (undefined when the client row is gone). */
 export interface RequestWithClient {
   request: AuthorizationRequestRecord;
@@ -165,6 +149,10 @@ export interface Store {
   readonly refreshTokens: RefreshTokenStore;
   /** Access tokens (tokens.ts). */
   readonly accessTokens: AccessTokenStore;
+  /** The sign-in history: agents' authentications and their outcomes (history.ts). */
+  readonly signIns: SignInStore;
+  /** The console's activity: what people, keys and the CLI did (history.ts). */
+  readonly activity: ActivityStore;
   /** The console's records (accounts, sessions, passkeys, links, its audit), on the same database. */
   readonly console: ConsoleStore;
   /** The management API's keys and idempotent creations (docs/design.md §15). */
@@ -201,8 +189,6 @@ export interface Store {
   findRequestWithClient(id: string): Promise<RequestWithClient | undefined>;
   /** Only what the status of a request is derived from (GET /api/check-status, the hottest read). */
   findRequestStatus(id: string): Promise<RequestStatusFields | undefined>;
-  /** The agent's successful sign-ins (history rows 'authenticated') at or after `since`. */
-  countSignIns(agentId: string, since: number): Promise<number>;
   /**
    * pending → authenticated, only while pending, unexpired and held by no owner approval (one
    * holds it: only its decision may authenticate it), together with the agent's last use and
@@ -237,10 +223,6 @@ export interface Store {
     description: string,
     announce?: WebhookEvent[],
   ): Promise<boolean>;
-
-  /** The audit event, with the webhook events announcing it in the same unit. */
-  recordAuditEvent(event: AuditEvent, announce?: WebhookEvent[]): Promise<void>;
-  listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]>;
 
   /** Deletes what the cut-offs say, at most `batchSize` rows per transaction (default PURGE_BATCH). */
   purge(cutoffs: PurgeCutoffs, batchSize?: number): Promise<PurgeCounts>;
@@ -319,15 +301,6 @@ export interface ConsoleStore {
   /** Deletes and returns the session's unexpired flash for `path` (the newest): each is read once. */
   takeFlash(sessionId: string, path: string, now: number): Promise<ConsoleFlashRecord | undefined>;
 
-  recordEvent(event: ConsoleEvent): Promise<void>;
-  listEvents(filter: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]>;
-
-  /** Sign-in history (of an agent, a client, or everyone's), newest first, `limit` rows after `before`. */
-  listSignIns(query: SignInQuery, limit: number, before?: HistoryCursor): Promise<SignInRecord[]>;
-  /** The websites an agent's sign-ins went to, or the agents that signed in to a client, by id. */
-  listSignInCounterparts(of: { agent_id: string } | { client_id: string }): Promise<SignInCounterpart[]>;
-  /** Successful sign-ins of the agent per UTC day (day = floor(at / 86400)) since `since`. */
-  countSignInsByDay(agentId: string, since: number): Promise<Map<number, number>>;
   /** Deletes expired sessions, challenges and links, and console events older than `eventsBefore`. */
   purge(now: number, eventsBefore: number): Promise<number>;
 }

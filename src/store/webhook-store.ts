@@ -1,6 +1,5 @@
 /** The WebhookStore in SQL, one text for SQLite and PostgreSQL (see webhook-types.ts). */
-import { newAuditEventId } from '../crypto.ts';
-import type { ConsoleEvent } from './console-types.ts';
+import { type ConsoleEvent, consoleEventStep } from './history.ts';
 import { type ChangeListener, type Driver, type Step, WEBHOOK_CHANNEL } from './driver.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 import { insert, update } from './rows.ts';
@@ -227,7 +226,7 @@ export class SqlWebhookStore implements WebhookStore {
         params: [reason, now, id],
         guard: true,
       },
-      insert('console_events', { id: newAuditEventId(), ...event }),
+      consoleEventStep(event),
       ...announceSteps(announce),
     ]);
     return done !== null;

@@ -4,7 +4,7 @@
  * created_at and updated_at are epoch seconds like every other record's.
  */
 
-import type { ConsoleEvent } from './console-types.ts';
+import type { ConsoleEvent } from './history.ts';
 import type { ChangeListener } from './driver.ts';
 import type { WebhookEvent } from './outbox.ts';
 

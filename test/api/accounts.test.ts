@@ -43,7 +43,7 @@ describe('management API: accounts', () => {
       used_at: null,
     });
 
-    const events = await server.ctx.store.console.listEvents({ limit: 20 });
+    const events = await server.ctx.store.activity.list({ limit: 20 });
     expect(events.find((e) => e.action === 'admin.create_account')).toMatchObject({ actor_id: admin.id, target: id });
 
     const taken = await call('POST', '/accounts', { email: email.toUpperCase() });

@@ -94,7 +94,7 @@ describe('management API: agents', () => {
     const revoked = await call('GET', '/agents');
     expect(revoked.status).toBe(401);
     expect(revoked.json).toEqual(unknown.json);
-    const events = await server.ctx.store.console.listEvents({ limit: 50 });
+    const events = await server.ctx.store.activity.list({ limit: 50 });
     const mine = events.filter((e) => e.actor_id === account.id).map((e) => e.action);
     expect(mine.sort()).toEqual(['api.listAgents', 'api_key.revoke']);
   });

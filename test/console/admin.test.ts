@@ -57,7 +57,7 @@ async function member(input: { name?: string } = {}): Promise<{ account: Account
 
 const stored = async (id: string) => (await server.ctx.store.console.findAccount(id))!;
 const adminEvents = async () =>
-  (await server.ctx.store.console.listEvents({ limit: 1000 })).filter((event) => event.action.startsWith('admin.'));
+  (await server.ctx.store.activity.list({ limit: 1000 })).filter((event) => event.action.startsWith('admin.'));
 
 describe('the admin area', () => {
   it('answers a member 403 on every admin page and action, and nothing changes', async () => {

@@ -67,7 +67,7 @@ async function authenticates(party: Party, secret = party.agentSecret): Promise<
 const claimsOf = (jwt: string) =>
   JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 const historyIds = (page: Page) => [...page.text.matchAll(/data-event="([^"]+)"/g)].map((match) => match[1]!);
@@ -341,7 +341,7 @@ describe('an agent made in the console', () => {
     const now = server.clock();
     // 25 events: several share a second, so the page boundary falls inside a tie.
     for (let i = 0; i < 25; i++) {
-      await server.ctx.store.recordAuditEvent({
+      await server.ctx.store.signIns.record({
         at: now - Math.floor(i / 3),
         agent_id: party.agentId,
         request_id: null,

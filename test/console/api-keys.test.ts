@@ -63,7 +63,7 @@ const rowOf = (page: Page, id: string) => {
 };
 
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 
@@ -120,7 +120,7 @@ describe('creating a key', () => {
     const [event] = await eventsOf('api_key.create', id);
     expect(event?.actor_id).toBe(member.id);
     expect(event?.detail).toMatch(/^Audited: read only, own account, until \d{4}-\d{2}-\d{2}$/);
-    expect(JSON.stringify(await server.ctx.store.console.listEvents({ limit: 500 }))).not.toContain(secret);
+    expect(JSON.stringify(await server.ctx.store.activity.list({ limit: 500 }))).not.toContain(secret);
   });
 
   it('refuses a form with errors beside the field, keeping what was typed', async () => {

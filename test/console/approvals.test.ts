@@ -64,7 +64,7 @@ async function decide(id: string, form: Record<string, string | null>, as = sess
 }
 
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 const badgeOf = (page: Page) => {

@@ -245,7 +245,7 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       await page.getByRole('button', { name: 'Remove my password' }).click();
       await page.waitForURL(/notice=password_removed$/);
       expect((await server.ctx.store.console.findAccount(owner.id))!.password_hash).toBeNull();
-      const actions = (await server.ctx.store.console.listEvents({ limit: 100 }))
+      const actions = (await server.ctx.store.activity.list({ limit: 100 }))
         .filter((event) => event.target === owner.id)
         .map((event) => event.action);
       expect(actions).toEqual(

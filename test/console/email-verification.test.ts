@@ -119,7 +119,7 @@ describe('email verification by mail (SMTP_URL set)', () => {
       true,
     );
 
-    const actions = (await server.ctx.store.console.listEvents({ limit: 100 }))
+    const actions = (await server.ctx.store.activity.list({ limit: 100 }))
       .filter((event) => event.target === account.id)
       .map((event) => event.action);
     expect(actions).toEqual(expect.arrayContaining(['account.send_verification', 'account.verify_email']));
@@ -178,7 +178,7 @@ describe('email verification without SMTP_URL: an administrator verifies', () =>
     expect((await server.ctx.store.console.findAccount(member.id))?.email_verified).toBe(true);
     expect((await server.ctx.store.agents.find(party.agentId))?.owner_email_verified).toBe(true);
     expect(await emailVerifiedClaim(server, party)).toBe(true);
-    const event = (await server.ctx.store.console.listEvents({ limit: 100 })).find(
+    const event = (await server.ctx.store.activity.list({ limit: 100 })).find(
       (e) => e.action === 'admin.verify_email' && e.target === member.id,
     );
     expect(event).toMatchObject({ actor_id: admin.id, actor_email: admin.email });

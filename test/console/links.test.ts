@@ -147,7 +147,7 @@ describe('unused links on the account page', () => {
     await expectRevoked(first, 'revoked.invitee@example.com');
     // Once revoked, it cannot be revoked again: it is no longer outstanding.
     expect((await session.post(`/console/account/links/${idOf(first)}/revoke`)).status).toBe(404);
-    const events = (await server.ctx.store.console.listEvents({ limit: 1000 })).filter(
+    const events = (await server.ctx.store.activity.list({ limit: 1000 })).filter(
       (event) => event.action === 'account.revoke_link' && event.actor_id === member.id,
     );
     expect(events).toEqual([expect.objectContaining({ target: member.id, detail: `invite ${idOf(first)}` })]);
@@ -228,7 +228,7 @@ describe('unused links in the admin area', () => {
     expect(linkRows(after)).not.toContain(idOf(url));
     await expectRevoked(url, 'admin.revoked.invitee@example.com');
     expect(linkRows(await session.get('/console/account'))).toEqual([]);
-    const events = (await server.ctx.store.console.listEvents({ limit: 1000 })).filter(
+    const events = (await server.ctx.store.activity.list({ limit: 1000 })).filter(
       (event) => event.action === 'admin.revoke_link' && event.actor_id === me.id,
     );
     expect(events).toEqual([expect.objectContaining({ target: member.id, detail: `invite ${idOf(url)}` })]);

@@ -37,7 +37,7 @@ async function ownAgent(account: AccountRecord = owner): Promise<Party> {
 const agentPage = (id: string) => `/console/agents/${id}`;
 const stored = async (id: string) => (await server.ctx.store.agents.find(id))!.policy;
 const policyEvents = async (id: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === 'agent.policy' && event.target === id,
   );
 /** The field error shown beside `id` on a page. */

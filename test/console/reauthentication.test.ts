@@ -50,7 +50,7 @@ async function staleSession(account: AccountRecord): Promise<ConsoleSession> {
 }
 
 const eventsOf = async (accountId: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 }))
+  (await server.ctx.store.activity.list({ limit: 500 }))
     .filter((event) => event.target === accountId)
     .map((event) => event.action);
 

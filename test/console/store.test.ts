@@ -273,7 +273,7 @@ describe('ConsoleStore', () => {
       used_at: null,
       revoked_at: null,
     });
-    await store.console.recordEvent({
+    await store.activity.record({
       at: NOW - 1000,
       actor_id: null,
       action: 'old',
@@ -281,7 +281,7 @@ describe('ConsoleStore', () => {
       ip: null,
       detail: null,
     });
-    await store.console.recordEvent({
+    await store.activity.record({
       at: NOW,
       actor_id: owner.id,
       action: 'new',
@@ -292,7 +292,7 @@ describe('ConsoleStore', () => {
     await store.console.purge(NOW, NOW - 500);
     expect((await store.console.listSessions(owner.id, NOW)).map((s) => s.id)).toEqual([live]);
     expect(await store.console.findLink(recentLink)).toBeDefined();
-    const actions = (await store.console.listEvents({ limit: 100 })).map((e) => e.action);
+    const actions = (await store.activity.list({ limit: 100 })).map((e) => e.action);
     expect(actions).toContain('new');
     expect(actions).not.toContain('old');
     await store.console.purge(NOW + 86400, NOW - 500);

@@ -40,7 +40,7 @@ async function addWebhook(form: Record<string, string> = {}) {
 }
 
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 

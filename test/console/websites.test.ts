@@ -82,7 +82,7 @@ async function authorizeStatus(party: Party): Promise<number> {
 }
 
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 const historyIds = (page: Page) => [...page.text.matchAll(/data-event="([^"]+)"/g)].map((match) => match[1]!);
@@ -301,7 +301,7 @@ describe('a website registered in the console', () => {
     const party = await createWebsite();
     const now = server.clock();
     for (let i = 0; i < 23; i++) {
-      await server.ctx.store.recordAuditEvent({
+      await server.ctx.store.signIns.record({
         at: now - Math.floor(i / 4),
         agent_id: agent.agentId,
         request_id: null,

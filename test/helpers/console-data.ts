@@ -91,7 +91,7 @@ export async function seedConsole(server: TestServer): Promise<ConsoleData> {
 
   const now = ctx.clock();
   for (let i = 0; i < 45; i++)
-    await ctx.store.recordAuditEvent({
+    await ctx.store.signIns.record({
       at: now - i * 5400,
       agent_id: agent.id,
       request_id: null,

@@ -185,7 +185,7 @@ export async function seedConsole(
   const now = ctx.clock();
   for (let day = 1; day < 30; day++) {
     for (let n = 0; n < 1 + ((day * 7) % 3); n++) {
-      await ctx.store.recordAuditEvent({
+      await ctx.store.signIns.record({
         at: now - day * 86400 - n * 600,
         agent_id: agent.id,
         request_id: `req_earlier${day}_${n}`,

@@ -72,7 +72,7 @@ describe('approval on first use', () => {
 
     // Single use: the same approval cannot be decided again.
     await expect(decideApproval(server.ctx, body.approval_id, 'once', 'acc_owner')).rejects.toThrow(/no longer waits/);
-    const history = (await server.ctx.store.listAuditEvents({ agent_id: agent.agentId, limit: 10 }))
+    const history = (await server.ctx.store.signIns.listEvents({ agent_id: agent.agentId, limit: 10 }))
       .filter((row) => row.request_id === started.requestId)
       .map((row) => row.outcome)
       .sort();

@@ -25,7 +25,7 @@ async function agentWith(policy: Partial<AgentPolicy>): Promise<Party> {
 }
 
 async function historyOf(agentId: string, requestId: string) {
-  const rows = await server.ctx.store.listAuditEvents({ agent_id: agentId, limit: 50 });
+  const rows = await server.ctx.store.signIns.listEvents({ agent_id: agentId, limit: 50 });
   return rows.filter((row) => row.request_id === requestId).map((row) => row.outcome);
 }
 

@@ -69,7 +69,7 @@ describe('a failing endpoint', () => {
     expect(mail.text).toContain(id);
     expect(mail.text).toContain(webhook.disabled_reason);
 
-    const events = await server.ctx.store.console.listEvents({ limit: 50 });
+    const events = await server.ctx.store.activity.list({ limit: 50 });
     expect(events.find((event) => event.action === 'webhook.disabled')).toMatchObject({
       target: id,
       actor_id: null,

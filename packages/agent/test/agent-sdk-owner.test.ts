@@ -119,7 +119,7 @@ describe('waiting for the owner\'s approval ("ask me")', () => {
     });
     expect(calls).toHaveLength(1);
     // One authentication: the credentials were not sent again (one approval_pending, then the owner's).
-    const history = (await server.ctx.store.listAuditEvents({ agent_id: who.agentId, limit: 10 }))
+    const history = (await server.ctx.store.signIns.listEvents({ agent_id: who.agentId, limit: 10 }))
       .filter((row) => row.request_id === started.requestId)
       .map((row) => row.outcome)
       .sort();

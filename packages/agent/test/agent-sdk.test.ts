@@ -123,7 +123,7 @@ async function rejection<T extends Error>(
 
 const storedStatus = async (requestId: string) => (await server.ctx.store.findRequest(requestId))?.status;
 const outcomes = async (requestId: string) =>
-  (await server.ctx.store.listAuditEvents({ limit: 1000 }))
+  (await server.ctx.store.signIns.listEvents({ limit: 1000 }))
     .filter((event) => event.request_id === requestId)
     .map((event) => event.outcome);
 

@@ -27,7 +27,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
    */
   const anySignIn = async (websites: Array<{ id: string }>) => {
     for (const website of websites) {
-      const latest = await ctx.store.console.listSignIns({ client_id: website.id }, 20);
+      const latest = await ctx.store.signIns.list({ client_id: website.id }, 20);
       if (latest.some((row) => row.outcome === 'authenticated')) return true;
     }
     return false;

@@ -48,7 +48,7 @@ export async function loadHistory(
   of: HistoryOf,
   query: Form | undefined,
 ): Promise<{ history: HistoryInput; refused: boolean }> {
-  const counterparts = await ctx.store.console.listSignInCounterparts(of);
+  const counterparts = await ctx.store.signIns.counterparts(of);
   const parsed = parseHistoryFilters(query ?? {}, otherSide(of), counterparts, ctx.clock());
   const before = decodeCursor(query?.before);
   const page = await signInPage(ctx, { ...parsed.query, ...of }, before);
@@ -205,7 +205,7 @@ export function ownedRoutes<Thing extends { id: string }>(
   scope.get<{ Params: Params; Querystring: Form }>(`${path}/:id/history.csv`, async (request, reply) => {
     const thing = await owned.reachable(area.actor(request), request.params.id);
     const of = owned.historyOf(thing);
-    const counterparts = await ctx.store.console.listSignInCounterparts(of);
+    const counterparts = await ctx.store.signIns.counterparts(of);
     const parsed = parseHistoryFilters(request.query, otherSide(of), counterparts, ctx.clock());
     if (Object.keys(parsed.errors).length > 0)
       return owned.show(request, reply, thing, { notice: REFUSED_FILTER, query: request.query }, 400);

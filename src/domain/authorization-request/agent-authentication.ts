@@ -19,7 +19,8 @@ import {
 } from '../../errors.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
-import type { AgentAndRequest, ApprovalRecord, AuditEvent, AuthorizationRequestRecord } from '../../store/types.ts';
+import type { AuditEvent } from '../../store/history.ts';
+import type { AgentAndRequest, ApprovalRecord, AuthorizationRequestRecord } from '../../store/types.ts';
 import { Throttled } from '../../throttle/agent-authentication.ts';
 import { decideSignIn } from '../agent-policy.ts';
 import { verifyAgentCredentials } from '../agents.ts';
@@ -109,7 +110,7 @@ export async function authenticateAgent(
       request,
       client,
       now: ctx.clock(),
-      signInsLastHour: () => ctx.store.countSignIns(agent.id, ctx.clock() - 3600),
+      signInsLastHour: () => ctx.store.signIns.count(agent.id, ctx.clock() - 3600),
     });
     if (decision.kind === 'refuse')
       return fail(ctx, input, caller, new AccessDenied(decision.description), request.client_id);
@@ -150,7 +151,7 @@ function recordFailedAttempt(
   clientId: string | null = null,
 ): Promise<void> {
   const event = auditEvent(ctx, input, caller, outcome, clientId);
-  return ctx.store.recordAuditEvent(event, [signInFailed(input, event.client_id, outcome)]);
+  return ctx.store.signIns.record(event, [signInFailed(input, event.client_id, outcome)]);
 }
 
 /** A failure: counted against the client address, recorded, then thrown. */
