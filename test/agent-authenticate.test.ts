@@ -51,7 +51,7 @@ describe('POST /api/agent/authenticate', () => {
     expect(response.headers.get('cache-control')).toBe('no-store');
     const json = await response.json();
     expect(json).toEqual({ status: 'authenticated', message: expect.stringMatching(/Test App/) });
-    const stored = await server.ctx.store.findRequest(requestId);
+    const stored = await server.ctx.store.requests.find(requestId);
     expect(stored).toMatchObject({ status: 'authenticated', agent_id: party.agentId, model: 'claude-sonnet' });
     expect((await server.ctx.store.agents.find(party.agentId))!.last_used_at).toEqual(expect.any(Number));
   });

@@ -101,7 +101,7 @@ describe('a key-bound agent signs in with an assertion', () => {
       });
       expect(answer.status).toBe(200);
       expect(await answer.json()).toEqual({ status: 'authenticated', message: expect.stringMatching(/Test App/) });
-      expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+      expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
         status: 'authenticated',
         agent_id: agentId,
       });
@@ -146,7 +146,7 @@ describe('refused with 401 invalid_credentials, all alike', () => {
     });
     expect(mismatch.status).toBe(412);
     await expectRefused(await authenticateWith(first.requestId, agentId, { agent_assertion: signed }));
-    expect((await server.ctx.store.findRequest(first.requestId))!.status).toBe('pending');
+    expect((await server.ctx.store.requests.find(first.requestId))!.status).toBe('pending');
 
     const second = await startFlow(server, party);
     const reused = await assertion(agentId, key, second.requestId, { jti });
@@ -243,7 +243,7 @@ describe('refused with 401 invalid_credentials, all alike', () => {
         agent_assertion: await assertion(other.agentId, other.key, started.requestId),
       }),
     );
-    expect((await server.ctx.store.findRequest(started.requestId))!.status).toBe('pending');
+    expect((await server.ctx.store.requests.find(started.requestId))!.status).toBe('pending');
   });
 
   it('an assertion signed by another key, unsigned (alg none) or with HS256 over the public key', async () => {

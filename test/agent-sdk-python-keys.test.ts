@@ -93,7 +93,7 @@ describe('the Python SDK with a key', () => {
         args: { request_id: flow.requestId, expect_host: HOST },
       });
       expect(ok(signedIn)).toMatchObject({ request_id: flow.requestId });
-      expect(await server.ctx.store.findRequest(flow.requestId)).toMatchObject({
+      expect(await server.ctx.store.requests.find(flow.requestId)).toMatchObject({
         status: 'authenticated',
         agent_id: agentId,
       });

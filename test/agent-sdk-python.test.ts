@@ -217,7 +217,7 @@ async function pendingRequest(extra: Record<string, string> = {}) {
 }
 
 async function requestRow(id: string) {
-  return (await server.ctx.store.findRequest(id))!;
+  return (await server.ctx.store.requests.find(id))!;
 }
 
 describe('the package', () => {
@@ -878,7 +878,7 @@ describe('errors from the server', () => {
       const error = expectError(outcome, 'TooManyRequestsError', { code: 'too_many_requests', status: 429 });
       expect(error.retry_after).toBeGreaterThan(200);
       expect(outcome.elapsed).toBeLessThan(3);
-      expect((await limited.ctx.store.findRequest(started.requestId))!.status).toBe('pending');
+      expect((await limited.ctx.store.requests.find(started.requestId))!.status).toBe('pending');
     } finally {
       await limited.close();
     }
@@ -896,7 +896,7 @@ describe('errors from the server', () => {
       );
       expectOk(outcome);
       expect(outcome.logs.some((line) => /answered 429; retrying in/.test(line))).toBe(true);
-      expect((await limited.ctx.store.findRequest(started.requestId))!.status).toBe('authenticated');
+      expect((await limited.ctx.store.requests.find(started.requestId))!.status).toBe('authenticated');
     } finally {
       await limited.close();
     }

@@ -76,7 +76,7 @@ async function call(name: string, args: Record<string, unknown>, timeout?: numbe
   };
 }
 
-const storedStatus = async (requestId: string) => (await server.ctx.store.findRequest(requestId))?.status;
+const storedStatus = async (requestId: string) => (await server.ctx.store.requests.find(requestId))?.status;
 
 describe('agentauth mcp', () => {
   it('lists its three tools, with the request id required', async () => {
@@ -167,7 +167,7 @@ describe('agentauth mcp', () => {
       agent_id: party.agentId,
       client_name: 'Acme Notes',
     });
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+    expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
       status: 'authenticated',
       agent_id: party.agentId,
       model: MODEL,

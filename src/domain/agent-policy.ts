@@ -8,7 +8,7 @@ import type { Context } from '../context.ts';
 import { InvalidField, NotFound } from '../errors.ts';
 import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
-import type { AuthorizationRequestRecord } from '../store/types.ts';
+import type { AuthorizationRequestRecord } from '../store/requests.ts';
 import type { Problem } from './rules/problem.ts';
 import { SUPPORTED_SCOPES, scopeValues } from './scopes.ts';
 import { agentEvent } from './webhooks/events.ts';

@@ -4,27 +4,18 @@
  * transition writes more than one row, its statements form one unit that commits or rolls
  * back as a whole (driver.ts).
  */
-import type { ChangeListener, Driver, Step } from './driver.ts';
-import { columnsOf, JoinedRead, type Table } from './joined.ts';
-import { FAILURES, failuresJoin, type Limiter, type LimiterOptions, limiterCount } from './limits.ts';
-import { announceSteps, type WebhookEvent } from './outbox.ts';
+import type { ChangeListener, Driver } from './driver.ts';
+import type { Limiter, LimiterOptions } from './limits.ts';
 import { SqlApiStore } from './api-store.ts';
 import { SqlConsoleStore } from './console-store.ts';
 import { SqlApprovalStore } from './approval-store.ts';
 import { SqlWebhookStore } from './webhook-store.ts';
-import {
-  type ActivityStore,
-  activityStore,
-  type AuditEvent,
-  auditStep,
-  type SignInStore,
-  signInStore,
-} from './history.ts';
+import { type ActivityStore, activityStore, type SignInStore, signInStore } from './history.ts';
 import { migrations } from './migrations.ts';
+import { type RequestStore, requestStore } from './requests.ts';
 import {
   type AccessTokenStore,
   accessTokenStore,
-  type CodeRecord,
   type CodeStore,
   codeStore,
   type GrantStore,
@@ -32,23 +23,15 @@ import {
   type RefreshTokenStore,
   refreshTokenStore,
 } from './tokens.ts';
-import { CLIENT, clientIn, type ClientStore, clientStore } from './clients.ts';
-import { AGENT, agentIn, type AgentStore, agentStore } from './agents.ts';
-import { insert } from './rows.ts';
-import type {
-  AuthorizationRequestRecord,
-  AgentAndRequest,
-  PurgeCounts,
-  PurgeCutoffs,
-  RequestWithClient,
-  RequestStatusFields,
-  Store,
-} from './types.ts';
+import { type ClientStore, clientStore } from './clients.ts';
+import { type AgentStore, agentStore } from './agents.ts';
+import type { PurgeCounts, PurgeCutoffs, Store } from './types.ts';
 
 export class SqlStore implements Store {
   readonly engine: 'sqlite' | 'postgres';
   readonly agents: AgentStore;
   readonly clients: ClientStore;
+  readonly requests: RequestStore;
   readonly codes: CodeStore;
   readonly grants: GrantStore;
   readonly refreshTokens: RefreshTokenStore;
@@ -59,14 +42,12 @@ export class SqlStore implements Store {
   readonly api: SqlApiStore;
   readonly webhooks: SqlWebhookStore;
   readonly approvals: SqlApprovalStore;
-  /** The agent's authentication read with a throttle counter, where the counters are in the database. */
-  private readonly agentRequestAndFailures: JoinedRead | undefined;
 
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
-    this.agentRequestAndFailures = driver.countersTable ? agentRequestAndFailures(driver.countersTable) : undefined;
     this.agents = agentStore(driver);
     this.clients = clientStore(driver);
+    this.requests = requestStore(driver);
     this.codes = codeStore(driver);
     this.grants = grantStore(driver);
     this.refreshTokens = refreshTokenStore(driver);
@@ -97,137 +78,6 @@ export class SqlStore implements Store {
 
   watchStatus(listener: ChangeListener): Promise<() => Promise<void>> {
     return this.driver.listen(listener);
-  }
-
-  /** Runs one unit; true when its guard held. */
-  private async won(...steps: Step[]): Promise<boolean> {
-    return (await this.driver.write(steps)) !== null;
-  }
-
-  /**
-   * Runs one unit whose steps touch different rows and read none another changes
-   * (UnitOptions.independent: one statement on PostgreSQL); true when its guard held.
-   */
-  private async wonIndependent(...steps: Step[]): Promise<boolean> {
-    return (await this.driver.write(steps, { independent: true })) !== null;
-  }
-
-  // Authorization requests
-
-  async insertRequest(request: AuthorizationRequestRecord): Promise<void> {
-    await this.driver.write([insert('authorization_requests', request)]);
-  }
-
-  findRequest(id: string): Promise<AuthorizationRequestRecord | undefined> {
-    // The record's columns, not *: the webhooks' bookkeeping (expiry_announced_at) is not the request's.
-    return this.driver.one<AuthorizationRequestRecord>(
-      `SELECT ${REQUEST.columns.join(', ')} FROM authorization_requests WHERE id = ?`,
-      [id],
-    );
-  }
-
-  async findAgentAndRequest(agentId: string, requestId: string, failuresKey?: string): Promise<AgentAndRequest> {
-    const read = this.agentRequestAndFailures;
-    if (failuresKey === undefined || read === undefined) {
-      const row = (await this.driver.values(AGENT_AND_REQUEST.sql, [agentId, requestId]))!;
-      return { agent: agentIn(AGENT_AND_REQUEST, row), found: requestWithClient(AGENT_AND_REQUEST, row) };
-    }
-    // The limiter's own reading of a key (rate-limiter-flexible: live while expire is later than
-    // now in milliseconds, or has none), taken along in the same statement.
-    const now = Date.now();
-    const row = (await this.driver.values(read.sql, [agentId, requestId, failuresKey, now]))!;
-    return {
-      agent: agentIn(read, row),
-      found: requestWithClient(read, row),
-      failures: limiterCount(read.take<{ points: number; expire: number | null }>(row, FAILURES), now),
-    };
-  }
-
-  async findRequestWithClient(id: string): Promise<RequestWithClient | undefined> {
-    const row = await this.driver.values(REQUEST_WITH_CLIENT.sql, [id]);
-    return row && requestWithClient(REQUEST_WITH_CLIENT, row);
-  }
-
-  findRequestStatus(id: string): Promise<RequestStatusFields | undefined> {
-    return this.driver.one<RequestStatusFields>(
-      'SELECT status, error, error_description, expires_at, approval_id FROM authorization_requests WHERE id = ?',
-      [id],
-    );
-  }
-
-  markRequestAuthenticated(
-    id: string,
-    by: { agent_id: string; model: string },
-    now: number,
-    audit: AuditEvent,
-    announce?: WebhookEvent[],
-  ): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: "UPDATE authorization_requests SET status = 'authenticated', agent_id = ?, model = ?, authenticated_at = ? WHERE id = ? AND status = 'pending' AND approval_id IS NULL AND expires_at > ?",
-        params: [by.agent_id, by.model, now, id, now],
-        guard: true,
-        notify: id,
-      },
-      // To the minute: a row rewritten at every sign-in made concurrent sign-ins of one agent
-      // queue on its row lock (PostgreSQL) and cost every sign-in a row version.
-      {
-        sql: 'UPDATE agents SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)',
-        params: [now, by.agent_id, now - AGENT_USE_RESOLUTION],
-      },
-      auditStep(audit),
-      // The outbox (docs/design.md §15): committed with the sign-in, or not at all.
-      ...announceSteps(announce),
-    );
-  }
-
-  completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: "UPDATE authorization_requests SET status = 'completed' WHERE id = ? AND status = 'authenticated' AND browser_digest = ? AND expires_at > ?",
-        params: [id, browserDigest, now],
-        guard: true,
-        notify: id,
-      },
-      insert('authorization_codes', code),
-    );
-  }
-
-  contestRequest(
-    id: string,
-    otherAgentId: string,
-    now: number,
-    description: string,
-    audit: AuditEvent,
-  ): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: "UPDATE authorization_requests SET status = 'error', error = 'request_contested', error_description = ? WHERE id = ? AND status = 'authenticated' AND agent_id <> ? AND expires_at > ?",
-        params: [description, id, otherAgentId, now],
-        guard: true,
-        notify: id,
-      },
-      auditStep(audit),
-    );
-  }
-
-  failRequest(
-    id: string,
-    browserDigest: string,
-    now: number,
-    error: string,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: "UPDATE authorization_requests SET status = 'error', error = ?, error_description = ? WHERE id = ? AND status IN ('pending', 'authenticated') AND browser_digest = ? AND expires_at > ?",
-        params: [error, description, id, browserDigest, now],
-        guard: true,
-        notify: id,
-      },
-      ...announceSteps(announce),
-    );
   }
 
   async purge(
@@ -322,55 +172,3 @@ export class SqlStore implements Store {
  * than 0.16 s at a time (batches of 1,000: 37 s, 0.07 s).
  */
 export const PURGE_BATCH = 5000;
-
-const REQUEST: Table = {
-  alias: 'r',
-  columns: columnsOf<AuthorizationRequestRecord>()([
-    'id',
-    'client_id',
-    'redirect_uri',
-    'scope',
-    'state',
-    'code_challenge',
-    'nonce',
-    'login_hint',
-    'resource',
-    'browser_digest',
-    'status',
-    'error',
-    'error_description',
-    'agent_id',
-    'model',
-    'authenticated_at',
-    'created_at',
-    'expires_at',
-    'approval_id',
-  ]),
-};
-/** The request and its client: what the agent's authentication and the browser's decision both need first. */
-const REQUEST_WITH_CLIENT = new JoinedRead(
-  [REQUEST, CLIENT],
-  'FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id WHERE r.id = ?',
-);
-/** The agent presenting credentials, and the request it names with its client: one row whatever exists. */
-const AGENT_AND_REQUEST_FROM =
-  'FROM (SELECT 1 AS one) x LEFT JOIN agents a ON a.id = ? LEFT JOIN authorization_requests r ON r.id = ? LEFT JOIN clients c ON c.id = r.client_id';
-const AGENT_AND_REQUEST = new JoinedRead([AGENT, REQUEST, CLIENT], AGENT_AND_REQUEST_FROM);
-
-/**
- * How old an agent's recorded last use (agents.last_used_at, its last sign-in) may be before a
- * sign-in writes it again, in seconds: the console and the API show it to the minute.
- */
-export const AGENT_USE_RESOLUTION = 60;
-
-/**
- * AGENT_AND_REQUEST with a throttle key's live counter (rate-limiter-flexible's reading: expire
- * later than now, or none), so the throttle's check costs no round trip of its own.
- */
-const agentRequestAndFailures = (countersTable: string) =>
-  new JoinedRead([AGENT, REQUEST, CLIENT, FAILURES], `${AGENT_AND_REQUEST_FROM} ${failuresJoin(countersTable)}`);
-
-function requestWithClient(read: JoinedRead, row: readonly unknown[]): RequestWithClient | undefined {
-  const request = read.take<AuthorizationRequestRecord>(row, REQUEST);
-  return request && { request, client: clientIn(read, row, CLIENT) };
-}

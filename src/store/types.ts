@@ -3,15 +3,16 @@
  * epoch seconds. Every operation that must happen once is a conditional statement or a
  * transaction in the implementation, reported back as a boolean "this call won".
  */
-import type { AgentRecord, AgentStore } from './agents.ts';
+import type { AgentStore } from './agents.ts';
 import type { ApiStore } from './api-types.ts';
-import type { ClientRecord, ClientStore } from './clients.ts';
+import type { ClientStore } from './clients.ts';
 import type { ApprovalStore } from './approval-store.ts';
 import type { ChangeListener } from './driver.ts';
-import type { Limiter, LimiterCount, LimiterOptions } from './limits.ts';
-import type { ActivityStore, AuditEvent, SignInStore } from './history.ts';
+import type { Limiter, LimiterOptions } from './limits.ts';
+import type { ActivityStore, SignInStore } from './history.ts';
 import type { WebhookEvent } from './outbox.ts';
-import type { AccessTokenStore, CodeRecord, CodeStore, GrantStore, RefreshTokenStore } from './tokens.ts';
+import type { RequestStore } from './requests.ts';
+import type { AccessTokenStore, CodeStore, GrantStore, RefreshTokenStore } from './tokens.ts';
 import type { WebhookStore } from './webhook-types.ts';
 import type {
   AccountLinkRecord,
@@ -23,8 +24,6 @@ import type {
   PasskeyRecord,
   WebauthnChallengeRecord,
 } from './console-types.ts';
-
-export type RequestStatus = 'pending' | 'authenticated' | 'completed' | 'error';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied';
 /** How the owner decided: this request only, this website from now on (added to the list), or no. */
@@ -63,42 +62,6 @@ export interface ApprovalView extends ApprovalRecord {
   resource: string | null;
 }
 
-export interface AuthorizationRequestRecord {
-  id: string;
-  client_id: string;
-  redirect_uri: string;
-  scope: string;
-  state: string;
-  code_challenge: string;
-  nonce: string | null;
-  /** OIDC login_hint naming the only agent that may authenticate, or null for any agent. */
-  login_hint: string | null;
-  /** The resource (RFC 8707) the tokens will be for, or null for the client itself. */
-  resource: string | null;
-  browser_digest: string;
-  status: RequestStatus;
-  error: string | null;
-  error_description: string | null;
-  agent_id: string | null;
-  model: string | null;
-  authenticated_at: number | null;
-  created_at: number;
-  expires_at: number;
-  /** The owner approval the request awaits or awaited (docs/design.md §16); null when no policy asked. */
-  approval_id: string | null;
-}
-
-export type RequestStatusFields = Pick<
-  AuthorizationRequestRecord,
-  'status' | 'error' | 'error_description' | 'expires_at' | 'approval_id'
->;
-
-/** An authorization request with its client (undefined when the client row is gone). */
-export interface RequestWithClient {
-  request: AuthorizationRequestRecord;
-  client: ClientRecord | undefined;
-}
-
 /** Cut-offs of one purge run, in epoch seconds. */
 export interface PurgeCutoffs {
   /** Requests, codes and tokens that expired before this. */
@@ -127,20 +90,14 @@ export interface PurgeCounts {
   agentAssertions: number;
 }
 
-/** What the agent's authentication reads first (Store.findAgentAndRequest). */
-export interface AgentAndRequest {
-  agent: AgentRecord | undefined;
-  found: RequestWithClient | undefined;
-  /** The throttle key's live count, when the store read it along (null: none in the window). */
-  failures?: LimiterCount | null;
-}
-
 export interface Store {
   readonly engine: 'sqlite' | 'postgres';
   /** Agents (agents.ts). */
   readonly agents: AgentStore;
   /** Clients, the websites agents sign in to (clients.ts). */
   readonly clients: ClientStore;
+  /** Authorization requests (requests.ts). */
+  readonly requests: RequestStore;
   /** Authorization codes (tokens.ts). */
   readonly codes: CodeStore;
   /** Grants, what a sign-in allowed (tokens.ts). */
@@ -174,55 +131,6 @@ export interface Store {
    * request's id, or '*' when any request may have changed (a revocation). Until stopped.
    */
   watchStatus(listener: ChangeListener): Promise<() => Promise<void>>;
-
-  insertRequest(request: AuthorizationRequestRecord): Promise<void>;
-  findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
-  /**
-   * The agent presenting credentials and the request it names, with the request's client, in one
-   * statement (each may be absent). With `failuresKey` (a limiter's stored key), and when the
-   * limiters keep their counters in the database, the key's live count comes along in the same
-   * statement as `failures` (null: none in the window); otherwise `failures` is undefined and
-   * the limiter is asked itself.
-   */
-  findAgentAndRequest(agentId: string, requestId: string, failuresKey?: string): Promise<AgentAndRequest>;
-  /** The request with its client, in one statement. */
-  findRequestWithClient(id: string): Promise<RequestWithClient | undefined>;
-  /** Only what the status of a request is derived from (GET /api/check-status, the hottest read). */
-  findRequestStatus(id: string): Promise<RequestStatusFields | undefined>;
-  /**
-   * pending → authenticated, only while pending, unexpired and held by no owner approval (one
-   * holds it: only its decision may authenticate it), together with the agent's last use and
-   * the audit event of the success: all of it or none.
-   */
-  markRequestAuthenticated(
-    id: string,
-    by: { agent_id: string; model: string },
-    now: number,
-    audit: AuditEvent,
-    announce?: WebhookEvent[],
-  ): Promise<boolean>;
-  /** authenticated → completed and the code stored, in one transaction, for the bound browser. */
-  completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean>;
-  /**
-   * authenticated → error/request_contested when another agent than the one that authenticated
-   * presents valid credentials, with the audit event: all of it or none.
-   */
-  contestRequest(
-    id: string,
-    otherAgentId: string,
-    now: number,
-    description: string,
-    audit: AuditEvent,
-  ): Promise<boolean>;
-  /** pending|authenticated → error (for example access_denied), for the bound browser. */
-  failRequest(
-    id: string,
-    browserDigest: string,
-    now: number,
-    error: string,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<boolean>;
 
   /** Deletes what the cut-offs say, at most `batchSize` rows per transaction (default PURGE_BATCH). */
   purge(cutoffs: PurgeCutoffs, batchSize?: number): Promise<PurgeCounts>;

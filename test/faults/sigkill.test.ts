@@ -297,7 +297,7 @@ async function verify(): Promise<{
   await pool(flows, 16, async (flow) => {
     if (!flow.requestId) return; // authorize was never answered: the test knows no request id
     requests++;
-    const request = await admin.store.findRequest(flow.requestId);
+    const request = await admin.store.requests.find(flow.requestId);
     if (!request) return fail(flow, 'authorize answered 200 but the request is not in the database');
     // The statuses this flow may be in, from what it saw.
     let allowed: string[];
@@ -368,7 +368,7 @@ async function resume(cycle: number): Promise<{ finished: number; lost: Record<s
   let finished = 0;
   const cut = flows.filter((flow) => flow.cycle === cycle && flow.unanswered && flow.requestId);
   await pool(cut, 8, async (flow) => {
-    const request = (await admin.store.findRequest(flow.requestId!))!;
+    const request = (await admin.store.requests.find(flow.requestId!))!;
     const step = flow.unanswered!;
     const count = (what: string) => (lost[what] = (lost[what] ?? 0) + 1);
     if (step === 'authenticate' && request.status === 'authenticated') {

@@ -62,7 +62,7 @@ describe('approval on first use', () => {
     const decided = await decideApproval(server.ctx, body.approval_id, 'once', 'acc_owner');
     expect(decided).toMatchObject({ status: 'approved', decision: 'once', decided_by: 'acc_owner' });
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'authenticated' });
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+    expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
       agent_id: agent.agentId,
       model: 'test-model',
     });

@@ -1086,7 +1086,7 @@ describe('POST /authorize/continue with generated forms, cookies and origins (fa
         for (const [name, value] of s.extra) form.append(name, value);
 
         const cookieName = bystander.cookie.split('=')[0]!;
-        const stored = started && (await server.ctx.store.findRequest(started.requestId));
+        const stored = started && (await server.ctx.store.requests.find(started.requestId));
         const cookie = {
           own: started?.cookie,
           other: bystander.cookie,

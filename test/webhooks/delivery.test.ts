@@ -214,7 +214,7 @@ describe('webhooks', () => {
       server.clock.advance(1);
       requests.push((await startFlow(server, party)).requestId);
     }
-    const firstExpiry = (await server.ctx.store.findRequest(requests[0]!))!.expires_at;
+    const firstExpiry = (await server.ctx.store.requests.find(requests[0]!))!.expires_at;
     const expiredIds = async () =>
       (await listDeliveries(server.ctx, admin, id)).data
         .map((d) => JSON.parse(d.delivery.payload).data.request.id as string)

@@ -237,7 +237,7 @@ describe('options', () => {
     await expect(
       agent.signIn({ requestId: started.requestId, expect: { host: HOST }, approvalTimeoutMs: -1 }),
     ).rejects.toBeInstanceOf(ConfigurationError);
-    expect((await server.ctx.store.findRequest(started.requestId))!.approval_id).toBeNull();
+    expect((await server.ctx.store.requests.find(started.requestId))!.approval_id).toBeNull();
   });
 });
 

@@ -20,7 +20,8 @@ import {
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
 import type { AuditEvent } from '../../store/history.ts';
-import type { AgentAndRequest, ApprovalRecord, AuthorizationRequestRecord } from '../../store/types.ts';
+import type { AgentAndRequest, AuthorizationRequestRecord } from '../../store/requests.ts';
+import type { ApprovalRecord } from '../../store/types.ts';
 import { Throttled } from '../../throttle/agent-authentication.ts';
 import { decideSignIn } from '../agent-policy.ts';
 import { verifyAgentCredentials } from '../agents.ts';
@@ -86,7 +87,7 @@ export async function authenticateAgent(
 ): Promise<AuthenticationOutcome> {
   // The agent and the request (with its client) in one read, with the client address's failures
   // where the store keeps them (PostgreSQL); the rules below still run in order, the throttle first.
-  const read = await ctx.store.findAgentAndRequest(
+  const read = await ctx.store.requests.findWithAgent(
     input.agent_id,
     input.request_id,
     ctx.throttle.storedKeyOf(caller.ip),
@@ -263,7 +264,7 @@ async function markAuthenticated(
 ): Promise<AuthenticationOutcome> {
   const now = ctx.clock();
   if (
-    await ctx.store.markRequestAuthenticated(
+    await ctx.store.requests.authenticate(
       request.id,
       { agent_id: agent.id, model: input.model },
       now,
@@ -285,7 +286,7 @@ async function whyNotAuthenticated(
   request: AuthorizationRequestRecord,
   now: number,
 ): Promise<never> {
-  const current = (await ctx.store.findRequest(request.id)) ?? request;
+  const current = (await ctx.store.requests.find(request.id)) ?? request;
   if (isExpired(current, ctx.clock()))
     return fail(ctx, input, caller, new RequestExpired(EXPIRED_DESCRIPTION), request.client_id);
   // Someone else's agent got there first (a leaked request_id) or this one did: either way the
@@ -293,7 +294,7 @@ async function whyNotAuthenticated(
   if (
     current.status === 'authenticated' &&
     current.agent_id !== agent.id &&
-    (await ctx.store.contestRequest(
+    (await ctx.store.requests.contest(
       request.id,
       agent.id,
       now,

@@ -16,7 +16,7 @@ import {
 } from '../../errors.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
-import type { AuthorizationRequestRecord, RequestStatus, RequestWithClient } from '../../store/types.ts';
+import type { AuthorizationRequestRecord, RequestStatus, RequestWithClient } from '../../store/requests.ts';
 import { redirectUriMatches } from '../clients.ts';
 import { requestCancelled } from '../webhooks/events.ts';
 import { errorResponseUri, type ReturnTarget, returnTarget, withQuery, withReturnTarget } from './return-tickets.ts';
@@ -43,7 +43,7 @@ async function boundRequest(
   requestId: string,
   browserBinding: string | undefined,
 ): Promise<RequestWithClient> {
-  const found = await ctx.store.findRequestWithClient(requestId);
+  const found = await ctx.store.requests.findWithClient(requestId);
   if (!found) throw new InvalidRequest('The authorization request does not exist.');
   const bindingDigest = browserBinding ? digest(browserBinding) : '';
   if (!safeEqual(bindingDigest, found.request.browser_digest)) {
@@ -142,7 +142,7 @@ export async function continueAuthorization(
     const description = 'The user cancelled the authorization request.';
     const cancelled = [requestCancelled(request, client)];
     if (
-      !(await ctx.store.failRequest(request.id, request.browser_digest, now, 'access_denied', description, cancelled))
+      !(await ctx.store.requests.fail(request.id, request.browser_digest, now, 'access_denied', description, cancelled))
     ) {
       return continueAuthorization(ctx, input, browserBinding); // the state changed under us: answer from the new one
     }
@@ -164,7 +164,7 @@ export async function continueAuthorization(
   }
 
   const code = newCode();
-  const won = await ctx.store.completeRequestWithCode(request.id, request.browser_digest, now, {
+  const won = await ctx.store.requests.complete(request.id, request.browser_digest, now, {
     digest: digest(code),
     request_id: request.id,
     client_id: request.client_id,

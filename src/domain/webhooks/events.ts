@@ -6,7 +6,8 @@
 import type { AccountRecord } from '../../store/console-types.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
-import type { ApprovalRecord, ApprovalView, AuthorizationRequestRecord } from '../../store/types.ts';
+import type { AuthorizationRequestRecord } from '../../store/requests.ts';
+import type { ApprovalRecord, ApprovalView } from '../../store/types.ts';
 import type { WebhookEvent } from '../../store/outbox.ts';
 import type { ExpiredRequest, WebhookRecord } from '../../store/webhook-types.ts';
 import { currentActor } from './actor.ts';

@@ -11,7 +11,7 @@ import { isLoopbackRedirect } from '../../domain/clients.ts';
 import { scopeValues } from '../../domain/scopes.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
-import type { AuthorizationRequestRecord } from '../../store/types.ts';
+import type { AuthorizationRequestRecord } from '../../store/requests.ts';
 import { type Html, html } from '../../web/html.ts';
 import { layout } from '../../web/layout.ts';
 
