@@ -175,9 +175,9 @@ describe('agentauth account … on a remote server', () => {
     const id = created.account_id as string;
     const url = created.setup_link as string;
     expect(created.setup_link_path).toBe(new URL(url).pathname);
-    expect(await server.ctx.store.console.findAccount(id)).toMatchObject({ role: 'member', status: 'active' });
+    expect(await server.ctx.store.accounts.find(id)).toMatchObject({ role: 'member', status: 'active' });
     const token = url.slice(url.lastIndexOf('/') + 1);
-    expect(await server.ctx.store.console.findLink(digest(token))).toMatchObject({ purpose: 'setup', account_id: id });
+    expect(await server.ctx.store.links.find(digest(token))).toMatchObject({ purpose: 'setup', account_id: id });
     const person = new ConsoleSession(server.baseUrl);
     expect((await person.get(new URL(url).pathname)).text).toContain('Set up your account');
 
@@ -194,19 +194,19 @@ describe('agentauth account … on a remote server', () => {
       email: 'Remote.Rita@Example.com',
       status: 'disabled',
     });
-    expect((await server.ctx.store.console.findAccount(id))?.status).toBe('disabled');
+    expect((await server.ctx.store.accounts.find(id))?.status).toBe('disabled');
     expect(await remote('account', 'enable', 'REMOTE.RITA@EXAMPLE.COM')).toEqual({
       account_id: id,
       email: 'Remote.Rita@Example.com',
       status: 'active',
     });
-    expect((await server.ctx.store.console.findAccount(id))?.status).toBe('active');
+    expect((await server.ctx.store.accounts.find(id))?.status).toBe('active');
 
     const fresh = await remote('account', 'setup-link', 'remote.rita@example.com');
     expect(fresh).toMatchObject({ account_id: id, setup_link: expect.stringMatching(/\/console\/setup\/lnk_/) });
     expect(fresh.setup_link).not.toBe(url);
     const freshToken = (fresh.setup_link as string).split('/').pop()!;
-    expect(await server.ctx.store.console.findLink(digest(freshToken))).toMatchObject({ purpose: 'setup' });
+    expect(await server.ctx.store.links.find(digest(freshToken))).toMatchObject({ purpose: 'setup' });
     const { stdout } = await cli.agentauth(cli.remoteEnv(admin.secret), [
       'account',
       'setup-link',

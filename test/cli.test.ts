@@ -305,7 +305,7 @@ describe('agentauth account commands', () => {
       expect(expiresAt).toBeLessThan(now + 3600 + 60);
       // Only the link's digest is stored.
       const token = url.slice(url.lastIndexOf('/') + 1);
-      expect(await server.ctx.store.console.findLink(digest(token))).toMatchObject({
+      expect(await server.ctx.store.links.find(digest(token))).toMatchObject({
         purpose: 'setup',
         account_id: created.account_id,
         used_at: null,
@@ -414,8 +414,8 @@ describe('agentauth account commands', () => {
         email: 'Member.Mia@Example.com',
         status: 'disabled',
       });
-      expect((await server.ctx.store.console.findAccount(id))?.status).toBe('disabled');
-      expect(await server.ctx.store.console.listSessions(id, server.clock())).toEqual([]);
+      expect((await server.ctx.store.accounts.find(id))?.status).toBe('disabled');
+      expect(await server.ctx.store.sessions.list(id, server.clock())).toEqual([]);
       expect((await person.get('/console')).location).toBe('/console/sign-in?next=%2Fconsole');
       expect((await cli('account', 'list')).accounts).toEqual(
         expect.arrayContaining([expect.objectContaining({ account_id: id, status: 'disabled' })]),
@@ -426,7 +426,7 @@ describe('agentauth account commands', () => {
         email: 'Member.Mia@Example.com',
         status: 'active',
       });
-      expect((await server.ctx.store.console.findAccount(id))?.status).toBe('active');
+      expect((await server.ctx.store.accounts.find(id))?.status).toBe('active');
 
       // A new link for someone who lost their passkey: it signs them in once.
       const fresh = await cliWith({ BASE_URL: server.baseUrl }, 'account', 'setup-link', 'member.mia@example.com');
@@ -469,7 +469,7 @@ describe('agentauth account commands', () => {
       )![1]!;
       expect((await fetch(url)).status).toBe(200);
       await cli('account', 'disable', 'inviter.ivo@example.com');
-      expect((await server.ctx.store.console.findLink(digest(url.split('/').pop()!)))?.revoked_at).toEqual(
+      expect((await server.ctx.store.links.find(digest(url.split('/').pop()!)))?.revoked_at).toEqual(
         expect.any(Number),
       );
       await cli('account', 'enable', 'inviter.ivo@example.com');

@@ -8,7 +8,7 @@ import { digest } from '../crypto.ts';
 import { InvalidToken } from '../errors.ts';
 import { type Actor, apiActor } from '../management/actor.ts';
 import { keyIsLive } from '../management/api-keys.ts';
-import type { AccountRecord } from '../store/console-types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
 

@@ -1,6 +1,6 @@
 /** The audit of console actions (docs/design.md §11): who did what to what, when and from where. */
 import type { Context } from '../context.ts';
-import type { AccountRecord } from '../store/console-types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
 
 /**
  * @example

@@ -2,7 +2,7 @@
 import type { Context } from '../context.ts';
 import { accountById } from '../domain/accounts.ts';
 import { InvalidRequest } from '../errors.ts';
-import type { AccountRecord } from '../store/console-types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
 import type { RevokedGrants } from '../store/rows.ts';
 import type { Actor } from './actor.ts';
 

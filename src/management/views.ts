@@ -6,7 +6,7 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { ApiKeyRecord } from '../store/api-types.ts';
-import type { AccountRecord } from '../store/console-types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
 import type { ConsoleEventView, SignInRecord } from '../store/history.ts';
 import type { AgentPolicy, AgentRecord } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';

@@ -5,7 +5,7 @@
  * last use with a sign-in, its owner's copies with an account, its policy with an approval) is in
  * theirs; the joined reads of requests and tokens take its columns from AGENT here.
  */
-import type { Driver } from './driver.ts';
+import type { Driver, Step } from './driver.ts';
 import { columnsOf, type JoinedRead, type Table } from './joined.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 import { deleteWithGrants, insert, type ListQuery, pageRows, type RevokedGrants, update, won } from './rows.ts';
@@ -155,6 +155,31 @@ export const agentProfileIn = (read: JoinedRead, row: readonly unknown[]): Agent
   const agent = read.take<Pick<AgentRow, keyof AgentProfile>>(row, AGENT_PROFILE);
   return agent && toAgent(agent);
 };
+
+/**
+ * Adds to an account's unit the steps that keep its agents' copies in step (the token paths read
+ * the agent's row alone): the owner's name and email verification, each when it changes. Pushed
+ * onto `steps`, so an account's change that touches neither (a sign-in's time) allocates nothing.
+ */
+export function ownerSteps(
+  steps: Step[],
+  accountId: string,
+  name: string | null | undefined,
+  emailVerified: boolean | undefined,
+): void {
+  if (name !== undefined)
+    steps.push({ sql: 'UPDATE agents SET owner_name = ? WHERE account_id = ?', params: [name, accountId] });
+  if (emailVerified !== undefined)
+    steps.push({
+      sql: 'UPDATE agents SET owner_email_verified = ? WHERE account_id = ?',
+      params: [emailVerified ? 1 : 0, accountId],
+    });
+}
+
+/** The step of an email verification's unit that marks the account's agents' owner verified. */
+export function ownerVerifiedStep(accountId: string): Step {
+  return { sql: 'UPDATE agents SET owner_email_verified = 1 WHERE account_id = ?', params: [accountId] };
+}
 
 /** Agents in the store (Store.agents). */
 export interface AgentStore {

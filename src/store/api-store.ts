@@ -1,9 +1,9 @@
 /** The ApiStore in SQL, one text for SQLite and PostgreSQL (see api-types.ts). */
 import type { ApiKeyRecord, ApiStore, IdempotentRecord } from './api-types.ts';
 import { type ConsoleEvent, consoleEventStep } from './history.ts';
-import type { AccountRecord } from './console-types.ts';
+import type { AccountRecord } from './accounts.ts';
 import type { Driver } from './driver.ts';
-import { insert, type PageQuery, pageRows } from './rows.ts';
+import { insert } from './rows.ts';
 
 type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
 
@@ -95,14 +95,5 @@ export class SqlApiStore implements ApiStore {
       { sql: 'DELETE FROM api_idempotency WHERE created_at < ?', params: [before] },
     ])) ?? [0];
     return count ?? 0;
-  }
-
-  // Lists in pages, oldest first, each after the (created_at, id) of the page before.
-
-  async pageAccounts(query: Omit<PageQuery, 'accountId'>): Promise<AccountRecord[]> {
-    return (await pageRows<AccountRow>(this.driver, 'accounts', query)).map((row) => ({
-      ...row,
-      email_verified: row.email_verified === 1,
-    }));
   }
 }

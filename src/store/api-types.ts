@@ -1,7 +1,6 @@
 /** The management API's records (docs/design.md §15): its keys and its idempotent creations. */
-import type { AccountRecord } from './console-types.ts';
+import type { AccountRecord } from './accounts.ts';
 import type { ConsoleEvent } from './history.ts';
-import type { PageQuery } from './rows.ts';
 
 /** What a key may do: read only, or read and change. */
 export type ApiKeyAccess = 'read' | 'write';
@@ -62,7 +61,6 @@ export interface ApiStore {
   finishIdempotencyKey(keyId: string, idempotencyKey: string, status: number, sealed: string): Promise<void>;
   /** Lets a claimed creation be tried again (it failed without an answer worth repeating). */
   releaseIdempotencyKey(keyId: string, idempotencyKey: string): Promise<void>;
-  pageAccounts(query: Omit<PageQuery, 'accountId'>): Promise<AccountRecord[]>;
   /** Deletes idempotency records created before `before`; returns how many. */
   purge(before: number): Promise<number>;
 }

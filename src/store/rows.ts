@@ -1,3 +1,9 @@
+/**
+ * What the entity modules of the store share: the statements they build alike (an INSERT, an
+ * UPDATE of a patch, a page of a list), a unit's "this call won", and the revocation of grants
+ * that deleting an agent or a client and an incident's response write. A leaf below the entity
+ * modules: it imports none of them.
+ */
 import type { Driver, Step } from './driver.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 

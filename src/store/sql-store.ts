@@ -7,7 +7,17 @@
 import type { ChangeListener, Driver } from './driver.ts';
 import type { Limiter, LimiterOptions } from './limits.ts';
 import { SqlApiStore } from './api-store.ts';
-import { SqlConsoleStore } from './console-store.ts';
+import {
+  type AccountStore,
+  accountStore,
+  type ChallengeStore,
+  challengeStore,
+  type LinkStore,
+  linkStore,
+  type PasskeyStore,
+  passkeyStore,
+} from './accounts.ts';
+import { type FlashStore, flashStore, type SessionStore, sessionStore } from './sessions.ts';
 import { SqlApprovalStore } from './approval-store.ts';
 import { SqlWebhookStore } from './webhook-store.ts';
 import { type ActivityStore, activityStore, type SignInStore, signInStore } from './history.ts';
@@ -38,7 +48,12 @@ export class SqlStore implements Store {
   readonly accessTokens: AccessTokenStore;
   readonly signIns: SignInStore;
   readonly activity: ActivityStore;
-  readonly console: SqlConsoleStore;
+  readonly accounts: AccountStore;
+  readonly passkeys: PasskeyStore;
+  readonly challenges: ChallengeStore;
+  readonly links: LinkStore;
+  readonly sessions: SessionStore;
+  readonly flashes: FlashStore;
   readonly api: SqlApiStore;
   readonly webhooks: SqlWebhookStore;
   readonly approvals: SqlApprovalStore;
@@ -54,7 +69,12 @@ export class SqlStore implements Store {
     this.accessTokens = accessTokenStore(driver);
     this.signIns = signInStore(driver);
     this.activity = activityStore(driver);
-    this.console = new SqlConsoleStore(driver);
+    this.accounts = accountStore(driver);
+    this.passkeys = passkeyStore(driver);
+    this.challenges = challengeStore(driver);
+    this.links = linkStore(driver);
+    this.sessions = sessionStore(driver);
+    this.flashes = flashStore(driver);
     this.api = new SqlApiStore(driver);
     this.webhooks = new SqlWebhookStore(driver);
     this.approvals = new SqlApprovalStore(driver);

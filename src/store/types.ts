@@ -10,20 +10,11 @@ import type { ApprovalStore } from './approval-store.ts';
 import type { ChangeListener } from './driver.ts';
 import type { Limiter, LimiterOptions } from './limits.ts';
 import type { ActivityStore, SignInStore } from './history.ts';
-import type { WebhookEvent } from './outbox.ts';
+import type { AccountStore, ChallengeStore, LinkStore, PasskeyStore } from './accounts.ts';
+import type { FlashStore, SessionStore } from './sessions.ts';
 import type { RequestStore } from './requests.ts';
 import type { AccessTokenStore, CodeStore, GrantStore, RefreshTokenStore } from './tokens.ts';
 import type { WebhookStore } from './webhook-types.ts';
-import type {
-  AccountLinkRecord,
-  AccountPatch,
-  AccountRecord,
-  ConsoleFlashRecord,
-  ConsoleSessionRecord,
-  LinkPurpose,
-  PasskeyRecord,
-  WebauthnChallengeRecord,
-} from './console-types.ts';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied';
 /** How the owner decided: this request only, this website from now on (added to the list), or no. */
@@ -110,8 +101,18 @@ export interface Store {
   readonly signIns: SignInStore;
   /** The console's activity: what people, keys and the CLI did (history.ts). */
   readonly activity: ActivityStore;
-  /** The console's records (accounts, sessions, passkeys, links, its audit), on the same database. */
-  readonly console: ConsoleStore;
+  /** The console's accounts (accounts.ts). */
+  readonly accounts: AccountStore;
+  /** The accounts' passkeys (accounts.ts). */
+  readonly passkeys: PasskeyStore;
+  /** WebAuthn challenges of the passkeys' ceremonies (accounts.ts). */
+  readonly challenges: ChallengeStore;
+  /** One-time links: setup, invitation, email verification (accounts.ts). */
+  readonly links: LinkStore;
+  /** Console sessions (sessions.ts). */
+  readonly sessions: SessionStore;
+  /** What a form post showed once, for the page after its redirect (sessions.ts). */
+  readonly flashes: FlashStore;
   /** The management API's keys and idempotent creations (docs/design.md §15). */
   readonly api: ApiStore;
   /** Webhook endpoints, the outbox of their deliveries and the attempts' log (docs/design.md §15). */
@@ -134,81 +135,4 @@ export interface Store {
 
   /** Deletes what the cut-offs say, at most `batchSize` rows per transaction (default PURGE_BATCH). */
   purge(cutoffs: PurgeCutoffs, batchSize?: number): Promise<PurgeCounts>;
-}
-
-/** What the console stores (docs/design.md §11): accounts, passkeys, sessions, links, its audit. */
-export interface ConsoleStore {
-  /** Inserts the account; false when its email is already taken. */
-  insertAccount(account: AccountRecord, announce?: WebhookEvent[]): Promise<boolean>;
-  /**
-   * Uses the link (usable as by useLink) and inserts the account, in one unit:
-   * null when the link was not usable, 'email_taken' when the email has an account.
-   */
-  insertAccountWithLink(
-    account: AccountRecord,
-    linkDigest: string,
-    now: number,
-    announce?: WebhookEvent[],
-  ): Promise<'created' | 'email_taken' | null>;
-  findAccount(id: string): Promise<AccountRecord | undefined>;
-  findAccountByEmail(emailKey: string): Promise<AccountRecord | undefined>;
-  listAccounts(): Promise<AccountRecord[]>;
-  countAccounts(): Promise<number>;
-  /** Updates the account, and the owner_* copies on its agents when name or verification change. */
-  updateAccount(id: string, patch: AccountPatch, announce?: WebhookEvent[]): Promise<boolean>;
-
-  insertPasskey(passkey: PasskeyRecord, announce?: WebhookEvent[]): Promise<void>;
-  findPasskey(id: string): Promise<PasskeyRecord | undefined>;
-  listPasskeys(accountId: string): Promise<PasskeyRecord[]>;
-  /** A sign-in's counter and time; only forward, so a cloned authenticator's replay loses. */
-  recordPasskeyUse(id: string, counter: number, now: number): Promise<boolean>;
-  renamePasskey(id: string, accountId: string, name: string): Promise<boolean>;
-  deletePasskey(id: string, accountId: string, announce?: WebhookEvent[]): Promise<boolean>;
-
-  insertSession(session: ConsoleSessionRecord): Promise<void>;
-  /** The unexpired session with this digest and its account. */
-  findSession(
-    digest: string,
-    now: number,
-  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | undefined>;
-  touchSession(id: string, now: number): Promise<boolean>;
-  /** Records a fresh authentication in the session (a password or passkey confirmed again). */
-  markSessionAuthenticated(id: string, now: number): Promise<boolean>;
-  listSessions(accountId: string, now: number): Promise<ConsoleSessionRecord[]>;
-  deleteSession(id: string, accountId: string): Promise<boolean>;
-  /** Ends every session of the account but `exceptId`; resolves with how many. */
-  deleteSessionsOf(accountId: string, exceptId?: string): Promise<number>;
-
-  insertLink(link: AccountLinkRecord): Promise<void>;
-  findLink(digest: string): Promise<AccountLinkRecord | undefined>;
-  /**
-   * Marks the link used, if it is unused, unrevoked, unexpired, of that purpose, and its creator
-   * (if any) is an active account.
-   */
-  useLink(digest: string, purpose: LinkPurpose, now: number): Promise<boolean>;
-  /** Uses the verification link and marks its account's email verified, in one unit. */
-  useVerificationLink(digest: string, now: number): Promise<AccountRecord | undefined>;
-  /**
-   * The setup and invitation links still outstanding (unused, unrevoked, unexpired), oldest
-   * first: those `createdBy` made, or every one.
-   */
-  listOutstandingLinks(now: number, createdBy?: string): Promise<AccountLinkRecord[]>;
-  /** Revokes the link if it is still outstanding (and made by `createdBy`, when given). */
-  revokeLink(digest: string, now: number, createdBy?: string): Promise<boolean>;
-  /**
-   * Revokes the outstanding links the account made, and the setup links made for it: what
-   * disabling it ends. Resolves with how many.
-   */
-  revokeLinksOf(accountId: string, now: number): Promise<number>;
-
-  insertChallenge(challenge: WebauthnChallengeRecord): Promise<void>;
-  /** Deletes and returns the unexpired challenge: each can be answered once. */
-  takeChallenge(id: string, now: number): Promise<WebauthnChallengeRecord | undefined>;
-
-  insertFlash(flash: ConsoleFlashRecord): Promise<void>;
-  /** Deletes and returns the session's unexpired flash for `path` (the newest): each is read once. */
-  takeFlash(sessionId: string, path: string, now: number): Promise<ConsoleFlashRecord | undefined>;
-
-  /** Deletes expired sessions, challenges and links, and console events older than `eventsBefore`. */
-  purge(now: number, eventsBefore: number): Promise<number>;
 }

@@ -125,8 +125,8 @@ describe('management API: scopes', () => {
         expect(answer.json.error).toBe('insufficient_scope');
       }
     }
-    expect((await server.ctx.store.console.findAccount(member.account.id))?.role).toBe('member');
-    expect(await server.ctx.store.console.findAccountByEmail('new@example.com')).toBeUndefined();
+    expect((await server.ctx.store.accounts.find(member.account.id))?.role).toBe('member');
+    expect(await server.ctx.store.accounts.findByEmail('new@example.com')).toBeUndefined();
   });
 
   it('lets only an admin’s `all` key make an agent for an owner without an account', async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { apiCallOf } from '../../src/management/history.ts';
 import { cspViolations, haveChromium, launchChromium, watchedPage } from '../helpers/browser.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { API, caller } from '../helpers/api.ts';
 import {
   type ConsoleSession,

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwnedAgent } from '../helpers/owned.ts';
 
 import { DEFAULT_POLICY, setAgentPolicy } from '../../src/domain/agent-policy.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { STREAMS_PER_SESSION } from '../../src/console/routes/approval-events.ts';
 import {
   type ConsoleSession,

@@ -6,7 +6,7 @@
  * and a webhook's page answers them as a missing one; every action is in the activity.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { type ConsoleSession, codeOf, createPasswordAccount, noticeOf, signIn } from '../helpers/console.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 

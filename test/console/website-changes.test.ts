@@ -5,7 +5,7 @@
  * stops a request started before; Test sign-in runs a real authorization request; the overview.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { type ConsoleSession, codeOf, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
 import {
   authenticate,
@@ -184,7 +184,7 @@ describe('a form post answers 303, and what it showed is shown once', () => {
       '/console/account?notice=link_shown_once',
       /revoke it/,
     );
-    const links = (await server.ctx.store.console.listOutstandingLinks(server.clock(), owner.id)).length;
+    const links = (await server.ctx.store.links.listOutstanding(server.clock(), owner.id)).length;
     expect(links).toBe(1);
 
     await admin.get('/console/admin');

@@ -4,7 +4,7 @@
  * who may reach which website.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { type ConsoleSession, codeOf, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
 import { authorizeUrl, obtainCode, obtainTokens, type Party, pkcePair, postForm, redeem } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

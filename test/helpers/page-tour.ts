@@ -24,7 +24,7 @@ import { setAgentPolicy } from '../../src/domain/agent-policy.ts';
 import { decideApproval } from '../../src/domain/approvals.ts';
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import { startSession } from '../../src/console/sessions.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { addVirtualAuthenticator } from './browser.ts';
 import { authenticate, authorizeUrl, obtainTokens, type Party, pkcePair } from './flow.ts';
 import type { TestServer } from './server.ts';

@@ -15,7 +15,7 @@ import {
 import { revokeGrants } from '../../src/domain/revocation.ts';
 import { createWebhook, listDeliveries, redeliver, updateWebhook } from '../../src/domain/webhooks/endpoints.ts';
 import { announceExpiredRequests } from '../../src/domain/webhooks/dispatcher.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { accountWithKey } from '../helpers/api.ts';
 import { authenticate, continueFlow, setupParty, startFlow } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

@@ -16,7 +16,7 @@ import {
   webhookSecret,
 } from '../../src/domain/webhooks/endpoints.ts';
 import { eventTypeList } from '../../src/domain/webhooks/event-types.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;

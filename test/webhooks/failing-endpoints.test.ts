@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/domain/accounts.ts';
 import { createWebhook, listDeliveries } from '../../src/domain/webhooks/endpoints.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { startMailbox } from '../helpers/mailbox.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { allowLoopback, startWebhookReceiver } from '../helpers/webhook-receiver.ts';

@@ -1,6 +1,6 @@
 /** The admin area: every account with its actions, the unused links, every agent, every website, the console's audit. */
 import { type Html, html } from '../../web/html.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import type { ConsoleEventView, SignInRecord } from '../../store/history.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';

@@ -4,7 +4,7 @@
  * websites it is connected to and its sign-in history.
  */
 import { type Html, html } from '../../web/html.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import type { ConnectedSite } from '../../store/tokens.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';

@@ -2,7 +2,7 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField } from '../../errors.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import { issueLink, removePassword, rename, sendVerificationEmail, setPassword } from '../../domain/accounts.ts';
 import { pendingApprovals } from '../approvals.ts';
 import { recordConsoleEvent } from '../events.ts';
@@ -38,7 +38,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     const [agents, websites, passkeys, waiting] = await Promise.all([
       ctx.store.agents.list({ accountId: page.account.id }),
       ctx.store.clients.list({ accountId: page.account.id }),
-      ctx.store.console.listPasskeys(page.account.id),
+      ctx.store.passkeys.list(page.account.id),
       pendingApprovals(ctx, page.account),
     ]);
     return area.send(
@@ -65,7 +65,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   ) => {
     const page = await area.page(request, reply);
     const [passkeys, sessions, links] = await Promise.all([
-      ctx.store.console.listPasskeys(page.account.id),
+      ctx.store.passkeys.list(page.account.id),
       listSessions(ctx, page.account),
       outstandingLinks(ctx, page.account.id),
     ]);
@@ -211,7 +211,7 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   scope.post<{ Params: { id: string } }>('/account/sessions/:id/end', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
       const account = area.account(request);
-      await ctx.store.console.deleteSession(request.params.id, account.id);
+      await ctx.store.sessions.delete(request.params.id, account.id);
       await recordConsoleEvent(ctx, account, 'account.end_session', account.id, request.ip);
       return 'session_ended';
     }),
@@ -219,14 +219,14 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   scope.post('/account/sessions/end-others', { preHandler: guard }, (request, reply) =>
     act(request, reply, async () => {
       const account = area.account(request);
-      await ctx.store.console.deleteSessionsOf(account.id, request.signedIn!.session.id);
+      await ctx.store.sessions.deleteAll(account.id, request.signedIn!.session.id);
       await recordConsoleEvent(ctx, account, 'account.end_other_sessions', account.id, request.ip);
       return 'sessions_ended';
     }),
   );
   scope.post('/account/sessions/end-all', { preHandler: guard }, async (request, reply) => {
     const account = area.account(request);
-    await ctx.store.console.deleteSessionsOf(account.id);
+    await ctx.store.sessions.deleteAll(account.id);
     await recordConsoleEvent(ctx, account, 'account.end_all_sessions', account.id, request.ip);
     area.session.set(reply, '', 0);
     return area.redirect(reply, '/console/sign-in');

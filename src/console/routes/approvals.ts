@@ -9,7 +9,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { decideApproval } from '../../domain/approvals.ts';
 import { Conflict, InvalidField, TooManyRequests } from '../../errors.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import type { ApprovalDecision, ApprovalView } from '../../store/types.ts';
 import {
   DECISIONS,
@@ -76,8 +76,8 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
   ) => {
     const page = await area.page(request, reply);
     const [passkeys, decider] = await Promise.all([
-      ctx.store.console.listPasskeys(page.account.id),
-      approval.decided_by === null ? undefined : ctx.store.console.findAccount(approval.decided_by),
+      ctx.store.passkeys.list(page.account.id),
+      approval.decided_by === null ? undefined : ctx.store.accounts.find(approval.decided_by),
     ]);
     const decidedBy =
       approval.decided_by === null

@@ -22,7 +22,7 @@ export function confirmRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     status = 200,
   ) => {
     const page = await area.page(request, reply);
-    const passkeys = await ctx.store.console.listPasskeys(page.account.id);
+    const passkeys = await ctx.store.passkeys.list(page.account.id);
     return area.send(
       reply,
       confirmPage(page, {

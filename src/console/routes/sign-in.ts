@@ -1,7 +1,7 @@
 /** Signing in to the console (a password or a passkey) and out (docs/design.md §11). */
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance } from 'fastify';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import { signInWithPassword } from '../password-sign-in.ts';
 import { InvalidCredentials, TooManyRequests } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';
@@ -20,7 +20,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       signInPage(await area.anonymousPage(reply), {
         next: safeNext(request.query.next),
         signupOpen: ctx.config.consoleSignup === 'open',
-        noAccountYet: (await ctx.store.console.countAccounts()) === 0,
+        noAccountYet: (await ctx.store.accounts.count()) === 0,
       }),
     );
   });
@@ -36,7 +36,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
           message,
           next,
           signupOpen: ctx.config.consoleSignup === 'open',
-          noAccountYet: (await ctx.store.console.countAccounts()) === 0,
+          noAccountYet: (await ctx.store.accounts.count()) === 0,
         }),
         status,
       );
@@ -80,7 +80,7 @@ export function signInRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   scope.post('/sign-out', { preHandler: guard }, async (request, reply) => {
     if (request.signedIn) {
-      await ctx.store.console.deleteSession(request.signedIn.session.id, request.signedIn.account.id);
+      await ctx.store.sessions.delete(request.signedIn.session.id, request.signedIn.account.id);
       await recordConsoleEvent(
         ctx,
         request.signedIn.account,

@@ -46,7 +46,7 @@ export function signUpRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const signUpForm = async (request: FastifyRequest, reply: FastifyReply, token: string | null) => {
     if (!signUpAllowed(token)) return signUpClosed(reply);
     const link = token === null ? null : await usableLink(ctx, token, 'invite');
-    const inviter = link?.created_by ? await ctx.store.console.findAccount(link.created_by) : undefined;
+    const inviter = link?.created_by ? await ctx.store.accounts.find(link.created_by) : undefined;
     return area.send(
       reply,
       signUpPage(await area.anonymousPage(reply), {

@@ -324,7 +324,7 @@ export class WebhookDispatcher {
     );
     if (!disabled) return;
     const mailer = this.deps.console.mailer;
-    const owner = mailer ? await this.deps.store.console.findAccount(webhook.account_id) : undefined;
+    const owner = mailer ? await this.deps.store.accounts.find(webhook.account_id) : undefined;
     if (mailer && owner)
       await mailer
         .send({

@@ -7,7 +7,7 @@ import { BlockList, isIP, isIPv4 } from 'node:net';
 import type { Context } from '../../context.ts';
 import { newWebhookId, newWebhookSecret } from '../../crypto.ts';
 import { AccessDenied, Conflict, InvalidField, NotFound } from '../../errors.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import type {
   AttemptRecord,
   DeliveryRecord,

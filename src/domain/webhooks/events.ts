@@ -3,7 +3,7 @@
  * model and the outcome, never a secret, code, token, digest or password. Each builder takes the
  * records as the rules have them and keeps only what may leave the server.
  */
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
 import type { AuthorizationRequestRecord } from '../../store/requests.ts';
