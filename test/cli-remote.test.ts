@@ -302,7 +302,7 @@ describe('agentauth api-key … on a remote server', () => {
 
     const revoked = JSON.parse((await agentauth(env, ['api-key', 'revoke', made.id as string, '--json'])).stdout);
     expect(revoked).toMatchObject({ id: made.id, revoked_at: expect.any(String) });
-    expect((await server.ctx.store.api.findKey(made.id as string))?.revoked_at).toEqual(expect.any(Number));
+    expect((await server.ctx.store.apiKeys.find(made.id as string))?.revoked_at).toEqual(expect.any(Number));
     expect(await refusal(env, ['agent', 'list'])).toBe(
       `${server.baseUrl} refused: The API key is unknown, revoked or expired, or its account is disabled. (401 invalid_token)`,
     );

@@ -98,7 +98,7 @@ export async function idempotent(
   if (!/^[!-~]{1,255}$/.test(header))
     throw new InvalidRequest('Idempotency-Key must be 1 to 255 visible ASCII characters.');
   const fingerprint = digest(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
-  const earlier = await ctx.store.api.claimIdempotencyKey(caller.key.id, header, fingerprint, ctx.clock());
+  const earlier = await ctx.store.idempotency.claim(caller.key.id, header, fingerprint, ctx.clock());
   if (earlier) {
     if (earlier.fingerprint !== fingerprint)
       throw new IdempotencyKeyReused('This Idempotency-Key was used for a different request; use a new key.');
@@ -113,10 +113,10 @@ export async function idempotent(
   try {
     answer = await create();
   } catch (error) {
-    await ctx.store.api.releaseIdempotencyKey(caller.key.id, header);
+    await ctx.store.idempotency.release(caller.key.id, header);
     throw error;
   }
-  await ctx.store.api.finishIdempotencyKey(
+  await ctx.store.idempotency.finish(
     caller.key.id,
     header,
     answer.status,

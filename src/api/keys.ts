@@ -31,7 +31,7 @@ export async function authenticateApiKey(
 ): Promise<ApiCaller> {
   const match = /^Bearer ([!-~]+)$/i.exec(authorization ?? '');
   if (!match) throw new InvalidToken('An API key is required: Authorization: Bearer aak_...');
-  const found = await deps.store.api.findKeyByDigest(digest(match[1]!));
+  const found = await deps.store.apiKeys.findByDigest(digest(match[1]!));
   if (!found || !keyIsLive(found.key, deps.clock()) || found.account.status !== 'active')
     throw new InvalidToken(UNUSABLE);
   return apiActor(found.key, found.account, ip) as ApiCaller;

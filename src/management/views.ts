@@ -5,7 +5,7 @@
  * Times are RFC 3339 strings in UTC.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import type { ApiKeyRecord } from '../store/api-types.ts';
+import type { ApiKeyRecord } from '../store/api-keys.ts';
 import type { AccountRecord } from '../store/accounts.ts';
 import type { ConsoleEventView, SignInRecord } from '../store/history.ts';
 import type { AgentPolicy, AgentRecord } from '../store/agents.ts';

@@ -6,7 +6,7 @@
  */
 import type { ChangeListener, Driver } from './driver.ts';
 import type { Limiter, LimiterOptions } from './limits.ts';
-import { SqlApiStore } from './api-store.ts';
+import { type ApiKeyStore, apiKeyStore, type IdempotencyStore, idempotencyStore } from './api-keys.ts';
 import {
   type AccountStore,
   accountStore,
@@ -54,7 +54,8 @@ export class SqlStore implements Store {
   readonly links: LinkStore;
   readonly sessions: SessionStore;
   readonly flashes: FlashStore;
-  readonly api: SqlApiStore;
+  readonly apiKeys: ApiKeyStore;
+  readonly idempotency: IdempotencyStore;
   readonly webhooks: SqlWebhookStore;
   readonly approvals: SqlApprovalStore;
 
@@ -75,7 +76,8 @@ export class SqlStore implements Store {
     this.links = linkStore(driver);
     this.sessions = sessionStore(driver);
     this.flashes = flashStore(driver);
-    this.api = new SqlApiStore(driver);
+    this.apiKeys = apiKeyStore(driver);
+    this.idempotency = idempotencyStore(driver);
     this.webhooks = new SqlWebhookStore(driver);
     this.approvals = new SqlApprovalStore(driver);
   }

@@ -4,7 +4,7 @@
  * transaction in the implementation, reported back as a boolean "this call won".
  */
 import type { AgentStore } from './agents.ts';
-import type { ApiStore } from './api-types.ts';
+import type { ApiKeyStore, IdempotencyStore } from './api-keys.ts';
 import type { ClientStore } from './clients.ts';
 import type { ApprovalStore } from './approval-store.ts';
 import type { ChangeListener } from './driver.ts';
@@ -113,8 +113,10 @@ export interface Store {
   readonly sessions: SessionStore;
   /** What a form post showed once, for the page after its redirect (sessions.ts). */
   readonly flashes: FlashStore;
-  /** The management API's keys and idempotent creations (docs/design.md §15). */
-  readonly api: ApiStore;
+  /** The management API's keys (api-keys.ts). */
+  readonly apiKeys: ApiKeyStore;
+  /** The management API's idempotent creations (api-keys.ts). */
+  readonly idempotency: IdempotencyStore;
   /** Webhook endpoints, the outbox of their deliveries and the attempts' log (docs/design.md §15). */
   readonly webhooks: WebhookStore;
   /** Owner approvals of sign-ins an agent's policy holds back (docs/design.md §16). */

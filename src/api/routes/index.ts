@@ -125,7 +125,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
         const params = request.params as { id?: string } | undefined;
         const operation = request.routeOptions.schema?.operationId ?? 'unknown';
         const acted = hasActed(caller) && reply.statusCode < 400;
-        await ctx.store.api.recordCall(
+        await ctx.store.apiKeys.recordCall(
           caller.key.id,
           ctx.clock(),
           request.ip,
