@@ -11,7 +11,7 @@ import type { ConsoleEventView, SignInRecord } from '../store/history.ts';
 import type { AgentPolicy, AgentRecord } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import type { GrantRecord } from '../store/tokens.ts';
-import type { WebhookWithEvents } from '../store/webhook-types.ts';
+import type { WebhookWithEvents } from '../store/webhooks.ts';
 import type { DeliveryWithAttempts } from '../domain/webhooks/endpoints.ts';
 
 const Time = Type.String({ format: 'date-time', description: 'RFC 3339, UTC.' });

@@ -21,7 +21,7 @@ import {
 } from '../domain/webhooks/endpoints.ts';
 import { AccessDenied, InvalidRequest, NotFound } from '../errors.ts';
 import type { AccountRecord } from '../store/accounts.ts';
-import type { WebhookWithEvents } from '../store/webhook-types.ts';
+import type { WebhookWithEvents } from '../store/webhooks.ts';
 import { type Actor, actingAccount, requireAdmin, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import type { Precondition } from './shared.ts';

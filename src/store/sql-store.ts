@@ -19,7 +19,7 @@ import {
 } from './accounts.ts';
 import { type FlashStore, flashStore, type SessionStore, sessionStore } from './sessions.ts';
 import { SqlApprovalStore } from './approval-store.ts';
-import { SqlWebhookStore } from './webhook-store.ts';
+import { type WebhookStore, webhookStore } from './webhooks.ts';
 import { type ActivityStore, activityStore, type SignInStore, signInStore } from './history.ts';
 import { migrations } from './migrations.ts';
 import { type RequestStore, requestStore } from './requests.ts';
@@ -56,7 +56,7 @@ export class SqlStore implements Store {
   readonly flashes: FlashStore;
   readonly apiKeys: ApiKeyStore;
   readonly idempotency: IdempotencyStore;
-  readonly webhooks: SqlWebhookStore;
+  readonly webhooks: WebhookStore;
   readonly approvals: SqlApprovalStore;
 
   constructor(private readonly driver: Driver) {
@@ -78,7 +78,7 @@ export class SqlStore implements Store {
     this.flashes = flashStore(driver);
     this.apiKeys = apiKeyStore(driver);
     this.idempotency = idempotencyStore(driver);
-    this.webhooks = new SqlWebhookStore(driver);
+    this.webhooks = webhookStore(driver);
     this.approvals = new SqlApprovalStore(driver);
   }
 

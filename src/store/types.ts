@@ -14,7 +14,7 @@ import type { AccountStore, ChallengeStore, LinkStore, PasskeyStore } from './ac
 import type { FlashStore, SessionStore } from './sessions.ts';
 import type { RequestStore } from './requests.ts';
 import type { AccessTokenStore, CodeStore, GrantStore, RefreshTokenStore } from './tokens.ts';
-import type { WebhookStore } from './webhook-types.ts';
+import type { WebhookStore } from './webhooks.ts';
 
 export type ApprovalStatus = 'pending' | 'approved' | 'denied';
 /** How the owner decided: this request only, this website from now on (added to the list), or no. */

@@ -85,7 +85,7 @@ describe('webhooks', () => {
   let ids: string[] = [];
   beforeEach(async () => {
     // One endpoint at a time: each test subscribes afresh.
-    for (const id of ids) await server.ctx.store.webhooks.deleteWebhook(id);
+    for (const id of ids) await server.ctx.store.webhooks.delete(id);
     ids = [];
     receiver.answer(204);
     receiver.received.length = 0;
@@ -327,10 +327,10 @@ describe('webhooks', () => {
     // Two messages given up on (four attempts each) disable it (disableAfterFailedMessages: 2).
     await receiver.until((r) => r.length >= 8);
     const deadline = Date.now() + 5000;
-    let webhook = (await server.ctx.store.webhooks.findWebhook(ids[0]!))!.webhook;
+    let webhook = (await server.ctx.store.webhooks.find(ids[0]!))!.webhook;
     while (webhook.status === 'enabled' && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      webhook = (await server.ctx.store.webhooks.findWebhook(ids[0]!))!.webhook;
+      webhook = (await server.ctx.store.webhooks.find(ids[0]!))!.webhook;
     }
     expect(webhook).toMatchObject({
       status: 'disabled',

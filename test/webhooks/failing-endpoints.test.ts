@@ -60,7 +60,7 @@ describe('a failing endpoint', () => {
         reason: expect.stringMatching(/^every delivery failed for \d+ seconds$/),
       },
     });
-    const { webhook } = (await server.ctx.store.webhooks.findWebhook(id))!;
+    const { webhook } = (await server.ctx.store.webhooks.find(id))!;
     expect(webhook.status).toBe('disabled');
     expect(webhook.disabled_reason).toBe(announced!.payload.data.reason);
 

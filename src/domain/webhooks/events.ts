@@ -9,7 +9,7 @@ import type { ClientRecord } from '../../store/clients.ts';
 import type { AuthorizationRequestRecord } from '../../store/requests.ts';
 import type { ApprovalRecord, ApprovalView } from '../../store/types.ts';
 import type { WebhookEvent } from '../../store/outbox.ts';
-import type { ExpiredRequest, WebhookRecord } from '../../store/webhook-types.ts';
+import type { ExpiredRequest, WebhookRecord } from '../../store/webhooks.ts';
 import { currentActor } from './actor.ts';
 import type { EventType } from './event-types.ts';
 
