@@ -16,7 +16,7 @@ import type { AgentRecord } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import type { AuditEvent } from '../store/history.ts';
 import type { AuthorizationRequestRecord } from '../store/requests.ts';
-import type { ApprovalRecord, ApprovalView } from '../store/types.ts';
+import type { ApprovalRecord, ApprovalView } from '../store/approvals.ts';
 import { policyOf } from './agent-policy.ts';
 import { approvalDecided, approvalRequested, signInFailed, signInSucceeded } from './webhooks/events.ts';
 

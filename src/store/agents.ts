@@ -181,6 +181,19 @@ export function ownerVerifiedStep(accountId: string): Step {
   return { sql: 'UPDATE agents SET owner_email_verified = 1 WHERE account_id = ?', params: [accountId] };
 }
 
+/**
+ * The step of an approval's unit (approvals.ts) that records the agent's use as its own sign-in
+ * would, and with `policy` (the decision 'always') replaces the agent's policy.
+ */
+export function approvedAgentStep(agentId: string, now: number, policy?: AgentPolicy): Step {
+  const patch = agentColumns({ last_used_at: now, ...(policy === undefined ? {} : { policy }) });
+  const columns = Object.keys(patch);
+  return {
+    sql: `UPDATE agents SET ${columns.map((column) => `${column} = ?`).join(', ')} WHERE id = ?`,
+    params: [...Object.values(patch), agentId],
+  };
+}
+
 /** Agents in the store (Store.agents). */
 export interface AgentStore {
   insert(agent: AgentRecord, announce?: WebhookEvent[]): Promise<void>;

@@ -18,7 +18,7 @@ import {
   passkeyStore,
 } from './accounts.ts';
 import { type FlashStore, flashStore, type SessionStore, sessionStore } from './sessions.ts';
-import { SqlApprovalStore } from './approval-store.ts';
+import { type ApprovalStore, approvalStore } from './approvals.ts';
 import { type WebhookStore, webhookStore } from './webhooks.ts';
 import { type ActivityStore, activityStore, type SignInStore, signInStore } from './history.ts';
 import { migrations } from './migrations.ts';
@@ -57,7 +57,7 @@ export class SqlStore implements Store {
   readonly apiKeys: ApiKeyStore;
   readonly idempotency: IdempotencyStore;
   readonly webhooks: WebhookStore;
-  readonly approvals: SqlApprovalStore;
+  readonly approvals: ApprovalStore;
 
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
@@ -79,7 +79,7 @@ export class SqlStore implements Store {
     this.apiKeys = apiKeyStore(driver);
     this.idempotency = idempotencyStore(driver);
     this.webhooks = webhookStore(driver);
-    this.approvals = new SqlApprovalStore(driver);
+    this.approvals = approvalStore(driver);
   }
 
   migrate(): Promise<void> {

@@ -6,7 +6,7 @@
 import type { AgentStore } from './agents.ts';
 import type { ApiKeyStore, IdempotencyStore } from './api-keys.ts';
 import type { ClientStore } from './clients.ts';
-import type { ApprovalStore } from './approval-store.ts';
+import type { ApprovalStore } from './approvals.ts';
 import type { ChangeListener } from './driver.ts';
 import type { Limiter, LimiterOptions } from './limits.ts';
 import type { ActivityStore, SignInStore } from './history.ts';
@@ -15,43 +15,6 @@ import type { FlashStore, SessionStore } from './sessions.ts';
 import type { RequestStore } from './requests.ts';
 import type { AccessTokenStore, CodeStore, GrantStore, RefreshTokenStore } from './tokens.ts';
 import type { WebhookStore } from './webhooks.ts';
-
-export type ApprovalStatus = 'pending' | 'approved' | 'denied';
-/** How the owner decided: this request only, this website from now on (added to the list), or no. */
-export type ApprovalDecision = 'once' | 'always' | 'deny';
-
-/** An owner's approval of one agent's sign-in to one website for one request (docs/design.md §16). */
-export interface ApprovalRecord {
-  id: string;
-  request_id: string;
-  agent_id: string;
-  client_id: string;
-  /** The model the agent named when it asked; the sign-in is recorded with it. */
-  model: string;
-  scope: string;
-  /** The agent's address and User-Agent when it asked, for the history and the owner's judgement. */
-  ip: string | null;
-  user_agent: string | null;
-  status: ApprovalStatus;
-  decision: ApprovalDecision | null;
-  created_at: number;
-  /** The request's expiry: an approval cannot outlive it. */
-  expires_at: number;
-  decided_at: number | null;
-  /** The console account that decided. */
-  decided_by: string | null;
-}
-
-/** An approval as the owner is shown it: with the agent's and the website's names and the request's destination. */
-export interface ApprovalView extends ApprovalRecord {
-  agent_name: string;
-  agent_account_id: string | null;
-  owner_email: string;
-  owner_name: string | null;
-  client_name: string;
-  redirect_uri: string;
-  resource: string | null;
-}
 
 /** Cut-offs of one purge run, in epoch seconds. */
 export interface PurgeCutoffs {

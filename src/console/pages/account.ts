@@ -4,7 +4,7 @@ import type { AccountRecord, PasskeyRecord } from '../../store/accounts.ts';
 import type { ConsoleSessionRecord } from '../../store/sessions.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
-import type { ApprovalView } from '../../store/types.ts';
+import type { ApprovalView } from '../../store/approvals.ts';
 import { waitingNotice } from './approvals.ts';
 import { MIN_PASSWORD_LENGTH } from '../../domain/accounts.ts';
 import type { OutstandingLink } from '../../domain/account-links.ts';

@@ -8,7 +8,7 @@ import type { AccountRecord } from '../../store/accounts.ts';
 import type { ConnectedSite } from '../../store/tokens.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
-import type { ApprovalView } from '../../store/types.ts';
+import type { ApprovalView } from '../../store/approvals.ts';
 import { waitingNotice } from './approvals.ts';
 import { policySection } from './policy.ts';
 import {

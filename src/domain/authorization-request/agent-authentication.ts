@@ -21,7 +21,7 @@ import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
 import type { AuditEvent } from '../../store/history.ts';
 import type { AgentAndRequest, AuthorizationRequestRecord } from '../../store/requests.ts';
-import type { ApprovalRecord } from '../../store/types.ts';
+import type { ApprovalRecord } from '../../store/approvals.ts';
 import { Throttled } from '../../throttle/agent-authentication.ts';
 import { decideSignIn } from '../agent-policy.ts';
 import { verifyAgentCredentials } from '../agents.ts';

@@ -7,7 +7,7 @@ import type { AccountRecord } from '../../store/accounts.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
 import type { AuthorizationRequestRecord } from '../../store/requests.ts';
-import type { ApprovalRecord, ApprovalView } from '../../store/types.ts';
+import type { ApprovalRecord, ApprovalView } from '../../store/approvals.ts';
 import type { WebhookEvent } from '../../store/outbox.ts';
 import type { ExpiredRequest, WebhookRecord } from '../../store/webhooks.ts';
 import { currentActor } from './actor.ts';
