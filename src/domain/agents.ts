@@ -221,7 +221,7 @@ export interface PresentedCredentials {
  * secret presents `agent_secret`; a key-bound one `agent_assertion` (./agent-keys.ts), whose id
  * is then recorded as used, so a replay on any node is refused. A secret presented for a
  * key-bound agent, or an assertion for an agent with a secret, is refused. The caller reads the
- * agent's row, with whatever else the step needs (the store's findAgentAndRequest).
+ * agent's row, with whatever else the step needs (the store's requests.findWithAgent).
  *
  * @example
  * const agent = await verifyAgentCredentials(ctx, read.agent, body);

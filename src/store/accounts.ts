@@ -85,9 +85,9 @@ export interface WebauthnChallengeRecord {
 }
 
 /** An account as its row holds it: the boolean as 0 or 1, one representation on both engines. */
-export type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
+type AccountRow = Omit<AccountRecord, 'email_verified'> & { email_verified: number };
 /** An account record from its row. */
-export const toAccount = (row: AccountRow): AccountRecord => ({ ...row, email_verified: row.email_verified === 1 });
+const toAccount = (row: AccountRow): AccountRecord => ({ ...row, email_verified: row.email_verified === 1 });
 const fromAccount = (account: AccountRecord) => ({ ...account, email_verified: account.email_verified ? 1 : 0 });
 
 /**

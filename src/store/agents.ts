@@ -29,8 +29,8 @@ export interface AgentRecord {
   last_used_at: number | null;
   /**
    * The console account that owns it; null for agents registered with the CLI. The owner_*
-   * columns of an owned agent are copies of its account's, kept in step by the console store,
-   * so the token paths read one row as before.
+   * columns of an owned agent are copies of its account's, kept in step by the account's changes
+   * (ownerSteps), so the token paths read one row as before.
    */
   account_id: string | null;
   /** What the owner allows this agent (docs/design.md §16); null: the default policy, any website. */
@@ -84,7 +84,7 @@ export type AgentPatch = Partial<
   >
 >;
 
-export type AgentRow = Omit<AgentRecord, 'owner_email_verified' | 'policy'> & {
+type AgentRow = Omit<AgentRecord, 'owner_email_verified' | 'policy'> & {
   owner_email_verified: number;
   policy: string | null;
 };
@@ -96,7 +96,7 @@ type AgentFrom<R> = Omit<R, 'owner_email_verified' | 'policy'> & { owner_email_v
     : unknown);
 
 /** An agent row, or the part of one a read took, with its boolean and its policy restored. */
-export const toAgent = <R extends { owner_email_verified: number; policy?: string | null }>(row: R): AgentFrom<R> =>
+const toAgent = <R extends { owner_email_verified: number; policy?: string | null }>(row: R): AgentFrom<R> =>
   ({
     ...row,
     owner_email_verified: row.owner_email_verified === 1,
@@ -104,7 +104,7 @@ export const toAgent = <R extends { owner_email_verified: number; policy?: strin
     ...(row.policy == null ? {} : { policy: JSON.parse(row.policy) as AgentPolicy }),
   }) as AgentFrom<R>;
 /** An agent record's columns as the database holds them. */
-export const agentColumns = <T extends Partial<AgentRecord>>(agent: T) => ({
+const agentColumns = <T extends Partial<AgentRecord>>(agent: T) => ({
   ...agent,
   ...(agent.owner_email_verified === undefined ? {} : { owner_email_verified: agent.owner_email_verified ? 1 : 0 }),
   ...(agent.policy === undefined ? {} : { policy: agent.policy === null ? null : JSON.stringify(agent.policy) }),
@@ -155,6 +155,24 @@ export const agentProfileIn = (read: JoinedRead, row: readonly unknown[]): Agent
   const agent = read.take<Pick<AgentRow, keyof AgentProfile>>(row, AGENT_PROFILE);
   return agent && toAgent(agent);
 };
+
+/**
+ * How old an agent's recorded last use (agents.last_used_at, its last sign-in) may be before a
+ * sign-in writes it again, in seconds: the console and the API show it to the minute.
+ */
+export const AGENT_USE_RESOLUTION = 60;
+
+/**
+ * The step of a sign-in's unit (RequestStore.authenticate) that records the agent's last use, to
+ * the minute: a row rewritten at every sign-in made concurrent sign-ins of one agent queue on its
+ * row lock (PostgreSQL) and cost every sign-in a row version.
+ */
+export function lastUseStep(agentId: string, now: number): Step {
+  return {
+    sql: 'UPDATE agents SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)',
+    params: [now, agentId, now - AGENT_USE_RESOLUTION],
+  };
+}
 
 /**
  * Adds to an account's unit the steps that keep its agents' copies in step (the token paths read

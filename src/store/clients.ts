@@ -66,24 +66,24 @@ export type ClientPatch = Partial<
 >;
 
 /** A client as its row holds it: the lists as JSON text. */
-export type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources'> & {
+type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources'> & {
   redirect_uris: string;
   resources: string;
 };
 /** A client record from its row. */
-export const toClient = (row: ClientRow): ClientRecord => ({
+const toClient = (row: ClientRow): ClientRecord => ({
   ...row,
   redirect_uris: JSON.parse(row.redirect_uris) as string[],
   resources: JSON.parse(row.resources) as string[],
 });
 /** The lists of a client record as their JSON columns. */
-export const clientColumns = <T extends Partial<ClientRecord>>(client: T) => ({
+const clientColumns = <T extends Partial<ClientRecord>>(client: T) => ({
   ...client,
   ...(client.redirect_uris === undefined ? {} : { redirect_uris: JSON.stringify(client.redirect_uris) }),
   ...(client.resources === undefined ? {} : { resources: JSON.stringify(client.resources) }),
 });
 /** Every column of a client, for the joined reads. */
-export const CLIENT_COLUMNS = columnsOf<ClientRow>()([
+const CLIENT_COLUMNS = columnsOf<ClientRow>()([
   'id',
   'name',
   'secret_sealed',

@@ -5,7 +5,7 @@
  * request live here too: the agent's authentication reads the agent, the request and its client
  * (and, on PostgreSQL, the throttle's counter) in one statement.
  */
-import { AGENT, type AgentRecord, agentIn } from './agents.ts';
+import { AGENT, type AgentRecord, agentIn, lastUseStep } from './agents.ts';
 import { CLIENT, type ClientRecord, clientIn } from './clients.ts';
 import type { Driver } from './driver.ts';
 import { type AuditEvent, auditStep } from './history.ts';
@@ -167,12 +167,7 @@ export function requestStore(driver: Driver): RequestStore {
           guard: true,
           notify: id,
         },
-        // To the minute: a row rewritten at every sign-in made concurrent sign-ins of one agent
-        // queue on its row lock (PostgreSQL) and cost every sign-in a row version.
-        {
-          sql: 'UPDATE agents SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)',
-          params: [now, by.agent_id, now - AGENT_USE_RESOLUTION],
-        },
+        lastUseStep(by.agent_id, now),
         auditStep(audit),
         // The outbox (docs/design.md §15): committed with the sign-in, or not at all.
         ...announceSteps(announce),
@@ -257,12 +252,6 @@ const REQUEST_WITH_CLIENT = new JoinedRead(
 const AGENT_AND_REQUEST_FROM =
   'FROM (SELECT 1 AS one) x LEFT JOIN agents a ON a.id = ? LEFT JOIN authorization_requests r ON r.id = ? LEFT JOIN clients c ON c.id = r.client_id';
 const AGENT_AND_REQUEST = new JoinedRead([AGENT, REQUEST, CLIENT], AGENT_AND_REQUEST_FROM);
-
-/**
- * How old an agent's recorded last use (agents.last_used_at, its last sign-in) may be before a
- * sign-in writes it again, in seconds: the console and the API show it to the minute.
- */
-export const AGENT_USE_RESOLUTION = 60;
 
 /**
  * AGENT_AND_REQUEST with a throttle key's live counter (rate-limiter-flexible's reading: expire

@@ -1,18 +1,21 @@
 /**
- * The storage interface (docs/design.md §9). Records use the column names of the schema. Times are
- * epoch seconds. Every operation that must happen once is a conditional statement or a
- * transaction in the implementation, reported back as a boolean "this call won".
+ * The storage interface (docs/design.md §9): the Store, a facade of one namespace per entity,
+ * each declared beside its SQL (agents.ts, clients.ts, requests.ts, tokens.ts, accounts.ts,
+ * sessions.ts, api-keys.ts, history.ts, webhooks.ts, approvals.ts), and what belongs to the
+ * database itself. Records use the column names of the schema. Times are epoch seconds. Every
+ * operation that must happen once is a conditional statement or a transaction in the
+ * implementation, reported back as a boolean "this call won".
  */
+import type { AccountStore, ChallengeStore, LinkStore, PasskeyStore } from './accounts.ts';
 import type { AgentStore } from './agents.ts';
 import type { ApiKeyStore, IdempotencyStore } from './api-keys.ts';
-import type { ClientStore } from './clients.ts';
 import type { ApprovalStore } from './approvals.ts';
+import type { ClientStore } from './clients.ts';
 import type { ChangeListener } from './driver.ts';
-import type { Limiter, LimiterOptions } from './limits.ts';
 import type { ActivityStore, SignInStore } from './history.ts';
-import type { AccountStore, ChallengeStore, LinkStore, PasskeyStore } from './accounts.ts';
-import type { FlashStore, SessionStore } from './sessions.ts';
+import type { Limiter, LimiterOptions } from './limits.ts';
 import type { RequestStore } from './requests.ts';
+import type { FlashStore, SessionStore } from './sessions.ts';
 import type { AccessTokenStore, CodeStore, GrantStore, RefreshTokenStore } from './tokens.ts';
 import type { WebhookStore } from './webhooks.ts';
 
@@ -31,6 +34,7 @@ export interface PurgeCutoffs {
   unusedClients?: { lastUsedBefore: number; now: number };
 }
 
+/** What one purge run deleted, by table. */
 export interface PurgeCounts {
   requests: number;
   codes: number;
@@ -44,6 +48,10 @@ export interface PurgeCounts {
   agentAssertions: number;
 }
 
+/**
+ * The store: `store.agents.find(id)`, `store.requests.authenticate(…)`, … and the database's own
+ * members below.
+ */
 export interface Store {
   readonly engine: 'sqlite' | 'postgres';
   /** Agents (agents.ts). */
@@ -98,6 +106,6 @@ export interface Store {
    */
   watchStatus(listener: ChangeListener): Promise<() => Promise<void>>;
 
-  /** Deletes what the cut-offs say, at most `batchSize` rows per transaction (default PURGE_BATCH). */
+  /** Deletes what the cut-offs say, at most `batchSize` rows per transaction (default PURGE_BATCH, rows.ts). */
   purge(cutoffs: PurgeCutoffs, batchSize?: number): Promise<PurgeCounts>;
 }

@@ -9,7 +9,7 @@
 import { type ChangeListener, type Driver, type Step, WEBHOOK_CHANNEL } from './driver.ts';
 import { type ConsoleEvent, consoleEventStep } from './history.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
-import { insert, update } from './rows.ts';
+import { insert, PURGE_BATCH, update } from './rows.ts';
 
 /** A disabled endpoint is sent nothing; its deliveries wait. */
 export type WebhookStatus = 'enabled' | 'disabled';
@@ -166,9 +166,6 @@ export interface WebhookStore {
   /** Deletes delivered and failed deliveries whose last attempt was before `before` (epoch ms), with their attempts; returns how many deliveries. */
   purge(before: number): Promise<number>;
 }
-
-/** Deliveries one purge unit deletes at most (as the protocol's purge, sql-store.ts). */
-const PURGE_BATCH = 5000;
 
 const DUE = `((d.status = 'pending' AND d.next_attempt_at <= ?) OR (d.status = 'delivering' AND d.lease_until <= ?))`;
 
