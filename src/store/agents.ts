@@ -1,9 +1,10 @@
 /**
  * Agents (docs/design.md §9, §16): the records, their rows, and their SQL, one text for SQLite
  * and PostgreSQL. Deleting an agent revokes what it holds in the same unit (rows.ts
- * deleteWithGrants, the shape clients share). What other entities' units write of an agent (its
- * last use with a sign-in, its owner's copies with an account, its policy with an approval) is in
- * theirs; the joined reads of requests and tokens take its columns from AGENT here.
+ * deleteWithGrants, the shape clients share). The steps other entities' units write of an agent
+ * (its last use with a sign-in, its owner's copies with an account's change, its use and policy
+ * with an approval) are built here too, so every write of an agent's row is in this file; the
+ * joined reads of requests and tokens take its columns from AGENT here.
  */
 import type { Driver, Step } from './driver.ts';
 import { columnsOf, type JoinedRead, type Table } from './joined.ts';

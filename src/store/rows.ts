@@ -8,10 +8,10 @@ import type { Driver, Step } from './driver.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 
 /**
- * Rows one purge statement deletes at most (the Store's purge, the webhooks' deliveries'). Measured on a backlog of 200,000 expired flows
- * (1.2 million rows) on SQLite: in one transaction the purge took 3.4 s, all of it with every
- * request waiting; in batches of 5,000 it took 17 s in total but never held the server for more
- * than 0.16 s at a time (batches of 1,000: 37 s, 0.07 s).
+ * Rows one purge statement deletes at most (the Store's purge; the webhooks' deliveries per unit).
+ * Measured on a backlog of 200,000 expired flows (1.2 million rows) on SQLite: in one transaction
+ * the purge took 3.4 s, all of it with every request waiting; in batches of 5,000 it took 17 s in
+ * total but never held the server for more than 0.16 s at a time (batches of 1,000: 37 s, 0.07 s).
  */
 export const PURGE_BATCH = 5000;
 
@@ -41,6 +41,7 @@ export type GrantOwner =
   | { client_id: string; agent_id?: undefined }
   | { agent_id: string; client_id: string };
 
+/** What a revocation ended, counted: grants, codes, requests (the units' first three steps). */
 export interface RevokedGrants {
   grants: number;
   /** Issued but not yet redeemed codes, which now can no longer be. */
