@@ -108,7 +108,7 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
  * command that makes the first admin (a fresh console has no way in until someone runs it).
  */
 export async function startupNotices(ctx: Context): Promise<string[]> {
-  if ((await ctx.store.console.countAccounts()) > 0) return [];
+  if ((await ctx.store.accounts.count()) > 0) return [];
   return [
     `the console has no account yet: run \`${FIRST_ADMIN_COMMAND}\` with this server's environment, then open the setup link it prints`,
   ];

@@ -114,8 +114,8 @@ export async function purgeOnce(ctx: Context) {
   });
   return {
     ...counts,
-    console: await ctx.store.console.purge(now, auditBefore),
-    idempotency: await ctx.store.api.purge(now - IDEMPOTENCY_RETENTION),
+    console: await ctx.store.accounts.purge(now, auditBefore),
+    idempotency: await ctx.store.idempotency.purge(now - IDEMPOTENCY_RETENTION),
     approvals: await ctx.store.approvals.purge(now - ctx.config.purgeAfter),
     // Delivery times are milliseconds; kept WEBHOOK_RETENTION for the delivery log.
     webhookDeliveries: await ctx.store.webhooks.purge(Date.now() - ctx.config.webhookRetention * 1000),

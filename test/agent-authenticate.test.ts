@@ -51,13 +51,13 @@ describe('POST /api/agent/authenticate', () => {
     expect(response.headers.get('cache-control')).toBe('no-store');
     const json = await response.json();
     expect(json).toEqual({ status: 'authenticated', message: expect.stringMatching(/Test App/) });
-    const stored = await server.ctx.store.findRequest(requestId);
+    const stored = await server.ctx.store.requests.find(requestId);
     expect(stored).toMatchObject({ status: 'authenticated', agent_id: party.agentId, model: 'claude-sonnet' });
-    expect((await server.ctx.store.findAgent(party.agentId))!.last_used_at).toEqual(expect.any(Number));
+    expect((await server.ctx.store.agents.find(party.agentId))!.last_used_at).toEqual(expect.any(Number));
   });
 
   it("records the agent's last use to the minute: a sign-in within a minute of the recorded one leaves it", async () => {
-    const lastUse = async () => (await server.ctx.store.findAgent(party.agentId))!.last_used_at;
+    const lastUse = async () => (await server.ctx.store.agents.find(party.agentId))!.last_used_at;
     const signIn = async () => {
       const { requestId } = await startFlow(server, party);
       expect((await postJson(server, '/api/agent/authenticate', body(requestId))).status).toBe(200);
@@ -216,7 +216,7 @@ describe('POST /api/agent/authenticate', () => {
     await attempt('aas_wrong');
     await attempt(agent.agentSecret);
     await attempt(agent.agentSecret);
-    const events = await server.ctx.store.listAuditEvents({ agent_id: agent.agentId, limit: 10 });
+    const events = await server.ctx.store.signIns.listEvents({ agent_id: agent.agentId, limit: 10 });
     expect(events.map((e) => e.outcome).sort()).toEqual([
       'authenticated',
       'invalid_credentials',
@@ -266,7 +266,7 @@ describe('POST /api/agent/authenticate', () => {
     const client = await server.createClient();
     const other = { ...party, ...client };
     const { requestId } = await startFlow(server, other);
-    await server.ctx.store.updateClient(client.clientId, { status: 'inactive' });
+    await server.ctx.store.clients.update(client.clientId, { status: 'inactive' });
     await expectError(await authenticate(server, other, requestId), 400, 'invalid_client');
   });
 });
@@ -323,7 +323,7 @@ describe('throttling of failed authentications (docs/design.md §5)', () => {
       for (let i = 0; i < 32; i++) expect((await guess(`198.51.100.${i}`)).status).toBe(i < 2 ? 401 : 429);
       // Per address: 3 failures, then 30 refusals for fresh agent ids.
       for (let i = 0; i < 33; i++) expect((await guess('203.0.113.7', `agt_other${i}`)).status).toBe(i < 3 ? 401 : 429);
-      const events = await throttled.ctx.store.listAuditEvents({ limit: 1000 });
+      const events = await throttled.ctx.store.signIns.listEvents({ limit: 1000 });
       expect(events.filter((e) => e.outcome === 'invalid_credentials')).toHaveLength(5);
       const refusals = events.filter((e) => e.outcome === 'throttled');
       expect(refusals.map((e) => e.ip).sort()).toEqual(['198.51.100.2', '203.0.113.7']);

@@ -101,7 +101,7 @@ describe('a key-bound agent signs in with an assertion', () => {
       });
       expect(answer.status).toBe(200);
       expect(await answer.json()).toEqual({ status: 'authenticated', message: expect.stringMatching(/Test App/) });
-      expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+      expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
         status: 'authenticated',
         agent_id: agentId,
       });
@@ -120,7 +120,7 @@ describe('a key-bound agent signs in with an assertion', () => {
 
   it('the agent is stored with its public key and thumbprint, and a secret nobody holds', async () => {
     const { agentId, key } = await keyBoundAgent('ES256');
-    const stored = await server.ctx.store.findAgent(agentId);
+    const stored = await server.ctx.store.agents.find(agentId);
     expect(JSON.parse(stored!.public_jwk!)).toEqual({
       kty: 'EC',
       crv: 'P-256',
@@ -146,7 +146,7 @@ describe('refused with 401 invalid_credentials, all alike', () => {
     });
     expect(mismatch.status).toBe(412);
     await expectRefused(await authenticateWith(first.requestId, agentId, { agent_assertion: signed }));
-    expect((await server.ctx.store.findRequest(first.requestId))!.status).toBe('pending');
+    expect((await server.ctx.store.requests.find(first.requestId))!.status).toBe('pending');
 
     const second = await startFlow(server, party);
     const reused = await assertion(agentId, key, second.requestId, { jti });
@@ -243,7 +243,7 @@ describe('refused with 401 invalid_credentials, all alike', () => {
         agent_assertion: await assertion(other.agentId, other.key, started.requestId),
       }),
     );
-    expect((await server.ctx.store.findRequest(started.requestId))!.status).toBe('pending');
+    expect((await server.ctx.store.requests.find(started.requestId))!.status).toBe('pending');
   });
 
   it('an assertion signed by another key, unsigned (alg none) or with HS256 over the public key', async () => {
@@ -271,7 +271,7 @@ describe('refused with 401 invalid_credentials, all alike', () => {
       }),
     );
     // The algorithm-confusion attack: the public key's text used as an HMAC secret.
-    const stored = (await server.ctx.store.findAgent(agentId))!.public_jwk!;
+    const stored = (await server.ctx.store.agents.find(agentId))!.public_jwk!;
     for (const secret of [stored, JSON.stringify(key.publicJwk)]) {
       const input = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ ...claims, jti: randomUUID() })}`;
       const mac = createHmac('sha256', secret).update(input).digest('base64url');
@@ -320,7 +320,7 @@ describe('refused with 401 invalid_credentials, all alike', () => {
     await authenticateWith(started.requestId, agentId, {
       agent_assertion: await assertion(agentId, key, started.requestId, { aud: 'https://evil.example' }),
     });
-    const events = await server.ctx.store.listAuditEvents({ agent_id: agentId, limit: 5 });
+    const events = await server.ctx.store.signIns.listEvents({ agent_id: agentId, limit: 5 });
     expect(events.map((event) => event.outcome)).toEqual(['invalid_credentials']);
   });
 });
@@ -436,10 +436,10 @@ describe('throttling and the purge', () => {
       server.ctx.store.purge({ expiredBefore: at, unauthenticatedBefore: at, auditBefore: 0 });
     await purgeAt(now + 30 + ASSERTION_CLOCK_SKEW);
     // The id is still remembered: the same jti again is refused.
-    expect(await server.ctx.store.useAgentAssertion(agentId, jti, now + 60)).toBe(false);
+    expect(await server.ctx.store.agents.useAssertion(agentId, jti, now + 60)).toBe(false);
     const purged = await purgeAt(now + 30 + ASSERTION_CLOCK_SKEW + 1);
     expect(purged.agentAssertions).toBeGreaterThanOrEqual(1);
-    expect(await server.ctx.store.useAgentAssertion(agentId, jti, now + 60)).toBe(true);
+    expect(await server.ctx.store.agents.useAssertion(agentId, jti, now + 60)).toBe(true);
   });
 });
 

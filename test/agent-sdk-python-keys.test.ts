@@ -85,7 +85,7 @@ describe('the Python SDK with a key', () => {
       const { agentId, path, made } = await keyBoundAgent(alg);
       expect(statSync(path).mode & 0o777).toBe(0o600);
       expect(made.key_thumbprint).toBe(await calculateJwkThumbprint(made.public_key));
-      expect((await server.ctx.store.findAgent(agentId))!.key_thumbprint).toBe(made.key_thumbprint);
+      expect((await server.ctx.store.agents.find(agentId))!.key_thumbprint).toBe(made.key_thumbprint);
       const flow = await started();
       const signedIn = await python({
         op: 'sign_in',
@@ -93,7 +93,7 @@ describe('the Python SDK with a key', () => {
         args: { request_id: flow.requestId, expect_host: HOST },
       });
       expect(ok(signedIn)).toMatchObject({ request_id: flow.requestId });
-      expect(await server.ctx.store.findRequest(flow.requestId)).toMatchObject({
+      expect(await server.ctx.store.requests.find(flow.requestId)).toMatchObject({
         status: 'authenticated',
         agent_id: agentId,
       });

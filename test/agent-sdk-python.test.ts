@@ -19,7 +19,7 @@ import { setClientStatus } from '../src/domain/clients.ts';
 import { authenticate, checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
 import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
 import { decideApproval } from '../src/domain/approvals.ts';
-import type { AgentPolicy } from '../src/store/types.ts';
+import type { AgentPolicy } from '../src/store/agents.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { endless, trickle } from './helpers/hostile-answers.ts';
 
@@ -217,7 +217,7 @@ async function pendingRequest(extra: Record<string, string> = {}) {
 }
 
 async function requestRow(id: string) {
-  return (await server.ctx.store.findRequest(id))!;
+  return (await server.ctx.store.requests.find(id))!;
 }
 
 describe('the package', () => {
@@ -561,7 +561,7 @@ describe('sign_in', () => {
 
   it('refuses locally, before authenticating, a request for another host or client; the request stays pending', async () => {
     const started = await pendingRequest();
-    const before = (await server.ctx.store.listAuditEvents({ agent_id: party.agentId, limit: 1000 })).length;
+    const before = (await server.ctx.store.signIns.listEvents({ agent_id: party.agentId, limit: 1000 })).length;
     const byHost = expectError(
       await runPython(
         { op: 'sign_in', args: { request_id: started.requestId, expect_host: 'notes.acme.example' } },
@@ -592,7 +592,7 @@ describe('sign_in', () => {
     );
     expect(await requestRow(started.requestId)).toMatchObject({ status: 'pending', agent_id: null });
     // Nothing reached the authenticate endpoint: it audits every attempt.
-    expect((await server.ctx.store.listAuditEvents({ agent_id: party.agentId, limit: 1000 })).length).toBe(before);
+    expect((await server.ctx.store.signIns.listEvents({ agent_id: party.agentId, limit: 1000 })).length).toBe(before);
   });
 
   it('requires an expectation unless expect_any=True (consent phishing, RFC 10027)', async () => {
@@ -878,7 +878,7 @@ describe('errors from the server', () => {
       const error = expectError(outcome, 'TooManyRequestsError', { code: 'too_many_requests', status: 429 });
       expect(error.retry_after).toBeGreaterThan(200);
       expect(outcome.elapsed).toBeLessThan(3);
-      expect((await limited.ctx.store.findRequest(started.requestId))!.status).toBe('pending');
+      expect((await limited.ctx.store.requests.find(started.requestId))!.status).toBe('pending');
     } finally {
       await limited.close();
     }
@@ -896,7 +896,7 @@ describe('errors from the server', () => {
       );
       expectOk(outcome);
       expect(outcome.logs.some((line) => /answered 429; retrying in/.test(line))).toBe(true);
-      expect((await limited.ctx.store.findRequest(started.requestId))!.status).toBe('authenticated');
+      expect((await limited.ctx.store.requests.find(started.requestId))!.status).toBe('authenticated');
     } finally {
       await limited.close();
     }

@@ -181,7 +181,7 @@ describe.skipIf(!haveChromium)('the authorization page in a real browser (issue 
       expect(await page.locator('#approve').isVisible()).toBe(false);
       expect(await page.locator('#cancel').isVisible()).toBe(true);
 
-      const approvalId = (await server.ctx.store.findRequest(requestId))!.approval_id!;
+      const approvalId = (await server.ctx.store.requests.find(requestId))!.approval_id!;
       await decideApproval(server.ctx, approvalId, 'once', 'acc_owner');
       const query = await atCallback(page);
       expect(query.get('code')).toMatch(/^cod_/);
@@ -202,7 +202,7 @@ describe.skipIf(!haveChromium)('the authorization page in a real browser (issue 
       await page.reload();
       expect(await page.locator('#status').textContent()).toBe(WAITING_FOR_ADA);
 
-      const approvalId = (await server.ctx.store.findRequest(requestId))!.approval_id!;
+      const approvalId = (await server.ctx.store.requests.find(requestId))!.approval_id!;
       await decideApproval(server.ctx, approvalId, 'once', 'acc_owner');
       await page.click('#approve');
       const query = await atCallback(page);

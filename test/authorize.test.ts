@@ -13,7 +13,7 @@ beforeAll(async () => {
   server = await startTestServer();
   party = await setupParty(server);
   const inactive = await server.createClient();
-  await server.ctx.store.updateClient(inactive.clientId, { status: 'inactive' });
+  await server.ctx.store.clients.update(inactive.clientId, { status: 'inactive' });
   inactiveClientId = inactive.clientId;
 });
 afterAll(() => server.close());
@@ -156,7 +156,7 @@ describe('the authorization page', () => {
     expect(metaContent(page, 'scope')).toBe('openid email');
     expect(page).toMatch(/<form method="post" action="\/authorize\/continue"/);
     expect(page).toContain('<script src="/assets/authorize.js" defer></script>');
-    const stored = await server.ctx.store.findRequest(requestId);
+    const stored = await server.ctx.store.requests.find(requestId);
     expect(stored).toMatchObject({
       status: 'pending',
       client_id: party.clientId,
@@ -182,7 +182,7 @@ describe('the authorization page', () => {
       /^agentauth_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}; Max-Age=87000; Path=\/; HttpOnly; SameSite=Lax$/,
     );
     const value = cookie.split(';')[0]!;
-    expect((await server.ctx.store.findRequest(metaContent(first.page, 'request-id')!))!.browser_digest).toBe(
+    expect((await server.ctx.store.requests.find(metaContent(first.page, 'request-id')!))!.browser_digest).toBe(
       digest(value.slice('agentauth_browser='.length)),
     );
     const second = await fetch(authorizeUrl(server, valid()), { headers: { cookie: value } });
@@ -204,7 +204,7 @@ describe('the authorization page', () => {
       const replaced = response.headers.get('set-cookie')!.split(';')[0]!.slice('agentauth_browser='.length);
       expect(replaced, value).not.toBe(value);
       const requestId = metaContent(await response.text(), 'request-id')!;
-      const stored = (await server.ctx.store.findRequest(requestId))!.browser_digest;
+      const stored = (await server.ctx.store.requests.find(requestId))!.browser_digest;
       expect(stored).toBe(digest(replaced));
       expect(stored).not.toBe(digest(value));
     }
@@ -328,7 +328,7 @@ describe('"Back to <site>" on the 400 page (issue 22, docs/design.md §4)', () =
       (await get({ ...valid(), client_id: other.clientId, redirect_uri: other.redirectUri, code_challenge: 'short' }))
         .page,
     );
-    await server.ctx.store.updateClient(other.clientId, { status: 'inactive' });
+    await server.ctx.store.clients.update(other.clientId, { status: 'inactive' });
     const gone = await follow(link);
     expect(gone.status).toBe(400);
     expect(gone.headers.get('location')).toBeNull();

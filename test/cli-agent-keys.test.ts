@@ -44,7 +44,7 @@ describe.each([
     });
     expect(created.agent_secret).toBeUndefined();
     const id = created.agent_id as string;
-    const stored = await server.ctx.store.findAgent(id);
+    const stored = await server.ctx.store.agents.find(id);
     expect(stored!.key_thumbprint).toBe(created.key_thumbprint);
 
     const next = await testKeyPair('ES256');
@@ -59,7 +59,7 @@ describe.each([
     const thumbprint = await calculateJwkThumbprint(next.publicJwk);
     expect(stdout).toContain(`key_thumbprint: ${thumbprint}`);
     expect(stdout).toContain('the previous key no longer works');
-    expect((await server.ctx.store.findAgent(id))!.key_thumbprint).toBe(thumbprint);
+    expect((await server.ctx.store.agents.find(id))!.key_thumbprint).toBe(thumbprint);
 
     const listed = (await cli.json(env(), ['agent', 'list'])).agents as Array<Record<string, unknown>>;
     expect(listed.find((a) => a.agent_id === id)).toMatchObject({ credential: 'key', key_thumbprint: thumbprint });

@@ -65,7 +65,7 @@ describe('agentauth client … on a remote server', () => {
       resources: [],
     });
     const id = created.client_id as string;
-    expect(await server.ctx.store.findClient(id)).toMatchObject({ name: 'Remote shop', approval: 'manual' });
+    expect(await server.ctx.store.clients.find(id)).toMatchObject({ name: 'Remote shop', approval: 'manual' });
     expect(await secretWorks(id, created.client_secret as string)).toBe(true);
 
     const publicClient = await remote(
@@ -95,7 +95,7 @@ describe('agentauth client … on a remote server', () => {
     );
     expect(updated).toMatchObject({ client_id: id, name: 'Shop', redirect_uris: ['https://shop2.example/cb'] });
     expect(updated).not.toHaveProperty('client_secret');
-    expect(await server.ctx.store.findClient(id)).toMatchObject({
+    expect(await server.ctx.store.clients.find(id)).toMatchObject({
       name: 'Shop',
       redirect_uris: ['https://shop2.example/cb'],
       approval: 'manual',
@@ -109,12 +109,12 @@ describe('agentauth client … on a remote server', () => {
         'http://shop.example/cb',
       ]),
     ).toMatch(/https/);
-    expect((await server.ctx.store.findClient(id))?.redirect_uris).toEqual(['https://shop2.example/cb']);
+    expect((await server.ctx.store.clients.find(id))?.redirect_uris).toEqual(['https://shop2.example/cb']);
 
     expect(await remote('client', 'disable', id)).toEqual({ client_id: id, status: 'inactive' });
-    expect((await server.ctx.store.findClient(id))?.status).toBe('inactive');
+    expect((await server.ctx.store.clients.find(id))?.status).toBe('inactive');
     expect(await remote('client', 'enable', id)).toEqual({ client_id: id, status: 'active' });
-    expect((await server.ctx.store.findClient(id))?.status).toBe('active');
+    expect((await server.ctx.store.clients.find(id))?.status).toBe('active');
 
     const rotated = await remote('client', 'rotate-secret', id);
     expect(rotated).toEqual({
@@ -130,7 +130,7 @@ describe('agentauth client … on a remote server', () => {
       deleted: true,
       revoked: { grants: 0, codes: 0, requests: 0 },
     });
-    expect(await server.ctx.store.findClient(id)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(id)).toBeUndefined();
     expect(await cli.refusal(cli.remoteEnv(admin.secret), ['client', 'disable', id])).toMatch(/\(404 not_found\)$/);
   });
 
@@ -175,9 +175,9 @@ describe('agentauth account … on a remote server', () => {
     const id = created.account_id as string;
     const url = created.setup_link as string;
     expect(created.setup_link_path).toBe(new URL(url).pathname);
-    expect(await server.ctx.store.console.findAccount(id)).toMatchObject({ role: 'member', status: 'active' });
+    expect(await server.ctx.store.accounts.find(id)).toMatchObject({ role: 'member', status: 'active' });
     const token = url.slice(url.lastIndexOf('/') + 1);
-    expect(await server.ctx.store.console.findLink(digest(token))).toMatchObject({ purpose: 'setup', account_id: id });
+    expect(await server.ctx.store.links.find(digest(token))).toMatchObject({ purpose: 'setup', account_id: id });
     const person = new ConsoleSession(server.baseUrl);
     expect((await person.get(new URL(url).pathname)).text).toContain('Set up your account');
 
@@ -194,19 +194,19 @@ describe('agentauth account … on a remote server', () => {
       email: 'Remote.Rita@Example.com',
       status: 'disabled',
     });
-    expect((await server.ctx.store.console.findAccount(id))?.status).toBe('disabled');
+    expect((await server.ctx.store.accounts.find(id))?.status).toBe('disabled');
     expect(await remote('account', 'enable', 'REMOTE.RITA@EXAMPLE.COM')).toEqual({
       account_id: id,
       email: 'Remote.Rita@Example.com',
       status: 'active',
     });
-    expect((await server.ctx.store.console.findAccount(id))?.status).toBe('active');
+    expect((await server.ctx.store.accounts.find(id))?.status).toBe('active');
 
     const fresh = await remote('account', 'setup-link', 'remote.rita@example.com');
     expect(fresh).toMatchObject({ account_id: id, setup_link: expect.stringMatching(/\/console\/setup\/lnk_/) });
     expect(fresh.setup_link).not.toBe(url);
     const freshToken = (fresh.setup_link as string).split('/').pop()!;
-    expect(await server.ctx.store.console.findLink(digest(freshToken))).toMatchObject({ purpose: 'setup' });
+    expect(await server.ctx.store.links.find(digest(freshToken))).toMatchObject({ purpose: 'setup' });
     const { stdout } = await cli.agentauth(cli.remoteEnv(admin.secret), [
       'account',
       'setup-link',
@@ -253,7 +253,7 @@ describe('agentauth agent create --owner-email on a remote server', () => {
       email_verified: true,
       name: 'bot',
     });
-    expect(await server.ctx.store.findAgent(made.agent_id as string)).toMatchObject({
+    expect(await server.ctx.store.agents.find(made.agent_id as string)).toMatchObject({
       account_id: null,
       owner_email: 'owner@example.com',
       owner_email_verified: true,

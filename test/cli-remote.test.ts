@@ -49,7 +49,7 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
       last_used_at: null,
     });
     const id = created.agent_id as string;
-    const stored = await server.ctx.store.findAgent(id);
+    const stored = await server.ctx.store.agents.find(id);
     expect(stored).toMatchObject({ account_id: admin.account.id, name: 'Deploy bot', status: 'active' });
     expect(stored!.secret_digest).toBe(digest(created.agent_secret as string));
 
@@ -58,10 +58,10 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
     expect(JSON.stringify(listed)).not.toContain(created.agent_secret as string);
 
     expect(await remote('agent', 'disable', id)).toEqual({ agent_id: id, status: 'disabled' });
-    expect((await server.ctx.store.findAgent(id))?.status).toBe('disabled');
+    expect((await server.ctx.store.agents.find(id))?.status).toBe('disabled');
     const { stdout: text } = await agentauth(remoteEnv(admin.secret), ['agent', 'enable', id]);
     expect(text).toBe(`${id} is active\n`);
-    expect((await server.ctx.store.findAgent(id))?.status).toBe('active');
+    expect((await server.ctx.store.agents.find(id))?.status).toBe('active');
 
     const rotated = await remote('agent', 'rotate-secret', id, '--grace', '3600');
     expect(rotated).toEqual({
@@ -69,13 +69,13 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
       agent_secret: expect.stringMatching(/^aas_/),
       previous_secret_valid_for: 3600,
     });
-    const afterRotation = await server.ctx.store.findAgent(id);
+    const afterRotation = await server.ctx.store.agents.find(id);
     expect(afterRotation!.secret_digest).toBe(digest(rotated.agent_secret as string));
     expect(afterRotation!.previous_secret_digest).toBe(digest(created.agent_secret as string));
     expect(afterRotation!.previous_secret_expires_at).toBe(server.clock() + 3600);
 
     // The API recorded each act in the activity, in the console's words, as the key's account.
-    const events = (await server.ctx.store.console.listEvents({ limit: 200 })).filter((e) => e.target === id);
+    const events = (await server.ctx.store.activity.list({ limit: 200 })).filter((e) => e.target === id);
     expect(events.map((e) => e.action)).toEqual(
       expect.arrayContaining(['agent.create', 'agent.disable', 'agent.enable', 'agent.rotate_secret']),
     );
@@ -86,7 +86,7 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
       deleted: true,
       revoked: { grants: 0, codes: 0, requests: 0 },
     });
-    expect(await server.ctx.store.findAgent(id)).toBeUndefined();
+    expect(await server.ctx.store.agents.find(id)).toBeUndefined();
     expect(await refusal(remoteEnv(admin.secret), ['agent', 'disable', id])).toBe(
       `${server.baseUrl} refused: No such agent. (404 not_found)`,
     );
@@ -108,7 +108,7 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
     const rotated = await remote('agent', 'rotate-secret', party.agentId, '--revoke-grants');
     expect(rotated).toMatchObject({ previous_secret_valid_for: 0, revoked: { grants: 1 } });
     expect(await userinfo(again.access_token)).toBe(401);
-    expect((await server.ctx.store.findAgent(party.agentId))!.secret_digest).toBe(
+    expect((await server.ctx.store.agents.find(party.agentId))!.secret_digest).toBe(
       digest(rotated.agent_secret as string),
     );
   });
@@ -145,8 +145,8 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
       deleted: true,
       revoked: { grants: 0, codes: 0, requests: 0 },
     });
-    expect(await server.ctx.store.findAgent(doomed)).toBeUndefined();
-    const [deletion] = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
+    expect(await server.ctx.store.agents.find(doomed)).toBeUndefined();
+    const [deletion] = (await server.ctx.store.activity.list({ limit: 200 })).filter(
       (e) => e.target === doomed && e.action === 'agent.delete',
     );
     expect(deletion).toMatchObject({ actor_id: null, detail: 'cli: Twin: grants 0, codes 0, requests 0' });
@@ -203,7 +203,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
     };
     expect(listed).toEqual({ agent_id: id, policy: expected });
     const { clients, ...rest } = expected;
-    expect((await server.ctx.store.findAgent(id))!.policy).toEqual({
+    expect((await server.ctx.store.agents.find(id))!.policy).toEqual({
       ...rest,
       websites: clients,
       credentials_expire_at: Date.parse('2027-01-31T00:00:00Z') / 1000,
@@ -259,7 +259,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
       '--no-max-sign-ins-per-hour',
     );
     expect(reset).toEqual({ agent_id: id, policy: DEFAULT });
-    expect((await server.ctx.store.findAgent(id))!.policy).toBeNull();
+    expect((await server.ctx.store.agents.find(id))!.policy).toBeNull();
   });
 
   it('refuses what the rule refuses, in one line, on either side; a read-only key changes nothing', async () => {
@@ -277,7 +277,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
     expect(await refusal(remoteEnv(reader.secret), ['agent', 'policy', id, '--clients', 'ask'])).toBe(
       `${server.baseUrl} refused: This API key may only read. (403 insufficient_scope)`,
     );
-    expect((await server.ctx.store.findAgent(id))!.policy).toBeNull();
+    expect((await server.ctx.store.agents.find(id))!.policy).toBeNull();
     // Bad values are usage errors of the command itself (exit 1, before anything is sent).
     const bad = await agentauth(remoteEnv(admin.secret), ['agent', 'policy', id, '--clients', 'some']);
     expect(bad.code).not.toBe(0);
@@ -304,7 +304,7 @@ describe('agentauth api-key … on a remote server', () => {
 
     const revoked = JSON.parse((await agentauth(env, ['api-key', 'revoke', made.id as string, '--json'])).stdout);
     expect(revoked).toMatchObject({ id: made.id, revoked_at: expect.any(String) });
-    expect((await server.ctx.store.api.findKey(made.id as string))?.revoked_at).toEqual(expect.any(Number));
+    expect((await server.ctx.store.apiKeys.find(made.id as string))?.revoked_at).toEqual(expect.any(Number));
     expect(await refusal(env, ['agent', 'list'])).toBe(
       `${server.baseUrl} refused: The API key is unknown, revoked or expired, or its account is disabled. (401 invalid_token)`,
     );
@@ -313,15 +313,15 @@ describe('agentauth api-key … on a remote server', () => {
 
 describe('what the remote CLI refuses, in one line and exit code 1', () => {
   it('a read-only key writing: the API says why, and nothing changes', async () => {
-    const before = (await server.ctx.store.listAgents()).length;
+    const before = (await server.ctx.store.agents.list()).length;
     const env = remoteEnv(reader.secret);
     expect(await refusal(env, ['agent', 'create', '--name', 'Not allowed'])).toBe(
       `${server.baseUrl} refused: This API key may only read. (403 insufficient_scope)`,
     );
-    const someone = (await server.ctx.store.listAgents())[0]!;
+    const someone = (await server.ctx.store.agents.list())[0]!;
     expect(await refusal(env, ['agent', 'disable', someone.id])).toMatch(/\(403 insufficient_scope\)$/);
-    expect((await server.ctx.store.listAgents()).length).toBe(before);
-    expect((await server.ctx.store.findAgent(someone.id))?.status).toBe(someone.status);
+    expect((await server.ctx.store.agents.list()).length).toBe(before);
+    expect((await server.ctx.store.agents.find(someone.id))?.status).toBe(someone.status);
     // Reading is what it may do.
     expect((await agentauth(env, ['agent', 'list', '--json'])).code).toBe(0);
   });

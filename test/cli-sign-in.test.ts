@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
 import { decideApproval } from '../src/domain/approvals.ts';
-import type { AgentPolicy } from '../src/store/types.ts';
+import type { AgentPolicy } from '../src/store/agents.ts';
 import { checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -87,7 +87,7 @@ function signIn(
   });
 }
 
-const storedStatus = async (requestId: string) => (await server.ctx.store.findRequest(requestId))?.status;
+const storedStatus = async (requestId: string) => (await server.ctx.store.requests.find(requestId))?.status;
 
 async function until(condition: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -111,7 +111,7 @@ describe('agentauth sign-in', () => {
       `Signed in as ${party.agentId}; the browser has continued to ${HOST} (${started.requestId} completed). ` +
         `Website (name it gives itself, unverified): "Acme Notes"; browser goes to ${HOST}; client_id: "${party.clientId}"; scope: "openid email"; resource: none (tokens for the website itself).\n`,
     );
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+    expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
       status: 'completed',
       agent_id: party.agentId,
       model: MODEL,
@@ -252,7 +252,7 @@ describe('agentauth sign-in', () => {
     expect((await signIn([started.requestId, '--any', '--wait', '--timeout', 'soon'])).code).toBe(2);
     expect(await storedStatus(started.requestId)).toBe('pending');
     expect(
-      (await server.ctx.store.listAuditEvents({ limit: 1000 })).filter(
+      (await server.ctx.store.signIns.listEvents({ limit: 1000 })).filter(
         (event) => event.request_id === started.requestId,
       ),
     ).toEqual([]);
@@ -351,8 +351,8 @@ describe("agentauth sign-in when the agent's owner is in control", () => {
 
   /** The approval the request is held for, once the command has asked. */
   async function approvalOf(requestId: string): Promise<string> {
-    await until(async () => (await server.ctx.store.findRequest(requestId))?.approval_id != null);
-    return (await server.ctx.store.findRequest(requestId))!.approval_id!;
+    await until(async () => (await server.ctx.store.requests.find(requestId))?.approval_id != null);
+    return (await server.ctx.store.requests.find(requestId))!.approval_id!;
   }
 
   it('a policy refusal exits 8 with the refusal in plain words', async () => {

@@ -195,7 +195,7 @@ describe('agentauth client and agent commands', () => {
       expect(stdout).toBe(
         `${id} is updated\nname:          Fixed site\nredirect URIs: https://fixed.example/cb http://localhost:9000/cb\napproval:      auto\n`,
       );
-      const events = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
+      const events = (await server.ctx.store.activity.list({ limit: 200 })).filter(
         (e) => e.target === id && e.action === 'website.update',
       );
       // Both commands may run within one second, where the list's order is the ids': compare as a set.
@@ -223,7 +223,7 @@ describe('agentauth client and agent commands', () => {
       );
       expect(await cliFails(['client', 'update', id])).toMatch(/nothing to change/);
       expect(await cliFails(['client', 'update', 'cli_nobody', '--name', 'X'])).toMatch(/no client cli_nobody/);
-      expect(await server.ctx.store.findClient(id)).toMatchObject({ name: 'Fixed site', approval: 'auto' });
+      expect(await server.ctx.store.clients.find(id)).toMatchObject({ name: 'Fixed site', approval: 'auto' });
 
       // Delete: its tokens stop working and its code cannot be redeemed, in one step. (Made by the
       // server, whose JWT_SECRET seals its secret; the CLI here runs with another.)
@@ -237,13 +237,13 @@ describe('agentauth client and agent commands', () => {
         deleted: true,
         revoked: { grants: 1, codes: 1, requests: 0 },
       });
-      expect(await server.ctx.store.findClient(party.clientId)).toBeUndefined();
+      expect(await server.ctx.store.clients.find(party.clientId)).toBeUndefined();
       const userinfo = await fetch(`${server.baseUrl}/userinfo`, {
         headers: { authorization: `Bearer ${tokens.access_token}` },
       });
       expect(userinfo.status).toBe(401);
       expect((await redeem(server, party, unredeemed.code, unredeemed.verifier)).status).toBe(401);
-      const [event] = (await server.ctx.store.console.listEvents({ limit: 200 })).filter(
+      const [event] = (await server.ctx.store.activity.list({ limit: 200 })).filter(
         (e) => e.target === party.clientId && e.action === 'website.delete',
       );
       expect(event).toMatchObject({ actor_id: null, detail: 'cli: Doomed site: grants 1, codes 1, requests 0' });
@@ -305,12 +305,12 @@ describe('agentauth account commands', () => {
       expect(expiresAt).toBeLessThan(now + 3600 + 60);
       // Only the link's digest is stored.
       const token = url.slice(url.lastIndexOf('/') + 1);
-      expect(await server.ctx.store.console.findLink(digest(token))).toMatchObject({
+      expect(await server.ctx.store.links.find(digest(token))).toMatchObject({
         purpose: 'setup',
         account_id: created.account_id,
         used_at: null,
       });
-      const event = (await server.ctx.store.console.listEvents({ limit: 100 })).find(
+      const event = (await server.ctx.store.activity.list({ limit: 100 })).find(
         (e) => e.action === 'admin.create_account' && e.target === created.account_id,
       );
       expect(event).toMatchObject({ actor_id: null, detail: 'cli' });
@@ -414,8 +414,8 @@ describe('agentauth account commands', () => {
         email: 'Member.Mia@Example.com',
         status: 'disabled',
       });
-      expect((await server.ctx.store.console.findAccount(id))?.status).toBe('disabled');
-      expect(await server.ctx.store.console.listSessions(id, server.clock())).toEqual([]);
+      expect((await server.ctx.store.accounts.find(id))?.status).toBe('disabled');
+      expect(await server.ctx.store.sessions.list(id, server.clock())).toEqual([]);
       expect((await person.get('/console')).location).toBe('/console/sign-in?next=%2Fconsole');
       expect((await cli('account', 'list')).accounts).toEqual(
         expect.arrayContaining([expect.objectContaining({ account_id: id, status: 'disabled' })]),
@@ -426,7 +426,7 @@ describe('agentauth account commands', () => {
         email: 'Member.Mia@Example.com',
         status: 'active',
       });
-      expect((await server.ctx.store.console.findAccount(id))?.status).toBe('active');
+      expect((await server.ctx.store.accounts.find(id))?.status).toBe('active');
 
       // A new link for someone who lost their passkey: it signs them in once.
       const fresh = await cliWith({ BASE_URL: server.baseUrl }, 'account', 'setup-link', 'member.mia@example.com');
@@ -441,7 +441,7 @@ describe('agentauth account commands', () => {
       expect((await again.get(freshPath)).status).toBe(200);
       expect((await again.post(freshPath)).location).toBe('/console/account?notice=welcome');
 
-      const actions = (await server.ctx.store.console.listEvents({ limit: 200 })).filter((e) => e.target === id);
+      const actions = (await server.ctx.store.activity.list({ limit: 200 })).filter((e) => e.target === id);
       expect(actions.map((e) => e.action)).toEqual(
         expect.arrayContaining([
           'admin.create_account',
@@ -469,7 +469,7 @@ describe('agentauth account commands', () => {
       )![1]!;
       expect((await fetch(url)).status).toBe(200);
       await cli('account', 'disable', 'inviter.ivo@example.com');
-      expect((await server.ctx.store.console.findLink(digest(url.split('/').pop()!)))?.revoked_at).toEqual(
+      expect((await server.ctx.store.links.find(digest(url.split('/').pop()!)))?.revoked_at).toEqual(
         expect.any(Number),
       );
       await cli('account', 'enable', 'inviter.ivo@example.com');

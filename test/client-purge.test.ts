@@ -56,7 +56,7 @@ const readRegistration = (server: TestServer, client: RegistrationResponse) =>
   });
 
 const lastUsed = async (server: TestServer, clientId: string) =>
-  (await server.ctx.store.findClient(clientId))?.last_used_at;
+  (await server.ctx.store.clients.find(clientId))?.last_used_at;
 
 describe('purge of self-registered clients', () => {
   it('purges a dynamically registered client unused for SELF_REGISTERED_CLIENT_RETENTION (30 days), never a manual one; its registration token then names nothing', async () => {
@@ -66,17 +66,17 @@ describe('purge of self-registered clients', () => {
 
     server.clock.advance(30 * DAY - 1);
     expect((await purgeOnce(server.ctx)).clients).toBe(0);
-    expect(await server.ctx.store.findClient(dynamic.client_id)).toBeDefined();
+    expect(await server.ctx.store.clients.find(dynamic.client_id)).toBeDefined();
 
     server.clock.advance(2);
     expect((await purgeOnce(server.ctx)).clients).toBe(1);
-    expect(await server.ctx.store.findClient(dynamic.client_id)).toBeUndefined();
-    expect(await server.ctx.store.findClient(manual.clientId)).toBeDefined();
+    expect(await server.ctx.store.clients.find(dynamic.client_id)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(manual.clientId)).toBeDefined();
     await expectJsonError(await readRegistration(server, dynamic), 401, 'invalid_token');
 
     server.clock.advance(365 * DAY);
     expect((await purgeOnce(server.ctx)).clients).toBe(0);
-    expect(await server.ctx.store.findClient(manual.clientId)).toBeDefined();
+    expect(await server.ctx.store.clients.find(manual.clientId)).toBeDefined();
   });
 
   it('keeps a client while a grant of it exists, and purges it in the run that purges its last grant', async () => {
@@ -87,15 +87,15 @@ describe('purge of self-registered clients', () => {
 
     server.clock.advance(2 * DAY);
     expect((await purgeOnce(server.ctx)).clients).toBe(1);
-    expect(await server.ctx.store.findClient(idle.client_id)).toBeUndefined();
-    expect(await server.ctx.store.findClient(signedIn.client_id)).toBeDefined();
+    expect(await server.ctx.store.clients.find(idle.client_id)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(signedIn.client_id)).toBeDefined();
 
     // The refresh token (30 days) expires, is kept PURGE_AFTER (1 day), and goes with its grant.
     server.clock.advance(28 * DAY + 1);
     expect(await purgeOnce(server.ctx)).toMatchObject({ grants: 0, clients: 0 });
     server.clock.advance(DAY);
     expect(await purgeOnce(server.ctx)).toMatchObject({ grants: 1, clients: 1 });
-    expect(await server.ctx.store.findClient(signedIn.client_id)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(signedIn.client_id)).toBeUndefined();
   });
 
   it('keeps a client while a request of it can still be used; its use is written at most once a day', async () => {
@@ -149,7 +149,7 @@ describe('purge of self-registered clients', () => {
     server.clock.advance(DAY);
     // Now unused for 2 days and 1 second: the managed one goes; the signed-in one has its grant.
     expect((await purgeOnce(server.ctx)).clients).toBe(1);
-    expect(await server.ctx.store.findClient(other.client_id)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(other.client_id)).toBeUndefined();
   });
 
   it('never purges a self-registered client an operator disabled (a metadata document one would come back enabled)', async () => {
@@ -159,8 +159,8 @@ describe('purge of self-registered clients', () => {
     await setClientStatus(server.ctx, disabled.client_id, 'inactive');
     server.clock.advance(2 * DAY);
     expect((await purgeOnce(server.ctx)).clients).toBe(1);
-    expect(await server.ctx.store.findClient(idle.client_id)).toBeUndefined();
-    expect(await server.ctx.store.findClient(disabled.client_id)).toMatchObject({ status: 'inactive' });
+    expect(await server.ctx.store.clients.find(idle.client_id)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(disabled.client_id)).toMatchObject({ status: 'inactive' });
   });
 
   describe('a metadata document client', () => {
@@ -196,19 +196,19 @@ describe('purge of self-registered clients', () => {
         );
 
       expect((await authorize()).status).toBe(200);
-      expect(await server.ctx.store.findClient(clientId)).toMatchObject({
+      expect(await server.ctx.store.clients.find(clientId)).toMatchObject({
         source: 'metadata_document',
         last_used_at: server.clock(),
       });
 
       server.clock.advance(DAY + 601);
       expect((await purgeOnce(server.ctx)).clients).toBe(1);
-      expect(await server.ctx.store.findClient(clientId)).toBeUndefined();
+      expect(await server.ctx.store.clients.find(clientId)).toBeUndefined();
 
       const again = await authorize();
       expect(again.status).toBe(200);
       expect(await again.text()).toContain('<span id="client-name">Notes for MCP</span>');
-      expect(await server.ctx.store.findClient(clientId)).toMatchObject({
+      expect(await server.ctx.store.clients.find(clientId)).toMatchObject({
         source: 'metadata_document',
         status: 'active',
         last_used_at: server.clock(),

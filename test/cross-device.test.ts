@@ -35,7 +35,7 @@ async function lookup(
 }
 
 const outcomes = async (requestId: string) =>
-  (await server.ctx.store.listAuditEvents({ limit: 1000 }))
+  (await server.ctx.store.signIns.listEvents({ limit: 1000 }))
     .filter((e) => e.request_id === requestId)
     .map((e) => e.outcome);
 
@@ -49,7 +49,7 @@ describe('consent phishing: an agent can look a request up and refuse a site it 
     const { status, body, response } = await lookup(started.requestId);
     expect(status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
-    const stored = (await server.ctx.store.findRequest(started.requestId))!;
+    const stored = (await server.ctx.store.requests.find(started.requestId))!;
     expect(body).toEqual({
       request_id: started.requestId,
       client_id: party.clientId,
@@ -118,7 +118,7 @@ describe('identity swap: a leaked request_id cannot sign a browser in as someone
     );
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'pending' });
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
-    expect((await server.ctx.store.findRequest(started.requestId))!.agent_id).toBe(party.agentId);
+    expect((await server.ctx.store.requests.find(started.requestId))!.agent_id).toBe(party.agentId);
   });
 
   it('a second, different agent on an authenticated request makes it request_contested, and no code is released', async () => {
@@ -135,7 +135,7 @@ describe('identity swap: a leaked request_id cannot sign a browser in as someone
     expect(page.status).toBe(409);
     expect(page.headers.get('location')).toBeNull();
     expect(metaContent(await page.text(), 'error')).toBe('request_contested');
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+    expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
       status: 'error',
       error: 'request_contested',
     });

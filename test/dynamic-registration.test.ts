@@ -133,7 +133,7 @@ describe('registration (RFC 7591)', () => {
     });
     expectNoEmptyStrings(client);
 
-    const record = await server.ctx.store.findClient(client.client_id);
+    const record = await server.ctx.store.clients.find(client.client_id);
     expect(record).toMatchObject({
       name: 'Acme Notes',
       source: 'dynamic',
@@ -210,7 +210,9 @@ describe('registration (RFC 7591)', () => {
     });
     expect(basic.token_endpoint_auth_method).toBe('client_secret_post');
     expect(basic.client_name).toBe('app.example');
-    expect((await server.ctx.store.findClient(basic.client_id))?.token_endpoint_auth_method).toBe('client_secret_post');
+    expect((await server.ctx.store.clients.find(basic.client_id))?.token_endpoint_auth_method).toBe(
+      'client_secret_post',
+    );
     // The secret works as the answer says: in the body.
     expect((await obtainTokens(server, await partyOf(basic))).access_token).toEqual(expect.any(String));
 
@@ -226,7 +228,7 @@ describe('registration (RFC 7591)', () => {
   });
 
   it('refuses bad metadata with 400 invalid_redirect_uri or invalid_client_metadata, and registers nothing', async () => {
-    const before = (await server.ctx.store.listClients()).length;
+    const before = (await server.ctx.store.clients.list()).length;
     const uri = { redirect_uris: [REDIRECT_URI] };
     const cases: Array<[string, unknown, string]> = [
       ['no redirect_uris', { client_name: 'x' }, 'invalid_client_metadata'],
@@ -287,7 +289,7 @@ describe('registration (RFC 7591)', () => {
       expectNoStore(response, what);
       await expectJsonError(response, 400, error, what);
     }
-    expect((await server.ctx.store.listClients()).length).toBe(before);
+    expect((await server.ctx.store.clients.list()).length).toBe(before);
   });
 
   it('refuses token_endpoint_auth_method none while PUBLIC_CLIENTS is off (and registers confidential clients there)', async () => {
@@ -302,7 +304,7 @@ describe('registration (RFC 7591)', () => {
         'invalid_client_metadata',
       );
       expect(error_description).toContain('PUBLIC_CLIENTS');
-      expect(await confidentialOnly.ctx.store.listClients()).toEqual([]);
+      expect(await confidentialOnly.ctx.store.clients.list()).toEqual([]);
       const client = await registered({ redirect_uris: ['http://127.0.0.1/cb'] }, confidentialOnly);
       expect(client.token_endpoint_auth_method).toBe('client_secret_post');
     } finally {
@@ -398,7 +400,7 @@ describe('the client configuration endpoint (RFC 7592)', () => {
     expect(descriptions.size).toBe(1);
     // Nothing happened to either client.
     expect((await manage(server, 'GET', client.client_id, client.registration_access_token)).status).toBe(200);
-    expect((await server.ctx.store.findClient(client.client_id))?.redirect_uris).toEqual([REDIRECT_URI]);
+    expect((await server.ctx.store.clients.find(client.client_id))?.redirect_uris).toEqual([REDIRECT_URI]);
   });
 
   it('a client made with the CLI or the console cannot be managed, whatever the bearer', async () => {
@@ -416,7 +418,7 @@ describe('the client configuration endpoint (RFC 7592)', () => {
         await expectJsonError(response, 401, 'invalid_token', `${method} ${token.slice(0, 8)}`);
       }
     }
-    expect(await server.ctx.store.findClient(manual.clientId)).toMatchObject({
+    expect(await server.ctx.store.clients.find(manual.clientId)).toMatchObject({
       source: 'manual',
       redirect_uris: [manual.redirectUri],
     });
@@ -512,7 +514,7 @@ describe('the client configuration endpoint (RFC 7592)', () => {
       expectNoStore(response, what);
       await expectJsonError(response, 400, error, what);
     }
-    expect(await server.ctx.store.findClient(client.client_id)).toMatchObject({
+    expect(await server.ctx.store.clients.find(client.client_id)).toMatchObject({
       name: 'Kept',
       redirect_uris: [REDIRECT_URI],
       token_endpoint_auth_method: 'client_secret_post',
@@ -570,7 +572,7 @@ describe('the client configuration endpoint (RFC 7592)', () => {
     expect(deleted.status).toBe(204);
     expectNoStore(deleted);
     expect(await deleted.text()).toBe('');
-    expect(await server.ctx.store.findClient(client.client_id)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(client.client_id)).toBeUndefined();
 
     for (const method of ['GET', 'PUT', 'DELETE'] as const) {
       const response = await manage(
@@ -606,7 +608,7 @@ describe('the client configuration endpoint (RFC 7592)', () => {
       'invalid_client',
     );
     // The grant is revoked in the database, and the access token is refused where it is checked.
-    const refresh = await server.ctx.store.findRefreshTokenContext(digest(tokens.refresh_token));
+    const refresh = await server.ctx.store.refreshTokens.findContext(digest(tokens.refresh_token));
     expect(refresh?.grant.revoked_at).toEqual(expect.any(Number));
     await expectJsonError(
       await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } }),
@@ -745,7 +747,7 @@ describe('the endpoints as HTTP', () => {
       expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
       expectNoStore(third);
       await expectJsonError(third, 429, 'too_many_requests');
-      expect(await throttled.ctx.store.listClients()).toHaveLength(1);
+      expect(await throttled.ctx.store.clients.list()).toHaveLength(1);
     } finally {
       await throttled.close();
     }
@@ -774,7 +776,7 @@ describe('the endpoints as HTTP', () => {
         await fetch(`${closed.baseUrl}/.well-known/oauth-authorization-server`)
       ).json()) as Record<string, unknown>;
       expect(metadata).not.toHaveProperty('registration_endpoint');
-      expect(await closed.ctx.store.listClients()).toHaveLength(1);
+      expect(await closed.ctx.store.clients.list()).toHaveLength(1);
     } finally {
       await closed.close();
     }

@@ -7,7 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
 import { decideApproval } from '../src/domain/approvals.ts';
-import type { AgentPolicy } from '../src/store/types.ts';
+import type { AgentPolicy } from '../src/store/agents.ts';
 import { checkStatus, continueFlow, type Party, setupParty, startFlow } from './helpers/flow.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -76,7 +76,7 @@ async function call(name: string, args: Record<string, unknown>, timeout?: numbe
   };
 }
 
-const storedStatus = async (requestId: string) => (await server.ctx.store.findRequest(requestId))?.status;
+const storedStatus = async (requestId: string) => (await server.ctx.store.requests.find(requestId))?.status;
 
 describe('agentauth mcp', () => {
   it('lists its three tools, with the request id required', async () => {
@@ -167,7 +167,7 @@ describe('agentauth mcp', () => {
       agent_id: party.agentId,
       client_name: 'Acme Notes',
     });
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+    expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
       status: 'authenticated',
       agent_id: party.agentId,
       model: MODEL,

@@ -112,7 +112,7 @@ describe('Client ID Metadata Documents', () => {
     expect(response.status).toBe(200);
     const tokens = (await response.json()) as Tokens;
     expect(tokens.id_token).toBeUndefined();
-    expect(await server.ctx.store.findClient(clientId)).toMatchObject({
+    expect(await server.ctx.store.clients.find(clientId)).toMatchObject({
       source: 'metadata_document',
       token_endpoint_auth_method: 'none',
       name: 'Notes for MCP',
@@ -145,7 +145,7 @@ describe('Client ID Metadata Documents', () => {
   ])('refuses a document with %s: a 400 page, nothing stored', async (_name, path, fields) => {
     const clientId = publish(path, fields);
     await expectErrorPage(await authorizeWith(server, clientId), 400, 'invalid_client');
-    expect(await server.ctx.store.findClient(clientId)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(clientId)).toBeUndefined();
   });
 
   it('escapes a hostile client_name on the page (the name is the document author’s)', async () => {

@@ -49,7 +49,7 @@ async function settledDeliveries(ms = 20_000): Promise<Record<string, number>> {
   const deadline = Date.now() + ms;
   for (;;) {
     const rows = await Promise.all(
-      (await ctx.store.webhooks.listWebhooks()).map((w) => ctx.store.webhooks.listDeliveries(w.webhook.id, 1000)),
+      (await ctx.store.webhooks.list()).map((w) => ctx.store.webhooks.listDeliveries(w.webhook.id, 1000)),
     );
     const counts: Record<string, number> = {};
     for (const delivery of rows.flat()) counts[delivery.status] = (counts[delivery.status] ?? 0) + 1;

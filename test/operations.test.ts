@@ -142,8 +142,8 @@ describe('purge', () => {
       server.clock.advance(3600 + 61);
       const counts = await purgeOnce(server.ctx);
       expect(counts).toMatchObject({ requests: 2, codes: 1, accessTokens: 1, refreshTokens: 0 });
-      expect(await server.ctx.store.findRequest(pending.requestId)).toBeUndefined();
-      expect(await server.ctx.store.findRefreshToken(digest(tokens.refresh_token))).toBeDefined();
+      expect(await server.ctx.store.requests.find(pending.requestId)).toBeUndefined();
+      expect(await server.ctx.store.refreshTokens.find(digest(tokens.refresh_token))).toBeDefined();
       const refreshed = await postForm(server, '/token', {
         grant_type: 'refresh_token',
         refresh_token: tokens.refresh_token,

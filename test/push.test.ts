@@ -83,8 +83,8 @@ describe('GET /api/check-status/events', () => {
   it('reads the database once per change, not while nothing changes', async () => {
     const started = await startFlow(server, party);
     const reads: string[] = [];
-    const original = server.ctx.store.findRequestStatus.bind(server.ctx.store);
-    server.ctx.store.findRequestStatus = (id) => {
+    const original = server.ctx.store.requests.findStatus.bind(server.ctx.store);
+    server.ctx.store.requests.findStatus = (id) => {
       reads.push(id);
       return original(id);
     };
@@ -101,7 +101,7 @@ describe('GET /api/check-status/events', () => {
       expect(reads.length).toBe(40);
       await Promise.all(streams.map((stream) => stream.close()));
     } finally {
-      server.ctx.store.findRequestStatus = original;
+      server.ctx.store.requests.findStatus = original;
     }
   });
 

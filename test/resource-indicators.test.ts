@@ -224,7 +224,7 @@ describe('which resources tokens may be for', () => {
       resources: [resource],
     });
     expect((await authorizeFor(server, party, { resource })).status).toBe(200);
-    await server.ctx.store.updateClient(client.id, { status: 'inactive' });
+    await server.ctx.store.clients.update(client.id, { status: 'inactive' });
     await expectErrorPage(await authorizeFor(server, party, { resource }), 400, 'invalid_target');
   });
 

@@ -126,7 +126,7 @@ describe('file modes', () => {
     });
     try {
       // A write, so that the WAL holds something.
-      await server.ctx.store.recordAuditEvent({
+      await server.ctx.store.signIns.record({
         at: 1,
         agent_id: null,
         request_id: null,

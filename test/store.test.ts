@@ -8,14 +8,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/store/open.ts';
 import { freshDatabase, TEST_ENGINE } from './helpers/server.ts';
-import type {
-  AuditEvent,
-  AuthorizationRequestRecord,
-  CodeRecord,
-  GrantRecord,
-  IssuedTokens,
-  Store,
-} from '../src/store/types.ts';
+import type { CodeRecord, GrantRecord, IssuedTokens } from '../src/store/tokens.ts';
+import type { AuditEvent } from '../src/store/history.ts';
+import type { AuthorizationRequestRecord } from '../src/store/requests.ts';
+import type { Store } from '../src/store/types.ts';
 
 interface Engine {
   name: string;
@@ -150,9 +146,9 @@ describe.each(engines)('Store on $name', (engine) => {
   /** A request taken to completed, with its code stored: what a token exchange starts from. */
   async function issuedCode(): Promise<CodeRecord> {
     const r = request({ status: 'authenticated' });
-    await store.insertRequest(r);
+    await store.requests.insert(r);
     const c = code(r.id);
-    expect(await store.completeRequestWithCode(r.id, 'browser', NOW, c)).toBe(true);
+    expect(await store.requests.complete(r.id, 'browser', NOW, c)).toBe(true);
     return c;
   }
 
@@ -161,25 +157,25 @@ describe.each(engines)('Store on $name', (engine) => {
     const c = await issuedCode();
     const g = grant();
     const t = tokens(g.id);
-    expect(await store.redeemCode(c.digest, NOW, g, t)).toBe(true);
+    expect(await store.codes.redeem(c.digest, NOW, g, t)).toBe(true);
     return { g, t };
   }
 
   it('pending → authenticated has exactly one winner under concurrency', async () => {
     const r = request();
-    await store.insertRequest(r);
+    await store.requests.insert(r);
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        store.markRequestAuthenticated(r.id, { agent_id: `agt_${i}`, model: 'm' }, NOW + 1, audit(`agt_${i}`, r.id)),
+        store.requests.authenticate(r.id, { agent_id: `agt_${i}`, model: 'm' }, NOW + 1, audit(`agt_${i}`, r.id)),
       ),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await store.findRequest(r.id)).toMatchObject({ status: 'authenticated', authenticated_at: NOW + 1 });
+    expect(await store.requests.find(r.id)).toMatchObject({ status: 'authenticated', authenticated_at: NOW + 1 });
     // The winner's audit event was written with the transition; the losers' were rolled back with theirs.
     const winner = `agt_${results.indexOf(true)}`;
     const events = (
       await Promise.all(
-        Array.from({ length: 20 }, (_, i) => store.listAuditEvents({ agent_id: `agt_${i}`, limit: 10 })),
+        Array.from({ length: 20 }, (_, i) => store.signIns.listEvents({ agent_id: `agt_${i}`, limit: 10 })),
       )
     )
       .flat()
@@ -192,9 +188,9 @@ describe.each(engines)('Store on $name', (engine) => {
     const stop = await store.watchStatus({ changed: (payload) => void heard.push(payload), resumed: () => {} });
     try {
       const expired = request();
-      await store.insertRequest(expired);
+      await store.requests.insert(expired);
       expect(
-        await store.markRequestAuthenticated(
+        await store.requests.authenticate(
           expired.id,
           { agent_id: 'agt_1', model: 'm' },
           NOW + 600,
@@ -202,21 +198,16 @@ describe.each(engines)('Store on $name', (engine) => {
         ),
       ).toBe(false);
       const live = request();
-      await store.insertRequest(live);
+      await store.requests.insert(live);
       expect(
-        await store.markRequestAuthenticated(
-          live.id,
-          { agent_id: 'agt_1', model: 'm' },
-          NOW + 1,
-          audit('agt_1', live.id),
-        ),
+        await store.requests.authenticate(live.id, { agent_id: 'agt_1', model: 'm' }, NOW + 1, audit('agt_1', live.id)),
       ).toBe(true);
       // PostgreSQL delivers NOTIFY asynchronously: wait for the one that must come.
       for (let waited = 0; !heard.includes(live.id) && waited < 5000; waited += 20)
         await new Promise((resolve) => setTimeout(resolve, 20));
       expect(heard).toEqual([live.id]);
       expect(
-        (await store.listAuditEvents({ agent_id: 'agt_1', limit: 100 })).filter((e) => e.request_id === expired.id),
+        (await store.signIns.listEvents({ agent_id: 'agt_1', limit: 100 })).filter((e) => e.request_id === expired.id),
       ).toEqual([]);
     } finally {
       await stop();
@@ -225,39 +216,39 @@ describe.each(engines)('Store on $name', (engine) => {
 
   it('an expired request cannot be authenticated', async () => {
     const r = request();
-    await store.insertRequest(r);
+    await store.requests.insert(r);
     expect(
-      await store.markRequestAuthenticated(r.id, { agent_id: 'agt_1', model: 'm' }, NOW + 600, audit('agt_1', r.id)),
+      await store.requests.authenticate(r.id, { agent_id: 'agt_1', model: 'm' }, NOW + 600, audit('agt_1', r.id)),
     ).toBe(false);
-    expect((await store.findRequest(r.id))!.status).toBe('pending');
+    expect((await store.requests.find(r.id))!.status).toBe('pending');
   });
 
   it('authenticated → completed stores the code in the same transaction, once, for the bound browser only', async () => {
     const r = request({ status: 'authenticated', agent_id: 'agt_1', model: 'm', authenticated_at: NOW });
-    await store.insertRequest(r);
+    await store.requests.insert(r);
     const wrongBrowser = code(r.id);
-    expect(await store.completeRequestWithCode(r.id, 'other-browser', NOW + 1, wrongBrowser)).toBe(false);
-    expect(await store.findCode(wrongBrowser.digest)).toBeUndefined();
+    expect(await store.requests.complete(r.id, 'other-browser', NOW + 1, wrongBrowser)).toBe(false);
+    expect(await store.codes.find(wrongBrowser.digest)).toBeUndefined();
     const attempts = Array.from({ length: 5 }, () => code(r.id));
-    const results = await Promise.all(attempts.map((c) => store.completeRequestWithCode(r.id, 'browser', NOW + 1, c)));
+    const results = await Promise.all(attempts.map((c) => store.requests.complete(r.id, 'browser', NOW + 1, c)));
     expect(results.filter(Boolean)).toHaveLength(1);
-    const stored = await Promise.all(attempts.map((c) => store.findCode(c.digest)));
+    const stored = await Promise.all(attempts.map((c) => store.codes.find(c.digest)));
     expect(stored.filter(Boolean)).toHaveLength(1);
-    expect((await store.findRequest(r.id))!.status).toBe('completed');
+    expect((await store.requests.find(r.id))!.status).toBe('completed');
   });
 
   it('failRequest moves pending or authenticated to error, never a completed request', async () => {
     const r = request();
-    await store.insertRequest(r);
-    expect(await store.failRequest(r.id, 'browser', NOW, 'access_denied', 'cancelled')).toBe(true);
-    expect(await store.findRequest(r.id)).toMatchObject({
+    await store.requests.insert(r);
+    expect(await store.requests.fail(r.id, 'browser', NOW, 'access_denied', 'cancelled')).toBe(true);
+    expect(await store.requests.find(r.id)).toMatchObject({
       status: 'error',
       error: 'access_denied',
       error_description: 'cancelled',
     });
     const done = request({ status: 'completed' });
-    await store.insertRequest(done);
-    expect(await store.failRequest(done.id, 'browser', NOW, 'access_denied', 'x')).toBe(false);
+    await store.requests.insert(done);
+    expect(await store.requests.fail(done.id, 'browser', NOW, 'access_denied', 'x')).toBe(false);
   });
 
   it('a code is redeemed once: one winner writes grant and tokens, losers write nothing', async () => {
@@ -266,15 +257,15 @@ describe.each(engines)('Store on $name', (engine) => {
       const g = grant();
       return { g, t: tokens(g.id) };
     });
-    const results = await Promise.all(attempts.map(({ g, t }) => store.redeemCode(c.digest, NOW + 1, g, t)));
+    const results = await Promise.all(attempts.map(({ g, t }) => store.codes.redeem(c.digest, NOW + 1, g, t)));
     expect(results.filter(Boolean)).toHaveLength(1);
     const winner = attempts[results.indexOf(true)]!;
-    expect(await store.findCode(c.digest)).toMatchObject({ redeemed_at: NOW + 1, grant_id: winner.g.id });
+    expect(await store.codes.find(c.digest)).toMatchObject({ redeemed_at: NOW + 1, grant_id: winner.g.id });
     for (const { g, t } of attempts) {
       const present = g === winner.g;
-      expect(!!(await store.findGrant(g.id))).toBe(present);
-      expect(!!(await store.findAccessToken(t.accessToken.jti))).toBe(present);
-      expect(!!(await store.findRefreshToken(t.refreshToken.digest))).toBe(present);
+      expect(!!(await store.grants.find(g.id))).toBe(present);
+      expect(!!(await store.accessTokens.find(t.accessToken.jti))).toBe(present);
+      expect(!!(await store.refreshTokens.find(t.refreshToken.digest))).toBe(present);
     }
   });
 
@@ -282,26 +273,26 @@ describe.each(engines)('Store on $name', (engine) => {
     const { g, t: first } = await redeemedGrant();
     const successors = Array.from({ length: 10 }, () => tokens(g.id));
     const results = await Promise.all(
-      successors.map((t) => store.rotateRefreshToken(first.refreshToken.digest, NOW + 1, t)),
+      successors.map((t) => store.refreshTokens.rotate(first.refreshToken.digest, NOW + 1, t)),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await store.findRefreshToken(first.refreshToken.digest)).toMatchObject({ used_at: NOW + 1 });
-    const stored = await Promise.all(successors.map((t) => store.findRefreshToken(t.refreshToken.digest)));
+    expect(await store.refreshTokens.find(first.refreshToken.digest)).toMatchObject({ used_at: NOW + 1 });
+    const stored = await Promise.all(successors.map((t) => store.refreshTokens.find(t.refreshToken.digest)));
     expect(stored.filter(Boolean)).toHaveLength(1);
   });
 
   it('revocation happens once and is idempotent', async () => {
     const { g, t } = await redeemedGrant();
     expect(
-      (await Promise.all([store.revokeGrant(g.id, NOW), store.revokeGrant(g.id, NOW)])).filter(Boolean),
+      (await Promise.all([store.grants.revoke(g.id, NOW), store.grants.revoke(g.id, NOW)])).filter(Boolean),
     ).toHaveLength(1);
-    expect((await store.findGrant(g.id))!.revoked_at).toBe(NOW);
-    expect(await store.revokeAccessToken(t.accessToken.jti, NOW)).toBe(true);
-    expect(await store.revokeAccessToken(t.accessToken.jti, NOW)).toBe(false);
+    expect((await store.grants.find(g.id))!.revoked_at).toBe(NOW);
+    expect(await store.accessTokens.revoke(t.accessToken.jti, NOW)).toBe(true);
+    expect(await store.accessTokens.revoke(t.accessToken.jti, NOW)).toBe(false);
   });
 
   it('clients and agents round-trip, including redirect URI lists and booleans', async () => {
-    await store.insertClient({
+    await store.clients.insert({
       id: 'cli_rt',
       name: 'N',
       secret_sealed: 'v1.x',
@@ -318,12 +309,12 @@ describe.each(engines)('Store on $name', (engine) => {
       resources: ['https://api.example/'],
       last_used_at: null,
     });
-    expect(await store.findClient('cli_rt')).toMatchObject({
+    expect(await store.clients.find('cli_rt')).toMatchObject({
       redirect_uris: ['https://a/cb', 'http://localhost/cb'],
       approval: 'manual',
       resources: ['https://api.example/'],
     });
-    await store.insertAgent({
+    await store.agents.insert({
       id: 'agt_rt',
       secret_digest: 'd',
       previous_secret_digest: null,
@@ -338,17 +329,17 @@ describe.each(engines)('Store on $name', (engine) => {
       account_id: null,
       policy: null,
     });
-    expect(await store.findAgent('agt_rt')).toMatchObject({
+    expect(await store.agents.find('agt_rt')).toMatchObject({
       owner_email_verified: true,
       owner_name: null,
       last_used_at: null,
     });
-    expect(await store.updateAgent('agt_rt', { status: 'disabled' })).toBe(true);
-    expect(await store.updateAgent('agt_nobody', { status: 'disabled' })).toBe(false);
+    expect(await store.agents.update('agt_rt', { status: 'disabled' })).toBe(true);
+    expect(await store.agents.update('agt_nobody', { status: 'disabled' })).toBe(false);
   });
 
   it('joined reads give every column, as the single-table reads do', async () => {
-    await store.insertClient({
+    await store.clients.insert({
       id: 'cli_join',
       name: 'Joined',
       secret_sealed: '',
@@ -365,7 +356,7 @@ describe.each(engines)('Store on $name', (engine) => {
       resources: [],
       last_used_at: null,
     });
-    await store.insertAgent({
+    await store.agents.insert({
       id: 'agt_join',
       secret_digest: 'd',
       previous_secret_digest: null,
@@ -381,32 +372,32 @@ describe.each(engines)('Store on $name', (engine) => {
       policy: null,
     });
     const r = request({ client_id: 'cli_join', resource: 'https://mcp.example/mcp', status: 'authenticated' });
-    await store.insertRequest(r);
-    expect(await store.findRequestWithClient(r.id)).toEqual({
-      request: await store.findRequest(r.id),
-      client: await store.findClient('cli_join'),
+    await store.requests.insert(r);
+    expect(await store.requests.findWithClient(r.id)).toEqual({
+      request: await store.requests.find(r.id),
+      client: await store.clients.find('cli_join'),
     });
     const c = { ...code(r.id), client_id: 'cli_join', agent_id: 'agt_join', resource: 'https://mcp.example/mcp' };
-    expect(await store.completeRequestWithCode(r.id, 'browser', NOW, c)).toBe(true);
-    expect(await store.findClientAndCode('cli_join', c.digest)).toEqual({
-      client: await store.findClient('cli_join'),
-      code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') },
+    expect(await store.requests.complete(r.id, 'browser', NOW, c)).toBe(true);
+    expect(await store.codes.findWithCaller('cli_join', c.digest)).toEqual({
+      client: await store.clients.find('cli_join'),
+      code: { code: await store.codes.find(c.digest), agent: await store.agents.find('agt_join') },
     });
-    expect(await store.findClientAndCode('cli_nobody', c.digest)).toEqual({
+    expect(await store.codes.findWithCaller('cli_nobody', c.digest)).toEqual({
       client: undefined,
-      code: { code: await store.findCode(c.digest), agent: await store.findAgent('agt_join') },
+      code: { code: await store.codes.find(c.digest), agent: await store.agents.find('agt_join') },
     });
 
-    expect(await store.findAgentAndRequest('agt_join', r.id)).toEqual({
-      agent: await store.findAgent('agt_join'),
-      found: await store.findRequestWithClient(r.id),
+    expect(await store.requests.findWithAgent('agt_join', r.id)).toEqual({
+      agent: await store.agents.find('agt_join'),
+      found: await store.requests.findWithClient(r.id),
     });
-    expect(await store.findAgentAndRequest('agt_none', r.id)).toEqual({
+    expect(await store.requests.findWithAgent('agt_none', r.id)).toEqual({
       agent: undefined,
-      found: await store.findRequestWithClient(r.id),
+      found: await store.requests.findWithClient(r.id),
     });
-    expect(await store.findAgentAndRequest('agt_join', 'req_none')).toEqual({
-      agent: await store.findAgent('agt_join'),
+    expect(await store.requests.findWithAgent('agt_join', 'req_none')).toEqual({
+      agent: await store.agents.find('agt_join'),
       found: undefined,
     });
 
@@ -414,10 +405,10 @@ describe.each(engines)('Store on $name', (engine) => {
     // (PostgreSQL), read as the limiter itself reads it; elsewhere the limiter is asked.
     const limiter = await store.createLimiter({ keyPrefix: 'ip', points: 5, duration: 60 });
     await limiter.penalty('192.0.2.9', 2);
-    const withCounter = await store.findAgentAndRequest('agt_join', r.id, limiter.getKey('192.0.2.9'));
-    const noCounter = await store.findAgentAndRequest('agt_join', r.id, limiter.getKey('192.0.2.10'));
-    expect(withCounter.agent).toEqual(await store.findAgent('agt_join'));
-    expect(withCounter.found).toEqual(await store.findRequestWithClient(r.id));
+    const withCounter = await store.requests.findWithAgent('agt_join', r.id, limiter.getKey('192.0.2.9'));
+    const noCounter = await store.requests.findWithAgent('agt_join', r.id, limiter.getKey('192.0.2.10'));
+    expect(withCounter.agent).toEqual(await store.agents.find('agt_join'));
+    expect(withCounter.found).toEqual(await store.requests.findWithClient(r.id));
     if (store.engine === 'postgres') {
       const own = await limiter.get('192.0.2.9');
       expect(withCounter.failures?.consumedPoints).toBe(own?.consumedPoints);
@@ -432,21 +423,21 @@ describe.each(engines)('Store on $name', (engine) => {
 
     // A row whose client or agent is gone still comes back, without it.
     const orphan = request({ client_id: 'cli_gone' });
-    await store.insertRequest(orphan);
-    expect(await store.findRequestWithClient(orphan.id)).toEqual({
-      request: await store.findRequest(orphan.id),
+    await store.requests.insert(orphan);
+    expect(await store.requests.findWithClient(orphan.id)).toEqual({
+      request: await store.requests.find(orphan.id),
       client: undefined,
     });
-    expect(await store.findRequestWithClient('req_none')).toBeUndefined();
-    expect(await store.findClientAndCode('cli_join', 'none')).toEqual({
-      client: await store.findClient('cli_join'),
+    expect(await store.requests.findWithClient('req_none')).toBeUndefined();
+    expect(await store.codes.findWithCaller('cli_join', 'none')).toEqual({
+      client: await store.clients.find('cli_join'),
       code: undefined,
     });
   });
 
   it('reads the calling client with the token it presents, in one row whatever exists', async () => {
     const { g, t } = await redeemedGrant();
-    await store.insertClient({
+    await store.clients.insert({
       id: 'cli_caller',
       name: 'Caller',
       secret_sealed: 'v1.x',
@@ -463,25 +454,25 @@ describe.each(engines)('Store on $name', (engine) => {
       resources: ['https://api.example/'],
       last_used_at: null,
     });
-    const caller = await store.findClient('cli_caller');
-    expect(await store.findClientAndAccessToken('cli_caller', t.accessToken.jti)).toEqual({
+    const caller = await store.clients.find('cli_caller');
+    expect(await store.accessTokens.findWithCaller('cli_caller', t.accessToken.jti)).toEqual({
       client: caller,
-      token: await store.findAccessTokenContext(t.accessToken.jti),
+      token: await store.accessTokens.findContext(t.accessToken.jti),
     });
-    expect(await store.findClientAndRefreshToken('cli_caller', t.refreshToken.digest)).toEqual({
+    expect(await store.refreshTokens.findWithCaller('cli_caller', t.refreshToken.digest)).toEqual({
       client: caller,
-      token: await store.findRefreshTokenContext(t.refreshToken.digest),
+      token: await store.refreshTokens.findContext(t.refreshToken.digest),
     });
-    expect((await store.findClientAndRefreshToken('cli_caller', t.refreshToken.digest)).token?.grant.id).toBe(g.id);
-    expect(await store.findClientAndAccessToken('cli_nobody', t.accessToken.jti)).toEqual({
+    expect((await store.refreshTokens.findWithCaller('cli_caller', t.refreshToken.digest)).token?.grant.id).toBe(g.id);
+    expect(await store.accessTokens.findWithCaller('cli_nobody', t.accessToken.jti)).toEqual({
       client: undefined,
-      token: await store.findAccessTokenContext(t.accessToken.jti),
+      token: await store.accessTokens.findContext(t.accessToken.jti),
     });
-    expect(await store.findClientAndAccessToken('cli_caller', 'atk_none')).toEqual({
+    expect(await store.accessTokens.findWithCaller('cli_caller', 'atk_none')).toEqual({
       client: caller,
       token: undefined,
     });
-    expect(await store.findClientAndRefreshToken('cli_nobody', 'none')).toEqual({
+    expect(await store.refreshTokens.findWithCaller('cli_nobody', 'none')).toEqual({
       client: undefined,
       token: undefined,
     });
@@ -490,9 +481,9 @@ describe.each(engines)('Store on $name', (engine) => {
   it('purge deletes only what expired before the cut-off', async () => {
     const old = request({ expires_at: NOW - 10 });
     const fresh = request({ expires_at: NOW + 10 });
-    await store.insertRequest(old);
-    await store.insertRequest(fresh);
-    await store.recordAuditEvent({
+    await store.requests.insert(old);
+    await store.requests.insert(fresh);
+    await store.signIns.record({
       at: NOW - 100,
       agent_id: 'agt_1',
       request_id: old.id,
@@ -505,17 +496,17 @@ describe.each(engines)('Store on $name', (engine) => {
     const counts = await store.purge({ expiredBefore: NOW, unauthenticatedBefore: NOW, auditBefore: NOW - 50 });
     expect(counts.requests).toBeGreaterThanOrEqual(1);
     expect(counts.auditEvents).toBeGreaterThanOrEqual(1);
-    expect(await store.findRequest(old.id)).toBeUndefined();
-    expect(await store.findRequest(fresh.id)).toBeDefined();
+    expect(await store.requests.find(old.id)).toBeUndefined();
+    expect(await store.requests.find(fresh.id)).toBeDefined();
   });
 
   it('purge deletes a backlog larger than its batch in several transactions, and nothing fresh', async () => {
     const expired = Array.from({ length: 25 }, () => request({ expires_at: NOW - 10 }));
     const fresh = Array.from({ length: 3 }, () => request({ expires_at: NOW + 10 }));
-    await Promise.all([...expired, ...fresh].map((r) => store.insertRequest(r)));
+    await Promise.all([...expired, ...fresh].map((r) => store.requests.insert(r)));
     const counts = await store.purge({ expiredBefore: NOW, unauthenticatedBefore: NOW, auditBefore: NOW - 50 }, 10);
     expect(counts.requests).toBeGreaterThanOrEqual(25);
-    for (const r of expired) expect(await store.findRequest(r.id)).toBeUndefined();
-    for (const r of fresh) expect(await store.findRequest(r.id)).toBeDefined();
+    for (const r of expired) expect(await store.requests.find(r.id)).toBeUndefined();
+    for (const r of fresh) expect(await store.requests.find(r.id)).toBeDefined();
   });
 });

@@ -63,7 +63,7 @@ describe('grant_type=authorization_code', () => {
     ]);
     expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'openid email profile' });
     expect(tokens.refresh_token).toMatch(/^rft_[A-Za-z0-9_-]{43}$/);
-    expect(await server.ctx.store.findCode(digest(code))).toMatchObject({ redeemed_at: expect.any(Number) });
+    expect(await server.ctx.store.codes.find(digest(code))).toMatchObject({ redeemed_at: expect.any(Number) });
   });
 
   it('issues an at+jwt access token verifiable with JWT_SECRET exactly as configured', async () => {
@@ -184,7 +184,7 @@ describe('grant_type=authorization_code', () => {
       'invalid_client',
     );
     const inactive = { ...party, ...(await server.createClient()) };
-    await server.ctx.store.updateClient(inactive.clientId, { status: 'inactive' });
+    await server.ctx.store.clients.update(inactive.clientId, { status: 'inactive' });
     await expectError(await redeem(server, inactive, code, verifier), 401, 'invalid_client');
   });
 

@@ -98,7 +98,7 @@ export async function idempotent(
   if (!/^[!-~]{1,255}$/.test(header))
     throw new InvalidRequest('Idempotency-Key must be 1 to 255 visible ASCII characters.');
   const fingerprint = digest(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`);
-  const earlier = await ctx.store.api.claimIdempotencyKey(caller.key.id, header, fingerprint, ctx.clock());
+  const earlier = await ctx.store.idempotency.claim(caller.key.id, header, fingerprint, ctx.clock());
   if (earlier) {
     if (earlier.fingerprint !== fingerprint)
       throw new IdempotencyKeyReused('This Idempotency-Key was used for a different request; use a new key.');
@@ -113,10 +113,10 @@ export async function idempotent(
   try {
     answer = await create();
   } catch (error) {
-    await ctx.store.api.releaseIdempotencyKey(caller.key.id, header);
+    await ctx.store.idempotency.release(caller.key.id, header);
     throw error;
   }
-  await ctx.store.api.finishIdempotencyKey(
+  await ctx.store.idempotency.finish(
     caller.key.id,
     header,
     answer.status,
@@ -163,7 +163,7 @@ export function timeCursor(raw: string | undefined): { at: number; id: string } 
  * and the cursor of the next page when there was one more row (lists sorted by created_at, id).
  *
  * @example
- * return pageOf(await ctx.store.api.pageAgents({ limit: limit + 1, after }), limit, (agent) => agentView(agent, now));
+ * return pageOf(await ctx.store.agents.list({ limit: limit + 1, after }), limit, (agent) => agentView(agent, now));
  */
 export function pageOf<Row extends { created_at: number; id: string }, View>(
   rows: Row[],

@@ -56,7 +56,7 @@ import {
   rotateWebhookSecret,
   updateWebhook,
 } from '../management/webhooks.ts';
-import type { AccountRecord } from '../store/console-types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
 import { publicUrl, warn } from './common.ts';
 import type { Management, SetupLink } from './management.ts';
 

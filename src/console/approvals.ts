@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import type { Context } from '../context.ts';
 import { isWaiting } from '../domain/approvals.ts';
 import { NotFound } from '../errors.ts';
-import type { AccountRecord } from '../store/console-types.ts';
-import type { ApprovalDecision, ApprovalView } from '../store/types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
+import type { ApprovalDecision, ApprovalView } from '../store/approvals.ts';
 import { possibleId } from '../management/reach.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;

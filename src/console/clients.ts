@@ -12,7 +12,7 @@ import {
   MAX_REDIRECT_URIS,
   redirectUrisProblems,
 } from '../domain/rules/client.ts';
-import type { Approval, ClientRecord } from '../store/types.ts';
+import type { Approval, ClientRecord } from '../store/clients.ts';
 import { InvalidField } from '../errors.ts';
 
 type ClientForm = { name?: string; redirect_uris?: string; approval?: string; client_type?: string };

@@ -1,6 +1,6 @@
 /** The audit of console actions (docs/design.md §11): who did what to what, when and from where. */
 import type { Context } from '../context.ts';
-import type { AccountRecord } from '../store/console-types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
 
 /**
  * @example
@@ -14,7 +14,7 @@ export async function recordConsoleEvent(
   ip: string | null,
   detail: string | null = null,
 ): Promise<void> {
-  await ctx.store.console.recordEvent({
+  await ctx.store.activity.record({
     at: ctx.clock(),
     actor_id: actor?.id ?? null,
     action,

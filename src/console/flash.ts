@@ -18,7 +18,7 @@ export const FLASH_LIFETIME = 300;
  * // 303 to /console/agents/agt_1/created, whose GET calls takeFlash
  */
 export async function leaveFlash(deps: Deps, sessionId: string, path: string, value: unknown): Promise<void> {
-  await deps.store.console.insertFlash({
+  await deps.store.flashes.insert({
     id: randomId('fls_', 16),
     session_id: sessionId,
     path,
@@ -29,7 +29,7 @@ export async function leaveFlash(deps: Deps, sessionId: string, path: string, va
 
 /** The session's flash for `path`, once; null when there is none (or it could not be opened). */
 export async function takeFlash<T>(deps: Deps, sessionId: string, path: string): Promise<T | null> {
-  const flash = await deps.store.console.takeFlash(sessionId, path, deps.clock());
+  const flash = await deps.store.flashes.take(sessionId, path, deps.clock());
   if (!flash) return null;
   try {
     return JSON.parse(deps.secrets.box.openOnce(flash.sealed)) as T;

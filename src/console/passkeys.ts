@@ -13,7 +13,7 @@ import type {
 import { createHash, randomBytes } from 'node:crypto';
 import { PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import type { AccountRecord, PasskeyRecord } from '../store/console-types.ts';
+import type { AccountRecord, PasskeyRecord } from '../store/accounts.ts';
 import { possibleId } from '../management/reach.ts';
 import { accountEvent } from '../domain/webhooks/events.ts';
 import { InvalidField, NotFound, InvalidCredentials } from '../errors.ts';
@@ -39,7 +39,7 @@ function relyingParty(deps: Pick<Context, 'config'>): { rpID: string; origin: st
 
 async function saveChallenge(deps: Deps, challenge: string, accountId: string | null): Promise<string> {
   const id = randomId(PREFIX.challenge, 16);
-  await deps.store.console.insertChallenge({
+  await deps.store.challenges.insert({
     id,
     challenge,
     account_id: accountId,
@@ -67,7 +67,7 @@ export async function registrationOptions(
   deps: Deps,
   account: AccountRecord,
 ): Promise<{ challengeId: string; options: PublicKeyCredentialCreationOptionsJSON }> {
-  const existing = await deps.store.console.listPasskeys(account.id);
+  const existing = await deps.store.passkeys.list(account.id);
   const { generateRegistrationOptions } = await loadWebauthn();
   const options = await generateRegistrationOptions({
     rpName: 'agentauth',
@@ -97,7 +97,7 @@ export async function registerPasskey(
   name?: string,
 ): Promise<PasskeyRecord> {
   const label = passkeyName(name);
-  const challenge = await deps.store.console.takeChallenge(challengeId, deps.clock());
+  const challenge = await deps.store.challenges.take(challengeId, deps.clock());
   if (!challenge || challenge.account_id !== account.id)
     throw new InvalidField('passkey', 'This passkey request has expired; start again.');
   const { rpID, origin } = relyingParty(deps);
@@ -116,7 +116,7 @@ export async function registerPasskey(
   }
   if (!verification.verified) throw new InvalidField('passkey', CEREMONY_FAILED);
   const { credential } = verification.registrationInfo;
-  if (await deps.store.console.findPasskey(credential.id))
+  if (await deps.store.passkeys.find(credential.id))
     throw new InvalidField('passkey', 'This passkey is already registered.');
   const passkey: PasskeyRecord = {
     id: credential.id,
@@ -128,7 +128,7 @@ export async function registerPasskey(
     created_at: deps.clock(),
     last_used_at: null,
   };
-  await deps.store.console.insertPasskey(passkey, [
+  await deps.store.passkeys.insert(passkey, [
     accountEvent('account.sign_in_method_changed', account, { change: 'passkey_added', passkey: { name: label } }),
   ]);
   return passkey;
@@ -180,7 +180,7 @@ export async function reauthenticationOptions(
   account: AccountRecord,
   purpose?: string,
 ): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
-  const passkeys = await deps.store.console.listPasskeys(account.id);
+  const passkeys = await deps.store.passkeys.list(account.id);
   if (passkeys.length === 0)
     throw new InvalidField('passkey', 'Your account has no passkey; confirm with your password.');
   const { generateAuthenticationOptions } = await loadWebauthn();
@@ -210,8 +210,8 @@ async function verifiedPasskey(
   accountId: string | null,
   purpose?: string,
 ): Promise<PasskeyRecord | undefined> {
-  const challenge = await deps.store.console.takeChallenge(challengeId, deps.clock());
-  const passkey = typeof response?.id === 'string' ? await deps.store.console.findPasskey(response.id) : undefined;
+  const challenge = await deps.store.challenges.take(challengeId, deps.clock());
+  const passkey = typeof response?.id === 'string' ? await deps.store.passkeys.find(response.id) : undefined;
   if (
     !challenge ||
     challenge.account_id !== accountId ||
@@ -241,9 +241,7 @@ async function verifiedPasskey(
     return undefined;
   }
   if (!verification.verified) return undefined;
-  if (
-    !(await deps.store.console.recordPasskeyUse(passkey.id, verification.authenticationInfo.newCounter, deps.clock()))
-  )
+  if (!(await deps.store.passkeys.recordUse(passkey.id, verification.authenticationInfo.newCounter, deps.clock())))
     return undefined;
   return passkey;
 }
@@ -258,7 +256,7 @@ export async function signInWithPasskey(
 ): Promise<AccountRecord> {
   const failed = new InvalidCredentials('That passkey could not sign you in.');
   const passkey = await verifiedPasskey(deps, challengeId, response, null);
-  const account = passkey && (await deps.store.console.findAccount(passkey.account_id));
+  const account = passkey && (await deps.store.accounts.find(passkey.account_id));
   if (account?.status !== 'active') throw failed;
   return account;
 }
@@ -281,19 +279,19 @@ export async function confirmWithPasskey(
 }
 
 export async function renamePasskey(deps: Deps, account: AccountRecord, id: string, name: string): Promise<void> {
-  if (!possibleId(id) || !(await deps.store.console.renamePasskey(id, account.id, passkeyName(name))))
+  if (!possibleId(id) || !(await deps.store.passkeys.rename(id, account.id, passkeyName(name))))
     throw new NotFound('No such passkey.');
 }
 
 /** Removes a passkey, unless it is the account's only way to sign in; resolves with the passkey removed. */
 export async function removePasskey(deps: Deps, account: AccountRecord, id: string): Promise<PasskeyRecord> {
-  const passkeys = await deps.store.console.listPasskeys(account.id);
+  const passkeys = await deps.store.passkeys.list(account.id);
   const removed = possibleId(id) ? passkeys.find((passkey) => passkey.id === id) : undefined;
   if (!removed) throw new NotFound('No such passkey.');
   if (passkeys.length === 1 && account.password_hash === null) {
     throw new InvalidField('passkey', 'This is your only way to sign in: set a password or add another passkey first.');
   }
-  await deps.store.console.deletePasskey(id, account.id, [
+  await deps.store.passkeys.delete(id, account.id, [
     accountEvent('account.sign_in_method_changed', account, {
       change: 'passkey_removed',
       passkey: { name: removed.name },
@@ -327,5 +325,5 @@ export function passkeyAnswerOf<R>(body: { challengeId?: unknown; response?: unk
  * const passkeys = await listPasskeys(ctx, account);
  */
 export function listPasskeys(deps: Pick<Context, 'store'>, account: AccountRecord): Promise<PasskeyRecord[]> {
-  return deps.store.console.listPasskeys(account.id);
+  return deps.store.passkeys.list(account.id);
 }

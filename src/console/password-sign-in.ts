@@ -5,7 +5,7 @@
 import type { Context } from '../context.ts';
 import { emailOf, passwordMatches } from '../domain/accounts.ts';
 import { InvalidCredentials } from '../errors.ts';
-import type { AccountRecord } from '../store/console-types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
 import { recordConsoleEvent } from './events.ts';
 
 /** The answer to every failed password sign-in, whatever the cause: it tells nothing about accounts. */
@@ -31,7 +31,7 @@ export async function signInWithPassword(
     throw new InvalidCredentials(WRONG_PASSWORD);
   }
   const account = await ctx.console.throttle.attempt(key, input.ip, async () => {
-    const found = await ctx.store.console.findAccountByEmail(key);
+    const found = await ctx.store.accounts.findByEmail(key);
     const matches = await passwordMatches(found?.password_hash ?? null, input.password);
     if (found && matches && found.status === 'active') return found;
     if (found) await recordConsoleEvent(ctx, null, 'account.sign_in_failed', found.id, input.ip, 'password');

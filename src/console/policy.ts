@@ -8,7 +8,7 @@ import { WEBSITES_RULES } from '../domain/agent-policy.ts';
 import { SUPPORTED_SCOPES } from '../domain/scopes.ts';
 import { InvalidField } from '../errors.ts';
 import { POLICY_LABELS } from '../management/policies.ts';
-import type { AgentPolicy, WebsitesRule } from '../store/types.ts';
+import type { AgentPolicy, WebsitesRule } from '../store/agents.ts';
 
 /** The form field of a scope's checkbox. */
 export const scopeField = (scope: string) => `scope.${scope}`;

@@ -8,7 +8,7 @@
  */
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Context } from '../context.ts';
-import type { AccountRecord } from '../store/console-types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
 import { passwordMatches } from '../domain/accounts.ts';
 import { InvalidField, InsufficientUserAuthentication } from '../errors.ts';
 import { recordConsoleEvent } from './events.ts';
@@ -33,7 +33,7 @@ export function isFreshlyAuthenticated(deps: Pick<Context, 'clock' | 'config'>, 
 export async function requireFreshAuthentication(deps: Deps, signedIn: SignedIn): Promise<void> {
   if (isFreshlyAuthenticated(deps, signedIn)) return;
   const { account } = signedIn;
-  if (account.password_hash === null && (await deps.store.console.listPasskeys(account.id)).length === 0) return;
+  if (account.password_hash === null && (await deps.store.passkeys.list(account.id)).length === 0) return;
   throw new InsufficientUserAuthentication('Confirm it is you first: enter your password or use one of your passkeys.');
 }
 
@@ -56,7 +56,7 @@ export async function confirmWithPassword(
     await recordConsoleEvent(ctx, account, 'account.reauthenticate_failed', account.id, ip, 'password');
     throw new InvalidField('password', 'The password is wrong.');
   }
-  await ctx.store.console.markSessionAuthenticated(session.id, ctx.clock());
+  await ctx.store.sessions.markAuthenticated(session.id, ctx.clock());
   await recordConsoleEvent(ctx, account, 'account.reauthenticate', account.id, ip, 'password');
 }
 
@@ -77,7 +77,7 @@ export async function confirmWithOwnPasskey(
     await recordConsoleEvent(ctx, account, 'account.reauthenticate_failed', account.id, ip, 'passkey');
     throw new InvalidField('passkey', 'That passkey could not confirm it is you. Try again, or use your password.');
   }
-  await ctx.store.console.markSessionAuthenticated(session.id, ctx.clock());
+  await ctx.store.sessions.markAuthenticated(session.id, ctx.clock());
   await recordConsoleEvent(ctx, account, 'account.reauthenticate', account.id, ip, 'passkey');
 }
 

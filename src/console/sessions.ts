@@ -6,7 +6,8 @@
  */
 import { digest, PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import type { AccountRecord, ConsoleSessionRecord, SignInMethod } from '../store/console-types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
+import type { ConsoleSessionRecord, SignInMethod } from '../store/sessions.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
 
@@ -38,7 +39,7 @@ export async function startSession(
 ): Promise<string> {
   const value = randomId('', 32);
   const now = deps.clock();
-  await deps.store.console.insertSession({
+  await deps.store.sessions.insert({
     id: randomId(PREFIX.consoleSession, 12),
     digest: digest(value),
     account_id: account.id,
@@ -50,7 +51,7 @@ export async function startSession(
     user_agent: caller.userAgent?.slice(0, 512) ?? null,
     method,
   });
-  await deps.store.console.updateAccount(account.id, { last_sign_in_at: now });
+  await deps.store.accounts.update(account.id, { last_sign_in_at: now });
   return value;
 }
 
@@ -58,20 +59,20 @@ export async function startSession(
 export async function currentSession(deps: Deps, cookieValue: string | undefined): Promise<SignedIn | null> {
   if (!cookieValue) return null;
   const now = deps.clock();
-  const found = await deps.store.console.findSession(digest(cookieValue), now);
+  const found = await deps.store.sessions.find(digest(cookieValue), now);
   if (!found) return null;
   if (found.session.last_seen_at + deps.config.consoleSessionIdle <= now) {
-    await deps.store.console.deleteSession(found.session.id, found.account.id);
+    await deps.store.sessions.delete(found.session.id, found.account.id);
     return null;
   }
   if (found.account.status !== 'active') return null;
-  if (now - found.session.last_seen_at >= TOUCH_EVERY) await deps.store.console.touchSession(found.session.id, now);
+  if (now - found.session.last_seen_at >= TOUCH_EVERY) await deps.store.sessions.touch(found.session.id, now);
   return found;
 }
 
 /** The account's sessions, most recently used first. */
 export function listSessions(deps: Deps, account: AccountRecord): Promise<ConsoleSessionRecord[]> {
-  return deps.store.console.listSessions(account.id, deps.clock());
+  return deps.store.sessions.list(account.id, deps.clock());
 }
 
 /**
@@ -81,7 +82,7 @@ export function listSessions(deps: Deps, account: AccountRecord): Promise<Consol
  * await endSession(ctx, account, 'ses_…');
  */
 export async function endSession(deps: Deps, account: AccountRecord, id: string): Promise<void> {
-  await deps.store.console.deleteSession(id, account.id);
+  await deps.store.sessions.delete(id, account.id);
 }
 
 /**
@@ -91,5 +92,5 @@ export async function endSession(deps: Deps, account: AccountRecord, id: string)
  * await endSessions(ctx, account, signedIn.session.id); // sign out everywhere else
  */
 export async function endSessions(deps: Deps, account: AccountRecord, keep?: string): Promise<void> {
-  await deps.store.console.deleteSessionsOf(account.id, keep);
+  await deps.store.sessions.deleteAll(account.id, keep);
 }

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Context } from '../context.ts';
-import type { AccountLinkRecord, AccountRecord } from '../store/console-types.ts';
+import type { AccountLinkRecord, AccountRecord } from '../store/accounts.ts';
 import { NotFound } from '../errors.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
@@ -34,12 +34,12 @@ export function linkId(link: Pick<AccountLinkRecord, 'digest'>): string {
  */
 export async function creatorActive(deps: Pick<Context, 'store'>, link: AccountLinkRecord): Promise<boolean> {
   if (link.created_by === null) return true;
-  return (await deps.store.console.findAccount(link.created_by))?.status === 'active';
+  return (await deps.store.accounts.find(link.created_by))?.status === 'active';
 }
 
 /** Disabling an account ends the links it made and the setup links made for it. */
 export function endLinksOf(deps: Deps, accountId: string): Promise<number> {
-  return deps.store.console.revokeLinksOf(accountId, deps.clock());
+  return deps.store.links.revokeAll(accountId, deps.clock());
 }
 
 /** An outstanding link as the console lists it. */
@@ -57,14 +57,14 @@ export interface OutstandingLink {
  * (for an admin) every one.
  */
 export async function outstandingLinks(deps: Deps, createdBy?: string): Promise<OutstandingLink[]> {
-  const links = await deps.store.console.listOutstandingLinks(deps.clock(), createdBy);
+  const links = await deps.store.links.listOutstanding(deps.clock(), createdBy);
   const ids = new Set(
     links.flatMap((link) => [link.created_by, link.account_id]).filter((id): id is string => id !== null),
   );
   const accounts = new Map<string, AccountRecord>();
   await Promise.all(
     [...ids].map(async (id) => {
-      const account = await deps.store.console.findAccount(id);
+      const account = await deps.store.accounts.find(id);
       if (account) accounts.set(id, account);
     }),
   );
@@ -83,11 +83,8 @@ export async function outstandingLinks(deps: Deps, createdBy?: string): Promise<
  */
 export async function revokeOutstandingLink(deps: Deps, id: string, createdBy?: string): Promise<AccountLinkRecord> {
   const link = LINK_ID.test(id)
-    ? (await deps.store.console.listOutstandingLinks(deps.clock(), createdBy)).find(
-        (candidate) => linkId(candidate) === id,
-      )
+    ? (await deps.store.links.listOutstanding(deps.clock(), createdBy)).find((candidate) => linkId(candidate) === id)
     : undefined;
-  if (!link || !(await deps.store.console.revokeLink(link.digest, deps.clock(), createdBy)))
-    throw new NotFound(NO_SUCH_LINK);
+  if (!link || !(await deps.store.links.revoke(link.digest, deps.clock(), createdBy))) throw new NotFound(NO_SUCH_LINK);
   return link;
 }

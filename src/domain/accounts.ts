@@ -5,7 +5,7 @@
 import { digest, PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { EMAIL } from './rules/agent.ts';
-import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/console-types.ts';
+import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/accounts.ts';
 import { AccessDenied, InvalidField, NotFound } from '../errors.ts';
 import { currentActor } from './webhooks/actor.ts';
 import { accountEvent } from './webhooks/events.ts';
@@ -135,7 +135,7 @@ export async function createAccount(deps: Deps, input: NewAccount): Promise<Acco
     checkPassword(input.password, account.email);
     account.password_hash = await hashPassword(input.password);
   }
-  if (!(await deps.store.console.insertAccount(account, [accountEvent('account.created', account)])))
+  if (!(await deps.store.accounts.insert(account, [accountEvent('account.created', account)])))
     throw new InvalidField('email', EMAIL_TAKEN);
   return account;
 }
@@ -176,13 +176,13 @@ export async function issueLink(
     used_at: null,
     revoked_at: null,
   };
-  await deps.store.console.insertLink(link);
+  await deps.store.links.insert(link);
   return { url: linkUrl(deps, purpose, token), path: linkPath(purpose, token), expiresAt: link.expires_at };
 }
 
 /** The usable link of this purpose behind the token, or NotFound saying why not. */
 export async function usableLink(deps: Deps, token: string, purpose: LinkPurpose): Promise<AccountLinkRecord> {
-  const link = await deps.store.console.findLink(digest(token));
+  const link = await deps.store.links.find(digest(token));
   if (!link || link.purpose !== purpose)
     throw new NotFound('This link is not valid. Check that you copied all of it, or ask for a new one.');
   if (link.used_at !== null)
@@ -199,11 +199,11 @@ export async function usableLink(deps: Deps, token: string, purpose: LinkPurpose
  */
 export async function useSetupLink(deps: Deps, token: string): Promise<AccountRecord> {
   const link = await usableLink(deps, token, 'setup');
-  const account = link.account_id === null ? undefined : await deps.store.console.findAccount(link.account_id);
+  const account = link.account_id === null ? undefined : await deps.store.accounts.find(link.account_id);
   if (!account) throw new NotFound('The account of this link no longer exists.');
   if (account.status !== 'active')
     throw new AccessDenied('This account is disabled. Ask an administrator to enable it.');
-  if (!(await deps.store.console.useLink(digest(token), 'setup', deps.clock())))
+  if (!(await deps.store.links.use(digest(token), 'setup', deps.clock())))
     throw new NotFound('This link has already been used.');
   return account;
 }
@@ -228,10 +228,10 @@ export async function signUp(
   }
   const created = [accountEvent('account.created', account, { invited: link !== null })];
   if (link === null) {
-    if (!(await deps.store.console.insertAccount(account, created))) throw new InvalidField('email', EMAIL_TAKEN);
+    if (!(await deps.store.accounts.insert(account, created))) throw new InvalidField('email', EMAIL_TAKEN);
     return account;
   }
-  const outcome = await deps.store.console.insertAccountWithLink(account, link.digest, deps.clock(), created);
+  const outcome = await deps.store.accounts.insertWithLink(account, link.digest, deps.clock(), created);
   if (outcome === 'email_taken') throw new InvalidField('email', EMAIL_TAKEN);
   if (outcome === null) throw new NotFound('This invitation has already been used or revoked, or has expired.');
   return account;
@@ -239,7 +239,7 @@ export async function signUp(
 
 export async function setPassword(deps: Deps, account: AccountRecord, password: string): Promise<void> {
   checkPassword(password, account.email);
-  await deps.store.console.updateAccount(account.id, { password_hash: await hashPassword(password) }, [
+  await deps.store.accounts.update(account.id, { password_hash: await hashPassword(password) }, [
     accountEvent('account.sign_in_method_changed', account, {
       change: account.password_hash === null ? 'password_set' : 'password_changed',
     }),
@@ -248,27 +248,27 @@ export async function setPassword(deps: Deps, account: AccountRecord, password: 
 
 /** Removes the password of an account that has a passkey to sign in with. */
 export async function removePassword(deps: Deps, account: AccountRecord): Promise<void> {
-  if ((await deps.store.console.listPasskeys(account.id)).length === 0) {
+  if ((await deps.store.passkeys.list(account.id)).length === 0) {
     throw new InvalidField(
       'password',
       'Add a passkey before you remove your password, or you could not sign in again.',
     );
   }
-  await deps.store.console.updateAccount(account.id, { password_hash: null }, [
+  await deps.store.accounts.update(account.id, { password_hash: null }, [
     accountEvent('account.sign_in_method_changed', account, { change: 'password_removed' }),
   ]);
 }
 
 export async function rename(deps: Deps, account: AccountRecord, name: string): Promise<void> {
   const patch = { name: nameOf(name) };
-  await deps.store.console.updateAccount(account.id, patch, [
+  await deps.store.accounts.update(account.id, patch, [
     accountEvent('account.updated', { ...account, ...patch }, { changes: ['name'] }),
   ]);
 }
 
 /** The account, or NotFound: what admin actions on another account start with. */
 export async function accountById(deps: Deps, id: string): Promise<AccountRecord> {
-  const account = await deps.store.console.findAccount(id);
+  const account = await deps.store.accounts.find(id);
   if (!account) throw new NotFound('No such account.');
   return account;
 }
@@ -286,7 +286,7 @@ export async function accountByEmail(deps: Pick<Context, 'store'>, raw: string):
   } catch {
     throw new InvalidField('email', `${raw} is not an email address`);
   }
-  const account = await deps.store.console.findAccountByEmail(key);
+  const account = await deps.store.accounts.findByEmail(key);
   if (!account) throw new NotFound(`no account with the email ${raw}`);
   return account;
 }
@@ -316,9 +316,9 @@ export async function setAccountStatus(
             },
           ),
         ];
-  await deps.store.console.updateAccount(target.id, { status }, announce);
+  await deps.store.accounts.update(target.id, { status }, announce);
   if (status === 'disabled') {
-    await deps.store.console.deleteSessionsOf(target.id);
+    await deps.store.sessions.deleteAll(target.id);
     await endLinksOf(deps, target.id);
   }
 }
@@ -335,7 +335,7 @@ export async function setAccountRole(
     target.role === role
       ? []
       : [accountEvent('account.updated', { ...target, role }, { changes: ['role'], actor: actorData(actor) })];
-  await deps.store.console.updateAccount(target.id, { role }, announce);
+  await deps.store.accounts.update(target.id, { role }, announce);
 }
 
 /** Who did it, as events say: the entry point's actor (an API key names its account), else the account, or the CLI (null). */
@@ -345,7 +345,7 @@ const actorData = (actor: AccountRecord | null) =>
 /** Uses an email verification link: the account, now with its email verified. */
 export async function verifyEmailWithLink(deps: Deps, token: string): Promise<AccountRecord> {
   await usableLink(deps, token, 'verify');
-  const account = await deps.store.console.useVerificationLink(digest(token), deps.clock());
+  const account = await deps.store.links.useVerification(digest(token), deps.clock());
   if (!account) throw new NotFound('This link was sent to an address the account no longer has.');
   return account;
 }
@@ -374,7 +374,7 @@ export async function sendVerificationEmail(
 
 /** An admin vouches for the account's email. */
 export async function verifyEmailByAdmin(deps: Deps, target: AccountRecord): Promise<void> {
-  await deps.store.console.updateAccount(target.id, { email_verified: true }, [
+  await deps.store.accounts.update(target.id, { email_verified: true }, [
     accountEvent('account.updated', { ...target, email_verified: true }, { changes: ['email_verified'] }),
   ]);
 }
@@ -386,7 +386,7 @@ export async function verifyEmailByAdmin(deps: Deps, target: AccountRecord): Pro
  * if (await noAccountYet(ctx)) showFirstAdminCommand();
  */
 export async function noAccountYet(deps: Pick<Context, 'store'>): Promise<boolean> {
-  return (await deps.store.console.countAccounts()) === 0;
+  return (await deps.store.accounts.count()) === 0;
 }
 
 /**
@@ -396,5 +396,5 @@ export async function noAccountYet(deps: Pick<Context, 'store'>): Promise<boolea
  * const inviter = await findAccount(ctx, link.created_by);
  */
 export function findAccount(deps: Pick<Context, 'store'>, id: string): Promise<AccountRecord | undefined> {
-  return deps.store.console.findAccount(id);
+  return deps.store.accounts.find(id);
 }

@@ -6,13 +6,9 @@
  */
 import type { Context } from '../context.ts';
 import { InvalidField, NotFound } from '../errors.ts';
-import type {
-  AgentPolicy,
-  AgentRecord,
-  AuthorizationRequestRecord,
-  ClientRecord,
-  WebsitesRule,
-} from '../store/types.ts';
+import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
+import type { ClientRecord } from '../store/clients.ts';
+import type { AuthorizationRequestRecord } from '../store/requests.ts';
 import type { Problem } from './rules/problem.ts';
 import { SUPPORTED_SCOPES, scopeValues } from './scopes.ts';
 import { agentEvent } from './webhooks/events.ts';
@@ -98,17 +94,17 @@ export async function setAgentPolicy(
   agentId: string,
   input: AgentPolicy,
 ): Promise<AgentPolicy> {
-  const agent = await deps.store.findAgent(agentId);
+  const agent = await deps.store.agents.find(agentId);
   if (!agent) throw new NotFound(`no agent ${agentId}`);
   const policy = normalizePolicy(input);
   const [problem] = policyProblems(policy);
   if (problem) throw new InvalidField(problem.field, `${problem.field} ${problem.message}`);
   for (const clientId of policy.allowed_clients) {
-    if (!(await deps.store.findClient(clientId)))
+    if (!(await deps.store.clients.find(clientId)))
       throw new InvalidField('allowed_clients', `allowed_clients names ${clientId}, which is not a registered website`);
   }
   const stored = isDefaultPolicy(policy) ? null : policy;
-  await deps.store.updateAgent(agentId, { policy: stored }, [agentEvent('agent.updated', agent, { policy })]);
+  await deps.store.agents.update(agentId, { policy: stored }, [agentEvent('agent.updated', agent, { policy })]);
   return policy;
 }
 

@@ -3,7 +3,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { digest, newAgentId, newAgentSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidField, InvalidRequest, NotFound } from '../errors.ts';
-import type { AgentRecord, AgentStatus, RevokedGrants } from '../store/types.ts';
+import type { AgentRecord, AgentStatus } from '../store/agents.ts';
+import type { RevokedGrants } from '../store/rows.ts';
 import { type AgentKey, readPublicKey, verifyAssertion } from './agent-keys.ts';
 import { agentNameProblems, MAX_AGENT_NAME_LENGTH, ownerEmailProblems } from './rules/agent.ts';
 import { agentEvent } from './webhooks/events.ts';
@@ -89,7 +90,7 @@ async function insertNewAgent(
     public_jwk: key?.json ?? null,
     key_thumbprint: key?.thumbprint ?? null,
   };
-  await deps.store.insertAgent(agent, [agentEvent('agent.created', agent)]);
+  await deps.store.agents.insert(agent, [agentEvent('agent.created', agent)]);
   return agent;
 }
 
@@ -98,14 +99,14 @@ async function insertNewAgent(
  * agent can be switched over without downtime; with 0 (a compromised secret) it stops at once.
  */
 export async function rotateAgentSecret(deps: Deps, agentId: string, graceSeconds = 0): Promise<string> {
-  const agent = await deps.store.findAgent(agentId);
+  const agent = await deps.store.agents.find(agentId);
   if (!agent) throw new NotFound(`no agent ${agentId}`);
   // A script rotating every secret must not turn a key-bound agent back into one with a secret.
   if (isKeyBound(agent))
     throw new InvalidRequest(`agent ${agentId} proves itself with a key, not a secret: replace its key instead`);
   const secret = newAgentSecret();
   const keepOld = graceSeconds > 0;
-  await deps.store.updateAgent(
+  await deps.store.agents.update(
     agentId,
     {
       secret_digest: digest(secret),
@@ -128,11 +129,11 @@ export const isKeyBound = (agent: Pick<AgentRecord, 'public_jwk'>): boolean => a
  * const agent = await rotateAgentKey(ctx, 'agt_…', agentKeyOf(jwk));
  */
 export async function rotateAgentKey(deps: Deps, agentId: string, key: AgentKey): Promise<AgentRecord> {
-  const agent = await deps.store.findAgent(agentId);
+  const agent = await deps.store.agents.find(agentId);
   if (!agent) throw new NotFound(`no agent ${agentId}`);
   const changed = { public_jwk: key.json, key_thumbprint: key.thumbprint };
   const rotated: AgentRecord = { ...agent, ...changed };
-  const done = await deps.store.updateAgent(
+  const done = await deps.store.agents.update(
     agentId,
     {
       ...changed,
@@ -154,12 +155,12 @@ export async function rotateAgentKey(deps: Deps, agentId: string, key: AgentKey)
 
 /** Enables or disables an agent; a change of status is announced (agent.enabled, agent.disabled). */
 export async function setAgentStatus(deps: Deps, agentId: string, status: AgentStatus): Promise<void> {
-  const agent = await deps.store.findAgent(agentId);
+  const agent = await deps.store.agents.find(agentId);
   const announce =
     agent && agent.status !== status
       ? [agentEvent(status === 'active' ? 'agent.enabled' : 'agent.disabled', { ...agent, status })]
       : [];
-  if (!agent || !(await deps.store.updateAgent(agentId, { status }, announce)))
+  if (!agent || !(await deps.store.agents.update(agentId, { status }, announce)))
     throw new NotFound(`no agent ${agentId}`);
 }
 
@@ -171,7 +172,7 @@ export async function setAgentStatus(deps: Deps, agentId: string, status: AgentS
  */
 export async function renameAgent(deps: Deps, agent: AgentRecord, raw: string): Promise<AgentRecord> {
   const renamed = { ...agent, name: agentName(raw) };
-  if (!(await deps.store.console.updateAgentName(agent.id, renamed.name, [agentEvent('agent.updated', renamed)])))
+  if (!(await deps.store.agents.update(agent.id, { name: renamed.name }, [agentEvent('agent.updated', renamed)])))
     throw new NotFound('No such agent.');
   return renamed;
 }
@@ -194,7 +195,7 @@ const DELETED_DESCRIPTION = 'The agent behind this sign-in was deleted; start ag
 
 /** Deletes the agent after revoking everything it holds; announced as agent.deleted. */
 export async function deleteAgent(deps: Deps, agent: AgentRecord): Promise<RevokedGrants> {
-  const revoked = await deps.store.console.deleteAgent(agent.id, deps.clock(), DELETED_DESCRIPTION, [
+  const revoked = await deps.store.agents.delete(agent.id, deps.clock(), DELETED_DESCRIPTION, [
     agentEvent('agent.deleted', agent),
   ]);
   if (!revoked) throw new NotFound('No such agent.');
@@ -220,7 +221,7 @@ export interface PresentedCredentials {
  * secret presents `agent_secret`; a key-bound one `agent_assertion` (./agent-keys.ts), whose id
  * is then recorded as used, so a replay on any node is refused. A secret presented for a
  * key-bound agent, or an assertion for an agent with a secret, is refused. The caller reads the
- * agent's row, with whatever else the step needs (the store's findAgentAndRequest).
+ * agent's row, with whatever else the step needs (the store's requests.findWithAgent).
  *
  * @example
  * const agent = await verifyAgentCredentials(ctx, read.agent, body);
@@ -242,7 +243,7 @@ export async function verifyAgentCredentials(
   });
   if (!verified || !agent?.public_jwk || agent.status !== 'active') return null;
   // Single use, decided by the database before any state change: of two uses, one records it.
-  return (await deps.store.useAgentAssertion(agent.id, verified.jti, verified.rememberUntil)) ? agent : null;
+  return (await deps.store.agents.useAssertion(agent.id, verified.jti, verified.rememberUntil)) ? agent : null;
 }
 
 /** The secret path, as it has always been: no read or write beyond the agent's row. */

@@ -12,14 +12,11 @@
 import type { Context } from '../context.ts';
 import { newApprovalId } from '../crypto.ts';
 import { Conflict, NotFound } from '../errors.ts';
-import type {
-  AgentRecord,
-  ApprovalRecord,
-  ApprovalView,
-  AuditEvent,
-  AuthorizationRequestRecord,
-  ClientRecord,
-} from '../store/types.ts';
+import type { AgentRecord } from '../store/agents.ts';
+import type { ClientRecord } from '../store/clients.ts';
+import type { AuditEvent } from '../store/history.ts';
+import type { AuthorizationRequestRecord } from '../store/requests.ts';
+import type { ApprovalRecord, ApprovalView } from '../store/approvals.ts';
 import { policyOf } from './agent-policy.ts';
 import { approvalDecided, approvalRequested, signInFailed, signInSucceeded } from './webhooks/events.ts';
 
@@ -105,7 +102,7 @@ async function holdRequest(
   if (await ctx.store.approvals.open(approval, audit, [approvalRequested(approvalView(approval, ask))]))
     return approval;
   // Lost to a concurrent hold: the same agent asking twice at once gets the one that won.
-  const current = await ctx.store.findRequest(request.id);
+  const current = await ctx.store.requests.find(request.id);
   return current?.approval_id ? heldBy(ctx, current.approval_id, agent.id) : undefined;
 }
 
@@ -157,7 +154,7 @@ export async function decideApproval(
     return decided;
   }
 
-  const { agent, found } = await ctx.store.findAgentAndRequest(approval.agent_id, approval.request_id);
+  const { agent, found } = await ctx.store.requests.findWithAgent(approval.agent_id, approval.request_id);
   if (!agent || !found) throw new Conflict(NO_LONGER_WAITING);
   if (agent.status !== 'active') throw new Conflict('The agent has been disabled since it asked: enable it first.');
   if (found.client?.status !== 'active') throw new Conflict('The website is no longer active.');

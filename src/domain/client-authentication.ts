@@ -7,7 +7,7 @@
 import type { Context } from '../context.ts';
 import { safeEqual } from '../crypto.ts';
 import { InvalidClient, InvalidRequest } from '../errors.ts';
-import type { ClientRecord } from '../store/types.ts';
+import type { ClientRecord } from '../store/clients.ts';
 import { isPublicClient, openSealed } from './clients.ts';
 import { MAX_CLIENT_ID_LENGTH } from './rules/client.ts';
 
@@ -120,7 +120,7 @@ export async function authenticateClient(
   const { client_id: clientId, client_secret: clientSecret } = credentials;
   const refused = (description = 'client authentication failed') => clientRefused(credentials, description);
   if (!clientId) throw refused('client authentication failed: client_id is required');
-  const client = known ? known.client : await deps.store.findClient(clientId);
+  const client = known ? known.client : await deps.store.clients.find(clientId);
   if (client && isPublicClient(client)) {
     if (!deps.config.publicClients || client.status !== 'active' || clientSecret !== undefined) throw refused();
     return client;

@@ -5,7 +5,8 @@
 import { newClientId, newClientSecret } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClientMetadata, InvalidField, InvalidRedirectUri, InvalidRequest, NotFound } from '../errors.ts';
-import type { Approval, ClientRecord, ClientStatus, RevokedGrants } from '../store/types.ts';
+import type { Approval, ClientRecord, ClientStatus } from '../store/clients.ts';
+import type { RevokedGrants } from '../store/rows.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';
 import { clientEvent } from './webhooks/events.ts';
@@ -144,7 +145,7 @@ export async function registerClient(
     resources,
     last_used_at: input.registrationTokenDigest ? now : null,
   };
-  await deps.store.insertClient(client, [clientEvent('client.created', client)]);
+  await deps.store.clients.insert(client, [clientEvent('client.created', client)]);
   return { client, secret };
 }
 
@@ -154,13 +155,13 @@ export async function registerClient(
  * be switched over without downtime; with 0 (a compromised secret) it stops at once.
  */
 export async function rotateClientSecret(deps: Deps, clientId: string, graceSeconds = 0): Promise<string> {
-  const client = await deps.store.findClient(clientId);
+  const client = await deps.store.clients.find(clientId);
   if (!client) throw new NotFound(`no client ${clientId}`);
   if (isPublicClient(client))
     throw new InvalidRequest(`client ${clientId} is a public client; it has no secret to rotate`);
   const secret = newClientSecret();
   const keepOld = graceSeconds > 0;
-  await deps.store.updateClient(
+  await deps.store.clients.update(
     clientId,
     {
       secret_sealed: deps.secrets.box.seal(secret),
@@ -191,7 +192,7 @@ export interface ClientChanges {
  * const client = await updateClient(ctx, 'cli_abc', { redirectUris: ['https://shop.example/callback'] });
  */
 export async function updateClient(deps: Deps, clientId: string, changes: ClientChanges): Promise<ClientRecord> {
-  const client = await deps.store.findClient(clientId);
+  const client = await deps.store.clients.find(clientId);
   if (!client) throw new NotFound(`no client ${clientId}`);
   if (client.source === 'metadata_document')
     throw new InvalidField('name', 'This client is described by its metadata document: change the document instead.');
@@ -203,7 +204,7 @@ export async function updateClient(deps: Deps, clientId: string, changes: Client
   });
   const patch = { name, redirect_uris: redirectUris, approval: changes.approval ?? client.approval, resources };
   const updated = { ...client, ...patch };
-  if (!(await deps.store.updateClient(client.id, patch, [clientEvent('client.updated', updated)])))
+  if (!(await deps.store.clients.update(client.id, patch, [clientEvent('client.updated', updated)])))
     throw new NotFound(`no client ${clientId}`);
   return updated;
 }
@@ -220,10 +221,10 @@ const DELETED_DESCRIPTION = 'The website of this sign-in was deleted; start agai
  * await deleteClient(ctx, 'cli_abc'); // { grants: 2, codes: 0, requests: 0 }
  */
 export async function deleteClient(deps: Deps, clientId: string): Promise<RevokedGrants> {
-  const client = await deps.store.findClient(clientId);
+  const client = await deps.store.clients.find(clientId);
   const revoked =
     client &&
-    (await deps.store.deleteClient(clientId, deps.clock(), DELETED_DESCRIPTION, [
+    (await deps.store.clients.delete(clientId, deps.clock(), DELETED_DESCRIPTION, [
       clientEvent('client.deleted', client),
     ]));
   if (!revoked) throw new NotFound(`no client ${clientId}`);
@@ -232,12 +233,12 @@ export async function deleteClient(deps: Deps, clientId: string): Promise<Revoke
 
 /** Enables or disables a client; a change of status is announced (client.enabled, client.disabled). */
 export async function setClientStatus(deps: Deps, clientId: string, status: ClientStatus): Promise<void> {
-  const client = await deps.store.findClient(clientId);
+  const client = await deps.store.clients.find(clientId);
   const announce =
     client && client.status !== status
       ? [clientEvent(status === 'active' ? 'client.enabled' : 'client.disabled', { ...client, status })]
       : [];
-  if (!client || !(await deps.store.updateClient(clientId, { status }, announce)))
+  if (!client || !(await deps.store.clients.update(clientId, { status }, announce)))
     throw new NotFound(`no client ${clientId}`);
 }
 
@@ -254,7 +255,7 @@ export async function findAuthorizingClient(
   clientId: string,
 ): Promise<ClientRecord | undefined> {
   if (!couldBeClientId(clientId)) return undefined;
-  const known = await ctx.store.findClient(clientId);
+  const known = await ctx.store.clients.find(clientId);
   const documents = ctx.clientMetadata;
   // A registered client is what its row says; so is a disabled document client, refused
   // without asking its server again. Only an active (or new) document client is resolved.
@@ -272,7 +273,7 @@ export async function findAuthorizingClient(
     known && known.name === document.client_name && sameList(known.redirect_uris, document.redirect_uris);
   if (unchanged && !clientUseIsStale(known, now)) return known;
   // Written as an upsert: should the purge have deleted the row since it was read, it is back.
-  return ctx.store.saveMetadataDocumentClient(metadataDocumentClient(document, now));
+  return ctx.store.clients.saveMetadataDocument(metadataDocumentClient(document, now));
 }
 
 /** How stale a self-registered client's last_used_at may be: use costs at most one write per client and day. */
@@ -304,7 +305,7 @@ export function clientUseIsStale(client: Pick<ClientRecord, 'source' | 'last_use
 export async function recordClientUse(deps: Pick<Context, 'store' | 'clock'>, client: ClientRecord): Promise<boolean> {
   const now = deps.clock();
   if (!clientUseIsStale(client, now)) return true;
-  return deps.store.updateClient(client.id, { last_used_at: now });
+  return deps.store.clients.update(client.id, { last_used_at: now });
 }
 
 const sameList = (a: readonly string[], b: readonly string[]) =>
@@ -346,7 +347,7 @@ export function openSealed(deps: Pick<Context, 'secrets'>, sealed: string): stri
 export async function resealClientSecrets(deps: Deps): Promise<{ resealed: string[]; unreadable: string[] }> {
   const resealed: string[] = [];
   const unreadable: string[] = [];
-  for (const client of await deps.store.listClients()) {
+  for (const client of await deps.store.clients.list()) {
     if (isPublicClient(client)) continue;
     const secret = openSealed(deps, client.secret_sealed);
     const previous = client.previous_secret_sealed === null ? null : openSealed(deps, client.previous_secret_sealed);
@@ -358,7 +359,7 @@ export async function resealClientSecrets(deps: Deps): Promise<{ resealed: strin
       secret_sealed: deps.secrets.box.seal(secret),
       ...(previous === null ? {} : { previous_secret_sealed: deps.secrets.box.seal(previous) }),
     };
-    if (await deps.store.updateClient(client.id, patch)) resealed.push(client.id);
+    if (await deps.store.clients.update(client.id, patch)) resealed.push(client.id);
   }
   return { resealed, unreadable };
 }

@@ -13,7 +13,7 @@
 import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../errors.ts';
-import type { ClientAuthMethod, ClientRecord } from '../store/types.ts';
+import type { ClientAuthMethod, ClientRecord } from '../store/clients.ts';
 import { isPublicClient, recordClientUse, registerClient } from './clients.ts';
 import {
   clientNameProblems,
@@ -132,7 +132,7 @@ async function managedClient(
     throw error;
   }
   // An id no client can have never reaches the database.
-  const client = couldBeClientId(clientId) ? await deps.store.findClient(clientId) : undefined;
+  const client = couldBeClientId(clientId) ? await deps.store.clients.find(clientId) : undefined;
   const expected = client?.source === 'dynamic' ? client.registration_token_digest : null;
   if (!client || !expected || !safeEqual(digest(token), expected)) throw new InvalidToken(NOT_AUTHORIZED);
   return { client, token };
@@ -194,7 +194,7 @@ export async function updateDynamicClient(
   }
   const patch = { name: requested.name, redirect_uris: requested.redirectUris, last_used_at: ctx.clock() };
   // Deleted since it was read: as if it had not been found.
-  if (!(await ctx.store.updateClient(client.id, patch))) throw new InvalidToken(NOT_AUTHORIZED);
+  if (!(await ctx.store.clients.update(client.id, patch))) throw new InvalidToken(NOT_AUTHORIZED);
   return clientInformation(ctx.config.baseUrl, { ...client, ...patch }, presented, null);
 }
 
@@ -208,7 +208,7 @@ export async function updateDynamicClient(
  */
 export async function deleteDynamicClient(ctx: Deps, clientId: string, token: string | undefined): Promise<void> {
   const client = await authorizeRegistrationAccess(ctx, clientId, token);
-  if (!(await ctx.store.deleteClient(client.id, ctx.clock(), DELETED_DESCRIPTION)))
+  if (!(await ctx.store.clients.delete(client.id, ctx.clock(), DELETED_DESCRIPTION)))
     throw new InvalidToken(NOT_AUTHORIZED);
 }
 

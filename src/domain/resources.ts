@@ -69,7 +69,7 @@ export async function permittedResource(
   if (resource === null) return null;
   const allowed = ctx.config.allowedResources;
   if (allowed === '*' || isListedResource(resource, allowed)) return resource;
-  if ((await ctx.store.listRegisteredResources()).includes(resource)) return resource;
+  if ((await ctx.store.clients.listResources()).includes(resource)) return resource;
   throw new InvalidTarget(
     'Tokens are not issued for this resource on this server: its operator has not registered it.',
   );

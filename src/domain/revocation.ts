@@ -5,7 +5,7 @@
  */
 import type { Context } from '../context.ts';
 import { NotFound } from '../errors.ts';
-import type { GrantOwner, RevokedGrants } from '../store/types.ts';
+import type { GrantOwner, RevokedGrants } from '../store/rows.ts';
 import { agentEvent, clientEvent } from './webhooks/events.ts';
 
 const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; start again.';
@@ -20,13 +20,13 @@ const REVOKED_DESCRIPTION = 'The credentials behind this sign-in were revoked; s
  * // { grants: 3, codes: 0, requests: 1 }
  */
 export async function revokeGrants(ctx: Pick<Context, 'store' | 'clock'>, owner: GrantOwner): Promise<RevokedGrants> {
-  const agent = owner.agent_id === undefined ? undefined : await ctx.store.findAgent(owner.agent_id);
+  const agent = owner.agent_id === undefined ? undefined : await ctx.store.agents.find(owner.agent_id);
   if (owner.agent_id !== undefined && !agent) throw new NotFound(`no agent ${owner.agent_id}`);
-  const client = owner.client_id === undefined ? undefined : await ctx.store.findClient(owner.client_id);
+  const client = owner.client_id === undefined ? undefined : await ctx.store.clients.find(owner.client_id);
   if (owner.client_id !== undefined && !client) throw new NotFound(`no client ${owner.client_id}`);
   // An agent's grants (at one website, when both are named) or a website's.
   const announce = agent
     ? agentEvent('agent.grants_revoked', agent, { client: client ? { id: client.id, name: client.name } : null })
     : clientEvent('client.grants_revoked', client!);
-  return ctx.store.revokeGrantsOf(owner, ctx.clock(), REVOKED_DESCRIPTION, [announce]);
+  return ctx.store.grants.revokeAll(owner, ctx.clock(), REVOKED_DESCRIPTION, [announce]);
 }

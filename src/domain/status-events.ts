@@ -23,7 +23,7 @@ export class StatusEvents {
    *
    * @example
    * const stop = await ctx.statusEvents.subscribe(requestId, () => void sendCurrentStatus());
-   * const current = await ctx.store.findRequestStatus(requestId);
+   * const current = await ctx.store.requests.findStatus(requestId);
    * // … later
    * stop();
    */

@@ -15,14 +15,9 @@ import {
   InvalidToken,
   UnauthorizedClient,
 } from '../errors.ts';
-import type {
-  AccessTokenRecord,
-  AgentProfile,
-  ClientRecord,
-  GrantRecord,
-  IssuedTokens,
-  TokenContext,
-} from '../store/types.ts';
+import type { AgentProfile } from '../store/agents.ts';
+import type { ClientRecord } from '../store/clients.ts';
+import type { AccessTokenRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/tokens.ts';
 import { isPublicClient, recordClientUse } from './clients.ts';
 import { authenticateClient, type ClientCredentials, clientRefused } from './client-authentication.ts';
 import { signIdToken } from './jwt.ts';
@@ -166,7 +161,7 @@ export async function exchangeCode(
 ): Promise<TokenResponse> {
   // Without a code the digest names nothing; the missing code is answered after authentication.
   const codeDigest = digest(input.code ?? '');
-  const read = input.client_id ? await ctx.store.findClientAndCode(input.client_id, codeDigest) : undefined;
+  const read = input.client_id ? await ctx.store.codes.findWithCaller(input.client_id, codeDigest) : undefined;
   const client = await authenticateClient(ctx, input, log, read);
   if (!input.code) throw new InvalidRequest('code is required');
   if (!input.code_verifier) throw new InvalidRequest('code_verifier is required (PKCE S256)');
@@ -189,8 +184,8 @@ export async function exchangeCode(
 
   const replay = async (): Promise<never> => {
     // RFC 6749 §4.1.2 / RFC 9700 §4.5: a second use of a code revokes what it issued.
-    const redeemed = await ctx.store.findCode(codeDigest);
-    if (redeemed?.grant_id) await ctx.store.revokeGrant(redeemed.grant_id, ctx.clock());
+    const redeemed = await ctx.store.codes.find(codeDigest);
+    if (redeemed?.grant_id) await ctx.store.grants.revoke(redeemed.grant_id, ctx.clock());
     throw new InvalidGrant('The authorization code has already been used; the tokens issued from it are revoked.');
   };
   if (code.redeemed_at !== null) return replay();
@@ -214,7 +209,7 @@ export async function exchangeCode(
     agent,
     now,
   );
-  if (!(await ctx.store.redeemCode(codeDigest, now, grant, rows))) return replay();
+  if (!(await ctx.store.codes.redeem(codeDigest, now, grant, rows))) return replay();
   await recordClientUse(ctx, client); // a self-registered client's, at most daily; no write for others
   return response;
 }
@@ -233,7 +228,7 @@ export async function refreshTokens(
 ): Promise<TokenResponse> {
   // Without a refresh token the digest names nothing; the missing token is answered after authentication.
   const tokenDigest = digest(input.refresh_token ?? '');
-  const read = input.client_id ? await ctx.store.findClientAndRefreshToken(input.client_id, tokenDigest) : undefined;
+  const read = input.client_id ? await ctx.store.refreshTokens.findWithCaller(input.client_id, tokenDigest) : undefined;
   const client = await authenticateClient(ctx, input, log, read);
   if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
   const found = read?.token;
@@ -245,7 +240,7 @@ export async function refreshTokens(
   const reuse = async (): Promise<never> => {
     // RFC 9700 §4.14.2: a rotated refresh token presented again means one of the two parties
     // holding it is an attacker; revoke the whole grant.
-    await ctx.store.revokeGrant(grant.id, ctx.clock());
+    await ctx.store.grants.revoke(grant.id, ctx.clock());
     throw new InvalidGrant('The refresh token has already been used; the grant is revoked.');
   };
   if (token.used_at !== null) return reuse();
@@ -267,7 +262,7 @@ export async function refreshTokens(
     agent,
     now,
   );
-  if (!(await ctx.store.rotateRefreshToken(tokenDigest, now, rows))) return reuse();
+  if (!(await ctx.store.refreshTokens.rotate(tokenDigest, now, rows))) return reuse();
   await recordClientUse(ctx, client); // a self-registered client's, at most daily; no write for others
   return response;
 }
@@ -296,7 +291,7 @@ function verifyAccessJwt(ctx: Context, token: string): AccessTokenClaims | null 
 /** The token's claims when it is active: a valid JWT, not revoked, of a usable grant. */
 async function activeAccessToken(ctx: Context, token: string): Promise<ActiveAccessToken | null> {
   const claims = verifyAccessJwt(ctx, token);
-  return claims && activeFrom(claims, await ctx.store.findAccessTokenContext(claims.jti));
+  return claims && activeFrom(claims, await ctx.store.accessTokens.findContext(claims.jti));
 }
 
 type ActiveAccessToken = { claims: AccessTokenClaims; record: AccessTokenRecord; agent: AgentProfile };
@@ -378,7 +373,7 @@ export async function introspect(
   const inactive = { active: false };
   if (isRefreshToken(token)) {
     const read = credentials.client_id
-      ? await ctx.store.findClientAndRefreshToken(credentials.client_id, digest(token))
+      ? await ctx.store.refreshTokens.findWithCaller(credentials.client_id, digest(token))
       : undefined;
     const client = await authenticate(read);
     const found = read?.token;
@@ -409,7 +404,7 @@ export async function introspect(
     await authenticate();
     return inactive;
   }
-  const read = await ctx.store.findClientAndAccessToken(credentials.client_id, claims.jti);
+  const read = await ctx.store.accessTokens.findWithCaller(credentials.client_id, claims.jti);
   const client = await authenticate(read);
   const active = activeFrom(claims, read.token);
   const mayRead = active && (active.record.client_id === client.id || client.resources.includes(active.claims.aud));
@@ -436,16 +431,16 @@ export async function introspect(
 export async function revoke(ctx: Context, client: ClientRecord, token: string, _hint?: TokenHint): Promise<void> {
   const now = ctx.clock();
   if (isRefreshToken(token)) {
-    const grant = (await ctx.store.findRefreshTokenContext(digest(token)))?.grant;
+    const grant = (await ctx.store.refreshTokens.findContext(digest(token)))?.grant;
     if (!grant) return;
     if (grant.client_id !== client.id) throw new UnauthorizedClient('The token was not issued to this client.');
-    await ctx.store.revokeGrant(grant.id, now);
+    await ctx.store.grants.revoke(grant.id, now);
     return;
   }
   const claims = verifyAccessJwt(ctx, token);
   if (!claims) return;
-  const record = await ctx.store.findAccessToken(claims.jti);
+  const record = await ctx.store.accessTokens.find(claims.jti);
   if (!record) return;
   if (record.client_id !== client.id) throw new UnauthorizedClient('The token was not issued to this client.');
-  await ctx.store.revokeAccessToken(record.jti, now);
+  await ctx.store.accessTokens.revoke(record.jti, now);
 }

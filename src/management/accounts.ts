@@ -18,7 +18,7 @@ import {
   verifyEmailByAdmin,
 } from '../domain/accounts.ts';
 import { Conflict, InvalidField } from '../errors.ts';
-import type { AccountLinkRecord, AccountRecord, AccountRole, AccountStatus } from '../store/console-types.ts';
+import type { AccountLinkRecord, AccountRecord, AccountRole, AccountStatus } from '../store/accounts.ts';
 import { type Actor, requireAdmin, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import type { ListQuery, Precondition } from './shared.ts';
@@ -51,11 +51,11 @@ export async function listAccounts(
 ): Promise<AccountRecord[]> {
   requireAdmin(actor);
   if (query.email !== undefined) {
-    const found = await deps.store.console.findAccountByEmail(emailOf(query.email).key);
+    const found = await deps.store.accounts.findByEmail(emailOf(query.email).key);
     return found ? [found] : [];
   }
-  if (query.limit !== undefined) return deps.store.api.pageAccounts({ limit: query.limit, after: query.after });
-  return deps.store.console.listAccounts();
+  if (query.limit !== undefined) return deps.store.accounts.list({ limit: query.limit, after: query.after });
+  return deps.store.accounts.list();
 }
 
 /**

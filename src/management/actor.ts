@@ -6,8 +6,8 @@
  */
 import type { Actor as WebhookActor } from '../domain/webhooks/actor.ts';
 import { AccessDenied, InsufficientScope } from '../errors.ts';
-import type { ApiKeyRecord } from '../store/api-types.ts';
-import type { AccountRecord } from '../store/console-types.ts';
+import type { ApiKeyRecord } from '../store/api-keys.ts';
+import type { AccountRecord } from '../store/accounts.ts';
 
 /** Where an act came in: the web console, the management API, the `agentauth` command. */
 export type Door = 'console' | 'api' | 'cli';

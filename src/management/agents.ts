@@ -16,8 +16,9 @@ import {
 } from '../domain/agents.ts';
 import { revokeGrants } from '../domain/revocation.ts';
 import { InvalidRequest, NotFound } from '../errors.ts';
-import type { ConnectedSite } from '../store/console-types.ts';
-import type { AgentRecord, AgentStatus, RevokedGrants } from '../store/types.ts';
+import type { ConnectedSite } from '../store/tokens.ts';
+import type { AgentRecord, AgentStatus } from '../store/agents.ts';
+import type { RevokedGrants } from '../store/rows.ts';
 import { type Actor, requireAdmin, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { type ListQuery, ownerAccount, type Precondition, revokedDetail } from './shared.ts';
@@ -34,8 +35,7 @@ type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
  */
 export function listAgents(deps: Deps, actor: Actor, query: ListQuery = {}): Promise<AgentRecord[]> {
   const accountId = actor.admin ? query.accountId : actor.account?.id;
-  if (query.limit !== undefined) return deps.store.api.pageAgents({ ...query, limit: query.limit, accountId });
-  return accountId === undefined ? deps.store.listAgents() : deps.store.console.listAgentsOf(accountId);
+  return deps.store.agents.list({ ...query, accountId });
 }
 
 /** The agent, if `actor` reaches it; NotFound otherwise, the same for a missing and a foreign one. */
@@ -97,7 +97,7 @@ export async function createAgent(
 
 /** The agent after a change, as stored now. */
 async function current(deps: Deps, id: string): Promise<AgentRecord> {
-  const agent = await deps.store.findAgent(id);
+  const agent = await deps.store.agents.find(id);
   if (!agent) throw new NotFound('No such agent.');
   return agent;
 }
@@ -204,7 +204,7 @@ export async function revokeAgentGrants(
     await recordAct(deps, actor, 'agent.revoke_grants', agent.id, revokedDetail(revoked));
     return revoked;
   }
-  const sites = await deps.store.console.listConnectedSites(agent.id, deps.clock());
+  const sites = await deps.store.grants.connectedSites(agent.id, deps.clock());
   if (!sites.some((site) => site.client_id === clientId))
     throw new NotFound('This website is not connected to the agent.');
   const revoked = await asActor(actor, () => revokeGrants(deps, { agent_id: agent.id, client_id: clientId }));
@@ -238,5 +238,5 @@ export async function deleteAgent(
  */
 export async function connectedSites(deps: Deps, actor: Actor, id: string): Promise<ConnectedSite[]> {
   const agent = await reachableAgent(deps, actor, id);
-  return deps.store.console.listConnectedSites(agent.id, deps.clock());
+  return deps.store.grants.connectedSites(agent.id, deps.clock());
 }

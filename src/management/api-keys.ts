@@ -9,7 +9,7 @@
 import type { Context } from '../context.ts';
 import { digest, newApiKey, newApiKeyId } from '../crypto.ts';
 import { InvalidField, InvalidRequest, NotFound } from '../errors.ts';
-import type { ApiKeyAccess, ApiKeyReach, ApiKeyRecord } from '../store/api-types.ts';
+import type { ApiKeyAccess, ApiKeyReach, ApiKeyRecord } from '../store/api-keys.ts';
 import { accountByEmail } from '../domain/accounts.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { recordAct } from './audit.ts';
@@ -76,7 +76,7 @@ export async function createApiKey(
     last_used_ip: null,
     revoked_at: null,
   };
-  await deps.store.api.insertKey(key);
+  await deps.store.apiKeys.insert(key);
   const whose = actor.account ? '' : `for ${account.email}: `;
   await recordAct(deps, actor, 'api_key.create', key.id, `${whose}${keyDetail(key)}`);
   return { key, secret };
@@ -107,7 +107,7 @@ export function keyStatus(key: ApiKeyRecord, now: number): 'active' | 'expired' 
  * const keys = await listApiKeys(ctx, actor);
  */
 export function listApiKeys(deps: Deps, actor: Actor): Promise<ApiKeyRecord[]> {
-  return deps.store.api.listKeys(actor.admin ? undefined : actor.account?.id);
+  return deps.store.apiKeys.list(actor.admin ? undefined : actor.account?.id);
 }
 
 /**
@@ -117,7 +117,7 @@ export function listApiKeys(deps: Deps, actor: Actor): Promise<ApiKeyRecord[]> {
  * const key = await getApiKey(ctx, actor, request.params.id);
  */
 export async function getApiKey(deps: Deps, actor: Actor, id: string): Promise<ApiKeyRecord> {
-  const key = id.length <= 64 && possibleId(id) ? await deps.store.api.findKey(id) : undefined;
+  const key = id.length <= 64 && possibleId(id) ? await deps.store.apiKeys.find(id) : undefined;
   if (!key || (!actor.admin && key.account_id !== actor.account?.id)) throw new NotFound('No such API key.');
   return key;
 }
@@ -132,7 +132,7 @@ export async function revokeApiKey(deps: Deps, actor: Actor, id: string): Promis
   requireWrite(actor);
   const key = await getApiKey(deps, actor, id);
   const now = deps.clock();
-  if (!(await deps.store.api.revokeKey(key.id, now))) return key;
+  if (!(await deps.store.apiKeys.revoke(key.id, now))) return key;
   await recordAct(deps, actor, 'api_key.revoke', key.id, key.name);
   return { ...key, revoked_at: now };
 }

@@ -35,7 +35,7 @@ export async function recordAct(
 ): Promise<void> {
   const door = actor.door === 'cli' ? 'cli' : actor.key ? `key ${actor.key.id}` : null;
   const said = door === null ? detail : detail === null ? door : `${door}: ${detail}`;
-  await ctx.store.console.recordEvent({
+  await ctx.store.activity.record({
     at: ctx.clock(),
     actor_id: actor.account?.id ?? null,
     action: act,
@@ -60,7 +60,7 @@ export async function recordCall(
 ): Promise<void> {
   const now = ctx.clock();
   const acted = hasActed(caller) && call.status < 400;
-  await ctx.store.api.recordCall(
+  await ctx.store.apiKeys.recordCall(
     caller.key.id,
     now,
     caller.ip,

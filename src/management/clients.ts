@@ -16,7 +16,8 @@ import {
 } from '../domain/clients.ts';
 import { revokeGrants } from '../domain/revocation.ts';
 import { InvalidField, NotFound } from '../errors.ts';
-import type { Approval, ClientRecord, ClientStatus, RevokedGrants } from '../store/types.ts';
+import type { RevokedGrants } from '../store/rows.ts';
+import type { Approval, ClientRecord, ClientStatus } from '../store/clients.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { reachableClient } from './reach.ts';
@@ -33,8 +34,7 @@ type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config'>;
  */
 export function listClients(deps: Deps, actor: Actor, query: ListQuery = {}): Promise<ClientRecord[]> {
   const accountId = actor.admin ? query.accountId : actor.account?.id;
-  if (query.limit !== undefined) return deps.store.api.pageClients({ ...query, limit: query.limit, accountId });
-  return accountId === undefined ? deps.store.listClients() : deps.store.console.listClientsOf(accountId);
+  return deps.store.clients.list({ ...query, accountId });
 }
 
 /** The client, if `actor` reaches it; NotFound otherwise, the same for a missing and a foreign one. */
@@ -87,7 +87,7 @@ export async function createClient(
 
 /** The client after a change, as stored now. */
 async function current(deps: Deps, id: string): Promise<ClientRecord> {
-  const client = await deps.store.findClient(id);
+  const client = await deps.store.clients.find(id);
   if (!client) throw new NotFound('No such website.');
   return client;
 }

@@ -3,7 +3,7 @@
  * (docs/design.md §15, §17): a grant is reached by its agent's owner and its website's alike.
  */
 import type { Context } from '../context.ts';
-import type { GrantRecord } from '../store/types.ts';
+import type { GrantRecord } from '../store/tokens.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { reachableGrant } from './reach.ts';
@@ -23,7 +23,7 @@ export function listGrants(
   actor: Actor,
   query: Omit<ListQuery, 'accountId'> & { limit: number; agentId?: string; clientId?: string; live?: boolean },
 ): Promise<GrantRecord[]> {
-  return deps.store.api.pageGrants({ ...query, accountId: actor.admin ? undefined : actor.account?.id });
+  return deps.store.grants.list({ ...query, accountId: actor.admin ? undefined : actor.account?.id });
 }
 
 /** The grant, if `actor` reaches it; NotFound otherwise. */
@@ -40,7 +40,7 @@ export async function revokeGrant(deps: Deps, actor: Actor, id: string): Promise
   requireWrite(actor);
   const grant = await reachableGrant(deps, actor, id);
   if (grant.revoked_at !== null) return grant;
-  await asActor(actor, () => deps.store.revokeGrant(grant.id, deps.clock()));
+  await asActor(actor, () => deps.store.grants.revoke(grant.id, deps.clock()));
   await recordAct(deps, actor, 'grant.revoke', grant.id, `${grant.agent_id} at ${grant.client_id}`);
-  return (await deps.store.findGrant(grant.id)) ?? grant;
+  return (await deps.store.grants.find(grant.id)) ?? grant;
 }

@@ -5,14 +5,15 @@
  */
 import type { Context } from '../context.ts';
 import type {
+  ActivityPageQuery,
   ConsoleEventView,
   HistoryCursor,
   SignInCounterpart,
+  SignInPageQuery,
   SignInQuery,
   SignInRecord,
-} from '../store/console-types.ts';
+} from '../store/history.ts';
 
-import type { ActivityPageQuery, SignInPageQuery } from '../store/api-types.ts';
 import { type Actor, requireAdmin } from './actor.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
@@ -44,7 +45,7 @@ export async function signInPage(
   before?: HistoryCursor,
   size = HISTORY_PAGE,
 ): Promise<{ rows: SignInRecord[]; next: string | null }> {
-  const rows = await deps.store.console.listSignIns(query, size + 1, before);
+  const rows = await deps.store.signIns.list(query, size + 1, before);
   const page = rows.slice(0, size);
   const last = page[page.length - 1];
   return {
@@ -90,8 +91,8 @@ export async function activityPage(
 ): Promise<{ entries: ActivityEntry[]; next: string | null }> {
   requireAdmin(actor);
   const [events, signIns] = await Promise.all([
-    kind === 'sign-ins' ? [] : deps.store.console.listEvents({ limit: size + 1, before }),
-    kind === 'console' ? [] : deps.store.console.listSignIns({}, size + 1, before),
+    kind === 'sign-ins' ? [] : deps.store.activity.list({ limit: size + 1, before }),
+    kind === 'console' ? [] : deps.store.signIns.list({}, size + 1, before),
   ]);
   const merged: ActivityEntry[] = [
     ...events.map(
@@ -233,7 +234,7 @@ export function filterQuery(filters: HistoryFilters): string {
 export async function dailySignIns(deps: Deps, agentId: string): Promise<Array<{ day: string; count: number }>> {
   const today = Math.floor(deps.clock() / DAY);
   const first = today - CHART_DAYS + 1;
-  const counts = await deps.store.console.countSignInsByDay(agentId, first * DAY);
+  const counts = await deps.store.signIns.countByDay(agentId, first * DAY);
   return Array.from({ length: CHART_DAYS }, (_, i) => ({
     day: new Date((first + i) * DAY * 1000).toISOString().slice(0, 10),
     count: counts.get(first + i) ?? 0,
@@ -290,7 +291,7 @@ export function listSignIns(
   actor: Actor,
   query: Omit<SignInPageQuery, 'accountId'>,
 ): Promise<SignInRecord[]> {
-  return deps.store.api.pageSignIns({ ...query, accountId: actor.admin ? undefined : actor.account?.id });
+  return deps.store.signIns.page({ ...query, accountId: actor.admin ? undefined : actor.account?.id });
 }
 
 /**
@@ -301,7 +302,7 @@ export function listSignIns(
  */
 export function listActivity(deps: Deps, actor: Actor, query: ActivityPageQuery): Promise<ConsoleEventView[]> {
   requireAdmin(actor);
-  return deps.store.api.pageActivity(query);
+  return deps.store.activity.page(query);
 }
 
 /**
@@ -314,7 +315,7 @@ export function signInCounterparts(
   deps: Pick<Context, 'store'>,
   of: { agent_id: string } | { client_id: string },
 ): Promise<SignInCounterpart[]> {
-  return deps.store.console.listSignInCounterparts(of);
+  return deps.store.signIns.counterparts(of);
 }
 
 /**
@@ -326,7 +327,7 @@ export function signInCounterparts(
  */
 export async function anySignIn(deps: Pick<Context, 'store'>, websites: Array<{ id: string }>): Promise<boolean> {
   for (const website of websites) {
-    const latest = await deps.store.console.listSignIns({ client_id: website.id }, 20);
+    const latest = await deps.store.signIns.list({ client_id: website.id }, 20);
     if (latest.some((row) => row.outcome === 'authenticated')) return true;
   }
   return false;

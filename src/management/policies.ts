@@ -5,7 +5,8 @@
  */
 import type { Context } from '../context.ts';
 import { policyOf, setAgentPolicy as storePolicy } from '../domain/agent-policy.ts';
-import type { AgentPolicy, AgentRecord, ClientRecord, WebsitesRule } from '../store/types.ts';
+import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
+import type { ClientRecord } from '../store/clients.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { reachableAgent } from './reach.ts';
@@ -100,5 +101,5 @@ export async function setAgentPolicy(
  * const choices = await listableWebsites(ctx);
  */
 export async function listableWebsites(deps: Pick<Context, 'store'>): Promise<ClientRecord[]> {
-  return [...(await deps.store.listClients())].sort((a, b) => a.name.localeCompare(b.name));
+  return [...(await deps.store.clients.list())].sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -6,7 +6,9 @@
 import type { Context } from '../context.ts';
 import { VISIBLE_ASCII } from '../domain/rules/client.ts';
 import { NotFound } from '../errors.ts';
-import type { AgentRecord, ClientRecord, GrantRecord } from '../store/types.ts';
+import type { AgentRecord } from '../store/agents.ts';
+import type { ClientRecord } from '../store/clients.ts';
+import type { GrantRecord } from '../store/tokens.ts';
 import type { Actor } from './actor.ts';
 
 type Deps = Pick<Context, 'store'>;
@@ -25,7 +27,7 @@ export const possibleId = (id: string): boolean => VISIBLE_ASCII.test(id);
  * const agent = await reachableAgent(ctx, actor, request.params.id); // or NotFound
  */
 export async function reachableAgent(deps: Deps, actor: Actor, id: string): Promise<AgentRecord> {
-  const agent = possibleId(id) ? await deps.store.findAgent(id) : undefined;
+  const agent = possibleId(id) ? await deps.store.agents.find(id) : undefined;
   if (!agent || !mayReach(actor, agent.account_id)) throw new NotFound('No such agent.');
   return agent;
 }
@@ -35,7 +37,7 @@ export async function reachableAgent(deps: Deps, actor: Actor, id: string): Prom
  * const client = await reachableClient(ctx, actor, 'cli_…'); // or NotFound, worded as the console says it
  */
 export async function reachableClient(deps: Deps, actor: Actor, id: string): Promise<ClientRecord> {
-  const client = possibleId(id) ? await deps.store.findClient(id) : undefined;
+  const client = possibleId(id) ? await deps.store.clients.find(id) : undefined;
   if (!client || !mayReach(actor, client.account_id)) throw new NotFound('No such website.');
   return client;
 }
@@ -47,15 +49,15 @@ export async function reachableClient(deps: Deps, actor: Actor, id: string): Pro
  * const grant = await reachableGrant(ctx, actor, 'grt_…'); // or NotFound
  */
 export async function reachableGrant(deps: Deps, actor: Actor, id: string): Promise<GrantRecord> {
-  const grant = possibleId(id) ? await deps.store.findGrant(id) : undefined;
+  const grant = possibleId(id) ? await deps.store.grants.find(id) : undefined;
   if (grant && (actor.admin || (await ownsEitherSide(deps, actor, grant)))) return grant;
   throw new NotFound('No such grant.');
 }
 
 async function ownsEitherSide(deps: Deps, actor: Actor, grant: GrantRecord): Promise<boolean> {
   const [agent, client] = await Promise.all([
-    deps.store.findAgent(grant.agent_id),
-    deps.store.findClient(grant.client_id),
+    deps.store.agents.find(grant.agent_id),
+    deps.store.clients.find(grant.client_id),
   ]);
   return mayReach(actor, agent?.account_id ?? null) || mayReach(actor, client?.account_id ?? null);
 }

@@ -2,16 +2,15 @@
 import type { Context } from '../context.ts';
 import { accountById } from '../domain/accounts.ts';
 import { InvalidRequest } from '../errors.ts';
-import type { AccountRecord } from '../store/console-types.ts';
-import type { RevokedGrants } from '../store/types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
+import type { RevokedGrants } from '../store/rows.ts';
 import type { Actor } from './actor.ts';
 
-/** Which records a list answers: an admin may narrow it to one account; a page when `limit` is given. */
-export interface ListQuery {
-  accountId?: string;
-  limit?: number;
-  after?: { created_at: number; id: string };
-}
+/**
+ * Which records a list answers: an admin may narrow it to one account; a page when `limit` is
+ * given (the store's own query: an operation passes it on, with the account it may reach).
+ */
+export type { ListQuery } from '../store/rows.ts';
 
 /**
  * What a door expects of a record before it changes (the API's If-Match): it throws to refuse.

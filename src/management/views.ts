@@ -5,10 +5,13 @@
  * Times are RFC 3339 strings in UTC.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import type { ApiKeyRecord } from '../store/api-types.ts';
-import type { AccountRecord, ConsoleEventView, SignInRecord } from '../store/console-types.ts';
-import type { AgentPolicy, AgentRecord, ClientRecord, GrantRecord } from '../store/types.ts';
-import type { WebhookWithEvents } from '../store/webhook-types.ts';
+import type { ApiKeyRecord } from '../store/api-keys.ts';
+import type { AccountRecord } from '../store/accounts.ts';
+import type { ConsoleEventView, SignInRecord } from '../store/history.ts';
+import type { AgentPolicy, AgentRecord } from '../store/agents.ts';
+import type { ClientRecord } from '../store/clients.ts';
+import type { GrantRecord } from '../store/tokens.ts';
+import type { WebhookWithEvents } from '../store/webhooks.ts';
 import type { DeliveryWithAttempts } from '../domain/webhooks/endpoints.ts';
 
 const Time = Type.String({ format: 'date-time', description: 'RFC 3339, UTC.' });

@@ -20,8 +20,8 @@ import {
   type WebhookWithSecret,
 } from '../domain/webhooks/endpoints.ts';
 import { AccessDenied, InvalidRequest, NotFound } from '../errors.ts';
-import type { AccountRecord } from '../store/console-types.ts';
-import type { WebhookWithEvents } from '../store/webhook-types.ts';
+import type { AccountRecord } from '../store/accounts.ts';
+import type { WebhookWithEvents } from '../store/webhooks.ts';
 import { type Actor, actingAccount, requireAdmin, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import type { Precondition } from './shared.ts';
@@ -46,7 +46,7 @@ async function adminOf(deps: Deps, actor: Actor, id?: string): Promise<AccountRe
       throw new AccessDenied(`${actor.adminEmail} is not an active admin: only admins manage webhooks`);
     return account;
   }
-  const admin = (await deps.store.console.listAccounts()).find((a) => a.role === 'admin' && a.status === 'active');
+  const admin = (await deps.store.accounts.list()).find((a) => a.role === 'admin' && a.status === 'active');
   if (!admin)
     throw new InvalidRequest(
       'webhooks belong to an admin: make one first (agentauth account create --admin --email …)',

@@ -5,9 +5,17 @@
  * commit), while every unit still commits or rolls back as a whole and every answer waits for
  * its commit.
  */
-import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
+import type { Limiter, LimiterOptions } from './limits.ts';
 
+/** A statement's parameters, in the order of its `?` placeholders. */
 export type Params = readonly unknown[];
+
+/** Who hears of committed status changes (a write step's notification, or a PostgreSQL NOTIFY). */
+export interface ChangeListener {
+  changed(payload: string): void;
+  /** The channel was interrupted and is back: changes in between may have been missed. */
+  resumed(): void;
+}
 
 /** One statement of a write unit. */
 export interface Step {
@@ -29,8 +37,10 @@ export interface Step {
 export const STATUS_CHANNEL = 'agentauth_status';
 /** The channel that wakes the webhook dispatchers: a committed unit wrote deliveries. */
 export const WEBHOOK_CHANNEL = 'agentauth_webhooks';
+/** The channels Step.notify may name. */
 export type Channel = typeof STATUS_CHANNEL | typeof WEBHOOK_CHANNEL;
 
+/** One schema migration: its version (its name in schema_migrations) and its statements. */
 export interface Migration {
   version: string;
   statements: string[];
@@ -51,6 +61,7 @@ export interface UnitOptions {
   independent?: boolean;
 }
 
+/** One database under the Store: reads, write units, migrations, limiters, notifications. */
 export interface Driver {
   readonly engine: 'sqlite' | 'postgres';
   one<T>(sql: string, params?: Params): Promise<T | undefined>;

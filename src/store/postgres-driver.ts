@@ -2,6 +2,7 @@
 import type pg from 'pg';
 import { RateLimiterPostgres } from 'rate-limiter-flexible';
 import {
+  type ChangeListener,
   type Channel,
   type Driver,
   type Migration,
@@ -10,7 +11,7 @@ import {
   type Step,
   type UnitOptions,
 } from './driver.ts';
-import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
+import type { Limiter, LimiterOptions } from './limits.ts';
 
 const INT8_OID = 20;
 

@@ -1,75 +1,92 @@
 /**
- * The Store in SQL, one text for SQLite and PostgreSQL. Each exactly-once transition is a
- * guarded UPDATE (a conditional statement whose changed-row count says who won); when a
- * transition writes more than one row, its statements form one unit that commits or rolls
- * back as a whole (driver.ts).
+ * The Store in SQL, one text for SQLite and PostgreSQL: a facade of one namespace per entity
+ * (agents.ts, clients.ts, requests.ts, tokens.ts, accounts.ts, sessions.ts, api-keys.ts,
+ * history.ts, webhooks.ts, approvals.ts), each an object of closures over the one driver, made
+ * once; a call costs one property access more than a method of the facade itself would. What
+ * belongs to the database rather than to an entity stays here: migrations, the ping, closing,
+ * the limiters, the status channel and the purge across entities. Each exactly-once transition
+ * is a guarded UPDATE (a conditional statement whose changed-row count says who won); when a
+ * transition writes more than one row, its statements form one unit that commits or rolls back
+ * as a whole (driver.ts).
  */
-import type { Driver, Step } from './driver.ts';
-import { SqlApiStore } from './api-store.ts';
-import { SqlConsoleStore } from './console-store.ts';
-import { SqlApprovalStore } from './approval-store.ts';
-import { announceSteps, SqlWebhookStore } from './webhook-store.ts';
-import type { WebhookEvent } from './webhook-types.ts';
-import { migrations } from './migrations.ts';
 import {
-  type AgentRow,
-  agentColumns,
-  auditStep,
-  type ClientRow,
-  clientColumns,
-  insert,
-  revokeGrantsSteps,
-  toAgent,
-  toClient,
-  update,
-} from './rows.ts';
-import type {
-  AccessTokenRecord,
-  AgentProfile,
-  AgentRecord,
-  AuditEvent,
-  AuthorizationRequestRecord,
-  CallerAndToken,
-  ChangeListener,
-  ClientPatch,
-  ClientRecord,
-  CodeRecord,
-  GrantOwner,
-  GrantRecord,
-  IssuedTokens,
-  AgentAndRequest,
-  Limiter,
-  LimiterOptions,
-  PurgeCounts,
-  PurgeCutoffs,
-  RefreshTokenRecord,
-  RequestWithClient,
-  RequestStatusFields,
-  RevokedGrants,
-  Store,
-  TokenContext,
-} from './types.ts';
+  type AccountStore,
+  accountStore,
+  type ChallengeStore,
+  challengeStore,
+  type LinkStore,
+  linkStore,
+  type PasskeyStore,
+  passkeyStore,
+} from './accounts.ts';
+import { type AgentStore, agentStore } from './agents.ts';
+import { type ApiKeyStore, apiKeyStore, type IdempotencyStore, idempotencyStore } from './api-keys.ts';
+import { type ApprovalStore, approvalStore } from './approvals.ts';
+import { type ClientStore, clientStore } from './clients.ts';
+import type { ChangeListener, Driver } from './driver.ts';
+import { type ActivityStore, activityStore, type SignInStore, signInStore } from './history.ts';
+import type { Limiter, LimiterOptions } from './limits.ts';
+import { migrations } from './migrations.ts';
+import { type RequestStore, requestStore } from './requests.ts';
+import { PURGE_BATCH } from './rows.ts';
+import { type FlashStore, flashStore, type SessionStore, sessionStore } from './sessions.ts';
+import {
+  type AccessTokenStore,
+  accessTokenStore,
+  type CodeStore,
+  codeStore,
+  type GrantStore,
+  grantStore,
+  type RefreshTokenStore,
+  refreshTokenStore,
+} from './tokens.ts';
+import type { PurgeCounts, PurgeCutoffs, Store } from './types.ts';
+import { type WebhookStore, webhookStore } from './webhooks.ts';
 
-function tokenSteps(tokens: IssuedTokens): Step[] {
-  return [insert('access_tokens', tokens.accessToken), insert('refresh_tokens', tokens.refreshToken)];
-}
-
+/** The Store on one database (open.ts makes it on the driver DATABASE_URL names). */
 export class SqlStore implements Store {
   readonly engine: 'sqlite' | 'postgres';
-  readonly console: SqlConsoleStore;
-  readonly api: SqlApiStore;
-  readonly webhooks: SqlWebhookStore;
-  readonly approvals: SqlApprovalStore;
-  /** The agent's authentication read with a throttle counter, where the counters are in the database. */
-  private readonly agentRequestAndFailures: JoinedRead | undefined;
+  readonly agents: AgentStore;
+  readonly clients: ClientStore;
+  readonly requests: RequestStore;
+  readonly codes: CodeStore;
+  readonly grants: GrantStore;
+  readonly refreshTokens: RefreshTokenStore;
+  readonly accessTokens: AccessTokenStore;
+  readonly signIns: SignInStore;
+  readonly activity: ActivityStore;
+  readonly accounts: AccountStore;
+  readonly passkeys: PasskeyStore;
+  readonly challenges: ChallengeStore;
+  readonly links: LinkStore;
+  readonly sessions: SessionStore;
+  readonly flashes: FlashStore;
+  readonly apiKeys: ApiKeyStore;
+  readonly idempotency: IdempotencyStore;
+  readonly webhooks: WebhookStore;
+  readonly approvals: ApprovalStore;
 
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
-    this.agentRequestAndFailures = driver.countersTable ? agentRequestAndFailures(driver.countersTable) : undefined;
-    this.console = new SqlConsoleStore(driver);
-    this.api = new SqlApiStore(driver);
-    this.webhooks = new SqlWebhookStore(driver);
-    this.approvals = new SqlApprovalStore(driver);
+    this.agents = agentStore(driver);
+    this.clients = clientStore(driver);
+    this.requests = requestStore(driver);
+    this.codes = codeStore(driver);
+    this.grants = grantStore(driver);
+    this.refreshTokens = refreshTokenStore(driver);
+    this.accessTokens = accessTokenStore(driver);
+    this.signIns = signInStore(driver);
+    this.activity = activityStore(driver);
+    this.accounts = accountStore(driver);
+    this.passkeys = passkeyStore(driver);
+    this.challenges = challengeStore(driver);
+    this.links = linkStore(driver);
+    this.sessions = sessionStore(driver);
+    this.flashes = flashStore(driver);
+    this.apiKeys = apiKeyStore(driver);
+    this.idempotency = idempotencyStore(driver);
+    this.webhooks = webhookStore(driver);
+    this.approvals = approvalStore(driver);
   }
 
   migrate(): Promise<void> {
@@ -90,358 +107,6 @@ export class SqlStore implements Store {
 
   watchStatus(listener: ChangeListener): Promise<() => Promise<void>> {
     return this.driver.listen(listener);
-  }
-
-  /** Runs one unit; true when its guard held. */
-  private async won(...steps: Step[]): Promise<boolean> {
-    return (await this.driver.write(steps)) !== null;
-  }
-
-  /**
-   * Runs one unit whose steps touch different rows and read none another changes
-   * (UnitOptions.independent: one statement on PostgreSQL); true when its guard held.
-   */
-  private async wonIndependent(...steps: Step[]): Promise<boolean> {
-    return (await this.driver.write(steps, { independent: true })) !== null;
-  }
-
-  // Clients
-
-  async insertClient(client: ClientRecord, announce?: WebhookEvent[]): Promise<void> {
-    await this.driver.write([insert('clients', clientColumns(client)), ...announceSteps(announce)]);
-  }
-
-  async findClient(id: string): Promise<ClientRecord | undefined> {
-    const row = await this.driver.one<ClientRow>('SELECT * FROM clients WHERE id = ?', [id]);
-    return row && toClient(row);
-  }
-
-  async listClients(): Promise<ClientRecord[]> {
-    return (await this.driver.all<ClientRow>('SELECT * FROM clients ORDER BY created_at, id')).map(toClient);
-  }
-
-  async listRegisteredResources(): Promise<string[]> {
-    const rows = await this.driver.all<{ resources: string }>(
-      "SELECT resources FROM clients WHERE status = 'active' AND resources <> '[]'",
-    );
-    return rows.flatMap((row) => JSON.parse(row.resources) as string[]);
-  }
-
-  updateClient(id: string, patch: ClientPatch, announce?: WebhookEvent[]): Promise<boolean> {
-    return this.won(update('clients', 'id', id, clientColumns(patch)), ...announceSteps(announce));
-  }
-
-  async saveMetadataDocumentClient(client: ClientRecord): Promise<ClientRecord> {
-    const row = insert('clients', clientColumns(client));
-    // Only a metadata document's own row is brought up to date; a registered client whose id
-    // happened to be the same URL would keep its record.
-    await this.driver.write([
-      {
-        sql: `${row.sql} ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris, last_used_at = excluded.last_used_at WHERE clients.source = 'metadata_document'`,
-        params: row.params,
-      },
-    ]);
-    return (await this.findClient(client.id))!;
-  }
-
-  async deleteClient(
-    id: string,
-    now: number,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<RevokedGrants | null> {
-    const changes = await this.driver.write([
-      ...revokeGrantsSteps({ client_id: id }, now, description),
-      { sql: 'DELETE FROM clients WHERE id = ?', params: [id], guard: true },
-      ...announceSteps(announce),
-    ]);
-    if (!changes) return null;
-    const [grants = 0, codes = 0, requests = 0] = changes;
-    return { grants, codes, requests };
-  }
-
-  // Agents
-
-  async insertAgent(agent: AgentRecord, announce?: WebhookEvent[]): Promise<void> {
-    await this.driver.write([insert('agents', agentColumns(agent)), ...announceSteps(announce)]);
-  }
-
-  async findAgent(id: string): Promise<AgentRecord | undefined> {
-    const row = await this.driver.one<AgentRow>('SELECT * FROM agents WHERE id = ?', [id]);
-    return row && toAgent(row);
-  }
-
-  async listAgents(): Promise<AgentRecord[]> {
-    return (await this.driver.all<AgentRow>('SELECT * FROM agents ORDER BY created_at, id')).map(toAgent);
-  }
-
-  updateAgent(
-    id: string,
-    patch: Partial<
-      Pick<
-        AgentRecord,
-        'status' | 'secret_digest' | 'previous_secret_digest' | 'previous_secret_expires_at' | 'last_used_at' | 'policy'
-      >
-    >,
-    announce?: WebhookEvent[],
-  ): Promise<boolean> {
-    return this.won(update('agents', 'id', id, agentColumns(patch)), ...announceSteps(announce));
-  }
-
-  // Authorization requests
-
-  async insertRequest(request: AuthorizationRequestRecord): Promise<void> {
-    await this.driver.write([insert('authorization_requests', request)]);
-  }
-
-  findRequest(id: string): Promise<AuthorizationRequestRecord | undefined> {
-    // The record's columns, not *: the webhooks' bookkeeping (expiry_announced_at) is not the request's.
-    return this.driver.one<AuthorizationRequestRecord>(
-      `SELECT ${REQUEST.columns.join(', ')} FROM authorization_requests WHERE id = ?`,
-      [id],
-    );
-  }
-
-  async findAgentAndRequest(agentId: string, requestId: string, failuresKey?: string): Promise<AgentAndRequest> {
-    const read = this.agentRequestAndFailures;
-    if (failuresKey === undefined || read === undefined) {
-      const row = (await this.driver.values(AGENT_AND_REQUEST.sql, [agentId, requestId]))!;
-      return { agent: agentIn(AGENT_AND_REQUEST, row), found: requestWithClient(AGENT_AND_REQUEST, row) };
-    }
-    // The limiter's own reading of a key (rate-limiter-flexible: live while expire is later than
-    // now in milliseconds, or has none), taken along in the same statement.
-    const now = Date.now();
-    const row = (await this.driver.values(read.sql, [agentId, requestId, failuresKey, now]))!;
-    const counter = read.take<{ points: number; expire: number | null }>(row, FAILURES);
-    return {
-      agent: agentIn(read, row),
-      found: requestWithClient(read, row),
-      failures: counter
-        ? {
-            consumedPoints: counter.points,
-            msBeforeNext: counter.expire === null ? -1 : Math.max(counter.expire - now, 0),
-          }
-        : null,
-    };
-  }
-
-  async useAgentAssertion(agentId: string, jti: string, expiresAt: number): Promise<boolean> {
-    // The primary key (agent_id, jti) decides: of two racing uses, on any node, one inserts.
-    return this.won({
-      sql: 'INSERT INTO agent_assertions (agent_id, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-      params: [agentId, jti, expiresAt],
-      guard: true,
-    });
-  }
-
-  async findRequestWithClient(id: string): Promise<RequestWithClient | undefined> {
-    const row = await this.driver.values(REQUEST_WITH_CLIENT.sql, [id]);
-    return row && requestWithClient(REQUEST_WITH_CLIENT, row);
-  }
-
-  async countSignIns(agentId: string, since: number): Promise<number> {
-    const row = await this.driver.one<{ n: number | string }>(
-      "SELECT count(*) AS n FROM audit_events WHERE agent_id = ? AND at >= ? AND outcome = 'authenticated'",
-      [agentId, since],
-    );
-    return Number(row?.n ?? 0);
-  }
-
-  findRequestStatus(id: string): Promise<RequestStatusFields | undefined> {
-    return this.driver.one<RequestStatusFields>(
-      'SELECT status, error, error_description, expires_at, approval_id FROM authorization_requests WHERE id = ?',
-      [id],
-    );
-  }
-
-  markRequestAuthenticated(
-    id: string,
-    by: { agent_id: string; model: string },
-    now: number,
-    audit: AuditEvent,
-    announce?: WebhookEvent[],
-  ): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: "UPDATE authorization_requests SET status = 'authenticated', agent_id = ?, model = ?, authenticated_at = ? WHERE id = ? AND status = 'pending' AND approval_id IS NULL AND expires_at > ?",
-        params: [by.agent_id, by.model, now, id, now],
-        guard: true,
-        notify: id,
-      },
-      // To the minute: a row rewritten at every sign-in made concurrent sign-ins of one agent
-      // queue on its row lock (PostgreSQL) and cost every sign-in a row version.
-      {
-        sql: 'UPDATE agents SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)',
-        params: [now, by.agent_id, now - AGENT_USE_RESOLUTION],
-      },
-      auditStep(audit),
-      // The outbox (docs/design.md §15): committed with the sign-in, or not at all.
-      ...announceSteps(announce),
-    );
-  }
-
-  completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: "UPDATE authorization_requests SET status = 'completed' WHERE id = ? AND status = 'authenticated' AND browser_digest = ? AND expires_at > ?",
-        params: [id, browserDigest, now],
-        guard: true,
-        notify: id,
-      },
-      insert('authorization_codes', code),
-    );
-  }
-
-  contestRequest(
-    id: string,
-    otherAgentId: string,
-    now: number,
-    description: string,
-    audit: AuditEvent,
-  ): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: "UPDATE authorization_requests SET status = 'error', error = 'request_contested', error_description = ? WHERE id = ? AND status = 'authenticated' AND agent_id <> ? AND expires_at > ?",
-        params: [description, id, otherAgentId, now],
-        guard: true,
-        notify: id,
-      },
-      auditStep(audit),
-    );
-  }
-
-  failRequest(
-    id: string,
-    browserDigest: string,
-    now: number,
-    error: string,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: "UPDATE authorization_requests SET status = 'error', error = ?, error_description = ? WHERE id = ? AND status IN ('pending', 'authenticated') AND browser_digest = ? AND expires_at > ?",
-        params: [error, description, id, browserDigest, now],
-        guard: true,
-        notify: id,
-      },
-      ...announceSteps(announce),
-    );
-  }
-
-  // Codes, grants and tokens
-
-  findCode(digest: string): Promise<CodeRecord | undefined> {
-    return this.driver.one<CodeRecord>('SELECT * FROM authorization_codes WHERE digest = ?', [digest]);
-  }
-
-  async findClientAndCode(
-    clientId: string,
-    digest: string,
-  ): Promise<{
-    client: ClientRecord | undefined;
-    code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined;
-  }> {
-    const row = (await this.driver.values(CLIENT_AND_CODE.sql, [clientId, digest]))!;
-    const code = CLIENT_AND_CODE.take<CodeRecord>(row, CODE);
-    return {
-      client: clientIn(CLIENT_AND_CODE, row, CALLER),
-      code: code && { code, agent: agentIn(CLIENT_AND_CODE, row) },
-    };
-  }
-
-  redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: 'UPDATE authorization_codes SET redeemed_at = ?, grant_id = ? WHERE digest = ? AND redeemed_at IS NULL',
-        params: [now, grant.id, digest],
-        guard: true,
-      },
-      insert('grants', grant),
-      ...tokenSteps(tokens),
-    );
-  }
-
-  findGrant(id: string): Promise<GrantRecord | undefined> {
-    return this.driver.one<GrantRecord>('SELECT * FROM grants WHERE id = ?', [id]);
-  }
-
-  revokeGrant(id: string, now: number): Promise<boolean> {
-    return this.won({
-      sql: 'UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-      params: [now, id],
-      guard: true,
-    });
-  }
-
-  async revokeGrantsOf(
-    owner: GrantOwner,
-    now: number,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<RevokedGrants> {
-    const [grants = 0, codes = 0, requests = 0] =
-      (await this.driver.write([...revokeGrantsSteps(owner, now, description), ...announceSteps(announce)])) ?? [];
-    return { grants, codes, requests };
-  }
-
-  findRefreshToken(digest: string): Promise<RefreshTokenRecord | undefined> {
-    return this.driver.one<RefreshTokenRecord>('SELECT * FROM refresh_tokens WHERE digest = ?', [digest]);
-  }
-
-  rotateRefreshToken(digest: string, now: number, tokens: IssuedTokens): Promise<boolean> {
-    return this.wonIndependent(
-      {
-        sql: 'UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL',
-        params: [now, digest],
-        guard: true,
-      },
-      ...tokenSteps(tokens),
-    );
-  }
-
-  findAccessToken(jti: string): Promise<AccessTokenRecord | undefined> {
-    return this.driver.one<AccessTokenRecord>('SELECT * FROM access_tokens WHERE jti = ?', [jti]);
-  }
-
-  findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined> {
-    return ACCESS_TOKEN_CONTEXT.find(this.driver, jti);
-  }
-
-  findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined> {
-    return REFRESH_TOKEN_CONTEXT.find(this.driver, digest);
-  }
-
-  findClientAndAccessToken(clientId: string, jti: string): Promise<CallerAndToken<AccessTokenRecord>> {
-    return ACCESS_TOKEN_CONTEXT.findWithCaller(this.driver, clientId, jti);
-  }
-
-  findClientAndRefreshToken(clientId: string, digest: string): Promise<CallerAndToken<RefreshTokenRecord>> {
-    return REFRESH_TOKEN_CONTEXT.findWithCaller(this.driver, clientId, digest);
-  }
-
-  revokeAccessToken(jti: string, now: number): Promise<boolean> {
-    return this.won({
-      sql: 'UPDATE access_tokens SET revoked_at = ? WHERE jti = ? AND revoked_at IS NULL',
-      params: [now, jti],
-      guard: true,
-    });
-  }
-
-  // Audit and housekeeping
-
-  async recordAuditEvent(event: AuditEvent, announce?: WebhookEvent[]): Promise<void> {
-    await this.driver.write([auditStep(event), ...announceSteps(announce)], { independent: true });
-  }
-
-  listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]> {
-    const columns = 'at, agent_id, request_id, client_id, model, ip, user_agent, outcome';
-    return filter.agent_id === undefined
-      ? this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events ORDER BY at DESC LIMIT ?`, [filter.limit])
-      : this.driver.all<AuditEvent>(`SELECT ${columns} FROM audit_events WHERE agent_id = ? ORDER BY at DESC LIMIT ?`, [
-          filter.agent_id,
-          filter.limit,
-        ]);
   }
 
   async purge(
@@ -528,280 +193,3 @@ export class SqlStore implements Store {
     }
   }
 }
-
-/**
- * Rows one purge statement deletes at most. Measured on a backlog of 200,000 expired flows
- * (1.2 million rows) on SQLite: in one transaction the purge took 3.4 s, all of it with every
- * request waiting; in batches of 5,000 it took 17 s in total but never held the server for more
- * than 0.16 s at a time (batches of 1,000: 37 s, 0.07 s).
- */
-export const PURGE_BATCH = 5000;
-
-// Joined reads: each reads one row whatever exists, as values in select order (Driver.values),
-// taken apart by table. These reads serve every step of a flow and every introspection, userinfo
-// and refresh, so their SQL and where each table's columns sit are worked out once, not per call.
-
-/** One table's columns in a joined read, under its alias; the first is its key, null when the row is absent. */
-interface Table {
-  alias: string;
-  columns: readonly string[];
-}
-
-/**
- * Every column of a record, checked by the compiler: a column added to the record type and not
- * listed here is a type error, so a joined read never silently drops one.
- */
-function columnsOf<T>() {
-  return <const C extends readonly (keyof T & string)[]>(
-    columns: C & ([Exclude<keyof T, C[number]>] extends [never] ? unknown : never),
-  ) => [...columns];
-}
-
-const CLIENT_COLUMNS = columnsOf<ClientRow>()([
-  'id',
-  'name',
-  'secret_sealed',
-  'previous_secret_sealed',
-  'previous_secret_expires_at',
-  'redirect_uris',
-  'status',
-  'approval',
-  'created_at',
-  'account_id',
-  'token_endpoint_auth_method',
-  'source',
-  'registration_token_digest',
-  'resources',
-  'last_used_at',
-]);
-const CLIENT: Table = { alias: 'c', columns: CLIENT_COLUMNS };
-/** The client calling a token endpoint, read with the token it presents. */
-const CALLER: Table = { alias: 'q', columns: CLIENT_COLUMNS };
-/** A token's client, of which its checks need only the status. */
-const CLIENT_STATUS: Table = { alias: 'c', columns: ['status'] };
-const REQUEST: Table = {
-  alias: 'r',
-  columns: columnsOf<AuthorizationRequestRecord>()([
-    'id',
-    'client_id',
-    'redirect_uri',
-    'scope',
-    'state',
-    'code_challenge',
-    'nonce',
-    'login_hint',
-    'resource',
-    'browser_digest',
-    'status',
-    'error',
-    'error_description',
-    'agent_id',
-    'model',
-    'authenticated_at',
-    'created_at',
-    'expires_at',
-    'approval_id',
-  ]),
-};
-const CODE: Table = {
-  alias: 'k',
-  columns: columnsOf<CodeRecord>()([
-    'digest',
-    'request_id',
-    'client_id',
-    'redirect_uri',
-    'scope',
-    'code_challenge',
-    'nonce',
-    'resource',
-    'agent_id',
-    'model',
-    'auth_time',
-    'expires_at',
-    'redeemed_at',
-    'grant_id',
-  ]),
-};
-const GRANT: Table = {
-  alias: 'g',
-  columns: columnsOf<GrantRecord>()([
-    'id',
-    'client_id',
-    'agent_id',
-    'scope',
-    'model',
-    'auth_time',
-    'created_at',
-    'revoked_at',
-    'resource',
-  ]),
-};
-const AGENT: Table = {
-  alias: 'a',
-  columns: columnsOf<AgentRow>()([
-    'id',
-    'secret_digest',
-    'previous_secret_digest',
-    'previous_secret_expires_at',
-    'name',
-    'owner_email',
-    'owner_name',
-    'owner_email_verified',
-    'status',
-    'created_at',
-    'last_used_at',
-    'account_id',
-    'policy',
-    'public_jwk',
-    'key_thumbprint',
-  ]),
-};
-
-/** A token's agent: what its checks and claims need (AgentProfile), not its secrets. */
-const AGENT_PROFILE: Table = {
-  alias: 'a',
-  columns: columnsOf<Pick<AgentRow, keyof AgentProfile>>()([
-    'id',
-    'name',
-    'owner_email',
-    'owner_name',
-    'owner_email_verified',
-    'status',
-  ]),
-};
-
-/** A joined read's SQL, and each of its tables' records taken from a row of values. */
-class JoinedRead {
-  readonly sql: string;
-  private readonly offsets = new Map<Table, number>();
-
-  constructor(tables: Table[], from: string) {
-    const items: string[] = [];
-    for (const table of tables) {
-      this.offsets.set(table, items.length);
-      items.push(...table.columns.map((column) => `${table.alias}.${column}`));
-    }
-    this.sql = `SELECT ${items.join(', ')} ${from}`;
-  }
-
-  /** The table's record in the row, or undefined when the row has none. */
-  take<T>(row: readonly unknown[], table: Table): T | undefined {
-    const at = this.offsets.get(table)!;
-    if (row[at] == null) return undefined;
-    const record: Record<string, unknown> = {};
-    for (let i = 0; i < table.columns.length; i++) record[table.columns[i]!] = row[at + i];
-    return record as T;
-  }
-}
-
-const clientIn = (read: JoinedRead, row: readonly unknown[], table: Table) => {
-  const client = read.take<ClientRow>(row, table);
-  return client && toClient(client);
-};
-const agentIn = (read: JoinedRead, row: readonly unknown[]): AgentRecord | undefined => {
-  const agent = read.take<AgentRow>(row, AGENT);
-  return agent && toAgent(agent);
-};
-const agentProfileIn = (read: JoinedRead, row: readonly unknown[]): AgentProfile | undefined => {
-  const agent = read.take<Pick<AgentRow, keyof AgentProfile>>(row, AGENT_PROFILE);
-  return agent && toAgent(agent);
-};
-
-/** The request and its client: what the agent's authentication and the browser's decision both need first. */
-const REQUEST_WITH_CLIENT = new JoinedRead(
-  [REQUEST, CLIENT],
-  'FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id WHERE r.id = ?',
-);
-/** The agent presenting credentials, and the request it names with its client: one row whatever exists. */
-const AGENT_AND_REQUEST_FROM =
-  'FROM (SELECT 1 AS one) x LEFT JOIN agents a ON a.id = ? LEFT JOIN authorization_requests r ON r.id = ? LEFT JOIN clients c ON c.id = r.client_id';
-const AGENT_AND_REQUEST = new JoinedRead([AGENT, REQUEST, CLIENT], AGENT_AND_REQUEST_FROM);
-
-/**
- * How old an agent's recorded last use (agents.last_used_at, its last sign-in) may be before a
- * sign-in writes it again, in seconds: the console and the API show it to the minute.
- */
-export const AGENT_USE_RESOLUTION = 60;
-
-/** A throttle's counter in the database (Driver.countersTable): points used in the window, and when it ends (ms). */
-const FAILURES: Table = { alias: 'f', columns: ['points', 'expire'] };
-/**
- * AGENT_AND_REQUEST with a throttle key's live counter (rate-limiter-flexible's reading: expire
- * later than now, or none), so the throttle's check costs no round trip of its own.
- */
-const agentRequestAndFailures = (countersTable: string) =>
-  new JoinedRead(
-    [AGENT, REQUEST, CLIENT, FAILURES],
-    `${AGENT_AND_REQUEST_FROM} LEFT JOIN ${countersTable} f ON f.key = ? AND (f.expire > ? OR f.expire IS NULL)`,
-  );
-
-function requestWithClient(read: JoinedRead, row: readonly unknown[]): RequestWithClient | undefined {
-  const request = read.take<AuthorizationRequestRecord>(row, REQUEST);
-  return request && { request, client: clientIn(read, row, CLIENT) };
-}
-
-/** The calling client, the code and the code's agent: what a code exchange needs, one row whatever exists. */
-const CLIENT_AND_CODE = new JoinedRead(
-  [CALLER, CODE, AGENT],
-  'FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN authorization_codes k ON k.digest = ? LEFT JOIN agents a ON a.id = k.agent_id',
-);
-
-/** A token read with its grant, its agent and its client's status, in one statement. */
-class TokenContextRead<T> {
-  private readonly alone: JoinedRead;
-  /**
-   * The same, with the client calling the endpoint: one row whatever exists (the caller and the
-   * token are each left-joined to a one-row table), so client authentication and the token's
-   * lookup cost one round trip together.
-   */
-  private readonly withCaller: JoinedRead;
-  private readonly token: Table;
-
-  /** `columns`: the token table's, its key first. */
-  constructor(table: string, columns: string[]) {
-    const key = columns[0]!;
-    this.token = { alias: 't', columns };
-    const tables = [this.token, GRANT, AGENT_PROFILE, CLIENT_STATUS];
-    const context = 'LEFT JOIN agents a ON a.id = g.agent_id LEFT JOIN clients c ON c.id = g.client_id';
-    this.alone = new JoinedRead(
-      tables,
-      `FROM ${table} t JOIN grants g ON g.id = t.grant_id ${context} WHERE t.${key} = ?`,
-    );
-    this.withCaller = new JoinedRead(
-      [CALLER, ...tables],
-      `FROM (SELECT 1 AS one) x LEFT JOIN clients q ON q.id = ? LEFT JOIN ${table} t ON t.${key} = ? LEFT JOIN grants g ON g.id = t.grant_id ${context}`,
-    );
-  }
-
-  async find(driver: Driver, key: string): Promise<TokenContext<T> | undefined> {
-    const row = await driver.values(this.alone.sql, [key]);
-    return row && this.parse(this.alone, row);
-  }
-
-  async findWithCaller(driver: Driver, clientId: string, key: string): Promise<CallerAndToken<T>> {
-    const row = (await driver.values(this.withCaller.sql, [clientId, key]))!;
-    return { client: clientIn(this.withCaller, row, CALLER), token: this.parse(this.withCaller, row) };
-  }
-
-  /** A token whose grant is gone counts as absent, as in the inner join of the read without caller. */
-  private parse(read: JoinedRead, row: readonly unknown[]): TokenContext<T> | undefined {
-    const token = read.take<T>(row, this.token);
-    const grant = read.take<GrantRecord>(row, GRANT);
-    if (!token || !grant) return undefined;
-    return {
-      token,
-      grant,
-      agent: agentProfileIn(read, row),
-      clientActive: read.take<{ status: string }>(row, CLIENT_STATUS)?.status === 'active',
-    };
-  }
-}
-
-const ACCESS_TOKEN_CONTEXT = new TokenContextRead<AccessTokenRecord>(
-  'access_tokens',
-  columnsOf<AccessTokenRecord>()(['jti', 'grant_id', 'client_id', 'scope', 'expires_at', 'revoked_at']),
-);
-const REFRESH_TOKEN_CONTEXT = new TokenContextRead<RefreshTokenRecord>(
-  'refresh_tokens',
-  columnsOf<RefreshTokenRecord>()(['digest', 'grant_id', 'created_at', 'expires_at', 'used_at']),
-);

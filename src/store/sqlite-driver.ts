@@ -4,8 +4,16 @@
  */
 import type Database from 'better-sqlite3';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { type Channel, type Driver, type Migration, type Params, STATUS_CHANNEL, type Step } from './driver.ts';
-import type { ChangeListener, Limiter, LimiterOptions } from './types.ts';
+import {
+  type ChangeListener,
+  type Channel,
+  type Driver,
+  type Migration,
+  type Params,
+  STATUS_CHANNEL,
+  type Step,
+} from './driver.ts';
+import type { Limiter, LimiterOptions } from './limits.ts';
 import { type SyncFile, WalSync } from './wal-sync.ts';
 
 interface QueuedUnit {

@@ -1,302 +1,23 @@
 /**
- * The storage interface (docs/design.md §9). Records use the column names of the schema. Times are
- * epoch seconds. Every operation that must happen once is a conditional statement or a
- * transaction in the implementation, reported back as a boolean "this call won".
+ * The storage interface (docs/design.md §9): the Store, a facade of one namespace per entity,
+ * each declared beside its SQL (agents.ts, clients.ts, requests.ts, tokens.ts, accounts.ts,
+ * sessions.ts, api-keys.ts, history.ts, webhooks.ts, approvals.ts), and what belongs to the
+ * database itself. Records use the column names of the schema. Times are epoch seconds. Every
+ * operation that must happen once is a conditional statement or a transaction in the
+ * implementation, reported back as a boolean "this call won".
  */
-import type { ApiStore } from './api-types.ts';
-import type { ApprovalStore } from './approval-store.ts';
-import type { WebhookEvent, WebhookStore } from './webhook-types.ts';
-import type {
-  AccountLinkRecord,
-  AccountPatch,
-  AccountRecord,
-  ConnectedSite,
-  ConsoleEvent,
-  ConsoleFlashRecord,
-  ConsoleEventView,
-  ConsoleSessionRecord,
-  HistoryCursor,
-  LinkPurpose,
-  PasskeyRecord,
-  SignInCounterpart,
-  SignInQuery,
-  SignInRecord,
-  WebauthnChallengeRecord,
-} from './console-types.ts';
-
-export type ClientStatus = 'active' | 'inactive';
-export type Approval = 'auto' | 'manual';
-/** How a client authenticates at the token endpoint: with its secret, or not at all (a public client, RFC 6749 §2.1). */
-export type ClientAuthMethod = 'client_secret_post' | 'none';
-/** Where a client's record came from: the CLI or the console, a Client ID Metadata Document, or dynamic registration (RFC 7591). */
-export type ClientSource = 'manual' | 'metadata_document' | 'dynamic';
-export type AgentStatus = 'active' | 'disabled';
-export type RequestStatus = 'pending' | 'authenticated' | 'completed' | 'error';
-
-export interface ClientRecord {
-  /** Issued by the server, or the https URL of the client's metadata document. */
-  id: string;
-  name: string;
-  /** The encrypted secret; '' for a public client, which has none. */
-  secret_sealed: string;
-  /** The secret before the last rotation, still accepted until previous_secret_expires_at. */
-  previous_secret_sealed: string | null;
-  previous_secret_expires_at: number | null;
-  redirect_uris: string[];
-  status: ClientStatus;
-  approval: Approval;
-  created_at: number;
-  /** The console account that owns it; null for clients registered with the CLI. */
-  account_id: string | null;
-  token_endpoint_auth_method: ClientAuthMethod;
-  source: ClientSource;
-  /** SHA-256 of the registration access token of a dynamically registered client (RFC 7592). */
-  registration_token_digest: string | null;
-  /** The resources (RFC 8707) this client serves as a resource server: it may introspect tokens issued for them. */
-  resources: string[];
-  /**
-   * When a self-registered client (metadata document, dynamic) was last used, to within a day;
-   * the purge deletes one unused for long (docs/design.md §9). Null for manual clients.
-   */
-  last_used_at: number | null;
-}
-
-export interface AgentRecord {
-  id: string;
-  secret_digest: string;
-  /** The secret before the last rotation, still accepted until previous_secret_expires_at. */
-  previous_secret_digest: string | null;
-  previous_secret_expires_at: number | null;
-  name: string;
-  owner_email: string;
-  owner_name: string | null;
-  owner_email_verified: boolean;
-  status: AgentStatus;
-  created_at: number;
-  last_used_at: number | null;
-  /**
-   * The console account that owns it; null for agents registered with the CLI. The owner_*
-   * columns of an owned agent are copies of its account's, kept in step by the console store,
-   * so the token paths read one row as before.
-   */
-  account_id: string | null;
-  /** What the owner allows this agent (docs/design.md §16); null: the default policy, any website. */
-  policy: AgentPolicy | null;
-  /**
-   * A key-bound agent's public JWK as JSON text (docs/design.md §16), null for an agent with a
-   * secret. Such an agent proves itself with a signed assertion; its secret_digest is of random
-   * bytes nobody holds, and a secret presented for it is refused. Reads always fill it; a record
-   * written without it (absent) is an agent with a secret, as before keys existed.
-   */
-  public_jwk?: string | null;
-  /** The RFC 7638 SHA-256 thumbprint of public_jwk (base64url), null for an agent with a secret. */
-  key_thumbprint?: string | null;
-}
-
-/** Which websites an agent may sign in to: any (the default), only listed ones, or ask the owner for a new one. */
-export type WebsitesRule = 'any' | 'listed' | 'ask';
-
-/** An owner's limits on an agent (docs/design.md §16), stored as JSON in agents.policy. */
-export interface AgentPolicy {
-  websites: WebsitesRule;
-  /** The websites (client ids) the agent may sign in to without asking; used by 'listed' and 'ask'. */
-  allowed_clients: string[];
-  /** The scopes the agent may share at most; null: any scope the website may ask for. */
-  scope_ceiling: string[] | null;
-  /** Epoch seconds after which the agent's credentials no longer sign in; null: never. */
-  credentials_expire_at: number | null;
-  /** Successful sign-ins allowed in any hour; null: no limit. */
-  max_sign_ins_per_hour: number | null;
-}
-
-export type ApprovalStatus = 'pending' | 'approved' | 'denied';
-/** How the owner decided: this request only, this website from now on (added to the list), or no. */
-export type ApprovalDecision = 'once' | 'always' | 'deny';
-
-/** An owner's approval of one agent's sign-in to one website for one request (docs/design.md §16). */
-export interface ApprovalRecord {
-  id: string;
-  request_id: string;
-  agent_id: string;
-  client_id: string;
-  /** The model the agent named when it asked; the sign-in is recorded with it. */
-  model: string;
-  scope: string;
-  /** The agent's address and User-Agent when it asked, for the history and the owner's judgement. */
-  ip: string | null;
-  user_agent: string | null;
-  status: ApprovalStatus;
-  decision: ApprovalDecision | null;
-  created_at: number;
-  /** The request's expiry: an approval cannot outlive it. */
-  expires_at: number;
-  decided_at: number | null;
-  /** The console account that decided. */
-  decided_by: string | null;
-}
-
-/** An approval as the owner is shown it: with the agent's and the website's names and the request's destination. */
-export interface ApprovalView extends ApprovalRecord {
-  agent_name: string;
-  agent_account_id: string | null;
-  owner_email: string;
-  owner_name: string | null;
-  client_name: string;
-  redirect_uri: string;
-  resource: string | null;
-}
-
-export interface AuthorizationRequestRecord {
-  id: string;
-  client_id: string;
-  redirect_uri: string;
-  scope: string;
-  state: string;
-  code_challenge: string;
-  nonce: string | null;
-  /** OIDC login_hint naming the only agent that may authenticate, or null for any agent. */
-  login_hint: string | null;
-  /** The resource (RFC 8707) the tokens will be for, or null for the client itself. */
-  resource: string | null;
-  browser_digest: string;
-  status: RequestStatus;
-  error: string | null;
-  error_description: string | null;
-  agent_id: string | null;
-  model: string | null;
-  authenticated_at: number | null;
-  created_at: number;
-  expires_at: number;
-  /** The owner approval the request awaits or awaited (docs/design.md §16); null when no policy asked. */
-  approval_id: string | null;
-}
-
-export type RequestStatusFields = Pick<
-  AuthorizationRequestRecord,
-  'status' | 'error' | 'error_description' | 'expires_at' | 'approval_id'
->;
-
-export interface CodeRecord {
-  digest: string;
-  request_id: string;
-  client_id: string;
-  redirect_uri: string;
-  scope: string;
-  code_challenge: string;
-  nonce: string | null;
-  resource: string | null;
-  agent_id: string;
-  model: string;
-  auth_time: number;
-  expires_at: number;
-  redeemed_at: number | null;
-  grant_id: string | null;
-}
-
-export interface GrantRecord {
-  id: string;
-  client_id: string;
-  agent_id: string;
-  scope: string;
-  model: string;
-  auth_time: number;
-  created_at: number;
-  revoked_at: number | null;
-  /** The resource (RFC 8707) every access token of the grant is for (its `aud`), or null for the client itself. */
-  resource: string | null;
-}
-
-export interface RefreshTokenRecord {
-  digest: string;
-  grant_id: string;
-  created_at: number;
-  expires_at: number;
-  used_at: number | null;
-}
-
-export interface AccessTokenRecord {
-  jti: string;
-  grant_id: string;
-  client_id: string;
-  scope: string;
-  expires_at: number;
-  revoked_at: number | null;
-}
-
-export interface AuditEvent {
-  at: number;
-  agent_id: string | null;
-  request_id: string | null;
-  client_id: string | null;
-  model: string | null;
-  ip: string | null;
-  user_agent: string | null;
-  outcome: string;
-}
-
-export type ClientPatch = Partial<
-  Pick<
-    ClientRecord,
-    | 'status'
-    | 'secret_sealed'
-    | 'previous_secret_sealed'
-    | 'previous_secret_expires_at'
-    | 'name'
-    | 'redirect_uris'
-    | 'approval'
-    | 'resources'
-    | 'token_endpoint_auth_method'
-    | 'registration_token_digest'
-    | 'last_used_at'
-  >
->;
-
-/** What token checks and claims need of an agent: who it is and whether it may act, never its secrets. */
-export type AgentProfile = Pick<
-  AgentRecord,
-  'id' | 'name' | 'owner_email' | 'owner_name' | 'owner_email_verified' | 'status'
->;
-
-/** A token with everything that decides whether it may be used, read in one query. */
-export interface TokenContext<T> {
-  token: T;
-  grant: GrantRecord;
-  /** Undefined only if the agent row is gone. */
-  agent: AgentProfile | undefined;
-  clientActive: boolean;
-}
-
-/** An authorization request with its client (undefined when the client row is gone). */
-export interface RequestWithClient {
-  request: AuthorizationRequestRecord;
-  client: ClientRecord | undefined;
-}
-
-/** The client calling a token endpoint and the token it presents, read together; either may be absent. */
-export interface CallerAndToken<T> {
-  client: ClientRecord | undefined;
-  token: TokenContext<T> | undefined;
-}
-
-/** Tokens written together when a code is redeemed or a refresh token rotated. */
-export interface IssuedTokens {
-  accessToken: AccessTokenRecord;
-  refreshToken: RefreshTokenRecord;
-}
-
-/** Whose grants an incident response revokes: one agent's, one client's, or one agent's at one client ("connected site"). */
-export type GrantOwner =
-  | { agent_id: string; client_id?: undefined }
-  | { client_id: string; agent_id?: undefined }
-  | { agent_id: string; client_id: string };
-
-export interface RevokedGrants {
-  grants: number;
-  /** Issued but not yet redeemed codes, which now can no longer be. */
-  codes: number;
-  /** Authenticated requests whose browser had not yet received a code; they end as error. */
-  requests: number;
-}
+import type { AccountStore, ChallengeStore, LinkStore, PasskeyStore } from './accounts.ts';
+import type { AgentStore } from './agents.ts';
+import type { ApiKeyStore, IdempotencyStore } from './api-keys.ts';
+import type { ApprovalStore } from './approvals.ts';
+import type { ClientStore } from './clients.ts';
+import type { ChangeListener } from './driver.ts';
+import type { ActivityStore, SignInStore } from './history.ts';
+import type { Limiter, LimiterOptions } from './limits.ts';
+import type { RequestStore } from './requests.ts';
+import type { FlashStore, SessionStore } from './sessions.ts';
+import type { AccessTokenStore, CodeStore, GrantStore, RefreshTokenStore } from './tokens.ts';
+import type { WebhookStore } from './webhooks.ts';
 
 /** Cut-offs of one purge run, in epoch seconds. */
 export interface PurgeCutoffs {
@@ -313,6 +34,7 @@ export interface PurgeCutoffs {
   unusedClients?: { lastUsedBefore: number; now: number };
 }
 
+/** What one purge run deleted, by table. */
 export interface PurgeCounts {
   requests: number;
   codes: number;
@@ -326,57 +48,46 @@ export interface PurgeCounts {
   agentAssertions: number;
 }
 
-/** A failure counter of rate-limiter-flexible, as the throttle uses it. */
-/** Who hears of committed status changes (a write step's notification, or a PostgreSQL NOTIFY). */
-export interface ChangeListener {
-  changed(payload: string): void;
-  /** The channel was interrupted and is back: changes in between may have been missed. */
-  resumed(): void;
-}
-
-/** What a limiter says of a key (rate-limiter-flexible's): points used in the window and the ms until it ends. */
-export interface LimiterCount {
-  consumedPoints: number;
-  msBeforeNext: number;
-}
-
-/** What the agent's authentication reads first (Store.findAgentAndRequest). */
-export interface AgentAndRequest {
-  agent: AgentRecord | undefined;
-  found: RequestWithClient | undefined;
-  /** The throttle key's live count, when the store read it along (null: none in the window). */
-  failures?: LimiterCount | null;
-}
-
-export interface Limiter {
-  readonly points: number;
-  /** The key as stored: `<keyPrefix>:<key>` (rate-limiter-flexible's). */
-  getKey(key: string): string;
-  get(key: string): Promise<LimiterCount | null>;
-  /** Adds points to the key's count; resolves with the count after it. */
-  penalty(key: string, points: number): Promise<LimiterCount>;
-  /**
-   * Adds points to the key's count in one step and resolves, or rejects with
-   * `{ consumedPoints, msBeforeNext }` (not an Error) when the count is then over `points`.
-   */
-  consume(key: string, points: number): Promise<LimiterCount>;
-  /** Takes points off the key's count: an attempt paid for in advance that turned out not to count. */
-  reward(key: string, points: number): Promise<unknown>;
-}
-
-export interface LimiterOptions {
-  keyPrefix: string;
-  points: number;
-  /** Window in seconds. */
-  duration: number;
-}
-
+/**
+ * The store: `store.agents.find(id)`, `store.requests.authenticate(…)`, … and the database's own
+ * members below.
+ */
 export interface Store {
   readonly engine: 'sqlite' | 'postgres';
-  /** The console's records (accounts, sessions, passkeys, links, its audit), on the same database. */
-  readonly console: ConsoleStore;
-  /** The management API's keys and idempotent creations (docs/design.md §15). */
-  readonly api: ApiStore;
+  /** Agents (agents.ts). */
+  readonly agents: AgentStore;
+  /** Clients, the websites agents sign in to (clients.ts). */
+  readonly clients: ClientStore;
+  /** Authorization requests (requests.ts). */
+  readonly requests: RequestStore;
+  /** Authorization codes (tokens.ts). */
+  readonly codes: CodeStore;
+  /** Grants, what a sign-in allowed (tokens.ts). */
+  readonly grants: GrantStore;
+  /** Refresh tokens (tokens.ts). */
+  readonly refreshTokens: RefreshTokenStore;
+  /** Access tokens (tokens.ts). */
+  readonly accessTokens: AccessTokenStore;
+  /** The sign-in history: agents' authentications and their outcomes (history.ts). */
+  readonly signIns: SignInStore;
+  /** The console's activity: what people, keys and the CLI did (history.ts). */
+  readonly activity: ActivityStore;
+  /** The console's accounts (accounts.ts). */
+  readonly accounts: AccountStore;
+  /** The accounts' passkeys (accounts.ts). */
+  readonly passkeys: PasskeyStore;
+  /** WebAuthn challenges of the passkeys' ceremonies (accounts.ts). */
+  readonly challenges: ChallengeStore;
+  /** One-time links: setup, invitation, email verification (accounts.ts). */
+  readonly links: LinkStore;
+  /** Console sessions (sessions.ts). */
+  readonly sessions: SessionStore;
+  /** What a form post showed once, for the page after its redirect (sessions.ts). */
+  readonly flashes: FlashStore;
+  /** The management API's keys (api-keys.ts). */
+  readonly apiKeys: ApiKeyStore;
+  /** The management API's idempotent creations (api-keys.ts). */
+  readonly idempotency: IdempotencyStore;
   /** Webhook endpoints, the outbox of their deliveries and the attempts' log (docs/design.md §15). */
   readonly webhooks: WebhookStore;
   /** Owner approvals of sign-ins an agent's policy holds back (docs/design.md §16). */
@@ -395,244 +106,6 @@ export interface Store {
    */
   watchStatus(listener: ChangeListener): Promise<() => Promise<void>>;
 
-  insertClient(client: ClientRecord, announce?: WebhookEvent[]): Promise<void>;
-  findClient(id: string): Promise<ClientRecord | undefined>;
-  listClients(): Promise<ClientRecord[]>;
-  /** The resources (RFC 8707) that active resource-server clients serve, in no order. */
-  listRegisteredResources(): Promise<string[]>;
-  updateClient(id: string, patch: ClientPatch, announce?: WebhookEvent[]): Promise<boolean>;
-  /**
-   * Stores the client of a Client ID Metadata Document: inserted the first time, its name and
-   * redirect URIs brought up to date afterwards, its status (an operator may disable it) kept.
-   * Returns the row as it now is.
-   */
-  saveMetadataDocumentClient(client: ClientRecord): Promise<ClientRecord>;
-  /**
-   * Deletes a client, revoking its grants in the same transaction (RFC 7592 §2.3) as
-   * revokeGrantsOf does, with its counts; null if there was none.
-   */
-  deleteClient(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null>;
-
-  insertAgent(agent: AgentRecord, announce?: WebhookEvent[]): Promise<void>;
-  findAgent(id: string): Promise<AgentRecord | undefined>;
-  listAgents(): Promise<AgentRecord[]>;
-  updateAgent(
-    id: string,
-    patch: Partial<
-      Pick<
-        AgentRecord,
-        | 'status'
-        | 'secret_digest'
-        | 'previous_secret_digest'
-        | 'previous_secret_expires_at'
-        | 'last_used_at'
-        | 'public_jwk'
-        | 'key_thumbprint'
-        | 'policy'
-      >
-    >,
-    announce?: WebhookEvent[],
-  ): Promise<boolean>;
-
-  insertRequest(request: AuthorizationRequestRecord): Promise<void>;
-  findRequest(id: string): Promise<AuthorizationRequestRecord | undefined>;
-  /**
-   * The agent presenting credentials and the request it names, with the request's client, in one
-   * statement (each may be absent). With `failuresKey` (a limiter's stored key), and when the
-   * limiters keep their counters in the database, the key's live count comes along in the same
-   * statement as `failures` (null: none in the window); otherwise `failures` is undefined and
-   * the limiter is asked itself.
-   */
-  findAgentAndRequest(agentId: string, requestId: string, failuresKey?: string): Promise<AgentAndRequest>;
-  /**
-   * Records a key-bound agent's assertion id (jti) as used until `expiresAt` (epoch seconds):
-   * false when the agent has used it already, on any node (a replay). The purge forgets it after.
-   */
-  useAgentAssertion(agentId: string, jti: string, expiresAt: number): Promise<boolean>;
-  /** The request with its client, in one statement. */
-  findRequestWithClient(id: string): Promise<RequestWithClient | undefined>;
-  /** Only what the status of a request is derived from (GET /api/check-status, the hottest read). */
-  findRequestStatus(id: string): Promise<RequestStatusFields | undefined>;
-  /** The agent's successful sign-ins (history rows 'authenticated') at or after `since`. */
-  countSignIns(agentId: string, since: number): Promise<number>;
-  /**
-   * pending → authenticated, only while pending, unexpired and held by no owner approval (one
-   * holds it: only its decision may authenticate it), together with the agent's last use and
-   * the audit event of the success: all of it or none.
-   */
-  markRequestAuthenticated(
-    id: string,
-    by: { agent_id: string; model: string },
-    now: number,
-    audit: AuditEvent,
-    announce?: WebhookEvent[],
-  ): Promise<boolean>;
-  /** authenticated → completed and the code stored, in one transaction, for the bound browser. */
-  completeRequestWithCode(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean>;
-  /**
-   * authenticated → error/request_contested when another agent than the one that authenticated
-   * presents valid credentials, with the audit event: all of it or none.
-   */
-  contestRequest(
-    id: string,
-    otherAgentId: string,
-    now: number,
-    description: string,
-    audit: AuditEvent,
-  ): Promise<boolean>;
-  /** pending|authenticated → error (for example access_denied), for the bound browser. */
-  failRequest(
-    id: string,
-    browserDigest: string,
-    now: number,
-    error: string,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<boolean>;
-
-  findCode(digest: string): Promise<CodeRecord | undefined>;
-  /**
-   * The client calling the token endpoint and the code it presents with the code's agent, in one
-   * statement (either may be absent; the agent is undefined when its row is gone).
-   */
-  findClientAndCode(
-    clientId: string,
-    digest: string,
-  ): Promise<{
-    client: ClientRecord | undefined;
-    code: { code: CodeRecord; agent: AgentRecord | undefined } | undefined;
-  }>;
-  /** Marks the code redeemed and stores grant and tokens in one transaction; false if it was already redeemed. */
-  redeemCode(digest: string, now: number, grant: GrantRecord, tokens: IssuedTokens): Promise<boolean>;
-
-  findGrant(id: string): Promise<GrantRecord | undefined>;
-  revokeGrant(id: string, now: number): Promise<boolean>;
-  /**
-   * Incident response: revokes every live grant of an agent or a client, expires its unredeemed
-   * codes and ends its authenticated, not yet completed requests, in one transaction.
-   */
-  revokeGrantsOf(
-    owner: GrantOwner,
-    now: number,
-    description: string,
-    announce?: WebhookEvent[],
-  ): Promise<RevokedGrants>;
-
-  findRefreshToken(digest: string): Promise<RefreshTokenRecord | undefined>;
-  /** Marks the refresh token used and stores its successors in one transaction; false if it was already used. */
-  rotateRefreshToken(digest: string, now: number, tokens: IssuedTokens): Promise<boolean>;
-
-  findAccessToken(jti: string): Promise<AccessTokenRecord | undefined>;
-  /** The access token with its grant, agent and client status: one read on the hot path of introspection and userinfo. */
-  findAccessTokenContext(jti: string): Promise<TokenContext<AccessTokenRecord> | undefined>;
-  /** The refresh token with its grant, agent and client status: one read for refresh and introspection. */
-  findRefreshTokenContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined>;
-  /**
-   * The client calling a token endpoint and the token it presents, with the token's context, in
-   * one statement: what /introspect and a refresh need before anything else (either may be absent).
-   */
-  findClientAndAccessToken(clientId: string, jti: string): Promise<CallerAndToken<AccessTokenRecord>>;
-  findClientAndRefreshToken(clientId: string, digest: string): Promise<CallerAndToken<RefreshTokenRecord>>;
-  revokeAccessToken(jti: string, now: number): Promise<boolean>;
-
-  /** The audit event, with the webhook events announcing it in the same unit. */
-  recordAuditEvent(event: AuditEvent, announce?: WebhookEvent[]): Promise<void>;
-  listAuditEvents(filter: { agent_id?: string; limit: number }): Promise<AuditEvent[]>;
-
-  /** Deletes what the cut-offs say, at most `batchSize` rows per transaction (default PURGE_BATCH). */
+  /** Deletes what the cut-offs say, at most `batchSize` rows per transaction (default PURGE_BATCH, rows.ts). */
   purge(cutoffs: PurgeCutoffs, batchSize?: number): Promise<PurgeCounts>;
-}
-
-/** What the console stores (docs/design.md §11): accounts, passkeys, sessions, links, its audit. */
-export interface ConsoleStore {
-  /** Inserts the account; false when its email is already taken. */
-  insertAccount(account: AccountRecord, announce?: WebhookEvent[]): Promise<boolean>;
-  /**
-   * Uses the link (usable as by useLink) and inserts the account, in one unit:
-   * null when the link was not usable, 'email_taken' when the email has an account.
-   */
-  insertAccountWithLink(
-    account: AccountRecord,
-    linkDigest: string,
-    now: number,
-    announce?: WebhookEvent[],
-  ): Promise<'created' | 'email_taken' | null>;
-  findAccount(id: string): Promise<AccountRecord | undefined>;
-  findAccountByEmail(emailKey: string): Promise<AccountRecord | undefined>;
-  listAccounts(): Promise<AccountRecord[]>;
-  countAccounts(): Promise<number>;
-  /** Updates the account, and the owner_* copies on its agents when name or verification change. */
-  updateAccount(id: string, patch: AccountPatch, announce?: WebhookEvent[]): Promise<boolean>;
-
-  insertPasskey(passkey: PasskeyRecord, announce?: WebhookEvent[]): Promise<void>;
-  findPasskey(id: string): Promise<PasskeyRecord | undefined>;
-  listPasskeys(accountId: string): Promise<PasskeyRecord[]>;
-  /** A sign-in's counter and time; only forward, so a cloned authenticator's replay loses. */
-  recordPasskeyUse(id: string, counter: number, now: number): Promise<boolean>;
-  renamePasskey(id: string, accountId: string, name: string): Promise<boolean>;
-  deletePasskey(id: string, accountId: string, announce?: WebhookEvent[]): Promise<boolean>;
-
-  insertSession(session: ConsoleSessionRecord): Promise<void>;
-  /** The unexpired session with this digest and its account. */
-  findSession(
-    digest: string,
-    now: number,
-  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | undefined>;
-  touchSession(id: string, now: number): Promise<boolean>;
-  /** Records a fresh authentication in the session (a password or passkey confirmed again). */
-  markSessionAuthenticated(id: string, now: number): Promise<boolean>;
-  listSessions(accountId: string, now: number): Promise<ConsoleSessionRecord[]>;
-  deleteSession(id: string, accountId: string): Promise<boolean>;
-  /** Ends every session of the account but `exceptId`; resolves with how many. */
-  deleteSessionsOf(accountId: string, exceptId?: string): Promise<number>;
-
-  insertLink(link: AccountLinkRecord): Promise<void>;
-  findLink(digest: string): Promise<AccountLinkRecord | undefined>;
-  /**
-   * Marks the link used, if it is unused, unrevoked, unexpired, of that purpose, and its creator
-   * (if any) is an active account.
-   */
-  useLink(digest: string, purpose: LinkPurpose, now: number): Promise<boolean>;
-  /** Uses the verification link and marks its account's email verified, in one unit. */
-  useVerificationLink(digest: string, now: number): Promise<AccountRecord | undefined>;
-  /**
-   * The setup and invitation links still outstanding (unused, unrevoked, unexpired), oldest
-   * first: those `createdBy` made, or every one.
-   */
-  listOutstandingLinks(now: number, createdBy?: string): Promise<AccountLinkRecord[]>;
-  /** Revokes the link if it is still outstanding (and made by `createdBy`, when given). */
-  revokeLink(digest: string, now: number, createdBy?: string): Promise<boolean>;
-  /**
-   * Revokes the outstanding links the account made, and the setup links made for it: what
-   * disabling it ends. Resolves with how many.
-   */
-  revokeLinksOf(accountId: string, now: number): Promise<number>;
-
-  insertChallenge(challenge: WebauthnChallengeRecord): Promise<void>;
-  /** Deletes and returns the unexpired challenge: each can be answered once. */
-  takeChallenge(id: string, now: number): Promise<WebauthnChallengeRecord | undefined>;
-
-  insertFlash(flash: ConsoleFlashRecord): Promise<void>;
-  /** Deletes and returns the session's unexpired flash for `path` (the newest): each is read once. */
-  takeFlash(sessionId: string, path: string, now: number): Promise<ConsoleFlashRecord | undefined>;
-
-  recordEvent(event: ConsoleEvent): Promise<void>;
-  listEvents(filter: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]>;
-
-  listAgentsOf(accountId: string): Promise<AgentRecord[]>;
-  listClientsOf(accountId: string): Promise<ClientRecord[]>;
-  updateAgentName(id: string, name: string, announce?: WebhookEvent[]): Promise<boolean>;
-  /** Revokes everything the agent holds (as revokeGrantsOf) and deletes it, in one unit. */
-  deleteAgent(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null>;
-
-  /** Sign-in history (of an agent, a client, or everyone's), newest first, `limit` rows after `before`. */
-  listSignIns(query: SignInQuery, limit: number, before?: HistoryCursor): Promise<SignInRecord[]>;
-  /** The websites an agent's sign-ins went to, or the agents that signed in to a client, by id. */
-  listSignInCounterparts(of: { agent_id: string } | { client_id: string }): Promise<SignInCounterpart[]>;
-  /** Successful sign-ins of the agent per UTC day (day = floor(at / 86400)) since `since`. */
-  countSignInsByDay(agentId: string, since: number): Promise<Map<number, number>>;
-  /** Clients holding grants of the agent that still have a usable token. */
-  listConnectedSites(agentId: string, now: number): Promise<ConnectedSite[]>;
-  /** Deletes expired sessions, challenges and links, and console events older than `eventsBefore`. */
-  purge(now: number, eventsBefore: number): Promise<number>;
 }

@@ -5,7 +5,8 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { TooManyRequests } from '../errors.ts';
-import type { Limiter, LimiterCount, Store } from '../store/types.ts';
+import type { Limiter, LimiterCount } from '../store/limits.ts';
+import type { Store } from '../store/types.ts';
 
 /**
  * The throttling key of a client address: an IPv4 address as it is (also when written as an

@@ -12,7 +12,8 @@
  */
 import type { Config } from '../config.ts';
 import { TooManyRequests } from '../errors.ts';
-import type { Limiter, LimiterCount, Store } from '../store/types.ts';
+import type { Limiter, LimiterCount } from '../store/limits.ts';
+import type { Store } from '../store/types.ts';
 import { clientKey, type FailureCounters, failureCounters } from './address.ts';
 
 type ThrottleConfig = Pick<Config, 'authFailuresPerAgent' | 'authFailuresPerIp' | 'authFailureWindow'>;
@@ -41,7 +42,7 @@ export class AuthThrottle {
 
   /**
    * This client address's key as its counter is stored, for a store read that takes the
-   * counter along (Store.findAgentAndRequest): the check then costs no round trip of its own.
+   * counter along (Store.requests.findWithAgent): the check then costs no round trip of its own.
    */
   storedKeyOf(ip: string): string {
     return this.failures.perAddress.getKey(clientKey(ip));
@@ -53,7 +54,7 @@ export class AuthThrottle {
    * undefined, the counter is read here.
    *
    * @example
-   * const read = await store.findAgentAndRequest(agentId, requestId, throttle.storedKeyOf(ip));
+   * const read = await store.requests.findWithAgent(agentId, requestId, throttle.storedKeyOf(ip));
    * await throttle.checkClient(ip, read.failures);
    */
   async checkClient(ip: string, stored?: LimiterCount | null): Promise<void> {

@@ -14,7 +14,8 @@
 import type { Config } from '../config.ts';
 import { AddressLimit, ConcurrencyLimit, clientKey, type FailureCounters, failureCounters } from './address.ts';
 import { TooManyRequests } from '../errors.ts';
-import type { Limiter, Store } from '../store/types.ts';
+import type { Limiter } from '../store/limits.ts';
+import type { Store } from '../store/types.ts';
 
 type ThrottleConfig = Pick<
   Config,

@@ -32,18 +32,18 @@ describe('management API: accounts', () => {
     expect(created.headers.get('location')).toBe(`accounts/${id}`);
     expect(created.json.setup_link).toMatch(new RegExp(`^${server.baseUrl}/console/setup/`));
     expect(Date.parse(created.json.setup_link_expires_at)).toBeGreaterThan(Date.now());
-    expect(await server.ctx.store.console.findAccount(id)).toMatchObject({ email, role: 'member' });
+    expect(await server.ctx.store.accounts.find(id)).toMatchObject({ email, role: 'member' });
 
     expect((await fetch(created.json.setup_link)).status).toBe(200);
     const token = created.json.setup_link.split('/').at(-1);
-    expect(await server.ctx.store.console.findLink(digest(token))).toMatchObject({
+    expect(await server.ctx.store.links.find(digest(token))).toMatchObject({
       purpose: 'setup',
       account_id: id,
       created_by: admin.id,
       used_at: null,
     });
 
-    const events = await server.ctx.store.console.listEvents({ limit: 20 });
+    const events = await server.ctx.store.activity.list({ limit: 20 });
     expect(events.find((e) => e.action === 'admin.create_account')).toMatchObject({ actor_id: admin.id, target: id });
 
     const taken = await call('POST', '/accounts', { email: email.toUpperCase() });
@@ -80,7 +80,7 @@ describe('management API: accounts', () => {
     expect(bad.status).toBe(400);
 
     for (let i = 0; i < 4; i++) await call('POST', '/accounts', { email: unique(`page${i}`) });
-    const everyone = (await server.ctx.store.console.listAccounts()).map((a) => a.id);
+    const everyone = (await server.ctx.store.accounts.list()).map((a) => a.id);
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
@@ -104,20 +104,20 @@ describe('management API: accounts', () => {
     const changed = await call('PATCH', `/accounts/${id}`, { name: 'Lin', role: 'member' }, { 'if-match': etag });
     expect(changed.status).toBe(200);
     expect(changed.json).toMatchObject({ name: 'Lin', role: 'member' });
-    expect(await server.ctx.store.console.findAccount(id)).toMatchObject({ name: 'Lin', role: 'member' });
+    expect(await server.ctx.store.accounts.find(id)).toMatchObject({ name: 'Lin', role: 'member' });
 
     const stale = await call('PATCH', `/accounts/${id}`, { status: 'disabled' }, { 'if-match': etag });
     expect(stale.status).toBe(412);
-    expect((await server.ctx.store.console.findAccount(id))?.status).toBe('active');
+    expect((await server.ctx.store.accounts.find(id))?.status).toBe('active');
 
     const disabled = await call('PATCH', `/accounts/${id}`, { status: 'disabled' });
     expect(disabled.json.status).toBe('disabled');
-    expect((await server.ctx.store.console.findAccount(id))?.status).toBe('disabled');
+    expect((await server.ctx.store.accounts.find(id))?.status).toBe('disabled');
     expect((await call('PATCH', `/accounts/${id}`, { status: 'active' })).json.status).toBe('active');
 
     const tooLong = await call('PATCH', `/accounts/${id}`, { name: 'x'.repeat(201), role: 'admin' });
     expect(tooLong.status).toBe(400);
-    expect((await server.ctx.store.console.findAccount(id))?.role).toBe('member');
+    expect((await server.ctx.store.accounts.find(id))?.role).toBe('member');
     expect((await call('PATCH', `/accounts/${id}`, {})).status).toBe(400);
     expect((await call('GET', '/accounts/acc_nobody')).status).toBe(404);
     expect((await call('PATCH', '/accounts/acc_nobody', { name: 'x' })).status).toBe(404);
@@ -130,7 +130,7 @@ describe('management API: accounts', () => {
     expect(demote.json.error).toBe('access_denied');
     const disable = await call('PATCH', `/accounts/${account.id}`, { status: 'disabled' });
     expect(disable.status).toBe(403);
-    expect(await server.ctx.store.console.findAccount(account.id)).toMatchObject({ role: 'admin', status: 'active' });
+    expect(await server.ctx.store.accounts.find(account.id)).toMatchObject({ role: 'admin', status: 'active' });
   });
 
   it('makes a new setup link for an account', async () => {

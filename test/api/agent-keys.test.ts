@@ -101,7 +101,7 @@ describe('management API: key-bound agents', () => {
     const refused = await call('POST', '/agents', { name: 'Refused', public_key: await make() });
     expect(refused.status).toBe(400);
     expect(refused.json).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(words) });
-    expect(await server.ctx.store.console.listAgentsOf(account.id)).toEqual([]);
+    expect(await server.ctx.store.agents.list({ accountId: account.id })).toEqual([]);
   });
 
   it('400 for a public_key that is not an object', async () => {

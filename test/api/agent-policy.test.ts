@@ -48,7 +48,7 @@ describe('management API: an agent’s policy', () => {
     // Stored normalized: the list without repeats, the scopes in the server's order.
     expect(set.json).toEqual({ ...policy, allowed_clients: [websiteId], scope_ceiling: ['openid', 'profile'] });
     expect(set.headers.get('etag')).not.toBe(etag);
-    expect((await server.ctx.store.findAgent(id))!.policy).toEqual({
+    expect((await server.ctx.store.agents.find(id))!.policy).toEqual({
       websites: 'listed',
       allowed_clients: [websiteId],
       scope_ceiling: ['openid', 'profile'],
@@ -74,7 +74,7 @@ describe('management API: an agent’s policy', () => {
     // Back to the default: {"clients":"any"} stores nothing (NULL), the agent is on SPEC.md's path.
     const reset = await call('PUT', `/agents/${id}/policy`, { clients: 'any' });
     expect(reset.json).toEqual(DEFAULT);
-    expect((await server.ctx.store.findAgent(id))!.policy).toBeNull();
+    expect((await server.ctx.store.agents.find(id))!.policy).toBeNull();
   });
 
   it('refuses a bad policy with a clear 400, and changes nothing', async () => {
@@ -95,7 +95,7 @@ describe('management API: an agent’s policy', () => {
       expect(answer.json.error).toBe('invalid_request');
       expect(answer.json.error_description).toMatch(description);
     }
-    expect((await server.ctx.store.findAgent(id))!.policy).toBeNull();
+    expect((await server.ctx.store.agents.find(id))!.policy).toBeNull();
   });
 
   it('keeps owners apart (404) and read keys from writing (403)', async () => {
@@ -113,7 +113,7 @@ describe('management API: an agent’s policy', () => {
     const readOnly = await admin.call('PUT', `/agents/${id}/policy`, { clients: 'ask' });
     expect(readOnly.status).toBe(403);
     expect(readOnly.json.error).toBe('insufficient_scope');
-    expect((await server.ctx.store.findAgent(id))!.policy).toBeNull();
+    expect((await server.ctx.store.agents.find(id))!.policy).toBeNull();
 
     const adminWrite = await accountWithKey(server, { role: 'admin', key: { reach: 'all' } });
     expect((await adminWrite.call('PUT', `/agents/${id}/policy`, { clients: 'ask' })).json.clients).toBe('ask');

@@ -33,7 +33,7 @@ describe('management API: agents', () => {
     const stale = await call('PATCH', `/agents/${id}`, { status: 'disabled' }, { 'if-match': etag });
     expect(stale.status).toBe(412);
     expect(stale.json.error).toBe('precondition_failed');
-    expect((await server.ctx.store.findAgent(id))?.status).toBe('active');
+    expect((await server.ctx.store.agents.find(id))?.status).toBe('active');
 
     const disabled = await call('PATCH', `/agents/${id}`, { status: 'disabled' });
     expect(disabled.json.status).toBe('disabled');
@@ -46,7 +46,7 @@ describe('management API: agents', () => {
     const deleted = await call('DELETE', `/agents/${id}`);
     expect(deleted.status).toBe(200);
     expect(deleted.json).toEqual({ grants: 0, codes: 0, requests: 0 });
-    expect(await server.ctx.store.findAgent(id)).toBeUndefined();
+    expect(await server.ctx.store.agents.find(id)).toBeUndefined();
     expect((await call('GET', `/agents/${id}`)).status).toBe(404);
   });
 
@@ -94,7 +94,7 @@ describe('management API: agents', () => {
     const revoked = await call('GET', '/agents');
     expect(revoked.status).toBe(401);
     expect(revoked.json).toEqual(unknown.json);
-    const events = await server.ctx.store.console.listEvents({ limit: 50 });
+    const events = await server.ctx.store.activity.list({ limit: 50 });
     const mine = events.filter((e) => e.actor_id === account.id).map((e) => e.action);
     expect(mine.sort()).toEqual(['api.listAgents', 'api_key.revoke']);
   });

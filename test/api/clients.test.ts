@@ -32,7 +32,7 @@ describe('management API: clients', () => {
     });
     const id = created.json.client.id as string;
     expect(created.headers.get('location')).toBe(`clients/${id}`);
-    const stored = await server.ctx.store.findClient(id);
+    const stored = await server.ctx.store.clients.find(id);
     expect(stored).toMatchObject({ name: 'Shop', account_id: account.id, approval: 'manual' });
     expect(server.ctx.secrets.box.open(stored!.secret_sealed)).toBe(created.json.client_secret);
 
@@ -54,7 +54,7 @@ describe('management API: clients', () => {
       confirmation: 'auto',
     });
     expect(changed.headers.get('etag')).not.toBe(etag);
-    expect(await server.ctx.store.findClient(id)).toMatchObject({
+    expect(await server.ctx.store.clients.find(id)).toMatchObject({
       name: 'Shop 2',
       redirect_uris: ['https://shop.example/cb2'],
     });
@@ -62,12 +62,12 @@ describe('management API: clients', () => {
     const stale = await call('PATCH', `/clients/${id}`, { status: 'inactive' }, { 'if-match': etag });
     expect(stale.status).toBe(412);
     expect(stale.json.error).toBe('precondition_failed');
-    expect((await server.ctx.store.findClient(id))?.status).toBe('active');
+    expect((await server.ctx.store.clients.find(id))?.status).toBe('active');
     expect((await call('DELETE', `/clients/${id}`, undefined, { 'if-match': etag })).status).toBe(412);
 
     const disabled = await call('PATCH', `/clients/${id}`, { status: 'inactive' });
     expect(disabled.json.status).toBe('inactive');
-    expect((await server.ctx.store.findClient(id))?.status).toBe('inactive');
+    expect((await server.ctx.store.clients.find(id))?.status).toBe('inactive');
     expect((await call('PATCH', `/clients/${id}`, { status: 'active' })).json.status).toBe('active');
 
     const rotated = await call('POST', `/clients/${id}/rotate-secret`, { grace_seconds: 60 });
@@ -75,13 +75,13 @@ describe('management API: clients', () => {
     expect(rotated.headers.get('cache-control')).toBe('no-store');
     expect(rotated.json.client_secret).not.toBe(created.json.client_secret);
     expect(rotated.json.client.previous_secret_expires_at).not.toBeNull();
-    const after = await server.ctx.store.findClient(id);
+    const after = await server.ctx.store.clients.find(id);
     expect(server.ctx.secrets.box.open(after!.secret_sealed)).toBe(rotated.json.client_secret);
 
     const deleted = await call('DELETE', `/clients/${id}`);
     expect(deleted.status).toBe(200);
     expect(deleted.json).toEqual({ grants: 0, codes: 0, requests: 0 });
-    expect(await server.ctx.store.findClient(id)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(id)).toBeUndefined();
     expect((await call('GET', `/clients/${id}`)).status).toBe(404);
     expect((await call('DELETE', `/clients/${id}`)).status).toBe(404);
   });
@@ -95,7 +95,7 @@ describe('management API: clients', () => {
     const changed = await call('PATCH', `/clients/${id}`, { resources: ['https://api.example/v2'] });
     expect(changed.status).toBe(200);
     expect(changed.json.resources).toEqual(['https://api.example/v2']);
-    expect((await server.ctx.store.findClient(id))?.resources).toEqual(['https://api.example/v2']);
+    expect((await server.ctx.store.clients.find(id))?.resources).toEqual(['https://api.example/v2']);
   });
 
   it('refuses what the registration rules refuse, with clear 400s', async () => {
@@ -162,7 +162,9 @@ describe('management API: clients', () => {
     expect(again.json).toEqual(first.json);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(first.headers.get('idempotent-replayed')).toBeNull();
-    expect((await server.ctx.store.console.listClientsOf(account.id)).filter((c) => c.name === 'Once')).toHaveLength(1);
+    expect(
+      (await server.ctx.store.clients.list({ accountId: account.id })).filter((c) => c.name === 'Once'),
+    ).toHaveLength(1);
     const other = await call('POST', '/clients', { ...body, name: 'Twice' }, { 'idempotency-key': 'c-1' });
     expect(other.status).toBe(422);
     expect(other.json.error).toBe('idempotency_key_reused');

@@ -46,7 +46,7 @@ describe('management API: grants', () => {
     expect(revoked.status).toBe(200);
     expect(revoked.json.id).toBe(grant.id);
     expect(revoked.json.revoked_at).not.toBeNull();
-    expect((await server.ctx.store.findGrant(grant.id))?.revoked_at).not.toBeNull();
+    expect((await server.ctx.store.grants.find(grant.id))?.revoked_at).not.toBeNull();
     expect((await userinfo(tokens.access_token)).status).toBe(401);
     const refresh = await postForm(server, '/token', {
       grant_type: 'refresh_token',
@@ -100,7 +100,7 @@ describe('management API: grants', () => {
     expect((await stranger.call('GET', `/grants/${grant.id}`)).status).toBe(404);
     expect((await stranger.call('POST', `/grants/${grant.id}/revoke`)).status).toBe(404);
     expect((await stranger.call('GET', `/grants?agent_id=${party.agentId}`)).json.data).toEqual([]);
-    expect((await server.ctx.store.findGrant(grant.id))?.revoked_at).toBeNull();
+    expect((await server.ctx.store.grants.find(grant.id))?.revoked_at).toBeNull();
   });
 
   it('pages through grants without loss or repeat', async () => {

@@ -81,7 +81,7 @@ const RECORD_MAKERS: Record<string, () => Promise<string>> = {
   grants: async () => {
     const party = { ...(await server.createClient()), ...(await server.createAgent({ accountId: admin.account.id })) };
     await obtainTokens(server, party);
-    return (await server.ctx.store.api.pageGrants({ limit: 1, agentId: party.agentId }))[0]!.id;
+    return (await server.ctx.store.grants.list({ limit: 1, agentId: party.agentId }))[0]!.id;
   },
 };
 

@@ -34,7 +34,7 @@ describe('the management API rate limit', () => {
     });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(refused.headers.get('ratelimit-remaining')).toBe('0');
-    expect(await server.ctx.store.console.listAgentsOf(busy.account.id)).toEqual([]);
+    expect(await server.ctx.store.agents.list({ accountId: busy.account.id })).toEqual([]);
 
     // Another key has a budget of its own.
     const other = await accountWithKey(server);

@@ -49,9 +49,9 @@ describe('management API: scopes', () => {
       expect(answer.status, `${method} ${path}`).toBe(403);
       expect(answer.json.error, `${method} ${path}`).toBe('insufficient_scope');
     }
-    expect(await server.ctx.store.findClient(own.clientId)).toMatchObject({ name: 'Test App', status: 'active' });
-    expect(await server.ctx.store.findAgent(ownAgent.agentId)).toBeDefined();
-    expect(await server.ctx.store.findAgent(agent)).toBeDefined();
+    expect(await server.ctx.store.clients.find(own.clientId)).toMatchObject({ name: 'Test App', status: 'active' });
+    expect(await server.ctx.store.agents.find(ownAgent.agentId)).toBeDefined();
+    expect(await server.ctx.store.agents.find(agent)).toBeDefined();
     // Reading is what it may do.
     expect((await reader.call('GET', `/clients/${own.clientId}`)).status).toBe(200);
 
@@ -102,8 +102,8 @@ describe('management API: scopes', () => {
       account_id: alice.account.id,
     });
     expect(foreign.status).toBe(403);
-    expect(await server.ctx.store.findAgent(agentId)).toMatchObject({ name: 'Ada Lovelace', status: 'active' });
-    expect((await server.ctx.store.findGrant(grantId))?.revoked_at).toBeNull();
+    expect(await server.ctx.store.agents.find(agentId)).toMatchObject({ name: 'Ada Lovelace', status: 'active' });
+    expect((await server.ctx.store.grants.find(grantId))?.revoked_at).toBeNull();
     expect((await alice.call('GET', '/sign-ins')).json.data).toHaveLength(1);
   });
 
@@ -125,8 +125,8 @@ describe('management API: scopes', () => {
         expect(answer.json.error).toBe('insufficient_scope');
       }
     }
-    expect((await server.ctx.store.console.findAccount(member.account.id))?.role).toBe('member');
-    expect(await server.ctx.store.console.findAccountByEmail('new@example.com')).toBeUndefined();
+    expect((await server.ctx.store.accounts.find(member.account.id))?.role).toBe('member');
+    expect(await server.ctx.store.accounts.findByEmail('new@example.com')).toBeUndefined();
   });
 
   it('lets only an admin’s `all` key make an agent for an owner without an account', async () => {
@@ -141,7 +141,7 @@ describe('management API: scopes', () => {
       account_id: null,
       owner: { email: 'Owner@Example.com', name: 'Olive', email_verified: true },
     });
-    expect(await server.ctx.store.findAgent(made.json.agent.id)).toMatchObject({
+    expect(await server.ctx.store.agents.find(made.json.agent.id)).toMatchObject({
       account_id: null,
       owner_email: 'Owner@Example.com',
       owner_email_verified: true,

@@ -140,7 +140,7 @@ describe('the webhooks API', () => {
     await session.get('/console/agents');
     const created = await session.post('/console/agents', { name: 'Console agent' });
     expect(created.status).toBe(303);
-    const agentId = (await server.ctx.store.console.listAgentsOf(owner.id))[0]!.id;
+    const agentId = (await server.ctx.store.agents.list({ accountId: owner.id }))[0]!.id;
     await session.get(`/console/agents/${agentId}`);
     expect((await session.post(`/console/agents/${agentId}/rename`, { name: 'Renamed in console' })).status).toBe(303);
 

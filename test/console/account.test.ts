@@ -19,7 +19,7 @@ const path = (url: string) => url.replace(server.baseUrl, '');
 
 describe('one-time links', () => {
   it('a setup link shows a button, signs in once on POST, and then says it was used', async () => {
-    const account = await server.ctx.store.console.findAccount(
+    const account = await server.ctx.store.accounts.find(
       (await createPasswordAccount(server.ctx, { role: 'admin' })).id,
     );
     const { url } = await issueLink(server.ctx, 'setup', { accountId: account!.id });
@@ -47,14 +47,14 @@ describe('one-time links', () => {
     const short = await person.post(path(url), { email: 'new@example.com', name: 'New', password: 'too short' });
     expect(short.status).toBe(400);
     expect(short.text).toContain('Use at least 15 characters');
-    expect(await server.ctx.store.console.findAccountByEmail('new@example.com')).toBeUndefined();
+    expect(await server.ctx.store.accounts.findByEmail('new@example.com')).toBeUndefined();
     const created = await person.post(path(url), {
       email: 'New@Example.com',
       name: 'New Person',
       password: TEST_PASSWORD,
     });
     expect(created.status).toBe(303);
-    const account = await server.ctx.store.console.findAccountByEmail('new@example.com');
+    const account = await server.ctx.store.accounts.findByEmail('new@example.com');
     expect(account).toMatchObject({
       email: 'New@Example.com',
       role: 'member',
@@ -82,7 +82,7 @@ describe('one-time links', () => {
       expect(
         (await person.post('/console/sign-up', { email: 'anyone@example.com', password: TEST_PASSWORD })).status,
       ).toBe(303);
-      expect(await open.ctx.store.console.findAccountByEmail('anyone@example.com')).toMatchObject({ role: 'member' });
+      expect(await open.ctx.store.accounts.findByEmail('anyone@example.com')).toMatchObject({ role: 'member' });
     } finally {
       await open.close();
     }
@@ -109,8 +109,8 @@ describe('sessions', () => {
     const page = await laptop.get('/console/account');
     expect(page.text.match(/<tr>\s*<td data-label="Signed in" class="title"><time/g)?.length).toBe(3);
     expect(page.text).toContain('This session');
-    const sessions = await server.ctx.store.console.listSessions(account.id, server.clock());
-    const mine = (await server.ctx.store.console.findSession(
+    const sessions = await server.ctx.store.sessions.list(account.id, server.clock());
+    const mine = (await server.ctx.store.sessions.find(
       (await import('../../src/crypto.ts')).digest(laptop.cookies.get('agentauth_console')!),
       server.clock(),
     ))!.session;
@@ -118,11 +118,9 @@ describe('sessions', () => {
     expect((await laptop.post(`/console/account/sessions/${phoneSession.id}/end`)).location).toBe(
       '/console/account?notice=session_ended',
     );
-    expect((await server.ctx.store.console.listSessions(account.id, server.clock())).length).toBe(2);
+    expect((await server.ctx.store.sessions.list(account.id, server.clock())).length).toBe(2);
     expect((await laptop.post('/console/account/sessions/end-others')).status).toBe(303);
-    expect((await server.ctx.store.console.listSessions(account.id, server.clock())).map((s) => s.id)).toEqual([
-      mine.id,
-    ]);
+    expect((await server.ctx.store.sessions.list(account.id, server.clock())).map((s) => s.id)).toEqual([mine.id]);
     expect((await phone.get('/console')).location).toMatch(/^\/console\/sign-in/);
     expect((await tablet.get('/console')).location).toMatch(/^\/console\/sign-in/);
     expect((await laptop.get('/console')).status).toBe(200);
@@ -134,7 +132,7 @@ describe('sessions', () => {
     // Everywhere: this one too, and the cookie is cleared.
     const out = await laptop.post('/console/account/sessions/end-all');
     expect(out.location).toBe('/console/sign-in');
-    expect(await server.ctx.store.console.listSessions(account.id, server.clock())).toEqual([]);
+    expect(await server.ctx.store.sessions.list(account.id, server.clock())).toEqual([]);
   });
 
   it('ends after CONSOLE_SESSION_IDLE without a request, and after CONSOLE_SESSION_LIFETIME whatever the activity', async () => {
@@ -238,7 +236,7 @@ describe('passwords', () => {
     const refused = await person.post('/console/account/password/remove');
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('Add a passkey before you remove your password');
-    expect((await server.ctx.store.console.findAccount(account.id))!.password_hash).not.toBeNull();
+    expect((await server.ctx.store.accounts.find(account.id))!.password_hash).not.toBeNull();
   });
 });
 
@@ -297,7 +295,7 @@ describe('passkeys on the account page', () => {
   it('lists, renames and removes passkeys; the last way to sign in cannot be removed', async () => {
     const account = await createPasswordAccount(server.ctx);
     const add = (id: string, name: string) =>
-      server.ctx.store.console.insertPasskey({
+      server.ctx.store.passkeys.insert({
         id,
         account_id: account.id,
         public_key: 'x',
@@ -316,7 +314,7 @@ describe('passkeys on the account page', () => {
     expect((await person.post('/console/account/passkeys/cred-laptop/rename', { name: 'Work laptop' })).location).toBe(
       '/console/account?notice=passkey_renamed',
     );
-    expect((await server.ctx.store.console.findPasskey('cred-laptop'))?.name).toBe('Work laptop');
+    expect((await server.ctx.store.passkeys.find('cred-laptop'))?.name).toBe('Work laptop');
     const tooLong = await person.post('/console/account/passkeys/cred-laptop/rename', { name: 'x'.repeat(101) });
     expect(tooLong.status).toBe(400);
     // Another account's passkey: 404, untouched.
@@ -324,7 +322,7 @@ describe('passkeys on the account page', () => {
     const stranger = await signIn(server.baseUrl, other.email);
     await stranger.get('/console/account');
     expect((await stranger.post('/console/account/passkeys/cred-phone/remove')).status).toBe(404);
-    expect(await server.ctx.store.console.findPasskey('cred-phone')).toBeDefined();
+    expect(await server.ctx.store.passkeys.find('cred-phone')).toBeDefined();
     // Without a password, the last passkey stays.
     await person.get('/console/account');
     expect((await person.post('/console/account/passkeys/cred-phone/remove')).location).toBe(
@@ -336,9 +334,7 @@ describe('passkeys on the account page', () => {
     const refused = await person.post('/console/account/passkeys/cred-laptop/remove');
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('This is your only way to sign in');
-    expect((await server.ctx.store.console.listPasskeys(account.id)).map((passkey) => passkey.id)).toEqual([
-      'cred-laptop',
-    ]);
+    expect((await server.ctx.store.passkeys.list(account.id)).map((passkey) => passkey.id)).toEqual(['cred-laptop']);
   });
 });
 

@@ -7,7 +7,7 @@ import { createOwnedAgent } from '../helpers/owned.ts';
 
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import { registerClient } from '../../src/domain/clients.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import {
   ConsoleSession,
   createPasswordAccount,
@@ -55,9 +55,9 @@ async function member(input: { name?: string } = {}): Promise<{ account: Account
   return { account, session };
 }
 
-const stored = async (id: string) => (await server.ctx.store.console.findAccount(id))!;
+const stored = async (id: string) => (await server.ctx.store.accounts.find(id))!;
 const adminEvents = async () =>
-  (await server.ctx.store.console.listEvents({ limit: 1000 })).filter((event) => event.action.startsWith('admin.'));
+  (await server.ctx.store.activity.list({ limit: 1000 })).filter((event) => event.action.startsWith('admin.'));
 
 describe('the admin area', () => {
   it('answers a member 403 on every admin page and action, and nothing changes', async () => {
@@ -150,7 +150,7 @@ describe('the admin area', () => {
     expect(disabled.location).toBe('/console/admin?notice=account_disabled');
     expect(noticeOf(await adminSession.get(disabled.location!))).toContain('The account is disabled');
     expect((await stored(target.id)).status).toBe('disabled');
-    expect(await server.ctx.store.console.listSessions(target.id, server.clock())).toEqual([]);
+    expect(await server.ctx.store.sessions.list(target.id, server.clock())).toEqual([]);
     expect((await targetSession.get('/console')).location).toBe('/console/sign-in?next=%2Fconsole');
     const again = new ConsoleSession(server.baseUrl);
     await again.get('/console/sign-in');

@@ -71,7 +71,7 @@ async function signsIn(variables: Record<string, string>): Promise<void> {
   const run = await signInWith(variables, started.requestId);
   expect(run.out).not.toContain(variables.AGENTAUTH_AGENT_SECRET);
   expect(run.code, run.out).toBe(0);
-  expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+  expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
     status: 'authenticated',
     agent_id: variables.AGENTAUTH_AGENT_ID,
     model: variables.AGENTAUTH_MODEL,

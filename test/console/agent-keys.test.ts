@@ -59,7 +59,7 @@ describe('key-bound agents in the console', () => {
     expect(codeOf(page, 'key-thumbprint')).toBe(thumbprint);
     expect(page.text).toContain('AGENTAUTH_AGENT_KEY_FILE=');
     const agentId = codeOf(page, 'agent-id');
-    expect((await server.ctx.store.findAgent(agentId))!.key_thumbprint).toBe(thumbprint);
+    expect((await server.ctx.store.agents.find(agentId))!.key_thumbprint).toBe(thumbprint);
     expect(await signIns(agentId, { key })).toBe(200);
 
     // Replacing the key: the old one stops at once.
@@ -76,7 +76,7 @@ describe('key-bound agents in the console', () => {
   it('refuses a private key or a key that is not JSON with the field’s error, and creates nothing', async () => {
     const key = await testKeyPair('EdDSA');
     await session.get('/console/agents');
-    const before = (await server.ctx.store.listAgents()).length;
+    const before = (await server.ctx.store.agents.list()).length;
     const refused = await session.submit('/console/agents', {
       name: 'Refused',
       public_key: JSON.stringify(key.privateJwk),
@@ -87,7 +87,7 @@ describe('key-bound agents in the console', () => {
     const garbled = await session.submit('/console/agents', { name: 'Refused', public_key: 'ssh-ed25519 AAAA' });
     expect(garbled.status).toBe(400);
     expect(garbled.text).toMatch(/id="field-public_key-error">The public key is not JSON/);
-    expect((await server.ctx.store.listAgents()).length).toBe(before);
+    expect((await server.ctx.store.agents.list()).length).toBe(before);
   });
 
   it('an agent with a secret can switch to a key: its secret stops working', async () => {

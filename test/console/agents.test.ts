@@ -4,7 +4,7 @@
  * deletion, and who may reach which agent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { type ConsoleSession, codeOf, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
 import { authenticate, obtainTokens, type Party, postForm, startFlow } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -67,7 +67,7 @@ async function authenticates(party: Party, secret = party.agentSecret): Promise<
 const claimsOf = (jwt: string) =>
   JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 const historyIds = (page: Page) => [...page.text.matchAll(/data-event="([^"]+)"/g)].map((match) => match[1]!);
@@ -96,7 +96,7 @@ describe('creating an agent', () => {
     expect(created.text).toContain('data-copy="agent-secret"');
     expect(created.text).toContain(`href="/console/agents/${agentId}"`);
 
-    const agent = await server.ctx.store.findAgent(agentId);
+    const agent = await server.ctx.store.agents.find(agentId);
     expect(agent).toMatchObject({
       name: 'Research assistant',
       account_id: newcomer.id,
@@ -117,7 +117,7 @@ describe('creating an agent', () => {
   });
 
   it('refuses an empty name and a name over 200 characters, and creates nothing', async () => {
-    const before = (await server.ctx.store.console.listAgentsOf(owner.id)).length;
+    const before = (await server.ctx.store.agents.list({ accountId: owner.id })).length;
     await session.get('/console/agents');
     const empty = await session.post('/console/agents', { name: '   ' });
     expect(empty.status).toBe(400);
@@ -130,11 +130,11 @@ describe('creating an agent', () => {
     expect(long.text).toContain(`value="${'x'.repeat(201)}"`);
     const missing = await session.post('/console/agents', {});
     expect(missing.status).toBe(400);
-    expect((await server.ctx.store.console.listAgentsOf(owner.id)).length).toBe(before);
+    expect((await server.ctx.store.agents.list({ accountId: owner.id })).length).toBe(before);
   });
 
   it('treats a repeated form field as no value rather than failing', async () => {
-    const before = (await server.ctx.store.console.listAgentsOf(owner.id)).length;
+    const before = (await server.ctx.store.agents.list({ accountId: owner.id })).length;
     await session.get('/console/agents');
     const body = new URLSearchParams([
       ['_csrf', session.csrf],
@@ -152,7 +152,7 @@ describe('creating an agent', () => {
       body,
     });
     expect(response.status).toBe(400);
-    expect((await server.ctx.store.console.listAgentsOf(owner.id)).length).toBe(before);
+    expect((await server.ctx.store.agents.list({ accountId: owner.id })).length).toBe(before);
   });
 
   it('escapes a name that looks like markup on every page', async () => {
@@ -256,7 +256,7 @@ describe('an agent made in the console', () => {
 
   it('refuses a grace period that is not one of the choices', async () => {
     const party = await createAgent();
-    const before = await server.ctx.store.findAgent(party.agentId);
+    const before = await server.ctx.store.agents.find(party.agentId);
     await session.get(`/console/agents/${party.agentId}`);
     for (const grace of ['60', 'abc', '-3600', '3600.5']) {
       const refused = await session.submit(`/console/agents/${party.agentId}/rotate`, { grace });
@@ -264,7 +264,7 @@ describe('an agent made in the console', () => {
       expect(refused.text).toContain('Choose how long the old secret keeps working.');
       expect(refused.text).toContain('id="field-grace-error"');
     }
-    expect(await server.ctx.store.findAgent(party.agentId)).toEqual(before);
+    expect(await server.ctx.store.agents.find(party.agentId)).toEqual(before);
   });
 
   it('renames, and refuses an empty name', async () => {
@@ -273,14 +273,14 @@ describe('an agent made in the console', () => {
     const renamed = await session.post(`/console/agents/${party.agentId}/rename`, { name: 'Travel agent' });
     expect(renamed.status).toBe(303);
     expect(noticeOf(await session.get(renamed.location!))).toBe('The agent is renamed.');
-    expect((await server.ctx.store.findAgent(party.agentId))?.name).toBe('Travel agent');
+    expect((await server.ctx.store.agents.find(party.agentId))?.name).toBe('Travel agent');
     expect(await eventsOf('agent.rename', party.agentId)).toHaveLength(1);
     for (const name of ['', 'y'.repeat(201)]) {
       const refused = await session.post(`/console/agents/${party.agentId}/rename`, { name });
       expect(refused.status).toBe(400);
       expect(refused.text).toContain('id="field-name-error"');
     }
-    expect((await server.ctx.store.findAgent(party.agentId))?.name).toBe('Travel agent');
+    expect((await server.ctx.store.agents.find(party.agentId))?.name).toBe('Travel agent');
   });
 
   it('disables and enables: a disabled agent cannot authenticate and its tokens stop working', async () => {
@@ -289,7 +289,7 @@ describe('an agent made in the console', () => {
     await session.get(`/console/agents/${party.agentId}`);
     const disabled = await session.post(`/console/agents/${party.agentId}/disable`);
     expect(disabled.location).toBe(`/console/agents/${party.agentId}?notice=agent_disabled`);
-    expect((await server.ctx.store.findAgent(party.agentId))?.status).toBe('disabled');
+    expect((await server.ctx.store.agents.find(party.agentId))?.status).toBe('disabled');
     expect(await authenticates(party)).toBe(false);
     expect(await introspect(party, tokens.access_token)).toBe(false);
     const page = await session.get(disabled.location!);
@@ -326,7 +326,7 @@ describe('an agent made in the console', () => {
     const deleted = await session.post(`/console/agents/${party.agentId}/delete`);
     expect(deleted.status).toBe(303);
     expect(deleted.location).toBe('/console/agents?notice=agent_deleted');
-    expect(await server.ctx.store.findAgent(party.agentId)).toBeUndefined();
+    expect(await server.ctx.store.agents.find(party.agentId)).toBeUndefined();
     expect(await introspect(party, tokens.access_token)).toBe(false);
     expect(await authenticates(party)).toBe(false);
     expect(noticeOf(await session.get(deleted.location!))).toBe(
@@ -341,7 +341,7 @@ describe('an agent made in the console', () => {
     const now = server.clock();
     // 25 events: several share a second, so the page boundary falls inside a tie.
     for (let i = 0; i < 25; i++) {
-      await server.ctx.store.recordAuditEvent({
+      await server.ctx.store.signIns.record({
         at: now - Math.floor(i / 3),
         agent_id: party.agentId,
         request_id: null,
@@ -381,7 +381,7 @@ describe('who reaches an agent', () => {
   it('another member gets 404 for every page and action, exactly as for a missing agent, and nothing changes', async () => {
     const party = await createAgent(session, 'Private agent');
     const tokens = await obtainTokens(server, party);
-    const before = await server.ctx.store.findAgent(party.agentId);
+    const before = await server.ctx.store.agents.find(party.agentId);
     const stranger = await createPasswordAccount(server.ctx);
     const other = await signIn(server.baseUrl, stranger.email);
     await other.get('/console/agents');
@@ -406,7 +406,7 @@ describe('who reaches an agent', () => {
       expect(foreign.text, path).toBe(absent.text);
       expect(foreign.text).toContain('No such agent.');
     }
-    expect(await server.ctx.store.findAgent(party.agentId)).toEqual(before);
+    expect(await server.ctx.store.agents.find(party.agentId)).toEqual(before);
     expect(await introspect(party, tokens.access_token)).toBe(true);
     expect((await other.get('/console/agents')).text).not.toContain(party.agentId);
     expect(await authenticates(party)).toBe(true);
@@ -443,9 +443,9 @@ describe('who reaches an agent', () => {
     expect(page.text).toContain(owner.email);
     const renamed = await adminSession.post(`/console/agents/${party.agentId}/rename`, { name: 'Renamed by admin' });
     expect(renamed.status).toBe(303);
-    expect((await server.ctx.store.findAgent(party.agentId))?.name).toBe('Renamed by admin');
+    expect((await server.ctx.store.agents.find(party.agentId))?.name).toBe('Renamed by admin');
     expect((await adminSession.post(`/console/agents/${party.agentId}/disable`)).status).toBe(303);
-    expect((await server.ctx.store.findAgent(party.agentId))?.status).toBe('disabled');
+    expect((await server.ctx.store.agents.find(party.agentId))?.status).toBe('disabled');
     expect(await eventsOf('agent.disable', party.agentId)).toMatchObject([{ actor_id: admin.id }]);
     // The admin's own list holds only the admin's agents.
     expect((await adminSession.get('/console/agents')).text).not.toContain(party.agentId);
@@ -454,8 +454,8 @@ describe('who reaches an agent', () => {
   it('without the CSRF token every action is refused and nothing changes', async () => {
     const party = await createAgent();
     const tokens = await obtainTokens(server, party);
-    const before = await server.ctx.store.findAgent(party.agentId);
-    const count = (await server.ctx.store.console.listAgentsOf(owner.id)).length;
+    const before = await server.ctx.store.agents.find(party.agentId);
+    const count = (await server.ctx.store.agents.list({ accountId: owner.id })).length;
     const actions: Array<[string, Record<string, string>]> = [
       ['/console/agents', { name: 'Sneaky' }],
       [`/console/agents/${party.agentId}/rename`, { name: 'Sneaky' }],
@@ -470,8 +470,8 @@ describe('who reaches an agent', () => {
       expect((await session.post(path, { ...form, _csrf: null })).status, path).toBe(403);
       expect((await session.post(path, { ...form, _csrf: 'forged-token' })).status, path).toBe(403);
     }
-    expect(await server.ctx.store.findAgent(party.agentId)).toEqual(before);
-    expect((await server.ctx.store.console.listAgentsOf(owner.id)).length).toBe(count);
+    expect(await server.ctx.store.agents.find(party.agentId)).toEqual(before);
+    expect((await server.ctx.store.agents.list({ accountId: owner.id })).length).toBe(count);
     expect(await introspect(party, tokens.access_token)).toBe(true);
   });
 

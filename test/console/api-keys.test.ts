@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { apiCallOf } from '../../src/management/history.ts';
 import { cspViolations, haveChromium, launchChromium, watchedPage } from '../helpers/browser.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { API, caller } from '../helpers/api.ts';
 import {
   type ConsoleSession,
@@ -63,7 +63,7 @@ const rowOf = (page: Page, id: string) => {
 };
 
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 
@@ -107,12 +107,12 @@ describe('creating a key', () => {
 
   it('stores only the digest of the key', async () => {
     const { secret, id } = await createKey(memberSession, { name: 'Digest check', access: 'read' });
-    const stored = await server.ctx.store.api.findKey(id);
+    const stored = await server.ctx.store.apiKeys.find(id);
     expect(stored?.digest).toBe(createHash('sha256').update(secret).digest('base64url'));
     expect(stored?.hint).toBe(secret.slice(-4));
     // The row as stored (SELECT *): no column holds the key, or more of it than its last four characters.
     for (const value of Object.values(stored!)) expect(String(value)).not.toContain(secret.slice(4, -4));
-    expect((await server.ctx.store.api.findKeyByDigest(stored!.digest))?.key.id).toBe(id);
+    expect((await server.ctx.store.apiKeys.findByDigest(stored!.digest))?.key.id).toBe(id);
   });
 
   it('records the creation, without the key, as a console event', async () => {
@@ -120,7 +120,7 @@ describe('creating a key', () => {
     const [event] = await eventsOf('api_key.create', id);
     expect(event?.actor_id).toBe(member.id);
     expect(event?.detail).toMatch(/^Audited: read only, own account, until \d{4}-\d{2}-\d{2}$/);
-    expect(JSON.stringify(await server.ctx.store.console.listEvents({ limit: 500 }))).not.toContain(secret);
+    expect(JSON.stringify(await server.ctx.store.activity.list({ limit: 500 }))).not.toContain(secret);
   });
 
   it('refuses a form with errors beside the field, keeping what was typed', async () => {
@@ -145,7 +145,7 @@ describe('creating a key', () => {
     const form = await memberSession.get('/console/api-keys');
     expect(form.text).toContain('<option value="own" selected>');
     expect(form.text).not.toContain('<option value="all"');
-    const before = (await server.ctx.store.api.listKeys(member.id)).length;
+    const before = (await server.ctx.store.apiKeys.list(member.id)).length;
     const refused = await memberSession.post('/console/api-keys', {
       name: 'Everything',
       access: 'write',
@@ -154,7 +154,7 @@ describe('creating a key', () => {
     });
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('<p class="field-error" id="field-reach-error">only an admin&#39;s key may reach');
-    expect(await server.ctx.store.api.listKeys(member.id)).toHaveLength(before);
+    expect(await server.ctx.store.apiKeys.list(member.id)).toHaveLength(before);
   });
 
   it('lets an admin make a key that reaches every account', async () => {
@@ -186,7 +186,7 @@ describe('who sees and revokes which key', () => {
     expect(missing.status).toBe(404);
     expect(foreign.text.replace(/value="[^"]+"/g, '')).toBe(missing.text.replace(/value="[^"]+"/g, ''));
     expect((await memberSession.get(`/console/api-keys/${adminKey}/created`)).status).toBe(404);
-    expect((await server.ctx.store.api.findKey(adminKey))?.revoked_at).toBeNull();
+    expect((await server.ctx.store.apiKeys.find(adminKey))?.revoked_at).toBeNull();
     expect((await caller(server, adminSecret)('GET', '/agents')).status).toBe(200);
     // An id no record could have is a 404 too, never a 500.
     expect((await memberSession.post(`/console/api-keys/${'x'.repeat(300)}/revoke`)).status).toBe(404);
@@ -220,7 +220,7 @@ describe('revoking and expiry', () => {
     const row = rowOf(revoked, id);
     expect(row).toContain('<span class="badge off">revoked</span>');
     expect(row).not.toContain('/revoke');
-    expect((await server.ctx.store.api.findKey(id))?.revoked_at).not.toBeNull();
+    expect((await server.ctx.store.apiKeys.find(id))?.revoked_at).not.toBeNull();
     const refused = await caller(server, secret)('GET', '/agents');
     expect(refused.status).toBe(401);
     expect(refused.json.error).toBe('invalid_token');
@@ -250,7 +250,7 @@ describe('revoking and expiry', () => {
 
 describe('the guards of a form', () => {
   it('refuses a post without its CSRF token, making and revoking nothing', async () => {
-    const before = (await server.ctx.store.api.listKeys(member.id)).length;
+    const before = (await server.ctx.store.apiKeys.list(member.id)).length;
     const made = await memberSession.post('/console/api-keys', {
       _csrf: null,
       name: 'Forged',
@@ -258,11 +258,11 @@ describe('the guards of a form', () => {
       expires_in_days: '90',
     });
     expect(made.status).toBe(403);
-    expect(await server.ctx.store.api.listKeys(member.id)).toHaveLength(before);
+    expect(await server.ctx.store.apiKeys.list(member.id)).toHaveLength(before);
     const { id } = await createKey(memberSession, { name: 'Kept' });
     const revoke = await memberSession.post(`/console/api-keys/${id}/revoke`, { _csrf: 'not-the-token' });
     expect(revoke.status).toBe(403);
-    expect((await server.ctx.store.api.findKey(id))?.revoked_at).toBeNull();
+    expect((await server.ctx.store.apiKeys.find(id))?.revoked_at).toBeNull();
   });
 
   it('sends someone not signed in to the sign-in page', async () => {

@@ -67,7 +67,7 @@ describe.skipIf(!haveChromium)('approving a sign-in with a passkey, live, in Chr
       await page.waitForURL((url) => url.pathname === '/console/sign-in');
       await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
       await page.waitForURL((url) => url.pathname === '/console');
-      const session = (await server.ctx.store.console.listEvents({ limit: 50 })).find(
+      const session = (await server.ctx.store.activity.list({ limit: 50 })).find(
         (event) => event.action === 'account.sign_in' && event.target === owner.id && event.detail === 'passkey',
       );
       expect(session).toBeDefined();
@@ -121,7 +121,7 @@ describe.skipIf(!haveChromium)('approving a sign-in with a passkey, live, in Chr
         decision: 'once',
         decided_by: owner.id,
       });
-      const actions = (await server.ctx.store.console.listEvents({ limit: 50 }))
+      const actions = (await server.ctx.store.activity.list({ limit: 50 }))
         .filter((event) => event.actor_id === owner.id)
         .map((event) => event.action);
       expect(actions).toEqual(expect.arrayContaining(['account.reauthenticate', 'approval.approve_once']));

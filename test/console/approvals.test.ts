@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwnedAgent } from '../helpers/owned.ts';
 
 import { DEFAULT_POLICY, setAgentPolicy } from '../../src/domain/agent-policy.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { STREAMS_PER_SESSION } from '../../src/console/routes/approval-events.ts';
 import {
   type ConsoleSession,
@@ -64,7 +64,7 @@ async function decide(id: string, form: Record<string, string | null>, as = sess
 }
 
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 const badgeOf = (page: Page) => {
@@ -141,7 +141,7 @@ describe('deciding with a fresh password', () => {
     const redirect = await continueFlow(server, started);
     expect(redirect.status).toBe(302);
     expect(new URL(redirect.headers.get('location')!).searchParams.get('code')).toBeTruthy();
-    expect((await server.ctx.store.findAgent(agent.agentId))!.policy).toMatchObject({ allowed_clients: [] });
+    expect((await server.ctx.store.agents.find(agent.agentId))!.policy).toMatchObject({ allowed_clients: [] });
     const [event] = await eventsOf('approval.approve_once', approvalId);
     expect(event).toMatchObject({ actor_id: owner.id });
     expect(event!.detail).toContain('Research assistant');
@@ -158,7 +158,7 @@ describe('deciding with a fresh password', () => {
     const decided = await decide(approvalId, { decision: 'always', password: TEST_PASSWORD });
     expect(decided.posted.location).toBe(`${approvalPage(approvalId)}?notice=approval_allowed`);
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'authenticated' });
-    expect((await server.ctx.store.findAgent(agent.agentId))!.policy).toMatchObject({
+    expect((await server.ctx.store.agents.find(agent.agentId))!.policy).toMatchObject({
       websites: 'ask',
       allowed_clients: [website.clientId],
     });

@@ -72,9 +72,9 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
       expect(credentials).toHaveLength(1);
       expect(credentials[0]!.isResidentCredential).toBe(true);
-      const account = await server.ctx.store.console.findAccountByEmail('passkey.person@example.com');
+      const account = await server.ctx.store.accounts.findByEmail('passkey.person@example.com');
       expect(account).toMatchObject({ role: 'member', password_hash: null });
-      expect(await server.ctx.store.console.listPasskeys(account!.id)).toEqual([
+      expect(await server.ctx.store.passkeys.list(account!.id)).toEqual([
         expect.objectContaining({
           name: 'Test laptop',
           id: credentials[0]!.credentialId.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_'),
@@ -86,7 +86,7 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
       await page.waitForURL((target) => target.pathname === '/console');
       expect(await page.locator('h1').textContent()).toBe('Hello, Pat Passkey');
-      expect((await server.ctx.store.console.listPasskeys(account!.id))[0]!.last_used_at).not.toBeNull();
+      expect((await server.ctx.store.passkeys.list(account!.id))[0]!.last_used_at).not.toBeNull();
 
       expect(cspViolations(watched)).toEqual([]);
       expect(watched.errors).toEqual([]);
@@ -238,14 +238,14 @@ describe.skipIf(!haveChromium)('the console in a real browser (Chromium)', () =>
       await page.getByRole('button', { name: 'Remove my password' }).click();
       await page.waitForURL((url) => url.pathname === '/console/account/confirm');
       expect(await page.locator('h1').textContent()).toBe('Confirm it is you');
-      expect((await server.ctx.store.console.findAccount(owner.id))!.password_hash).not.toBeNull();
+      expect((await server.ctx.store.accounts.find(owner.id))!.password_hash).not.toBeNull();
 
       await page.getByRole('button', { name: 'Confirm with a passkey' }).click();
       await page.waitForURL((url) => url.pathname === '/console/account' && url.search === '');
       await page.getByRole('button', { name: 'Remove my password' }).click();
       await page.waitForURL(/notice=password_removed$/);
-      expect((await server.ctx.store.console.findAccount(owner.id))!.password_hash).toBeNull();
-      const actions = (await server.ctx.store.console.listEvents({ limit: 100 }))
+      expect((await server.ctx.store.accounts.find(owner.id))!.password_hash).toBeNull();
+      const actions = (await server.ctx.store.activity.list({ limit: 100 }))
         .filter((event) => event.target === owner.id)
         .map((event) => event.action);
       expect(actions).toEqual(

@@ -62,7 +62,7 @@ describe.skipIf(!haveChromium)('websites in a real browser (Chromium)', () => {
       expect(await page.locator('#notice').textContent()).toContain('shown only once');
       await page.goBack();
       expect(await page.content()).not.toContain(secret);
-      expect(await server.ctx.store.console.listClientsOf(owner.id)).toHaveLength(1);
+      expect(await server.ctx.store.clients.list({ accountId: owner.id })).toHaveLength(1);
 
       // Edit: the typo in the redirect URI. A refused URI is the form again with its message.
       await page.goto(`${server.baseUrl}/console/websites/${clientId}`);
@@ -105,7 +105,7 @@ describe.skipIf(!haveChromium)('websites in a real browser (Chromium)', () => {
       await page.waitForURL(/\/console\/websites\?notice=website_deleted$/);
       expect(asked).toMatch(/^Delete the website Wendy’s shop\? .*every grant it holds is revoked/);
       expect(await page.locator('#notice').textContent()).toContain('The website is deleted');
-      expect(await server.ctx.store.findClient(clientId)).toBeUndefined();
+      expect(await server.ctx.store.clients.find(clientId)).toBeUndefined();
       expect(await page.locator('#no-websites').isVisible()).toBe(true);
 
       expect(cspViolations(watched)).toEqual([]);
@@ -131,7 +131,7 @@ describe.skipIf(!haveChromium)('websites in a real browser (Chromium)', () => {
       await page.getByRole('button', { name: 'Delete website' }).click();
       await page.waitForTimeout(300);
       expect(new URL(page.url()).pathname).toBe(`/console/websites/${client.clientId}`);
-      expect(await server.ctx.store.findClient(client.clientId)).toBeDefined();
+      expect(await server.ctx.store.clients.find(client.clientId)).toBeDefined();
     } finally {
       await context.close();
     }

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwnedAgent } from '../helpers/owned.ts';
 
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { ConsoleSession, createPasswordAccount, noticeOf, signIn } from '../helpers/console.ts';
 import { obtainTokens, type Party } from '../helpers/flow.ts';
 import { startMailbox } from '../helpers/mailbox.ts';
@@ -85,7 +85,7 @@ describe('email verification by mail (SMTP_URL set)', () => {
     expect(landing.text).toContain('Verify your email');
     expect(landing.text).toContain(`action="${path}"`);
     expect(landing.text).toContain('Verify my email');
-    expect((await server.ctx.store.console.findAccount(account.id))?.email_verified).toBe(false);
+    expect((await server.ctx.store.accounts.find(account.id))?.email_verified).toBe(false);
     expect(await emailVerifiedClaim(server, party)).toBe(false);
 
     // The button's post answers 303 (a reload re-posts nothing) to a page that names no address.
@@ -95,7 +95,7 @@ describe('email verification by mail (SMTP_URL set)', () => {
     expect(confirmed.status).toBe(200);
     expect(confirmed.text).toContain('Your email address is verified.');
     expect(confirmed.text).not.toContain('Vera@Example.com');
-    expect((await server.ctx.store.console.findAccount(account.id))?.email_verified).toBe(true);
+    expect((await server.ctx.store.accounts.find(account.id))?.email_verified).toBe(true);
     const after = await session.get('/console/account');
     expect(after.text).toContain('<span class="badge ok">verified</span>');
     expect(after.text).not.toContain('action="/console/account/verify-email"');
@@ -110,16 +110,12 @@ describe('email verification by mail (SMTP_URL set)', () => {
 
     // Every agent of the account, the one made before and one made after, now says verified.
     expect(await emailVerifiedClaim(server, party)).toBe(true);
-    const later = await createOwnedAgent(
-      server.ctx,
-      (await server.ctx.store.console.findAccount(account.id))!,
-      'Later bot',
-    );
+    const later = await createOwnedAgent(server.ctx, (await server.ctx.store.accounts.find(account.id))!, 'Later bot');
     expect(await emailVerifiedClaim(server, { ...party, agentId: later.agent.id, agentSecret: later.secret })).toBe(
       true,
     );
 
-    const actions = (await server.ctx.store.console.listEvents({ limit: 100 }))
+    const actions = (await server.ctx.store.activity.list({ limit: 100 }))
       .filter((event) => event.target === account.id)
       .map((event) => event.action);
     expect(actions).toEqual(expect.arrayContaining(['account.send_verification', 'account.verify_email']));
@@ -138,7 +134,7 @@ describe('email verification by mail (SMTP_URL set)', () => {
     const unknown = await new ConsoleSession(server.baseUrl).get('/console/verify-email/lnk_unknown');
     expect(unknown.status).toBe(404);
     expect(unknown.text).toContain('This link is not valid.');
-    expect((await server.ctx.store.console.findAccount(account.id))?.email_verified).toBe(false);
+    expect((await server.ctx.store.accounts.find(account.id))?.email_verified).toBe(false);
   });
 });
 
@@ -158,7 +154,7 @@ describe('email verification without SMTP_URL: an administrator verifies', () =>
     const refused = await session.post('/console/account/verify-email');
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('until an administrator verifies it');
-    expect((await server.ctx.store.console.findAccount(account.id))?.email_verified).toBe(false);
+    expect((await server.ctx.store.accounts.find(account.id))?.email_verified).toBe(false);
   });
 
   it('an admin marks a member’s email verified, and the member’s agents say so', async () => {
@@ -175,10 +171,10 @@ describe('email verification without SMTP_URL: an administrator verifies', () =>
     expect(marked.location).toBe('/console/admin?notice=email_verified');
     expect(noticeOf(await session.get(marked.location!))).toBe('The email is marked verified.');
 
-    expect((await server.ctx.store.console.findAccount(member.id))?.email_verified).toBe(true);
-    expect((await server.ctx.store.findAgent(party.agentId))?.owner_email_verified).toBe(true);
+    expect((await server.ctx.store.accounts.find(member.id))?.email_verified).toBe(true);
+    expect((await server.ctx.store.agents.find(party.agentId))?.owner_email_verified).toBe(true);
     expect(await emailVerifiedClaim(server, party)).toBe(true);
-    const event = (await server.ctx.store.console.listEvents({ limit: 100 })).find(
+    const event = (await server.ctx.store.activity.list({ limit: 100 })).find(
       (e) => e.action === 'admin.verify_email' && e.target === member.id,
     );
     expect(event).toMatchObject({ actor_id: admin.id, actor_email: admin.email });

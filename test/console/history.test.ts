@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwnedAgent, createOwnedClient } from '../helpers/owned.ts';
 
 import { recordConsoleEvent } from '../../src/console/events.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { type ConsoleSession, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -51,7 +51,7 @@ beforeAll(async () => {
       at: now - i * 4 * HOUR,
     };
     recorded.push(event);
-    await ctx.store.recordAuditEvent({
+    await ctx.store.signIns.record({
       at: event.at,
       agent_id: agent.id,
       request_id: null,
@@ -257,7 +257,7 @@ describe("an agent's history", () => {
       'plain, with "quotes"\nand a newline',
     ];
     for (const [i, text] of hostile.entries())
-      await server.ctx.store.recordAuditEvent({
+      await server.ctx.store.signIns.record({
         at: server.clock() - i,
         agent_id: made.agent.id,
         request_id: null,
@@ -330,7 +330,7 @@ describe("a website's history", () => {
     const at = server.clock() - 10;
     // 1,050 rows, many sharing a second, across the export's pages of 500.
     for (let i = 0; i < 1050; i++)
-      await server.ctx.store.recordAuditEvent({
+      await server.ctx.store.signIns.record({
         at: at - Math.floor(i / 7),
         agent_id: agent.id,
         request_id: null,
@@ -352,7 +352,7 @@ describe("the admin's activity", () => {
   it('lists agent sign-ins beside console actions, newest first, and filters by kind', async () => {
     server.clock.advance(10);
     await recordConsoleEvent(server.ctx, owner, 'test.activity_marker', null, '198.51.100.7', 'console-side');
-    await server.ctx.store.recordAuditEvent({
+    await server.ctx.store.signIns.record({
       at: server.clock(),
       agent_id: agent.id,
       request_id: null,
@@ -397,7 +397,7 @@ describe("the admin's activity", () => {
     const at = server.clock();
     // 70 sign-ins and 70 console actions, sharing seconds, newer than everything before.
     for (let i = 0; i < 70; i++) {
-      await server.ctx.store.recordAuditEvent({
+      await server.ctx.store.signIns.record({
         at: at - Math.floor(i / 3),
         agent_id: agent.id,
         request_id: null,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLink } from '../../src/domain/accounts.ts';
 import { linkId } from '../../src/domain/account-links.ts';
 import { digest } from '../../src/crypto.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import {
   ConsoleSession,
   createPasswordAccount,
@@ -61,7 +61,7 @@ async function trySignUp(url: string, email: string): Promise<{ form: Response; 
   return {
     form,
     submitted,
-    created: (await server.ctx.store.console.findAccountByEmail(email.toLowerCase())) !== undefined,
+    created: (await server.ctx.store.accounts.findByEmail(email.toLowerCase())) !== undefined,
   };
 }
 
@@ -90,11 +90,11 @@ describe('disabling an account ends its links', () => {
       '/console/admin?notice=account_disabled',
     );
     await expectRevoked(url, 'invited.while.disabled@example.com');
-    const link = await server.ctx.store.console.findLink(digest(tokenOf(url)));
+    const link = await server.ctx.store.links.find(digest(tokenOf(url)));
     expect(link).toMatchObject({ used_at: null, revoked_at: expect.any(Number) });
     // The setup links made for the disabled account are ended too, the CLI's included.
     for (const setup of [setupForMember, adminSetup])
-      expect((await server.ctx.store.console.findLink(digest(tokenOf(setup))))?.revoked_at).toEqual(expect.any(Number));
+      expect((await server.ctx.store.links.find(digest(tokenOf(setup))))?.revoked_at).toEqual(expect.any(Number));
 
     await admin.get('/console/admin');
     expect((await admin.post(`/console/admin/accounts/${member.id}/enable`)).location).toBe(
@@ -115,12 +115,12 @@ describe('disabling an account ends its links', () => {
     const { account: member, session } = await person();
     const url = await invite(session);
     // Disabled behind setAccountStatus's back: the link itself is still unrevoked.
-    await server.ctx.store.console.updateAccount(member.id, { status: 'disabled' });
-    expect((await server.ctx.store.console.findLink(digest(tokenOf(url))))?.revoked_at ?? null).toBeNull();
+    await server.ctx.store.accounts.update(member.id, { status: 'disabled' });
+    expect((await server.ctx.store.links.find(digest(tokenOf(url))))?.revoked_at ?? null).toBeNull();
     await expectRevoked(url, 'invited.by.disabled@example.com');
     // The use itself is guarded too, in the statement that uses the link.
-    expect(await server.ctx.store.console.useLink(digest(tokenOf(url)), 'invite', server.clock())).toBe(false);
-    expect((await server.ctx.store.console.findLink(digest(tokenOf(url))))?.used_at).toBeNull();
+    expect(await server.ctx.store.links.use(digest(tokenOf(url)), 'invite', server.clock())).toBe(false);
+    expect((await server.ctx.store.links.find(digest(tokenOf(url))))?.used_at).toBeNull();
   });
 });
 
@@ -147,7 +147,7 @@ describe('unused links on the account page', () => {
     await expectRevoked(first, 'revoked.invitee@example.com');
     // Once revoked, it cannot be revoked again: it is no longer outstanding.
     expect((await session.post(`/console/account/links/${idOf(first)}/revoke`)).status).toBe(404);
-    const events = (await server.ctx.store.console.listEvents({ limit: 1000 })).filter(
+    const events = (await server.ctx.store.activity.list({ limit: 1000 })).filter(
       (event) => event.action === 'account.revoke_link' && event.actor_id === member.id,
     );
     expect(events).toEqual([expect.objectContaining({ target: member.id, detail: `invite ${idOf(first)}` })]);
@@ -185,7 +185,7 @@ describe('unused links on the account page', () => {
       (await owner.post(`/console/account/links/${idOf(url)}/revoke`, {}, { 'sec-fetch-site': 'cross-site' })).status,
     ).toBe(403);
     expect(linkRows(await owner.get('/console/account'))).toEqual([idOf(url)]);
-    expect((await server.ctx.store.console.findLink(digest(tokenOf(url))))?.revoked_at).toBeNull();
+    expect((await server.ctx.store.links.find(digest(tokenOf(url))))?.revoked_at).toBeNull();
     // With the token it goes through.
     expect((await owner.post(`/console/account/links/${idOf(url)}/revoke`)).location).toBe(
       '/console/account?notice=link_revoked',
@@ -228,7 +228,7 @@ describe('unused links in the admin area', () => {
     expect(linkRows(after)).not.toContain(idOf(url));
     await expectRevoked(url, 'admin.revoked.invitee@example.com');
     expect(linkRows(await session.get('/console/account'))).toEqual([]);
-    const events = (await server.ctx.store.console.listEvents({ limit: 1000 })).filter(
+    const events = (await server.ctx.store.activity.list({ limit: 1000 })).filter(
       (event) => event.action === 'admin.revoke_link' && event.actor_id === me.id,
     );
     expect(events).toEqual([expect.objectContaining({ target: member.id, detail: `invite ${idOf(url)}` })]);

@@ -44,11 +44,11 @@ describe('passkey sign-in requires user verification', () => {
       status: 401,
       body: { error: 'invalid_credentials', error_description: 'That passkey could not sign you in.' },
     });
-    expect(await server.ctx.store.console.listSessions(account.id, server.clock())).toHaveLength(0);
+    expect(await server.ctx.store.sessions.list(account.id, server.clock())).toHaveLength(0);
 
     const verified = await passkeySignIn(key, true, 2);
     expect(verified).toEqual({ status: 200, body: { redirect: '/console' } });
-    expect(await server.ctx.store.console.listSessions(account.id, server.clock())).toHaveLength(1);
+    expect(await server.ctx.store.sessions.list(account.id, server.clock())).toHaveLength(1);
   });
 
   it("confirming it is you with a passkey requires it too, and only the account's own passkey", async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwnedAgent } from '../helpers/owned.ts';
 
 import { policyOf } from '../../src/domain/agent-policy.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { type ConsoleSession, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
 import { authenticate, type Party, startFlow } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -35,9 +35,9 @@ async function ownAgent(account: AccountRecord = owner): Promise<Party> {
 }
 
 const agentPage = (id: string) => `/console/agents/${id}`;
-const stored = async (id: string) => (await server.ctx.store.findAgent(id))!.policy;
+const stored = async (id: string) => (await server.ctx.store.agents.find(id))!.policy;
 const policyEvents = async (id: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === 'agent.policy' && event.target === id,
   );
 /** The field error shown beside `id` on a page. */
@@ -123,7 +123,7 @@ describe("the agent page's Policy section", () => {
     await session.get(agentPage(agent.agentId));
     const added = await session.submit(`${agentPage(agent.agentId)}/policy/websites`, { client_id: website.clientId });
     expect(added.posted.location).toBe(`${agentPage(agent.agentId)}?notice=website_listed`);
-    expect(policyOf((await server.ctx.store.findAgent(agent.agentId))!).allowed_clients).toEqual([website.clientId]);
+    expect(policyOf((await server.ctx.store.agents.find(agent.agentId))!).allowed_clients).toEqual([website.clientId]);
     expect(added.text).toMatch(/<table class="data" id="listed-websites">[\s\S]*Acme Notes/);
     // A listed website is no longer offered for adding.
     const addForm = /<form [^>]*id="add-website">[\s\S]*?<\/form>/.exec(added.text)?.[0];
@@ -136,7 +136,7 @@ describe("the agent page's Policy section", () => {
       client_id: website.clientId,
     });
     expect(removed.posted.location).toBe(`${agentPage(agent.agentId)}?notice=website_unlisted`);
-    expect(policyOf((await server.ctx.store.findAgent(agent.agentId))!).allowed_clients).toEqual([]);
+    expect(policyOf((await server.ctx.store.agents.find(agent.agentId))!).allowed_clients).toEqual([]);
     const details = (await policyEvents(agent.agentId)).map((event) => event.detail);
     expect(details).toContain(`Listed websites: none → ${website.clientId}`);
     expect(details).toContain(`Listed websites: ${website.clientId} → none`);

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLink } from '../../src/domain/accounts.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { type Mail, startMailbox } from '../helpers/mailbox.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -28,7 +28,7 @@ const CONFIRM = '/console/account/confirm?next=%2Fconsole%2Faccount';
 /** An account with a password and a passkey (its public key is never checked by these tests). */
 async function accountWithPasskey(): Promise<AccountRecord> {
   const account = await createPasswordAccount(server.ctx);
-  await server.ctx.store.console.insertPasskey({
+  await server.ctx.store.passkeys.insert({
     id: `cred-${account.id}`,
     account_id: account.id,
     public_key: 'x',
@@ -50,7 +50,7 @@ async function staleSession(account: AccountRecord): Promise<ConsoleSession> {
 }
 
 const eventsOf = async (accountId: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 }))
+  (await server.ctx.store.activity.list({ limit: 500 }))
     .filter((event) => event.target === accountId)
     .map((event) => event.action);
 
@@ -81,17 +81,17 @@ describe('a stale session cannot change how the account signs in', () => {
     });
     const finish = await person.postJson('/console/account/passkeys', { challengeId: 'chl_x', response: {} });
     expect(finish.status).toBe(401);
-    expect((await server.ctx.store.console.findAccount(account.id))!.password_hash).not.toBeNull();
-    expect(await server.ctx.store.console.listPasskeys(account.id)).toHaveLength(1);
+    expect((await server.ctx.store.accounts.find(account.id))!.password_hash).not.toBeNull();
+    expect(await server.ctx.store.passkeys.list(account.id)).toHaveLength(1);
   });
 
   it('setting a first password on a passkey-only account asks to confirm too', async () => {
     const account = await accountWithPasskey();
     const person = await staleSession(account);
-    await server.ctx.store.console.updateAccount(account.id, { password_hash: null });
+    await server.ctx.store.accounts.update(account.id, { password_hash: null });
     const answer = await person.post('/console/account/password', { password: 'a brand new password of mine' });
     expect(answer.location).toBe(CONFIRM);
-    expect((await server.ctx.store.console.findAccount(account.id))!.password_hash).toBeNull();
+    expect((await server.ctx.store.accounts.find(account.id))!.password_hash).toBeNull();
   });
 
   it('changing the password still needs the current one, which also counts as confirming', async () => {
@@ -136,7 +136,7 @@ describe('confirming with the password', () => {
     expect((await person.post('/console/account/password/remove')).location).toBe(
       '/console/account?notice=password_removed',
     );
-    expect((await server.ctx.store.console.findAccount(account.id))!.password_hash).toBeNull();
+    expect((await server.ctx.store.accounts.find(account.id))!.password_hash).toBeNull();
     expect(await eventsOf(account.id)).toEqual(
       expect.arrayContaining(['account.reauthenticate_failed', 'account.reauthenticate', 'account.remove_password']),
     );
@@ -189,7 +189,7 @@ describe('what counts as fresh', () => {
     const short = await startTestServer({ env: { CONSOLE_REAUTH_WINDOW: '30' } });
     try {
       const account = await createPasswordAccount(short.ctx);
-      await short.ctx.store.console.insertPasskey({
+      await short.ctx.store.passkeys.insert({
         id: 'cred-short',
         account_id: account.id,
         public_key: 'x',
@@ -210,7 +210,7 @@ describe('what counts as fresh', () => {
 
   it('an account with no way to sign in yet (just set up by a link) adds its first one without confirming', async () => {
     const account = await createPasswordAccount(server.ctx);
-    await server.ctx.store.console.updateAccount(account.id, { password_hash: null });
+    await server.ctx.store.accounts.update(account.id, { password_hash: null });
     const { url } = await issueLink(server.ctx, 'setup', { accountId: account.id });
     const person = new ConsoleSession(server.baseUrl);
     const path = new URL(url).pathname;

@@ -23,7 +23,7 @@ describe('console sign-in with a password', () => {
     const overview = await session.get('/console');
     expect(overview.status).toBe(200);
     expect(overview.text).toContain('Hello, Grace Hopper');
-    expect((await server.ctx.store.console.listSessions(account.id, server.clock())).length).toBe(1);
+    expect((await server.ctx.store.sessions.list(account.id, server.clock())).length).toBe(1);
     const out = await session.post('/console/sign-out');
     expect(out.status).toBe(303);
     expect((await session.get('/console')).location).toBe('/console/sign-in?next=%2Fconsole');
@@ -54,7 +54,7 @@ describe('console sign-in with a password', () => {
     const session = await signIn(server.baseUrl, account.email);
     const refused = await session.post('/console/account/name', { name: 'Mallory', _csrf: null });
     expect(refused.status).toBe(403);
-    expect((await server.ctx.store.console.findAccount(account.id))?.name).toBeNull();
+    expect((await server.ctx.store.accounts.find(account.id))?.name).toBeNull();
   });
 
   it('replaces a session cookie planted before sign-in (fixation) and stores only its digest', async () => {
@@ -68,7 +68,7 @@ describe('console sign-in with a password', () => {
     const issued = session.cookies.get('agentauth_console')!;
     expect(issued).not.toBe('planted-by-an-attacker');
     expect(issued).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const [row] = await server.ctx.store.console.listSessions(account.id, server.clock());
+    const [row] = await server.ctx.store.sessions.list(account.id, server.clock());
     expect(row!.digest).not.toBe(issued);
     expect(row!.digest).toBe(digest(issued));
     const attacker = new ConsoleSession(server.baseUrl);

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountLinkRecord, AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountLinkRecord, AccountRecord } from '../../src/store/accounts.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/types.ts';
 import { freshDatabase } from '../helpers/server.ts';
@@ -50,11 +50,11 @@ function account(overrides: Partial<AccountRecord> = {}): AccountRecord {
 describe('ConsoleStore', () => {
   it('refuses a second account with the same email key', async () => {
     const first = account();
-    expect(await store.console.insertAccount(first)).toBe(true);
-    expect(
-      await store.console.insertAccount(account({ email: first.email.toUpperCase(), email_key: first.email_key })),
-    ).toBe(false);
-    expect(await store.console.findAccountByEmail(first.email_key)).toMatchObject({
+    expect(await store.accounts.insert(first)).toBe(true);
+    expect(await store.accounts.insert(account({ email: first.email.toUpperCase(), email_key: first.email_key }))).toBe(
+      false,
+    );
+    expect(await store.accounts.findByEmail(first.email_key)).toMatchObject({
       id: first.id,
       email_verified: false,
     });
@@ -62,9 +62,9 @@ describe('ConsoleStore', () => {
 
   it('an invitation is used once, and not at all when its account cannot be created', async () => {
     const taken = account();
-    await store.console.insertAccount(taken);
+    await store.accounts.insert(taken);
     const digest = unique('dig');
-    await store.console.insertLink({
+    await store.links.insert({
       digest,
       purpose: 'invite',
       account_id: null,
@@ -76,21 +76,21 @@ describe('ConsoleStore', () => {
       used_at: null,
       revoked_at: null,
     });
-    expect(await store.console.insertAccountWithLink(account({ email_key: taken.email_key }), digest, NOW)).toBe(
+    expect(await store.accounts.insertWithLink(account({ email_key: taken.email_key }), digest, NOW)).toBe(
       'email_taken',
     );
-    expect((await store.console.findLink(digest))?.used_at).toBeNull();
+    expect((await store.links.find(digest))?.used_at).toBeNull();
     const results = await Promise.all(
-      [account(), account(), account()].map((a) => store.console.insertAccountWithLink(a, digest, NOW)),
+      [account(), account(), account()].map((a) => store.accounts.insertWithLink(a, digest, NOW)),
     );
     expect(results.filter((r) => r === 'created')).toHaveLength(1);
     expect(results.filter((r) => r === null)).toHaveLength(2);
-    expect(await store.console.insertAccountWithLink(account(), digest, NOW)).toBeNull();
+    expect(await store.accounts.insertWithLink(account(), digest, NOW)).toBeNull();
   });
 
   it('a link of another purpose, or expired, cannot be used', async () => {
     const digest = unique('dig');
-    await store.console.insertLink({
+    await store.links.insert({
       digest,
       purpose: 'setup',
       account_id: 'acc_x',
@@ -102,17 +102,17 @@ describe('ConsoleStore', () => {
       used_at: null,
       revoked_at: null,
     });
-    expect(await store.console.useLink(digest, 'invite', NOW)).toBe(false);
-    expect(await store.console.useLink(digest, 'setup', NOW + 60)).toBe(false);
-    expect(await store.console.useLink(digest, 'setup', NOW)).toBe(true);
-    expect(await store.console.useLink(digest, 'setup', NOW)).toBe(false);
+    expect(await store.links.use(digest, 'invite', NOW)).toBe(false);
+    expect(await store.links.use(digest, 'setup', NOW + 60)).toBe(false);
+    expect(await store.links.use(digest, 'setup', NOW)).toBe(true);
+    expect(await store.links.use(digest, 'setup', NOW)).toBe(false);
   });
 
   it("a link is revoked once, while outstanding, by its maker or by anyone when none is named; a disabled maker's link cannot be used", async () => {
     const maker = account();
     const other = account();
-    await store.console.insertAccount(maker);
-    await store.console.insertAccount(other);
+    await store.accounts.insert(maker);
+    await store.accounts.insert(other);
     const link = (overrides: Partial<AccountLinkRecord> = {}): AccountLinkRecord => ({
       digest: unique('dig'),
       purpose: 'invite',
@@ -134,48 +134,48 @@ describe('ConsoleStore', () => {
       link({ purpose: 'verify', account_id: maker.id, role: null, created_by: null, email: maker.email }),
       link({ expires_at: NOW }),
     ];
-    for (const each of [first, second, others, setupFor, verify, expired]) await store.console.insertLink(each!);
+    for (const each of [first, second, others, setupFor, verify, expired]) await store.links.insert(each!);
     const digests = (links: AccountLinkRecord[]) => links.map((each) => each.digest);
-    expect(digests(await store.console.listOutstandingLinks(NOW, maker.id)).sort()).toEqual(
+    expect(digests(await store.links.listOutstanding(NOW, maker.id)).sort()).toEqual(
       [first!.digest, second!.digest].sort(),
     );
-    const every = digests(await store.console.listOutstandingLinks(NOW));
+    const every = digests(await store.links.listOutstanding(NOW));
     expect(every).toEqual(expect.arrayContaining([first!.digest, second!.digest, others!.digest, setupFor!.digest]));
     expect(every).not.toContain(verify!.digest);
     expect(every).not.toContain(expired!.digest);
 
-    expect(await store.console.revokeLink(first!.digest, NOW, other.id)).toBe(false);
-    expect(await store.console.revokeLink(first!.digest, NOW, maker.id)).toBe(true);
-    expect(await store.console.revokeLink(first!.digest, NOW)).toBe(false);
-    expect(await store.console.revokeLink(expired!.digest, NOW)).toBe(false);
-    expect(await store.console.useLink(first!.digest, 'invite', NOW)).toBe(false);
+    expect(await store.links.revoke(first!.digest, NOW, other.id)).toBe(false);
+    expect(await store.links.revoke(first!.digest, NOW, maker.id)).toBe(true);
+    expect(await store.links.revoke(first!.digest, NOW)).toBe(false);
+    expect(await store.links.revoke(expired!.digest, NOW)).toBe(false);
+    expect(await store.links.use(first!.digest, 'invite', NOW)).toBe(false);
     // What disabling the maker ends: the links it made and the setup links made for it.
-    expect(await store.console.revokeLinksOf(maker.id, NOW)).toBe(2);
-    expect(await store.console.listOutstandingLinks(NOW, maker.id)).toEqual([]);
-    expect((await store.console.findLink(setupFor!.digest))?.revoked_at).toBe(NOW);
-    expect((await store.console.findLink(verify!.digest))?.revoked_at).toBeNull();
-    expect((await store.console.findLink(others!.digest))?.revoked_at).toBeNull();
+    expect(await store.links.revokeAll(maker.id, NOW)).toBe(2);
+    expect(await store.links.listOutstanding(NOW, maker.id)).toEqual([]);
+    expect((await store.links.find(setupFor!.digest))?.revoked_at).toBe(NOW);
+    expect((await store.links.find(verify!.digest))?.revoked_at).toBeNull();
+    expect((await store.links.find(others!.digest))?.revoked_at).toBeNull();
 
     // A maker disabled without its links being ended: the use itself refuses the link.
-    await store.console.updateAccount(other.id, { status: 'disabled' });
-    expect(await store.console.useLink(others!.digest, 'invite', NOW)).toBe(false);
-    expect(await store.console.insertAccountWithLink(account(), others!.digest, NOW)).toBeNull();
-    await store.console.updateAccount(other.id, { status: 'active' });
-    expect(await store.console.insertAccountWithLink(account(), others!.digest, NOW)).toBe('created');
+    await store.accounts.update(other.id, { status: 'disabled' });
+    expect(await store.links.use(others!.digest, 'invite', NOW)).toBe(false);
+    expect(await store.accounts.insertWithLink(account(), others!.digest, NOW)).toBeNull();
+    await store.accounts.update(other.id, { status: 'active' });
+    expect(await store.accounts.insertWithLink(account(), others!.digest, NOW)).toBe('created');
   });
 
   it('a WebAuthn challenge is taken once, and not after it expired', async () => {
-    await store.console.insertChallenge({ id: 'chl_once', challenge: 'c', account_id: null, expires_at: NOW + 300 });
-    const taken = await Promise.all([1, 2, 3].map(() => store.console.takeChallenge('chl_once', NOW)));
+    await store.challenges.insert({ id: 'chl_once', challenge: 'c', account_id: null, expires_at: NOW + 300 });
+    const taken = await Promise.all([1, 2, 3].map(() => store.challenges.take('chl_once', NOW)));
     expect(taken.filter(Boolean)).toHaveLength(1);
-    await store.console.insertChallenge({ id: 'chl_old', challenge: 'c', account_id: null, expires_at: NOW });
-    expect(await store.console.takeChallenge('chl_old', NOW)).toBeUndefined();
+    await store.challenges.insert({ id: 'chl_old', challenge: 'c', account_id: null, expires_at: NOW });
+    expect(await store.challenges.take('chl_old', NOW)).toBeUndefined();
   });
 
   it('a passkey counter only goes forward (0 stays allowed for authenticators without one)', async () => {
     const owner = account();
-    await store.console.insertAccount(owner);
-    await store.console.insertPasskey({
+    await store.accounts.insert(owner);
+    await store.passkeys.insert({
       id: 'pk_counting',
       account_id: owner.id,
       public_key: 'x',
@@ -185,10 +185,10 @@ describe('ConsoleStore', () => {
       created_at: NOW,
       last_used_at: null,
     });
-    expect(await store.console.recordPasskeyUse('pk_counting', 5, NOW)).toBe(false);
-    expect(await store.console.recordPasskeyUse('pk_counting', 4, NOW)).toBe(false);
-    expect(await store.console.recordPasskeyUse('pk_counting', 6, NOW)).toBe(true);
-    await store.console.insertPasskey({
+    expect(await store.passkeys.recordUse('pk_counting', 5, NOW)).toBe(false);
+    expect(await store.passkeys.recordUse('pk_counting', 4, NOW)).toBe(false);
+    expect(await store.passkeys.recordUse('pk_counting', 6, NOW)).toBe(true);
+    await store.passkeys.insert({
       id: 'pk_zero',
       account_id: owner.id,
       public_key: 'x',
@@ -198,16 +198,16 @@ describe('ConsoleStore', () => {
       created_at: NOW,
       last_used_at: null,
     });
-    expect(await store.console.recordPasskeyUse('pk_zero', 0, NOW)).toBe(true);
-    expect(await store.console.recordPasskeyUse('pk_zero', 0, NOW + 1)).toBe(true);
+    expect(await store.passkeys.recordUse('pk_zero', 0, NOW)).toBe(true);
+    expect(await store.passkeys.recordUse('pk_zero', 0, NOW + 1)).toBe(true);
     // Another account's passkey is neither renamed nor removed.
-    expect(await store.console.renamePasskey('pk_zero', 'acc_other', 'Mine now')).toBe(false);
-    expect(await store.console.deletePasskey('pk_zero', 'acc_other')).toBe(false);
+    expect(await store.passkeys.rename('pk_zero', 'acc_other', 'Mine now')).toBe(false);
+    expect(await store.passkeys.delete('pk_zero', 'acc_other')).toBe(false);
   });
 
   it("an account's name and verification reach its agents' claims, not other agents'", async () => {
     const owner = account();
-    await store.console.insertAccount(owner);
+    await store.accounts.insert(owner);
     const agent = (id: string, accountId: string | null) => ({
       id,
       secret_digest: 'd',
@@ -223,19 +223,19 @@ describe('ConsoleStore', () => {
       account_id: accountId,
       policy: null,
     });
-    await store.insertAgent(agent(unique('agt_owned'), owner.id));
+    await store.agents.insert(agent(unique('agt_owned'), owner.id));
     const cliAgent = unique('agt_cli');
-    await store.insertAgent(agent(cliAgent, null));
-    expect(await store.console.updateAccount(owner.id, { name: 'Ada', email_verified: true })).toBe(true);
-    const [owned] = await store.console.listAgentsOf(owner.id);
+    await store.agents.insert(agent(cliAgent, null));
+    expect(await store.accounts.update(owner.id, { name: 'Ada', email_verified: true })).toBe(true);
+    const [owned] = await store.agents.list({ accountId: owner.id });
     expect(owned).toMatchObject({ owner_name: 'Ada', owner_email_verified: true });
-    expect(await store.findAgent(cliAgent)).toMatchObject({ owner_name: null, owner_email_verified: false });
+    expect(await store.agents.find(cliAgent)).toMatchObject({ owner_name: null, owner_email_verified: false });
   });
 
   it('purges expired sessions, challenges, links a day past expiry, and old console events', async () => {
     const owner = account();
-    await store.console.insertAccount(owner);
-    await store.console.insertSession({
+    await store.accounts.insert(owner);
+    await store.sessions.insert({
       id: unique('ses_'),
       digest: unique('d'),
       account_id: owner.id,
@@ -248,7 +248,7 @@ describe('ConsoleStore', () => {
       method: 'password',
     });
     const live = unique('ses_');
-    await store.console.insertSession({
+    await store.sessions.insert({
       id: live,
       digest: unique('d'),
       account_id: owner.id,
@@ -261,7 +261,7 @@ describe('ConsoleStore', () => {
       method: 'password',
     });
     const recentLink = unique('dig');
-    await store.console.insertLink({
+    await store.links.insert({
       digest: recentLink,
       purpose: 'invite',
       account_id: null,
@@ -273,7 +273,7 @@ describe('ConsoleStore', () => {
       used_at: null,
       revoked_at: null,
     });
-    await store.console.recordEvent({
+    await store.activity.record({
       at: NOW - 1000,
       actor_id: null,
       action: 'old',
@@ -281,7 +281,7 @@ describe('ConsoleStore', () => {
       ip: null,
       detail: null,
     });
-    await store.console.recordEvent({
+    await store.activity.record({
       at: NOW,
       actor_id: owner.id,
       action: 'new',
@@ -289,13 +289,13 @@ describe('ConsoleStore', () => {
       ip: null,
       detail: null,
     });
-    await store.console.purge(NOW, NOW - 500);
-    expect((await store.console.listSessions(owner.id, NOW)).map((s) => s.id)).toEqual([live]);
-    expect(await store.console.findLink(recentLink)).toBeDefined();
-    const actions = (await store.console.listEvents({ limit: 100 })).map((e) => e.action);
+    await store.accounts.purge(NOW, NOW - 500);
+    expect((await store.sessions.list(owner.id, NOW)).map((s) => s.id)).toEqual([live]);
+    expect(await store.links.find(recentLink)).toBeDefined();
+    const actions = (await store.activity.list({ limit: 100 })).map((e) => e.action);
     expect(actions).toContain('new');
     expect(actions).not.toContain('old');
-    await store.console.purge(NOW + 86400, NOW - 500);
-    expect(await store.console.findLink(recentLink)).toBeUndefined();
+    await store.accounts.purge(NOW + 86400, NOW - 500);
+    expect(await store.links.find(recentLink)).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@
  * and a webhook's page answers them as a missing one; every action is in the activity.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { type ConsoleSession, codeOf, createPasswordAccount, noticeOf, signIn } from '../helpers/console.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -40,7 +40,7 @@ async function addWebhook(form: Record<string, string> = {}) {
 }
 
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 
@@ -55,7 +55,7 @@ describe('registering a webhook', () => {
     expect(noticeOf(page)).toContain('shown only once');
     expect(page.headers.get('cache-control')).toContain('no-store');
 
-    const stored = await server.ctx.store.webhooks.findWebhook(id);
+    const stored = await server.ctx.store.webhooks.find(id);
     expect(stored?.events).toEqual(['agent.disabled', 'agent.sign_in.failed']);
     expect(stored?.webhook).toMatchObject({ url: 'https://hooks.example.com/agentauth', status: 'enabled' });
     expect(JSON.stringify(stored)).not.toContain(secret.slice(6));
@@ -73,7 +73,7 @@ describe('registering a webhook', () => {
 
   it('subscribes to every event with "All events"', async () => {
     const { id } = await addWebhook({ all_events: 'on', url: 'https://all.example.com/hook' });
-    expect((await server.ctx.store.webhooks.findWebhook(id))?.events).toEqual(['*']);
+    expect((await server.ctx.store.webhooks.find(id))?.events).toEqual(['*']);
   });
 
   it.each([
@@ -81,7 +81,7 @@ describe('registering a webhook', () => {
     ['https://127.0.0.1/hook', 'url', 'special-use'],
     ['https://user:pw@hooks.example.com/', 'url', 'user name or password'],
   ])('refuses the URL %s beside its field, keeping what was typed', async (url, field, words) => {
-    const before = (await server.ctx.store.webhooks.listWebhooks()).length;
+    const before = (await server.ctx.store.webhooks.list()).length;
     await adminSession.get('/console/admin/webhooks');
     const refused = await adminSession.post('/console/admin/webhooks', {
       url,
@@ -91,7 +91,7 @@ describe('registering a webhook', () => {
     expect(refused.text).toContain(`id="field-${field}-error"`);
     expect(refused.text).toContain(words);
     expect(refused.text).toContain('name="event.agent.created" value="on" checked');
-    expect((await server.ctx.store.webhooks.listWebhooks()).length).toBe(before);
+    expect((await server.ctx.store.webhooks.list()).length).toBe(before);
   });
 
   it('refuses a webhook with no event chosen', async () => {
@@ -120,7 +120,7 @@ describe("a webhook's page", () => {
     });
     expect(saved.posted.location).toBe(`/console/admin/webhooks/${id}?notice=webhook_saved`);
     expect(noticeOf(saved)).toContain('saved');
-    expect(await server.ctx.store.webhooks.findWebhook(id)).toMatchObject({
+    expect(await server.ctx.store.webhooks.find(id)).toMatchObject({
       webhook: { url: 'https://hooks.example.com/v2', description: 'New home' },
       events: ['client.created'],
     });
@@ -129,22 +129,22 @@ describe("a webhook's page", () => {
     const newSecret = codeOf(rotated, 'webhook-secret');
     expect(newSecret).toMatch(/^whsec_/);
     expect(newSecret).not.toBe(secret);
-    expect(server.ctx.secrets.box.open((await server.ctx.store.webhooks.findWebhook(id))!.webhook.secret_sealed)).toBe(
+    expect(server.ctx.secrets.box.open((await server.ctx.store.webhooks.find(id))!.webhook.secret_sealed)).toBe(
       newSecret,
     );
 
     await adminSession.get(`/console/admin/webhooks/${id}`);
     const disabled = await adminSession.submit(`/console/admin/webhooks/${id}/disable`);
     expect(noticeOf(disabled)).toContain('disabled');
-    expect((await server.ctx.store.webhooks.findWebhook(id))?.webhook.status).toBe('disabled');
+    expect((await server.ctx.store.webhooks.find(id))?.webhook.status).toBe('disabled');
     expect(disabled.text).toContain(`disabled by ${admin.email}`);
     const enabled = await adminSession.submit(`/console/admin/webhooks/${id}/enable`);
     expect(noticeOf(enabled)).toContain('enabled');
-    expect((await server.ctx.store.webhooks.findWebhook(id))?.webhook.status).toBe('enabled');
+    expect((await server.ctx.store.webhooks.find(id))?.webhook.status).toBe('enabled');
 
     const deleted = await adminSession.submit(`/console/admin/webhooks/${id}/delete`);
     expect(deleted.posted.location).toBe('/console/admin/webhooks?notice=webhook_deleted');
-    expect(await server.ctx.store.webhooks.findWebhook(id)).toBeUndefined();
+    expect(await server.ctx.store.webhooks.find(id)).toBeUndefined();
     expect((await adminSession.get(`/console/admin/webhooks/${id}`)).status).toBe(404);
 
     for (const action of [
@@ -197,7 +197,7 @@ describe('who may manage webhooks', () => {
     await memberSession.get('/console/agents');
     const refused = await memberSession.post(`/console/admin/webhooks/${id}/delete`);
     expect(refused.status).toBe(404);
-    expect(await server.ctx.store.webhooks.findWebhook(id)).toBeDefined();
+    expect(await server.ctx.store.webhooks.find(id)).toBeDefined();
     const created = await memberSession.post('/console/admin/webhooks', {
       url: 'https://evil.example.com/',
       all_events: 'on',

@@ -5,7 +5,7 @@
  * stops a request started before; Test sign-in runs a real authorization request; the overview.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { type ConsoleSession, codeOf, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
 import {
   authenticate,
@@ -58,7 +58,7 @@ async function createWebsite(
 }
 
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 
@@ -79,7 +79,7 @@ async function expectShownOnce(as: ConsoleSession, path: string, secret: string,
 describe('a form post answers 303, and what it showed is shown once', () => {
   it('registering a website: 303 to its page of credentials; a reload shows no secret and registers nothing', async () => {
     await session.get('/console/websites');
-    const before = (await server.ctx.store.console.listClientsOf(owner.id)).length;
+    const before = (await server.ctx.store.clients.list({ accountId: owner.id })).length;
     const posted = await session.post('/console/websites', { name: 'Once', redirect_uris: REDIRECT_URI });
     expect(posted.status).toBe(303);
     expect(posted.text).toBe('');
@@ -116,7 +116,7 @@ describe('a form post answers 303, and what it showed is shown once', () => {
       `/console/websites/${clientId}?notice=shown_once`,
       /shown only once/,
     );
-    expect((await server.ctx.store.console.listClientsOf(owner.id)).length).toBe(before + 1);
+    expect((await server.ctx.store.clients.list({ accountId: owner.id })).length).toBe(before + 1);
   });
 
   it('creating an agent and rotating its secret: each secret (and the environment) once', async () => {
@@ -133,9 +133,9 @@ describe('a form post answers 303, and what it showed is shown once', () => {
       `/console/agents/${agentId}?notice=shown_once`,
       /rotate the secret/,
     );
-    expect((await server.ctx.store.console.listAgentsOf(owner.id)).filter((a) => a.name === 'Reloaded')).toHaveLength(
-      1,
-    );
+    expect(
+      (await server.ctx.store.agents.list({ accountId: owner.id })).filter((a) => a.name === 'Reloaded'),
+    ).toHaveLength(1);
 
     const rotated = await session.submit(`/console/agents/${agentId}/rotate`, { grace: '0' });
     expect(rotated.posted.status).toBe(303);
@@ -184,7 +184,7 @@ describe('a form post answers 303, and what it showed is shown once', () => {
       '/console/account?notice=link_shown_once',
       /revoke it/,
     );
-    const links = (await server.ctx.store.console.listOutstandingLinks(server.clock(), owner.id)).length;
+    const links = (await server.ctx.store.links.listOutstanding(server.clock(), owner.id)).length;
     expect(links).toBe(1);
 
     await admin.get('/console/admin');
@@ -249,7 +249,7 @@ describe('editing a website', () => {
     expect(saved.posted.status).toBe(303);
     expect(saved.status).toBe(200);
     expect(noticeOf(saved)).toBe('The website is saved.');
-    const client = await server.ctx.store.findClient(party.clientId);
+    const client = await server.ctx.store.clients.find(party.clientId);
     expect(client).toMatchObject({
       name: 'Bookshop Two',
       redirect_uris: ['https://books.example/cb', 'http://127.0.0.1:9000/cb'],
@@ -311,7 +311,7 @@ describe('editing a website', () => {
     expect(typed.text).toContain('value="&lt;b&gt;Shop&lt;/b&gt;"');
     expect(typed.text).toContain('>ftp://shop.example/cb</textarea>');
     // Nothing changed, and no audit row.
-    expect(await server.ctx.store.findClient(party.clientId)).toMatchObject({
+    expect(await server.ctx.store.clients.find(party.clientId)).toMatchObject({
       name: 'Bookshop',
       redirect_uris: [REDIRECT_URI],
       approval: 'auto',
@@ -340,7 +340,7 @@ describe('editing a website', () => {
       });
       expect([action, crossSite.status]).toEqual([action, 403]);
     }
-    expect(await server.ctx.store.findClient(party.clientId)).toMatchObject({ name: 'Bookshop', status: 'active' });
+    expect(await server.ctx.store.clients.find(party.clientId)).toMatchObject({ name: 'Bookshop', status: 'active' });
     expect(await eventsOf('website.update', party.clientId)).toHaveLength(0);
   });
 
@@ -437,7 +437,7 @@ describe('deleting a website', () => {
     expect(deleted.posted.status).toBe(303);
     expect(deleted.posted.location).toBe('/console/websites?notice=website_deleted');
     expect(noticeOf(deleted)).toMatch(/^The website is deleted/);
-    expect(await server.ctx.store.findClient(party.clientId)).toBeUndefined();
+    expect(await server.ctx.store.clients.find(party.clientId)).toBeUndefined();
 
     // Its tokens stop working, its code cannot be redeemed, its sign-ins in progress end.
     const userinfo = await fetch(`${server.baseUrl}/userinfo`, {

@@ -4,7 +4,7 @@
  * who may reach which website.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { type ConsoleSession, codeOf, createPasswordAccount, noticeOf, type Page, signIn } from '../helpers/console.ts';
 import { authorizeUrl, obtainCode, obtainTokens, type Party, pkcePair, postForm, redeem } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -82,7 +82,7 @@ async function authorizeStatus(party: Party): Promise<number> {
 }
 
 const eventsOf = async (action: string, target: string) =>
-  (await server.ctx.store.console.listEvents({ limit: 500 })).filter(
+  (await server.ctx.store.activity.list({ limit: 500 })).filter(
     (event) => event.action === action && event.target === target,
   );
 const historyIds = (page: Page) => [...page.text.matchAll(/data-event="([^"]+)"/g)].map((match) => match[1]!);
@@ -115,7 +115,7 @@ describe('registering a website', () => {
     expect(created.text).toContain('<code>http://127.0.0.1:3000/callback</code>');
     expect(created.text).toContain('data-copy="client-secret"');
 
-    const client = await server.ctx.store.findClient(clientId);
+    const client = await server.ctx.store.clients.find(clientId);
     expect(client).toMatchObject({
       name: 'Travel site',
       account_id: newcomer.id,
@@ -136,7 +136,7 @@ describe('registering a website', () => {
   });
 
   it('refuses bad input with a message beside the field, and registers nothing', async () => {
-    const before = (await server.ctx.store.console.listClientsOf(owner.id)).length;
+    const before = (await server.ctx.store.clients.list({ accountId: owner.id })).length;
     await session.get('/console/websites');
     const cases: Array<[Record<string, string>, string, string]> = [
       [{ name: '' }, 'name', 'Give the website a name'],
@@ -184,7 +184,7 @@ describe('registering a website', () => {
     expect(again.text).toContain('value="Kept name"');
     expect(again.text).toContain('>http://example.com/cb</textarea>');
     expect(again.text).toContain('<option value="manual" selected>');
-    expect((await server.ctx.store.console.listClientsOf(owner.id)).length).toBe(before);
+    expect((await server.ctx.store.clients.list({ accountId: owner.id })).length).toBe(before);
   });
 
   it('escapes a name and a redirect URI that look like markup', async () => {
@@ -250,14 +250,14 @@ describe('a website registered in the console', () => {
 
   it('refuses a grace period that is not one of the choices', async () => {
     const party = await createWebsite();
-    const before = await server.ctx.store.findClient(party.clientId);
+    const before = await server.ctx.store.clients.find(party.clientId);
     await session.get(`/console/websites/${party.clientId}`);
     for (const grace of ['7200', 'soon']) {
       const refused = await session.submit(`/console/websites/${party.clientId}/rotate`, { grace });
       expect(refused.status).toBe(400);
       expect(refused.text).toContain('Choose how long the old secret keeps working.');
     }
-    expect(await server.ctx.store.findClient(party.clientId)).toEqual(before);
+    expect(await server.ctx.store.clients.find(party.clientId)).toEqual(before);
   });
 
   it('disables and enables: a disabled website starts no sign-in and its tokens stop working', async () => {
@@ -266,7 +266,7 @@ describe('a website registered in the console', () => {
     await session.get(`/console/websites/${party.clientId}`);
     const disabled = await session.post(`/console/websites/${party.clientId}/disable`);
     expect(disabled.location).toBe(`/console/websites/${party.clientId}?notice=website_disabled`);
-    expect((await server.ctx.store.findClient(party.clientId))?.status).toBe('inactive');
+    expect((await server.ctx.store.clients.find(party.clientId))?.status).toBe('inactive');
     expect(await authorizeStatus(party)).not.toBe(200);
     expect(
       (await fetch(`${server.baseUrl}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } }))
@@ -301,7 +301,7 @@ describe('a website registered in the console', () => {
     const party = await createWebsite();
     const now = server.clock();
     for (let i = 0; i < 23; i++) {
-      await server.ctx.store.recordAuditEvent({
+      await server.ctx.store.signIns.record({
         at: now - Math.floor(i / 4),
         agent_id: agent.agentId,
         request_id: null,
@@ -330,7 +330,7 @@ describe('who reaches a website', () => {
   it('another member gets 404 for every page and action, exactly as for a missing website, and nothing changes', async () => {
     const party = await createWebsite(session, { name: 'Private site' });
     const tokens = await obtainTokens(server, party);
-    const before = await server.ctx.store.findClient(party.clientId);
+    const before = await server.ctx.store.clients.find(party.clientId);
     const stranger = await createPasswordAccount(server.ctx);
     const other = await signIn(server.baseUrl, stranger.email);
     await other.get('/console/websites');
@@ -354,7 +354,7 @@ describe('who reaches a website', () => {
     }
     for (const id of ['%00', "x'%20OR%20'1'%3D'1", 'cli_%E2%9C%93'])
       expect((await other.get(`/console/websites/${id}`)).status, id).toBe(404);
-    expect(await server.ctx.store.findClient(party.clientId)).toEqual(before);
+    expect(await server.ctx.store.clients.find(party.clientId)).toEqual(before);
     expect(await introspect(party, tokens.access_token)).toBe(true);
     expect((await other.get('/console/websites')).text).not.toContain(party.clientId);
   });
@@ -367,17 +367,17 @@ describe('who reaches a website', () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain('Watched site');
     expect((await adminSession.post(`/console/websites/${party.clientId}/disable`)).status).toBe(303);
-    expect((await server.ctx.store.findClient(party.clientId))?.status).toBe('inactive');
+    expect((await server.ctx.store.clients.find(party.clientId))?.status).toBe('inactive');
     expect(await eventsOf('website.disable', party.clientId)).toMatchObject([{ actor_id: admin.id }]);
     expect((await adminSession.post(`/console/websites/${party.clientId}/enable`)).status).toBe(303);
-    expect((await server.ctx.store.findClient(party.clientId))?.status).toBe('active');
+    expect((await server.ctx.store.clients.find(party.clientId))?.status).toBe('active');
   });
 
   it('without the CSRF token every action is refused and nothing changes', async () => {
     const party = await createWebsite();
     const tokens = await obtainTokens(server, party);
-    const before = await server.ctx.store.findClient(party.clientId);
-    const count = (await server.ctx.store.console.listClientsOf(owner.id)).length;
+    const before = await server.ctx.store.clients.find(party.clientId);
+    const count = (await server.ctx.store.clients.list({ accountId: owner.id })).length;
     const actions: Array<[string, Record<string, string>]> = [
       ['/console/websites', { name: 'Sneaky', redirect_uris: REDIRECT_URI, approval: 'auto' }],
       [`/console/websites/${party.clientId}/rotate`, { grace: '0' }],
@@ -389,8 +389,8 @@ describe('who reaches a website', () => {
       expect((await session.post(path, { ...form, _csrf: null })).status, path).toBe(403);
       expect((await session.post(path, { ...form, _csrf: 'forged-token' })).status, path).toBe(403);
     }
-    expect(await server.ctx.store.findClient(party.clientId)).toEqual(before);
-    expect((await server.ctx.store.console.listClientsOf(owner.id)).length).toBe(count);
+    expect(await server.ctx.store.clients.find(party.clientId)).toEqual(before);
+    expect((await server.ctx.store.clients.list({ accountId: owner.id })).length).toBe(count);
     expect(await introspect(party, tokens.access_token)).toBe(true);
   });
 });
@@ -424,7 +424,7 @@ describe('public clients in the console', () => {
       expect(created.text).toContain('id="public-client-note"');
       expect(created.text).not.toContain('id="client-secret"');
       const clientId = codeOf(created, 'client-id');
-      expect(await open.ctx.store.findClient(clientId)).toMatchObject({
+      expect(await open.ctx.store.clients.find(clientId)).toMatchObject({
         token_endpoint_auth_method: 'none',
         secret_sealed: '',
         account_id: account.id,

@@ -297,7 +297,7 @@ async function verify(): Promise<{
   await pool(flows, 16, async (flow) => {
     if (!flow.requestId) return; // authorize was never answered: the test knows no request id
     requests++;
-    const request = await admin.store.findRequest(flow.requestId);
+    const request = await admin.store.requests.find(flow.requestId);
     if (!request) return fail(flow, 'authorize answered 200 but the request is not in the database');
     // The statuses this flow may be in, from what it saw.
     let allowed: string[];
@@ -308,25 +308,25 @@ async function verify(): Promise<{
     if (!allowed.includes(request.status)) fail(flow, `request is ${request.status}, expected ${allowed.join(' or ')}`);
 
     if (flow.code) {
-      const code = await admin.store.findCode(digest(flow.code));
+      const code = await admin.store.codes.find(digest(flow.code));
       if (!code) return fail(flow, 'continue answered 302 with a code that is not in the database');
       if (code.request_id !== flow.requestId) fail(flow, 'the code belongs to another request');
       if (flow.redeemed && code.redeemed_at === null) fail(flow, '/token answered 200 but the code is not redeemed');
       if (!flow.redeemed && flow.unanswered !== 'token' && code.redeemed_at !== null)
         fail(flow, 'the code is redeemed although /token never was called');
-      if (flow.redeemed && (code.grant_id === null || !(await admin.store.findGrant(code.grant_id))))
+      if (flow.redeemed && (code.grant_id === null || !(await admin.store.grants.find(code.grant_id))))
         fail(flow, 'redeemed code without its grant');
     }
 
     for (const token of flow.accessTokens) {
       accessTokens++;
-      const record = await admin.store.findAccessToken(jti(token));
+      const record = await admin.store.accessTokens.find(jti(token));
       if (!record) fail(flow, `access token ${jti(token)} answered 200 is not in the database`);
       if (!(await introspect(token)).active) fail(flow, `access token ${jti(token)} answered 200 is not active`);
     }
     for (const [index, token] of flow.refreshChain.entries()) {
       refreshTokens++;
-      const record = await admin.store.findRefreshToken(digest(token));
+      const record = await admin.store.refreshTokens.find(digest(token));
       if (!record) {
         fail(flow, `refresh token #${index} answered 200 is not in the database`);
         continue;
@@ -368,7 +368,7 @@ async function resume(cycle: number): Promise<{ finished: number; lost: Record<s
   let finished = 0;
   const cut = flows.filter((flow) => flow.cycle === cycle && flow.unanswered && flow.requestId);
   await pool(cut, 8, async (flow) => {
-    const request = (await admin.store.findRequest(flow.requestId!))!;
+    const request = (await admin.store.requests.find(flow.requestId!))!;
     const step = flow.unanswered!;
     const count = (what: string) => (lost[what] = (lost[what] ?? 0) + 1);
     if (step === 'authenticate' && request.status === 'authenticated') {
@@ -380,13 +380,13 @@ async function resume(cycle: number): Promise<{ finished: number; lost: Record<s
       count('code (continue committed, 302 lost)');
       return;
     }
-    if (step === 'token' && (await admin.store.findCode(digest(flow.code!)))!.redeemed_at !== null) {
+    if (step === 'token' && (await admin.store.codes.find(digest(flow.code!)))!.redeemed_at !== null) {
       count('tokens (code redeemed, 200 lost)');
       return;
     }
     if (
       step === 'refresh' &&
-      (await admin.store.findRefreshToken(digest(flow.refreshChain.at(-1)!)))!.used_at !== null
+      (await admin.store.refreshTokens.find(digest(flow.refreshChain.at(-1)!)))!.used_at !== null
     ) {
       count('tokens (rotation committed, 200 lost)');
       return;

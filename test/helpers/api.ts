@@ -2,7 +2,7 @@
 import { operator } from '../../src/management/actor.ts';
 import { createApiKey, type NewApiKey } from '../../src/management/api-keys.ts';
 import { createAccount } from '../../src/domain/accounts.ts';
-import type { AccountRole } from '../../src/store/console-types.ts';
+import type { AccountRole } from '../../src/store/accounts.ts';
 import type { TestServer } from './server.ts';
 
 export const API = '/api/admin/v1';

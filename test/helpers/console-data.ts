@@ -8,7 +8,7 @@ import { createOwnedAgent, createOwnedClient } from './owned.ts';
 
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import { startSession } from '../../src/console/sessions.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { obtainTokens } from './flow.ts';
 import type { TestServer } from './server.ts';
 
@@ -91,7 +91,7 @@ export async function seedConsole(server: TestServer): Promise<ConsoleData> {
 
   const now = ctx.clock();
   for (let i = 0; i < 45; i++)
-    await ctx.store.recordAuditEvent({
+    await ctx.store.signIns.record({
       at: now - i * 5400,
       agent_id: agent.id,
       request_id: null,
@@ -112,7 +112,7 @@ export async function seedConsole(server: TestServer): Promise<ConsoleData> {
     );
 
   for (let i = 0; i < 3; i++)
-    await ctx.store.console.insertPasskey({
+    await ctx.store.passkeys.insert({
       id: `passkey-${suffix}-${i}`,
       account_id: member.id,
       public_key: 'AA',

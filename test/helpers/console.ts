@@ -4,7 +4,7 @@
  */
 import type { Context } from '../../src/context.ts';
 import { createAccount } from '../../src/domain/accounts.ts';
-import type { AccountRecord, AccountRole } from '../../src/store/console-types.ts';
+import type { AccountRecord, AccountRole } from '../../src/store/accounts.ts';
 
 export interface Page {
   status: number;

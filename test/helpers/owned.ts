@@ -8,8 +8,9 @@ import type { AgentKey } from '../../src/domain/agent-keys.ts';
 import { consoleActor } from '../../src/management/actor.ts';
 import { createAgent } from '../../src/management/agents.ts';
 import { createClient } from '../../src/management/clients.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
-import type { AgentRecord, ClientRecord } from '../../src/store/types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
+import type { AgentRecord } from '../../src/store/agents.ts';
+import type { ClientRecord } from '../../src/store/clients.ts';
 
 type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config'>;
 

@@ -24,7 +24,7 @@ import { setAgentPolicy } from '../../src/domain/agent-policy.ts';
 import { decideApproval } from '../../src/domain/approvals.ts';
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import { startSession } from '../../src/console/sessions.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { addVirtualAuthenticator } from './browser.ts';
 import { authenticate, authorizeUrl, obtainTokens, type Party, pkcePair } from './flow.ts';
 import type { TestServer } from './server.ts';
@@ -185,7 +185,7 @@ export async function seedConsole(
   const now = ctx.clock();
   for (let day = 1; day < 30; day++) {
     for (let n = 0; n < 1 + ((day * 7) % 3); n++) {
-      await ctx.store.recordAuditEvent({
+      await ctx.store.signIns.record({
         at: now - day * 86400 - n * 600,
         agent_id: agent.id,
         request_id: `req_earlier${day}_${n}`,
@@ -285,7 +285,7 @@ async function seedApprovals(
   baseUrl: string,
 ): Promise<Seed['asking']> {
   const { agent, secret } = await createOwnedAgent(ctx, admin, name);
-  const clients = await ctx.store.listClients();
+  const clients = await ctx.store.clients.list();
   const listed = clients.filter((client) => client.id !== party.clientId).slice(0, 2);
   await setAgentPolicy(ctx, agent.id, {
     websites: 'ask',

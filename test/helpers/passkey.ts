@@ -27,7 +27,7 @@ export async function passkeyOf(server: TestServer, accountId: string): Promise<
     [-3, Buffer.from(jwk.y!, 'base64url')],
   ]);
   const id = b64url(sha256(`${accountId}-key`).subarray(0, 16));
-  await server.ctx.store.console.insertPasskey({
+  await server.ctx.store.passkeys.insert({
     id,
     account_id: accountId,
     public_key: b64url(isoCBOR.encode(cose)),

@@ -62,7 +62,7 @@ describe('approval on first use', () => {
     const decided = await decideApproval(server.ctx, body.approval_id, 'once', 'acc_owner');
     expect(decided).toMatchObject({ status: 'approved', decision: 'once', decided_by: 'acc_owner' });
     expect((await checkStatus(server, started.requestId)).body).toEqual({ status: 'authenticated' });
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+    expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
       agent_id: agent.agentId,
       model: 'test-model',
     });
@@ -72,7 +72,7 @@ describe('approval on first use', () => {
 
     // Single use: the same approval cannot be decided again.
     await expect(decideApproval(server.ctx, body.approval_id, 'once', 'acc_owner')).rejects.toThrow(/no longer waits/);
-    const history = (await server.ctx.store.listAuditEvents({ agent_id: agent.agentId, limit: 10 }))
+    const history = (await server.ctx.store.signIns.listEvents({ agent_id: agent.agentId, limit: 10 }))
       .filter((row) => row.request_id === started.requestId)
       .map((row) => row.outcome)
       .sort();
@@ -86,7 +86,7 @@ describe('approval on first use', () => {
     const second = await asked(agent);
     expect(second.body.approval_id).not.toBe(first.body.approval_id);
     await decideApproval(server.ctx, second.body.approval_id, 'always', 'acc_owner');
-    expect((await server.ctx.store.findAgent(agent.agentId))!.policy).toMatchObject({
+    expect((await server.ctx.store.agents.find(agent.agentId))!.policy).toMatchObject({
       websites: 'ask',
       allowed_clients: [party.clientId],
     });

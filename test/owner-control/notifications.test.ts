@@ -8,7 +8,7 @@ import { createAccount } from '../../src/domain/accounts.ts';
 import { DEFAULT_POLICY, setAgentPolicy } from '../../src/domain/agent-policy.ts';
 import { decideApproval } from '../../src/domain/approvals.ts';
 import { createWebhook } from '../../src/domain/webhooks/endpoints.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { authenticate, type Party, setupParty, startFlow } from '../helpers/flow.ts';
 import { startMailbox } from '../helpers/mailbox.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, policyOf, setAgentPolicy } from '../../src/domain/agent-policy.ts';
-import type { AgentPolicy } from '../../src/store/types.ts';
+import type { AgentPolicy } from '../../src/store/agents.ts';
 import { authenticate, checkStatus, continueFlow, type Party, setupParty, startFlow } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -25,7 +25,7 @@ async function agentWith(policy: Partial<AgentPolicy>): Promise<Party> {
 }
 
 async function historyOf(agentId: string, requestId: string) {
-  const rows = await server.ctx.store.listAuditEvents({ agent_id: agentId, limit: 50 });
+  const rows = await server.ctx.store.signIns.listEvents({ agent_id: agentId, limit: 50 });
   return rows.filter((row) => row.request_id === requestId).map((row) => row.outcome);
 }
 
@@ -45,7 +45,7 @@ async function expectRefused(agent: Party, requestId: string, words: RegExp) {
 describe('an agent policy at POST /api/agent/authenticate', () => {
   it('an agent without a policy signs in exactly as before (no policy stored)', async () => {
     const agent = await server.createAgent();
-    expect((await server.ctx.store.findAgent(agent.agentId))!.policy).toBeNull();
+    expect((await server.ctx.store.agents.find(agent.agentId))!.policy).toBeNull();
     const started = await startFlow(server, party);
     expect((await authenticate(server, { ...party, ...agent }, started.requestId)).status).toBe(200);
   });
@@ -88,9 +88,9 @@ describe('an agent policy at POST /api/agent/authenticate', () => {
 
   it('a policy equal to the default is stored as none; unknown websites and scopes are refused', async () => {
     const agent = await agentWith({ websites: 'listed', allowed_clients: [party.clientId] });
-    expect(policyOf((await server.ctx.store.findAgent(agent.agentId))!).websites).toBe('listed');
+    expect(policyOf((await server.ctx.store.agents.find(agent.agentId))!).websites).toBe('listed');
     await setAgentPolicy(server.ctx, agent.agentId, { ...DEFAULT_POLICY });
-    expect((await server.ctx.store.findAgent(agent.agentId))!.policy).toBeNull();
+    expect((await server.ctx.store.agents.find(agent.agentId))!.policy).toBeNull();
     await expect(
       setAgentPolicy(server.ctx, agent.agentId, { ...DEFAULT_POLICY, allowed_clients: ['cli_nope'] }),
     ).rejects.toThrow(/cli_nope, which is not a registered website/);

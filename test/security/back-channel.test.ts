@@ -337,7 +337,10 @@ describe('authentication against disabled parties', () => {
     await setClientStatus(server.ctx, client.clientId, 'inactive');
     await expectJsonError(await authenticate(server, who, started.requestId), 400, 'invalid_client');
     expect(await checkStatus(server, started.requestId)).toEqual({ status: 200, body: { status: 'pending' } });
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({ status: 'pending', agent_id: null });
+    expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
+      status: 'pending',
+      agent_id: null,
+    });
   });
 
   it('authentication by a disabled agent is 401 invalid_credentials, the request stays pending, and an active agent can still take it', async () => {
@@ -349,7 +352,10 @@ describe('authentication against disabled parties', () => {
       401,
       'invalid_credentials',
     );
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({ status: 'pending', agent_id: null });
+    expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
+      status: 'pending',
+      agent_id: null,
+    });
     expect((await authenticate(server, party, started.requestId)).status).toBe(200);
   });
 });

@@ -1086,7 +1086,7 @@ describe('POST /authorize/continue with generated forms, cookies and origins (fa
         for (const [name, value] of s.extra) form.append(name, value);
 
         const cookieName = bystander.cookie.split('=')[0]!;
-        const stored = started && (await server.ctx.store.findRequest(started.requestId));
+        const stored = started && (await server.ctx.store.requests.find(started.requestId));
         const cookie = {
           own: started?.cookie,
           other: bystander.cookie,
@@ -1533,7 +1533,7 @@ describe('POST /register and GET|PUT|DELETE /register/:client_id (DYNAMIC_REGIST
       expect(JSON.parse(rawBody(raw))).toEqual({ error: expect.any(String), error_description: expect.any(String) });
     }
     // The client is untouched.
-    expect((await dynamic.ctx.store.findClient(client.client_id))?.redirect_uris).toEqual([REDIRECT]);
+    expect((await dynamic.ctx.store.clients.find(client.client_id))?.redirect_uris).toEqual([REDIRECT]);
   });
 
   it.each(ALL_METHODS)(

@@ -200,7 +200,7 @@ describe('login CSRF and cross-site submission of the continue form', () => {
   it("login CSRF via a foreign request_id: the victim's browser (its own cookie, no cookie, or forged ones) submitting the attacker's request_id gets 403, no code", async () => {
     const attacker = await authenticatedFlow();
     const victim = await startFlow(server, party);
-    const stored = (await server.ctx.store.findRequest(attacker.requestId))!;
+    const stored = (await server.ctx.store.requests.find(attacker.requestId))!;
     const cookieName = attacker.cookie.split('=')[0]!;
     const forged = [
       victim.cookie,

@@ -84,7 +84,7 @@ describe('console bodies: one string per field, whatever the content type', () =
     await person.get('/console/sign-in');
     const answer = await postJsonText(person, '/console/sign-in', { email: account.email, password: [TEST_PASSWORD] });
     expect(answer.status).toBe(401);
-    expect(await server.ctx.store.console.listSessions(account.id, server.clock())).toHaveLength(0);
+    expect(await server.ctx.store.sessions.list(account.id, server.clock())).toHaveLength(0);
   });
 });
 

@@ -56,7 +56,7 @@ describe('console sign-in throttle under concurrent attempts', () => {
         expect((await person.post('/console/sign-in', { email: account.email, password: TEST_PASSWORD })).status).toBe(
           429,
         );
-        expect(await server.ctx.store.console.listSessions(account.id, server.clock())).toHaveLength(0);
+        expect(await server.ctx.store.sessions.list(account.id, server.clock())).toHaveLength(0);
       },
     ));
 

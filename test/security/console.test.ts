@@ -60,7 +60,7 @@ describe('CSRF and cross-site posts in the console', () => {
       const json = await person.postJson(path, { name: 'After' }, { 'x-csrf-token': '' });
       expect(json.status, `${path} (JSON)`).toBe(403);
     }
-    expect((await server.ctx.store.console.findAccount(account.id))?.name).toBe('Before');
+    expect((await server.ctx.store.accounts.find(account.id))?.name).toBe('Before');
     expect((await person.get('/console')).status).toBe(200);
   });
 
@@ -78,7 +78,7 @@ describe('CSRF and cross-site posts in the console', () => {
       );
       expect(foreignOrigin.status, path).toBe(403);
     }
-    expect((await server.ctx.store.console.findAccount(account.id))?.name).toBe('Before');
+    expect((await server.ctx.store.accounts.find(account.id))?.name).toBe('Before');
   });
 
   it('a token from another browser does not pass (double submit: token and cookie belong together)', async () => {
@@ -89,7 +89,7 @@ describe('CSRF and cross-site posts in the console', () => {
     await victim.get('/console/account');
     const answer = await victim.post('/console/account/name', { name: 'After', _csrf: attacker.csrf });
     expect(answer.status).toBe(403);
-    expect((await server.ctx.store.console.findAccount(account.id))?.name).toBe('Before');
+    expect((await server.ctx.store.accounts.find(account.id))?.name).toBe('Before');
   });
 });
 
@@ -103,7 +103,7 @@ describe('privilege escalation and escaping', () => {
       password: TEST_PASSWORD,
       role: 'admin',
     });
-    expect(await server.ctx.store.console.findAccountByEmail('climber@example.com')).toMatchObject({ role: 'member' });
+    expect(await server.ctx.store.accounts.findByEmail('climber@example.com')).toMatchObject({ role: 'member' });
     expect((await person.get('/console/admin')).status).toBe(403);
   });
 
@@ -135,7 +135,7 @@ describe('bad input in console URLs and forms', () => {
       body: `_csrf=${encodeURIComponent(person.csrf)}&name=A&name=B`,
     });
     expect(repeated.status).toBe(303);
-    expect((await server.ctx.store.console.findAccount(account.id))?.name).toBeNull();
+    expect((await server.ctx.store.accounts.find(account.id))?.name).toBeNull();
     for (const path of [
       '/console/account/passkeys/%00/rename',
       '/console/account/passkeys/%00/remove',

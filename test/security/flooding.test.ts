@@ -110,7 +110,7 @@ describe('throttled authentication attempts', () => {
     for (let batch = 0; batch < 10; batch++)
       (await Promise.all(Array.from({ length: 50 }, (_, i) => attempt(100 + batch * 50 + i)))).forEach(count);
     expect(Object.fromEntries(statuses)).toEqual({ 401: 20, 429: 505 });
-    const events = await server.ctx.store.listAuditEvents({ limit: 10_000 });
+    const events = await server.ctx.store.signIns.listEvents({ limit: 10_000 });
     expect(events.filter((e) => e.outcome === 'invalid_credentials')).toHaveLength(20);
     expect(events.filter((e) => e.outcome === 'throttled')).toHaveLength(1);
   });

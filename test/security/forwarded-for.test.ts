@@ -26,7 +26,7 @@ async function auditedIp(server: TestServer, headers: Record<string, string>): P
     headers,
   );
   expect(response.status).toBe(401);
-  const events = await server.ctx.store.listAuditEvents({ agent_id: agentId, limit: 10 });
+  const events = await server.ctx.store.signIns.listEvents({ agent_id: agentId, limit: 10 });
   expect(events).toHaveLength(1);
   return events[0]!.ip;
 }

@@ -130,7 +130,7 @@ describe('PKCE downgrade and stripping', () => {
     const started = await startFlow(server, party);
     await authenticate(server, party, started.requestId);
     const code = new URL((await continueFlow(server, started)).headers.get('location')!).searchParams.get('code')!;
-    const stored = (await server.ctx.store.findRequest(started.requestId))!;
+    const stored = (await server.ctx.store.requests.find(started.requestId))!;
     await expectJsonError(await redeem(server, party, code, stored.code_challenge), 400, 'invalid_grant');
     expect((await redeem(server, party, code, started.verifier)).status).toBe(200);
   });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentAuth } from '../../packages/agent/src/index.ts';
 import { defaultStatusStreamsMax } from '../../src/config.ts';
-import type { RequestStatusFields } from '../../src/store/types.ts';
+import type { RequestStatusFields } from '../../src/store/requests.ts';
 import { ARRIVAL_TIMEOUT, haveChromium, launchChromium, startCallbackServer } from '../helpers/browser.ts';
 import {
   authenticate,
@@ -96,18 +96,18 @@ function holdReads(
   requestId: string,
 ): { entered: Promise<void>; release(): void; restore(): void } {
   const store = server.ctx.store;
-  const original = store.findRequestStatus;
+  const original = store.requests.findStatus;
   let enter!: () => void;
   let release!: () => void;
   const entered = new Promise<void>((resolve) => (enter = resolve));
   const released = new Promise<void>((resolve) => (release = resolve));
-  store.findRequestStatus = async (id: string): Promise<RequestStatusFields | undefined> => {
+  store.requests.findStatus = async (id: string): Promise<RequestStatusFields | undefined> => {
     if (id !== requestId) return original.call(store, id);
     enter();
     await released;
     return original.call(store, id);
   };
-  return { entered, release, restore: () => void (store.findRequestStatus = original) };
+  return { entered, release, restore: () => void (store.requests.findStatus = original) };
 }
 
 describe('status streams: per address, concurrently', () => {
@@ -167,8 +167,8 @@ describe('status streams: per address, concurrently', () => {
 
       // A failed read (here the node out of descriptors): 503, not 500, and the slot is back.
       const store = limited.ctx.store;
-      const original = store.findRequestStatus;
-      store.findRequestStatus = async () => {
+      const original = store.requests.findStatus;
+      store.requests.findStatus = async () => {
         throw Object.assign(new Error('connect EMFILE /tmp/.s.PGSQL.5432 - Local (undefined:undefined)'), {
           code: 'EMFILE',
           errno: -24,
@@ -181,7 +181,7 @@ describe('status streams: per address, concurrently', () => {
         failed = await openRaw(limited.baseUrl, requestId);
         polled = await fetch(`${limited.baseUrl}/api/check-status?request_id=${requestId}`);
       } finally {
-        store.findRequestStatus = original;
+        store.requests.findStatus = original;
       }
       expect(failed.status).toBe(503);
       expect(JSON.parse(failed.body)).toMatchObject({ error: 'temporarily_unavailable' });

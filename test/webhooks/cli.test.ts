@@ -92,7 +92,7 @@ describe('agentauth webhook', () => {
     expect(await cli('delete', id)).toMatchObject({ id, deleted: true });
     expect(await cliFails('show', id)).toContain('No such webhook.');
 
-    const activity = (await server.ctx.store.console.listEvents({ limit: 100 }))
+    const activity = (await server.ctx.store.activity.list({ limit: 100 }))
       .filter((event) => event.target === id)
       .map((event) => event.action)
       .sort();

@@ -15,7 +15,7 @@ import {
 import { revokeGrants } from '../../src/domain/revocation.ts';
 import { createWebhook, listDeliveries, redeliver, updateWebhook } from '../../src/domain/webhooks/endpoints.ts';
 import { announceExpiredRequests } from '../../src/domain/webhooks/dispatcher.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { accountWithKey } from '../helpers/api.ts';
 import { authenticate, continueFlow, setupParty, startFlow } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -85,7 +85,7 @@ describe('webhooks', () => {
   let ids: string[] = [];
   beforeEach(async () => {
     // One endpoint at a time: each test subscribes afresh.
-    for (const id of ids) await server.ctx.store.webhooks.deleteWebhook(id);
+    for (const id of ids) await server.ctx.store.webhooks.delete(id);
     ids = [];
     receiver.answer(204);
     receiver.received.length = 0;
@@ -214,7 +214,7 @@ describe('webhooks', () => {
       server.clock.advance(1);
       requests.push((await startFlow(server, party)).requestId);
     }
-    const firstExpiry = (await server.ctx.store.findRequest(requests[0]!))!.expires_at;
+    const firstExpiry = (await server.ctx.store.requests.find(requests[0]!))!.expires_at;
     const expiredIds = async () =>
       (await listDeliveries(server.ctx, admin, id)).data
         .map((d) => JSON.parse(d.delivery.payload).data.request.id as string)
@@ -327,10 +327,10 @@ describe('webhooks', () => {
     // Two messages given up on (four attempts each) disable it (disableAfterFailedMessages: 2).
     await receiver.until((r) => r.length >= 8);
     const deadline = Date.now() + 5000;
-    let webhook = (await server.ctx.store.webhooks.findWebhook(ids[0]!))!.webhook;
+    let webhook = (await server.ctx.store.webhooks.find(ids[0]!))!.webhook;
     while (webhook.status === 'enabled' && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      webhook = (await server.ctx.store.webhooks.findWebhook(ids[0]!))!.webhook;
+      webhook = (await server.ctx.store.webhooks.find(ids[0]!))!.webhook;
     }
     expect(webhook).toMatchObject({
       status: 'disabled',

@@ -16,7 +16,7 @@ import {
   webhookSecret,
 } from '../../src/domain/webhooks/endpoints.ts';
 import { eventTypeList } from '../../src/domain/webhooks/event-types.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -44,7 +44,7 @@ describe('webhook endpoints', () => {
     expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(32);
     expect(webhook.events).toEqual(['agent.created', 'agent.sign_in.succeeded']);
     expect(webhook.webhook.account_id).toBe(admin.id);
-    const stored = await server.ctx.store.webhooks.findWebhook(webhook.webhook.id);
+    const stored = await server.ctx.store.webhooks.find(webhook.webhook.id);
     expect(stored?.webhook.secret_sealed).not.toContain(secret.slice(6));
     expect(webhookSecret(server.ctx, stored!.webhook)).toBe(secret);
     expect(stored?.events).toEqual(['agent.created', 'agent.sign_in.succeeded']);
@@ -122,17 +122,17 @@ describe('webhook endpoints', () => {
     });
     const disabled = await updateWebhook(server.ctx, admin, id, { status: 'disabled' });
     expect(disabled.webhook).toMatchObject({ status: 'disabled', disabled_reason: `disabled by ${admin.email}` });
-    await server.ctx.store.webhooks.updateWebhook(id, { consecutive_failures: 4, failing_since: 1, updated_at: 1 });
+    await server.ctx.store.webhooks.update(id, { consecutive_failures: 4, failing_since: 1, updated_at: 1 });
     const enabled = await updateWebhook(server.ctx, admin, id, { status: 'enabled' });
     expect(enabled.webhook).toMatchObject({ status: 'enabled', disabled_reason: null, consecutive_failures: 0 });
-    expect((await server.ctx.store.webhooks.findWebhook(id))?.webhook).toMatchObject({
+    expect((await server.ctx.store.webhooks.find(id))?.webhook).toMatchObject({
       consecutive_failures: 0,
       failing_since: null,
       disabled_reason: null,
     });
     const rotated = await rotateWebhookSecret(server.ctx, admin, id);
     expect(rotated.secret).not.toBe(secret);
-    expect(webhookSecret(server.ctx, (await server.ctx.store.webhooks.findWebhook(id))!.webhook)).toBe(rotated.secret);
+    expect(webhookSecret(server.ctx, (await server.ctx.store.webhooks.find(id))!.webhook)).toBe(rotated.secret);
     await deleteWebhook(server.ctx, admin, id);
     await expect(reachableWebhook(server.ctx, admin, id)).rejects.toMatchObject({ statusCode: 404 });
   });

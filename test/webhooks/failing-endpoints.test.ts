@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/domain/accounts.ts';
 import { createWebhook, listDeliveries } from '../../src/domain/webhooks/endpoints.ts';
-import type { AccountRecord } from '../../src/store/console-types.ts';
+import type { AccountRecord } from '../../src/store/accounts.ts';
 import { startMailbox } from '../helpers/mailbox.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { allowLoopback, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -60,7 +60,7 @@ describe('a failing endpoint', () => {
         reason: expect.stringMatching(/^every delivery failed for \d+ seconds$/),
       },
     });
-    const { webhook } = (await server.ctx.store.webhooks.findWebhook(id))!;
+    const { webhook } = (await server.ctx.store.webhooks.find(id))!;
     expect(webhook.status).toBe('disabled');
     expect(webhook.disabled_reason).toBe(announced!.payload.data.reason);
 
@@ -69,7 +69,7 @@ describe('a failing endpoint', () => {
     expect(mail.text).toContain(id);
     expect(mail.text).toContain(webhook.disabled_reason);
 
-    const events = await server.ctx.store.console.listEvents({ limit: 50 });
+    const events = await server.ctx.store.activity.list({ limit: 50 });
     expect(events.find((event) => event.action === 'webhook.disabled')).toMatchObject({
       target: id,
       actor_id: null,

@@ -55,7 +55,7 @@ describe('the SDK with a private key', () => {
     const flow = await started();
     const result = await agent.signIn({ requestId: flow.requestId, expect: { host: HOST } });
     expect(result).toMatchObject({ status: 'authenticated', request_id: flow.requestId });
-    const stored = await server.ctx.store.findRequest(flow.requestId);
+    const stored = await server.ctx.store.requests.find(flow.requestId);
     expect(stored).toMatchObject({ status: 'authenticated', agent_id: agentId });
     expect((await continueFlow(server, flow)).status).toBe(302);
     expect(await agent.waitForCompletion(flow.requestId)).toEqual({ status: 'completed' });
@@ -199,7 +199,7 @@ describe('agentauth-agent keygen and sign-in --key-file', () => {
     );
     expect(withFlag.code).toBe(0);
     expect(JSON.parse(withFlag.stdout)).toMatchObject({ status: 'authenticated', agent_id: agentId });
-    expect((await server.ctx.store.findRequest(first.requestId))!.status).toBe('authenticated');
+    expect((await server.ctx.store.requests.find(first.requestId))!.status).toBe('authenticated');
 
     const second = await started();
     const withEnv = await agentauthAgent(['sign-in', second.requestId, '--expect-host', HOST], {
@@ -227,7 +227,7 @@ describe('agentauth-agent keygen and sign-in --key-file', () => {
     );
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/can be read by other users: make it yours alone \(chmod 600/);
-    expect((await server.ctx.store.findRequest(third.requestId))!.status).toBe('pending');
+    expect((await server.ctx.store.requests.find(third.requestId))!.status).toBe('pending');
   });
 
   it('the MCP server (agentauth-agent mcp) signs in with AGENTAUTH_AGENT_KEY_FILE, and with --key-file', async () => {
@@ -261,7 +261,7 @@ describe('agentauth-agent keygen and sign-in --key-file', () => {
         })) as { isError?: boolean; content: Array<{ text: string }> };
         expect(result.isError ?? false).toBe(false);
         expect(JSON.parse(result.content.at(-1)!.text)).toMatchObject({ status: 'authenticated' });
-        expect(await server.ctx.store.findRequest(flow.requestId)).toMatchObject({
+        expect(await server.ctx.store.requests.find(flow.requestId)).toMatchObject({
           status: 'authenticated',
           agent_id: agentId,
         });

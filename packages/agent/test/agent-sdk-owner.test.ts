@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, setAgentPolicy } from '../../../src/domain/agent-policy.ts';
 import { agentKeyOf, registerKeyBoundAgent } from '../../../src/domain/agents.ts';
 import { decideApproval } from '../../../src/domain/approvals.ts';
-import type { AgentPolicy } from '../../../src/store/types.ts';
+import type { AgentPolicy } from '../../../src/store/agents.ts';
 import { continueFlow, type Party, setupParty, startFlow } from '../../../test/helpers/flow.ts';
 import { startTestServer, type TestServer } from '../../../test/helpers/server.ts';
 import {
@@ -119,7 +119,7 @@ describe('waiting for the owner\'s approval ("ask me")', () => {
     });
     expect(calls).toHaveLength(1);
     // One authentication: the credentials were not sent again (one approval_pending, then the owner's).
-    const history = (await server.ctx.store.listAuditEvents({ agent_id: who.agentId, limit: 10 }))
+    const history = (await server.ctx.store.signIns.listEvents({ agent_id: who.agentId, limit: 10 }))
       .filter((row) => row.request_id === started.requestId)
       .map((row) => row.outcome)
       .sort();
@@ -237,7 +237,7 @@ describe('options', () => {
     await expect(
       agent.signIn({ requestId: started.requestId, expect: { host: HOST }, approvalTimeoutMs: -1 }),
     ).rejects.toBeInstanceOf(ConfigurationError);
-    expect((await server.ctx.store.findRequest(started.requestId))!.approval_id).toBeNull();
+    expect((await server.ctx.store.requests.find(started.requestId))!.approval_id).toBeNull();
   });
 });
 

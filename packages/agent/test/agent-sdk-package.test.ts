@@ -175,7 +175,7 @@ console.log(JSON.stringify(done));
       // Play the browser: continue once the agent has authenticated.
       for (
         let i = 0;
-        i < 200 && (await server.ctx.store.findRequest(started.requestId))?.status !== 'authenticated';
+        i < 200 && (await server.ctx.store.requests.find(started.requestId))?.status !== 'authenticated';
         i++
       )
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -192,7 +192,7 @@ console.log(JSON.stringify(done));
         status: 'authenticated',
       });
       expect(done).toEqual({ status: 'completed' });
-      expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+      expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
         status: 'completed',
         agent_id: party.agentId,
         model: 'packaged-model',
@@ -217,7 +217,7 @@ console.log(JSON.stringify(done));
         request_id: started.requestId,
         agent_id: party.agentId,
       });
-      expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+      expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
         status: 'authenticated',
         model: 'packaged-model',
       });

@@ -121,9 +121,9 @@ async function rejection<T extends Error>(
   return error as T;
 }
 
-const storedStatus = async (requestId: string) => (await server.ctx.store.findRequest(requestId))?.status;
+const storedStatus = async (requestId: string) => (await server.ctx.store.requests.find(requestId))?.status;
 const outcomes = async (requestId: string) =>
-  (await server.ctx.store.listAuditEvents({ limit: 1000 }))
+  (await server.ctx.store.signIns.listEvents({ limit: 1000 }))
     .filter((event) => event.request_id === requestId)
     .map((event) => event.outcome);
 
@@ -154,7 +154,7 @@ describe('signIn', () => {
       status: 'authenticated',
       message: 'Agent authenticated. The browser will now continue to Acme Notes.',
     });
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({
+    expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
       status: 'authenticated',
       agent_id: party.agentId,
       model: MODEL,
@@ -244,7 +244,10 @@ describe('signIn', () => {
       RequestMismatchError,
     );
     expect(spy.calls.every((call) => call.method === 'GET' && call.url.pathname === '/api/agent/request')).toBe(true);
-    expect(await server.ctx.store.findRequest(started.requestId)).toMatchObject({ status: 'pending', agent_id: null });
+    expect(await server.ctx.store.requests.find(started.requestId)).toMatchObject({
+      status: 'pending',
+      agent_id: null,
+    });
     expect(await outcomes(started.requestId)).toEqual([]);
     // The host is compared without regard to case, and may be given as a URL.
     expect(
@@ -418,7 +421,7 @@ describe('inspect and checkStatus', () => {
       redirect_host: HOST,
       scope: 'openid email profile',
       resource: null,
-      expires_at: (await server.ctx.store.findRequest(started.requestId))!.expires_at,
+      expires_at: (await server.ctx.store.requests.find(started.requestId))!.expires_at,
       expires_in: 600,
       status: 'pending',
     });

@@ -12,7 +12,7 @@ import {
   listAccounts,
   updateAccount,
 } from '../../management/accounts.ts';
-import type { AccountRecord, AccountRole } from '../../store/console-types.ts';
+import type { AccountRecord, AccountRole } from '../../store/accounts.ts';
 import { pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { AccountView, accountView, Page, time } from '../../management/views.ts';
 import { type ApiScope, callerOf } from './index.ts';

@@ -19,7 +19,7 @@ import {
 } from '../../management/agents.ts';
 import { getAgentPolicy, setAgentPolicy } from '../../management/policies.ts';
 import { DEFAULT_POLICY, policyOf } from '../../domain/agent-policy.ts';
-import type { AgentRecord } from '../../store/types.ts';
+import type { AgentRecord } from '../../store/agents.ts';
 import {
   AgentPolicyView,
   AgentView,

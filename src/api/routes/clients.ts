@@ -14,7 +14,7 @@ import {
   setClientStatus,
   updateClient,
 } from '../../management/clients.ts';
-import type { Approval, ClientRecord } from '../../store/types.ts';
+import type { Approval, ClientRecord } from '../../store/clients.ts';
 import { pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { ClientView, clientView, Page, RevokedView } from '../../management/views.ts';
 import { type ApiScope, callerOf } from './index.ts';

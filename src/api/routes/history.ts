@@ -13,7 +13,7 @@ import {
   parseHistoryFilters,
 } from '../../management/history.ts';
 import { InvalidRequest } from '../../errors.ts';
-import type { ActivityPageQuery } from '../../store/api-types.ts';
+import type { ActivityPageQuery } from '../../store/history.ts';
 import { encodeCursor, timeCursor, pageSize, timeFilter } from '../conditions.ts';
 import { ActivityView, activityView, Page, SignInView, signInView } from '../../management/views.ts';
 import { type ApiScope, callerOf } from './index.ts';

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { createApiKey, KEY_LIFETIME_DAYS } from '../../management/api-keys.ts';
 import { apiKeyView } from '../../management/views.ts';
-import type { ApiKeyAccess, ApiKeyReach } from '../../store/api-types.ts';
+import type { ApiKeyAccess, ApiKeyReach } from '../../store/api-keys.ts';
 import { print, withContext } from '../common.ts';
 import { operator } from '../../management/actor.ts';
 import { BESIDE_THE_SERVER, requireDatabase, withManagement } from '../target.ts';

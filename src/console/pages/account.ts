@@ -1,7 +1,10 @@
 /** The console's overview and the account page: profile, passkeys, password, sessions, invitations. */
 import { type Html, html } from '../../web/html.ts';
-import type { AccountRecord, ConsoleSessionRecord, PasskeyRecord } from '../../store/console-types.ts';
-import type { AgentRecord, ApprovalView, ClientRecord } from '../../store/types.ts';
+import type { AccountRecord, PasskeyRecord } from '../../store/accounts.ts';
+import type { ConsoleSessionRecord } from '../../store/sessions.ts';
+import type { AgentRecord } from '../../store/agents.ts';
+import type { ClientRecord } from '../../store/clients.ts';
+import type { ApprovalView } from '../../store/approvals.ts';
 import { waitingNotice } from './approvals.ts';
 import { MIN_PASSWORD_LENGTH } from '../../domain/accounts.ts';
 import type { OutstandingLink } from '../../domain/account-links.ts';

@@ -1,7 +1,9 @@
 /** The admin area: every account with its actions, the unused links, every agent, every website, the console's audit. */
 import { type Html, html } from '../../web/html.ts';
-import type { AccountRecord, ConsoleEventView, SignInRecord } from '../../store/console-types.ts';
-import type { AgentRecord, ClientRecord } from '../../store/types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
+import type { ConsoleEventView, SignInRecord } from '../../store/history.ts';
+import type { AgentRecord } from '../../store/agents.ts';
+import type { ClientRecord } from '../../store/clients.ts';
 import type { OutstandingLink } from '../../domain/account-links.ts';
 import { type ActivityEntry, type ApiCall, apiCallOf } from '../../management/history.ts';
 import { apiKeyAnchor } from './api-keys.ts';

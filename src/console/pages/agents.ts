@@ -4,8 +4,11 @@
  * websites it is connected to and its sign-in history.
  */
 import { type Html, html } from '../../web/html.ts';
-import type { AccountRecord, ConnectedSite } from '../../store/console-types.ts';
-import type { AgentRecord, ApprovalView, ClientRecord } from '../../store/types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
+import type { ConnectedSite } from '../../store/tokens.ts';
+import type { AgentRecord } from '../../store/agents.ts';
+import type { ClientRecord } from '../../store/clients.ts';
+import type { ApprovalView } from '../../store/approvals.ts';
 import { waitingNotice } from './approvals.ts';
 import { policySection } from './policy.ts';
 import {

@@ -4,8 +4,8 @@
  * page that shows a new key once with how to use it.
  */
 import { type Html, html } from '../../web/html.ts';
-import type { ApiKeyRecord } from '../../store/api-types.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { ApiKeyRecord } from '../../store/api-keys.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import { KEY_LIFETIME_CHOICES, keyStatus, MAX_KEY_NAME_LENGTH } from '../../management/api-keys.ts';
 import { type FormState, pageNotice } from './owned.ts';
 import {

@@ -4,8 +4,8 @@
  * the password), and the notice the overview and an agent's page show while one waits. What
  * changes live (console.js refreshes it on the approvals stream) carries `data-live-approvals`.
  */
-import type { AccountRecord } from '../../store/console-types.ts';
-import type { ApprovalView } from '../../store/types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
+import type { ApprovalView } from '../../store/approvals.ts';
 import { type Html, html } from '../../web/html.ts';
 import { approvalState, hostOf, isWaiting, timeLeft } from '../approvals.ts';
 import { type ConsolePage, consolePage, csrfField, field, type PageContext, when } from './shell.ts';

@@ -3,8 +3,8 @@
  * page that shows a new client secret once, and a website's page with its actions and sign-ins.
  */
 import { type Html, html } from '../../web/html.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
-import type { ClientRecord } from '../../store/types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
+import type { ClientRecord } from '../../store/clients.ts';
 import { dataTable } from './table.ts';
 import {
   enableAction,

@@ -3,7 +3,7 @@
  * forms shown again with their errors, rotating a secret, disabling and revoking access, and the
  * sign-in history.
  */
-import type { SignInCounterpart, SignInRecord } from '../../store/console-types.ts';
+import type { SignInCounterpart, SignInRecord } from '../../store/history.ts';
 import { type Html, html } from '../../web/html.ts';
 import { GRACE_CHOICES } from '../agents.ts';
 import {

@@ -3,7 +3,8 @@
  * when the credentials expire, sign-ins per hour, and the listed websites, each removable, with
  * a way to add one of the registered websites.
  */
-import type { AgentRecord, ClientRecord, WebsitesRule } from '../../store/types.ts';
+import type { AgentRecord, WebsitesRule } from '../../store/agents.ts';
+import type { ClientRecord } from '../../store/clients.ts';
 import { type Html, html } from '../../web/html.ts';
 import { MAX_SIGN_INS_PER_HOUR, policyOf } from '../../domain/agent-policy.ts';
 import { SUPPORTED_SCOPES } from '../../domain/scopes.ts';

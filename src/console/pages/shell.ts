@@ -5,7 +5,7 @@
  */
 import { type Html, html } from '../../web/html.ts';
 import { layout } from '../../web/layout.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 
 export interface PageContext {
   /** The signed-in account, or null on the sign-in pages. */

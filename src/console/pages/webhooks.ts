@@ -12,8 +12,8 @@ import {
   MAX_WEBHOOK_URL_LENGTH,
 } from '../../domain/webhooks/endpoints.ts';
 import { ALL_EVENTS_FIELD, eventField } from '../webhooks.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
-import type { DeliveryRecord, WebhookWithEvents } from '../../store/webhook-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
+import type { DeliveryRecord, WebhookWithEvents } from '../../store/webhooks.ts';
 import { adminNavigation } from './admin.ts';
 import { dangerZone, type FormState, pageNotice } from './owned.ts';
 import {

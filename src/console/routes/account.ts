@@ -2,7 +2,7 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField } from '../../errors.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import { issueLink, removePassword, rename, sendVerificationEmail, setPassword } from '../../domain/accounts.ts';
 import { pendingApprovals } from '../approvals.ts';
 import { recordConsoleEvent } from '../events.ts';

@@ -6,7 +6,7 @@
  * nothing changes.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AccountRecord, AccountRole } from '../../store/console-types.ts';
+import type { AccountRecord, AccountRole } from '../../store/accounts.ts';
 import {
   createSetupLink,
   getAccount,

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField, NotFound } from '../../errors.ts';
 import type { Actor } from '../../management/actor.ts';
 import { setAgentPolicy } from '../../management/policies.ts';
-import type { AgentPolicy, AgentRecord } from '../../store/types.ts';
+import type { AgentPolicy, AgentRecord } from '../../store/agents.ts';
 import { formWorded, policyFromForm } from '../policy.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 

@@ -19,7 +19,7 @@ import {
 } from '../../management/agents.ts';
 import { dailySignIns } from '../../management/history.ts';
 import { listableWebsites } from '../../management/policies.ts';
-import type { AgentRecord } from '../../store/types.ts';
+import type { AgentRecord } from '../../store/agents.ts';
 import { publicKeyField } from '../agents.ts';
 import { InvalidField } from '../../errors.ts';
 import { agentCreatedPage, agentPage, agentPath, agentSecretPage, agentsPage } from '../pages/agents.ts';

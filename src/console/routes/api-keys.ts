@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField } from '../../errors.ts';
-import type { ApiKeyRecord } from '../../store/api-types.ts';
+import type { ApiKeyRecord } from '../../store/api-keys.ts';
 import { listAccounts } from '../../management/accounts.ts';
 import { createApiKey, getApiKey, KEY_LIFETIME_CHOICES, listApiKeys, revokeApiKey } from '../../management/api-keys.ts';
 import { API_KEYS_PATH, apiKeyCreatedPage, apiKeyCreatedPath, apiKeysPage } from '../pages/api-keys.ts';

@@ -12,7 +12,7 @@
  * again. console.js refreshes periodically when the stream fails.
  */
 import type { FastifyInstance } from 'fastify';
-import { APPROVALS_CHANGED } from '../../store/approval-store.ts';
+import { APPROVALS_CHANGED } from '../../store/approvals.ts';
 import { TemporarilyUnavailable, TooManyRequests } from '../../errors.ts';
 import { oneReadAtATime, openEventStream } from '../../http/event-stream.ts';
 import { ConcurrencyLimit } from '../../throttle/address.ts';

@@ -10,8 +10,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { findAccount } from '../../domain/accounts.ts';
 import { decideApproval } from '../../domain/approvals.ts';
 import { Conflict, InvalidField, TooManyRequests } from '../../errors.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
-import type { ApprovalDecision, ApprovalView } from '../../store/types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
+import type { ApprovalDecision, ApprovalView } from '../../store/approvals.ts';
 import {
   DECISIONS,
   decisionPurpose,

@@ -16,7 +16,7 @@ import {
   testSignIn,
   updateClient,
 } from '../../management/clients.ts';
-import type { ClientRecord } from '../../store/types.ts';
+import type { ClientRecord } from '../../store/clients.ts';
 import { InvalidField } from '../../errors.ts';
 import { noticeFor } from '../pages/shell.ts';
 import { clientCreatedPage, clientPage, clientPath, clientSecretPage, clientsPage } from '../pages/clients.ts';

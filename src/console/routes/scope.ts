@@ -2,7 +2,8 @@
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Context } from '../../context.ts';
 import type { Actor } from '../../management/actor.ts';
-import type { AccountRecord, SignInMethod } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
+import type { SignInMethod } from '../../store/sessions.ts';
 import type { BrowserCookie } from '../../web/browser.ts';
 import { pageHeaders } from '../../web/layout.ts';
 import type { PageContext } from '../pages/shell.ts';

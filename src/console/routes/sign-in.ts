@@ -1,7 +1,7 @@
 /** Signing in to the console (a password or a passkey) and out (docs/design.md §11). */
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance } from 'fastify';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import { signInWithPassword } from '../password-sign-in.ts';
 import { InvalidCredentials, TooManyRequests } from '../../errors.ts';
 import { recordConsoleEvent } from '../events.ts';

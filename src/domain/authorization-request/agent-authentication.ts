@@ -17,14 +17,11 @@ import {
   RequestExpired,
   RequestMismatch,
 } from '../../errors.ts';
-import type {
-  AgentAndRequest,
-  AgentRecord,
-  ApprovalRecord,
-  AuditEvent,
-  AuthorizationRequestRecord,
-  ClientRecord,
-} from '../../store/types.ts';
+import type { AgentRecord } from '../../store/agents.ts';
+import type { ClientRecord } from '../../store/clients.ts';
+import type { AuditEvent } from '../../store/history.ts';
+import type { AgentAndRequest, AuthorizationRequestRecord } from '../../store/requests.ts';
+import type { ApprovalRecord } from '../../store/approvals.ts';
 import { Throttled } from '../../throttle/agent-authentication.ts';
 import { decideSignIn } from '../agent-policy.ts';
 import { verifyAgentCredentials } from '../agents.ts';
@@ -90,7 +87,7 @@ export async function authenticateAgent(
 ): Promise<AuthenticationOutcome> {
   // The agent and the request (with its client) in one read, with the client address's failures
   // where the store keeps them (PostgreSQL); the rules below still run in order, the throttle first.
-  const read = await ctx.store.findAgentAndRequest(
+  const read = await ctx.store.requests.findWithAgent(
     input.agent_id,
     input.request_id,
     ctx.throttle.storedKeyOf(caller.ip),
@@ -114,7 +111,7 @@ export async function authenticateAgent(
       request,
       client,
       now: ctx.clock(),
-      signInsLastHour: () => ctx.store.countSignIns(agent.id, ctx.clock() - 3600),
+      signInsLastHour: () => ctx.store.signIns.count(agent.id, ctx.clock() - 3600),
     });
     if (decision.kind === 'refuse')
       return fail(ctx, input, caller, new AccessDenied(decision.description), request.client_id);
@@ -155,7 +152,7 @@ function recordFailedAttempt(
   clientId: string | null = null,
 ): Promise<void> {
   const event = auditEvent(ctx, input, caller, outcome, clientId);
-  return ctx.store.recordAuditEvent(event, [signInFailed(input, event.client_id, outcome)]);
+  return ctx.store.signIns.record(event, [signInFailed(input, event.client_id, outcome)]);
 }
 
 /** A failure: counted against the client address, recorded, then thrown. */
@@ -267,7 +264,7 @@ async function markAuthenticated(
 ): Promise<AuthenticationOutcome> {
   const now = ctx.clock();
   if (
-    await ctx.store.markRequestAuthenticated(
+    await ctx.store.requests.authenticate(
       request.id,
       { agent_id: agent.id, model: input.model },
       now,
@@ -289,7 +286,7 @@ async function whyNotAuthenticated(
   request: AuthorizationRequestRecord,
   now: number,
 ): Promise<never> {
-  const current = (await ctx.store.findRequest(request.id)) ?? request;
+  const current = (await ctx.store.requests.find(request.id)) ?? request;
   if (isExpired(current, ctx.clock()))
     return fail(ctx, input, caller, new RequestExpired(EXPIRED_DESCRIPTION), request.client_id);
   // Someone else's agent got there first (a leaked request_id) or this one did: either way the
@@ -297,7 +294,7 @@ async function whyNotAuthenticated(
   if (
     current.status === 'authenticated' &&
     current.agent_id !== agent.id &&
-    (await ctx.store.contestRequest(
+    (await ctx.store.requests.contest(
       request.id,
       agent.id,
       now,

@@ -14,13 +14,9 @@ import {
   RequestContested,
   RequestExpired,
 } from '../../errors.ts';
-import type {
-  AgentRecord,
-  AuthorizationRequestRecord,
-  ClientRecord,
-  RequestStatus,
-  RequestWithClient,
-} from '../../store/types.ts';
+import type { AgentRecord } from '../../store/agents.ts';
+import type { ClientRecord } from '../../store/clients.ts';
+import type { AuthorizationRequestRecord, RequestStatus, RequestWithClient } from '../../store/requests.ts';
 import { redirectUriMatches } from '../clients.ts';
 import { requestCancelled } from '../webhooks/events.ts';
 import { errorResponseUri, type ReturnTarget, returnTarget, withQuery, withReturnTarget } from './return-tickets.ts';
@@ -47,7 +43,7 @@ async function boundRequest(
   requestId: string,
   browserBinding: string | undefined,
 ): Promise<RequestWithClient> {
-  const found = await ctx.store.findRequestWithClient(requestId);
+  const found = await ctx.store.requests.findWithClient(requestId);
   if (!found) throw new InvalidRequest('The authorization request does not exist.');
   const bindingDigest = browserBinding ? digest(browserBinding) : '';
   if (!safeEqual(bindingDigest, found.request.browser_digest)) {
@@ -92,7 +88,7 @@ export async function authenticatedAgentFor(
     if (approval) return { status, approval: { agent_name: approval.agent_name, owner_name: approval.owner_name } };
   }
   if (status !== 'authenticated' || !request.agent_id) return { status };
-  const agent = await ctx.store.findAgent(request.agent_id);
+  const agent = await ctx.store.agents.find(request.agent_id);
   return {
     status,
     agent: {
@@ -146,7 +142,7 @@ export async function continueAuthorization(
     const description = 'The user cancelled the authorization request.';
     const cancelled = [requestCancelled(request, client)];
     if (
-      !(await ctx.store.failRequest(request.id, request.browser_digest, now, 'access_denied', description, cancelled))
+      !(await ctx.store.requests.fail(request.id, request.browser_digest, now, 'access_denied', description, cancelled))
     ) {
       return continueAuthorization(ctx, input, browserBinding); // the state changed under us: answer from the new one
     }
@@ -163,12 +159,12 @@ export async function continueAuthorization(
       kind: 'confirm',
       request,
       client,
-      agent: request.agent_id ? await ctx.store.findAgent(request.agent_id) : undefined,
+      agent: request.agent_id ? await ctx.store.agents.find(request.agent_id) : undefined,
     };
   }
 
   const code = newCode();
-  const won = await ctx.store.completeRequestWithCode(request.id, request.browser_digest, now, {
+  const won = await ctx.store.requests.complete(request.id, request.browser_digest, now, {
     digest: digest(code),
     request_id: request.id,
     client_id: request.client_id,

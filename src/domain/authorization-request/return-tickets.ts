@@ -4,7 +4,7 @@
  */
 import type { Context } from '../../context.ts';
 import { InvalidClient, InvalidRequest, type OAuthError } from '../../errors.ts';
-import type { ClientRecord } from '../../store/types.ts';
+import type { ClientRecord } from '../../store/clients.ts';
 import { findAuthorizingClient, redirectUriMatches } from '../clients.ts';
 
 /**

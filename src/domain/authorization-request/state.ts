@@ -14,7 +14,7 @@
  */
 import type { Context } from '../../context.ts';
 import { digest, newRequestId } from '../../crypto.ts';
-import type { AuthorizationRequestRecord, RequestStatusFields } from '../../store/types.ts';
+import type { AuthorizationRequestRecord, RequestStatusFields } from '../../store/requests.ts';
 import type { ValidAuthorization } from './validation.ts';
 
 export const EXPIRED_DESCRIPTION = 'The authorization request has expired; start a new one.';
@@ -68,7 +68,7 @@ export async function startAuthorization(
     expires_at: now + ctx.config.requestTtl,
     approval_id: null,
   };
-  await ctx.store.insertRequest(request);
+  await ctx.store.requests.insert(request);
   return { request, browserBinding: binding };
 }
 

@@ -3,7 +3,7 @@
  * handed only a request_id (describeRequestForAgent). All public by request_id, so nothing secret.
  */
 import type { Context } from '../../context.ts';
-import type { AuthorizationRequestRecord, RequestStatus, RequestStatusFields } from '../../store/types.ts';
+import type { AuthorizationRequestRecord, RequestStatus, RequestStatusFields } from '../../store/requests.ts';
 import { EXPIRED_DESCRIPTION, isExpired } from './state.ts';
 
 export type StatusView =
@@ -61,7 +61,7 @@ export async function describeRequestForAgent(
   ctx: Pick<Context, 'store' | 'clock'>,
   requestId: string,
 ): Promise<AgentRequestView | undefined> {
-  const found = await ctx.store.findRequestWithClient(requestId);
+  const found = await ctx.store.requests.findWithClient(requestId);
   if (!found) return undefined;
   const { request, client } = found;
   const now = ctx.clock();

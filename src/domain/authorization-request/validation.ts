@@ -5,7 +5,7 @@
  */
 import type { Context } from '../../context.ts';
 import { InvalidClient, InvalidRequest, InvalidScope, OAuthError, UnsupportedResponseType } from '../../errors.ts';
-import type { ClientRecord } from '../../store/types.ts';
+import type { ClientRecord } from '../../store/clients.ts';
 import { findAuthorizingClient, isPublicClient, redirectUriMatches } from '../clients.ts';
 import { permittedResource } from '../resources.ts';
 import { MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH } from '../rules/client.ts';

@@ -13,7 +13,7 @@ import { Agent } from 'node:https';
 import { type BlockList, isIPv4 } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Context } from '../../context.ts';
-import type { DeliveryRecord, WebhookRecord } from '../../store/webhook-types.ts';
+import type { DeliveryRecord, WebhookRecord } from '../../store/webhooks.ts';
 import { type AddressStage, guardedRequest, type OutboundOptions } from '../../outbound/request.ts';
 import { trustedNetworks, webhookSecret } from './endpoints.ts';
 import { requestExpired, webhookDisabled } from './events.ts';
@@ -199,7 +199,7 @@ export class WebhookDispatcher {
       const endpointOf = (id: string) => {
         let found = endpoints.get(id);
         if (!found) {
-          found = this.deps.store.webhooks.findWebhook(id).then((w) => w?.webhook);
+          found = this.deps.store.webhooks.find(id).then((w) => w?.webhook);
           endpoints.set(id, found);
         }
         return found;
@@ -306,7 +306,7 @@ export class WebhookDispatcher {
    * when SMTP is configured.
    */
   private async disableIfFailing(id: string, now: number): Promise<void> {
-    const webhook = (await this.deps.store.webhooks.findWebhook(id))?.webhook;
+    const webhook = (await this.deps.store.webhooks.find(id))?.webhook;
     if (webhook?.status !== 'enabled') return;
     const failingFor = webhook.failing_since === null ? 0 : now - webhook.failing_since;
     let reason: string | null = null;
@@ -315,7 +315,7 @@ export class WebhookDispatcher {
     else if (failingFor >= this.options.disableAfterFailingMs)
       reason = `every delivery failed for ${duration(failingFor)}`;
     if (reason === null) return;
-    const disabled = await this.deps.store.webhooks.disableFailingWebhook(
+    const disabled = await this.deps.store.webhooks.disableFailing(
       id,
       reason,
       this.deps.clock(),
@@ -324,7 +324,7 @@ export class WebhookDispatcher {
     );
     if (!disabled) return;
     const mailer = this.deps.mailer;
-    const owner = mailer ? await this.deps.store.console.findAccount(webhook.account_id) : undefined;
+    const owner = mailer ? await this.deps.store.accounts.find(webhook.account_id) : undefined;
     if (mailer && owner)
       await mailer
         .send({

@@ -7,7 +7,7 @@ import { BlockList, isIP, isIPv4 } from 'node:net';
 import type { Context } from '../../context.ts';
 import { newWebhookId, newWebhookSecret } from '../../crypto.ts';
 import { AccessDenied, Conflict, InvalidField, NotFound } from '../../errors.ts';
-import type { AccountRecord } from '../../store/console-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
 import type {
   AttemptRecord,
   DeliveryRecord,
@@ -15,7 +15,7 @@ import type {
   WebhookRecord,
   WebhookStatus,
   WebhookWithEvents,
-} from '../../store/webhook-types.ts';
+} from '../../store/webhooks.ts';
 import { isSpecialUseAddress } from '../../outbound/special-use.ts';
 import { UNDISPLAYABLE_IN_NAME } from '../rules/client.ts';
 import { ALL_EVENTS, isEventType } from './event-types.ts';
@@ -165,7 +165,7 @@ export async function createWebhook(deps: Deps, actor: AccountRecord, input: New
     created_at: now,
     updated_at: now,
   };
-  await deps.store.webhooks.insertWebhook(webhook, events);
+  await deps.store.webhooks.insert(webhook, events);
   return { webhook: { webhook, events }, secret };
 }
 
@@ -177,7 +177,7 @@ export async function createWebhook(deps: Deps, actor: AccountRecord, input: New
  */
 export async function listWebhooks(deps: Deps, actor: AccountRecord): Promise<WebhookWithEvents[]> {
   requireWebhookAdmin(actor);
-  return deps.store.webhooks.listWebhooks();
+  return deps.store.webhooks.list();
 }
 
 /**
@@ -189,7 +189,7 @@ export async function listWebhooks(deps: Deps, actor: AccountRecord): Promise<We
 export async function reachableWebhook(deps: Deps, actor: AccountRecord, id: string): Promise<WebhookWithEvents> {
   const found =
     actor.role === 'admin' && actor.status === 'active' && /^whk_[A-Za-z0-9_-]{1,60}$/.test(id)
-      ? await deps.store.webhooks.findWebhook(id)
+      ? await deps.store.webhooks.find(id)
       : undefined;
   if (!found) throw new NotFound('No such webhook.');
   return found;
@@ -223,7 +223,7 @@ export async function updateWebhook(
       patch.disabled_reason = changes.status === 'disabled' ? `disabled by ${actor.email}` : null;
     }
   }
-  if (!(await deps.store.webhooks.updateWebhook(webhook.id, patch, newEvents))) throw new NotFound('No such webhook.');
+  if (!(await deps.store.webhooks.update(webhook.id, patch, newEvents))) throw new NotFound('No such webhook.');
   const updated = { ...webhook, ...patch } as WebhookRecord;
   // A null disabled_reason must read as null, not as the patch's absence.
   if (patch.status === 'enabled') updated.disabled_reason = null;
@@ -238,7 +238,7 @@ export async function updateWebhook(
  */
 export async function deleteWebhook(deps: Deps, actor: AccountRecord, id: string): Promise<WebhookWithEvents> {
   const found = await reachableWebhook(deps, actor, id);
-  if (!(await deps.store.webhooks.deleteWebhook(found.webhook.id))) throw new NotFound('No such webhook.');
+  if (!(await deps.store.webhooks.delete(found.webhook.id))) throw new NotFound('No such webhook.');
   return found;
 }
 
@@ -253,7 +253,7 @@ export async function rotateWebhookSecret(deps: Deps, actor: AccountRecord, id: 
   const { webhook, events } = await reachableWebhook(deps, actor, id);
   const secret = newWebhookSecret();
   const patch: WebhookPatch = { secret_sealed: deps.secrets.box.seal(secret), updated_at: deps.clock() };
-  if (!(await deps.store.webhooks.updateWebhook(webhook.id, patch))) throw new NotFound('No such webhook.');
+  if (!(await deps.store.webhooks.update(webhook.id, patch))) throw new NotFound('No such webhook.');
   return { webhook: { webhook: { ...webhook, ...patch }, events }, secret };
 }
 

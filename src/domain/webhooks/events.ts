@@ -3,15 +3,13 @@
  * model and the outcome, never a secret, code, token, digest or password. Each builder takes the
  * records as the rules have them and keeps only what may leave the server.
  */
-import type { AccountRecord } from '../../store/console-types.ts';
-import type {
-  AgentRecord,
-  ApprovalRecord,
-  ApprovalView,
-  AuthorizationRequestRecord,
-  ClientRecord,
-} from '../../store/types.ts';
-import type { ExpiredRequest, WebhookEvent, WebhookRecord } from '../../store/webhook-types.ts';
+import type { AccountRecord } from '../../store/accounts.ts';
+import type { AgentRecord } from '../../store/agents.ts';
+import type { ClientRecord } from '../../store/clients.ts';
+import type { AuthorizationRequestRecord } from '../../store/requests.ts';
+import type { ApprovalRecord, ApprovalView } from '../../store/approvals.ts';
+import type { WebhookEvent } from '../../store/outbox.ts';
+import type { ExpiredRequest, WebhookRecord } from '../../store/webhooks.ts';
 import { currentActor } from './actor.ts';
 import type { EventType } from './event-types.ts';
 

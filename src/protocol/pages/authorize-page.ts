@@ -9,7 +9,9 @@ import type { ReturnTarget } from '../../domain/authorization-request/return-tic
 import { redirectHost } from '../../domain/authorization-request/status.ts';
 import { isLoopbackRedirect } from '../../domain/clients.ts';
 import { scopeValues } from '../../domain/scopes.ts';
-import type { AgentRecord, AuthorizationRequestRecord, ClientRecord } from '../../store/types.ts';
+import type { AgentRecord } from '../../store/agents.ts';
+import type { ClientRecord } from '../../store/clients.ts';
+import type { AuthorizationRequestRecord } from '../../store/requests.ts';
 import { type Html, html } from '../../web/html.ts';
 import { layout } from '../../web/layout.ts';
 

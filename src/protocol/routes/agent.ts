@@ -107,7 +107,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: Context): Promise<v
       schema: { querystring: StatusQuery, response: { 200: StatusResponse } },
     },
     async (request, reply) => {
-      const found = await ctx.store.findRequestStatus(request.query.request_id);
+      const found = await ctx.store.requests.findStatus(request.query.request_id);
       if (!found) throw new NotFound('The authorization request does not exist.');
       return reply.header('cache-control', 'no-store').send(statusView(found, ctx.clock()));
     },

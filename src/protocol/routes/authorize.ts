@@ -2,7 +2,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Context } from '../../context.ts';
-import type { AuthorizationRequestRecord } from '../../store/types.ts';
+import type { AuthorizationRequestRecord } from '../../store/requests.ts';
 import { authenticatedAgentFor, continueAuthorization } from '../../domain/authorization-request/continuation.ts';
 import { redeemReturnTicket, returnTargetOf } from '../../domain/authorization-request/return-tickets.ts';
 import { bindingCookieLifetime, startAuthorization } from '../../domain/authorization-request/state.ts';

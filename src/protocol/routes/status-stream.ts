@@ -13,7 +13,7 @@ import type { Context } from '../../context.ts';
 import { type StatusView, statusView } from '../../domain/authorization-request/status.ts';
 import { ConcurrencyLimit } from '../../throttle/address.ts';
 import { NotFound, TemporarilyUnavailable, TooManyRequests } from '../../errors.ts';
-import type { RequestStatusFields } from '../../store/types.ts';
+import type { RequestStatusFields } from '../../store/requests.ts';
 import { oneReadAtATime, openEventStream } from '../../http/event-stream.ts';
 import { Token } from '../../http/schemas.ts';
 
@@ -76,7 +76,7 @@ export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Pr
           heardEarly = true;
         };
         stop = await ctx.statusEvents.subscribe(id, () => changed());
-        const found = await ctx.store.findRequestStatus(id);
+        const found = await ctx.store.requests.findStatus(id);
         if (!found) throw new NotFound('The authorization request does not exist.');
         if (reply.raw.destroyed) {
           // The client left while we waited: its socket's 'close' is past, so no stream would ever end.
@@ -139,7 +139,7 @@ export async function statusStreamRoutes(app: FastifyInstance, ctx: Context): Pr
     const reread = oneReadAtATime(
       async () => {
         try {
-          const fields = await ctx.store.findRequestStatus(id);
+          const fields = await ctx.store.requests.findStatus(id);
           if (events.ended) return;
           if (!fields) return end(); // purged: nothing more will happen
           send(fields);

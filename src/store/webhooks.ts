@@ -1,0 +1,421 @@
+/**
+ * Webhooks (docs/design.md §15, docs/reference/webhooks.md): endpoints and what they subscribe
+ * to, the outbox of deliveries and the log of attempts; their records and SQL, one text for
+ * SQLite and PostgreSQL, behind store.webhooks. Deliveries are written by every entity's units
+ * through outbox.ts, in the unit of the change they report; the dispatcher claims them here under
+ * a lease. Delivery times are epoch milliseconds; the endpoints' created_at and updated_at are
+ * epoch seconds like every other record's.
+ */
+import { type ChangeListener, type Driver, type Step, WEBHOOK_CHANNEL } from './driver.ts';
+import { type ConsoleEvent, consoleEventStep } from './history.ts';
+import { announceSteps, type WebhookEvent } from './outbox.ts';
+import { insert, PURGE_BATCH, update } from './rows.ts';
+
+/** A disabled endpoint is sent nothing; its deliveries wait. */
+export type WebhookStatus = 'enabled' | 'disabled';
+/** Where a delivery is: due, claimed by a node, delivered, or given up on. */
+export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'failed';
+
+/** A webhook endpoint: where events are sent, signed with its secret. */
+export interface WebhookRecord {
+  /** `whk_…` */
+  id: string;
+  /** The admin who made it; told by mail when it is disabled for failing. */
+  account_id: string;
+  url: string;
+  description: string;
+  /** `whsec_…`, sealed under the server secret (ctx.secrets.box) like client secrets. */
+  secret_sealed: string;
+  status: WebhookStatus;
+  /** Why it is disabled, in words, when it is (by an admin, or for failing). */
+  disabled_reason: string | null;
+  /** Messages given up on (or attempts failed) in a row since the last success. */
+  consecutive_failures: number;
+  /** When its run of failures began (epoch ms), null while it succeeds. */
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** An endpoint with the event types it subscribes to ('*': every event). */
+export interface WebhookWithEvents {
+  webhook: WebhookRecord;
+  events: string[];
+}
+
+/** What a change of an endpoint may set; every change sets updated_at. */
+export type WebhookPatch = Partial<
+  Pick<
+    WebhookRecord,
+    'url' | 'description' | 'secret_sealed' | 'status' | 'disabled_reason' | 'consecutive_failures' | 'failing_since'
+  >
+> & { updated_at: number };
+
+/** One event's delivery to one endpoint: the outbox's row, and its state. */
+export interface DeliveryRecord {
+  /** `msg_…`, sorting by creation; the same for every endpoint of one event (webhook-id). */
+  message_id: string;
+  endpoint_id: string;
+  event_type: string;
+  /** The JSON body sent: {type, timestamp, data}. */
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number | null;
+  lease_owner: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+  created_at: number;
+}
+
+/** One attempt of a delivery, for the delivery log. */
+export interface AttemptRecord {
+  endpoint_id: string;
+  message_id: string;
+  attempt: number;
+  at: number;
+  duration_ms: number;
+  /** The receiver's HTTP status, or null when there was no answer (then `error` says why). */
+  status_code: number | null;
+  error: string | null;
+}
+
+/** What one attempt came to, as the dispatcher records it. */
+export interface AttemptOutcome {
+  attempt: AttemptRecord;
+  /** delivered; or pending again at `next_attempt_at`; or failed for good. */
+  status: 'delivered' | 'pending' | 'failed';
+  next_attempt_at: number;
+}
+
+/** What the announcement of an expired request says about it. */
+export interface ExpiredRequest {
+  id: string;
+  client_id: string;
+  client_name: string | null;
+  status: 'pending' | 'authenticated';
+  agent_id: string | null;
+  scope: string;
+  resource: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Webhook endpoints and their deliveries in the store (Store.webhooks). */
+export interface WebhookStore {
+  /** Stores an endpoint with its subscriptions, and the events announcing it, in one unit. */
+  insert(webhook: WebhookRecord, events: string[], announce?: WebhookEvent[]): Promise<void>;
+  find(id: string): Promise<WebhookWithEvents | undefined>;
+  /** Every endpoint, oldest first. */
+  list(): Promise<WebhookWithEvents[]>;
+  /**
+   * Changes an endpoint (and replaces its subscriptions when `events` is given) with the events
+   * announcing it, in one unit; false when there is no such endpoint.
+   */
+  update(id: string, patch: WebhookPatch, events?: string[], announce?: WebhookEvent[]): Promise<boolean>;
+  /** Deletes an endpoint with its subscriptions, deliveries and attempts; false when there was none. */
+  delete(id: string, announce?: WebhookEvent[]): Promise<boolean>;
+  /** An endpoint's deliveries, newest first, before the message id `before` when given. */
+  listDeliveries(endpointId: string, limit: number, before?: string): Promise<DeliveryRecord[]>;
+  findDelivery(endpointId: string, messageId: string): Promise<DeliveryRecord | undefined>;
+  /** The attempts of one delivery, oldest first. */
+  listAttempts(endpointId: string, messageId: string): Promise<AttemptRecord[]>;
+  /** Makes a delivery due now again (send again), whatever its state; false when there is none. */
+  redeliver(endpointId: string, messageId: string, now: number): Promise<boolean>;
+  /** Writes the deliveries of `events` for every enabled endpoint subscribed to them (no endpoint: no row). */
+  announce(events: WebhookEvent[]): Promise<void>;
+  /**
+   * Claims up to `limit` due deliveries of enabled endpoints for `owner` until `leaseUntil`:
+   * pending ones due by `now`, and delivering ones whose lease ran out (their node died).
+   */
+  claimDue(owner: string, now: number, leaseUntil: number, limit: number): Promise<DeliveryRecord[]>;
+  /**
+   * Records an attempt and its outcome, if `owner` still holds the lease; the endpoint's run of
+   * failures is reset by a success and extended by a message given up on.
+   */
+  finishAttempt(owner: string, outcome: AttemptOutcome): Promise<boolean>;
+  /** The soonest time a delivery is due (epoch ms), or null when none waits. */
+  nextDue(): Promise<number | null>;
+  /**
+   * Since when (epoch seconds) some enabled endpoint subscribes to this event type (or to all):
+   * the earliest such endpoint's creation, or null when none does.
+   */
+  subscribedSince(eventType: string): Promise<number | null>;
+  /**
+   * Requests that expired while pending or authenticated, after `since` and by `now` (epoch
+   * seconds), not yet announced: at most `limit`, soonest expired first.
+   */
+  findUnannouncedExpiredRequests(since: number, now: number, limit: number): Promise<ExpiredRequest[]>;
+  /** Marks a request's expiry announced with its events, in one unit; false when it already was. */
+  markExpiryAnnounced(requestId: string, now: number, announce: WebhookEvent[]): Promise<boolean>;
+  /**
+   * Disables an endpoint that keeps failing, with the console event and the webhook.disabled
+   * announcement, in one unit; false when it was not enabled (another node did it first).
+   */
+  disableFailing(
+    id: string,
+    reason: string,
+    now: number,
+    event: ConsoleEvent,
+    announce: WebhookEvent[],
+  ): Promise<boolean>;
+  /** Hears, on every node, of each committed unit that wrote deliveries (or made one due again). */
+  watch(listener: ChangeListener): Promise<() => Promise<void>>;
+  /** Deletes delivered and failed deliveries whose last attempt was before `before` (epoch ms), with their attempts; returns how many deliveries. */
+  purge(before: number): Promise<number>;
+}
+
+const DUE = `((d.status = 'pending' AND d.next_attempt_at <= ?) OR (d.status = 'delivering' AND d.lease_until <= ?))`;
+
+/**
+ * The webhook endpoints and deliveries of the database behind `driver`.
+ *
+ * @example
+ * const claimed = await webhookStore(driver).claimDue(owner, Date.now(), leaseUntil, 8);
+ */
+export function webhookStore(driver: Driver): WebhookStore {
+  return {
+    async insert(webhook: WebhookRecord, events: string[], announce?: WebhookEvent[]): Promise<void> {
+      await driver.write([
+        insert('webhook_endpoints', webhook),
+        ...subscriptionSteps(webhook.id, events),
+        ...announceSteps(announce),
+      ]);
+    },
+
+    async find(id: string): Promise<WebhookWithEvents | undefined> {
+      const webhook = await driver.one<WebhookRecord>('SELECT * FROM webhook_endpoints WHERE id = ?', [id]);
+      if (!webhook) return undefined;
+      const rows = await driver.all<{ event_type: string }>(
+        'SELECT event_type FROM webhook_subscriptions WHERE endpoint_id = ? ORDER BY event_type',
+        [id],
+      );
+      return { webhook, events: rows.map((row) => row.event_type) };
+    },
+
+    async list(): Promise<WebhookWithEvents[]> {
+      const webhooks = await driver.all<WebhookRecord>('SELECT * FROM webhook_endpoints ORDER BY created_at, id');
+      const rows = await driver.all<{ endpoint_id: string; event_type: string }>(
+        'SELECT endpoint_id, event_type FROM webhook_subscriptions ORDER BY event_type',
+      );
+      return webhooks.map((webhook) => ({
+        webhook,
+        events: rows.filter((row) => row.endpoint_id === webhook.id).map((row) => row.event_type),
+      }));
+    },
+
+    async update(id: string, patch: WebhookPatch, events?: string[], announce?: WebhookEvent[]): Promise<boolean> {
+      const steps: Step[] = [update('webhook_endpoints', 'id', id, patch)];
+      if (events)
+        steps.push(
+          { sql: 'DELETE FROM webhook_subscriptions WHERE endpoint_id = ?', params: [id] },
+          ...subscriptionSteps(id, events),
+        );
+      return (await driver.write([...steps, ...announceSteps(announce)])) !== null;
+    },
+
+    async delete(id: string, announce?: WebhookEvent[]): Promise<boolean> {
+      const done = await driver.write([
+        { sql: 'DELETE FROM webhook_endpoints WHERE id = ?', params: [id], guard: true },
+        { sql: 'DELETE FROM webhook_subscriptions WHERE endpoint_id = ?', params: [id] },
+        { sql: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ?', params: [id] },
+        { sql: 'DELETE FROM webhook_attempts WHERE endpoint_id = ?', params: [id] },
+        ...announceSteps(announce),
+      ]);
+      return done !== null;
+    },
+
+    listDeliveries(endpointId: string, limit: number, before?: string): Promise<DeliveryRecord[]> {
+      return before === undefined
+        ? driver.all<DeliveryRecord>(
+            'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY message_id DESC LIMIT ?',
+            [endpointId, limit],
+          )
+        : driver.all<DeliveryRecord>(
+            'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND message_id < ? ORDER BY message_id DESC LIMIT ?',
+            [endpointId, before, limit],
+          );
+    },
+
+    findDelivery(endpointId: string, messageId: string): Promise<DeliveryRecord | undefined> {
+      return driver.one<DeliveryRecord>('SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND message_id = ?', [
+        endpointId,
+        messageId,
+      ]);
+    },
+
+    listAttempts(endpointId: string, messageId: string): Promise<AttemptRecord[]> {
+      return driver.all<AttemptRecord>(
+        'SELECT * FROM webhook_attempts WHERE endpoint_id = ? AND message_id = ? ORDER BY attempt',
+        [endpointId, messageId],
+      );
+    },
+
+    async redeliver(endpointId: string, messageId: string, now: number): Promise<boolean> {
+      // A delivery in flight keeps its lease (its node finishes it); any other is due now.
+      const done = await driver.write([
+        {
+          sql: "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, delivered_at = NULL WHERE endpoint_id = ? AND message_id = ? AND status <> 'delivering'",
+          params: [now, endpointId, messageId],
+          guard: true,
+          notify: 'due',
+          channel: WEBHOOK_CHANNEL,
+        },
+      ]);
+      return done !== null;
+    },
+
+    async announce(events: WebhookEvent[]): Promise<void> {
+      const steps = announceSteps(events);
+      if (steps.length > 0) await driver.write(steps, { independent: true });
+    },
+
+    async claimDue(owner: string, now: number, leaseUntil: number, limit: number): Promise<DeliveryRecord[]> {
+      // PostgreSQL: the rows are locked as they are chosen and rows another node is choosing are
+      // skipped, so two nodes never claim one delivery. SQLite has one writer: no lock to skip.
+      const lock = driver.engine === 'postgres' ? ' FOR UPDATE OF d SKIP LOCKED' : '';
+      const claimed = await driver.write([
+        {
+          sql: `UPDATE webhook_deliveries SET status = 'delivering', lease_owner = ?, lease_until = ?
+          WHERE (message_id, endpoint_id) IN (
+            SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE ${DUE} AND e.status = 'enabled' ORDER BY d.message_id LIMIT ?${lock})`,
+          params: [owner, leaseUntil, now, now, limit],
+        },
+      ]);
+      if (!claimed || claimed[0] === 0) return [];
+      // `owner` is unique to this claim; the rows in flight are few and found by the status index.
+      return driver.all<DeliveryRecord>(
+        "SELECT * FROM webhook_deliveries WHERE status = 'delivering' AND lease_owner = ? ORDER BY message_id",
+        [owner],
+      );
+    },
+
+    async finishAttempt(owner: string, outcome: AttemptOutcome): Promise<boolean> {
+      const { attempt, status } = outcome;
+      const steps: Step[] = [
+        {
+          sql: `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, lease_owner = NULL, lease_until = NULL,
+          last_status_code = ?, last_error = ?, delivered_at = ?
+          WHERE message_id = ? AND endpoint_id = ? AND status = 'delivering' AND lease_owner = ?`,
+          params: [
+            status,
+            attempt.attempt,
+            outcome.next_attempt_at,
+            attempt.status_code,
+            attempt.error,
+            status === 'delivered' ? attempt.at : null,
+            attempt.message_id,
+            attempt.endpoint_id,
+            owner,
+          ],
+          guard: true,
+        },
+        insert('webhook_attempts', attempt),
+      ];
+      if (status === 'delivered')
+        steps.push({
+          sql: 'UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL WHERE id = ? AND (consecutive_failures <> 0 OR failing_since IS NOT NULL)',
+          params: [attempt.endpoint_id],
+        });
+      else
+        steps.push({
+          sql: 'UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ?), consecutive_failures = consecutive_failures + ? WHERE id = ?',
+          params: [attempt.at, status === 'failed' ? 1 : 0, attempt.endpoint_id],
+        });
+      return (await driver.write(steps)) !== null;
+    },
+
+    async nextDue(): Promise<number | null> {
+      const row = await driver.one<{ due: number | null }>(
+        "SELECT MIN(next_attempt_at) AS due FROM webhook_deliveries WHERE status = 'pending'",
+      );
+      return row?.due == null ? null : Number(row.due);
+    },
+
+    async subscribedSince(eventType: string): Promise<number | null> {
+      const row = await driver.one<{ since: number | string | null }>(
+        "SELECT min(e.created_at) AS since FROM webhook_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id WHERE s.event_type IN (?, '*') AND e.status = 'enabled'",
+        [eventType],
+      );
+      return row?.since == null ? null : Number(row.since);
+    },
+
+    findUnannouncedExpiredRequests(since: number, now: number, limit: number): Promise<ExpiredRequest[]> {
+      return driver.all<ExpiredRequest>(
+        `SELECT r.id, r.client_id, c.name AS client_name, r.status, r.agent_id, r.scope, r.resource, r.created_at, r.expires_at
+        FROM authorization_requests r LEFT JOIN clients c ON c.id = r.client_id
+        WHERE r.expires_at > ? AND r.expires_at <= ? AND r.status IN ('pending', 'authenticated') AND r.expiry_announced_at IS NULL
+        ORDER BY r.expires_at LIMIT ?`,
+        [since, now, limit],
+      );
+    },
+
+    async markExpiryAnnounced(requestId: string, now: number, announce: WebhookEvent[]): Promise<boolean> {
+      const done = await driver.write(
+        [
+          {
+            sql: 'UPDATE authorization_requests SET expiry_announced_at = ? WHERE id = ? AND expiry_announced_at IS NULL',
+            params: [now, requestId],
+            guard: true,
+          },
+          ...announceSteps(announce),
+        ],
+        { independent: true },
+      );
+      return done !== null;
+    },
+
+    async disableFailing(
+      id: string,
+      reason: string,
+      now: number,
+      event: ConsoleEvent,
+      announce: WebhookEvent[],
+    ): Promise<boolean> {
+      const done = await driver.write([
+        {
+          sql: "UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?, updated_at = ? WHERE id = ? AND status = 'enabled'",
+          params: [reason, now, id],
+          guard: true,
+        },
+        consoleEventStep(event),
+        ...announceSteps(announce),
+      ]);
+      return done !== null;
+    },
+
+    watch(listener: ChangeListener): Promise<() => Promise<void>> {
+      return driver.listen(listener, WEBHOOK_CHANNEL);
+    },
+
+    async purge(before: number, batchSize = PURGE_BATCH): Promise<number> {
+      // Settled deliveries whose last attempt is older than `before`, found through the status
+      // index; in batches, each one unit with its attempts, so a backlog never holds the database.
+      // Both statements choose the same rows: one order, and no row can newly qualify meanwhile.
+      const settled = `SELECT message_id, endpoint_id FROM webhook_deliveries
+      WHERE status IN ('delivered', 'failed') AND next_attempt_at < ?
+      ORDER BY next_attempt_at, message_id, endpoint_id LIMIT ${batchSize}`;
+      let total = 0;
+      for (;;) {
+        const [, deleted = 0] =
+          (await driver.write([
+            {
+              sql: `DELETE FROM webhook_attempts WHERE (message_id, endpoint_id) IN (${settled})`,
+              params: [before],
+            },
+            { sql: `DELETE FROM webhook_deliveries WHERE (message_id, endpoint_id) IN (${settled})`, params: [before] },
+          ])) ?? [];
+        total += deleted;
+        if (deleted < batchSize) return total;
+      }
+    },
+  };
+}
+
+/** One row per event type an endpoint subscribes to. */
+function subscriptionSteps(endpointId: string, events: string[]): Step[] {
+  return events.map((eventType) => insert('webhook_subscriptions', { endpoint_id: endpointId, event_type: eventType }));
+}
