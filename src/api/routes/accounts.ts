@@ -15,7 +15,7 @@ import {
 import type { AccountRecord, AccountRole } from '../../store/accounts.ts';
 import { pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { AccountView, accountView, Page, time } from '../../management/views.ts';
-import { type ApiScope, callerOf } from './index.ts';
+import { type ApiScope, callerOf } from './caller.ts';
 import {
   answerCreation,
   answers,

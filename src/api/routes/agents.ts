@@ -30,7 +30,7 @@ import {
   RevokedView,
 } from '../../management/views.ts';
 import { pageSize, timeCursor, pageOf } from '../conditions.ts';
-import { callerOf, type ApiScope } from './index.ts';
+import { callerOf, type ApiScope } from './caller.ts';
 import {
   AccountIdQuery,
   answerCreation,

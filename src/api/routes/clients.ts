@@ -17,7 +17,7 @@ import {
 import type { Approval, ClientRecord } from '../../store/clients.ts';
 import { pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { ClientView, clientView, Page, RevokedView } from '../../management/views.ts';
-import { type ApiScope, callerOf } from './index.ts';
+import { type ApiScope, callerOf } from './caller.ts';
 import {
   AccountIdQuery,
   answerCreation,

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { getGrant, listGrants, revokeGrant } from '../../management/grants.ts';
 import { GrantView, grantView, Page } from '../../management/views.ts';
-import { type ApiScope, callerOf } from './index.ts';
+import { type ApiScope, callerOf } from './caller.ts';
 import { answers, IdFilter, IdParams, ListQuery } from './shared.ts';
 
 const GrantRef = Type.Ref(GrantView);

@@ -16,7 +16,7 @@ import { InvalidRequest } from '../../errors.ts';
 import type { ActivityPageQuery } from '../../store/history.ts';
 import { encodeCursor, timeCursor, pageSize, timeFilter } from '../conditions.ts';
 import { ActivityView, activityView, Page, SignInView, signInView } from '../../management/views.ts';
-import { type ApiScope, callerOf } from './index.ts';
+import { type ApiScope, callerOf } from './caller.ts';
 import { answers, IdFilter, ListQuery } from './shared.ts';
 
 /** The outcomes `outcome` takes: the console's filter's choices. */

@@ -5,11 +5,11 @@
  * browser cannot make a request carry an API key.
  */
 import swagger from '@fastify/swagger';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
 import { TooManyRequests } from '../../errors.ts';
 import { recordCall } from '../../management/audit.ts';
-import { type ApiCaller, authenticateApiKey } from '../keys.ts';
+import { authenticateApiKey } from '../keys.ts';
 import {
   AccountView,
   ActivityView,
@@ -26,6 +26,7 @@ import {
   WebhookView,
 } from '../../management/views.ts';
 import { accountRoutes } from './accounts.ts';
+import { type ApiScope, callerIf, setCaller } from './caller.ts';
 import { agentRoutes } from './agents.ts';
 import { clientRoutes } from './clients.ts';
 import { grantRoutes } from './grants.ts';
@@ -34,20 +35,6 @@ import { keyRoutes } from './keys.ts';
 import { webhookRoutes } from './webhooks.ts';
 
 export const API_PREFIX = '/api/admin/v1';
-
-const callers = new WeakMap<FastifyRequest, ApiCaller>();
-
-/** The caller a request authenticated as (every route but the OpenAPI document has one). */
-export function callerOf(request: FastifyRequest): ApiCaller {
-  const caller = callers.get(request);
-  if (!caller) throw new Error('no API caller: the route is outside the API scope');
-  return caller;
-}
-
-/** What an API route group is given. */
-export interface ApiScope {
-  ctx: Context;
-}
 
 export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
   await app.register(
@@ -115,12 +102,12 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
             throw new TooManyRequests('Too many calls with this API key; wait for Retry-After.', msBeforeNext / 1000);
           }
         }
-        callers.set(request, caller);
+        setCaller(request, caller);
       });
       // Every call of a key is in the console's activity, before its answer leaves: a call that
       // acted by its act (src/management/audit.ts), any other (a read, a refusal) as the call.
       api.addHook('onSend', async (request, reply, payload) => {
-        const caller = callers.get(request);
+        const caller = callerIf(request);
         if (!caller) return payload;
         const params = request.params as { id?: string } | undefined;
         const operation = request.routeOptions.schema?.operationId ?? 'unknown';

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { getApiKey, listApiKeys, revokeApiKey } from '../../management/api-keys.ts';
 import { ApiKeyView, apiKeyView } from '../../management/views.ts';
-import { type ApiScope, callerOf } from './index.ts';
+import { type ApiScope, callerOf } from './caller.ts';
 import { answers, IdParams } from './shared.ts';
 
 const KeyRef = Type.Ref(ApiKeyView);

@@ -26,7 +26,7 @@ import {
   WebhookView,
   webhookView,
 } from '../../management/views.ts';
-import { callerOf, type ApiScope } from './index.ts';
+import { callerOf, type ApiScope } from './caller.ts';
 import { answerCreation, answers, IdempotencyHeaders, IdParams, IfMatchHeaders, ifMatch, withTag } from './shared.ts';
 
 const WebhookRef = Type.Ref(WebhookView);
