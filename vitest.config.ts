@@ -53,9 +53,10 @@ export default defineConfig({
     // reads through a plain connection). A later run with two workers had the postgres project's
     // test/cli-sign-in.test.ts time out in 'a denial exits 8': the status stream dropped a change
     // heard while it read the first status (fixed). With both fixes a full run with two workers
-    // passed (3,003 tests, before the engine-free suites ran once) in 862 s against 963 s with one, on the same machine the same morning:
-    // the suites' servers, browsers and CLIs already keep both cores busy, so a second worker saves
-    // a tenth, not the 40% once measured. Until two such runs pass, CI keeps one worker.
+    // passed (3,003 tests, before the engine-free suites ran once) in 862 s against 963 s with one,
+    // on the same machine the same morning: the suites' servers, browsers and CLIs already keep both
+    // cores busy, so a second worker saves a tenth, not the 40% once measured. Until two such runs
+    // pass, CI keeps one worker.
     maxWorkers: 1,
     projects: [
       {
