@@ -6,7 +6,7 @@
  */
 import type { Context } from '../context.ts';
 import { agentKeyOf } from '../domain/agents.ts';
-import { InvalidField, NotFound } from '../errors.ts';
+import { InvalidField, NotFound, OAuthError } from '../errors.ts';
 import {
   createAccount,
   createSetupLink,
@@ -161,8 +161,7 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
         return withLink(await createAccount(ctx, actor, input));
       } catch (error) {
         // The rules' messages, as one line about what was given.
-        if (error instanceof Error && 'description' in error)
-          throw new Error(`${input.email}: ${(error as InvalidField).description}`);
+        if (error instanceof OAuthError) throw new Error(`${input.email}: ${error.description}`);
         throw error;
       }
     },
