@@ -4,10 +4,9 @@
  * account, never as more: the account's role and status are read on every call.
  */
 import type { Context } from '../context.ts';
-import { digest } from '../crypto.ts';
 import { InvalidToken } from '../errors.ts';
 import { type Actor, apiActor } from '../management/actor.ts';
-import { keyIsLive } from '../management/api-keys.ts';
+import { usableKey } from '../management/api-keys.ts';
 import type { AccountRecord } from '../store/accounts.ts';
 
 type Deps = Pick<Context, 'store' | 'clock'>;
@@ -31,8 +30,7 @@ export async function authenticateApiKey(
 ): Promise<ApiCaller> {
   const match = /^Bearer ([!-~]+)$/i.exec(authorization ?? '');
   if (!match) throw new InvalidToken('An API key is required: Authorization: Bearer aak_...');
-  const found = await deps.store.apiKeys.findByDigest(digest(match[1]!));
-  if (!found || !keyIsLive(found.key, deps.clock()) || found.account.status !== 'active')
-    throw new InvalidToken(UNUSABLE);
+  const found = await usableKey(deps, match[1]!);
+  if (!found) throw new InvalidToken(UNUSABLE);
   return apiActor(found.key, found.account, ip) as ApiCaller;
 }

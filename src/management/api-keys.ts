@@ -9,6 +9,7 @@
 import type { Context } from '../context.ts';
 import { digest, newApiKey, newApiKeyId } from '../crypto.ts';
 import { InvalidField, InvalidRequest, NotFound } from '../errors.ts';
+import type { AccountRecord } from '../store/accounts.ts';
 import type { ApiKeyAccess, ApiKeyReach, ApiKeyRecord } from '../store/api-keys.ts';
 import { accountByEmail } from '../domain/accounts.ts';
 import { type Actor, requireWrite } from './actor.ts';
@@ -85,6 +86,22 @@ export async function createApiKey(
 /** What the audit says of a new key: its name and scopes, never the key. */
 const keyDetail = (key: ApiKeyRecord) =>
   `${key.name}: ${key.access === 'write' ? 'read and write' : 'read only'}, ${key.reach === 'all' ? 'all accounts' : 'own account'}, until ${new Date(key.expires_at * 1000).toISOString().slice(0, 10)}`;
+
+/**
+ * The key behind a presented secret and its account, when the key works now (not revoked, not
+ * expired) and its account is active; undefined otherwise, alike for every cause.
+ *
+ * @example
+ * const found = await usableKey(ctx, 'aak_…'); // { key, account } or undefined
+ */
+export async function usableKey(
+  deps: Pick<Context, 'store' | 'clock'>,
+  secret: string,
+): Promise<{ key: ApiKeyRecord; account: AccountRecord } | undefined> {
+  const found = await deps.store.apiKeys.findByDigest(digest(secret));
+  if (!found || !keyIsLive(found.key, deps.clock()) || found.account.status !== 'active') return undefined;
+  return found;
+}
 
 /** Whether a key works now: not revoked, not expired. */
 export const keyIsLive = (key: ApiKeyRecord, now: number) => key.revoked_at === null && now < key.expires_at;

@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
 import { TooManyRequests } from '../../errors.ts';
 import { recordCall } from '../../management/audit.ts';
+import { apiKeyLimiter } from '../../throttle/api-keys.ts';
 import { authenticateApiKey } from '../keys.ts';
 import {
   AccountView,
@@ -80,14 +81,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
       ])
         api.addSchema(schema);
 
-      const limiter =
-        ctx.config.apiRateLimit > 0
-          ? await ctx.store.createLimiter({
-              keyPrefix: 'api',
-              points: ctx.config.apiRateLimit,
-              duration: ctx.config.apiRateLimitWindow,
-            })
-          : null;
+      const limiter = await apiKeyLimiter(ctx.config, ctx.store);
 
       api.addHook('onRequest', async (request, reply) => {
         if (request.routeOptions.config.public) return;
