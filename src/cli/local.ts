@@ -91,8 +91,7 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
     try {
       return await work(id);
     } catch (error) {
-      if (error instanceof NotFound && /^No such (agent|website)\.$/.test(error.description))
-        throw new Error(`no ${kind} ${id}`);
+      if (error instanceof NotFound) throw new Error(`no ${kind} ${id}`);
       throw error;
     }
   };

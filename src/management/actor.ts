@@ -65,9 +65,6 @@ export const operator = (adminEmail?: string): Actor => ({
   adminEmail,
 });
 
-/** The account id whose records `actor` reaches, or undefined for every account's. */
-export const ownAccountId = (actor: Actor): string | undefined => (actor.admin ? undefined : actor.account?.id);
-
 /**
  * The account as the rules that take one (webhooks, API keys) should see it: with the role it
  * acts with. The operator acts as an admin with no account.

@@ -6,6 +6,7 @@ import type { Context } from '../context.ts';
 import type { AgentKey } from '../domain/agent-keys.ts';
 import {
   agentName,
+  type NewAgent,
   deleteAgent as deleteAgentRecord,
   registerAgent,
   registerKeyBoundAgent,
@@ -64,35 +65,36 @@ export async function createAgent(
 ): Promise<{ agent: AgentRecord; secret: string | null }> {
   requireWrite(actor);
   const { owner, key } = input;
-  let made: { agent: AgentRecord; secret: string | null };
-  if (owner) {
-    // Someone without a console account, as the CLI makes them: only with every account's reach.
-    if (input.accountId !== undefined) throw new InvalidRequest('Send account_id or owner, not both.');
-    requireAdmin(actor);
-    const record = {
-      name: input.name,
-      ownerEmail: owner.email,
-      ownerName: owner.name,
-      emailVerified: owner.email_verified ?? false,
-    };
-    made = await asActor(actor, async () =>
-      key ? { agent: await registerKeyBoundAgent(deps, record, key), secret: null } : registerAgent(deps, record),
-    );
-  } else {
-    const account = await ownerAccount(deps, actor, input.accountId);
-    const record = {
-      name: agentName(input.name),
-      ownerEmail: account.email,
-      ownerName: account.name ?? undefined,
-      emailVerified: account.email_verified,
-      accountId: account.id,
-    };
-    made = await asActor(actor, async () =>
-      key ? { agent: await registerKeyBoundAgent(deps, record, key), secret: null } : registerAgent(deps, record),
-    );
-  }
+  const record = owner ? unownedRecord(actor, input, owner) : await accountRecord(deps, actor, input);
+  const made = await asActor(actor, async () =>
+    key ? { agent: await registerKeyBoundAgent(deps, record, key), secret: null } : registerAgent(deps, record),
+  );
   await recordAct(deps, actor, 'agent.create', made.agent.id, key ? `${made.agent.name} (key)` : made.agent.name);
   return made;
+}
+
+/** Someone without a console account, as the CLI makes them: only with every account's reach. */
+function unownedRecord(actor: Actor, input: NewAgentInput, owner: NonNullable<NewAgentInput['owner']>): NewAgent {
+  if (input.accountId !== undefined) throw new InvalidRequest('Send account_id or owner, not both.');
+  requireAdmin(actor);
+  return {
+    name: input.name,
+    ownerEmail: owner.email,
+    ownerName: owner.name,
+    emailVerified: owner.email_verified ?? false,
+  };
+}
+
+/** An account's agent: its owner claims are the account's, and it needs a name. */
+async function accountRecord(deps: Deps, actor: Actor, input: NewAgentInput): Promise<NewAgent> {
+  const account = await ownerAccount(deps, actor, input.accountId);
+  return {
+    name: agentName(input.name),
+    ownerEmail: account.email,
+    ownerName: account.name ?? undefined,
+    emailVerified: account.email_verified,
+    accountId: account.id,
+  };
 }
 
 /** The agent after a change, as stored now. */
