@@ -106,9 +106,10 @@ export async function purgeOnce(ctx: Context) {
   const now = ctx.clock();
   const auditBefore = now - ctx.config.auditRetention;
   const retention = ctx.config.selfRegisteredClientRetention;
+  const unauthenticatedBefore = now - Math.min(ctx.config.purgeUnauthenticatedAfter, ctx.config.purgeAfter);
   const counts = await ctx.store.purge({
     expiredBefore: now - ctx.config.purgeAfter,
-    unauthenticatedBefore: now - Math.min(ctx.config.purgeUnauthenticatedAfter, ctx.config.purgeAfter),
+    unauthenticatedBefore,
     auditBefore,
     ...(retention > 0 ? { unusedClients: { lastUsedBefore: now - retention, now } } : {}),
   });
@@ -117,8 +118,12 @@ export async function purgeOnce(ctx: Context) {
     console: await ctx.store.accounts.purge(now, auditBefore),
     idempotency: await ctx.store.idempotency.purge(now - IDEMPOTENCY_RETENTION),
     approvals: await ctx.store.approvals.purge(now - ctx.config.purgeAfter),
-    // Delivery times are milliseconds; kept WEBHOOK_RETENTION for the delivery log.
-    webhookDeliveries: await ctx.store.webhooks.purge(Date.now() - ctx.config.webhookRetention * 1000),
+    // Delivery times are milliseconds; kept WEBHOOK_RETENTION for the delivery log, except the
+    // expiries of requests no agent authenticated, which go with their requests.
+    webhookDeliveries: await ctx.store.webhooks.purge(
+      Date.now() - ctx.config.webhookRetention * 1000,
+      unauthenticatedBefore,
+    ),
   };
 }
 

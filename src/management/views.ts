@@ -387,6 +387,14 @@ export const WebhookView = Type.Object(
     disabled_reason: Nullable(Type.String({ description: 'Who disabled it, or why it was disabled for failing.' })),
     consecutive_failures: Type.Integer({ description: 'Messages given up on in a row since its last success.' }),
     failing_since: Nullable(Type.String({ format: 'date-time', description: 'Since when every attempt has failed.' })),
+    paused_until: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Its breaker: nothing is sent to it until then because its attempts got no answer; its deliveries wait. Once past, one delivery is tried, and an answer resumes the rest. Null while it is sent to normally.',
+      }),
+    ),
+    paused_reason: Nullable(Type.String({ description: 'Why it is paused, while paused_until is set.' })),
     account_id: Type.String({ description: 'The admin who made it (told by mail when it is disabled for failing).' }),
     created_at: Time,
     updated_at: Time,
@@ -404,6 +412,8 @@ export function webhookView({ webhook, events }: WebhookWithEvents): Static<type
     disabled_reason: webhook.disabled_reason,
     consecutive_failures: webhook.consecutive_failures,
     failing_since: maybeMsTime(webhook.failing_since),
+    paused_until: maybeMsTime(webhook.paused_until),
+    paused_reason: webhook.paused_reason,
     account_id: webhook.account_id,
     created_at: time(webhook.created_at),
     updated_at: time(webhook.updated_at),

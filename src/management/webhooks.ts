@@ -19,6 +19,7 @@ import {
   type WebhookChanges,
   type WebhookWithSecret,
 } from '../domain/webhooks/endpoints.ts';
+import { webhookHost } from '../domain/webhooks/events.ts';
 import { AccessDenied, InvalidRequest, NotFound } from '../errors.ts';
 import type { AccountRecord } from '../store/accounts.ts';
 import type { WebhookWithEvents } from '../store/webhooks.ts';
@@ -28,8 +29,11 @@ import type { Precondition } from './shared.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config' | 'secrets'>;
 
-/** What the audit says of an endpoint: its URL and events. */
-const webhookDetail = ({ webhook, events }: WebhookWithEvents) => `${webhook.url} (${events.join(', ')})`;
+/**
+ * What the audit says of an endpoint: its host and events, never its URL (its path may be a
+ * capability, and the activity is kept, listed and exported long after the endpoint is gone).
+ */
+const webhookDetail = ({ webhook, events }: WebhookWithEvents) => `${webhookHost(webhook.url)} (${events.join(', ')})`;
 
 /**
  * The admin `actor` manages webhooks as: its own account, or for the operator the admin named
@@ -127,7 +131,13 @@ export async function rotateWebhookSecret(
   requireWrite(actor);
   if (precondition) precondition(await reachableWebhook(deps, admin, id));
   const rotated = await asActor(actor, () => rotateEndpointSecret(deps, admin, id));
-  await recordAct(deps, actor, 'webhook.rotate_secret', rotated.webhook.webhook.id, rotated.webhook.webhook.url);
+  await recordAct(
+    deps,
+    actor,
+    'webhook.rotate_secret',
+    rotated.webhook.webhook.id,
+    webhookHost(rotated.webhook.webhook.url),
+  );
   return rotated;
 }
 

@@ -450,4 +450,20 @@ $$`,
       'CREATE INDEX agent_assertions_expires_at ON agent_assertions (expires_at)',
     ],
   },
+  {
+    // Webhooks, hardened (issue 35; docs/design.md §15). An endpoint's breaker, shared by every
+    // node: attempts in a row that got no answer (timed out, could not connect), and while it is
+    // paused until when and why (NULL: sending). A delivery announcing the expiry of a request no
+    // agent authenticated carries that request's expiry: it is purged with the request
+    // (PURGE_UNAUTHENTICATED_AFTER), delivered or not, so a flood of abandoned /authorize
+    // requests cannot fill the outbox for WEBHOOK_RETENTION.
+    version: '0017_webhook_breaker',
+    statements: [
+      'ALTER TABLE webhook_endpoints ADD COLUMN unanswered_attempts integer NOT NULL DEFAULT 0',
+      'ALTER TABLE webhook_endpoints ADD COLUMN paused_until bigint',
+      'ALTER TABLE webhook_endpoints ADD COLUMN paused_reason varchar(500)',
+      'ALTER TABLE webhook_deliveries ADD COLUMN request_expires_at bigint',
+      'CREATE INDEX webhook_deliveries_request_expires_at ON webhook_deliveries (request_expires_at) WHERE request_expires_at IS NOT NULL',
+    ],
+  },
 ];

@@ -16,6 +16,13 @@ export interface WebhookEvent {
    * Without it, every endpoint subscribed when the change commits does.
    */
   occurredAt?: number;
+  /**
+   * For the expiry of a request no agent authenticated: that request's expiry (epoch seconds).
+   * Anyone can make such requests, so their announcements live no longer than they do: the
+   * deliveries are purged with the request (PURGE_UNAUTHENTICATED_AFTER after this), delivered
+   * or not, instead of being kept WEBHOOK_RETENTION (docs/design.md §15, "Retention").
+   */
+  requestExpiresAt?: number;
 }
 
 /**
@@ -23,8 +30,8 @@ export interface WebhookEvent {
  * type or to all, one statement whatever their number (none: no row, and no wake-up). Its
  * parameters are cast so PostgreSQL knows their types in INSERT … SELECT.
  */
-const ANNOUNCE_SQL = `INSERT INTO webhook_deliveries (message_id, endpoint_id, event_type, payload, status, attempts, next_attempt_at, created_at)
-  SELECT CAST(? AS text), e.id, CAST(? AS text), CAST(? AS text), 'pending', 0, CAST(? AS bigint), CAST(? AS bigint)
+const ANNOUNCE_SQL = `INSERT INTO webhook_deliveries (message_id, endpoint_id, event_type, payload, status, attempts, next_attempt_at, created_at, request_expires_at)
+  SELECT CAST(? AS text), e.id, CAST(? AS text), CAST(? AS text), 'pending', 0, CAST(? AS bigint), CAST(? AS bigint), CAST(? AS bigint)
   FROM webhook_subscriptions s JOIN webhook_endpoints e ON e.id = s.endpoint_id
   WHERE s.event_type IN (?, '*') AND e.status = 'enabled'`;
 /** …for an event announced after it happened: the endpoints that existed by then (WebhookEvent.occurredAt). */
@@ -49,6 +56,7 @@ export function announceSteps(events: readonly WebhookEvent[] | undefined, now =
       JSON.stringify({ type: event.type, timestamp, data: event.data }),
       now,
       now,
+      event.requestExpiresAt ?? null,
       event.type,
       ...(event.occurredAt === undefined ? [] : [event.occurredAt]),
     ],

@@ -33,6 +33,16 @@ export interface WebhookRecord {
   consecutive_failures: number;
   /** When its run of failures began (epoch ms), null while it succeeds. */
   failing_since: number | null;
+  /** Attempts in a row that got no answer (timed out, could not connect); any answer resets it. */
+  unanswered_attempts: number;
+  /**
+   * The breaker (docs/design.md §15): until when (epoch ms) nothing is sent to it because its
+   * attempts got no answer; once past, one delivery is tried (half-open) before the others
+   * follow. Null while it is sent to normally.
+   */
+  paused_until: number | null;
+  /** Why it is paused, in words (null when it is not). */
+  paused_reason: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -47,7 +57,16 @@ export interface WebhookWithEvents {
 export type WebhookPatch = Partial<
   Pick<
     WebhookRecord,
-    'url' | 'description' | 'secret_sealed' | 'status' | 'disabled_reason' | 'consecutive_failures' | 'failing_since'
+    | 'url'
+    | 'description'
+    | 'secret_sealed'
+    | 'status'
+    | 'disabled_reason'
+    | 'consecutive_failures'
+    | 'failing_since'
+    | 'unanswered_attempts'
+    | 'paused_until'
+    | 'paused_reason'
   >
 > & { updated_at: number };
 
@@ -68,6 +87,11 @@ export interface DeliveryRecord {
   last_error: string | null;
   delivered_at: number | null;
   created_at: number;
+  /**
+   * For the expiry of a request no agent authenticated: the request's expiry (epoch seconds).
+   * The delivery is purged with that request, delivered or not (WebhookEvent.requestExpiresAt).
+   */
+  request_expires_at: number | null;
 }
 
 /** One attempt of a delivery, for the delivery log. */
@@ -127,15 +151,37 @@ export interface WebhookStore {
   /** Writes the deliveries of `events` for every enabled endpoint subscribed to them (no endpoint: no row). */
   announce(events: WebhookEvent[]): Promise<void>;
   /**
-   * Claims up to `limit` due deliveries of enabled endpoints for `owner` until `leaseUntil`:
-   * pending ones due by `now`, and delivering ones whose lease ran out (their node died).
+   * Claims up to `limit` due deliveries for `owner` until `leaseUntil`: pending ones due by `now`,
+   * and delivering ones whose lease ran out (their node died). Each enabled endpoint gets at most
+   * `perEndpoint` (default `limit`) in flight across all nodes (one while its breaker is
+   * half-open, none while it is paused), and the claim takes the endpoints' oldest deliveries in
+   * turns: every endpoint's first, then every endpoint's second, and so on.
    */
-  claimDue(owner: string, now: number, leaseUntil: number, limit: number): Promise<DeliveryRecord[]>;
+  claimDue(
+    owner: string,
+    now: number,
+    leaseUntil: number,
+    limit: number,
+    perEndpoint?: number,
+  ): Promise<DeliveryRecord[]>;
   /**
    * Records an attempt and its outcome, if `owner` still holds the lease; the endpoint's run of
-   * failures is reset by a success and extended by a message given up on.
+   * failures is reset by a success and extended by a message given up on. An attempt with no
+   * answer counts towards the breaker (not while the endpoint is paused: the attempts still in
+   * flight when it paused do not count); any answer, even an error, closes it.
    */
-  finishAttempt(owner: string, outcome: AttemptOutcome): Promise<boolean>;
+  finishAttempt(owner: string, outcome: AttemptOutcome, now?: number): Promise<boolean>;
+  /**
+   * Pauses an endpoint until `pause.until` (epoch ms) for `pause.reason`, and sets its count of
+   * unanswered attempts to `pause.count`, if that count is still `pause.seen` and the endpoint is
+   * not paused at `now` (another node may have paused it first, or an answer closed it
+   * meanwhile); false when this call did not pause it.
+   */
+  pause(
+    id: string,
+    pause: { seen: number; count: number; until: number; reason: string },
+    now: number,
+  ): Promise<boolean>;
   /** The soonest time a delivery is due (epoch ms), or null when none waits. */
   nextDue(): Promise<number | null>;
   /**
@@ -163,11 +209,49 @@ export interface WebhookStore {
   ): Promise<boolean>;
   /** Hears, on every node, of each committed unit that wrote deliveries (or made one due again). */
   watch(listener: ChangeListener): Promise<() => Promise<void>>;
-  /** Deletes delivered and failed deliveries whose last attempt was before `before` (epoch ms), with their attempts; returns how many deliveries. */
-  purge(before: number): Promise<number>;
+  /**
+   * Deletes delivered and failed deliveries whose last attempt was before `before` (epoch ms),
+   * and, whatever their state, those announcing the expiry of a request no agent authenticated
+   * that expired before `requestsExpiredBefore` (epoch seconds: the requests' own purge), with
+   * their attempts; returns how many deliveries.
+   */
+  purge(before: number, requestsExpiredBefore?: number): Promise<number>;
 }
 
-const DUE = `((d.status = 'pending' AND d.next_attempt_at <= ?) OR (d.status = 'delivering' AND d.lease_until <= ?))`;
+/** Whether the delivery `d` is due (two parameters: now, now). */
+const due = (d: string) =>
+  `((${d}.status = 'pending' AND ${d}.next_attempt_at <= ?) OR (${d}.status = 'delivering' AND ${d}.lease_until <= ?))`;
+
+/**
+ * The claim (claimDue): the endpoints with free slots (enabled, not paused; a cap less what all
+ * nodes hold in flight, found through the status index; one while half-open), their due
+ * deliveries numbered oldest first per endpoint, and the first `limit` taken in turns. On
+ * PostgreSQL the rows are locked as they are taken and rows another node is taking are skipped
+ * (the due condition is checked again on each locked row), so two nodes never claim one delivery.
+ * Parameters: owner, lease_until, now ×2, cap, now ×2, now ×2, limit.
+ */
+const claimSql = (
+  lock: string,
+) => `UPDATE webhook_deliveries SET status = 'delivering', lease_owner = ?, lease_until = ?
+  WHERE (message_id, endpoint_id) IN (
+    SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d
+    WHERE ${due('d')} AND (d.message_id, d.endpoint_id) IN (
+      SELECT turns.message_id, turns.endpoint_id FROM (
+        SELECT w.message_id, w.endpoint_id, slots.free,
+          row_number() OVER (PARTITION BY w.endpoint_id ORDER BY w.message_id) AS turn
+        FROM webhook_deliveries w JOIN (
+          SELECT e.id, CASE WHEN e.paused_until IS NULL THEN CAST(? AS integer) ELSE 1 END - COALESCE(busy.n, 0) AS free
+          FROM webhook_endpoints e LEFT JOIN (
+            SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
+            WHERE status = 'delivering' AND lease_until > ? GROUP BY endpoint_id
+          ) busy ON busy.endpoint_id = e.id
+          WHERE e.status = 'enabled' AND (e.paused_until IS NULL OR e.paused_until <= ?)
+        ) slots ON slots.id = w.endpoint_id
+        WHERE slots.free > 0 AND ${due('w')}
+      ) turns
+      WHERE turns.turn <= turns.free
+      ORDER BY turns.turn, turns.message_id LIMIT ?
+    )${lock})`;
 
 /**
  * The webhook endpoints and deliveries of the database behind `driver`.
@@ -272,17 +356,18 @@ export function webhookStore(driver: Driver): WebhookStore {
       if (steps.length > 0) await driver.write(steps, { independent: true });
     },
 
-    async claimDue(owner: string, now: number, leaseUntil: number, limit: number): Promise<DeliveryRecord[]> {
-      // PostgreSQL: the rows are locked as they are chosen and rows another node is choosing are
-      // skipped, so two nodes never claim one delivery. SQLite has one writer: no lock to skip.
-      const lock = driver.engine === 'postgres' ? ' FOR UPDATE OF d SKIP LOCKED' : '';
+    async claimDue(
+      owner: string,
+      now: number,
+      leaseUntil: number,
+      limit: number,
+      perEndpoint = limit,
+    ): Promise<DeliveryRecord[]> {
+      // SQLite has one writer: no lock to skip.
       const claimed = await driver.write([
         {
-          sql: `UPDATE webhook_deliveries SET status = 'delivering', lease_owner = ?, lease_until = ?
-          WHERE (message_id, endpoint_id) IN (
-            SELECT d.message_id, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-            WHERE ${DUE} AND e.status = 'enabled' ORDER BY d.message_id LIMIT ?${lock})`,
-          params: [owner, leaseUntil, now, now, limit],
+          sql: claimSql(driver.engine === 'postgres' ? ' FOR UPDATE OF d SKIP LOCKED' : ''),
+          params: [owner, leaseUntil, now, now, perEndpoint, now, now, now, now, limit],
         },
       ]);
       if (!claimed || claimed[0] === 0) return [];
@@ -293,7 +378,7 @@ export function webhookStore(driver: Driver): WebhookStore {
       );
     },
 
-    async finishAttempt(owner: string, outcome: AttemptOutcome): Promise<boolean> {
+    async finishAttempt(owner: string, outcome: AttemptOutcome, now = Date.now()): Promise<boolean> {
       const { attempt, status } = outcome;
       const steps: Step[] = [
         {
@@ -325,7 +410,34 @@ export function webhookStore(driver: Driver): WebhookStore {
           sql: 'UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ?), consecutive_failures = consecutive_failures + ? WHERE id = ?',
           params: [attempt.at, status === 'failed' ? 1 : 0, attempt.endpoint_id],
         });
+      // The breaker: an answer of any kind closes it; no answer counts, unless it is open.
+      steps.push(
+        attempt.status_code === null
+          ? {
+              sql: 'UPDATE webhook_endpoints SET unanswered_attempts = unanswered_attempts + 1 WHERE id = ? AND (paused_until IS NULL OR paused_until <= ?)',
+              params: [attempt.endpoint_id, now],
+            }
+          : {
+              sql: 'UPDATE webhook_endpoints SET unanswered_attempts = 0, paused_until = NULL, paused_reason = NULL WHERE id = ? AND (unanswered_attempts <> 0 OR paused_until IS NOT NULL)',
+              params: [attempt.endpoint_id],
+            },
+      );
       return (await driver.write(steps)) !== null;
+    },
+
+    async pause(
+      id: string,
+      pause: { seen: number; count: number; until: number; reason: string },
+      now: number,
+    ): Promise<boolean> {
+      const done = await driver.write([
+        {
+          sql: 'UPDATE webhook_endpoints SET paused_until = ?, paused_reason = ?, unanswered_attempts = ? WHERE id = ? AND unanswered_attempts = ? AND (paused_until IS NULL OR paused_until <= ?)',
+          params: [pause.until, pause.reason, pause.count, id, pause.seen, now],
+          guard: true,
+        },
+      ]);
+      return done !== null;
     },
 
     async nextDue(): Promise<number | null> {
@@ -391,26 +503,35 @@ export function webhookStore(driver: Driver): WebhookStore {
       return driver.listen(listener, WEBHOOK_CHANNEL);
     },
 
-    async purge(before: number, batchSize = PURGE_BATCH): Promise<number> {
+    async purge(before: number, requestsExpiredBefore?: number, batchSize = PURGE_BATCH): Promise<number> {
       // Settled deliveries whose last attempt is older than `before`, found through the status
-      // index; in batches, each one unit with its attempts, so a backlog never holds the database.
-      // Both statements choose the same rows: one order, and no row can newly qualify meanwhile.
+      // index; then the expiries of requests no agent authenticated, whose requests are purged,
+      // through their own index, in any state (a delivery in flight then finds no row, and its
+      // attempt is not recorded). In batches, each one unit with its attempts, so a backlog never
+      // holds the database. Both statements of a batch choose the same rows: one order, and no
+      // row can newly qualify meanwhile.
       const settled = `SELECT message_id, endpoint_id FROM webhook_deliveries
       WHERE status IN ('delivered', 'failed') AND next_attempt_at < ?
       ORDER BY next_attempt_at, message_id, endpoint_id LIMIT ${batchSize}`;
-      let total = 0;
-      for (;;) {
-        const [, deleted = 0] =
-          (await driver.write([
-            {
-              sql: `DELETE FROM webhook_attempts WHERE (message_id, endpoint_id) IN (${settled})`,
-              params: [before],
-            },
-            { sql: `DELETE FROM webhook_deliveries WHERE (message_id, endpoint_id) IN (${settled})`, params: [before] },
-          ])) ?? [];
-        total += deleted;
-        if (deleted < batchSize) return total;
-      }
+      const purgedWithRequest = `SELECT message_id, endpoint_id FROM webhook_deliveries
+      WHERE request_expires_at < ?
+      ORDER BY request_expires_at, message_id, endpoint_id LIMIT ${batchSize}`;
+      const inBatches = async (rows: string, cutoff: number) => {
+        let total = 0;
+        for (;;) {
+          const [, deleted = 0] =
+            (await driver.write([
+              { sql: `DELETE FROM webhook_attempts WHERE (message_id, endpoint_id) IN (${rows})`, params: [cutoff] },
+              { sql: `DELETE FROM webhook_deliveries WHERE (message_id, endpoint_id) IN (${rows})`, params: [cutoff] },
+            ])) ?? [];
+          total += deleted;
+          if (deleted < batchSize) return total;
+        }
+      };
+      return (
+        (await inBatches(settled, before)) +
+        (requestsExpiredBefore === undefined ? 0 : await inBatches(purgedWithRequest, requestsExpiredBefore))
+      );
     },
   };
 }

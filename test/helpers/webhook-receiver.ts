@@ -28,6 +28,8 @@ export async function startWebhookReceiver(options: { host?: string } = {}) {
   let secret: string | null = null;
   let status: number | 'hold' = 204;
   const received: Received[] = [];
+  /** Requests held unanswered whose connection is still open. */
+  let open = 0;
   const waiters: Array<() => void> = [];
   const server = await startHttpsServer(
     (req, res) => {
@@ -53,6 +55,12 @@ export async function startWebhookReceiver(options: { host?: string } = {}) {
           status: status === 'hold' ? null : status,
         });
         if (status !== 'hold') res.writeHead(status).end();
+        else {
+          open += 1;
+          res.once('close', () => {
+            open -= 1;
+          });
+        }
         for (const wake of waiters.splice(0)) wake();
       });
     },
@@ -70,6 +78,10 @@ export async function startWebhookReceiver(options: { host?: string } = {}) {
     /** What the receiver answers from now on; 'hold': nothing, the request stays open. */
     answer(code: number | 'hold') {
       status = code;
+    },
+    /** How many requests it holds unanswered on connections still open. */
+    get open() {
+      return open;
     },
     /** Waits until `predicate` holds over what was received, or `ms` pass (then throws). */
     async until(predicate: (all: Received[]) => boolean, ms = 5000): Promise<Received[]> {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/domain/accounts.ts';
 import { createWebhook, listDeliveries } from '../../src/domain/webhooks/endpoints.ts';
 import type { AccountRecord } from '../../src/store/accounts.ts';
+import { accountWithKey } from '../helpers/api.ts';
 import { startMailbox } from '../helpers/mailbox.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { allowLoopback, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -42,32 +43,55 @@ afterAll(async () => {
 });
 
 describe('a failing endpoint', () => {
-  it('is disabled with its reason, announced to other endpoints, recorded and mailed to its admin', async () => {
-    const bad = await createWebhook(server.ctx, admin, { url: failing.url, events: ['client.created'] });
-    failing.useSecret(bad.secret);
+  it('is disabled with its reason, announced to other endpoints, recorded and mailed to its admin, by id and host only', async () => {
+    // A capability URL: the token in its path is the receiver's only authentication.
+    const capability = 'hk_tok_3b9f1c0d7e2a';
+    const url = `${failing.url}/${capability}`;
+    const { account: maker, call } = await accountWithKey(server, { role: 'admin', key: { reach: 'all' } });
+    const made = await call('POST', '/webhooks', { url, events: ['client.created'] });
+    expect(made.status).toBe(201);
+    failing.useSecret(made.json.secret);
     failing.answer(500);
     const good = await createWebhook(server.ctx, admin, { url: watcher.url, events: ['webhook.disabled'] });
     watcher.useSecret(good.secret);
-    const id = bad.webhook.webhook.id;
+    const id: string = made.json.webhook.id;
 
     await server.createClient({ name: 'Never heard of' });
     const [announced] = await watcher.until((all) => all.length >= 1);
     expect(announced!.verified).toBe(true);
-    expect(announced!.payload).toMatchObject({
+    expect(announced!.payload).toEqual({
       type: 'webhook.disabled',
+      timestamp: expect.any(String),
       data: {
-        webhook: { id, url: failing.url },
-        reason: expect.stringMatching(/^every delivery failed for \d+ seconds$/),
+        webhook: { id, host: new URL(failing.url).host, description: '' },
+        reason: expect.stringMatching(/^every delivery failed for \d+ seconds?$/),
       },
     });
+    expect(announced!.raw).not.toContain(capability);
     const { webhook } = (await server.ctx.store.webhooks.find(id))!;
     expect(webhook.status).toBe('disabled');
     expect(webhook.disabled_reason).toBe(announced!.payload.data.reason);
 
     const mail = await mailbox.next();
-    expect(mail.to).toEqual(['owner-of-hooks@example.com']);
+    expect(mail.to).toEqual([maker.email]);
     expect(mail.text).toContain(id);
+    expect(mail.text).toContain(`to ${new URL(failing.url).host}`);
     expect(mail.text).toContain(webhook.disabled_reason);
+    expect(mail.text).not.toContain(capability);
+    expect(mail.headers).not.toContain(capability);
+
+    // The activity (the API's, the console's) names the endpoint by id and host, never its URL.
+    const activity = await call('GET', '/activity?limit=100');
+    expect(activity.status).toBe(200);
+    const acts = activity.json.data.filter((event: { target: string }) => event.target === id);
+    expect(acts.map((event: { action: string }) => event.action).sort()).toEqual([
+      'webhook.create',
+      'webhook.disabled',
+    ]);
+    expect(activity.text).not.toContain(capability);
+    expect(acts.find((event: { action: string }) => event.action === 'webhook.create').detail).toMatch(
+      new RegExp(`^key key_[\\w-]+: ${new URL(failing.url).host} \\(client\\.created\\)$`),
+    );
 
     const events = await server.ctx.store.activity.list({ limit: 50 });
     expect(events.find((event) => event.action === 'webhook.disabled')).toMatchObject({

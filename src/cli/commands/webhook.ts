@@ -12,7 +12,7 @@ import type { Webhook, WebhookChanges, WebhookDelivery } from '../management.ts'
 import { withManagement } from '../target.ts';
 
 const line = (webhook: Webhook) =>
-  `${webhook.id}  ${webhook.status.padEnd(8)}  ${webhook.url}  [${webhook.events.join(', ')}]${webhook.disabled_reason ? `  (${webhook.disabled_reason})` : ''}`;
+  `${webhook.id}  ${webhook.status.padEnd(8)}  ${webhook.url}  [${webhook.events.join(', ')}]${webhook.disabled_reason ? `  (${webhook.disabled_reason})` : ''}${webhook.paused_until ? `  (paused until ${webhook.paused_until}: ${webhook.paused_reason})` : ''}`;
 
 const deliveryLine = (delivery: WebhookDelivery) =>
   `${delivery.message_id}  ${delivery.status.padEnd(10)}  ${delivery.event_type}  attempts ${delivery.attempts}${delivery.last_status_code === null ? '' : `  HTTP ${delivery.last_status_code}`}${delivery.last_error ? `  ${delivery.last_error}` : ''}`;

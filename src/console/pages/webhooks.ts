@@ -37,9 +37,23 @@ export const webhookPath = (id: string) => `${WEBHOOKS_PATH}/${encodeURIComponen
 export const webhookSecretPath = (id: string) => `${webhookPath(id)}/secret`;
 
 const statusBadge = (webhook: WebhookWithEvents['webhook']) =>
-  webhook.status === 'enabled'
-    ? html`<span class="badge ok">enabled</span>`
-    : html`<span class="badge off">disabled</span>`;
+  webhook.status === 'disabled'
+    ? html`<span class="badge off">disabled</span>`
+    : webhook.paused_until !== null
+      ? html`<span class="badge wait">paused</span>`
+      : html`<span class="badge ok">enabled</span>`;
+
+/**
+ * What the breaker says of an enabled endpoint (docs/design.md §15): paused until when and why,
+ * or trying one delivery now; nothing while it is sent to normally.
+ */
+function pauseText(webhook: WebhookWithEvents['webhook']): Html | '' {
+  if (webhook.status !== 'enabled' || webhook.paused_until === null) return '';
+  const until = webhook.paused_until;
+  return until > Date.now()
+    ? html`Paused until ${whenMs(until)}: ${webhook.paused_reason ?? 'its attempts got no answer'}. Its deliveries wait; none is lost.`
+    : html`Trying one delivery after a pause; once the receiver answers, the rest follow.`;
+}
 
 /** The subscribed events in words: "All events", or the list. */
 function eventsText(events: string[]): Html {
@@ -115,7 +129,7 @@ ${
           {
             heading: 'Status',
             cell: ({ webhook }) =>
-              html`${statusBadge(webhook)}${webhook.disabled_reason ? html`<br><span class="muted">${webhook.disabled_reason}</span>` : ''}`,
+              html`${statusBadge(webhook)}${webhook.disabled_reason ? html`<br><span class="muted">${webhook.disabled_reason}</span>` : ''}${webhook.paused_until !== null && webhook.status === 'enabled' ? html`<br><span class="muted">${pauseText(webhook)}</span>` : ''}`,
           },
           { heading: 'Created', cell: ({ webhook }) => when(webhook.created_at) },
         ],
@@ -199,6 +213,7 @@ export interface WebhookPageInput extends FormState {
 
 function deliveryLog(page: AdminPage, input: WebhookPageInput): Html {
   const base = webhookPath(input.webhook.webhook.id);
+  const paused = pauseText(input.webhook.webhook);
   const table =
     input.deliveries.length === 0
       ? html`<p id="no-deliveries">Nothing has been sent to this endpoint yet.</p>`
@@ -239,6 +254,7 @@ function deliveryLog(page: AdminPage, input: WebhookPageInput): Html {
   return html`<section aria-labelledby="deliveries-heading">
 <h2 id="deliveries-heading">Delivery log</h2>
 <p>Each event sent to this endpoint, with the receiver's last answer. “Send again” sends the same message, with the same <code>webhook-id</code>, now.</p>
+${paused ? html`<p id="delivery-pause" class="warning">${paused}</p>` : ''}
 ${table}
 ${pages}
 </section>`;
@@ -258,7 +274,7 @@ export function webhookPage(page: AdminPage, input: WebhookPageInput): string {
 <dt>Webhook ID</dt><dd><code id="webhook-id">${webhook.id}</code></dd>
 <dt>URL</dt><dd>${webhook.url}</dd>
 <dt>Events</dt><dd>${eventsText(input.webhook.events)}</dd>
-<dt>Status</dt><dd id="webhook-status">${statusBadge(webhook)}${webhook.disabled_reason ? html` ${webhook.disabled_reason}` : ''}</dd>
+<dt>Status</dt><dd id="webhook-status">${statusBadge(webhook)}${webhook.disabled_reason ? html` ${webhook.disabled_reason}` : ''}${webhook.paused_until !== null && webhook.status === 'enabled' ? html` ${pauseText(webhook)}` : ''}</dd>
 <dt>Created</dt><dd>${when(webhook.created_at)}</dd>
 </dl>
 ${

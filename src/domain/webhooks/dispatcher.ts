@@ -1,12 +1,15 @@
 /**
  * The webhook dispatcher (docs/design.md §15), one per node: it claims due deliveries from the
- * outbox in batches under a lease (PostgreSQL skips rows another node is claiming, so each
- * delivery is made by one node; a node that dies leaves its claims to another once the lease
- * runs out), signs each with the endpoint's secret as Standard Webhooks says, POSTs it under the
- * outbound guards, and records the attempt: delivered on a 2xx, else due again after a growing
- * pause, until it is given up on. An endpoint that keeps failing is disabled and its owner told.
- * It wakes as soon as a unit that wrote deliveries commits, and polls every second besides. The
- * same timer announces requests that expired while waiting.
+ * outbox under a lease (PostgreSQL skips rows another node is claiming, so each delivery is made
+ * by one node; a node that dies leaves its claims to another once the lease runs out), signs
+ * each with the endpoint's secret as Standard Webhooks says, POSTs it under the outbound guards,
+ * and records the attempt: delivered on a 2xx, else due again after a growing pause, until it is
+ * given up on. Endpoints do not wait on each other: each has a few slots in flight, a slot is
+ * refilled as soon as its delivery ends, a claim serves the endpoints in turns, and an endpoint
+ * whose attempts get no answer is paused (its breaker opens) rather than holding its slots. An
+ * endpoint that keeps failing is disabled and its owner told. It wakes as soon as a unit that
+ * wrote deliveries commits, and polls every second besides. The same timer announces requests
+ * that expired while waiting.
  */
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:https';
@@ -16,7 +19,7 @@ import type { Context } from '../../context.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../store/webhooks.ts';
 import { type AddressStage, guardedRequest, type OutboundOptions } from '../../outbound/request.ts';
 import { trustedNetworks, webhookSecret } from './endpoints.ts';
-import { requestExpired, webhookDisabled } from './events.ts';
+import { requestExpired, webhookDisabled, webhookHost } from './events.ts';
 
 /**
  * Pauses before each retry, after the first attempt: Standard Webhooks' suggested schedule
@@ -35,8 +38,19 @@ export interface DispatcherOptions {
   disableAfterFailingMs?: number;
   /** …or once this many of its messages in a row were given up on (5). */
   disableAfterFailedMessages?: number;
-  /** Deliveries claimed at once (20). */
-  batchSize?: number;
+  /**
+   * Deliveries in flight to one endpoint at once, all nodes together (16): a silent receiver
+   * holds no more than these, and every other endpoint keeps its own.
+   */
+  perEndpoint?: number;
+  /** Deliveries in flight on this node at once, all endpoints together (128). */
+  maxInFlight?: number;
+  /** Attempts in a row with no answer (timed out, could not connect) that pause an endpoint (5). */
+  pauseAfterUnanswered?: number;
+  /** The first pause (30 s); each further trial with no answer doubles it, up to maxPauseMs. */
+  pauseMs?: number;
+  /** The longest pause (10 minutes). */
+  maxPauseMs?: number;
   /**
    * Expiries one sweep announces at most (1,000); when more wait, the deliveries due go first
    * and the next round sweeps again at once.
@@ -54,7 +68,11 @@ const DEFAULTS = {
   pollMs: 1000,
   disableAfterFailingMs: 86_400_000,
   disableAfterFailedMessages: 5,
-  batchSize: 20,
+  perEndpoint: 16,
+  maxInFlight: 128,
+  pauseAfterUnanswered: 5,
+  pauseMs: 30_000,
+  maxPauseMs: 600_000,
   expiriesPerSweep: 1000,
   timeoutMs: 10_000,
   maxResponseBytes: 65_536,
@@ -101,7 +119,8 @@ export class WebhookDispatcher {
   private lastSweep = 0;
   /** Up to when (epoch seconds) the expiry sweep has announced; null before the first sweep. */
   private sweptUntil: number | null = null;
-  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Deliveries being sent by this node; each one's end frees its slot and looks for more. */
+  private readonly inFlight = new Set<Promise<void>>();
   /** Told of each delivery's outcome (for logs and tests). */
   onError: (error: unknown) => void = () => {};
 
@@ -165,7 +184,10 @@ export class WebhookDispatcher {
       });
   }
 
-  /** Claims and sends batches until none is full, and runs the expiry sweep when it is due. */
+  /**
+   * Runs the expiry sweep when it is due, then fills this node's free slots with due deliveries
+   * and starts them; it does not wait for them: each one's end wakes it again to refill its slot.
+   */
   private async round(): Promise<void> {
     if (Date.now() - this.lastSweep >= EXPIRY_SWEEP_MS) {
       this.lastSweep = Date.now();
@@ -186,13 +208,16 @@ export class WebhookDispatcher {
     }
     for (;;) {
       if (this.stopped) return;
+      const free = this.options.maxInFlight - this.inFlight.size;
+      if (free <= 0) return;
       const now = Date.now();
       const owner = `${this.node}.${randomBytes(6).toString('hex')}`;
       const claimed = await this.deps.store.webhooks.claimDue(
         owner,
         now,
         now + this.deps.config.webhookLease * 1000,
-        this.options.batchSize,
+        free,
+        this.options.perEndpoint,
       );
       if (claimed.length === 0) return;
       const endpoints = new Map<string, Promise<WebhookRecord | undefined>>();
@@ -204,19 +229,18 @@ export class WebhookDispatcher {
         }
         return found;
       };
-      // A batch's deliveries go out together; a slow receiver holds only its own.
-      const sends = claimed.map(async (delivery) => {
-        const endpoint = await endpointOf(delivery.endpoint_id);
-        if (endpoint) await this.deliver(owner, endpoint, delivery);
-      });
-      const batch = Promise.allSettled(sends);
-      this.inFlight.add(batch);
-      try {
-        for (const result of await batch) if (result.status === 'rejected') this.onError(result.reason);
-      } finally {
-        this.inFlight.delete(batch);
+      for (const delivery of claimed) {
+        const sending: Promise<void> = endpointOf(delivery.endpoint_id)
+          .then((endpoint) => (endpoint ? this.deliver(owner, endpoint, delivery) : undefined))
+          .catch((error: unknown) => this.onError(error))
+          .finally(() => {
+            this.inFlight.delete(sending);
+            this.wake();
+          });
+        this.inFlight.add(sending);
       }
-      if (claimed.length < this.options.batchSize) return;
+      // Fewer than asked: the endpoints with deliveries due have no free slot left, or none is due.
+      if (claimed.length < free) return;
     }
   }
 
@@ -236,7 +260,7 @@ export class WebhookDispatcher {
     const delays = this.options.retryDelaysMs;
     const status = error === null ? 'delivered' : attempt > delays.length ? 'failed' : 'pending';
     const pause = status === 'pending' ? delays[attempt - 1]! * (0.9 + Math.random() * 0.2) : 0;
-    await this.deps.store.webhooks.finishAttempt(owner, {
+    const recorded = await this.deps.store.webhooks.finishAttempt(owner, {
       attempt: {
         endpoint_id: endpoint.id,
         message_id: delivery.message_id,
@@ -249,7 +273,34 @@ export class WebhookDispatcher {
       status,
       next_attempt_at: Math.round(finished + pause),
     });
+    if (recorded && statusCode === null) await this.pauseIfUnanswered(endpoint.id, error ?? '', finished);
     if (status !== 'delivered') await this.disableIfFailing(endpoint.id, finished);
+  }
+
+  /**
+   * Opens the endpoint's breaker once pauseAfterUnanswered attempts in a row got no answer: it
+   * is sent nothing for a pause (no slot held, its deliveries pending and not attempted), then
+   * one delivery is tried (half-open); an answer of any kind closes the breaker, none pauses it
+   * twice as long as the time before (up to maxPauseMs). Every node reads the same pause from
+   * the endpoint's row. The count is set to the threshold when the breaker first opens, plus one
+   * per trial after: the slots' attempts that time out together must not count as trials.
+   */
+  private async pauseIfUnanswered(id: string, error: string, now: number): Promise<void> {
+    const webhook = (await this.deps.store.webhooks.find(id))?.webhook;
+    const { pauseAfterUnanswered, pauseMs, maxPauseMs } = this.options;
+    if (webhook?.status !== 'enabled' || webhook.unanswered_attempts < pauseAfterUnanswered) return;
+    if (webhook.paused_until !== null && webhook.paused_until > now) return;
+    const trials = webhook.paused_until === null ? 0 : webhook.unanswered_attempts - pauseAfterUnanswered;
+    const length = Math.min(maxPauseMs, pauseMs * 2 ** Math.min(trials, 20));
+    const reason =
+      trials === 0
+        ? `${webhook.unanswered_attempts} attempts in a row got no answer (${error}); paused for ${duration(length)}, then one delivery is tried`
+        : `the delivery tried after a pause got no answer either (${error}); paused for ${duration(length)}, then one is tried again`;
+    await this.deps.store.webhooks.pause(
+      id,
+      { seen: webhook.unanswered_attempts, count: pauseAfterUnanswered + trials, until: now + length, reason },
+      now,
+    );
   }
 
   /** Signs and POSTs the delivery; resolves with the receiver's status. */
@@ -330,7 +381,7 @@ export class WebhookDispatcher {
         .send({
           to: owner.email,
           subject: 'agentauth disabled a webhook that kept failing',
-          text: `Hello${owner.name ? ` ${owner.name}` : ''},\n\nthe webhook ${webhook.id} to ${webhook.url}${webhook.description ? ` (${webhook.description})` : ''} was disabled: ${reason}.\n\nIts undelivered messages wait. Once the receiver works again, enable the webhook in the console (Webhooks), with \`agentauth webhook enable ${webhook.id}\` or the API, and they are sent.\n`,
+          text: `Hello${owner.name ? ` ${owner.name}` : ''},\n\nthe webhook ${webhook.id} to ${webhookHost(webhook.url)}${webhook.description ? ` (${webhook.description})` : ''} was disabled: ${reason}.\n\nIts undelivered messages wait. Once the receiver works again, enable the webhook in the console (Webhooks), with \`agentauth webhook enable ${webhook.id}\` or the API, and they are sent.\n`,
         })
         .catch((error: unknown) => this.onError(error));
   }
@@ -340,7 +391,8 @@ export class WebhookDispatcher {
 function duration(ms: number): string {
   if (ms >= 7_200_000) return `${Math.round(ms / 3_600_000)} hours`;
   if (ms >= 120_000) return `${Math.round(ms / 60_000)} minutes`;
-  return `${Math.max(1, Math.round(ms / 1000))} seconds`;
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  return seconds === 1 ? '1 second' : `${seconds} seconds`;
 }
 
 /** What one expiry sweep did. */

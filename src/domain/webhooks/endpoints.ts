@@ -162,6 +162,9 @@ export async function createWebhook(deps: Deps, actor: AccountRecord, input: New
     disabled_reason: null,
     consecutive_failures: 0,
     failing_since: null,
+    unanswered_attempts: 0,
+    paused_until: null,
+    paused_reason: null,
     created_at: now,
     updated_at: now,
   };
@@ -197,7 +200,8 @@ export async function reachableWebhook(deps: Deps, actor: AccountRecord, id: str
 
 /**
  * Changes an endpoint's URL, events, description or status. Disabling keeps its deliveries
- * waiting (nothing is sent while disabled); enabling starts its count of failures afresh.
+ * waiting (nothing is sent while disabled); enabling starts its count of failures afresh and
+ * closes its breaker.
  *
  * @example
  * await updateWebhook(ctx, admin, 'whk_abc', { status: 'disabled' });
@@ -219,7 +223,14 @@ export async function updateWebhook(
       throw new InvalidField('status', 'status is enabled or disabled');
     if (changes.status !== webhook.status) {
       patch.status = changes.status;
-      if (changes.status === 'enabled') Object.assign(patch, { consecutive_failures: 0, failing_since: null });
+      if (changes.status === 'enabled')
+        Object.assign(patch, {
+          consecutive_failures: 0,
+          failing_since: null,
+          unanswered_attempts: 0,
+          paused_until: null,
+          paused_reason: null,
+        });
       patch.disabled_reason = changes.status === 'disabled' ? `disabled by ${actor.email}` : null;
     }
   }

@@ -202,6 +202,9 @@ export const requestCancelled = (request: AuthorizationRequestRecord, client: Cl
 export const requestExpired = (request: ExpiredRequest): WebhookEvent => ({
   // Announced by a sweep, seconds (or, after an outage, up to an hour) after the fact.
   occurredAt: request.expires_at,
+  // No agent authenticated it (anyone may have opened it): purged with the request, whatever
+  // its state, rather than kept WEBHOOK_RETENTION; SECURITY.md's disk bound depends on it.
+  ...(request.status === 'pending' ? { requestExpiresAt: request.expires_at } : {}),
   ...event('authorization_request.expired', {
     request: {
       id: request.id,
@@ -218,13 +221,23 @@ export const requestExpired = (request: ExpiredRequest): WebhookEvent => ({
 });
 
 /**
- * An endpoint was disabled for failing.
+ * An endpoint as it is named outside its own page (other endpoints, mail, the activity): its
+ * URL's host, never the URL, whose path often carries a token (a capability URL).
+ *
+ * @example
+ * webhookHost('https://hooks.example.com/t/s3cr3t'); // 'hooks.example.com'
+ */
+export const webhookHost = (url: string): string => hostOf(url) ?? 'an invalid URL';
+
+/**
+ * An endpoint was disabled for failing: its id and host, never its URL.
  *
  * @example
  * webhookDisabled(webhook, 'every delivery failed for 24 hours');
+ * // { type: 'webhook.disabled', data: { webhook: { id, host: 'hooks.example.com', description }, reason } }
  */
 export const webhookDisabled = (webhook: WebhookRecord, reason: string) =>
   event('webhook.disabled', {
-    webhook: { id: webhook.id, url: webhook.url, description: webhook.description },
+    webhook: { id: webhook.id, host: webhookHost(webhook.url), description: webhook.description },
     reason,
   });
