@@ -183,4 +183,39 @@ describe('a silent receiver beside a healthy one', () => {
     expect(new Set(answered.map((r) => r.id)).size).toBe(20);
     expect(answered.every((r) => r.verified)).toBe(true);
   });
+
+  it('resumes a paused endpoint at once when an admin enables it (console "Resume now", API, CLI)', async () => {
+    const { server, silent, call, subscribe } = await setUp({
+      timeoutMs: 300,
+      retryDelaysMs: Array.from({ length: 20 }, () => 20),
+      pauseAfterUnanswered: 3,
+      // Far longer than the test: only the admin's act can end it.
+      pauseMs: 600_000,
+      maxPauseMs: 600_000,
+    });
+    const silentId = await subscribe(silent);
+    await makeAgents(call, 5, 'Resumed');
+    await until(
+      async () => (await server.ctx.store.webhooks.find(silentId))!.webhook,
+      (w) => w.paused_until !== null,
+    );
+    const person = await createPasswordAccount(server.ctx, { role: 'admin' });
+    const session = await signIn(server.baseUrl, person.email);
+    const page = await session.get(`/console/admin/webhooks/${silentId}`);
+    expect(page.text).toContain('Resume now');
+
+    silent.answer(204);
+    const resumed = await session.submit(`/console/admin/webhooks/${silentId}/enable`);
+    expect(resumed.posted.status).toBe(303);
+    expect((await server.ctx.store.webhooks.find(silentId))!.webhook).toMatchObject({
+      status: 'enabled',
+      paused_until: null,
+      paused_reason: null,
+      unanswered_attempts: 0,
+    });
+    await until(
+      () => statuses(server, silentId),
+      (counts) => counts.delivered === 5,
+    );
+  });
 });

@@ -281,7 +281,9 @@ ${
   disabled
     ? html`<p>Nothing is sent while it is disabled; deliveries wait and go out once it is enabled again.</p>
 ${actionButton(page.csrf, `${base}/enable`, 'Enable webhook')}`
-    : ''
+    : webhook.paused_until !== null
+      ? actionButton(page.csrf, `${base}/enable`, 'Resume now')
+      : ''
 }
 ${deliveryLog(page, input)}
 <section aria-labelledby="settings-heading">

@@ -201,7 +201,7 @@ export async function reachableWebhook(deps: Deps, actor: AccountRecord, id: str
 /**
  * Changes an endpoint's URL, events, description or status. Disabling keeps its deliveries
  * waiting (nothing is sent while disabled); enabling starts its count of failures afresh and
- * closes its breaker.
+ * closes its breaker, and enabling a paused endpoint resumes it at once.
  *
  * @example
  * await updateWebhook(ctx, admin, 'whk_abc', { status: 'disabled' });
@@ -232,6 +232,9 @@ export async function updateWebhook(
           paused_reason: null,
         });
       patch.disabled_reason = changes.status === 'disabled' ? `disabled by ${actor.email}` : null;
+    } else if (changes.status === 'enabled' && webhook.paused_until !== null) {
+      // Enabling a paused endpoint resumes it now: the admin says its receiver works again.
+      Object.assign(patch, { unanswered_attempts: 0, paused_until: null, paused_reason: null });
     }
   }
   if (!(await deps.store.webhooks.update(webhook.id, patch, newEvents))) throw new NotFound('No such webhook.');
