@@ -9,11 +9,12 @@
  *
  *   outbox cost  full flows at the figures' concurrency, alternated: with no endpoint; with one
  *                endpoint subscribed to the sign-in event whose receiver holds the first deliveries
- *                unanswered (the dispatcher waits for a batch of 20 before it claims more, so
+ *                unanswered (the endpoint's 16 slots stay taken, then its breaker pauses it, so
  *                the window has the outbox's writes and almost no delivery: what a sign-in pays);
  *                and with the endpoint answering (the outbox and the deliveries, made by the same
  *                node). Server CPU per flow (the database's included on PostgreSQL), flows/s and
- *                latency. After each held round the receiver answers again and the backlog is
+ *                latency. After each held round the receiver answers again, the endpoint is
+ *                resumed (`agentauth webhook enable`, which ends a pause) and the backlog is
  *                timed as it drains with nothing else running: the deliveries per second one
  *                node makes, and the server CPU per delivery.
  *   latency      from the agent's 200 to POST /api/agent/authenticate to the verified receipt of
@@ -290,6 +291,8 @@ export async function webhooksRun(options: {
           // The backlog, delivered with nothing else running.
           const expected = signInsBefore + completed;
           const arrivedBefore = receiver.arrivals.length;
+          // The held slots timed out and paused the endpoint: resume it, as an operator would.
+          if (endpoint) await target.cli!(['webhook', 'enable', endpoint, '--json']);
           const drainSpan = cpuSpan(target);
           const started = performance.now();
           const wallStart = Date.now();
