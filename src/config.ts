@@ -901,7 +901,7 @@ export const SETTINGS = [
     key: 'webhookRetention',
     type: seconds(3600),
     default: 604800,
-    doc: "How long delivered and failed webhook deliveries, with their attempts, are kept for the endpoint's delivery log after their last attempt, before the purge deletes them. Pending ones are kept until they are delivered or given up on.",
+    doc: "How long delivered and failed webhook deliveries, with their attempts, are kept for the endpoint's delivery log after their last attempt, before the purge deletes them. Pending ones are kept until they are delivered or given up on. The expiry of a request no agent authenticated (`authorization_request.expired`, `status_before: pending`) goes with its request instead, `PURGE_UNAUTHENTICATED_AFTER` after the expiry, delivered or not: anyone can make such requests.",
   }),
   setting({
     name: 'ALLOWED_RESOURCES',
