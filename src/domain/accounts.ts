@@ -292,8 +292,8 @@ export async function accountByEmail(deps: Pick<Context, 'store'>, raw: string):
 }
 
 /**
- * Disables or enables an account; disabling ends its sessions, the links it made and the setup
- * links made for it (enabling it again does not bring them back). An admin cannot disable
+ * Disables or enables an account; disabling ends its sessions, its API keys, the links it made
+ * and the setup links made for it (enabling it again brings none of them back). An admin cannot disable
  * themselves, so that the console always keeps one admin who can undo it. The actor is null
  * for the CLI. The account's agents and websites keep working: an admin disables those apart.
  */
@@ -319,10 +319,19 @@ export async function setAccountStatus(
   await deps.store.accounts.update(target.id, { status }, announce);
   if (status === 'disabled') {
     await deps.store.sessions.deleteAll(target.id);
+    await deps.store.apiKeys.revokeAll(target.id, deps.clock());
     await endLinksOf(deps, target.id);
   }
 }
 
+/**
+ * Gives an account the role; taking the admin role also revokes its API keys that reach every
+ * account, made for an admin's reach (given the role again, they must not come back with it).
+ * No one takes the admin role from themselves.
+ *
+ * @example
+ * await setAccountRole(ctx, admin, member, 'admin');
+ */
 export async function setAccountRole(
   deps: Deps,
   actor: AccountRecord | null,
@@ -336,6 +345,7 @@ export async function setAccountRole(
       ? []
       : [accountEvent('account.updated', { ...target, role }, { changes: ['role'], actor: actorData(actor) })];
   await deps.store.accounts.update(target.id, { role }, announce);
+  if (target.role === 'admin' && role !== 'admin') await deps.store.apiKeys.revokeAll(target.id, deps.clock(), 'all');
 }
 
 /** Who did it, as events say: the entry point's actor (an API key names its account), else the account, or the CLI (null). */

@@ -46,7 +46,12 @@ export interface IdempotentRecord {
 
 /** API keys in the store (Store.apiKeys). */
 export interface ApiKeyStore {
-  insert(key: ApiKeyRecord): Promise<void>;
+  /**
+   * Inserts a key while its account is active, in one unit with a guard on the account's row:
+   * false (nothing inserted) when the account is disabled or gone. So a key made while its account
+   * is being disabled is either refused or revoked by the disable, never left to outlive it.
+   */
+  insert(key: ApiKeyRecord): Promise<boolean>;
   /** The key with this digest and its account (two reads: the key, then its account). */
   findByDigest(digest: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | undefined>;
   find(id: string): Promise<ApiKeyRecord | undefined>;
@@ -54,6 +59,12 @@ export interface ApiKeyStore {
   list(accountId?: string): Promise<ApiKeyRecord[]>;
   /** Revokes a live key; false when it was already revoked (or is unknown). */
   revoke(id: string, now: number): Promise<boolean>;
+  /**
+   * Revokes an account's live keys (only those reaching `reach`, when given); returns how many.
+   * What ends an account's access (disabling it, signing out everywhere with its keys, taking
+   * the admin role) ends its keys for good.
+   */
+  revokeAll(accountId: string, now: number, reach?: ApiKeyReach): Promise<number>;
   /** Records a call: the key's last use and the console event (none for a call its act records), in one unit. */
   recordCall(keyId: string, now: number, ip: string | null, event: ConsoleEvent | null): Promise<void>;
 }
@@ -82,7 +93,17 @@ export interface IdempotencyStore {
 export function apiKeyStore(driver: Driver): ApiKeyStore {
   return {
     async insert(key) {
-      await driver.write([insert('api_keys', key)]);
+      // The guard also locks the account's row (PostgreSQL), so a disable waits for this unit
+      // and then revokes the key, or comes first and makes this unit void.
+      const done = await driver.write([
+        {
+          sql: "UPDATE accounts SET status = status WHERE id = ? AND status = 'active'",
+          params: [key.account_id],
+          guard: true,
+        },
+        insert('api_keys', key),
+      ]);
+      return done !== null;
     },
 
     async findByDigest(digest) {
@@ -114,6 +135,22 @@ export function apiKeyStore(driver: Driver): ApiKeyStore {
         },
       ]);
       return done !== null;
+    },
+
+    async revokeAll(accountId, now, reach) {
+      const [revoked = 0] =
+        (await driver.write([
+          reach === undefined
+            ? {
+                sql: 'UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL',
+                params: [now, accountId],
+              }
+            : {
+                sql: 'UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND reach = ? AND revoked_at IS NULL',
+                params: [now, accountId, reach],
+              },
+        ])) ?? [];
+      return revoked;
     },
 
     async recordCall(keyId, now, ip, event) {
