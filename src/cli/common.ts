@@ -23,6 +23,14 @@ export const UNKNOWN_PUBLIC_URL =
 
 export const warn = (message: string) => process.stderr.write(`warning: ${message}\n`);
 
+/** The operator's log for what fails without stopping the command (a mail): a warning line on stderr. */
+export const operatorLog = {
+  warn: (details: object, message: string) => {
+    const cause = (details as { err?: unknown }).err;
+    warn(cause instanceof Error ? `${message}: ${cause.message}` : message);
+  },
+};
+
 export async function withContext<T>(work: (ctx: Context) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const store = await openStore(config.databaseUrl, { poolSize: 1 });

@@ -57,7 +57,7 @@ import {
   updateWebhook,
 } from '../management/webhooks.ts';
 import type { AccountRecord } from '../store/accounts.ts';
-import { publicUrl, warn } from './common.ts';
+import { operatorLog, publicUrl, warn } from './common.ts';
 import type { Management, SetupLink } from './management.ts';
 
 /** What a command may say about how it acts on the database. */
@@ -73,7 +73,7 @@ export interface LocalOptions {
  * await withContext((ctx) => localManagement(ctx).listAgents());
  */
 export function localManagement(ctx: Context, options: LocalOptions = {}): Management {
-  const actor = operator(options.adminEmail);
+  const actor = operator(options.adminEmail, operatorLog);
   const now = () => ctx.clock();
   /** A one-time setup link: the whole URL only where the server's public URL is known. */
   const setupLink = (link: { url: string; path: string; expiresAt: number }): SetupLink => ({

@@ -14,7 +14,6 @@ import type {
   ClientView,
   Management,
   Revoked,
-  SetupLink,
   Webhook,
   WebhookDelivery,
 } from './management.ts';
@@ -204,10 +203,9 @@ export function remoteManagement(target: RemoteTarget): Management {
     deleteClient: (id) => call<Revoked>('DELETE', at('clients', id)),
 
     listAccounts: () => all<AccountView>('accounts'),
-    async createAccount(input) {
-      const made = await call<{ account: AccountView; setup_link: unknown }>('POST', 'accounts', { body: input });
-      return { account: made.account, setup_link: setupLinkOf(made) };
-    },
+    // No API key makes an account with its setup link, or a setup link (docs/design.md §15): the
+    // commands refuse a remote server before they get here.
+    createAccount: () => Promise.reject(new Error('account create needs the database')),
     async accountByEmail(email) {
       emailKey(email); // the same refusal of a non-email as on the database
       const page = await call<Page<AccountView>>('GET', 'accounts', { query: { email } });
@@ -216,10 +214,7 @@ export function remoteManagement(target: RemoteTarget): Management {
       return account;
     },
     setAccountStatus: (id, status) => call('PATCH', at('accounts', id), { body: { status } }),
-    async createSetupLink(id) {
-      const made = await call<{ account: AccountView; setup_link: unknown }>('POST', at('accounts', id, 'setup-link'));
-      return { account: made.account, setup_link: setupLinkOf(made) };
-    },
+    createSetupLink: () => Promise.reject(new Error('account setup-link needs the database')),
 
     listApiKeys: async () => (await call<Page<ApiKey>>('GET', 'api-keys')).data,
     revokeApiKey: (id) => call<ApiKey>('POST', at('api-keys', id, 'revoke')),
@@ -236,21 +231,4 @@ export function remoteManagement(target: RemoteTarget): Management {
     retryWebhookDelivery: (id, messageId) =>
       call<WebhookDelivery>('POST', at('webhooks', id, `deliveries/${encodeURIComponent(messageId)}/retry`)),
   };
-}
-
-/**
- * The setup link of an answer: `setup_link` is the whole link (the server knows its own
- * address), with its expiry beside it as `setup_link_expires_at` or inside it as `expires_at`.
- */
-function setupLinkOf(answer: { setup_link: unknown } & Record<string, unknown>): SetupLink {
-  const link = answer.setup_link;
-  const url = typeof link === 'string' ? link : String((link as { url?: unknown } | null)?.url ?? '');
-  const expires = (link as { expires_at?: unknown } | null)?.expires_at ?? answer.setup_link_expires_at ?? null;
-  let path = url;
-  try {
-    path = new URL(url).pathname;
-  } catch {
-    // Already a path.
-  }
-  return { url: url || null, path, expires_at: typeof expires === 'string' ? expires : null };
 }

@@ -3,14 +3,19 @@
  * session alone (a browser left open, a stolen cookie) must not add its own passkey, remove the
  * owner's password and end the owner's sessions. Adding or removing a passkey or a password
  * needs a sign-in, a password or a passkey with user verification within CONSOLE_REAUTH_WINDOW
- * seconds; the owner is told of every such change by mail (where SMTP is configured), and each
- * is a console event.
+ * seconds (the rule is the management core's, src/management/credentials.ts, which making an
+ * API key or a link needs too); the owner is told of every such change by mail (where SMTP is
+ * configured), and each is a console event. A setup link to an account that already has a way
+ * to sign in is no such proof: its session (`recovery`) may only set a new password, for as
+ * long as a sign-in counts as fresh.
  */
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Context } from '../context.ts';
 import type { AccountRecord } from '../store/accounts.ts';
 import { passwordMatches } from '../domain/accounts.ts';
 import { InvalidField, InsufficientUserAuthentication } from '../errors.ts';
+import { consoleActor } from '../management/actor.ts';
+import { CONFIRM_FIRST, freshlyAuthenticated } from '../management/credentials.ts';
 import { recordConsoleEvent } from './events.ts';
 import { confirmWithPasskey } from './passkeys.ts';
 import type { SignedIn } from './sessions.ts';
@@ -19,7 +24,18 @@ type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
 
 /** Whether the session's last proof of who is at the keyboard is recent enough for a sensitive change. */
 export function isFreshlyAuthenticated(deps: Pick<Context, 'clock' | 'config'>, signedIn: SignedIn): boolean {
-  return deps.clock() < signedIn.session.authenticated_at + deps.config.consoleReauthWindow;
+  const { account, session } = signedIn;
+  return freshlyAuthenticated(deps, consoleActor(account, null, { authenticatedAt: session.authenticated_at }));
+}
+
+/**
+ * Whether the account has a way to sign in: a password or a passkey.
+ *
+ * @example
+ * const method = (await hasSignInMethod(ctx, account)) ? 'recovery' : 'link'; // a setup link's session
+ */
+export async function hasSignInMethod(deps: Pick<Context, 'store'>, account: AccountRecord): Promise<boolean> {
+  return account.password_hash !== null || (await deps.store.passkeys.list(account.id)).length > 0;
 }
 
 /**
@@ -32,9 +48,22 @@ export function isFreshlyAuthenticated(deps: Pick<Context, 'clock' | 'config'>, 
  */
 export async function requireFreshAuthentication(deps: Deps, signedIn: SignedIn): Promise<void> {
   if (isFreshlyAuthenticated(deps, signedIn)) return;
-  const { account } = signedIn;
-  if (account.password_hash === null && (await deps.store.passkeys.list(account.id)).length === 0) return;
-  throw new InsufficientUserAuthentication('Confirm it is you first: enter your password or use one of your passkeys.');
+  if (!(await hasSignInMethod(deps, signedIn.account))) return;
+  throw new InsufficientUserAuthentication(CONFIRM_FIRST);
+}
+
+/**
+ * Whether the session may set a new password without the current one or a confirmation: one
+ * signed in by a setup link to an account that already had a way to sign in (`recovery`), within
+ * CONSOLE_REAUTH_WINDOW of that sign-in. That is the link's stated purpose (someone who lost
+ * their password or passkey); anything else it wants, it confirms first, like any session.
+ *
+ * @example
+ * if (recovering(ctx, request.signedIn!)) await setPassword(ctx, account, password);
+ */
+export function recovering(deps: Pick<Context, 'clock' | 'config'>, signedIn: SignedIn): boolean {
+  const { session } = signedIn;
+  return session.method === 'recovery' && deps.clock() < session.created_at + deps.config.consoleReauthWindow;
 }
 
 /**

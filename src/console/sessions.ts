@@ -45,7 +45,8 @@ export async function startSession(
     account_id: account.id,
     created_at: now,
     last_seen_at: now,
-    authenticated_at: now,
+    // A recovery link signs in without proving who is at the keyboard: never authenticated (0).
+    authenticated_at: method === 'recovery' ? 0 : now,
     expires_at: now + deps.config.consoleSessionLifetime,
     ip: caller.ip,
     user_agent: caller.userAgent?.slice(0, 512) ?? null,

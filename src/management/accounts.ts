@@ -1,7 +1,9 @@
 /**
  * What admins do with the console's accounts, through any door (docs/design.md §11, §17):
  * creation with a one-time setup link, names, roles, status, a vouched email, new setup links
- * and the revocation of unused links. Only an admin acts here; each act is recorded.
+ * and the revocation of unused links; and anyone's invitation link. Each act is recorded. A link
+ * is a credential: making one needs a fresh authentication and mails the account it lets in
+ * (credentials.ts), and no account makes a setup link for itself.
  */
 import type { Context } from '../context.ts';
 import { type OutstandingLink, outstandingLinks, revokeOutstandingLink } from '../domain/account-links.ts';
@@ -17,13 +19,16 @@ import {
   setAccountStatus,
   verifyEmailByAdmin,
 } from '../domain/accounts.ts';
-import { Conflict, InvalidField } from '../errors.ts';
+import { AccessDenied, Conflict, InvalidField } from '../errors.ts';
 import type { AccountLinkRecord, AccountRecord, AccountRole, AccountStatus } from '../store/accounts.ts';
 import { type Actor, requireAdmin, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
+import { mailCredentialMade, requireFreshAuthentication } from './credentials.ts';
 import type { ListQuery, Precondition } from './shared.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
+/** What an act that makes a link needs besides: the mailer, to tell the account. */
+type MailingDeps = Deps & Pick<Context, 'mailer'>;
 
 /** A one-time link as made: its whole URL, its path on the server's address, and its end. */
 export interface IssuedLink {
@@ -76,17 +81,19 @@ export async function getAccount(deps: Deps, actor: Actor, id: string): Promise<
 }
 
 /**
- * Creates an account and its first setup link (shown once); a taken email is a Conflict.
+ * Creates an account and its first setup link (shown once), which is a credential: it needs a
+ * fresh authentication (an API key is refused). A taken email is a Conflict.
  *
  * @example
  * const { account, link } = await createAccount(ctx, actor, { email: 'ada@example.com', role: 'member' });
  */
 export async function createAccount(
-  deps: Deps,
+  deps: MailingDeps,
   actor: Actor,
   input: { email: string; name?: string; role: AccountRole },
 ): Promise<{ account: AccountRecord; link: IssuedLink }> {
   requireAdminWrite(actor);
+  requireFreshAuthentication(deps, actor, 'make an account with a setup link');
   emailOf(input.email);
   let account: AccountRecord;
   try {
@@ -159,25 +166,63 @@ export async function verifyAccountEmail(deps: Deps, actor: Actor, id: string): 
 }
 
 /**
- * A new one-time setup link for the account (someone who lost their passkey), made by the
- * actor's account: it ends if that account is disabled.
+ * A new one-time setup link for the account (someone who lost their passkey or password), made
+ * by the actor's account: it ends if that account is disabled. It needs a fresh authentication
+ * (an API key is refused), the account is told by mail, and no account makes one for itself (a
+ * session would otherwise sign itself in again by the link); the operator at the CLI, who has
+ * no account, may make one for anyone, a locked-out sole admin included.
  *
  * @example
  * const { link } = await createSetupLink(ctx, actor, 'acc_…');
  */
 export async function createSetupLink(
-  deps: Deps,
+  deps: MailingDeps,
   actor: Actor,
   id: string,
 ): Promise<{ account: AccountRecord; link: IssuedLink }> {
   requireAdminWrite(actor);
+  requireFreshAuthentication(deps, actor, 'make a setup link');
   const account = await accountById(deps, id);
+  if (actor.account?.id === account.id)
+    throw new AccessDenied(
+      'You cannot make a setup link for your own account: change your passkeys and password on your account page, or ask another administrator.',
+    );
   return { account, link: await setupLink(deps, actor, account) };
 }
 
-async function setupLink(deps: Deps, actor: Actor, account: AccountRecord): Promise<IssuedLink> {
+async function setupLink(deps: MailingDeps, actor: Actor, account: AccountRecord): Promise<IssuedLink> {
   const link = await issueLink(deps, 'setup', { accountId: account.id, createdBy: actor.account?.id });
   await recordAct(deps, actor, 'admin.setup_link', account.id);
+  await mailCredentialMade(
+    deps,
+    actor,
+    account,
+    `A one-time setup link, which signs in once until ${new Date(link.expiresAt * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC, was made for your agentauth account`,
+  );
+  return link;
+}
+
+/**
+ * An invitation link made by the actor's account (CONSOLE_SIGNUP invite or open): it makes one
+ * member account, and ends if its maker is disabled. A credential, so it needs a fresh
+ * authentication, and the maker is told by mail (a link they did not make is noticed).
+ *
+ * @example
+ * const invitation = await createInvitation(ctx, actor); // { url, path, expiresAt }
+ */
+export async function createInvitation(deps: MailingDeps, actor: Actor): Promise<IssuedLink> {
+  requireWrite(actor);
+  if (deps.config.consoleSignup === 'closed' || actor.account === null)
+    throw new AccessDenied('Invitations are closed on this server: administrators create accounts.');
+  requireFreshAuthentication(deps, actor, 'make an invitation link');
+  const link = await issueLink(deps, 'invite', { role: 'member', createdBy: actor.account.id });
+  await recordAct(deps, actor, 'account.invite', null);
+  await mailCredentialMade(
+    deps,
+    actor,
+    actor.account,
+    'An invitation link, which makes one member account, was made from your agentauth account',
+  );
   return link;
 }
 

@@ -4,6 +4,7 @@
  * operation takes one, checks what it may reach and do by it, records the act in its name and
  * names it as the webhook events' actor. The doors only build it.
  */
+import type { WarningLog } from '../domain/approvals.ts';
 import type { Actor as WebhookActor } from '../domain/webhooks/actor.ts';
 import { AccessDenied, InsufficientScope } from '../errors.ts';
 import type { ApiKeyRecord } from '../store/api-keys.ts';
@@ -23,6 +24,14 @@ export interface Actor {
   /** The address the act came from; null at the CLI. */
   ip: string | null;
   /**
+   * When the person acting last proved who they are (the console session's sign-in or its
+   * latest confirmation, docs/design.md §11); null when no person proved anything: an API key.
+   * Making a credential needs it recent (credentials.ts).
+   */
+  authenticatedAt: number | null;
+  /** Where a failure nobody waits for (a mail) is reported: the request's log, the CLI's stderr. */
+  log?: WarningLog;
+  /**
    * The operator's admin for what belongs to an admin (webhooks): the email named
    * (`--admin-email`), else the first active admin.
    */
@@ -30,13 +39,18 @@ export interface Actor {
 }
 
 /**
- * The signed-in account of a console request.
+ * The signed-in account of a console request, with when its session last proved who is at the
+ * keyboard (`session.authenticated_at`; null: never, as in a test's setup).
  *
  * @example
- * const actor = consoleActor(signedIn.account, request.ip);
+ * const actor = consoleActor(signedIn.account, request.ip, { authenticatedAt: signedIn.session.authenticated_at, log: request.log });
  */
-export function consoleActor(account: AccountRecord, ip: string | null): Actor {
-  return { door: 'console', account, admin: account.role === 'admin', key: null, ip };
+export function consoleActor(
+  account: AccountRecord,
+  ip: string | null,
+  proof: { authenticatedAt: number | null; log?: WarningLog } = { authenticatedAt: null },
+): Actor {
+  return { door: 'console', account, admin: account.role === 'admin', key: null, ip, ...proof };
 }
 
 /**
@@ -47,7 +61,14 @@ export function consoleActor(account: AccountRecord, ip: string | null): Actor {
  * const actor = apiActor(key, account, request.ip);
  */
 export function apiActor(key: ApiKeyRecord, account: AccountRecord, ip: string | null): Actor {
-  return { door: 'api', account, admin: account.role === 'admin' && key.reach === 'all', key, ip };
+  return {
+    door: 'api',
+    account,
+    admin: account.role === 'admin' && key.reach === 'all',
+    key,
+    ip,
+    authenticatedAt: null,
+  };
 }
 
 /**
@@ -56,13 +77,15 @@ export function apiActor(key: ApiKeyRecord, account: AccountRecord, ip: string |
  * @example
  * await listAgents(ctx, operator());
  */
-export const operator = (adminEmail?: string): Actor => ({
+export const operator = (adminEmail?: string, log?: WarningLog): Actor => ({
   door: 'cli',
   account: null,
   admin: true,
   key: null,
   ip: null,
+  authenticatedAt: null,
   adminEmail,
+  log,
 });
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Who makes, sees and revokes the management API's keys (docs/design.md §15): an account makes
- * its own in the console (an admin's CLI may make one for anyone), shown once and stored as a
- * digest, scoped by what they may do (read, or read and write) and whose records they reach (the
+ * its own in the console with a fresh authentication, and is told by mail (the operator's CLI may
+ * make one for anyone; no API key makes one), shown once and stored as a digest, scoped by what they may do (read, or read and write) and whose records they reach (the
  * account's own, or everyone's for an admin), expiring, revocable. A member sees and revokes their
  * own keys, an admin every key; another account's key answers as one that does not exist. The
  * console, the CLI and the API (src/api/keys.ts, which authenticates calls) share these rules.
@@ -14,6 +14,7 @@ import type { ApiKeyAccess, ApiKeyReach, ApiKeyRecord } from '../store/api-keys.
 import { accountByEmail } from '../domain/accounts.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { recordAct } from './audit.ts';
+import { mailCredentialMade, requireFreshAuthentication } from './credentials.ts';
 import { possibleId } from './reach.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
@@ -34,19 +35,22 @@ export interface NewApiKey {
 
 /**
  * Makes a key acting as the actor's account (the operator names the account by `accountEmail`);
- * the key itself is returned once and never stored. A refused field is an InvalidField naming
- * it: `name`, `access`, `reach` or `expires_in_days`.
+ * the key itself is returned once and never stored, and the account is told by mail. It needs a
+ * fresh authentication (credentials.ts): a console session past its window is asked to confirm,
+ * an API key is refused. A refused field is an InvalidField naming it: `name`, `access`, `reach`
+ * or `expires_in_days`.
  *
  * @example
  * const { key, secret } = await createApiKey(ctx, actor, { name: 'deploy', access: 'write', reach: 'own' });
  * // secret: 'aak_…' (shown once); key.id: 'key_…'
  */
 export async function createApiKey(
-  deps: Deps,
+  deps: Deps & Pick<Context, 'mailer'>,
   actor: Actor,
   input: NewApiKey & { accountEmail?: string },
 ): Promise<{ key: ApiKeyRecord; secret: string }> {
   requireWrite(actor);
+  requireFreshAuthentication(deps, actor, 'make an API key');
   const account = actor.account ?? (await accountByEmail(deps, input.accountEmail ?? ''));
   const name = input.name.trim();
   if (name.length === 0 || name.length > MAX_KEY_NAME_LENGTH)
@@ -77,19 +81,30 @@ export async function createApiKey(
     last_used_ip: null,
     revoked_at: null,
   };
-  await deps.store.apiKeys.insert(key);
+  if (!(await deps.store.apiKeys.insert(key))) throw new InvalidRequest(`the account ${account.email} is disabled`);
   const whose = actor.account ? '' : `for ${account.email}: `;
   await recordAct(deps, actor, 'api_key.create', key.id, `${whose}${keyDetail(key)}`);
+  await mailCredentialMade(
+    deps,
+    actor,
+    account,
+    `An API key named ${JSON.stringify(key.name)} (${keyScopes(key)}) was made for your agentauth account`,
+  );
   return { key, secret };
 }
 
 /** What the audit says of a new key: its name and scopes, never the key. */
-const keyDetail = (key: ApiKeyRecord) =>
-  `${key.name}: ${key.access === 'write' ? 'read and write' : 'read only'}, ${key.reach === 'all' ? 'all accounts' : 'own account'}, until ${new Date(key.expires_at * 1000).toISOString().slice(0, 10)}`;
+const keyDetail = (key: ApiKeyRecord) => `${key.name}: ${keyScopes(key)}`;
+
+/** A key's access, reach and end, in words. */
+const keyScopes = (key: ApiKeyRecord) =>
+  `${key.access === 'write' ? 'read and write' : 'read only'}, ${key.reach === 'all' ? 'all accounts' : 'own account'}, until ${new Date(key.expires_at * 1000).toISOString().slice(0, 10)}`;
 
 /**
  * The key behind a presented secret and its account, when the key works now (not revoked, not
- * expired) and its account is active; undefined otherwise, alike for every cause.
+ * expired) and its account is active; undefined otherwise, alike for every cause. A key of an
+ * account disabled since it was made was revoked by the disable (setAccountStatus), so enabling
+ * the account again does not bring it back.
  *
  * @example
  * const found = await usableKey(ctx, 'aak_…'); // { key, account } or undefined
@@ -118,13 +133,15 @@ export function keyStatus(key: ApiKeyRecord, now: number): 'active' | 'expired' 
 }
 
 /**
- * The keys `actor` may see: an admin (acting for all) sees every key, anyone else their own.
+ * The keys `actor` may see, newest first: an admin (acting for all) sees every key, or one
+ * account's (`accountId`); anyone else their own.
  *
  * @example
  * const keys = await listApiKeys(ctx, actor);
+ * const mine = await listApiKeys(ctx, actor, { accountId: actor.account!.id });
  */
-export function listApiKeys(deps: Deps, actor: Actor): Promise<ApiKeyRecord[]> {
-  return deps.store.apiKeys.list(actor.admin ? undefined : actor.account?.id);
+export function listApiKeys(deps: Deps, actor: Actor, query: { accountId?: string } = {}): Promise<ApiKeyRecord[]> {
+  return deps.store.apiKeys.list(actor.admin ? query.accountId : actor.account?.id);
 }
 
 /**
@@ -152,4 +169,19 @@ export async function revokeApiKey(deps: Deps, actor: Actor, id: string): Promis
   if (!(await deps.store.apiKeys.revoke(key.id, now))) return key;
   await recordAct(deps, actor, 'api_key.revoke', key.id, key.name);
   return { ...key, revoked_at: now };
+}
+
+/**
+ * Revokes every working key of the actor's own account at once ("sign out everywhere" with its
+ * keys); returns how many were revoked.
+ *
+ * @example
+ * const revoked = await revokeOwnApiKeys(ctx, actor); // 2
+ */
+export async function revokeOwnApiKeys(deps: Deps, actor: Actor): Promise<number> {
+  requireWrite(actor);
+  if (actor.account === null) return 0;
+  const revoked = await deps.store.apiKeys.revokeAll(actor.account.id, deps.clock());
+  if (revoked > 0) await recordAct(deps, actor, 'api_key.revoke_all', actor.account.id, `${revoked} keys`);
+  return revoked;
 }

@@ -14,9 +14,10 @@ export type Act =
   | `agent.${'create' | 'rename' | 'rotate_secret' | 'rotate_key' | 'disable' | 'enable' | 'revoke_grants' | 'revoke_site' | 'delete' | 'policy'}`
   | `website.${'create' | 'update' | 'rotate_secret' | 'disable' | 'enable' | 'revoke_grants' | 'delete' | 'test_sign_in'}`
   | 'grant.revoke'
-  | `api_key.${'create' | 'revoke'}`
+  | `api_key.${'create' | 'revoke' | 'revoke_all'}`
   | `webhook.${'create' | 'update' | 'disable' | 'enable' | 'delete' | 'rotate_secret' | 'redeliver'}`
-  | `admin.${'create_account' | 'rename_account' | 'set_role' | 'disable_account' | 'enable_account' | 'setup_link' | 'verify_email' | 'revoke_link'}`;
+  | `admin.${'create_account' | 'rename_account' | 'set_role' | 'disable_account' | 'enable_account' | 'setup_link' | 'verify_email' | 'revoke_link'}`
+  | 'account.invite';
 
 const acted = new WeakSet<Actor>();
 

@@ -10,7 +10,12 @@ import type { Driver } from './driver.ts';
 import { insert, won } from './rows.ts';
 
 /** How a session was signed in to. */
-export type SignInMethod = 'password' | 'passkey' | 'link';
+/**
+ * How a session signed in: `link` is a setup link or sign-up to an account with no way to sign in
+ * yet; `recovery` a setup link to one that had a password or a passkey (it proves nothing of who
+ * is at the keyboard, docs/design.md §11).
+ */
+export type SignInMethod = 'password' | 'passkey' | 'link' | 'recovery';
 
 /** A console session; its cookie's value is known only to the browser. */
 export interface ConsoleSessionRecord {

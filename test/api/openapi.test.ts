@@ -63,7 +63,7 @@ const RECORD_MAKERS: Record<string, () => Promise<string>> = {
   accounts: async () => (await createAccount(server.ctx, { email: `walk-${unique()}@example.com`, role: 'member' })).id,
   'api-keys': async () =>
     (
-      await createApiKey(server.ctx, consoleActor(admin.account, null), {
+      await createApiKey(server.ctx, consoleActor(admin.account, null, { authenticatedAt: server.clock() }), {
         name: 'walked',
         access: 'read',
         reach: 'own',
@@ -100,7 +100,6 @@ const BODIES: Record<string, () => unknown> = {
   createClient: () => ({ name: 'Walked', redirect_uris: ['https://walk.example/cb'] }),
   updateClient: () => ({ name: 'Walked again', confirmation: 'manual' }),
   rotateClientSecret: () => ({ grace_seconds: 0 }),
-  createAccount: () => ({ email: `walk-${unique()}@example.com`, name: 'Walker' }),
   updateAccount: () => ({ name: 'Walker', role: 'admin' }),
   createWebhook: () => ({ url: `https://walk-${unique()}.example/hook`, events: ['*'] }),
   updateWebhook: () => ({ description: 'Walked', events: ['agent.created', 'agent.deleted'] }),

@@ -57,11 +57,7 @@ describe('management API: scopes', () => {
 
     const adminReader = await accountWithKey(server, { role: 'admin', key: { access: 'read', reach: 'all' } });
     expect((await adminReader.call('GET', '/accounts')).status).toBe(200);
-    for (const [method, path, body] of [
-      ['POST', '/accounts', { email: 'reader@example.com' }],
-      ['PATCH', `/accounts/${alice.account.id}`, { name: 'x' }],
-      ['POST', `/accounts/${alice.account.id}/setup-link`],
-    ] as const) {
+    for (const [method, path, body] of [['PATCH', `/accounts/${alice.account.id}`, { name: 'x' }]] as const) {
       const answer = await adminReader.call(method, path, body);
       expect(answer.status, `${method} ${path}`).toBe(403);
       expect(answer.json.error).toBe('insufficient_scope');
@@ -114,10 +110,8 @@ describe('management API: scopes', () => {
       for (const [method, path, body] of [
         ['GET', '/accounts'],
         ['GET', `/accounts?email=${encodeURIComponent(alice.account.email)}`],
-        ['POST', '/accounts', { email: 'new@example.com' }],
         ['GET', `/accounts/${key.account.id}`],
         ['PATCH', `/accounts/${key.account.id}`, { role: 'admin' }],
-        ['POST', `/accounts/${alice.account.id}/setup-link`],
         ['GET', '/activity'],
       ] as const) {
         const answer = await key.call(method, path, body);

@@ -4,7 +4,7 @@
  * lifetimes, passwords, throttled sign-in, and the passkey endpoints' answers to bad input.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueLink } from '../../src/domain/accounts.ts';
+import { createAccount, issueLink } from '../../src/domain/accounts.ts';
 import { ConsoleSession, createPasswordAccount, noticeOf, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { expectErrorPage, expectJsonError } from '../security/support.ts';
@@ -19,10 +19,10 @@ const path = (url: string) => url.replace(server.baseUrl, '');
 
 describe('one-time links', () => {
   it('a setup link shows a button, signs in once on POST, and then says it was used', async () => {
-    const account = await server.ctx.store.accounts.find(
-      (await createPasswordAccount(server.ctx, { role: 'admin' })).id,
-    );
-    const { url } = await issueLink(server.ctx, 'setup', { accountId: account!.id });
+    // An account with no way to sign in yet, as `agentauth account create` makes it (a link to one
+    // with a password is a recovery: reauthentication-links.test.ts).
+    const account = await createAccount(server.ctx, { email: `new-admin-${Date.now()}@example.com`, role: 'admin' });
+    const { url } = await issueLink(server.ctx, 'setup', { accountId: account.id });
     const person = new ConsoleSession(server.baseUrl);
     const landing = await person.get(path(url));
     expect(landing.status).toBe(200);

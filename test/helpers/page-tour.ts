@@ -208,7 +208,8 @@ export async function seedConsole(
       i % 3 ? 'grace 86400 s' : names.website,
     );
   // API keys: one a script uses (its call is in the activity), a revoked one, an expired one, a member's.
-  const adminActor = consoleActor(admin, '2001:db8::1');
+  // Just signed in: making a key needs a fresh authentication.
+  const adminActor = consoleActor(admin, '2001:db8::1', { authenticatedAt: now });
   const { secret: scriptSecret } = await createApiKey(ctx, adminActor, {
     name: names.apiKey,
     access: 'write',
@@ -230,7 +231,7 @@ export async function seedConsole(
     reach: 'own',
     expiresInDays: 30,
   });
-  await createApiKey(ctx, consoleActor(member, null), {
+  await createApiKey(ctx, consoleActor(member, null, { authenticatedAt: now }), {
     name: `${names.apiKey.slice(0, 30)} (member)`,
     access: 'read',
     reach: 'own',

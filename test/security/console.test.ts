@@ -11,6 +11,8 @@ import { issueLink } from '../../src/domain/accounts.ts';
 
 import { signAssertion, testKeyPair } from '../helpers/agent-keys.ts';
 import { caller } from '../helpers/api.ts';
+import { operator } from '../../src/management/actor.ts';
+import { createApiKey } from '../../src/management/api-keys.ts';
 import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { postJson, startFlow } from '../helpers/flow.ts';
 import { captureLogs, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -116,6 +118,41 @@ describe('privilege escalation and escaping', () => {
       expect(page.text, path).not.toContain('<script>alert(1)');
       expect(page.text, path).toContain('&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;');
     }
+  });
+
+  it("an API key's name is escaped where the account page lists the keys", async () => {
+    const account = await createPasswordAccount(server.ctx);
+    await createApiKey(server.ctx, operator(), {
+      accountEmail: account.email,
+      name: '<img src=x onerror=alert(3)>',
+      access: 'read',
+      reach: 'own',
+    });
+    const page = await (await signIn(server.baseUrl, account.email)).get('/console/account');
+    expect(page.text).not.toContain('<img src=x');
+    expect(page.text).toContain('&lt;img src=x onerror=alert(3)&gt;');
+  });
+
+  it('"sign out everywhere" with the keys, posted without the CSRF token or from another site, revokes nothing', async () => {
+    const account = await createPasswordAccount(server.ctx);
+    const { secret } = await createApiKey(server.ctx, operator(), {
+      accountEmail: account.email,
+      name: 'kept',
+      access: 'read',
+      reach: 'own',
+    });
+    const person = await signIn(server.baseUrl, account.email);
+    await person.get('/console/account');
+    const forged = await person.post('/console/account/sessions/end-all', { _csrf: null, api_keys: 'revoke' });
+    expect(forged.status).toBe(403);
+    const crossSite = await person.post(
+      '/console/account/sessions/end-all',
+      { api_keys: 'revoke' },
+      { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+    );
+    expect(crossSite.status).toBe(403);
+    expect((await caller(server, secret)('GET', '/agents')).status).toBe(200);
+    expect((await person.get('/console/account')).status).toBe(200);
   });
 });
 

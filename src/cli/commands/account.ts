@@ -2,7 +2,10 @@
 import type { Command } from 'commander';
 import { print, UNKNOWN_PUBLIC_URL } from '../common.ts';
 import type { AccountView, SetupLink } from '../management.ts';
-import { withManagement } from '../target.ts';
+import { BESIDE_THE_SERVER, requireDatabase, withManagement } from '../target.ts';
+
+/** Why a link is made on the database only: no API key makes a way in (docs/design.md §15). */
+const LINKS_NEED_THE_DATABASE = `since no API key makes a setup link (a link made by a key would outlive it): make it in the console, or ${BESIDE_THE_SERVER}`;
 
 /** An account as the command prints it, on the database or a remote server alike. */
 const accountJson = (a: AccountView) => ({
@@ -34,7 +37,7 @@ const SETUP_LINK_HELP = `
 The setup link is the server's public URL (BASE_URL) followed by a path. Where this command's
 environment has no BASE_URL, it cannot know the server's address (the server makes it from its
 own PORT), so it prints the path alone and says so: open that path on the server's address.
-On a remote server (--url or AGENTAUTH_URL), the server answers the whole link.
+It needs the database: no API key makes a setup link, so --url and AGENTAUTH_URL are refused.
 With --json: setup_link is the whole link, or null without BASE_URL; setup_link_path is the
 path, always; setup_link_expires_at is when the link stops working.`;
 
@@ -49,6 +52,7 @@ export function accountCommand(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after', SETUP_LINK_HELP)
     .action(async (options: { email: string; name?: string; admin?: boolean; json?: boolean }, command: Command) => {
+      requireDatabase(command, `account create needs the database, ${LINKS_NEED_THE_DATABASE}`);
       const { account: created, setup_link: link } = await withManagement(command, (management) =>
         management.createAccount({
           email: options.email,
@@ -103,6 +107,7 @@ export function accountCommand(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after', SETUP_LINK_HELP)
     .action(async (email: string, options: { json?: boolean }, command: Command) => {
+      requireDatabase(command, `account setup-link needs the database, ${LINKS_NEED_THE_DATABASE}`);
       const { account: target, setup_link: link } = await withManagement(command, async (management) =>
         management.createSetupLink((await management.accountByEmail(email)).id),
       );

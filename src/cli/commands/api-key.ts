@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { createApiKey, KEY_LIFETIME_DAYS } from '../../management/api-keys.ts';
 import { apiKeyView } from '../../management/views.ts';
 import type { ApiKeyAccess, ApiKeyReach } from '../../store/api-keys.ts';
-import { print, withContext } from '../common.ts';
+import { operatorLog, print, withContext } from '../common.ts';
 import { operator } from '../../management/actor.ts';
 import { BESIDE_THE_SERVER, requireDatabase, withManagement } from '../target.ts';
 
@@ -45,7 +45,7 @@ export function apiKeyCommand(program: Command): void {
         const access: ApiKeyAccess = options.readOnly ? 'read' : 'write';
         const reach: ApiKeyReach = options.all ? 'all' : 'own';
         const { key, secret } = await withContext((ctx) =>
-          createApiKey(ctx, operator(), {
+          createApiKey(ctx, operator(undefined, operatorLog), {
             name: options.name,
             access,
             reach,

@@ -9,6 +9,8 @@ import { waitingNotice } from './approvals.ts';
 import { MIN_PASSWORD_LENGTH } from '../../domain/accounts.ts';
 import type { OutstandingLink } from '../../domain/account-links.ts';
 import { linkTable } from './links.ts';
+import type { ApiKeyRecord } from '../../store/api-keys.ts';
+import { workingKeysTable } from './api-keys.ts';
 import { dataTable, userAgentCell } from './table.ts';
 import {
   actionButton,
@@ -134,6 +136,9 @@ export interface AccountPageInput {
   invitation?: { url: string; expiresAt: number } | null;
   /** The setup and invitation links this person made that are still unused. */
   links?: OutstandingLink[];
+  /** The account's own API keys (the working ones are listed beside the sessions). */
+  apiKeys: ApiKeyRecord[];
+  now: number;
 }
 
 function passkeyRows(csrf: string, passkeys: PasskeyRecord[], error: string | undefined): Html {
@@ -236,13 +241,17 @@ ${account.password_hash && input.passkeys.length > 0 ? actionButton(csrf, '/cons
 ${sessionRows(csrf, input.sessions, input.currentSessionId)}
 <div class="row">
 ${input.sessions.length > 1 ? actionButton(csrf, '/console/account/sessions/end-others', 'Sign out everywhere else') : ''}
-${actionButton(csrf, '/console/account/sessions/end-all', 'Sign out everywhere', { danger: true })}
+<form method="post" action="/console/account/sessions/end-all" class="inline" id="end-all">${csrfField(csrf)}
+<label class="check"><input type="checkbox" name="api_keys" value="revoke"> <span class="check-text">Also revoke my API keys (scripts using them stop working)</span></label>
+<button type="submit" class="danger">Sign out everywhere</button>
+</form>
 </div>
 </section>
 <section aria-labelledby="api-keys-heading">
 <h2 id="api-keys-heading">API keys</h2>
-<p>Scripts manage your agents and websites through the management API with a key of yours.</p>
-<p><a href="/console/api-keys" id="api-keys-link">${account.role === 'admin' ? 'API keys, everyone’s included' : 'Your API keys'}</a></p>
+<p>Scripts manage your agents and websites through the management API with a key of yours. A key keeps working after you sign out, until it expires or is revoked.</p>
+${workingKeysTable(input.apiKeys, input.now)}
+<p><a href="/console/api-keys" id="api-keys-link">${account.role === 'admin' ? 'Manage API keys, everyone’s included' : 'Manage your API keys'}</a></p>
 </section>
 ${
   input.canInvite
@@ -287,7 +296,8 @@ export function confirmPage(page: PageContext & { account: AccountRecord }, inpu
       (Object.keys(errors).length > 0
         ? { kind: 'error', text: errors.password ?? errors.passkey ?? 'Please try again.' }
         : null),
-    body: html`<p>You are about to change how you sign in to this account. Confirm it is you first; you will not be asked again for a few minutes.</p>
+    body: html`<p>You are about to change how you sign in, or to make an API key or a one-time link that lets someone in. Confirm it is you first; you will not be asked again for a few minutes.</p>
+${input.hasPasskey || input.hasPassword ? '' : html`<p class="warning" id="nothing-to-confirm-with">Your account has no passkey or password yet. <a href="/console/account">Add one on your account page</a>, then confirm with it.</p>`}
 ${
   input.hasPasskey
     ? html`<section aria-labelledby="confirm-passkey-heading">
@@ -310,6 +320,6 @@ ${field({ label: 'Password', name: 'password', type: 'password', autocomplete: '
 </section>`
     : ''
 }
-<p><a href="/console/account">Back to your account</a></p>`,
+<p><a href="${input.next}">Back</a></p>`,
   });
 }

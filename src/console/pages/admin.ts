@@ -241,6 +241,7 @@ function signInCells(row: SignInRecord) {
 const ACTION_WORDS: Record<string, string> = {
   'api_key.create': 'API key created',
   'api_key.revoke': 'API key revoked',
+  'api_key.revoke_all': 'API keys revoked',
   'webhook.disabled': 'Webhook disabled for failing',
   'webhook.create': 'Webhook created',
   'webhook.update': 'Webhook changed',

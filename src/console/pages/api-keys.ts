@@ -96,6 +96,34 @@ function keysTable(page: SignedInPage, input: ApiKeysPageInput): Html {
   });
 }
 
+/**
+ * The account's working keys beside its sessions on the account page (name, access, created,
+ * expires, last use), each linked to its line in the list where it is revoked.
+ *
+ * @example
+ * html`${workingKeysTable(keys, ctx.clock())}`
+ */
+export function workingKeysTable(keys: ApiKeyRecord[], now: number): Html {
+  const working = keys.filter((key) => keyStatus(key, now) === 'active');
+  if (working.length === 0) return html`<p id="no-working-keys">You have no working API keys.</p>`;
+  return dataTable({
+    caption: 'Your working API keys',
+    id: 'account-api-keys',
+    rows: working,
+    columns: [
+      {
+        heading: 'Name',
+        kind: 'title',
+        cell: (key) => html`<a href="${apiKeyAnchor(key.id)}">${key.name}</a> <code class="muted">…${key.hint}</code>`,
+      },
+      { heading: 'Access', cell: (key) => `${ACCESS_WORDS[key.access]}, ${REACH_WORDS[key.reach].toLowerCase()}` },
+      { heading: 'Created', cell: (key) => when(key.created_at) },
+      { heading: 'Expires', cell: (key) => when(key.expires_at) },
+      { heading: 'Last used', cell: lastUsed },
+    ],
+  });
+}
+
 /** Reach: every account is a choice for an admin only; a member's keys reach their own account. */
 function reachField(page: SignedInPage, input: ApiKeysPageInput): Html {
   const admin = page.account.role === 'admin';

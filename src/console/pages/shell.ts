@@ -155,6 +155,8 @@ ${copyable(id, secret)}
 /** Results of actions, by the code a redirect carries in ?notice=; fixed texts, so nothing from the URL reaches the page. */
 const NOTICES: Record<string, string> = {
   welcome: 'Welcome! Add a passkey or set a password now, so that you can sign in again.',
+  recovery:
+    'You signed in with a setup link. Set a new password below within a few minutes; to add a passkey or change anything else, you confirm it is you first.',
   name_saved: 'Your name is saved.',
   password_saved: 'Your password is saved.',
   password_removed: 'Your password is removed; you sign in with a passkey.',

@@ -3,7 +3,7 @@ import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField } from '../../errors.ts';
 import type { AccountRecord } from '../../store/accounts.ts';
-import { issueLink, removePassword, rename, sendVerificationEmail, setPassword } from '../../domain/accounts.ts';
+import { removePassword, rename, sendVerificationEmail, setPassword } from '../../domain/accounts.ts';
 import { pendingApprovals } from '../approvals.ts';
 import { recordConsoleEvent } from '../events.ts';
 import { outstandingLinks, revokeOutstandingLink } from '../../domain/account-links.ts';
@@ -17,12 +17,19 @@ import {
   removePasskey,
   renamePasskey,
 } from '../passkeys.ts';
-import { confirmWithPassword, notifySignInMethodChange, requireFreshAuthentication } from '../reauthentication.ts';
+import {
+  confirmWithPassword,
+  notifySignInMethodChange,
+  recovering,
+  requireFreshAuthentication,
+} from '../reauthentication.ts';
 import { endSession, endSessions, listSessions } from '../sessions.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 import { listAgents } from '../../management/agents.ts';
 import { listClients } from '../../management/clients.ts';
 import { anySignIn } from '../../management/history.ts';
+import { createInvitation } from '../../management/accounts.ts';
+import { listApiKeys, revokeOwnApiKeys } from '../../management/api-keys.ts';
 
 /** Where a new invitation link is shown, once. */
 const INVITATION_PATH = '/console/account/invitation';
@@ -63,10 +70,11 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     status = 200,
   ) => {
     const page = await area.page(request, reply);
-    const [passkeys, sessions, links] = await Promise.all([
+    const [passkeys, sessions, links, apiKeys] = await Promise.all([
       listPasskeys(ctx, page.account),
       listSessions(ctx, page.account),
       outstandingLinks(ctx, page.account.id),
+      listApiKeys(ctx, area.actor(request), { accountId: page.account.id }),
     ]);
     return area.send(
       reply,
@@ -80,6 +88,8 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
         errors: extra.errors,
         invitation: extra.invitation,
         links,
+        apiKeys,
+        now: ctx.clock(),
       }),
       status,
     );
@@ -117,9 +127,11 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
     act(request, reply, async () => {
       const account = area.account(request);
       const hadPassword = account.password_hash !== null;
+      const recovery = recovering(ctx, request.signedIn!);
       // Changing a password needs the current one (which is a fresh authentication, throttled as
-      // a sign-in); setting a first one needs a fresh authentication by passkey.
-      if (hadPassword) {
+      // a sign-in); setting a first one needs a fresh authentication by passkey. A recovery
+      // link's session sets a new one without either: that is what the link is for.
+      if (!recovery && hadPassword) {
         try {
           await confirmWithPassword(ctx, request.signedIn!, request.body?.current_password ?? '', request.ip);
         } catch (error) {
@@ -127,12 +139,23 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
             throw new InvalidField('current_password', 'The current password is wrong.');
           throw error;
         }
-      } else {
+      } else if (!recovery) {
         await requireFreshAuthentication(ctx, request.signedIn!);
       }
       await setPassword(ctx, account, request.body?.password ?? '');
-      await recordConsoleEvent(ctx, account, 'account.set_password', account.id, request.ip);
-      await tellOwner(request, account, hadPassword ? 'Your password was changed' : 'A password was set');
+      await recordConsoleEvent(
+        ctx,
+        account,
+        'account.set_password',
+        account.id,
+        request.ip,
+        recovery ? 'recovery' : null,
+      );
+      await tellOwner(
+        request,
+        account,
+        `${hadPassword ? 'Your password was changed' : 'A password was set'}${recovery ? ' after signing in with a setup link' : ''}`,
+      );
       return 'password_saved';
     }),
   );
@@ -223,8 +246,11 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
       return 'sessions_ended';
     }),
   );
-  scope.post('/account/sessions/end-all', { preHandler: guard }, async (request, reply) => {
+  // Sign out everywhere, and with "api_keys" checked revoke the account's API keys too: a key
+  // outlives every session, so one made by a stolen session would survive this otherwise.
+  scope.post<{ Body: Form }>('/account/sessions/end-all', { preHandler: guard }, async (request, reply) => {
     const account = area.account(request);
+    if (request.body?.api_keys === 'revoke') await revokeOwnApiKeys(ctx, area.actor(request));
     await endSessions(ctx, account);
     await recordConsoleEvent(ctx, account, 'account.end_all_sessions', account.id, request.ip);
     area.session.set(reply, '', 0);
@@ -232,10 +258,8 @@ export function accountRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   });
 
   scope.post('/account/invitations', { preHandler: guard }, async (request, reply) => {
-    const account = area.account(request);
     if (!canInvite) return show(request, reply, { errors: {} }, 403);
-    const invitation = await issueLink(ctx, 'invite', { role: 'member', createdBy: account.id });
-    await recordConsoleEvent(ctx, account, 'account.invite', null, request.ip);
+    const invitation = await createInvitation(ctx, area.actor(request));
     return area.redirectOnce(request, reply, INVITATION_PATH, invitation);
   });
   // The new invitation link, once; a reload finds the account page and the link in its list.

@@ -205,9 +205,11 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
 
   // A new setup link (someone who lost their passkey): shown once, on the page the redirect leads to.
   const setupLinkPath = (id: string) => `/console/admin/accounts/${encodeURIComponent(id)}/setup-link`;
+  // A credential: it needs a fresh authentication (the confirmation leads back to the accounts),
+  // mails the account, and is refused for the admin's own account (management/accounts.ts).
   scope.post<{ Params: { id: string }; Body: Form }>(
     '/admin/accounts/:id/setup-link',
-    { preHandler: guard },
+    { preHandler: guard, config: { confirmReturnsTo: '/console/admin' } },
     async (request, reply) => {
       const { account, link } = await createSetupLink(ctx, admin(request), request.params.id);
       return area.redirectOnce(request, reply, setupLinkPath(account.id), { email: account.email, ...link });

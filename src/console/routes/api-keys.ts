@@ -50,21 +50,27 @@ export function apiKeyRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     list(request, reply, { notice: noticeFor(request.query.notice) }),
   );
 
-  scope.post<{ Body: Form }>('/api-keys', { preHandler: guard }, async (request, reply) => {
-    const form = request.body ?? {};
-    try {
-      const { key, secret } = await createApiKey(ctx, area.actor(request), {
-        name: form.name ?? '',
-        access: form.access as ApiKeyRecord['access'],
-        reach: (form.reach ?? 'own') as ApiKeyRecord['reach'],
-        expiresInDays: lifetimeOf(form.expires_in_days),
-      });
-      return area.redirectOnce(request, reply, apiKeyCreatedPath(key.id), { secret });
-    } catch (error) {
-      if (!(error instanceof InvalidField)) throw error;
-      return list(request, reply, refusedForm(request.body, error), 400);
-    }
-  });
+  // Making a key needs a fresh authentication (management/credentials.ts): past the window, the
+  // person confirms it is them and comes back here.
+  scope.post<{ Body: Form }>(
+    '/api-keys',
+    { preHandler: guard, config: { confirmReturnsTo: API_KEYS_PATH } },
+    async (request, reply) => {
+      const form = request.body ?? {};
+      try {
+        const { key, secret } = await createApiKey(ctx, area.actor(request), {
+          name: form.name ?? '',
+          access: form.access as ApiKeyRecord['access'],
+          reach: (form.reach ?? 'own') as ApiKeyRecord['reach'],
+          expiresInDays: lifetimeOf(form.expires_in_days),
+        });
+        return area.redirectOnce(request, reply, apiKeyCreatedPath(key.id), { secret });
+      } catch (error) {
+        if (!(error instanceof InvalidField)) throw error;
+        return list(request, reply, refusedForm(request.body, error), 400);
+      }
+    },
+  );
 
   // The new key, once: a reload finds the list with a notice instead.
   scope.get<{ Params: Params }>('/api-keys/:id/created', async (request, reply) => {

@@ -78,7 +78,11 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
         guard,
         session,
         account,
-        actor: (request) => consoleActor(account(request), request.ip),
+        actor: (request) =>
+          consoleActor(account(request), request.ip, {
+            authenticatedAt: request.signedIn!.session.authenticated_at,
+            log: request.log,
+          }),
         page: async (request, reply) => {
           const signedIn = account(request);
           const [csrf, waiting] = await Promise.all([reply.generateCsrf(), pendingApprovals(ctx, signedIn)]);
@@ -133,10 +137,12 @@ export async function consoleRoutes(app: FastifyInstance, ctx: Context): Promise
             .send(body);
           return true;
         }
-        // A change to how the account signs in, without a recent proof: confirm first. Every such
-        // action is on the account page, so that is where the person comes back to.
+        // A change to how someone signs in (a sign-in method, a new credential), without a recent
+        // proof: confirm first, then back to the page the action is on (the route's
+        // confirmReturnsTo, else the account page) to do it again.
         if (error instanceof InsufficientUserAuthentication) {
-          void redirectTo(reply, '/console/account/confirm?next=%2Fconsole%2Faccount');
+          const back = request.routeOptions.config.confirmReturnsTo ?? '/console/account';
+          void redirectTo(reply, `/console/account/confirm?next=${encodeURIComponent(back)}`);
           return true;
         }
         // A page that needs a session, without one: sign in first, then come back.

@@ -13,6 +13,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The body carries a WebAuthn answer, an object, in `response` (the passkey ceremonies). */
     webauthnResponse?: boolean;
+    /**
+     * Where "Confirm it is you" leads back to when this action needs a fresh authentication
+     * (the page its form is on); the account page unless told.
+     */
+    confirmReturnsTo?: string;
   }
   interface FastifyRequest {
     /** The console session of the request, if any (set for every console route). */

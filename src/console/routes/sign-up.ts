@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidField } from '../../errors.ts';
 import { findAccount, signUp, usableLink, useSetupLink, verifyEmailWithLink } from '../../domain/accounts.ts';
 import { recordConsoleEvent } from '../events.ts';
+import { hasSignInMethod } from '../reauthentication.ts';
 import { linkPage, messagePage, signUpPage } from '../pages/sign-in.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
@@ -25,10 +26,13 @@ export function signUpRoutes(scope: FastifyInstance, area: ConsoleScope): void {
       }),
     );
   });
+  // An account that already has a way to sign in is recovering: the link is no proof of who is at
+  // the keyboard, so the session is not fresh and may only set a new password (docs/design.md §11).
   scope.post<{ Params: { token: string } }>('/setup/:token', { preHandler: guard }, async (request, reply) => {
     const account = await useSetupLink(ctx, request.params.token);
-    await area.startSession(request, reply, account, 'link');
-    return area.redirect(reply, '/console/account?notice=welcome');
+    const recovery = await hasSignInMethod(ctx, account);
+    await area.startSession(request, reply, account, recovery ? 'recovery' : 'link');
+    return area.redirect(reply, `/console/account?notice=${recovery ? 'recovery' : 'welcome'}`);
   });
 
   // Sign-up: by invitation (CONSOLE_SIGNUP=invite or open), or open (CONSOLE_SIGNUP=open).
