@@ -184,10 +184,17 @@ export class InsufficientUserAuthentication extends OAuthError {
   override readonly statusCode = 401;
 }
 
-/** The management API: an `If-Match` that no longer names the record as it is (412, RFC 9110 §13.1.1). */
+/**
+ * The management API: an `If-Match` that no longer names the record as it is (412, RFC 9110
+ * §13.1.1), whether the tag differed when the record was read or the record changed between that
+ * read and the write (the write compares the version the tag was checked on).
+ */
 export class PreconditionFailed extends OAuthError {
   readonly error = 'precondition_failed';
   override readonly statusCode = 412;
+  constructor(description = 'The record changed since it was read (If-Match): read it again, then retry.') {
+    super(description);
+  }
 }
 
 /**

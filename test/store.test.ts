@@ -308,6 +308,7 @@ describe.each(engines)('Store on $name', (engine) => {
       registration_token_digest: null,
       resources: ['https://api.example/'],
       last_used_at: null,
+      version: 1,
     });
     expect(await store.clients.find('cli_rt')).toMatchObject({
       redirect_uris: ['https://a/cb', 'http://localhost/cb'],
@@ -326,6 +327,7 @@ describe.each(engines)('Store on $name', (engine) => {
       status: 'active',
       created_at: NOW,
       last_used_at: null,
+      version: 1,
       account_id: null,
       policy: null,
     });
@@ -333,6 +335,7 @@ describe.each(engines)('Store on $name', (engine) => {
       owner_email_verified: true,
       owner_name: null,
       last_used_at: null,
+      version: 1,
     });
     expect(await store.agents.update('agt_rt', { status: 'disabled' })).toBe(true);
     expect(await store.agents.update('agt_nobody', { status: 'disabled' })).toBe(false);
@@ -355,6 +358,7 @@ describe.each(engines)('Store on $name', (engine) => {
       registration_token_digest: null,
       resources: [],
       last_used_at: null,
+      version: 1,
     });
     await store.agents.insert({
       id: 'agt_join',
@@ -368,6 +372,7 @@ describe.each(engines)('Store on $name', (engine) => {
       status: 'active',
       created_at: NOW,
       last_used_at: null,
+      version: 1,
       account_id: 'acc_1',
       policy: null,
     });
@@ -453,6 +458,7 @@ describe.each(engines)('Store on $name', (engine) => {
       registration_token_digest: null,
       resources: ['https://api.example/'],
       last_used_at: null,
+      version: 1,
     });
     const caller = await store.clients.find('cli_caller');
     expect(await store.accessTokens.findWithCaller('cli_caller', t.accessToken.jti)).toEqual({

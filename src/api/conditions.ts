@@ -31,7 +31,7 @@ export function checkIfMatch(ifMatch: string | undefined, representation: unknow
   const current = entityTag(representation);
   const listed = ifMatch.split(',').map((tag) => tag.trim());
   if (listed.includes('*') || listed.includes(current)) return;
-  throw new PreconditionFailed('The record changed since it was read (If-Match): read it again, then retry.');
+  throw new PreconditionFailed();
 }
 
 /** Where a page of a list starts: after the record with this sort value and id. */

@@ -5,8 +5,9 @@
 import { digest, PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { EMAIL } from './rules/agent.ts';
-import type { AccountLinkRecord, AccountRecord, AccountRole, LinkPurpose } from '../store/accounts.ts';
-import { AccessDenied, InvalidField, NotFound } from '../errors.ts';
+import type { AccountLinkRecord, AccountPatch, AccountRecord, AccountRole, LinkPurpose } from '../store/accounts.ts';
+import type { WebhookEvent } from '../store/outbox.ts';
+import { AccessDenied, InvalidField, NotFound, PreconditionFailed } from '../errors.ts';
 import { currentActor } from './webhooks/actor.ts';
 import { accountEvent } from './webhooks/events.ts';
 import { creatorActive, endLinksOf, LINK_REVOKED } from './account-links.ts';
@@ -117,6 +118,7 @@ function accountRecord(deps: Deps, input: NewAccount, passwordHash: string | nul
     password_hash: passwordHash,
     created_at: deps.clock(),
     last_sign_in_at: null,
+    version: 1,
   };
 }
 
@@ -259,11 +261,23 @@ export async function removePassword(deps: Deps, account: AccountRecord): Promis
   ]);
 }
 
-export async function rename(deps: Deps, account: AccountRecord, name: string): Promise<void> {
+/** Renames the account; with `version`, only while the account still has it (If-Match), as the admin's changes below. */
+export async function rename(deps: Deps, account: AccountRecord, name: string, version?: number): Promise<void> {
   const patch = { name: nameOf(name) };
-  await deps.store.accounts.update(account.id, patch, [
-    accountEvent('account.updated', { ...account, ...patch }, { changes: ['name'] }),
-  ]);
+  const announce = [accountEvent('account.updated', { ...account, ...patch }, { changes: ['name'] })];
+  await changeAccount(deps, account.id, patch, announce, version);
+}
+
+/** An account's change; with `version` PreconditionFailed when the account no longer has it. */
+async function changeAccount(
+  deps: Deps,
+  id: string,
+  patch: AccountPatch,
+  announce: WebhookEvent[],
+  version: number | undefined,
+): Promise<void> {
+  if (!(await deps.store.accounts.update(id, patch, announce, version)) && version !== undefined)
+    throw new PreconditionFailed();
 }
 
 /** The account, or NotFound: what admin actions on another account start with. */
@@ -302,6 +316,7 @@ export async function setAccountStatus(
   actor: AccountRecord | null,
   target: AccountRecord,
   status: 'active' | 'disabled',
+  version?: number,
 ): Promise<void> {
   if (actor?.id === target.id && status === 'disabled') throw new AccessDenied('You cannot disable your own account.');
   const announce =
@@ -316,7 +331,7 @@ export async function setAccountStatus(
             },
           ),
         ];
-  await deps.store.accounts.update(target.id, { status }, announce);
+  await changeAccount(deps, target.id, { status }, announce, version);
   if (status === 'disabled') {
     await deps.store.sessions.deleteAll(target.id);
     await deps.store.apiKeys.revokeAll(target.id, deps.clock());
@@ -337,6 +352,7 @@ export async function setAccountRole(
   actor: AccountRecord | null,
   target: AccountRecord,
   role: AccountRole,
+  version?: number,
 ): Promise<void> {
   if (actor?.id === target.id && role !== 'admin')
     throw new AccessDenied('You cannot take the admin role from yourself.');
@@ -344,7 +360,7 @@ export async function setAccountRole(
     target.role === role
       ? []
       : [accountEvent('account.updated', { ...target, role }, { changes: ['role'], actor: actorData(actor) })];
-  await deps.store.accounts.update(target.id, { role }, announce);
+  await changeAccount(deps, target.id, { role }, announce, version);
   if (target.role === 'admin' && role !== 'admin') await deps.store.apiKeys.revokeAll(target.id, deps.clock(), 'all');
 }
 

@@ -5,8 +5,9 @@
  * {@link setAgentPolicy}. An agent without a policy (NULL) behaves exactly as SPEC.md says.
  */
 import type { Context } from '../context.ts';
-import { InvalidField, NotFound } from '../errors.ts';
+import { InvalidField, NotFound, PreconditionFailed } from '../errors.ts';
 import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
+import type { GrantBounds, RevokedGrants } from '../store/rows.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import type { AuthorizationRequestRecord } from '../store/requests.ts';
 import type { Problem } from './rules/problem.ts';
@@ -81,19 +82,27 @@ export function policyProblems(policy: AgentPolicy): Problem<PolicyRule>[] {
   return problems;
 }
 
+/** What a request ended by a policy change tells its browser and agent. */
+const NO_LONGER_ALLOWED = "The agent's owner no longer allows this sign-in; start again.";
+
 /**
  * Replaces an agent's policy after checking it (every listed website must exist), announcing
  * the change as `agent.updated`. A policy equal to the default is stored as NULL, so the agent
- * is back on SPEC.md's path exactly. Returns the policy as stored.
+ * is back on SPEC.md's path exactly. The policy reaches what the agent already holds too: in the
+ * same unit its grants beyond the new policy's bounds (grantBounds) are revoked, each website cut
+ * off announced as `agent.grants_revoked` (reason `policy`). With `version`, only while the agent
+ * still has it (PreconditionFailed otherwise: the caller reads again). Returns the policy as
+ * stored and what was revoked.
  *
  * @example
  * await setAgentPolicy(ctx, 'agt_…', { ...policyOf(agent), websites: 'ask', allowed_clients: ['cli_notes'] });
  */
 export async function setAgentPolicy(
-  deps: Pick<Context, 'store'>,
+  deps: Pick<Context, 'store' | 'clock'>,
   agentId: string,
   input: AgentPolicy,
-): Promise<AgentPolicy> {
+  version?: number,
+): Promise<{ policy: AgentPolicy; revoked: RevokedGrants }> {
   const agent = await deps.store.agents.find(agentId);
   if (!agent) throw new NotFound(`no agent ${agentId}`);
   const policy = normalizePolicy(input);
@@ -103,9 +112,66 @@ export async function setAgentPolicy(
     if (!(await deps.store.clients.find(clientId)))
       throw new InvalidField('allowed_clients', `allowed_clients names ${clientId}, which is not a registered website`);
   }
+  const bounds = grantBounds(policy);
+  const cutOff = await websitesBeyond(deps, agentId, bounds);
+  const announce = [
+    agentEvent('agent.updated', agent, { policy }),
+    ...cutOff.map((client) => agentEvent('agent.grants_revoked', agent, { client, reason: 'policy' })),
+  ];
   const stored = isDefaultPolicy(policy) ? null : policy;
-  await deps.store.agents.update(agentId, { policy: stored }, [agentEvent('agent.updated', agent, { policy })]);
-  return policy;
+  const revoke = { bounds, now: deps.clock(), description: NO_LONGER_ALLOWED };
+  const revoked = await deps.store.agents.setPolicy(agentId, stored, revoke, announce, version);
+  if (!revoked) throw version === undefined ? new NotFound(`no agent ${agentId}`) : new PreconditionFailed();
+  return { policy, revoked };
+}
+
+/**
+ * What a policy allows an agent to keep holding (docs/design.md §16). Only listed websites:
+ * grants at any other website end. A scope ceiling: grants naming a scope above it end (revoked,
+ * not narrowed: a website asked for that scope, and its tokens already issued say it; it signs
+ * in again within the ceiling). 'ask' keeps existing grants (it asks about new websites), and an
+ * expiry ends nothing here: the tokens stop at the date (agentCredentialsExpired), and come back
+ * if the owner extends it, as a disabled agent's do.
+ *
+ * @example
+ * grantBounds({ ...DEFAULT_POLICY, websites: 'listed', allowed_clients: ['cli_a'], scope_ceiling: ['openid'] });
+ * // { websites: ['cli_a'], scopesAbove: ['email', 'profile'] }
+ */
+export function grantBounds(policy: AgentPolicy): GrantBounds {
+  const ceiling = policy.scope_ceiling;
+  return {
+    ...(policy.websites === 'listed' ? { websites: policy.allowed_clients } : {}),
+    scopesAbove: ceiling === null ? [] : SUPPORTED_SCOPES.filter((scope) => !ceiling.includes(scope)),
+  };
+}
+
+/** The websites where the agent holds a grant beyond `bounds`, by id and name (no read when nothing is bounded). */
+async function websitesBeyond(
+  deps: Pick<Context, 'store'>,
+  agentId: string,
+  bounds: GrantBounds,
+): Promise<Array<{ id: string; name: string | null }>> {
+  if (bounds.websites === undefined && bounds.scopesAbove.length === 0) return [];
+  const beyond = new Map<string, string | null>();
+  for (const grant of await deps.store.grants.grantedScopes(agentId)) {
+    const unlisted = bounds.websites !== undefined && !bounds.websites.includes(grant.client_id);
+    if (unlisted || scopeValues(grant.scope).some((scope) => bounds.scopesAbove.includes(scope)))
+      beyond.set(grant.client_id, grant.client_name);
+  }
+  return [...beyond].map(([id, name]) => ({ id, name }));
+}
+
+/**
+ * Whether the agent's owner let its credentials expire by `now`: its sign-ins are refused
+ * (decideSignIn) and its grants' tokens stop working (refresh, introspection, userinfo), read
+ * from the policy that comes with the agent's row. An agent without a policy pays nothing.
+ *
+ * @example
+ * if (agentCredentialsExpired(agent, ctx.clock())) throw new InvalidGrant('…');
+ */
+export function agentCredentialsExpired(agent: Pick<AgentRecord, 'policy'>, now: number): boolean {
+  const expiry = agent.policy?.credentials_expire_at ?? null;
+  return expiry !== null && now >= expiry;
 }
 
 /** Lists without repeats, in a stable order: what two equal policies store alike. */
@@ -176,13 +242,22 @@ export async function decideSignIn(policy: AgentPolicy, attempt: SignInAttempt):
       return refuse(`Your owner does not allow this agent to share ${above.join(', ')}, which ${website} asks for.`);
   }
   if (policy.max_sign_ins_per_hour !== null && (await attempt.signInsLastHour()) >= policy.max_sign_ins_per_hour)
-    return refuse(
-      `This agent has signed in ${policy.max_sign_ins_per_hour} times in the last hour, the most its owner allows; try again later.`,
-    );
+    return refuse(tooManySignIns(policy.max_sign_ins_per_hour));
   if (policy.websites === 'any' || policy.allowed_clients.includes(client.id)) return { kind: 'allow' };
   if (policy.websites === 'ask') return { kind: 'ask' };
   return refuse(`Your owner has not allowed ${website} for this agent.`);
 }
 
 const refuse = (description: string): PolicyDecision => ({ kind: 'refuse', description });
+
+/**
+ * The refusal of a sign-in past the sign-ins-per-hour limit: decideSignIn's, and the sign-in's
+ * own write's when sign-ins made at once used up the limit after the decision (the write counts
+ * again, RequestStore.authenticate).
+ *
+ * @example
+ * tooManySignIns(20); // 'This agent has signed in 20 times in the last hour, …'
+ */
+export const tooManySignIns = (perHour: number) =>
+  `This agent has signed in ${perHour} times in the last hour, the most its owner allows; try again later.`;
 const dateOf = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString().replace('.000Z', 'Z');

@@ -2,7 +2,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { digest, newAgentId, newAgentSecret, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidField, InvalidRequest, NotFound } from '../errors.ts';
+import { InvalidField, InvalidRequest, NotFound, PreconditionFailed } from '../errors.ts';
 import type { AgentRecord, AgentStatus } from '../store/agents.ts';
 import type { RevokedGrants } from '../store/rows.ts';
 import { type AgentKey, readPublicKey, verifyAssertion } from './agent-keys.ts';
@@ -89,6 +89,7 @@ async function insertNewAgent(
     policy: null,
     public_jwk: key?.json ?? null,
     key_thumbprint: key?.thumbprint ?? null,
+    version: 1,
   };
   await deps.store.agents.insert(agent, [agentEvent('agent.created', agent)]);
   return agent;
@@ -97,8 +98,15 @@ async function insertNewAgent(
 /**
  * Issues a new secret. With `graceSeconds` > 0 the old secret keeps working that long, so the
  * agent can be switched over without downtime; with 0 (a compromised secret) it stops at once.
+ * With `version`, only while the agent still has it (If-Match; PreconditionFailed otherwise), as
+ * every change of an agent here.
  */
-export async function rotateAgentSecret(deps: Deps, agentId: string, graceSeconds = 0): Promise<string> {
+export async function rotateAgentSecret(
+  deps: Deps,
+  agentId: string,
+  graceSeconds = 0,
+  version?: number,
+): Promise<string> {
   const agent = await deps.store.agents.find(agentId);
   if (!agent) throw new NotFound(`no agent ${agentId}`);
   // A script rotating every secret must not turn a key-bound agent back into one with a secret.
@@ -106,7 +114,7 @@ export async function rotateAgentSecret(deps: Deps, agentId: string, graceSecond
     throw new InvalidRequest(`agent ${agentId} proves itself with a key, not a secret: replace its key instead`);
   const secret = newAgentSecret();
   const keepOld = graceSeconds > 0;
-  await deps.store.agents.update(
+  const done = await deps.store.agents.update(
     agentId,
     {
       secret_digest: digest(secret),
@@ -114,7 +122,9 @@ export async function rotateAgentSecret(deps: Deps, agentId: string, graceSecond
       previous_secret_expires_at: keepOld ? deps.clock() + graceSeconds : null,
     },
     [agentEvent('agent.secret_rotated', agent, { grace_seconds: keepOld ? graceSeconds : 0 })],
+    version,
   );
+  if (!done) throw lost(version, `no agent ${agentId}`);
   return secret;
 }
 
@@ -128,7 +138,12 @@ export const isKeyBound = (agent: Pick<AgentRecord, 'public_jwk'>): boolean => a
  * @example
  * const agent = await rotateAgentKey(ctx, 'agt_…', agentKeyOf(jwk));
  */
-export async function rotateAgentKey(deps: Deps, agentId: string, key: AgentKey): Promise<AgentRecord> {
+export async function rotateAgentKey(
+  deps: Deps,
+  agentId: string,
+  key: AgentKey,
+  version?: number,
+): Promise<AgentRecord> {
   const agent = await deps.store.agents.find(agentId);
   if (!agent) throw new NotFound(`no agent ${agentId}`);
   const changed = { public_jwk: key.json, key_thumbprint: key.thumbprint };
@@ -148,20 +163,26 @@ export async function rotateAgentKey(deps: Deps, agentId: string, key: AgentKey)
         previous_key_thumbprint: agent.key_thumbprint ?? null,
       }),
     ],
+    version,
   );
-  if (!done) throw new NotFound(`no agent ${agentId}`);
-  return rotated;
+  if (!done) throw lost(version, `no agent ${agentId}`);
+  return { ...rotated, version: agent.version + 1 };
 }
 
 /** Enables or disables an agent; a change of status is announced (agent.enabled, agent.disabled). */
-export async function setAgentStatus(deps: Deps, agentId: string, status: AgentStatus): Promise<void> {
+export async function setAgentStatus(
+  deps: Deps,
+  agentId: string,
+  status: AgentStatus,
+  version?: number,
+): Promise<void> {
   const agent = await deps.store.agents.find(agentId);
   const announce =
     agent && agent.status !== status
       ? [agentEvent(status === 'active' ? 'agent.enabled' : 'agent.disabled', { ...agent, status })]
       : [];
-  if (!agent || !(await deps.store.agents.update(agentId, { status }, announce)))
-    throw new NotFound(`no agent ${agentId}`);
+  if (!agent || !(await deps.store.agents.update(agentId, { status }, announce, version)))
+    throw lost(version, `no agent ${agentId}`);
 }
 
 /**
@@ -170,11 +191,12 @@ export async function setAgentStatus(deps: Deps, agentId: string, status: AgentS
  * @example
  * const renamed = await renameAgent(ctx, agent, 'Research assistant');
  */
-export async function renameAgent(deps: Deps, agent: AgentRecord, raw: string): Promise<AgentRecord> {
+export async function renameAgent(deps: Deps, agent: AgentRecord, raw: string, version?: number): Promise<AgentRecord> {
   const renamed = { ...agent, name: agentName(raw) };
-  if (!(await deps.store.agents.update(agent.id, { name: renamed.name }, [agentEvent('agent.updated', renamed)])))
-    throw new NotFound('No such agent.');
-  return renamed;
+  const announce = [agentEvent('agent.updated', renamed)];
+  if (!(await deps.store.agents.update(agent.id, { name: renamed.name }, announce, version)))
+    throw lost(version, 'No such agent.');
+  return { ...renamed, version: agent.version + 1 };
 }
 
 /**
@@ -194,13 +216,19 @@ export function agentName(raw: string | undefined): string {
 const DELETED_DESCRIPTION = 'The agent behind this sign-in was deleted; start again.';
 
 /** Deletes the agent after revoking everything it holds; announced as agent.deleted. */
-export async function deleteAgent(deps: Deps, agent: AgentRecord): Promise<RevokedGrants> {
-  const revoked = await deps.store.agents.delete(agent.id, deps.clock(), DELETED_DESCRIPTION, [
-    agentEvent('agent.deleted', agent),
-  ]);
-  if (!revoked) throw new NotFound('No such agent.');
+export async function deleteAgent(deps: Deps, agent: AgentRecord, version?: number): Promise<RevokedGrants> {
+  const announce = [agentEvent('agent.deleted', agent)];
+  const revoked = await deps.store.agents.delete(agent.id, deps.clock(), DELETED_DESCRIPTION, announce, version);
+  if (!revoked) throw lost(version, 'No such agent.');
   return revoked;
 }
+
+/**
+ * Why a change of an agent wrote nothing: with `version` (If-Match), the agent changed or went
+ * since the tag was checked; without, there is no such agent.
+ */
+const lost = (version: number | undefined, missing: string) =>
+  version === undefined ? new NotFound(missing) : new PreconditionFailed();
 
 /** A public key whose private half nobody holds (generated at start), checked against when there is no agent's key. */
 const NO_AGENT_KEY = JSON.stringify(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }));

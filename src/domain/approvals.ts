@@ -154,24 +154,32 @@ export async function decideApproval(
     return decided;
   }
 
-  const { agent, found } = await ctx.store.requests.findWithAgent(approval.agent_id, approval.request_id);
-  if (!agent || !found) throw new Conflict(NO_LONGER_WAITING);
-  if (agent.status !== 'active') throw new Conflict('The agent has been disabled since it asked: enable it first.');
-  if (found.client?.status !== 'active') throw new Conflict('The website is no longer active.');
-  const policy = policyOf(agent);
-  const always =
-    decision === 'always' && !policy.allowed_clients.includes(approval.client_id)
-      ? { ...policy, allowed_clients: [...policy.allowed_clients, approval.client_id] }
-      : undefined;
-  const won = await ctx.store.approvals.approve(
-    approval,
-    { decision, by: decidedBy, now, ...(always ? { policy: always } : {}) },
-    auditOf(approval, 'authenticated', now),
-    [signInSucceeded(found.request, agent, found.client, approval.model), approvalDecided(decided)],
-  );
-  if (!won) throw new Conflict(NO_LONGER_WAITING);
-  return decided;
+  // 'always' adds the website to the policy as read: if the agent changed in between (another
+  // website added or removed), the unit is void and the policy is read again, so both changes stay.
+  for (let attempt = 1; ; attempt++) {
+    const { agent, found } = await ctx.store.requests.findWithAgent(approval.agent_id, approval.request_id);
+    if (!agent || !found) throw new Conflict(NO_LONGER_WAITING);
+    if (agent.status !== 'active') throw new Conflict('The agent has been disabled since it asked: enable it first.');
+    if (found.client?.status !== 'active') throw new Conflict('The website is no longer active.');
+    const policy = policyOf(agent);
+    const always =
+      decision === 'always' && !policy.allowed_clients.includes(approval.client_id)
+        ? { ...policy, allowed_clients: [...policy.allowed_clients, approval.client_id] }
+        : undefined;
+    const won = await ctx.store.approvals.approve(
+      approval,
+      { decision, by: decidedBy, now, ...(always ? { policy: { policy: always, version: agent.version } } : {}) },
+      auditOf(approval, 'authenticated', now),
+      [signInSucceeded(found.request, agent, found.client, approval.model), approvalDecided(decided)],
+    );
+    if (won) return decided;
+    const current = always && attempt < ALWAYS_ATTEMPTS ? await ctx.store.approvals.find(approvalId) : undefined;
+    if (!current || !isWaiting(current, ctx.clock())) throw new Conflict(NO_LONGER_WAITING);
+  }
 }
+
+/** How many times an 'always' is tried on a fresh read of the policy (as the policy's own changes are). */
+const ALWAYS_ATTEMPTS = 20;
 
 /**
  * The mail to the agent's owner about a new approval, where SMTP is configured and the owner's

@@ -4,7 +4,14 @@
  */
 import { newClientId, newClientSecret } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidClientMetadata, InvalidField, InvalidRedirectUri, InvalidRequest, NotFound } from '../errors.ts';
+import {
+  InvalidClientMetadata,
+  InvalidField,
+  InvalidRedirectUri,
+  InvalidRequest,
+  NotFound,
+  PreconditionFailed,
+} from '../errors.ts';
 import type { Approval, ClientRecord, ClientStatus } from '../store/clients.ts';
 import type { RevokedGrants } from '../store/rows.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
@@ -144,6 +151,7 @@ export async function registerClient(
     registration_token_digest: input.registrationTokenDigest ?? null,
     resources,
     last_used_at: input.registrationTokenDigest ? now : null,
+    version: 1,
   };
   await deps.store.clients.insert(client, [clientEvent('client.created', client)]);
   return { client, secret };
@@ -152,16 +160,23 @@ export async function registerClient(
 /**
  * Issues a new secret. With `graceSeconds` > 0 the old secret keeps working that long (and ID
  * tokens are keyed with whichever secret the client authenticated with), so the client can
- * be switched over without downtime; with 0 (a compromised secret) it stops at once.
+ * be switched over without downtime; with 0 (a compromised secret) it stops at once. With
+ * `version`, only while the client still has it (If-Match; PreconditionFailed otherwise), as
+ * every change of a client here.
  */
-export async function rotateClientSecret(deps: Deps, clientId: string, graceSeconds = 0): Promise<string> {
+export async function rotateClientSecret(
+  deps: Deps,
+  clientId: string,
+  graceSeconds = 0,
+  version?: number,
+): Promise<string> {
   const client = await deps.store.clients.find(clientId);
   if (!client) throw new NotFound(`no client ${clientId}`);
   if (isPublicClient(client))
     throw new InvalidRequest(`client ${clientId} is a public client; it has no secret to rotate`);
   const secret = newClientSecret();
   const keepOld = graceSeconds > 0;
-  await deps.store.clients.update(
+  const done = await deps.store.clients.update(
     clientId,
     {
       secret_sealed: deps.secrets.box.seal(secret),
@@ -169,7 +184,9 @@ export async function rotateClientSecret(deps: Deps, clientId: string, graceSeco
       previous_secret_expires_at: keepOld ? deps.clock() + graceSeconds : null,
     },
     [clientEvent('client.secret_rotated', client, { grace_seconds: keepOld ? graceSeconds : 0 })],
+    version,
   );
+  if (!done) throw lost(version, `no client ${clientId}`);
   return secret;
 }
 
@@ -191,7 +208,12 @@ export interface ClientChanges {
  * @example
  * const client = await updateClient(ctx, 'cli_abc', { redirectUris: ['https://shop.example/callback'] });
  */
-export async function updateClient(deps: Deps, clientId: string, changes: ClientChanges): Promise<ClientRecord> {
+export async function updateClient(
+  deps: Deps,
+  clientId: string,
+  changes: ClientChanges,
+  version?: number,
+): Promise<ClientRecord> {
   const client = await deps.store.clients.find(clientId);
   if (!client) throw new NotFound(`no client ${clientId}`);
   if (client.source === 'metadata_document')
@@ -204,9 +226,9 @@ export async function updateClient(deps: Deps, clientId: string, changes: Client
   });
   const patch = { name, redirect_uris: redirectUris, approval: changes.approval ?? client.approval, resources };
   const updated = { ...client, ...patch };
-  if (!(await deps.store.clients.update(client.id, patch, [clientEvent('client.updated', updated)])))
-    throw new NotFound(`no client ${clientId}`);
-  return updated;
+  if (!(await deps.store.clients.update(client.id, patch, [clientEvent('client.updated', updated)], version)))
+    throw lost(version, `no client ${clientId}`);
+  return { ...updated, version: client.version + 1 };
 }
 
 const DELETED_DESCRIPTION = 'The website of this sign-in was deleted; start again.';
@@ -220,27 +242,37 @@ const DELETED_DESCRIPTION = 'The website of this sign-in was deleted; start agai
  * @example
  * await deleteClient(ctx, 'cli_abc'); // { grants: 2, codes: 0, requests: 0 }
  */
-export async function deleteClient(deps: Deps, clientId: string): Promise<RevokedGrants> {
+export async function deleteClient(deps: Deps, clientId: string, version?: number): Promise<RevokedGrants> {
   const client = await deps.store.clients.find(clientId);
+  const announce = client && [clientEvent('client.deleted', client)];
   const revoked =
-    client &&
-    (await deps.store.clients.delete(clientId, deps.clock(), DELETED_DESCRIPTION, [
-      clientEvent('client.deleted', client),
-    ]));
-  if (!revoked) throw new NotFound(`no client ${clientId}`);
+    announce && (await deps.store.clients.delete(clientId, deps.clock(), DELETED_DESCRIPTION, announce, version));
+  if (!revoked) throw lost(version, `no client ${clientId}`);
   return revoked;
 }
 
 /** Enables or disables a client; a change of status is announced (client.enabled, client.disabled). */
-export async function setClientStatus(deps: Deps, clientId: string, status: ClientStatus): Promise<void> {
+export async function setClientStatus(
+  deps: Deps,
+  clientId: string,
+  status: ClientStatus,
+  version?: number,
+): Promise<void> {
   const client = await deps.store.clients.find(clientId);
   const announce =
     client && client.status !== status
       ? [clientEvent(status === 'active' ? 'client.enabled' : 'client.disabled', { ...client, status })]
       : [];
-  if (!client || !(await deps.store.clients.update(clientId, { status }, announce)))
-    throw new NotFound(`no client ${clientId}`);
+  if (!client || !(await deps.store.clients.update(clientId, { status }, announce, version)))
+    throw lost(version, `no client ${clientId}`);
 }
+
+/**
+ * Why a change of a client wrote nothing: with `version` (If-Match), the client changed or went
+ * since the tag was checked; without, there is no such client.
+ */
+const lost = (version: number | undefined, missing: string) =>
+  version === undefined ? new NotFound(missing) : new PreconditionFailed();
 
 /**
  * The client a client_id names at /authorize: a registered one, or, with
@@ -328,6 +360,7 @@ function metadataDocumentClient(document: ClientMetadataDocument, now: number): 
     registration_token_digest: null,
     resources: [],
     last_used_at: now,
+    version: 1,
   };
 }
 

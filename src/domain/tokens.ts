@@ -18,6 +18,7 @@ import {
 import type { AgentProfile } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import type { AccessTokenRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/tokens.ts';
+import { agentCredentialsExpired } from './agent-policy.ts';
 import { isPublicClient, recordClientUse } from './clients.ts';
 import { authenticateClient, type ClientCredentials, clientRefused } from './client-authentication.ts';
 import { signIdToken } from './jwt.ts';
@@ -192,6 +193,7 @@ export async function exchangeCode(
 
   if (found?.agent?.status !== 'active') throw new InvalidGrant('The agent of this grant is disabled.');
   const agent = found.agent;
+  if (agentCredentialsExpired(agent, now)) throw new InvalidGrant(CREDENTIALS_EXPIRED);
   const grant: GrantRecord = {
     id: newGrantId(),
     client_id: client.id,
@@ -254,8 +256,13 @@ export async function refreshTokens(
     scope = normalizeScope(input.scope);
   }
   confirmResource(input.resource, grant.resource);
-  const agent = usableAgent(found);
-  if (!agent) throw new InvalidGrant('The agent of this grant is disabled.');
+  const agent = usableAgent(found, now);
+  if (!agent)
+    throw new InvalidGrant(
+      found.agent && agentCredentialsExpired(found.agent, now)
+        ? CREDENTIALS_EXPIRED
+        : 'The agent of this grant is disabled.',
+    );
   const { rows, response } = prepareTokens(
     ctx,
     { client, clientSecret: input.client_secret ?? null, grant, scope, nonce: null },
@@ -291,7 +298,7 @@ function verifyAccessJwt(ctx: Context, token: string): AccessTokenClaims | null 
 /** The token's claims when it is active: a valid JWT, not revoked, of a usable grant. */
 async function activeAccessToken(ctx: Context, token: string): Promise<ActiveAccessToken | null> {
   const claims = verifyAccessJwt(ctx, token);
-  return claims && activeFrom(claims, await ctx.store.accessTokens.findContext(claims.jti));
+  return claims && activeFrom(claims, await ctx.store.accessTokens.findContext(claims.jti), ctx.clock());
 }
 
 type ActiveAccessToken = { claims: AccessTokenClaims; record: AccessTokenRecord; agent: AgentProfile };
@@ -300,19 +307,29 @@ type ActiveAccessToken = { claims: AccessTokenClaims; record: AccessTokenRecord;
 function activeFrom(
   claims: AccessTokenClaims,
   found: TokenContext<AccessTokenRecord> | undefined,
+  now: number,
 ): ActiveAccessToken | null {
-  const agent = found && usableAgent(found);
+  const agent = found && usableAgent(found, now);
   if (!found || !agent || found.token.revoked_at !== null) return null;
   return { claims, record: found.token, agent };
 }
 
 /**
- * The agent of a grant whose tokens may still be used: the grant is not revoked and its agent
- * and client are still active — disabling a compromised agent ends all of its tokens at once.
+ * The agent of a grant whose tokens may still be used: the grant is not revoked, its agent and
+ * client are still active — disabling a compromised agent ends all of its tokens at once — and
+ * its owner has not let its credentials expire (docs/design.md §16).
  */
-function usableAgent(found: TokenContext<unknown>): AgentProfile | null {
-  return found.grant.revoked_at === null && found.agent?.status === 'active' && found.clientActive ? found.agent : null;
+function usableAgent(found: TokenContext<unknown>, now: number): AgentProfile | null {
+  const agent = found.agent;
+  return found.grant.revoked_at === null &&
+    agent?.status === 'active' &&
+    found.clientActive &&
+    !agentCredentialsExpired(agent, now)
+    ? agent
+    : null;
 }
+
+const CREDENTIALS_EXPIRED = "The agent's credentials have expired; its owner can extend them in the console.";
 
 /** Claims about the agent's owner, per scope (docs/design.md §6). */
 export function userClaims(agent: AgentProfile, scope: string): Record<string, unknown> {
@@ -383,7 +400,7 @@ export async function introspect(
       found.grant.client_id !== client.id ||
       found.token.used_at !== null ||
       now >= found.token.expires_at ||
-      !usableAgent(found)
+      !usableAgent(found, now)
     )
       return inactive;
     const { token: record, grant } = found;
@@ -406,7 +423,7 @@ export async function introspect(
   }
   const read = await ctx.store.accessTokens.findWithCaller(credentials.client_id, claims.jti);
   const client = await authenticate(read);
-  const active = activeFrom(claims, read.token);
+  const active = activeFrom(claims, read.token, ctx.clock());
   const mayRead = active && (active.record.client_id === client.id || client.resources.includes(active.claims.aud));
   if (!active || !mayRead) return inactive;
   return {

@@ -24,7 +24,7 @@ import type { AccountLinkRecord, AccountRecord, AccountRole, AccountStatus } fro
 import { type Actor, requireAdmin, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { mailCredentialMade, requireFreshAuthentication } from './credentials.ts';
-import type { ListQuery, Precondition } from './shared.ts';
+import { checkedVersion, type ListQuery, type Precondition } from './shared.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
 /** What an act that makes a link needs besides: the mailer, to tell the account. */
@@ -131,20 +131,26 @@ export async function updateAccount(
 ): Promise<AccountRecord> {
   requireAdminWrite(actor);
   const target = await accountById(deps, id);
-  precondition?.(target);
+  // The first write compares the version If-Match was checked on; once it won, the rest follow.
+  let version = checkedVersion(target, target.version, precondition);
+  const first = () => {
+    const taken = version;
+    version = undefined;
+    return taken;
+  };
   const { name, role, status } = changes;
   if (name !== undefined) nameOf(name);
   await asActor(actor, async () => {
     if (role !== undefined && role !== target.role) {
-      await setAccountRole(deps, actor.account, target, role);
+      await setAccountRole(deps, actor.account, target, role, first());
       await recordAct(deps, actor, 'admin.set_role', target.id, role);
     }
     if (status !== undefined && status !== target.status) {
-      await setAccountStatus(deps, actor.account, target, status);
+      await setAccountStatus(deps, actor.account, target, status, first());
       await recordAct(deps, actor, status === 'active' ? 'admin.enable_account' : 'admin.disable_account', target.id);
     }
     if (name !== undefined) {
-      await rename(deps, target, name);
+      await rename(deps, target, name, first());
       await recordAct(deps, actor, 'admin.rename_account', target.id, nameOf(name));
     }
   });

@@ -22,7 +22,7 @@ import type { AgentRecord, AgentStatus } from '../store/agents.ts';
 import type { RevokedGrants } from '../store/rows.ts';
 import { type Actor, requireAdmin, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
-import { type ListQuery, ownerAccount, type Precondition, revokedDetail } from './shared.ts';
+import { checkedVersion, type ListQuery, ownerAccount, type Precondition, revokedDetail } from './shared.ts';
 import { reachableAgent } from './reach.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config'>;
@@ -104,12 +104,14 @@ async function current(deps: Deps, id: string): Promise<AgentRecord> {
   return agent;
 }
 
-/** The agent `actor` may change: reached, writable, and as `precondition` expects it. */
+/**
+ * The agent `actor` may change: reached, writable, and as `precondition` expects it; with the
+ * version the change must still find (checkedVersion), none without a precondition.
+ */
 async function changeable(deps: Deps, actor: Actor, id: string, precondition?: Precondition<AgentRecord>) {
   requireWrite(actor);
   const agent = await reachableAgent(deps, actor, id);
-  precondition?.(agent);
-  return agent;
+  return { agent, version: checkedVersion(agent, agent.version, precondition) };
 }
 
 /**
@@ -123,8 +125,8 @@ export async function renameAgent(
   name: string | undefined,
   precondition?: Precondition<AgentRecord>,
 ): Promise<AgentRecord> {
-  const agent = await changeable(deps, actor, id, precondition);
-  const renamed = await asActor(actor, () => renameAgentRecord(deps, agent, name ?? ''));
+  const { agent, version } = await changeable(deps, actor, id, precondition);
+  const renamed = await asActor(actor, () => renameAgentRecord(deps, agent, name ?? '', version));
   await recordAct(deps, actor, 'agent.rename', agent.id, renamed.name);
   return renamed;
 }
@@ -142,9 +144,9 @@ export async function setAgentStatus(
   status: AgentStatus,
   precondition?: Precondition<AgentRecord>,
 ): Promise<AgentRecord> {
-  const agent = await changeable(deps, actor, id, precondition);
+  const { agent, version } = await changeable(deps, actor, id, precondition);
   if (agent.status === status) return agent;
-  await asActor(actor, () => setAgentStatusRecord(deps, agent.id, status));
+  await asActor(actor, () => setAgentStatusRecord(deps, agent.id, status, version));
   await recordAct(deps, actor, status === 'active' ? 'agent.enable' : 'agent.disable', agent.id);
   return current(deps, agent.id);
 }
@@ -162,8 +164,8 @@ export async function rotateAgentSecret(
   graceSeconds: number,
   precondition?: Precondition<AgentRecord>,
 ): Promise<{ agent: AgentRecord; secret: string }> {
-  const agent = await changeable(deps, actor, id, precondition);
-  const secret = await asActor(actor, () => rotateAgentSecretRecord(deps, agent.id, graceSeconds));
+  const { agent, version } = await changeable(deps, actor, id, precondition);
+  const secret = await asActor(actor, () => rotateAgentSecretRecord(deps, agent.id, graceSeconds, version));
   await recordAct(deps, actor, 'agent.rotate_secret', agent.id, `grace ${graceSeconds} s`);
   return { agent: await current(deps, agent.id), secret };
 }
@@ -181,8 +183,8 @@ export async function rotateAgentKey(
   key: AgentKey,
   precondition?: Precondition<AgentRecord>,
 ): Promise<AgentRecord> {
-  const agent = await changeable(deps, actor, id, precondition);
-  await asActor(actor, () => rotateAgentKeyRecord(deps, agent.id, key));
+  const { agent, version } = await changeable(deps, actor, id, precondition);
+  await asActor(actor, () => rotateAgentKeyRecord(deps, agent.id, key, version));
   await recordAct(deps, actor, 'agent.rotate_key', agent.id, key.thumbprint);
   return current(deps, agent.id);
 }
@@ -200,7 +202,7 @@ export async function revokeAgentGrants(
   id: string,
   clientId?: string,
 ): Promise<RevokedGrants> {
-  const agent = await changeable(deps, actor, id);
+  const { agent } = await changeable(deps, actor, id);
   if (clientId === undefined) {
     const revoked = await asActor(actor, () => revokeGrants(deps, { agent_id: agent.id }));
     await recordAct(deps, actor, 'agent.revoke_grants', agent.id, revokedDetail(revoked));
@@ -226,8 +228,8 @@ export async function deleteAgent(
   id: string,
   precondition?: Precondition<AgentRecord>,
 ): Promise<RevokedGrants> {
-  const agent = await changeable(deps, actor, id, precondition);
-  const revoked = await asActor(actor, () => deleteAgentRecord(deps, agent));
+  const { agent, version } = await changeable(deps, actor, id, precondition);
+  const revoked = await asActor(actor, () => deleteAgentRecord(deps, agent, version));
   await recordAct(deps, actor, 'agent.delete', agent.id, `${agent.name}: ${revokedDetail(revoked)}`);
   return revoked;
 }

@@ -21,7 +21,7 @@ import type { Approval, ClientRecord, ClientStatus } from '../store/clients.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { reachableClient } from './reach.ts';
-import { type ListQuery, ownerAccount, type Precondition, revokedDetail } from './shared.ts';
+import { checkedVersion, type ListQuery, ownerAccount, type Precondition, revokedDetail } from './shared.ts';
 
 type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config'>;
 
@@ -92,12 +92,14 @@ async function current(deps: Deps, id: string): Promise<ClientRecord> {
   return client;
 }
 
-/** The client `actor` may change: reached, writable, and as `precondition` expects it. */
+/**
+ * The client `actor` may change: reached, writable, and as `precondition` expects it; with the
+ * version the change must still find (checkedVersion), none without a precondition.
+ */
 async function changeable(deps: Deps, actor: Actor, id: string, precondition?: Precondition<ClientRecord>) {
   requireWrite(actor);
   const client = await reachableClient(deps, actor, id);
-  precondition?.(client);
-  return client;
+  return { client, version: checkedVersion(client, client.version, precondition) };
 }
 
 /**
@@ -114,8 +116,8 @@ export async function updateClient(
   changes: ClientChanges,
   precondition?: Precondition<ClientRecord>,
 ): Promise<ClientRecord> {
-  const client = await changeable(deps, actor, id, precondition);
-  const changed = await asActor(actor, () => updateClientRecord(deps, client.id, changes));
+  const { client, version } = await changeable(deps, actor, id, precondition);
+  const changed = await asActor(actor, () => updateClientRecord(deps, client.id, changes, version));
   await recordAct(deps, actor, 'website.update', client.id, changesDetail(client, changed));
   return changed;
 }
@@ -133,9 +135,9 @@ export async function setClientStatus(
   status: ClientStatus,
   precondition?: Precondition<ClientRecord>,
 ): Promise<ClientRecord> {
-  const client = await changeable(deps, actor, id, precondition);
+  const { client, version } = await changeable(deps, actor, id, precondition);
   if (client.status === status) return client;
-  await asActor(actor, () => setClientStatusRecord(deps, client.id, status));
+  await asActor(actor, () => setClientStatusRecord(deps, client.id, status, version));
   await recordAct(deps, actor, status === 'active' ? 'website.enable' : 'website.disable', client.id);
   return current(deps, client.id);
 }
@@ -153,8 +155,8 @@ export async function rotateClientSecret(
   graceSeconds: number,
   precondition?: Precondition<ClientRecord>,
 ): Promise<{ client: ClientRecord; secret: string }> {
-  const client = await changeable(deps, actor, id, precondition);
-  const secret = await asActor(actor, () => rotateClientSecretRecord(deps, client.id, graceSeconds));
+  const { client, version } = await changeable(deps, actor, id, precondition);
+  const secret = await asActor(actor, () => rotateClientSecretRecord(deps, client.id, graceSeconds, version));
   await recordAct(deps, actor, 'website.rotate_secret', client.id, `grace ${graceSeconds} s`);
   return { client: await current(deps, client.id), secret };
 }
@@ -164,7 +166,7 @@ export async function rotateClientSecret(
  * const revoked = await revokeClientGrants(ctx, actor, 'cli_…'); // { grants: 3, codes: 1, requests: 0 }
  */
 export async function revokeClientGrants(deps: Deps, actor: Actor, id: string): Promise<RevokedGrants> {
-  const client = await changeable(deps, actor, id);
+  const { client } = await changeable(deps, actor, id);
   const revoked = await asActor(actor, () => revokeGrants(deps, { client_id: client.id }));
   await recordAct(deps, actor, 'website.revoke_grants', client.id, revokedDetail(revoked));
   return revoked;
@@ -182,8 +184,8 @@ export async function deleteClient(
   id: string,
   precondition?: Precondition<ClientRecord>,
 ): Promise<RevokedGrants> {
-  const client = await changeable(deps, actor, id, precondition);
-  const revoked = await asActor(actor, () => deleteClientRecord(deps, client.id));
+  const { client, version } = await changeable(deps, actor, id, precondition);
+  const revoked = await asActor(actor, () => deleteClientRecord(deps, client.id, version));
   await recordAct(deps, actor, 'website.delete', client.id, `${client.name}: ${revokedDetail(revoked)}`);
   return revoked;
 }
@@ -206,7 +208,7 @@ export async function testSignIn(
   id: string,
   redirectUri: string | undefined,
 ): Promise<string> {
-  const client = await changeable(deps, actor, id);
+  const { client } = await changeable(deps, actor, id);
   if (client.status !== 'active')
     throw new InvalidField('redirect_uri', 'Enable the website first: a disabled website cannot start sign-ins.');
   if (client.redirect_uris.length === 0)

@@ -4,13 +4,14 @@
  * change recorded with what it changed.
  */
 import type { Context } from '../context.ts';
+import { Conflict, PreconditionFailed } from '../errors.ts';
 import { policyOf, setAgentPolicy as storePolicy } from '../domain/agent-policy.ts';
 import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { reachableAgent } from './reach.ts';
-import type { Precondition } from './shared.ts';
+import { type Precondition, revokedDetail } from './shared.ts';
 
 /** The words of each field, as the console and the docs say them. */
 export const POLICY_LABELS: Record<keyof AgentPolicy, string> = {
@@ -71,8 +72,19 @@ export async function getAgentPolicy(deps: Pick<Context, 'store'>, actor: Actor,
 }
 
 /**
+ * How many times a change of the policy is tried on a fresh read when other changes of the agent
+ * keep coming between its read and its write; past it, 409. Each round of concurrent changes
+ * lets at least one through, so 20 changes at once always compose.
+ */
+const POLICY_ATTEMPTS = 20;
+
+/**
  * Replaces the agent's policy with `next` (or what `next` makes of the current one); answers it
- * as stored. InvalidField names the field the rule refuses.
+ * as stored. InvalidField names the field the rule refuses. The write compares and sets the
+ * agent's version (docs/design.md §16, §17): with a `precondition` (If-Match) a change that came
+ * between the read and the write is 412; without, `next` is applied again to the policy as it
+ * now is, so concurrent changes (a website added, another removed) all take effect. Grants the
+ * new policy no longer allows are revoked with it (setAgentPolicy in src/domain/agent-policy.ts).
  *
  * @example
  * await setAgentPolicy(ctx, actor, 'agt_…', (current) => ({ ...current, websites: 'ask' }));
@@ -85,13 +97,30 @@ export async function setAgentPolicy(
   precondition?: Precondition<AgentRecord>,
 ): Promise<AgentPolicy> {
   requireWrite(actor);
-  const agent = await reachableAgent(deps, actor, id);
-  precondition?.(agent);
-  const before = policyOf(agent);
-  const policy = typeof next === 'function' ? next(before) : next;
-  const stored = await asActor(actor, () => storePolicy(deps, agent.id, policy));
-  await recordAct(deps, actor, 'agent.policy', agent.id, policyChanges(before, stored));
-  return stored;
+  for (let attempt = 1; ; attempt++) {
+    const agent = await reachableAgent(deps, actor, id);
+    precondition?.(agent);
+    const before = policyOf(agent);
+    const policy = typeof next === 'function' ? next(before) : next;
+    let changed: Awaited<ReturnType<typeof storePolicy>>;
+    try {
+      changed = await asActor(actor, () => storePolicy(deps, agent.id, policy, agent.version));
+    } catch (error) {
+      if (!(error instanceof PreconditionFailed) || precondition) throw error;
+      if (attempt < POLICY_ATTEMPTS) continue;
+      throw new Conflict('The agent’s policy kept changing while this change was made; try again.');
+    }
+    const revoked = changed.revoked.grants + changed.revoked.codes + changed.revoked.requests;
+    const detail = policyChanges(before, changed.policy);
+    await recordAct(
+      deps,
+      actor,
+      'agent.policy',
+      agent.id,
+      revoked > 0 ? `${detail}; revoked ${revokedDetail(changed.revoked)}` : detail,
+    );
+    return changed.policy;
+  }
 }
 
 /**

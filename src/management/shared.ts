@@ -21,6 +21,22 @@ export type { ListQuery } from '../store/rows.ts';
 export type Precondition<T> = (current: T) => void;
 
 /**
+ * Checks `precondition` on the record as read and answers the version the write must then still
+ * find (the store compares and sets it in the UPDATE, docs/design.md §17), so that of concurrent
+ * writers checked on the same version exactly one changes the record and the others get 412.
+ * Without a precondition the write is unconditional: undefined.
+ *
+ * @example
+ * const version = checkedVersion(agent, agent.version, precondition);
+ * await renameAgentRecord(ctx, agent, name, version);
+ */
+export function checkedVersion<T>(record: T, version: number, precondition?: Precondition<T>): number | undefined {
+  if (!precondition) return undefined;
+  precondition(record);
+  return version;
+}
+
+/**
  * The account a creation is for: the actor's own unless `accountId` names another, which only an
  * admin may (403 otherwise; 404 for an unknown account). The operator has no account of their own.
  *

@@ -25,7 +25,7 @@ import type { AccountRecord } from '../store/accounts.ts';
 import type { WebhookWithEvents } from '../store/webhooks.ts';
 import { type Actor, actingAccount, requireAdmin, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
-import type { Precondition } from './shared.ts';
+import { checkedVersion, type Precondition } from './shared.ts';
 
 type Deps = Pick<Context, 'store' | 'clock' | 'config' | 'secrets'>;
 
@@ -56,6 +56,18 @@ async function adminOf(deps: Deps, actor: Actor, id?: string): Promise<AccountRe
       'webhooks belong to an admin: make one first (agentauth account create --admin --email …)',
     );
   return admin;
+}
+
+/** The version a change must still find once `precondition` accepted the endpoint (checkedVersion); none without one. */
+async function checkedWebhookVersion(
+  deps: Deps,
+  admin: AccountRecord,
+  id: string,
+  precondition?: Precondition<WebhookWithEvents>,
+): Promise<number | undefined> {
+  if (!precondition) return undefined;
+  const found = await reachableWebhook(deps, admin, id);
+  return checkedVersion(found, found.webhook.version, precondition);
 }
 
 /** @example const webhooks = await listWebhooks(ctx, actor); */
@@ -98,8 +110,8 @@ export async function updateWebhook(
 ): Promise<WebhookWithEvents> {
   const admin = await adminOf(deps, actor, id);
   requireWrite(actor);
-  if (precondition) precondition(await reachableWebhook(deps, admin, id));
-  const changed = await asActor(actor, () => updateEndpoint(deps, admin, id, changes));
+  const version = await checkedWebhookVersion(deps, admin, id, precondition);
+  const changed = await asActor(actor, () => updateEndpoint(deps, admin, id, changes, version));
   const act = changes.status === 'disabled' ? 'disable' : changes.status === 'enabled' ? 'enable' : 'update';
   await recordAct(deps, actor, `webhook.${act}`, changed.webhook.id, webhookDetail(changed));
   return changed;
@@ -114,8 +126,8 @@ export async function deleteWebhook(
 ): Promise<WebhookWithEvents> {
   const admin = await adminOf(deps, actor, id);
   requireWrite(actor);
-  if (precondition) precondition(await reachableWebhook(deps, admin, id));
-  const deleted = await asActor(actor, () => deleteEndpoint(deps, admin, id));
+  const version = await checkedWebhookVersion(deps, admin, id, precondition);
+  const deleted = await asActor(actor, () => deleteEndpoint(deps, admin, id, version));
   await recordAct(deps, actor, 'webhook.delete', deleted.webhook.id, webhookDetail(deleted));
   return deleted;
 }
@@ -129,8 +141,8 @@ export async function rotateWebhookSecret(
 ): Promise<WebhookWithSecret> {
   const admin = await adminOf(deps, actor, id);
   requireWrite(actor);
-  if (precondition) precondition(await reachableWebhook(deps, admin, id));
-  const rotated = await asActor(actor, () => rotateEndpointSecret(deps, admin, id));
+  const version = await checkedWebhookVersion(deps, admin, id, precondition);
+  const rotated = await asActor(actor, () => rotateEndpointSecret(deps, admin, id, version));
   await recordAct(
     deps,
     actor,

@@ -31,6 +31,8 @@ export interface AccountRecord {
   password_hash: string | null;
   created_at: number;
   last_sign_in_at: number | null;
+  /** How many times it was changed (1 when made): what If-Match compares and sets (rows.ts update). */
+  version: number;
 }
 
 /** What a change of an account may set. */
@@ -124,8 +126,12 @@ export interface AccountStore {
   /** Accounts oldest first: every one, or one page (with a `limit`, after the `after` of the page before). */
   list(query?: Omit<PageQuery, 'accountId'>): Promise<AccountRecord[]>;
   count(): Promise<number>;
-  /** Updates the account, and the owner_* copies on its agents when name or verification change. */
-  update(id: string, patch: AccountPatch, announce?: WebhookEvent[]): Promise<boolean>;
+  /**
+   * Updates the account, and the owner_* copies on its agents when name or verification change,
+   * adding one to its version; false when there is no such account or (with `version`) it no
+   * longer has that version.
+   */
+  update(id: string, patch: AccountPatch, announce?: WebhookEvent[], version?: number): Promise<boolean>;
   /**
    * Deletes what the console keeps only for a while, in one unit: expired sessions, challenges
    * and flashes, links a day after they expired, and console events older than `eventsBefore`.
@@ -230,13 +236,16 @@ export function accountStore(driver: Driver): AccountStore {
       return Number(row?.n ?? 0);
     },
 
-    update(id, patch, announce) {
+    update(id, patch, announce, version) {
       const { email_verified, ...rest } = patch;
       const steps: Step[] = [
-        update('accounts', 'id', id, {
-          ...rest,
-          ...(email_verified === undefined ? {} : { email_verified: email_verified ? 1 : 0 }),
-        }),
+        update(
+          'accounts',
+          'id',
+          id,
+          { ...rest, ...(email_verified === undefined ? {} : { email_verified: email_verified ? 1 : 0 }) },
+          version,
+        ),
       ];
       // The claims of the account's agents are read from the agent row on every token: keep the copies in step.
       ownerSteps(steps, id, patch.name, email_verified);

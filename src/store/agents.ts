@@ -9,7 +9,17 @@
 import type { Driver, Step } from './driver.ts';
 import { columnsOf, type JoinedRead, type Table } from './joined.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
-import { deleteWithGrants, insert, type ListQuery, pageRows, type RevokedGrants, update, won } from './rows.ts';
+import {
+  deleteWithGrants,
+  type GrantBounds,
+  insert,
+  type ListQuery,
+  pageRows,
+  type RevokedGrants,
+  revokeBeyondSteps,
+  update,
+  won,
+} from './rows.ts';
 
 /** A disabled agent cannot sign in, and its tokens stop working. */
 export type AgentStatus = 'active' | 'disabled';
@@ -45,6 +55,11 @@ export interface AgentRecord {
   public_jwk?: string | null;
   /** The RFC 7638 SHA-256 thumbprint of public_jwk (base64url), null for an agent with a secret. */
   key_thumbprint?: string | null;
+  /**
+   * How many times its owners' and admins' changes changed it (1 when made): what If-Match and
+   * the policy's changes compare and set (rows.ts update). A sign-in's last use does not count.
+   */
+  version: number;
 }
 
 /** Which websites an agent may sign in to: any (the default), only listed ones, or ask the owner for a new one. */
@@ -63,10 +78,13 @@ export interface AgentPolicy {
   max_sign_ins_per_hour: number | null;
 }
 
-/** What token checks and claims need of an agent: who it is and whether it may act, never its secrets. */
+/**
+ * What token checks and claims need of an agent: who it is and whether it may act (its status,
+ * and its policy's expiry: NULL, nothing to parse, for an agent without one), never its secrets.
+ */
 export type AgentProfile = Pick<
   AgentRecord,
-  'id' | 'name' | 'owner_email' | 'owner_name' | 'owner_email_verified' | 'status'
+  'id' | 'name' | 'owner_email' | 'owner_name' | 'owner_email_verified' | 'status' | 'policy'
 >;
 
 /** What a change of an agent may set. */
@@ -130,6 +148,7 @@ export const AGENT: Table = {
     'policy',
     'public_jwk',
     'key_thumbprint',
+    'version',
   ]),
 };
 
@@ -143,6 +162,7 @@ export const AGENT_PROFILE: Table = {
     'owner_name',
     'owner_email_verified',
     'status',
+    'policy',
   ]),
 };
 
@@ -202,14 +222,19 @@ export function ownerVerifiedStep(accountId: string): Step {
 
 /**
  * The step of an approval's unit (approvals.ts) that records the agent's use as its own sign-in
- * would, and with `policy` (the decision 'always') replaces the agent's policy.
+ * would, and with `policy` (the decision 'always') replaces the agent's policy, only while the
+ * agent still has `policy.version`, the one the new policy was made from (the unit is void
+ * otherwise: another change came between, and the decision reads the policy again).
  */
-export function approvedAgentStep(agentId: string, now: number, policy?: AgentPolicy): Step {
-  const patch = agentColumns({ last_used_at: now, ...(policy === undefined ? {} : { policy }) });
-  const columns = Object.keys(patch);
+export function approvedAgentStep(
+  agentId: string,
+  now: number,
+  policy?: { policy: AgentPolicy; version: number },
+): Step {
+  if (policy === undefined) return { sql: 'UPDATE agents SET last_used_at = ? WHERE id = ?', params: [now, agentId] };
   return {
-    sql: `UPDATE agents SET ${columns.map((column) => `${column} = ?`).join(', ')} WHERE id = ?`,
-    params: [...Object.values(patch), agentId],
+    ...update('agents', 'id', agentId, agentColumns({ last_used_at: now, policy: policy.policy }), policy.version),
+    guard: true,
   };
 }
 
@@ -222,10 +247,35 @@ export interface AgentStore {
    * `limit`, after the `after` of the page before).
    */
   list(query?: ListQuery): Promise<AgentRecord[]>;
-  /** Changes the agent with the events announcing it, in one unit; false when there is no such agent. */
-  update(id: string, patch: AgentPatch, announce?: WebhookEvent[]): Promise<boolean>;
-  /** Revokes everything the agent holds (as GrantStore.revokeAll) and deletes it, in one unit; null if there was none. */
-  delete(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null>;
+  /**
+   * Changes the agent with the events announcing it, in one unit, adding one to its version;
+   * false when there is no such agent or (with `version`) it no longer has that version.
+   */
+  update(id: string, patch: AgentPatch, announce?: WebhookEvent[], version?: number): Promise<boolean>;
+  /**
+   * Replaces the agent's policy (null: the default) and, in the same unit, revokes its grants,
+   * codes and authenticated requests beyond `bounds` (rows.ts revokeBeyondSteps), with the events
+   * announcing it; with `version`, only while the agent still has it. The counts revoked, or null
+   * when nothing was written (no such agent, or another version).
+   */
+  setPolicy(
+    id: string,
+    policy: AgentPolicy | null,
+    revoke: { bounds: GrantBounds; now: number; description: string },
+    announce?: WebhookEvent[],
+    version?: number,
+  ): Promise<RevokedGrants | null>;
+  /**
+   * Revokes everything the agent holds (as GrantStore.revokeAll) and deletes it, in one unit;
+   * null if there was none or (with `version`) it no longer has that version.
+   */
+  delete(
+    id: string,
+    now: number,
+    description: string,
+    announce?: WebhookEvent[],
+    version?: number,
+  ): Promise<RevokedGrants | null>;
   /**
    * Records a key-bound agent's assertion id (jti) as used until `expiresAt` (epoch seconds):
    * false when the agent has used it already, on any node (a replay). The purge forgets it after.
@@ -262,12 +312,23 @@ export function agentStore(driver: Driver): AgentStore {
       return rows.map(toAgent);
     },
 
-    update(id, patch, announce) {
-      return won(driver, update('agents', 'id', id, agentColumns(patch)), ...announceSteps(announce));
+    update(id, patch, announce, version) {
+      return won(driver, update('agents', 'id', id, agentColumns(patch), version), ...announceSteps(announce));
     },
 
-    delete(id, now, description, announce) {
-      return deleteWithGrants(driver, 'agents', id, now, description, announce);
+    async setPolicy(id, policy, revoke, announce, version) {
+      const changes = await driver.write([
+        update('agents', 'id', id, agentColumns({ policy }), version),
+        ...revokeBeyondSteps(id, revoke.bounds, revoke.now, revoke.description),
+        ...announceSteps(announce),
+      ]);
+      if (!changes) return null;
+      const [, grants = 0, codes = 0, requests = 0] = changes;
+      return { grants, codes, requests };
+    },
+
+    delete(id, now, description, announce, version) {
+      return deleteWithGrants(driver, 'agents', id, now, description, announce, version);
     },
 
     useAssertion(agentId, jti, expiresAt) {

@@ -75,11 +75,17 @@ export interface ApprovalStore {
   /**
    * Approves: the request becomes authenticated by the agent exactly as a successful
    * authentication makes it, the approval is spent, and with `policy` (decision 'always') the
-   * agent's policy is replaced. False when the approval or the request was no longer waiting.
+   * agent's policy is replaced, if the agent still has the version it was made from. False when
+   * the approval or the request was no longer waiting, or the agent's version changed.
    */
   approve(
     approval: ApprovalRecord,
-    decision: { decision: 'once' | 'always'; by: string; now: number; policy?: AgentPolicy },
+    decision: {
+      decision: 'once' | 'always';
+      by: string;
+      now: number;
+      policy?: { policy: AgentPolicy; version: number };
+    },
     audit: AuditEvent,
     announce?: WebhookEvent[],
   ): Promise<boolean>;
@@ -161,7 +167,12 @@ export function approvalStore(driver: Driver): ApprovalStore {
 
     async approve(
       approval: ApprovalRecord,
-      decision: { decision: 'once' | 'always'; by: string; now: number; policy?: AgentPolicy },
+      decision: {
+        decision: 'once' | 'always';
+        by: string;
+        now: number;
+        policy?: { policy: AgentPolicy; version: number };
+      },
       audit: AuditEvent,
       announce?: WebhookEvent[],
     ): Promise<boolean> {

@@ -45,6 +45,8 @@ export interface ClientRecord {
    * the purge deletes one unused for long (docs/design.md §9). Null for manual clients.
    */
   last_used_at: number | null;
+  /** How many times it was changed (1 when made): what If-Match compares and sets (rows.ts update). */
+  version: number;
 }
 
 /** What a change of a client may set. */
@@ -99,6 +101,7 @@ const CLIENT_COLUMNS = columnsOf<ClientRow>()([
   'registration_token_digest',
   'resources',
   'last_used_at',
+  'version',
 ]);
 /** A request's client in a joined read (requests.ts). */
 export const CLIENT: Table = { alias: 'c', columns: CLIENT_COLUMNS };
@@ -123,8 +126,11 @@ export interface ClientStore {
   list(query?: ListQuery): Promise<ClientRecord[]>;
   /** The resources (RFC 8707) that active resource-server clients serve, in no order. */
   listResources(): Promise<string[]>;
-  /** Changes the client with the events announcing it, in one unit; false when there is no such client. */
-  update(id: string, patch: ClientPatch, announce?: WebhookEvent[]): Promise<boolean>;
+  /**
+   * Changes the client with the events announcing it, in one unit, adding one to its version;
+   * false when there is no such client or (with `version`) it no longer has that version.
+   */
+  update(id: string, patch: ClientPatch, announce?: WebhookEvent[], version?: number): Promise<boolean>;
   /**
    * Stores the client of a Client ID Metadata Document: inserted the first time, its name and
    * redirect URIs brought up to date afterwards, its status (an operator may disable it) kept.
@@ -133,9 +139,15 @@ export interface ClientStore {
   saveMetadataDocument(client: ClientRecord): Promise<ClientRecord>;
   /**
    * Deletes a client, revoking its grants in the same unit (RFC 7592 §2.3) as GrantStore.revokeAll
-   * does, with its counts; null if there was none.
+   * does, with its counts; null if there was none or (with `version`) it no longer has that version.
    */
-  delete(id: string, now: number, description: string, announce?: WebhookEvent[]): Promise<RevokedGrants | null>;
+  delete(
+    id: string,
+    now: number,
+    description: string,
+    announce?: WebhookEvent[],
+    version?: number,
+  ): Promise<RevokedGrants | null>;
 }
 
 /**
@@ -174,8 +186,8 @@ export function clientStore(driver: Driver): ClientStore {
       return rows.flatMap((row) => JSON.parse(row.resources) as string[]);
     },
 
-    update(id, patch, announce) {
-      return won(driver, update('clients', 'id', id, clientColumns(patch)), ...announceSteps(announce));
+    update(id, patch, announce, version) {
+      return won(driver, update('clients', 'id', id, clientColumns(patch), version), ...announceSteps(announce));
     },
 
     async saveMetadataDocument(client) {
@@ -191,8 +203,8 @@ export function clientStore(driver: Driver): ClientStore {
       return (await clients.find(client.id))!;
     },
 
-    delete(id, now, description, announce) {
-      return deleteWithGrants(driver, 'clients', id, now, description, announce);
+    delete(id, now, description, announce, version) {
+      return deleteWithGrants(driver, 'clients', id, now, description, announce, version);
     },
   };
   return clients;

@@ -466,4 +466,18 @@ $$`,
       'CREATE INDEX webhook_deliveries_request_expires_at ON webhook_deliveries (request_expires_at) WHERE request_expires_at IS NOT NULL',
     ],
   },
+  {
+    // Each record the management API guards with If-Match counts its changes (docs/design.md §17):
+    // a guarded write sets version = version + 1 only WHERE version is still the one its
+    // precondition was checked on, so of concurrent writers with one tag exactly one wins. The
+    // policy's read-modify-write changes (a website added or removed) compare and set it too.
+    // Existing rows start at 1.
+    version: '0018_record_versions',
+    statements: [
+      'ALTER TABLE agents ADD COLUMN version integer NOT NULL DEFAULT 1',
+      'ALTER TABLE clients ADD COLUMN version integer NOT NULL DEFAULT 1',
+      'ALTER TABLE accounts ADD COLUMN version integer NOT NULL DEFAULT 1',
+      'ALTER TABLE webhook_endpoints ADD COLUMN version integer NOT NULL DEFAULT 1',
+    ],
+  },
 ];

@@ -7,12 +7,12 @@
  */
 import { AGENT, type AgentRecord, agentIn, lastUseStep } from './agents.ts';
 import { CLIENT, type ClientRecord, clientIn } from './clients.ts';
-import type { Driver } from './driver.ts';
+import type { Driver, Step } from './driver.ts';
 import { type AuditEvent, auditStep } from './history.ts';
 import { columnsOf, JoinedRead, type Table } from './joined.ts';
 import { FAILURES, failuresJoin, type LimiterCount, limiterCount } from './limits.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
-import { insert, wonIndependent } from './rows.ts';
+import { insert, won, wonIndependent } from './rows.ts';
 import type { CodeRecord } from './tokens.ts';
 
 /** Where a request is: waiting for an agent, authenticated by one, completed with a code, or ended in an error. */
@@ -83,7 +83,10 @@ export interface RequestStore {
   /**
    * pending → authenticated, only while pending, unexpired and held by no owner approval (one
    * holds it: only its decision may authenticate it), together with the agent's last use and
-   * the audit event of the success: all of it or none.
+   * the audit event of the success: all of it or none. With `perHour` (the owner's limit,
+   * docs/design.md §16), also only while the agent has made fewer successful sign-ins in the
+   * hour before `now`: the count is taken in the unit, after the agent's row is locked, so
+   * concurrent sign-ins of the agent are counted one after the other on both engines.
    */
   authenticate(
     id: string,
@@ -91,6 +94,7 @@ export interface RequestStore {
     now: number,
     audit: AuditEvent,
     announce?: WebhookEvent[],
+    perHour?: number,
   ): Promise<boolean>;
   /** authenticated → completed and the code stored, in one transaction, for the bound browser. */
   complete(id: string, browserDigest: string, now: number, code: CodeRecord): Promise<boolean>;
@@ -158,18 +162,35 @@ export function requestStore(driver: Driver): RequestStore {
       );
     },
 
-    authenticate(id, by, now, audit, announce) {
-      return wonIndependent(
+    authenticate(id, by, now, audit, announce, perHour) {
+      const transition: Step = {
+        sql: AUTHENTICATE,
+        params: [by.agent_id, by.model, now, id, now],
+        guard: true,
+        notify: id,
+      };
+      // The outbox (docs/design.md §15): committed with the sign-in, or not at all.
+      if (perHour === undefined)
+        return wonIndependent(
+          driver,
+          transition,
+          lastUseStep(by.agent_id, now),
+          auditStep(audit),
+          ...announceSteps(announce),
+        );
+      // A limited agent's sign-ins queue on its row (PostgreSQL: the lock is held to the commit),
+      // and each counts in a statement of its own, which under READ COMMITTED sees every sign-in
+      // committed before the lock was granted; SQLite runs units one at a time anyway. Not one
+      // statement: a single snapshot would not see them.
+      return won(
         driver,
+        { sql: 'UPDATE agents SET last_used_at = ? WHERE id = ?', params: [now, by.agent_id], guard: true },
         {
-          sql: "UPDATE authorization_requests SET status = 'authenticated', agent_id = ?, model = ?, authenticated_at = ? WHERE id = ? AND status = 'pending' AND approval_id IS NULL AND expires_at > ?",
-          params: [by.agent_id, by.model, now, id, now],
-          guard: true,
-          notify: id,
+          ...transition,
+          sql: `${AUTHENTICATE} AND (SELECT count(*) FROM audit_events WHERE agent_id = ? AND at >= ? AND outcome = 'authenticated') < ?`,
+          params: [...transition.params, by.agent_id, now - 3600, perHour],
         },
-        lastUseStep(by.agent_id, now),
         auditStep(audit),
-        // The outbox (docs/design.md §15): committed with the sign-in, or not at all.
         ...announceSteps(announce),
       );
     },
@@ -214,6 +235,10 @@ export function requestStore(driver: Driver): RequestStore {
     },
   };
 }
+
+/** pending → authenticated: only while pending, unexpired and held by no approval. */
+const AUTHENTICATE =
+  "UPDATE authorization_requests SET status = 'authenticated', agent_id = ?, model = ?, authenticated_at = ? WHERE id = ? AND status = 'pending' AND approval_id IS NULL AND expires_at > ?";
 
 /** A request's every column in a joined read, and in find (not *: the webhooks' bookkeeping, expiry_announced_at, is not the request's). */
 const REQUEST: Table = {

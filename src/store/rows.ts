@@ -24,13 +24,19 @@ export function insert(table: string, record: object): Step {
   };
 }
 
-/** UPDATE … SET for the given fields (only known column names reach here, from typed patches). */
-export function update(table: string, key: string, id: string, patch: object): Step {
+/**
+ * UPDATE … SET for the given fields of a record that counts its changes (agents, clients,
+ * accounts, webhook endpoints: the records If-Match guards), adding one to its version. With
+ * `version`, only while the record still has that version (a compare-and-set: of concurrent
+ * writers that read the same version, one changes the row). Only known column names reach here,
+ * from typed patches.
+ */
+export function update(table: string, key: string, id: string, patch: object, version?: number): Step {
   const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
   if (entries.length === 0) throw new Error(`empty update of ${table}`);
   return {
-    sql: `UPDATE ${table} SET ${entries.map(([column]) => `${column} = ?`).join(', ')} WHERE ${key} = ?`,
-    params: [...entries.map(([, value]) => value), id],
+    sql: `UPDATE ${table} SET ${entries.map(([column]) => `${column} = ?`).join(', ')}, version = version + 1 WHERE ${key} = ?${version === undefined ? '' : ' AND version = ?'}`,
+    params: [...entries.map(([, value]) => value), id, ...(version === undefined ? [] : [version])],
     guard: true,
   };
 }
@@ -57,31 +63,76 @@ export interface RevokedGrants {
 export function revokeGrantsSteps(owner: GrantOwner, now: number, description: string): Step[] {
   // Only the column names agent_id and client_id reach the SQL, from the typed owner.
   const keys = (['agent_id', 'client_id'] as const).filter((key) => owner[key] !== undefined);
-  const where = keys.map((key) => `${key} = ?`).join(' AND ');
-  const ids = keys.map((key) => owner[key]);
+  return revocationSteps(
+    keys.map((key) => `${key} = ?`).join(' AND '),
+    keys.map((key) => owner[key]),
+    now,
+    description,
+  );
+}
+
+/** What an agent's policy no longer allows (docs/design.md §16): its grants beyond it are revoked. */
+export interface GrantBounds {
+  /** The only websites (client ids) it may hold grants at; absent: any. */
+  websites?: readonly string[];
+  /** Scopes it may no longer share: a grant naming any of them is revoked. */
+  scopesAbove: readonly string[];
+}
+
+/**
+ * The steps of revokeGrantsSteps for the agent's grants, codes and authenticated requests beyond
+ * `bounds`: at a website not listed, or naming a scope above the ceiling. None when the bounds
+ * allow everything. The scope is a space-separated list: a value is matched with a space each
+ * side, in SQL both engines read alike.
+ *
+ * @example
+ * revokeBeyondSteps('agt_…', { websites: ['cli_notes'], scopesAbove: ['email'] }, now, 'No longer allowed.');
+ */
+export function revokeBeyondSteps(agentId: string, bounds: GrantBounds, now: number, description: string): Step[] {
+  const conditions: string[] = [];
+  const params: unknown[] = [];
+  if (bounds.websites !== undefined) {
+    const listed = bounds.websites;
+    conditions.push(listed.length === 0 ? '1 = 1' : `client_id NOT IN (${listed.map(() => '?').join(', ')})`);
+    params.push(...listed);
+  }
+  for (const scope of bounds.scopesAbove) {
+    conditions.push("(' ' || scope || ' ') LIKE ?");
+    params.push(`% ${scope} %`);
+  }
+  if (conditions.length === 0) return [];
+  return revocationSteps(`agent_id = ? AND (${conditions.join(' OR ')})`, [agentId, ...params], now, description);
+}
+
+/** The three steps of a revocation of the grants, codes and requests `where` names. */
+function revocationSteps(where: string, params: readonly unknown[], now: number, description: string): Step[] {
   return [
-    { sql: `UPDATE grants SET revoked_at = ? WHERE ${where} AND revoked_at IS NULL`, params: [now, ...ids] },
+    { sql: `UPDATE grants SET revoked_at = ? WHERE ${where} AND revoked_at IS NULL`, params: [now, ...params] },
     // An unredeemed code would otherwise still open a new grant. It expires at epoch 0, which
     // every node's clock has passed, whatever their skew, and the next purge deletes it.
     {
       sql: `UPDATE authorization_codes SET expires_at = 0 WHERE ${where} AND redeemed_at IS NULL AND expires_at > ?`,
-      params: [...ids, now],
+      params: [...params, now],
     },
     {
       sql: `UPDATE authorization_requests SET status = 'error', error = 'access_denied', error_description = ? WHERE ${where} AND status = 'authenticated' AND expires_at > ?`,
-      params: [description, ...ids, now],
+      params: [description, ...params, now],
       // Which requests ended is not known here: every watcher re-reads (revocations are rare).
       notify: '*',
     },
   ];
 }
 
-const DELETE_BY_ID = { agents: 'DELETE FROM agents WHERE id = ?', clients: 'DELETE FROM clients WHERE id = ?' };
+/** A record's deletion, with `version`: only while the record still has it (as update). */
+const deleteById = (table: 'agents' | 'clients', id: string, version?: number): Step =>
+  version === undefined
+    ? { sql: `DELETE FROM ${table} WHERE id = ?`, params: [id], guard: true }
+    : { sql: `DELETE FROM ${table} WHERE id = ? AND version = ?`, params: [id, version], guard: true };
 
 /**
  * Deletes an agent or a client, revoking its grants in the same unit (as GrantStore.revokeAll
  * does, RFC 7592 §2.3 for a client), with the events announcing it: the counts, or null when
- * there was no such row (nothing is kept).
+ * there was no such row, or (with `version`) it no longer had that version (nothing is kept).
  *
  * @example
  * const revoked = await deleteWithGrants(driver, 'agents', id, now, 'The agent was deleted.', announce);
@@ -93,10 +144,11 @@ export async function deleteWithGrants(
   now: number,
   description: string,
   announce?: WebhookEvent[],
+  version?: number,
 ): Promise<RevokedGrants | null> {
   const changes = await driver.write([
     ...revokeGrantsSteps(table === 'agents' ? { agent_id: id } : { client_id: id }, now, description),
-    { sql: DELETE_BY_ID[table], params: [id], guard: true },
+    deleteById(table, id, version),
     ...announceSteps(announce),
   ]);
   if (!changes) return null;

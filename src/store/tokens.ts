@@ -131,6 +131,8 @@ export interface GrantStore {
   list(query: GrantQuery): Promise<GrantRecord[]>;
   /** Clients holding grants of the agent that still have a usable token. */
   connectedSites(agentId: string, now: number): Promise<ConnectedSite[]>;
+  /** The websites of the agent's unrevoked grants with each scope granted there (one row per pair). */
+  grantedScopes(agentId: string): Promise<Array<{ client_id: string; client_name: string | null; scope: string }>>;
   revoke(id: string, now: number): Promise<boolean>;
   /**
    * Incident response: revokes every live grant of an agent or a client, expires its unredeemed
@@ -230,6 +232,15 @@ export function grantStore(driver: Driver): GrantStore {
         params.push(query.accountId, query.accountId);
       }
       return pageRows<GrantRecord>(driver, 'grants', query, where, params, 'g');
+    },
+
+    grantedScopes(agentId) {
+      return driver.all<{ client_id: string; client_name: string | null; scope: string }>(
+        `SELECT DISTINCT g.client_id, c.name AS client_name, g.scope
+        FROM grants g LEFT JOIN clients c ON c.id = g.client_id
+        WHERE g.agent_id = ? AND g.revoked_at IS NULL`,
+        [agentId],
+      );
     },
 
     async connectedSites(agentId, now) {

@@ -45,6 +45,8 @@ export interface WebhookRecord {
   paused_reason: string | null;
   created_at: number;
   updated_at: number;
+  /** How many times it was changed (1 when made): what If-Match compares and sets (rows.ts update). */
+  version: number;
 }
 
 /** An endpoint with the event types it subscribes to ('*': every event). */
@@ -136,11 +138,21 @@ export interface WebhookStore {
   list(): Promise<WebhookWithEvents[]>;
   /**
    * Changes an endpoint (and replaces its subscriptions when `events` is given) with the events
-   * announcing it, in one unit; false when there is no such endpoint.
+   * announcing it, in one unit, adding one to its version; false when there is no such endpoint
+   * or (with `version`) it no longer has that version.
    */
-  update(id: string, patch: WebhookPatch, events?: string[], announce?: WebhookEvent[]): Promise<boolean>;
-  /** Deletes an endpoint with its subscriptions, deliveries and attempts; false when there was none. */
-  delete(id: string, announce?: WebhookEvent[]): Promise<boolean>;
+  update(
+    id: string,
+    patch: WebhookPatch,
+    events?: string[],
+    announce?: WebhookEvent[],
+    version?: number,
+  ): Promise<boolean>;
+  /**
+   * Deletes an endpoint with its subscriptions, deliveries and attempts; false when there was none
+   * or (with `version`) it no longer had that version.
+   */
+  delete(id: string, announce?: WebhookEvent[], version?: number): Promise<boolean>;
   /** An endpoint's deliveries, newest first, before the message id `before` when given. */
   listDeliveries(endpointId: string, limit: number, before?: string): Promise<DeliveryRecord[]>;
   findDelivery(endpointId: string, messageId: string): Promise<DeliveryRecord | undefined>;
@@ -290,8 +302,14 @@ export function webhookStore(driver: Driver): WebhookStore {
       }));
     },
 
-    async update(id: string, patch: WebhookPatch, events?: string[], announce?: WebhookEvent[]): Promise<boolean> {
-      const steps: Step[] = [update('webhook_endpoints', 'id', id, patch)];
+    async update(
+      id: string,
+      patch: WebhookPatch,
+      events?: string[],
+      announce?: WebhookEvent[],
+      version?: number,
+    ): Promise<boolean> {
+      const steps: Step[] = [update('webhook_endpoints', 'id', id, patch, version)];
       if (events)
         steps.push(
           { sql: 'DELETE FROM webhook_subscriptions WHERE endpoint_id = ?', params: [id] },
@@ -300,9 +318,11 @@ export function webhookStore(driver: Driver): WebhookStore {
       return (await driver.write([...steps, ...announceSteps(announce)])) !== null;
     },
 
-    async delete(id: string, announce?: WebhookEvent[]): Promise<boolean> {
+    async delete(id: string, announce?: WebhookEvent[], version?: number): Promise<boolean> {
       const done = await driver.write([
-        { sql: 'DELETE FROM webhook_endpoints WHERE id = ?', params: [id], guard: true },
+        version === undefined
+          ? { sql: 'DELETE FROM webhook_endpoints WHERE id = ?', params: [id], guard: true }
+          : { sql: 'DELETE FROM webhook_endpoints WHERE id = ? AND version = ?', params: [id, version], guard: true },
         { sql: 'DELETE FROM webhook_subscriptions WHERE endpoint_id = ?', params: [id] },
         { sql: 'DELETE FROM webhook_deliveries WHERE endpoint_id = ?', params: [id] },
         { sql: 'DELETE FROM webhook_attempts WHERE endpoint_id = ?', params: [id] },

@@ -43,6 +43,7 @@ function account(overrides: Partial<AccountRecord> = {}): AccountRecord {
     password_hash: null,
     created_at: NOW,
     last_sign_in_at: null,
+    version: 1,
     ...overrides,
   };
 }
@@ -220,6 +221,7 @@ describe('ConsoleStore', () => {
       status: 'active' as const,
       created_at: NOW,
       last_used_at: null,
+      version: 1,
       account_id: accountId,
       policy: null,
     });

@@ -23,7 +23,7 @@ import type { AuditEvent } from '../../store/history.ts';
 import type { AgentAndRequest, AuthorizationRequestRecord } from '../../store/requests.ts';
 import type { ApprovalRecord } from '../../store/approvals.ts';
 import { Throttled } from '../../throttle/agent-authentication.ts';
-import { decideSignIn } from '../agent-policy.ts';
+import { decideSignIn, tooManySignIns } from '../agent-policy.ts';
 import { verifyAgentCredentials } from '../agents.ts';
 import { type ApprovalAsk, askOwner, type WarningLog } from '../approvals.ts';
 import { redirectUriMatches } from '../clients.ts';
@@ -253,7 +253,11 @@ async function holdForOwner(
   return whyNotAuthenticated(ctx, input, caller, ask.agent, ask.request, ctx.clock());
 }
 
-/** pending → authenticated, if the request is still free for it (a conditional update). */
+/**
+ * pending → authenticated, if the request is still free for it (a conditional update) and, for
+ * an agent with a sign-ins-per-hour limit, the limit still allows it (counted in the same write:
+ * sign-ins at once cannot all pass one check made before).
+ */
 async function markAuthenticated(
   ctx: Context,
   input: AgentAuthentication,
@@ -263,6 +267,7 @@ async function markAuthenticated(
   client: ClientRecord,
 ): Promise<AuthenticationOutcome> {
   const now = ctx.clock();
+  const perHour = agent.policy?.max_sign_ins_per_hour ?? undefined;
   if (
     await ctx.store.requests.authenticate(
       request.id,
@@ -270,11 +275,12 @@ async function markAuthenticated(
       now,
       auditEvent(ctx, input, caller, 'authenticated', request.client_id),
       [signInSucceeded(request, agent, client, input.model)],
+      perHour,
     )
   ) {
     return { kind: 'authenticated', agent, client };
   }
-  return whyNotAuthenticated(ctx, input, caller, agent, request, now);
+  return whyNotAuthenticated(ctx, input, caller, agent, request, now, perHour);
 }
 
 /** Lost the conditional update (or the hold): tell the caller why from the row as it is now. */
@@ -285,10 +291,14 @@ async function whyNotAuthenticated(
   agent: AgentRecord,
   request: AuthorizationRequestRecord,
   now: number,
+  perHour?: number,
 ): Promise<never> {
   const current = (await ctx.store.requests.find(request.id)) ?? request;
   if (isExpired(current, ctx.clock()))
     return fail(ctx, input, caller, new RequestExpired(EXPIRED_DESCRIPTION), request.client_id);
+  // Still free for it: what refused the write was the limit, used up by sign-ins made at once.
+  if (perHour !== undefined && current.status === 'pending' && current.approval_id === null)
+    return fail(ctx, input, caller, new AccessDenied(tooManySignIns(perHour)), request.client_id);
   // Someone else's agent got there first (a leaked request_id) or this one did: either way the
   // browser must not be signed in as whichever came first. No code is released.
   if (

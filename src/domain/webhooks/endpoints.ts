@@ -6,7 +6,7 @@
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import type { Context } from '../../context.ts';
 import { newWebhookId, newWebhookSecret } from '../../crypto.ts';
-import { AccessDenied, Conflict, InvalidField, NotFound } from '../../errors.ts';
+import { AccessDenied, Conflict, InvalidField, NotFound, PreconditionFailed } from '../../errors.ts';
 import type { AccountRecord } from '../../store/accounts.ts';
 import type {
   AttemptRecord,
@@ -167,6 +167,7 @@ export async function createWebhook(deps: Deps, actor: AccountRecord, input: New
     paused_reason: null,
     created_at: now,
     updated_at: now,
+    version: 1,
   };
   await deps.store.webhooks.insert(webhook, events);
   return { webhook: { webhook, events }, secret };
@@ -211,6 +212,7 @@ export async function updateWebhook(
   actor: AccountRecord,
   id: string,
   changes: WebhookChanges,
+  version?: number,
 ): Promise<WebhookWithEvents> {
   const { webhook, events } = await reachableWebhook(deps, actor, id);
   const patch: WebhookPatch = { updated_at: deps.clock() };
@@ -237,8 +239,8 @@ export async function updateWebhook(
       Object.assign(patch, { unanswered_attempts: 0, paused_until: null, paused_reason: null });
     }
   }
-  if (!(await deps.store.webhooks.update(webhook.id, patch, newEvents))) throw new NotFound('No such webhook.');
-  const updated = { ...webhook, ...patch } as WebhookRecord;
+  if (!(await deps.store.webhooks.update(webhook.id, patch, newEvents, undefined, version))) throw lost(version);
+  const updated = { ...webhook, ...patch, version: webhook.version + 1 } as WebhookRecord;
   // A null disabled_reason must read as null, not as the patch's absence.
   if (patch.status === 'enabled') updated.disabled_reason = null;
   return { webhook: updated, events: newEvents ?? events };
@@ -250,9 +252,14 @@ export async function updateWebhook(
  * @example
  * await deleteWebhook(ctx, admin, 'whk_abc');
  */
-export async function deleteWebhook(deps: Deps, actor: AccountRecord, id: string): Promise<WebhookWithEvents> {
+export async function deleteWebhook(
+  deps: Deps,
+  actor: AccountRecord,
+  id: string,
+  version?: number,
+): Promise<WebhookWithEvents> {
   const found = await reachableWebhook(deps, actor, id);
-  if (!(await deps.store.webhooks.delete(found.webhook.id))) throw new NotFound('No such webhook.');
+  if (!(await deps.store.webhooks.delete(found.webhook.id, undefined, version))) throw lost(version);
   return found;
 }
 
@@ -263,13 +270,25 @@ export async function deleteWebhook(deps: Deps, actor: AccountRecord, id: string
  * @example
  * const { secret } = await rotateWebhookSecret(ctx, admin, 'whk_abc'); // 'whsec_…'
  */
-export async function rotateWebhookSecret(deps: Deps, actor: AccountRecord, id: string): Promise<WebhookWithSecret> {
+export async function rotateWebhookSecret(
+  deps: Deps,
+  actor: AccountRecord,
+  id: string,
+  version?: number,
+): Promise<WebhookWithSecret> {
   const { webhook, events } = await reachableWebhook(deps, actor, id);
   const secret = newWebhookSecret();
   const patch: WebhookPatch = { secret_sealed: deps.secrets.box.seal(secret), updated_at: deps.clock() };
-  if (!(await deps.store.webhooks.update(webhook.id, patch))) throw new NotFound('No such webhook.');
-  return { webhook: { webhook: { ...webhook, ...patch }, events }, secret };
+  if (!(await deps.store.webhooks.update(webhook.id, patch, undefined, undefined, version))) throw lost(version);
+  return { webhook: { webhook: { ...webhook, ...patch, version: webhook.version + 1 }, events }, secret };
 }
+
+/**
+ * Why a change of an endpoint wrote nothing: with `version` (If-Match, each change here takes
+ * one), it changed or went since the tag was checked; without, there is no such endpoint.
+ */
+const lost = (version: number | undefined) =>
+  version === undefined ? new NotFound('No such webhook.') : new PreconditionFailed();
 
 /**
  * The signing secret of an endpoint (`whsec_…`), for the dispatcher.
