@@ -234,6 +234,8 @@ const PREAMBLE = [
   'Reading or changing a record answers its `ETag`. Send it back as `If-Match` with a change',
   '(`PATCH`, `DELETE`, a rotation): if the record changed since, the change is refused with 412',
   '`precondition_failed`; read it again and retry. `If-Match: *` matches any existing record.',
+  'The condition holds in the write itself: of several changes sent at once with one tag, exactly',
+  'one is made and the others get 412.',
   '',
   '## Idempotency-Key',
   '',

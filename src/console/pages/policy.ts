@@ -16,8 +16,8 @@ import { dataTable } from './table.ts';
 
 const WEBSITES_HINTS: Record<WebsitesRule, string> = {
   any: 'It signs in to any website that sends it a sign-in (as agents without a policy do).',
-  listed: 'It signs in only to the websites listed below; any other is refused.',
-  ask: 'A website not listed below waits for your approval here, by mail too where it is set up.',
+  listed: 'It signs in only to the websites listed below; any other is refused, and loses the grant it holds.',
+  ask: 'A website not listed below waits for your approval here, by mail too where it is set up; websites it already signed in to keep their grants.',
 };
 
 const SCOPE_WORDS: Record<string, string> = {
@@ -119,6 +119,7 @@ export function policySection(csrf: string, agent: AgentRecord, input: FormState
   return html`<section aria-labelledby="policy-heading" id="policy">
 <h2 id="policy-heading">Policy</h2>
 <p>What you allow this agent, checked every time it signs in. A refusal tells the agent why in plain words and is in the sign-in history.</p>
+<p id="policy-reach">A change also applies to what websites already hold: saving revokes their grants beyond it (a website not listed under “Only listed websites”, a scope above the ceiling), so they must sign in again; “Ask me for a new website” keeps them.</p>
 <form method="post" action="${base}/policy" class="stack" id="policy-form">
 ${csrfField(csrf)}
 <fieldset class="field" id="field-websites"${groupError('field-websites', errors.websites)}>
@@ -133,7 +134,7 @@ ${(Object.keys(WEBSITES_WORDS) as WebsitesRule[]).map(
 </fieldset>
 <fieldset class="field" id="field-scope_ceiling"${groupError('field-scope_ceiling', errors.scope_ceiling)}>
 <legend>Scope ceiling</legend>
-<p class="hint">What the agent may share with a website at most. None ticked: whatever the website asks for.</p>
+<p class="hint">What the agent may share with a website at most. None ticked: whatever the website asks for. A website already granted more loses its grant.</p>
 ${errors.scope_ceiling ? html`<p class="field-error" id="field-scope_ceiling-error">${errors.scope_ceiling}</p>` : ''}
 <ul class="checks">
 ${SUPPORTED_SCOPES.map(
@@ -142,7 +143,7 @@ ${SUPPORTED_SCOPES.map(
 )}
 </ul>
 </fieldset>
-${field({ label: 'Credentials expire', name: 'expires', type: 'date', value: expires, error: errors.credentials_expire_at, hint: 'From this day on (UTC) the agent can no longer sign in. Empty: never.' })}
+${field({ label: 'Credentials expire', name: 'expires', type: 'date', value: expires, error: errors.credentials_expire_at, hint: 'From this day on (UTC) the agent can no longer sign in, and the tokens websites hold stop working until you extend it. Empty: never.' })}
 ${field({ label: 'Sign-ins per hour', name: 'per_hour', type: 'number', value: perHour, min: 1, max: MAX_SIGN_INS_PER_HOUR, error: errors.max_sign_ins_per_hour, hint: 'The most successful sign-ins in any hour. Empty: no limit.' })}
 <button type="submit">Save policy</button>
 </form>
