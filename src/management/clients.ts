@@ -15,7 +15,7 @@ import {
   updateClient as updateClientRecord,
 } from '../domain/clients.ts';
 import { revokeGrants } from '../domain/revocation.ts';
-import { InvalidField, NotFound } from '../errors.ts';
+import { AccessDenied, InsufficientScope, InvalidField, NotFound } from '../errors.ts';
 import type { RevokedGrants } from '../store/rows.ts';
 import type { Approval, ClientRecord, ClientStatus } from '../store/clients.ts';
 import { type Actor, requireWrite } from './actor.ts';
@@ -66,6 +66,7 @@ export async function createClient(
   input: NewClientInput,
 ): Promise<{ client: ClientRecord; secret: string | null }> {
   requireWrite(actor);
+  if ((input.resources ?? []).length > 0) requireResourceServerRight(actor);
   const isPublic = input.type === 'public';
   if (isPublic && !deps.config.publicClients && actor.door !== 'cli')
     throw new InvalidField('client_type', 'This server does not let public clients sign in.');
@@ -83,6 +84,26 @@ export async function createClient(
   );
   await recordAct(deps, actor, 'website.create', made.client.id, made.client.name);
   return made;
+}
+
+/**
+ * Which resources a client serves is an administrator's decision (docs/design.md §13): a
+ * resource server may introspect every token issued for its resources, whoever they were issued
+ * to, and its resources are the ones tokens may be issued for. So only an admin (the console's,
+ * an admin's key that reaches all accounts, the operator) registers or changes them, through
+ * every door; a member's key, or an admin's own-reach key, is refused (403).
+ */
+function requireResourceServerRight(actor: Actor): void {
+  if (actor.admin) return;
+  const why = 'Only an administrator registers a resource server or changes its resources';
+  if (actor.key) throw new InsufficientScope(`${why}, with a key that reaches all accounts.`, 'all');
+  throw new AccessDenied(`${why}.`);
+}
+
+/** Whether two lists name the same resources, whatever their order or repeats. */
+function sameResources(a: readonly string[], b: readonly string[]): boolean {
+  const named = new Set(a);
+  return named.size === new Set(b).size && b.every((resource) => named.has(resource));
 }
 
 /** The client after a change, as stored now. */
@@ -117,6 +138,8 @@ export async function updateClient(
   precondition?: Precondition<ClientRecord>,
 ): Promise<ClientRecord> {
   const { client, version } = await changeable(deps, actor, id, precondition);
+  if (changes.resources !== undefined && !sameResources(changes.resources, client.resources))
+    requireResourceServerRight(actor);
   const changed = await asActor(actor, () => updateClientRecord(deps, client.id, changes, version));
   await recordAct(deps, actor, 'website.update', client.id, changesDetail(client, changed));
   return changed;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { obtainTokens } from '../helpers/flow.ts';
+import { registerClient } from '../../src/domain/clients.ts';
+import { obtainTokens, setupParty } from '../helpers/flow.ts';
 import { accountWithKey } from '../helpers/api.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -87,7 +88,7 @@ describe('management API: clients', () => {
   });
 
   it('registers a resource server without redirect URIs, and changes its resources', async () => {
-    const { call } = await accountWithKey(server);
+    const { call } = await accountWithKey(server, { role: 'admin', key: { reach: 'all' } });
     const created = await call('POST', '/clients', { name: 'API', resources: ['https://api.example/'] });
     expect(created.status).toBe(201);
     expect(created.json.client.resources).toEqual(['https://api.example/']);
@@ -96,6 +97,51 @@ describe('management API: clients', () => {
     expect(changed.status).toBe(200);
     expect(changed.json.resources).toEqual(['https://api.example/v2']);
     expect((await server.ctx.store.clients.find(id))?.resources).toEqual(['https://api.example/v2']);
+  });
+
+  it('a resource server is an admin’s to register or change: a member’s key and an admin’s own key are refused, nothing changes', async () => {
+    const member = await accountWithKey(server);
+    const ownReach = await accountWithKey(server, { role: 'admin' });
+    for (const [who, { call }] of [
+      ['member', member],
+      ['admin, own reach', ownReach],
+    ] as const) {
+      const refused = await call('POST', '/clients', { name: 'Spy', resources: ['https://rs.example/mcp'] });
+      expect(refused.status, who).toBe(403);
+      expect(refused.json.error, who).toBe('insufficient_scope');
+      expect(refused.json.error_description, who).toBe(
+        'Only an administrator registers a resource server or changes its resources, with a key that reaches all accounts.',
+      );
+      // With redirect URIs too: a website may not also make itself a resource server.
+      const both = await call('POST', '/clients', {
+        name: 'Spy',
+        redirect_uris: ['https://spy.example/cb'],
+        resources: ['https://rs.example/mcp'],
+      });
+      expect(both.status, who).toBe(403);
+      const site = await call('POST', '/clients', { name: 'Site', redirect_uris: ['https://site.example/cb'] });
+      expect(site.status, who).toBe(201);
+      const id = site.json.client.id;
+      const changed = await call('PATCH', `/clients/${id}`, { resources: ['https://rs.example/mcp'] });
+      expect(changed.status, who).toBe(403);
+      expect((await server.ctx.store.clients.find(id))?.resources, who).toEqual([]);
+      // Sending the resources it already has (none) changes nothing and is no resource decision.
+      expect((await call('PATCH', `/clients/${id}`, { name: 'Site 2', resources: [] })).status, who).toBe(200);
+    }
+    // What the refusal protects: the tokens of a resource the operator vouched for, which only
+    // its own resource server may introspect.
+    const resource = 'https://vouched.example/mcp';
+    await registerClient(server.ctx, { name: 'Vouched MCP', redirectUris: [], resources: [resource] });
+    const party = await setupParty(server);
+    await obtainTokens(server, party, { resource });
+    const spy = await member.call('POST', '/clients', { name: 'Spy', resources: [resource] });
+    expect(spy.status).toBe(403);
+    expect(spy.json.client_secret).toBeUndefined();
+    const members = [member.account.id, ownReach.account.id];
+    const resourceServers = (await server.ctx.store.clients.list()).filter(
+      (client) => client.account_id !== null && members.includes(client.account_id) && client.resources.length > 0,
+    );
+    expect(resourceServers).toEqual([]);
   });
 
   it('refuses what the registration rules refuse, with clear 400s', async () => {

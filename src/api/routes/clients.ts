@@ -38,7 +38,8 @@ const Uris = (description: string) =>
   Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { maxItems: 10, description });
 const Resources = Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), {
   maxItems: 20,
-  description: 'RFC 8707 resources it serves as a resource server: it may introspect the tokens issued for them.',
+  description:
+    'RFC 8707 resources it serves as a resource server: it may introspect the tokens issued for them. Only an admin’s key that reaches all accounts sets or changes them (403 `insufficient_scope` otherwise).',
 });
 const ConfirmationField = Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
   description:
