@@ -49,7 +49,7 @@ export function pendingApprovals(deps: Deps, actor: AccountRecord, limit = PENDI
 }
 
 /**
- * The approvals decided or expired that the account sees, newest first.
+ * The approvals decided, expired, cancelled or ended that the account sees, newest first.
  *
  * @example
  * const recent = await recentApprovals(ctx, account); // below the waiting ones on /console/approvals
@@ -66,13 +66,21 @@ export async function recentApprovals(deps: Deps, actor: AccountRecord): Promise
 export { isWaiting };
 
 /**
- * An approval's state in words: "Waiting", "Approved once", "Always allowed", "Denied", "Expired".
+ * An approval's state in words: "Waiting", "Approved once", "Always allowed", "Denied", "Expired",
+ * "Cancelled" (at the browser, before anyone decided) or "Ended" (its request ended another way).
  *
  * @example
- * approvalState({ status: 'approved', decision: 'always', expires_at: 0 }, now); // 'Always allowed'
+ * approvalState({ status: 'approved', decision: 'always', expires_at: 0, request_status: 'completed' }, now); // 'Always allowed'
  */
-export function approvalState(approval: Pick<ApprovalView, 'status' | 'decision' | 'expires_at'>, now: number): string {
-  if (approval.status === 'pending') return approval.expires_at > now ? 'Waiting' : 'Expired';
+export function approvalState(
+  approval: Pick<ApprovalView, 'status' | 'decision' | 'expires_at' | 'request_status'>,
+  now: number,
+): string {
+  if (approval.status === 'pending') {
+    if (approval.expires_at <= now) return 'Expired';
+    return approval.request_status === 'pending' ? 'Waiting' : 'Ended';
+  }
+  if (approval.status === 'cancelled') return 'Cancelled';
   if (approval.status === 'denied') return 'Denied';
   return approval.decision === 'always' ? 'Always allowed' : 'Approved once';
 }

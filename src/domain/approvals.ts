@@ -27,13 +27,20 @@ export const NO_LONGER_WAITING =
   'This sign-in no longer waits for a decision: it was decided already, its request expired or ended, or another agent signed in.';
 
 /**
- * Whether an approval can still be decided: pending, and its request not yet expired.
+ * Whether an approval can still be decided: pending, its request not yet expired, and (when the
+ * request's status was read along, as every view of an approval has it) still pending itself:
+ * a request cancelled, or ended any other way, ends the wait.
  *
  * @example
- * isWaiting(approval, ctx.clock()); // false once decided or expired
+ * isWaiting(approval, ctx.clock()); // false once decided, expired, cancelled or ended
  */
-export const isWaiting = (approval: Pick<ApprovalRecord, 'status' | 'expires_at'>, now: number): boolean =>
-  approval.status === 'pending' && approval.expires_at > now;
+export const isWaiting = (
+  approval: Pick<ApprovalRecord, 'status' | 'expires_at'> & { request_status?: string },
+  now: number,
+): boolean =>
+  approval.status === 'pending' &&
+  approval.expires_at > now &&
+  (approval.request_status === undefined || approval.request_status === 'pending');
 
 /** What an agent asking its owner brings: the records at hand and where its call came from. */
 export interface ApprovalAsk {
@@ -227,6 +234,7 @@ export function approvalView(
     client_name: records.client.name,
     redirect_uri: records.request.redirect_uri,
     resource: records.request.resource,
+    request_status: records.request.status,
   };
 }
 

@@ -11,8 +11,11 @@ import { type AuditEvent, auditStep } from './history.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 import { insert } from './rows.ts';
 
-/** Where an approval is: waiting for the owner, or decided. */
-export type ApprovalStatus = 'pending' | 'approved' | 'denied';
+/**
+ * Where an approval is: waiting for the owner, decided, or cancelled (its request was cancelled
+ * at the browser before anyone decided, in the same unit: cancelApprovalStep).
+ */
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'cancelled';
 /** How the owner decided: this request only, this website from now on (added to the list), or no. */
 export type ApprovalDecision = 'once' | 'always' | 'deny';
 
@@ -47,10 +50,28 @@ export interface ApprovalView extends ApprovalRecord {
   client_name: string;
   redirect_uri: string;
   resource: string | null;
+  /** The request's own status: an approval waits only while its request is pending. */
+  request_status: string;
 }
 
 /** The payload every approval change is announced with on the status channel (no request id looks like it). */
 export const APPROVALS_CHANGED = 'approvals';
+
+/**
+ * The step that ends the approval holding a request when the request itself ends before anyone
+ * decided (a cancel at the browser): joined to the request's change, so the two never disagree
+ * and the console's live list hears of it. Changes nothing when no approval waits on it.
+ *
+ * @example
+ * driver.write([failRequestStep, cancelApprovalStep(requestId, now)]);
+ */
+export function cancelApprovalStep(requestId: string, now: number): Step {
+  return {
+    sql: "UPDATE approvals SET status = 'cancelled', decided_at = ? WHERE request_id = ? AND status = 'pending'",
+    params: [now, requestId],
+    notify: APPROVALS_CHANGED,
+  };
+}
 
 /** Owner approvals in the store (Store.approvals). */
 export interface ApprovalStore {
@@ -102,7 +123,7 @@ export interface ApprovalStore {
 
 /** An approval with the names the owner is shown: its agent's, its website's, the request's destination. */
 const VIEW = `SELECT p.*, a.name AS agent_name, a.account_id AS agent_account_id, a.owner_email, a.owner_name,
-    COALESCE(c.name, p.client_id) AS client_name, r.redirect_uri, r.resource
+    COALESCE(c.name, p.client_id) AS client_name, r.redirect_uri, r.resource, r.status AS request_status
   FROM approvals p
   JOIN agents a ON a.id = p.agent_id
   JOIN authorization_requests r ON r.id = p.request_id
@@ -154,7 +175,8 @@ export function approvalStore(driver: Driver): ApprovalStore {
         where.push('p.status = ?');
         params.push(filter.status);
         if (filter.status === 'pending') {
-          where.push('p.expires_at > ?');
+          // Waiting: undecided, unexpired, and its request still pending (whatever ended it).
+          where.push("p.expires_at > ? AND r.status = 'pending'");
           params.push(filter.now);
         }
       }

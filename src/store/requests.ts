@@ -6,6 +6,7 @@
  * (and, on PostgreSQL, the throttle's counter) in one statement.
  */
 import { AGENT, type AgentRecord, agentIn, lastUseStep } from './agents.ts';
+import { cancelApprovalStep } from './approvals.ts';
 import { CLIENT, type ClientRecord, clientIn } from './clients.ts';
 import type { Driver, Step } from './driver.ts';
 import { type AuditEvent, auditStep } from './history.ts';
@@ -230,6 +231,8 @@ export function requestStore(driver: Driver): RequestStore {
           guard: true,
           notify: id,
         },
+        // A request held for its owner's approval: the approval ends with it (issue 35).
+        cancelApprovalStep(id, now),
         ...announceSteps(announce),
       );
     },

@@ -25,6 +25,7 @@ import { EventReader } from '../helpers/events.ts';
 import { assertion, passkeyOf } from '../helpers/passkey.ts';
 import { authenticate, checkStatus, continueFlow, type Party, startFlow } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { rawSql } from '../faults/support.ts';
 
 let server: TestServer;
 let owner: AccountRecord;
@@ -200,6 +201,61 @@ describe('deciding with a fresh password', () => {
     const json = await session.postJson(`${approvalPage(approvalId)}/passkey/options`, { decision: 'once' });
     expect(json.status).toBe(409);
     expect(json.body.error).toBe('conflict');
+  });
+
+  it('a sign-in cancelled at the browser ends its approval: Cancelled, out of the count, and not decidable', async () => {
+    const account = await createPasswordAccount(server.ctx);
+    const own = await signIn(server.baseUrl, account.email);
+    const agent = await askingAgent(account, 'Cancelled agent');
+    const { started, approvalId } = await asked(agent);
+    expect(badgeOf(await own.get('/console/approvals'))).toBe('1');
+
+    const cancelled = await continueFlow(server, started, { action: 'cancel' });
+    expect(cancelled.status).toBe(302);
+    expect(new URL(cancelled.headers.get('location')!).searchParams.get('error')).toBe('access_denied');
+    expect(await statusOf(approvalId)).toBe('cancelled');
+
+    const list = await own.get('/console/approvals');
+    expect(badgeOf(list)).toBe(0);
+    expect(list.text).toContain('id="no-pending"');
+    const row = new RegExp(`<tr data-approval="${approvalId}">([\\s\\S]*?)</tr>`).exec(list.text)?.[1];
+    expect(row).toContain('<span class="badge off">Cancelled</span>');
+    expect((await own.get('/console')).text).not.toContain('waiting for your approval');
+    expect((await own.get(`/console/agents/${agent.agentId}`)).text).not.toContain('waiting for your approval');
+
+    const page = await own.get(approvalPage(approvalId));
+    expect(page.text).toContain('<span class="badge off">Cancelled</span>');
+    expect(page.text).toContain('Cancelled at the browser');
+    expect(page.text).not.toContain('id="decide-form"');
+    const refused = await decide(approvalId, { decision: 'once', password: TEST_PASSWORD }, own);
+    expect(refused.status).toBe(409);
+    expect((await checkStatus(server, started.requestId)).body).toMatchObject({
+      status: 'error',
+      error: 'access_denied',
+    });
+  });
+
+  it('an approval whose request ended some other way is not waiting either', async () => {
+    const account = await createPasswordAccount(server.ctx);
+    const own = await signIn(server.baseUrl, account.email);
+    const { started, approvalId } = await asked(await askingAgent(account, 'Ended agent'));
+    // Ended by a path that does not touch the approval (another node's older code, a future path):
+    // the request's own state decides.
+    const sql = await rawSql(server.databaseUrl);
+    try {
+      await sql.exec(
+        `UPDATE authorization_requests SET status = 'error', error = 'access_denied' WHERE id = '${started.requestId}'`,
+      );
+    } finally {
+      await sql.close();
+    }
+    expect(await statusOf(approvalId)).toBe('pending');
+    const list = await own.get('/console/approvals');
+    expect(badgeOf(list)).toBe(0);
+    expect(list.text).toContain('<span class="badge off">Ended</span>');
+    const page = await own.get(approvalPage(approvalId));
+    expect(page.text).toContain('The sign-in ended before anyone decided');
+    expect((await decide(approvalId, { decision: 'once', password: TEST_PASSWORD }, own)).status).toBe(409);
   });
 
   it('an expired approval shows that it expired, without buttons', async () => {
@@ -382,6 +438,11 @@ describe('the live stream', () => {
     expect(list.text).toContain(`data-version="${after.version}"`);
     expect(badgeOf(list)).toBe('1');
     await decide(approvalId, { decision: 'deny', password: TEST_PASSWORD }, own);
+    expect(await countOf(reader)).toMatchObject({ pending: 0 });
+    // A cancel at the browser is a change too: the count drops at once.
+    const again = await asked(agent);
+    expect(await countOf(reader)).toMatchObject({ pending: 1 });
+    expect((await continueFlow(server, again.started, { action: 'cancel' })).status).toBe(302);
     expect(await countOf(reader)).toMatchObject({ pending: 0 });
 
     const more: EventReader[] = [];

@@ -22,7 +22,8 @@ function expiry(approval: ApprovalView, now: number): Html {
 
 function stateBadge(approval: ApprovalView, now: number): Html {
   const state = approvalState(approval, now);
-  const kind = state === 'Waiting' ? 'wait' : state === 'Denied' || state === 'Expired' ? 'off' : 'ok';
+  const kind =
+    state === 'Waiting' ? 'wait' : ['Denied', 'Expired', 'Cancelled', 'Ended'].includes(state) ? 'off' : 'ok';
   return html`<span class="badge ${kind}">${state}</span>`;
 }
 
@@ -199,11 +200,15 @@ function outcome(input: ApprovalPageInput): Html {
   const sentence =
     state === 'Expired'
       ? html`Nobody decided before the sign-in expired; the agent was told it expired.`
-      : state === 'Denied'
-        ? html`Denied${by}${at}. The agent was told its owner denied this sign-in.`
-        : state === 'Always allowed'
-          ? html`Allowed always${by}${at}: the sign-in went ahead, and ${approval.client_name} is now a listed website of the agent.`
-          : html`Approved once${by}${at}: the sign-in went ahead.`;
+      : state === 'Cancelled'
+        ? html`Cancelled at the browser${at} before anyone decided: nothing was shared, and the agent was told the sign-in ended.`
+        : state === 'Ended'
+          ? html`The sign-in ended before anyone decided: nothing was shared.`
+          : state === 'Denied'
+            ? html`Denied${by}${at}. The agent was told its owner denied this sign-in.`
+            : state === 'Always allowed'
+              ? html`Allowed always${by}${at}: the sign-in went ahead, and ${approval.client_name} is now a listed website of the agent.`
+              : html`Approved once${by}${at}: the sign-in went ahead.`;
   return html`<p id="approval-outcome">${sentence}</p>`;
 }
 
