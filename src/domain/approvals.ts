@@ -154,7 +154,8 @@ export async function decideApproval(
     const won = await ctx.store.approvals.deny(
       approval,
       { by: decidedBy, now, description: DENIED_DESCRIPTION },
-      auditOf(approval, 'access_denied', now),
+      // Its own outcome in the history: unlike a policy's refusal, it ended the website's request.
+      auditOf(approval, 'approval_denied', now),
       [signInFailed({ ...approval }, approval.client_id, 'access_denied'), approvalDecided(decided)],
     );
     if (!won) throw new Conflict(NO_LONGER_WAITING);

@@ -12,6 +12,7 @@ import type {
   SignInPageQuery,
   SignInQuery,
   SignInRecord,
+  SignInsSeenBy,
 } from '../store/history.ts';
 
 import { type Actor, requireAdmin } from './actor.ts';
@@ -33,32 +34,85 @@ export function decodeCursor(raw: string | undefined): HistoryCursor | undefined
   return match ? { at: Number(match[1]), id: match[2]! } : undefined;
 }
 
+// Who reads what of a sign-in (docs/design.md §11, issue 35): the agent's details (its id, model,
+// address, user agent) are its owner's and the admins'; a website's owner is shown what the
+// protocol tells the website, of an agent not theirs.
+
 /**
- * One page of sign-ins and the cursor of the next page (null on the last).
+ * The outcomes a website's owner reads of another owner's agent at their website: those the
+ * protocol tells the website (a sign-in, the owner's denial, a contest that ended the request).
+ * Every other attempt (a wrong secret, the agent's own policy refusing, a mismatch, a hold for
+ * approval) changed nothing the website sees, and belongs to the agent's history alone.
+ */
+export const WEBSITE_OUTCOMES: readonly string[] = ['authenticated', 'approval_denied', 'request_contested'];
+/** The outcome whose agent the website is told: the `sub` of the sign-in it was given. */
+const AGENT_SHOWN_IN: readonly string[] = ['authenticated'];
+
+/** A sign-in as one reader may read it: whole (`agent`: its agent's owner, an admin) or as its website is told (`website`). */
+export type SignInEntry = SignInRecord & { seen_as: 'agent' | 'website' };
+
+/** What `actor` may read of sign-ins it does not reach through the agent; undefined: everything (an admin). */
+function seenBy(actor: Actor): SignInsSeenBy | undefined {
+  if (actor.admin) return undefined;
+  return { accountId: actor.account?.id ?? '', outcomes: WEBSITE_OUTCOMES, agentShownIn: AGENT_SHOWN_IN };
+}
+
+/**
+ * A sign-in as `actor` may read it: whole when it reaches the agent (its owner, an admin); else
+ * what the website was told: the time, the website, the outcome, and the agent's id only where
+ * it was the `sub` the website was given. Every door reads sign-ins through this.
  *
  * @example
- * const { rows, next } = await signInPage(ctx, { agent_id: agent.id, ...filters.query }, decodeCursor(query.before));
+ * asSeenBy(websiteOwner, row); // { ...row, agent_id: null, model: null, ip: null, user_agent: null, seen_as: 'website' }
+ */
+export function asSeenBy(actor: Actor, record: SignInRecord): SignInEntry {
+  if (actor.admin || (record.agent_account_id !== null && record.agent_account_id === actor.account?.id))
+    return { ...record, seen_as: 'agent' };
+  return {
+    ...record,
+    agent_id: AGENT_SHOWN_IN.includes(record.outcome) ? record.agent_id : null,
+    agent_account_id: null,
+    model: null,
+    ip: null,
+    user_agent: null,
+    seen_as: 'website',
+  };
+}
+
+/**
+ * One page of the sign-ins of an agent or a website that `actor` reaches (its page checked that),
+ * as `actor` may read them, and the cursor of the next page (null on the last).
+ *
+ * @example
+ * const { rows, next } = await signInPage(ctx, actor, { agent_id: agent.id, ...filters.query }, decodeCursor(query.before));
  */
 export async function signInPage(
   deps: Deps,
+  actor: Actor,
   query: SignInQuery,
   before?: HistoryCursor,
   size = HISTORY_PAGE,
-): Promise<{ rows: SignInRecord[]; next: string | null }> {
-  const rows = await deps.store.signIns.list(query, size + 1, before);
+): Promise<{ rows: SignInEntry[]; next: string | null }> {
+  const rows = await deps.store.signIns.list({ ...query, seenBy: seenBy(actor) }, size + 1, before);
   const page = rows.slice(0, size);
   const last = page[page.length - 1];
   return {
-    rows: page,
+    rows: page.map((row) => asSeenBy(actor, row)),
     next: rows.length > size && last ? encodeCursor({ at: Number(last.at), id: last.id }) : null,
   };
 }
 
-/** Every sign-in the query selects, newest first, read a page at a time (the CSV export streams them). */
-export async function* allSignIns(deps: Deps, query: SignInQuery): AsyncGenerator<SignInRecord> {
+/**
+ * Every sign-in the query selects, newest first, as `actor` may read them, read a page at a time
+ * (the CSV export streams them).
+ *
+ * @example
+ * for await (const row of allSignIns(ctx, actor, { client_id: 'cli_…' })) write(row);
+ */
+export async function* allSignIns(deps: Deps, actor: Actor, query: SignInQuery): AsyncGenerator<SignInEntry> {
   let before: HistoryCursor | undefined;
   for (;;) {
-    const { rows, next } = await signInPage(deps, query, before, EXPORT_PAGE);
+    const { rows, next } = await signInPage(deps, actor, query, before, EXPORT_PAGE);
     yield* rows;
     if (next === null) return;
     before = decodeCursor(next);
@@ -273,6 +327,7 @@ const OUTCOMES: Record<string, { text: string; kind: 'success' | 'failure' | 'in
   // Owners in control (docs/design.md §16): a refusal by the owner's policy, or the owner's denial.
   access_denied: { text: 'Refused by its owner', kind: 'failure' },
   approval_pending: { text: "Asked for its owner's approval", kind: 'incomplete' },
+  approval_denied: { text: 'Denied by its owner', kind: 'failure' },
   request_expired: { text: 'Request expired', kind: 'incomplete' },
   request_already_used: { text: 'Request already used', kind: 'incomplete' },
   invalid_request: { text: 'Unknown request', kind: 'incomplete' },
@@ -280,18 +335,19 @@ const OUTCOMES: Record<string, { text: string; kind: 'success' | 'failure' | 'in
 };
 
 /**
- * A page of the sign-ins `actor` reaches, newest first: an admin's of everyone, anyone else's of
- * their own agents and websites.
+ * A page of the sign-ins `actor` reaches, newest first, as it may read them: an admin's of
+ * everyone, anyone else's of their own agents and, as their website is told, at their websites.
  *
  * @example
  * const rows = await listSignIns(ctx, actor, { limit: 21, agentId: 'agt_…' });
  */
-export function listSignIns(
+export async function listSignIns(
   deps: Deps,
   actor: Actor,
-  query: Omit<SignInPageQuery, 'accountId'>,
-): Promise<SignInRecord[]> {
-  return deps.store.signIns.page({ ...query, accountId: actor.admin ? undefined : actor.account?.id });
+  query: Omit<SignInPageQuery, 'seenBy'>,
+): Promise<SignInEntry[]> {
+  const rows = await deps.store.signIns.page({ ...query, seenBy: seenBy(actor) });
+  return rows.map((row) => asSeenBy(actor, row));
 }
 
 /**
@@ -306,16 +362,18 @@ export function listActivity(deps: Deps, actor: Actor, query: ActivityPageQuery)
 }
 
 /**
- * The agents a website's history names, or the websites an agent's does: its filter's choices.
+ * The agents a website's history names to `actor` (its own, and those its website was given as
+ * a `sub`), or the websites an agent's does: its filter's choices.
  *
  * @example
- * const counterparts = await signInCounterparts(ctx, { agent_id: 'agt_…' });
+ * const counterparts = await signInCounterparts(ctx, actor, { agent_id: 'agt_…' });
  */
 export function signInCounterparts(
   deps: Pick<Context, 'store'>,
+  actor: Actor,
   of: { agent_id: string } | { client_id: string },
 ): Promise<SignInCounterpart[]> {
-  return deps.store.signIns.counterparts(of);
+  return deps.store.signIns.counterparts(of, seenBy(actor));
 }
 
 /**

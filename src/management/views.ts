@@ -7,7 +7,8 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { ApiKeyRecord } from '../store/api-keys.ts';
 import type { AccountRecord } from '../store/accounts.ts';
-import type { ConsoleEventView, SignInRecord } from '../store/history.ts';
+import type { ConsoleEventView } from '../store/history.ts';
+import type { SignInEntry } from './history.ts';
 import type { AgentPolicy, AgentRecord } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import type { GrantRecord } from '../store/tokens.ts';
@@ -284,6 +285,10 @@ export const SignInView = Type.Object(
     id: Type.String(),
     at: Time,
     outcome: Type.String({ description: 'authenticated, or the error code of the attempt (invalid_credentials, …).' }),
+    seen_as: Type.Union([Type.Literal('agent'), Type.Literal('website')], {
+      description:
+        'agent: the whole attempt, for its agent’s owner or an admin. website: an attempt of another owner’s agent at the key’s client, as the client is told: only authenticated, approval_denied and request_contested are listed, `agent_id` only when authenticated (the `sub` it was given), and `model`, `ip` and `user_agent` null.',
+    }),
     agent_id: Nullable(Type.String()),
     client_id: Nullable(Type.String()),
     client_name: Nullable(Type.String()),
@@ -294,11 +299,12 @@ export const SignInView = Type.Object(
   { $id: 'SignIn', title: 'Sign-in attempt' },
 );
 
-export function signInView(record: SignInRecord): Static<typeof SignInView> {
+export function signInView(record: SignInEntry): Static<typeof SignInView> {
   return {
     id: record.id,
     at: time(record.at),
     outcome: record.outcome,
+    seen_as: record.seen_as,
     agent_id: record.agent_id,
     client_id: record.client_id,
     client_name: record.client_name,

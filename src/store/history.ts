@@ -50,6 +50,21 @@ export interface SignInRecord {
   ip: string | null;
   user_agent: string | null;
   outcome: string;
+  /** The account of the agent named (null: no such agent, or one without an account): who may read it whole. */
+  agent_account_id: string | null;
+}
+
+/**
+ * What one account reads of sign-ins it does not reach through the agent: at its websites, only
+ * the outcomes in `outcomes` (those the protocol tells a website); its own agents' rows, all.
+ * Absent: every row (an admin, the operator).
+ */
+export interface SignInsSeenBy {
+  accountId: string;
+  /** The outcomes of another account's agents that it reads at its websites. */
+  outcomes: readonly string[];
+  /** Those of them whose agent it is told (the `sub` its website was given): the only ones found by agent. */
+  agentShownIn: readonly string[];
 }
 
 /**
@@ -63,6 +78,8 @@ export interface SignInQuery {
   outcome?: { is: string } | { not: string };
   /** Only sign-ins at or after this time (epoch seconds). */
   since?: number;
+  /** Only what this account may read (see SignInsSeenBy); every row when absent. */
+  seenBy?: SignInsSeenBy;
 }
 
 /** One side of an agent's or a client's sign-ins: a website an agent tried, or an agent that tried a website. */
@@ -88,9 +105,12 @@ export interface HistoryPageQuery {
   until?: number;
 }
 
-/** Sign-ins of an account's agents and clients when `accountId` is given; `outcome` as the console's filter. */
+/**
+ * Sign-ins of an account's agents and, as it may read them, at its clients when `seenBy` is
+ * given (every sign-in otherwise); `outcome` as the console's filter.
+ */
 export interface SignInPageQuery extends HistoryPageQuery {
-  accountId?: string;
+  seenBy?: SignInsSeenBy;
   agentId?: string;
   clientId?: string;
   outcome?: { is: string } | { not: string };
@@ -126,8 +146,11 @@ export interface SignInStore {
   count(agentId: string, since: number): Promise<number>;
   /** Successful sign-ins of the agent per UTC day (day = floor(at / 86400)) since `since`. */
   countByDay(agentId: string, since: number): Promise<Map<number, number>>;
-  /** The websites an agent's sign-ins went to, or the agents that signed in to a client, by id. */
-  counterparts(of: { agent_id: string } | { client_id: string }): Promise<SignInCounterpart[]>;
+  /**
+   * The websites an agent's sign-ins went to, or the agents that signed in to a client, by id:
+   * among the rows `seenBy` may read, when given.
+   */
+  counterparts(of: { agent_id: string } | { client_id: string }, seenBy?: SignInsSeenBy): Promise<SignInCounterpart[]>;
 }
 
 /** The console's activity in the store (Store.activity): console events with their actor's email. */
@@ -137,6 +160,24 @@ export interface ActivityStore {
   list(filter: { limit: number; before?: HistoryCursor }): Promise<ConsoleEventView[]>;
   /** Console events newest first, a page at a time (see ActivityPageQuery): the management API's activity. */
   page(query: ActivityPageQuery): Promise<ConsoleEventView[]>;
+}
+
+/** A sign-in row with the website's name and the agent's account (who may read it whole). */
+const SIGN_IN_SELECT = `SELECT e.id, e.at, e.agent_id, e.client_id, c.name AS client_name, e.model, e.ip, e.user_agent,
+    e.outcome, ag.account_id AS agent_account_id
+  FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id LEFT JOIN agents ag ON ag.id = e.agent_id`;
+
+/**
+ * The condition (and its parameters) of what `seenBy` reads of the rows it is asked about; when
+ * they are asked for by agent (`byAgent`), only those whose agent it is told, so that a filter
+ * cannot tell it which agent a row it reads without one was.
+ */
+function seenCondition(seenBy: SignInsSeenBy, byAgent = false): { sql: string; params: unknown[] } {
+  const outcomes = byAgent ? seenBy.agentShownIn : seenBy.outcomes;
+  return {
+    sql: `(e.agent_id IN (SELECT id FROM agents WHERE account_id = ?) OR e.outcome IN (${outcomes.map(() => '?').join(', ')}))`,
+    params: [seenBy.accountId, ...outcomes],
+  };
 }
 
 /** An event id in byte order, as JavaScript compares strings (PostgreSQL's default collation would not). */
@@ -201,10 +242,13 @@ export function signInStore(driver: Driver): SignInStore {
       if (query.outcome && 'is' in query.outcome) add('e.outcome = ?', query.outcome.is);
       if (query.outcome && 'not' in query.outcome) add('e.outcome <> ?', query.outcome.not);
       if (query.since !== undefined) add('e.at >= ?', query.since);
+      if (query.seenBy) {
+        const seen = seenCondition(query.seenBy, query.agent_id !== undefined);
+        add(seen.sql, ...seen.params);
+      }
       if (before) add(`(e.at < ? OR (e.at = ? AND ${id} < ?))`, before.at, before.at, before.id);
       return driver.all<SignInRecord>(
-        `SELECT e.id, e.at, e.agent_id, e.client_id, c.name AS client_name, e.model, e.ip, e.user_agent, e.outcome
-        FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id
+        `${SIGN_IN_SELECT}
         ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY e.at DESC, ${id} DESC LIMIT ?`,
         [...params, limit],
       );
@@ -217,20 +261,15 @@ export function signInStore(driver: Driver): SignInStore {
       if (query.clientId !== undefined) where.push('e.client_id = ?') && params.push(query.clientId);
       if (query.outcome && 'is' in query.outcome) where.push('e.outcome = ?') && params.push(query.outcome.is);
       if (query.outcome && 'not' in query.outcome) where.push('e.outcome <> ?') && params.push(query.outcome.not);
-      if (query.accountId !== undefined) {
-        // An account's sign-ins: those of its agents and those to its websites.
+      if (query.seenBy !== undefined) {
+        // An account's sign-ins: those of its agents, and those to its websites that it may read.
+        const seen = seenCondition(query.seenBy, query.agentId !== undefined);
         where.push(
-          '(e.agent_id IN (SELECT id FROM agents WHERE account_id = ?) OR e.client_id IN (SELECT id FROM clients WHERE account_id = ?))',
+          `${seen.sql} AND (e.agent_id IN (SELECT id FROM agents WHERE account_id = ?) OR e.client_id IN (SELECT id FROM clients WHERE account_id = ?))`,
         );
-        params.push(query.accountId, query.accountId);
+        params.push(...seen.params, query.seenBy.accountId, query.seenBy.accountId);
       }
-      return historyPage<SignInRecord>(
-        driver,
-        'SELECT e.id, e.at, e.agent_id, e.client_id, c.name AS client_name, e.model, e.ip, e.user_agent, e.outcome FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id',
-        query,
-        where,
-        params,
-      );
+      return historyPage<SignInRecord>(driver, SIGN_IN_SELECT, query, where, params);
     },
 
     async count(agentId, since) {
@@ -249,17 +288,19 @@ export function signInStore(driver: Driver): SignInStore {
       return new Map(rows.map((row) => [Math.floor(Number(row.day)), Number(row.n)]));
     },
 
-    async counterparts(of) {
+    async counterparts(of, seenBy) {
+      const seen = seenBy ? seenCondition(seenBy, 'client_id' in of) : { sql: '1 = 1', params: [] };
       const rows =
         'agent_id' in of
           ? await driver.all<{ id: string; name: string | null }>(
               `SELECT DISTINCT e.client_id AS id, c.name AS name FROM audit_events e LEFT JOIN clients c ON c.id = e.client_id
-              WHERE e.agent_id = ? AND e.client_id IS NOT NULL`,
-              [of.agent_id],
+              WHERE e.agent_id = ? AND e.client_id IS NOT NULL AND ${seen.sql}`,
+              [of.agent_id, ...seen.params],
             )
           : await driver.all<{ id: string; name: string | null }>(
-              'SELECT DISTINCT e.agent_id AS id, NULL AS name FROM audit_events e WHERE e.client_id = ? AND e.agent_id IS NOT NULL',
-              [of.client_id],
+              `SELECT DISTINCT e.agent_id AS id, NULL AS name FROM audit_events e
+              WHERE e.client_id = ? AND e.agent_id IS NOT NULL AND ${seen.sql}`,
+              [of.client_id, ...seen.params],
             );
       return rows
         .map((row) => ({ id: String(row.id), name: row.name === null ? null : String(row.name) }))

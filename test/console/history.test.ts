@@ -302,21 +302,42 @@ describe("an agent's history", () => {
 describe("a website's history", () => {
   it("lists the sign-ins to the website only, filters by agent, and exports them; not another owner's", async () => {
     const path = `/console/websites/${foreign.id}`;
-    const theirs = expected((e) => e.client === foreign.id);
-    expect(await allPages(stranger, path)).toEqual(theirs);
-    expect(await allPages(stranger, `${path}?agent=${agent.id}&outcome=success`)).toEqual(
-      expected((e) => e.client === foreign.id && e.outcome === 'authenticated'),
-    );
+    // The agent is another owner's: its sign-ins there are read as the website is told them (the
+    // sub and the time; issue 35), and its failed attempts not at all; the admin reads them whole.
+    const signedIn = recorded.filter((e) => e.client === foreign.id && e.outcome === 'authenticated');
+    expect(await allPages(admin, path)).toEqual(expected((e) => e.client === foreign.id));
+    expect(await allPages(stranger, path)).toEqual([]);
+    const times = async (as: ConsoleSession, query: string) => {
+      const found: string[] = [];
+      let next: string | undefined = `${path}${query}`;
+      for (let pages = 0; next && pages < 10; pages++) {
+        const page = await as.get(next);
+        expect(page.status, next).toBe(200);
+        expect(page.text).not.toMatch(/m-\d+|192\.0\.2\.1|agentauth-python/);
+        found.push(
+          ...[
+            ...page.text.matchAll(
+              /<tr data-event="[^"]+">\s*<td data-label="Time" class="title"><time datetime="([^"]+)"/g,
+            ),
+          ].map((m) => m[1]!),
+        );
+        next = olderLink(page);
+      }
+      return found;
+    };
+    const signedInTimes = signedIn.map((e) => new Date(e.at * 1000).toISOString());
+    expect(await times(stranger, '')).toEqual(signedInTimes);
+    expect(await times(stranger, `?agent=${agent.id}&outcome=success`)).toEqual(signedInTimes);
+    expect(await times(stranger, '?outcome=failure')).toEqual([]);
     const refused = await stranger.get(`${path}?agent=agt_unknown`);
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('Choose an agent from the list.');
     const csv = await stranger.get(`${path}/history.csv`);
     expect(csv.headers.get('content-disposition')).toBe(`attachment; filename="website-${foreign.id}-sign-ins.csv"`);
-    expect(
-      parseCsv(csv.text)
-        .slice(1)
-        .map((record) => record[6]),
-    ).toEqual(theirs);
+    const records = parseCsv(csv.text).slice(1);
+    expect(records.map((record) => [record[0], record[1], record[5], record[6], record[7], record[8]])).toEqual(
+      signedIn.map((e) => [new Date(e.at * 1000).toISOString(), agent.id, 'authenticated', '', '', '']),
+    );
     // The agent's owner does not own this website: its history, CSV included, is not theirs.
     expect((await session.get(path)).status).toBe(404);
     expect((await session.get(`${path}/history.csv`)).status).toBe(404);

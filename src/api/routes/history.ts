@@ -67,7 +67,7 @@ export async function historyRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
         operationId: 'listSignIns',
         summary: 'List sign-in attempts',
         description:
-          'Newest first: every attempt of an agent to sign in at a client, successful or not. A key reaching its own account lists those of its agents and at its clients; an admin’s `all` key lists every one.',
+          'Newest first: every attempt of an agent to sign in at a client, successful or not. A key reaching its own account lists those of its agents, whole, and at its clients those of other owners’ agents as the client is told them (`seen_as: website`: a sign-in with its `sub`, the owner’s denial, a contest; never the agent’s model, address or user agent); an admin’s `all` key lists every one, whole.',
         tags: ['Sign-ins'],
         querystring: Type.Object({
           ...ListQuery,

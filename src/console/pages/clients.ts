@@ -12,6 +12,7 @@ import {
   ownedPage,
   rotatedSecretPage,
   type FormState,
+  agentDetail,
   historyTable,
   pageNotice,
   rotateForm,
@@ -276,7 +277,16 @@ ${client.status === 'active' ? '' : enableAction(csrf, base, 'website')}`,
 ${client.source === 'metadata_document' ? '' : editForm(csrf, client, input.values, errors)}
 ${historyTable(
   input.history,
-  { param: 'agent', heading: 'Agent', any: 'Any agent', cell: (row) => html`<code>${row.agent_id}</code>` },
+  {
+    param: 'agent',
+    heading: 'Agent',
+    any: 'Any agent',
+    // Another owner's agent is named only by the sub of a sign-in (agentDetail: "not shown" otherwise).
+    cell: (row) =>
+      row.agent_id === null
+        ? agentDetail(row, html`<span class="muted">none</span>`)
+        : html`<code>${row.agent_id}</code>`,
+  },
   base,
   'No agent has signed in to this website yet.',
 )}`,

@@ -3,7 +3,7 @@
  * forms shown again with their errors, rotating a secret, disabling and revoking access, and the
  * sign-in history.
  */
-import type { SignInCounterpart, SignInRecord } from '../../store/history.ts';
+import type { SignInCounterpart } from '../../store/history.ts';
 import { type Html, html } from '../../web/html.ts';
 import { GRACE_CHOICES } from '../agents.ts';
 import {
@@ -14,6 +14,7 @@ import {
   outcomeKind,
   outcomeText,
   PERIODS,
+  type SignInEntry,
 } from '../../management/history.ts';
 import { dataTable, userAgentCell } from './table.ts';
 import {
@@ -135,7 +136,7 @@ ${next ? html`<a href="${historyUrl(path, filters, next)}#history" id="history-o
 }
 
 export interface HistoryInput {
-  rows: SignInRecord[];
+  rows: SignInEntry[];
   next: string | null;
   /** True when this is not the first page. */
   paged: boolean;
@@ -159,7 +160,7 @@ export interface Counterpart {
   heading: string;
   /** "Any website" */
   any: string;
-  cell(row: SignInRecord): Html | string;
+  cell(row: SignInEntry): Html | string;
 }
 
 function historyFilters(history: HistoryInput, counterpart: Counterpart, path: string): Html {
@@ -190,6 +191,15 @@ ${filtered ? html`<a href="${path}#history" id="history-clear">Clear filters</a>
 </form>`;
 }
 
+/** What a website's owner is told of the rows of another owner's agent. */
+const OTHERS_AGENTS =
+  "Sign-ins of another owner's agent show what your website is told: when, and how it ended; the agent's id only for a sign-in, the sub your website was given. The agent's model, address and user agent are its owner's.";
+
+/** A detail of the agent, or that it is not shown to this reader (another owner's agent). */
+export function agentDetail(row: SignInEntry, shown: Html | string): Html | string {
+  return row.seen_as === 'website' ? html`<span class="muted not-shown">not shown</span>` : shown;
+}
+
 /** A sign-in history with its filters; `counterpart` is the column naming the other side (website or agent). */
 export function historyTable(history: HistoryInput, counterpart: Counterpart, path: string, empty: string): Html {
   const filtered = Object.keys(history.filters).length > 0;
@@ -208,12 +218,17 @@ ${
           { heading: 'Time', kind: 'title', cell: (row) => when(row.at) },
           { heading: counterpart.heading, kind: 'long', cell: counterpart.cell },
           { heading: 'Outcome', cell: (row) => outcomeBadge(row.outcome) },
-          { heading: 'Model', kind: 'long', cell: (row) => row.model ?? html`<span class="muted">none</span>` },
-          { heading: 'IP address', kind: 'long', cell: (row) => row.ip },
-          { heading: 'User agent', kind: 'long', cell: (row) => userAgentCell(row.user_agent) },
+          {
+            heading: 'Model',
+            kind: 'long',
+            cell: (row) => agentDetail(row, row.model ?? html`<span class="muted">none</span>`),
+          },
+          { heading: 'IP address', kind: 'long', cell: (row) => agentDetail(row, row.ip ?? '') },
+          { heading: 'User agent', kind: 'long', cell: (row) => agentDetail(row, userAgentCell(row.user_agent)) },
         ],
       })
 }
+${history.rows.some((row) => row.seen_as === 'website') ? html`<p class="hint" id="history-others">${OTHERS_AGENTS}</p>` : ''}
 ${pager(path, history.next, history.paged, history.filters)}
 </section>`;
 }

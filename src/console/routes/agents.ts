@@ -60,7 +60,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     const [chart, sites, { history, refused }, clients, pending] = await Promise.all([
       dailySignIns(ctx, agent.id),
       connectedSites(ctx, area.actor(request), agent.id),
-      loadHistory(ctx, { agent_id: agent.id }, state.query),
+      loadHistory(ctx, area.actor(request), { agent_id: agent.id }, state.query),
       listableWebsites(ctx),
       pendingApprovals(ctx, page.account),
     ]);

@@ -50,7 +50,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     status = 200,
   ) => {
     const page = await area.page(request, reply);
-    const { history, refused } = await loadHistory(ctx, { client_id: client.id }, state.query);
+    const { history, refused } = await loadHistory(ctx, area.actor(request), { client_id: client.id }, state.query);
     return area.send(
       reply,
       clientPage(page, {

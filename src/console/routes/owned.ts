@@ -52,13 +52,14 @@ const otherSide = (of: HistoryOf) => ('agent_id' in of ? 'website' : 'agent');
  */
 export async function loadHistory(
   ctx: Context,
+  actor: Actor,
   of: HistoryOf,
   query: Form | undefined,
 ): Promise<{ history: HistoryInput; refused: boolean }> {
-  const counterparts = await signInCounterparts(ctx, of);
+  const counterparts = await signInCounterparts(ctx, actor, of);
   const parsed = parseHistoryFilters(query ?? {}, otherSide(of), counterparts, ctx.clock());
   const before = decodeCursor(query?.before);
-  const page = await signInPage(ctx, { ...parsed.query, ...of }, before);
+  const page = await signInPage(ctx, actor, { ...parsed.query, ...of }, before);
   return {
     history: {
       ...page,
@@ -90,10 +91,17 @@ const CSV_HEADINGS = [
   'User agent (raw)',
 ];
 
-/** A history's rows as CSV, the heading first, read from the store a page at a time. */
-async function* historyCsv(ctx: Context, query: Parameters<typeof allSignIns>[1]): AsyncGenerator<string> {
+/**
+ * A history's rows as CSV, the heading first, read from the store a page at a time, as `actor`
+ * may read them (a cell it may not read is empty).
+ */
+async function* historyCsv(
+  ctx: Context,
+  actor: Actor,
+  query: Parameters<typeof allSignIns>[2],
+): AsyncGenerator<string> {
   yield csvLine(CSV_HEADINGS);
-  for await (const row of allSignIns(ctx, query))
+  for await (const row of allSignIns(ctx, actor, query))
     yield csvLine([
       new Date(Number(row.at) * 1000).toISOString(),
       row.agent_id,
@@ -210,9 +218,10 @@ export function ownedRoutes<Thing extends { id: string }>(
 
   // The whole filtered history, streamed; a refused filter shows the page with its message instead.
   scope.get<{ Params: Params; Querystring: Form }>(`${path}/:id/history.csv`, async (request, reply) => {
-    const thing = await owned.reachable(area.actor(request), request.params.id);
+    const actor = area.actor(request);
+    const thing = await owned.reachable(actor, request.params.id);
     const of = owned.historyOf(thing);
-    const counterparts = await signInCounterparts(ctx, of);
+    const counterparts = await signInCounterparts(ctx, actor, of);
     const parsed = parseHistoryFilters(request.query, otherSide(of), counterparts, ctx.clock());
     if (Object.keys(parsed.errors).length > 0)
       return owned.show(request, reply, thing, { notice: REFUSED_FILTER, query: request.query }, 400);
@@ -226,7 +235,7 @@ export function ownedRoutes<Thing extends { id: string }>(
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'no-referrer',
       })
-      .send(Readable.from(historyCsv(ctx, query)));
+      .send(Readable.from(historyCsv(ctx, actor, query)));
   });
 
   /** Where a rotation's new secret is shown, once. */
