@@ -103,6 +103,20 @@ describe('the documentation', () => {
     expect(broken).toEqual([]);
   });
 
+  it('runs the agent command with npx only as --no-install, as docs/guides/mcp-hosts.md explains why', () => {
+    // Without it, npx under an MCP host installs whatever the registry holds under that name and
+    // runs it with the agent's secret in its environment.
+    const unguarded: string[] = [];
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8');
+      for (const match of text.matchAll(
+        /npx (?!--no-install )(?:-y |--yes )?agentauth-agent (?:mcp|sign-in|keygen)\b/g,
+      ))
+        unguarded.push(`${relative(ROOT, file)}: ${match[0]}`);
+    }
+    expect(unguarded).toEqual([]);
+  });
+
   it('README.md is a front door of at most 250 lines; the rest lives in docs/', () => {
     expect(readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length).toBeLessThanOrEqual(250);
   });
