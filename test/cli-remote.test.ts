@@ -346,7 +346,7 @@ describe('what the remote CLI refuses, in one line and exit code 1', () => {
 
   it('plain http to a host that is not a loopback address, before anything is sent', async () => {
     const expected =
-      'refusing to send the API key over plain http to id.example.com: use https (plain http only to a loopback address: localhost, 127.0.0.1, [::1])';
+      'refusing to send the API key over plain http to id.example.com: use https (plain http only to a loopback address: localhost, 127.0.0.0/8, [::1])';
     expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: 'http://id.example.com' }), ['agent', 'list'])).toBe(
       expected,
     );
@@ -362,6 +362,97 @@ describe('what the remote CLI refuses, in one line and exit code 1', () => {
     expect((await agentauth(withPath, ['agent', 'list', '--json'])).code).toBe(0);
     const localhost = remoteEnv(admin.secret, { AGENTAUTH_URL: server.baseUrl.replace('127.0.0.1', 'localhost') });
     expect((await agentauth(localhost, ['agent', 'list', '--json'])).code).toBe(0);
+  });
+
+  it('plain http to a name under .localhost, which a resolver may send anywhere, before anything is sent', async () => {
+    const seen: string[] = [];
+    const other = createServer((request, response) => {
+      seen.push(request.url ?? '');
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"next_cursor":null}');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const port = (other.address() as AddressInfo).port;
+    try {
+      for (const host of ['agentauth.localhost', 'a.b.localhost', 'localhost.', 'evil.com.localhost']) {
+        expect(
+          await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: `http://${host}:${port}` }), ['agent', 'list']),
+        ).toBe(
+          `refusing to send the API key over plain http to ${host}:${port}: use https (plain http only to a loopback address: localhost, 127.0.0.0/8, [::1])`,
+        );
+      }
+      // Any loopback literal is one: the key goes there over plain http.
+      expect(
+        (await agentauth(remoteEnv(admin.secret, { AGENTAUTH_URL: `http://127.0.0.1:${port}` }), ['agent', 'list']))
+          .code,
+      ).toBe(0);
+      expect(seen).toHaveLength(1);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it('a server that pages for ever, or in a circle, is stopped with a message', async () => {
+    let calls = 0;
+    const circle = new URL('/circle', 'http://x').pathname;
+    const other = createServer((request, response) => {
+      calls++;
+      const cursor = request.url?.startsWith(circle) ? 'same' : `page-${calls}`;
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ data: [], next_cursor: cursor }));
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const address = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: address }), ['agent', 'list'])).toBe(
+        `${address} answered more than 1000 pages of agents (100000 records) and still named a next page: stopped`,
+      );
+      expect(calls).toBe(1000);
+      calls = 0;
+      expect(await refusal(remoteEnv(admin.secret, { AGENTAUTH_URL: `${address}/circle` }), ['client', 'list'])).toBe(
+        `${address} named the same next page of clients twice (its paging goes in a circle): stopped`,
+      );
+      expect(calls).toBe(2);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it("prints a server's words without the control characters a terminal would act on", async () => {
+    // ESC sequences (clear the screen, set the window title), BEL, a C1 CSI, DEL, and a line break
+    // that would forge a line of output.
+    const hostile = 'bad\u001b[2J\u001b]0;pwned\u0007\u009b31mred\u007f\nagentauth: all good';
+    const other = createServer((request, response) => {
+      if (request.url?.includes('/clients'))
+        response
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'invalid_token\u001b[31m', error_description: hostile }));
+      else
+        response.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            data: [{ id: 'agt_1', name: hostile, status: 'active', owner: { email: 'a@example.com' } }],
+            next_cursor: null,
+          }),
+        );
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const address = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    const env = remoteEnv(admin.secret, { AGENTAUTH_URL: address });
+    try {
+      const message = await refusal(env, ['client', 'list']);
+      expect(message).toBe(
+        `${address} refused: bad\\u001b[2J\\u001b]0;pwned\\u0007\\u009b31mred\\u007f\\u000aagentauth: all good (401 invalid_token\\u001b[31m)`,
+      );
+      const listed = await agentauth(env, ['agent', 'list']);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout.split('\n')).toHaveLength(2);
+      const json = await agentauth(env, ['agent', 'list', '--json']);
+      expect(json.code).toBe(0);
+      for (const printed of [message, listed.stdout, json.stdout, json.stderr, listed.stderr])
+        expect(printed.replaceAll('\n', '')).not.toMatch(/\p{Cc}/u);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   it('a redirect, reported and not followed, and an address that is not an agentauth server', async () => {

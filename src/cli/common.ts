@@ -49,7 +49,26 @@ export async function withContext<T>(work: (ctx: Context) => Promise<T>): Promis
 }
 
 export function print(json: boolean, value: object, text: string): void {
-  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
+  // JSON.stringify escapes C0 already; DEL and C1 are escaped here, which leaves the same value.
+  process.stdout.write(`${json ? terminalSafe(JSON.stringify(value)) : terminalSafe(text, { lines: true })}\n`);
+}
+
+/** C0 controls (ESC among them), DEL and C1 controls (Unicode's Cc): what a terminal may act on rather than show. */
+const CONTROL = /\p{Cc}/gu;
+
+/**
+ * Text as a terminal shows it without acting on it: every control character (C0, whose ESC starts
+ * the sequences that move the cursor, recolour, retitle or rewrite the screen; DEL; C1, whose
+ * CSI does the same in one byte) written as a visible escape, `\u001b`. With `lines`, the line
+ * breaks the command itself wrote are kept. What a server says is printed only through this.
+ *
+ * @example
+ * terminalSafe('bad\u001b[2Jkey'); // 'bad\\u001b[2Jkey'
+ */
+export function terminalSafe(text: string, options: { lines?: boolean } = {}): string {
+  return text.replace(CONTROL, (char) =>
+    options.lines && char === '\n' ? char : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 export const collect = (value: string, previous: string[]) => [...previous, value];

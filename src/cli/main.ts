@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError } from '../config.ts';
 import { accountCommand } from './commands/account.ts';
+import { terminalSafe } from './common.ts';
 import { agentCommand } from './commands/agent.ts';
 import { apiKeyCommand } from './commands/api-key.ts';
 import { clientCommand } from './commands/client.ts';
@@ -48,8 +49,8 @@ export async function main(argv: string[]): Promise<void> {
     await buildCli().parseAsync(argv);
   } catch (error) {
     const known = error instanceof ConfigError || (error instanceof Error && !(error instanceof TypeError));
-    process.stderr.write(`agentauth: ${error instanceof Error ? error.message : String(error)}\n`);
-    if (!known) process.stderr.write(`${(error as Error).stack ?? ''}\n`);
+    process.stderr.write(`agentauth: ${terminalSafe(error instanceof Error ? error.message : String(error))}\n`);
+    if (!known) process.stderr.write(`${terminalSafe((error as Error).stack ?? '', { lines: true })}\n`);
     process.exit(1);
   }
 }

@@ -5,7 +5,7 @@
  * over https, or plain http to a loopback address, and never printed.
  */
 import packageJson from '../../package.json' with { type: 'json' };
-import { emailKey } from './common.ts';
+import { emailKey, terminalSafe } from './common.ts';
 import type {
   AccountView,
   AgentPolicyView,
@@ -67,21 +67,33 @@ export function remoteTarget(options: RemoteOptions, env: NodeJS.ProcessEnv = pr
     throw new Error(`${urlName} must be an https address, such as https://id.example.com (got "${url}")`);
   if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname))
     throw new Error(
-      `refusing to send the API key over plain http to ${parsed.host}: use https (plain http only to a loopback address: localhost, 127.0.0.1, [::1])`,
+      `refusing to send the API key over plain http to ${parsed.host}: use https (plain http only to a loopback address: localhost, 127.0.0.0/8, [::1])`,
     );
   // The server's address, with or without the API's path.
   const base = parsed.pathname.replace(/\/+$/, '').replace(/\/api\/admin\/v1$/, '');
   return { api: new URL(`${base}/${API_PATH}`, parsed.origin), apiKey };
 }
 
-/** A loopback address, where plain http never leaves the machine. */
+/**
+ * A loopback address, where plain http never leaves the machine: a loopback literal (127.0.0.0/8,
+ * [::1]; the URL parser writes every IPv4 spelling as dotted quads) or `localhost` itself. Not
+ * other names, `*.localhost` included: RFC 6761 says they should resolve to loopback, but the
+ * resolver decides, and one that forwards them (or a hosts file) may send the key elsewhere.
+ */
 function isLoopback(hostname: string): boolean {
-  return (
-    hostname === 'localhost' ||
-    hostname.endsWith('.localhost') ||
-    hostname === '[::1]' ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
-  );
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/** The most pages a list is followed for (100 records each): a server that pages on for ever is stopped. */
+export const MAX_PAGES = 1000;
+
+/** Every string of an answer as a terminal may show it (terminalSafe): a server's words are never acted on. */
+function printable(value: unknown): unknown {
+  if (typeof value === 'string') return terminalSafe(value);
+  if (Array.isArray(value)) return value.map(printable);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([name, item]) => [terminalSafe(name), printable(item)]));
+  return value;
 }
 
 interface Call {
@@ -128,14 +140,14 @@ export function remoteManagement(target: RemoteTarget): Management {
     const text = await response.text();
     let json: unknown;
     try {
-      json = text ? JSON.parse(text) : undefined;
+      json = text ? printable(JSON.parse(text)) : undefined;
     } catch {
       json = undefined;
     }
     if (response.ok && json !== undefined) return json as T;
     if (response.status >= 300 && response.status < 400)
       throw new Error(
-        `${server} answered ${response.status}, a redirect to ${response.headers.get('location') ?? '(nowhere)'}: set AGENTAUTH_URL to the address it redirects to`,
+        `${server} answered ${response.status}, a redirect to ${terminalSafe(response.headers.get('location') ?? '(nowhere)')}: set AGENTAUTH_URL to the address it redirects to`,
       );
     const problem = json as { error?: unknown; error_description?: unknown } | undefined;
     if (typeof problem?.error === 'string')
@@ -147,16 +159,29 @@ export function remoteManagement(target: RemoteTarget): Management {
     );
   }
 
-  /** Every item of a list, page after page. */
+  /**
+   * Every item of a list, page after page: at most MAX_PAGES pages, and never the same cursor
+   * twice, so a server that pages on for ever, or in a circle, stops the command with a message.
+   */
   async function all<T>(path: string, query: Record<string, string> = {}): Promise<T[]> {
     const items: T[] = [];
+    const seen = new Set<string>();
     let cursor: string | undefined;
-    do {
+    for (let pages = 0; ; pages++) {
+      if (pages === MAX_PAGES)
+        throw new Error(
+          `${server} answered more than ${MAX_PAGES} pages of ${path} (${MAX_PAGES * 100} records) and still named a next page: stopped`,
+        );
       const page = await call<Page<T>>('GET', path, { query: { ...query, limit: '100', cursor } });
+      if (!Array.isArray(page.data) || !(typeof page.next_cursor === 'string' || page.next_cursor == null))
+        throw new Error(`${server} answered a page of ${path} that is not a list of the management API: stopped`);
       items.push(...page.data);
       cursor = page.next_cursor ?? undefined;
-    } while (cursor);
-    return items;
+      if (cursor === undefined) return items;
+      if (seen.has(cursor))
+        throw new Error(`${server} named the same next page of ${path} twice (its paging goes in a circle): stopped`);
+      seen.add(cursor);
+    }
   }
 
   const at = (collection: string, id: string, action = '') =>

@@ -50,7 +50,7 @@ export function remoteOptions(program: Command): Command {
   return program
     .option(
       '--url <url>',
-      'act on the server at this address through its management API instead of the database (or AGENTAUTH_URL); https, or http to a loopback address',
+      'act on the server at this address through its management API instead of the database (or AGENTAUTH_URL); https, or http to a loopback address (localhost, 127.0.0.0/8, [::1])',
     )
     .option(
       '--api-key <key>',
