@@ -261,6 +261,13 @@ const PREAMBLE = [
   '`too_many_requests` with `Retry-After`. Every call is recorded in the console’s activity as',
   '`api.<operationId>`.',
   '',
+  'Calls without a usable key (none, a malformed `Authorization`, an unknown, revoked or expired key,',
+  'a disabled account’s) are limited per client address (an IPv6 /64 counts as one):',
+  '`API_AUTH_FAILURES_PER_IP` in `API_RATE_LIMIT_WINDOW` (30 a minute by default), counted for all',
+  'nodes together; past it, such a call is answered 429 `too_many_requests` with `Retry-After`',
+  'instead of 401. A call with a usable key is never refused by it: a key cannot be guessed, and',
+  'its own limit applies.',
+  '',
 ];
 
 /**

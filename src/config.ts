@@ -104,6 +104,8 @@ export interface Config {
   /** Management API calls allowed per API key within the window (counted for all nodes). */
   apiRateLimit: number;
   apiRateLimitWindow: number;
+  /** Management API calls without a usable key allowed per client address within apiRateLimitWindow (all nodes). */
+  apiAuthFailuresPerIp: number;
   /**
    * Seconds a self-registered client (metadata document, dynamic registration) without grants is
    * kept unused before the purge deletes it; 0: never (docs/design.md §9).
@@ -846,7 +848,14 @@ export const SETTINGS = [
     key: 'apiRateLimitWindow',
     type: seconds(),
     default: 60,
-    doc: 'The window of `API_RATE_LIMIT`.',
+    doc: 'The window of `API_RATE_LIMIT` and `API_AUTH_FAILURES_PER_IP`.',
+  }),
+  setting({
+    name: 'API_AUTH_FAILURES_PER_IP',
+    key: 'apiAuthFailuresPerIp',
+    type: count(0),
+    default: 30,
+    doc: 'Management API calls without a usable API key (none, a malformed `Authorization`, an unknown, revoked or expired key, a disabled account) allowed per client address (an IPv6 /64 counts as one) within `API_RATE_LIMIT_WINDOW`, counted for every node together; more answer 429 with `Retry-After`. A call with a usable key is never refused by it. 0 turns it off.',
   }),
   setting({
     name: 'SELF_REGISTERED_CLIENT_RETENTION',

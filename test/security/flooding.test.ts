@@ -1,12 +1,14 @@
 /**
  * Unauthenticated callers cannot grow the database without bound (docs/design.md §5, §10):
- * /authorize is rate-limited per client address, HEAD creates nothing, and throttled attempts
- * write one audit event per key and window.
+ * /authorize is rate-limited per client address, HEAD creates nothing, throttled attempts
+ * write one audit event per key and window, and management API calls without a usable key are
+ * limited per client address (§15).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { purgeOnce } from '../../src/server.ts';
 import { authorizeUrl, metaContent, type Party, pkcePair, postJson, setupParty } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { API, accountWithKey } from '../helpers/api.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -66,6 +68,52 @@ describe('GET /authorize is rate-limited per client address', () => {
     server = await startTestServer({ env: { AUTHORIZE_LIMIT_PER_IP: '0' } });
     const party = await setupParty(server);
     for (let i = 0; i < 30; i++) expect((await fetch(authorizeUrl(server, authorizeParams(party)))).status).toBe(200);
+  });
+});
+
+describe('the management API without a usable key is rate-limited per client address', () => {
+  it('answers 429 with Retry-After in the API’s shape past API_AUTH_FAILURES_PER_IP, whatever the kind of bad key; a usable key goes on', async () => {
+    server = await startTestServer({
+      env: { API_AUTH_FAILURES_PER_IP: '4', API_RATE_LIMIT_WINDOW: '3600', TRUST_PROXY: '1' },
+    });
+    const { secret } = await accountWithKey(server);
+    const from = (ip: string, authorization?: string) =>
+      fetch(`${server!.baseUrl}${API}/agents`, {
+        headers: { 'x-forwarded-for': ip, ...(authorization === undefined ? {} : { authorization }) },
+      });
+    const badKeys = [undefined, 'Bearer aak_neverMadeByTheServer', 'Basic dXNlcjpwYXNz', 'Bearer'];
+    for (const authorization of badKeys) {
+      const refused = await from('198.51.100.9', authorization);
+      expect(refused.status, authorization).toBe(401);
+      expect((await refused.json()).error).toBe('invalid_token');
+    }
+    for (const authorization of badKeys) {
+      const limited = await from('198.51.100.9', authorization);
+      expect(limited.status, authorization).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(limited.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await limited.json()).toEqual({
+        error: 'too_many_requests',
+        error_description: 'Too many calls without a usable API key from this address; wait for Retry-After.',
+      });
+    }
+    // A usable key from the same address is not refused: a key cannot be guessed, and its own limit applies.
+    expect((await from('198.51.100.9', `Bearer ${secret}`)).status).toBe(200);
+    // One IPv6 /64 is one client; other addresses go on.
+    for (let i = 1; i <= 4; i++) expect((await from(`2001:db8:9:9::${i}`)).status).toBe(401);
+    expect((await from('2001:db8:9:9:ffff::1')).status).toBe(429);
+    expect((await from('2001:db8:9:a::1')).status).toBe(401);
+    expect((await from('198.51.100.10')).status).toBe(401);
+    // The OpenAPI document needs no key, and is not counted.
+    const document = await fetch(`${server.baseUrl}${API}/openapi.json`, {
+      headers: { 'x-forwarded-for': '198.51.100.9' },
+    });
+    expect(document.status).toBe(200);
+  });
+
+  it('API_AUTH_FAILURES_PER_IP=0 turns the limit off', async () => {
+    server = await startTestServer({ env: { API_AUTH_FAILURES_PER_IP: '0' } });
+    for (let i = 0; i < 40; i++) expect((await fetch(`${server.baseUrl}${API}/agents`)).status).toBe(401);
   });
 });
 

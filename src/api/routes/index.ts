@@ -7,9 +7,9 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Context } from '../../context.ts';
-import { TooManyRequests } from '../../errors.ts';
+import { InvalidToken, TooManyRequests } from '../../errors.ts';
 import { recordCall } from '../../management/audit.ts';
-import { apiKeyLimiter } from '../../throttle/api-keys.ts';
+import { apiAuthFailureLimit, apiKeyLimiter } from '../../throttle/api-keys.ts';
 import { authenticateApiKey } from '../keys.ts';
 import {
   AccountView,
@@ -82,10 +82,18 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
         api.addSchema(schema);
 
       const limiter = await apiKeyLimiter(ctx.config, ctx.store);
+      const unauthenticated = await apiAuthFailureLimit(ctx.config, ctx.store);
 
       api.addHook('onRequest', async (request, reply) => {
         if (request.routeOptions.config.public) return;
-        const caller = await authenticateApiKey(ctx, request.headers.authorization, request.ip);
+        let caller: Awaited<ReturnType<typeof authenticateApiKey>>;
+        try {
+          caller = await authenticateApiKey(ctx, request.headers.authorization, request.ip);
+        } catch (error) {
+          // A call without a usable key counts against its address; past the limit, 429 instead of 401.
+          if (error instanceof InvalidToken) await unauthenticated?.count(request.ip);
+          throw error;
+        }
         if (limiter) {
           try {
             const used = await limiter.consume(caller.key.id, 1);

@@ -15,7 +15,7 @@ const ERROR_MEANINGS: Record<number, string> = {
   409: 'The record’s state refuses the change, or a creation with the same `Idempotency-Key` is still under way: `conflict`.',
   412: 'The record changed since the `If-Match` tag was read: `precondition_failed`.',
   422: 'The `Idempotency-Key` was used before for a different request: `idempotency_key_reused`.',
-  429: 'Past the key’s rate limit; retry after `Retry-After` seconds: `too_many_requests`.',
+  429: 'Past the key’s rate limit, or past its address’s calls without a usable key; retry after `Retry-After` seconds: `too_many_requests`.',
 };
 /** Where @fastify/swagger reads a response's description (and leaves it out of the schema); a $ref's is its description. */
 const RESPONSE_DESCRIPTION = 'x-response-description';
