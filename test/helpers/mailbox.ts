@@ -33,10 +33,14 @@ export async function startMailbox(): Promise<{
         const headers = raw.slice(0, split);
         const body = raw.slice(split + 4);
         const quoted = /content-transfer-encoding:\s*quoted-printable/i.test(headers);
+        // Quoted-printable encodes the UTF-8 bytes: decode them to bytes, then read them as UTF-8.
         const text = quoted
-          ? body
-              .replace(/=\r\n/g, '')
-              .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+          ? Buffer.from(
+              body
+                .replace(/=\r\n/g, '')
+                .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+              'latin1',
+            ).toString('utf8')
           : body;
         const mail = { to: session.envelope.rcptTo.map((rcpt) => rcpt.address), headers, text };
         received.push(mail);

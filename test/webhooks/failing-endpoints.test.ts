@@ -72,6 +72,10 @@ describe('a failing endpoint', () => {
     expect(webhook.status).toBe('disabled');
     expect(webhook.disabled_reason).toBe(announced!.payload.data.reason);
 
+    // The admin's key was mailed to them when it was made (a new credential), before the webhook.
+    const keyMail = await mailbox.next();
+    expect(keyMail.to).toEqual([maker.email]);
+    expect(keyMail.text).toContain('An API key named');
     const mail = await mailbox.next();
     expect(mail.to).toEqual([maker.email]);
     expect(mail.text).toContain(id);
