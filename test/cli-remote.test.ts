@@ -163,6 +163,57 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
 });
 
 describe('agentauth agent policy …, on the database and on a remote server alike', () => {
+  it('keeps a change someone else made between the command’s read and its write', async () => {
+    const first = (await setupParty(server, { name: 'First site' })).clientId;
+    const second = (await setupParty(server, { name: 'Second site' })).clientId;
+    const third = (await setupParty(server, { name: 'Third site' })).clientId;
+    const id = (await remote('agent', 'create', '--name', 'Crossing bot')).agent_id as string;
+    const listing = (clients: string[]) => ({
+      clients: 'listed',
+      allowed_clients: clients,
+      scope_ceiling: null,
+      credentials_expire_at: null,
+      max_sign_ins_per_hour: null,
+    });
+    expect((await admin.call('PUT', `/agents/${id}/policy`, listing([first]))).status).toBe(200);
+    // In front of the server, a proxy that lets someone else list `third` just before the
+    // command's first write reaches the server: after the command read the policy.
+    let crossed = false;
+    const proxy = createServer(async (request, response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      if (request.method === 'PUT' && !crossed) {
+        crossed = true;
+        const other = await admin.call('PUT', `/agents/${id}/policy`, listing([first, third]));
+        expect(other.status).toBe(200);
+      }
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name)),
+      ) as Record<string, string>;
+      const answer = await fetch(`${server.baseUrl}${request.url}`, {
+        method: request.method,
+        headers,
+        body: chunks.length === 0 ? undefined : Buffer.concat(chunks),
+      });
+      response
+        .writeHead(answer.status, Object.fromEntries(answer.headers))
+        .end(Buffer.from(await answer.arrayBuffer()));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = remoteEnv(admin.secret, {
+        AGENTAUTH_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      });
+      const changed = await cli.json(env, ['agent', 'policy', id, '--allow', second]);
+      expect(crossed).toBe(true);
+      // The command's change is applied to the policy as it was written, not as it was read.
+      expect(changed).toEqual({ agent_id: id, policy: listing([first, third, second]) });
+      expect((await server.ctx.store.agents.find(id))!.policy!.allowed_clients).toEqual([first, third, second]);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
   it('shows the default, changes one part at a time, and prints the same on either side', async () => {
     const website = (await setupParty(server, { name: 'Acme Notes' })).clientId;
     const other = (await setupParty(server, { name: 'Mail' })).clientId;

@@ -118,11 +118,17 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
       }),
     revokeAgentGrants: (id) => agent(id, () => revokeAgentGrants(ctx, actor, id)),
     getAgentPolicy: (id) => agent(id, async () => agentPolicyView(await getAgentPolicy(ctx, actor, id))),
-    setAgentPolicy: (id, view) =>
+    changeAgentPolicy: (id, change) =>
       agent(id, async () => {
-        const policy = policyFromView(view);
-        if (!policy) throw new InvalidField('credentials_expire_at', 'credentials_expire_at is not a date');
-        return agentPolicyView(await setAgentPolicy(ctx, actor, id, policy));
+        const current = await getAgentPolicy(ctx, actor, id);
+        if (change(agentPolicyView(current)) === null) return agentPolicyView(current);
+        // The core applies the change again to a fresh read when another one landed meanwhile.
+        const stored = await setAgentPolicy(ctx, actor, id, (fresh) => {
+          const policy = policyFromView(change(agentPolicyView(fresh)) ?? agentPolicyView(fresh));
+          if (!policy) throw new InvalidField('credentials_expire_at', 'credentials_expire_at is not a date');
+          return policy;
+        });
+        return agentPolicyView(stored);
       }),
     deleteAgent: (id) => agent(id, () => deleteAgent(ctx, actor, id)),
 

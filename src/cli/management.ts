@@ -18,6 +18,9 @@ import type {
 } from '../management/views.ts';
 
 export type { AccountView, AgentPolicyView, AgentView, ClientView };
+
+/** What a command changes in a policy: the new one, or null when it changes nothing. */
+export type PolicyChange = (current: AgentPolicyView) => AgentPolicyView | null;
 export type ApiKey = Static<typeof ApiKeyView>;
 export type Revoked = Static<typeof RevokedView>;
 export type Webhook = Static<typeof WebhookView>;
@@ -93,8 +96,12 @@ export interface Management {
   deleteAgent(id: string): Promise<Revoked>;
   /** What the agent's owner allows it (the default when nobody restricted it). */
   getAgentPolicy(id: string): Promise<AgentPolicyView>;
-  /** Replaces the policy, by setAgentPolicy (docs/design.md §16); answers it as stored. */
-  setAgentPolicy(id: string, policy: AgentPolicyView): Promise<AgentPolicyView>;
+  /**
+   * Changes the policy by `change` (null: no change), applied to the policy as it is when it is
+   * written, so a change made meanwhile by someone else is kept, not overwritten (docs/design.md
+   * §16); answers it as stored.
+   */
+  changeAgentPolicy(id: string, change: PolicyChange): Promise<AgentPolicyView>;
 
   listClients(): Promise<ClientView[]>;
   createClient(input: NewClient): Promise<{ client: ClientView; client_secret: string | null }>;

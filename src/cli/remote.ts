@@ -99,7 +99,22 @@ function printable(value: unknown): unknown {
 interface Call {
   query?: Record<string, string | undefined>;
   body?: unknown;
+  /** The representation's tag the change is made on (RFC 9110 If-Match). */
+  ifMatch?: string;
 }
+
+/** The server refused a call: its status, and one line for the operator. */
+class Refused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** How often a policy change is tried again on a fresh read when another change landed between. */
+const POLICY_ATTEMPTS = 5;
 
 /** A page of a list, as the API answers it. */
 interface Page<T> {
@@ -116,7 +131,16 @@ interface Page<T> {
 export function remoteManagement(target: RemoteTarget): Management {
   const server = target.api.origin;
 
-  async function call<T>(method: string, path: string, { query, body }: Call = {}): Promise<T> {
+  async function call<T>(method: string, path: string, options: Call = {}): Promise<T> {
+    return (await tagged<T>(method, path, options)).body;
+  }
+
+  /** A call, with the representation's tag (ETag) the server answered, if any. */
+  async function tagged<T>(
+    method: string,
+    path: string,
+    { query, body, ifMatch }: Call = {},
+  ): Promise<{ body: T; etag: string | null }> {
     const url = new URL(path, target.api);
     for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, value);
     let response: Response;
@@ -128,6 +152,7 @@ export function remoteManagement(target: RemoteTarget): Management {
           accept: 'application/json',
           'user-agent': `agentauth-cli/${packageJson.version}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(ifMatch === undefined ? {} : { 'if-match': ifMatch }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
         // A redirect is reported, not followed: the key goes only where the operator said.
@@ -144,14 +169,15 @@ export function remoteManagement(target: RemoteTarget): Management {
     } catch {
       json = undefined;
     }
-    if (response.ok && json !== undefined) return json as T;
+    if (response.ok && json !== undefined) return { body: json as T, etag: response.headers.get('etag') };
     if (response.status >= 300 && response.status < 400)
       throw new Error(
         `${server} answered ${response.status}, a redirect to ${terminalSafe(response.headers.get('location') ?? '(nowhere)')}: set AGENTAUTH_URL to the address it redirects to`,
       );
     const problem = json as { error?: unknown; error_description?: unknown } | undefined;
     if (typeof problem?.error === 'string')
-      throw new Error(
+      throw new Refused(
+        response.status,
         `${server} refused: ${typeof problem.error_description === 'string' ? problem.error_description : problem.error} (${response.status} ${problem.error})`,
       );
     throw new Error(
@@ -216,7 +242,23 @@ export function remoteManagement(target: RemoteTarget): Management {
     revokeAgentGrants: (id) => call<Revoked>('POST', at('agents', id, 'revoke-grants')),
     deleteAgent: (id) => call<Revoked>('DELETE', at('agents', id)),
     getAgentPolicy: (id) => call<AgentPolicyView>('GET', at('agents', id, 'policy')),
-    setAgentPolicy: (id, policy) => call<AgentPolicyView>('PUT', at('agents', id, 'policy'), { body: policy }),
+    // Read with its tag, changed, written If-Match the tag: a change that landed between is
+    // not overwritten but read again and the command's change applied to it.
+    changeAgentPolicy: async (id, change) => {
+      for (let attempt = 1; ; attempt++) {
+        const read = await tagged<AgentPolicyView>('GET', at('agents', id, 'policy'));
+        const next = change(read.body);
+        if (next === null) return read.body;
+        try {
+          return await call<AgentPolicyView>('PUT', at('agents', id, 'policy'), {
+            body: next,
+            ifMatch: read.etag ?? undefined,
+          });
+        } catch (error) {
+          if (!(error instanceof Refused && error.status === 412) || attempt === POLICY_ATTEMPTS) throw error;
+        }
+      }
+    },
 
     listClients: () => all<ClientView>('clients'),
     createClient: (input) => call('POST', 'clients', { body: input }),

@@ -143,11 +143,9 @@ export function agentCommand(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after', POLICY_HELP)
     .action(async (id: string, options: PolicyOptions, command: Command) => {
-      const policy = await withManagement(command, async (management) => {
-        const current = await management.getAgentPolicy(id);
-        const changed = changedPolicy(current, options);
-        return changed ? management.setAgentPolicy(id, changed) : current;
-      });
+      const policy = await withManagement(command, (management) =>
+        management.changeAgentPolicy(id, (current) => changedPolicy(current, options) ?? null),
+      );
       print(!!options.json, { agent_id: id, policy }, policyText(id, policy));
     });
   rotateSecretCommand(agent, 'agent', async (management, id, grace) => {
