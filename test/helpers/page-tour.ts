@@ -93,6 +93,8 @@ export interface Seed {
   links: { invite: string; setup: string; verify: string };
   /** A webhook with a delivery log: one delivered, one to be tried again, one waiting. */
   webhookId: string;
+  /** A webhook paused by its breaker: its receiver stopped answering. */
+  pausedWebhookId: string;
   /**
    * An agent of the admin whose policy says "Ask me for a new website" (with every other field
    * set), with approvals decided before; `party`'s website is not listed, so it asks for it.
@@ -236,7 +238,7 @@ export async function seedConsole(
     access: 'read',
     reach: 'own',
   });
-  const webhookId = await seedWebhooks(ctx, admin, names.webhook);
+  const { webhookId, pausedWebhookId } = await seedWebhooks(ctx, admin, names.webhook);
   const asking = await seedApprovals(ctx, admin, party, names.askingAgent, options.baseUrl);
   return {
     data: options.data,
@@ -248,6 +250,7 @@ export async function seedConsole(
     keyAgentId: keyAgent.id,
     links: { invite: invite.path, setup: setup.path, verify: verify.path },
     webhookId,
+    pausedWebhookId,
     asking,
     names,
   };
@@ -303,6 +306,16 @@ async function seedApprovals(
     await decideApproval(ctx, approvalId, decision, admin.id);
     decidedApprovalId ||= approvalId;
   }
+  // One whose sign-in the person cancelled at the browser while it waited: it ends with it.
+  const cancelled = (await ctx.store.approvals.find(await askApproval(baseUrl, asking)))!;
+  const request = (await ctx.store.requests.find(cancelled.request_id))!;
+  await ctx.store.requests.fail(
+    request.id,
+    request.browser_digest,
+    ctx.clock(),
+    'access_denied',
+    'The user cancelled the authorization request.',
+  );
   return { ...asking, decidedApprovalId };
 }
 
@@ -310,7 +323,11 @@ async function seedApprovals(
  * Webhooks: one with a delivery log (delivered, answered 503 and due again, waiting), and one
  * disabled after failing. The attempts are recorded as the dispatcher records them.
  */
-async function seedWebhooks(ctx: Context, admin: AccountRecord, description: string): Promise<string> {
+async function seedWebhooks(
+  ctx: Context,
+  admin: AccountRecord,
+  description: string,
+): Promise<{ webhookId: string; pausedWebhookId: string }> {
   const { webhook } = await createWebhook(ctx, admin, {
     url: 'https://hooks.example.com/agentauth/events',
     description,
@@ -321,6 +338,23 @@ async function seedWebhooks(ctx: Context, admin: AccountRecord, description: str
     events: ['*'],
   });
   await updateWebhook(ctx, admin, failing.webhook.webhook.id, { status: 'disabled' });
+  // One whose receiver stopped answering: paused by the breaker, its messages waiting.
+  const silent = await createWebhook(ctx, admin, {
+    url: 'https://slow-receiver.example.org/hooks',
+    description: 'Chat notifications',
+    events: ['agent.sign_in.succeeded'],
+  });
+  await ctx.store.webhooks.pause(
+    silent.webhook.webhook.id,
+    {
+      seen: 0,
+      count: 5,
+      until: Date.now() + 600_000,
+      reason:
+        '5 attempts in a row got no answer (the receiver did not answer within 10 seconds); paused for 10 minutes, then one delivery is tried',
+    },
+    Date.now(),
+  );
   await ctx.store.webhooks.announce([
     { type: 'agent.sign_in.succeeded', data: { agent_id: 'agt_tour' } },
     { type: 'agent.sign_in.failed', data: { agent_id: 'agt_tour' } },
@@ -348,7 +382,7 @@ async function seedWebhooks(ctx: Context, admin: AccountRecord, description: str
       next_attempt_at: answer.next,
     });
   }
-  return webhook.webhook.id;
+  return { webhookId: webhook.webhook.id, pausedWebhookId: silent.webhook.webhook.id };
 }
 
 /** Who looks at a page: someone not signed in, or the admin (signed in with a password). */
@@ -612,6 +646,7 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
     },
     get('webhooks', 'admin', '/console/admin/webhooks', '/admin/webhooks'),
     get('webhook', 'admin', `/console/admin/webhooks/${seed.webhookId}`, '/admin/webhooks/:id'),
+    get('webhook-paused', 'admin', `/console/admin/webhooks/${seed.pausedWebhookId}`, '/admin/webhooks/:id'),
     {
       name: 'webhook-secret',
       viewer: 'admin',
