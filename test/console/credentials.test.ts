@@ -12,7 +12,13 @@ import { operator } from '../../src/management/actor.ts';
 import { createApiKey, revokeApiKey } from '../../src/management/api-keys.ts';
 import type { AccountRecord } from '../../src/store/accounts.ts';
 import { caller } from '../helpers/api.ts';
-import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
+import {
+  accountWithPasskey,
+  ConsoleSession,
+  createPasswordAccount,
+  signIn,
+  TEST_PASSWORD,
+} from '../helpers/console.ts';
 import { type Mail, startMailbox } from '../helpers/mailbox.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -151,17 +157,7 @@ describe('no account makes a setup link for itself', () => {
 describe('a setup link to an account that has a password or a passkey', () => {
   /** An account with a password and a passkey, signed in by a setup link the operator made. */
   async function recovered(): Promise<{ account: AccountRecord; person: ConsoleSession }> {
-    const account = await createPasswordAccount(server.ctx);
-    await server.ctx.store.passkeys.insert({
-      id: `cred-${account.id}`,
-      account_id: account.id,
-      public_key: 'x',
-      counter: 0,
-      transports: null,
-      name: 'Laptop',
-      created_at: server.clock(),
-      last_used_at: null,
-    });
+    const account = await accountWithPasskey(server.ctx);
     const { path } = await issueLink(server.ctx, 'setup', { accountId: account.id });
     const person = new ConsoleSession(server.baseUrl);
     await person.get(path);

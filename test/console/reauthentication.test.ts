@@ -8,7 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueLink } from '../../src/domain/accounts.ts';
 import type { AccountRecord } from '../../src/store/accounts.ts';
-import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
+import {
+  accountWithPasskey,
+  ConsoleSession,
+  createPasswordAccount,
+  signIn,
+  TEST_PASSWORD,
+} from '../helpers/console.ts';
 import { type Mail, startMailbox } from '../helpers/mailbox.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -24,22 +30,6 @@ afterAll(async () => {
 });
 
 const CONFIRM = '/console/account/confirm?next=%2Fconsole%2Faccount';
-
-/** An account with a password and a passkey (its public key is never checked by these tests). */
-async function accountWithPasskey(): Promise<AccountRecord> {
-  const account = await createPasswordAccount(server.ctx);
-  await server.ctx.store.passkeys.insert({
-    id: `cred-${account.id}`,
-    account_id: account.id,
-    public_key: 'x',
-    counter: 0,
-    transports: null,
-    name: 'Laptop',
-    created_at: server.clock(),
-    last_used_at: null,
-  });
-  return account;
-}
 
 /** Signs in now, then lets the sign-in grow older than the window: a session left open, or a stolen cookie. */
 async function staleSession(account: AccountRecord): Promise<ConsoleSession> {
@@ -64,7 +54,7 @@ async function nextMailTo(to: string): Promise<Mail> {
 
 describe('a stale session cannot change how the account signs in', () => {
   it('removing the password, removing a passkey and adding one all ask to confirm first, and change nothing', async () => {
-    const account = await accountWithPasskey();
+    const account = await accountWithPasskey(server.ctx);
     const person = await staleSession(account);
     const remove = await person.post('/console/account/password/remove');
     expect(remove.status).toBe(303);
@@ -86,7 +76,7 @@ describe('a stale session cannot change how the account signs in', () => {
   });
 
   it('setting a first password on a passkey-only account asks to confirm too', async () => {
-    const account = await accountWithPasskey();
+    const account = await accountWithPasskey(server.ctx);
     const person = await staleSession(account);
     await server.ctx.store.accounts.update(account.id, { password_hash: null });
     const answer = await person.post('/console/account/password', { password: 'a brand new password of mine' });
@@ -95,7 +85,7 @@ describe('a stale session cannot change how the account signs in', () => {
   });
 
   it('changing the password still needs the current one, which also counts as confirming', async () => {
-    const account = await accountWithPasskey();
+    const account = await accountWithPasskey(server.ctx);
     const person = await staleSession(account);
     const wrong = await person.post('/console/account/password', {
       current_password: 'not my password at all',
@@ -116,7 +106,7 @@ describe('a stale session cannot change how the account signs in', () => {
 
 describe('confirming with the password', () => {
   it('a wrong password is refused and recorded; the right one lets the change through, which is mailed and recorded', async () => {
-    const account = await accountWithPasskey();
+    const account = await accountWithPasskey(server.ctx);
     const person = await staleSession(account);
     const page = await person.get(CONFIRM);
     expect(page.status).toBe(200);
@@ -165,7 +155,7 @@ describe('confirming with the password', () => {
   });
 
   it('a next outside the console is not followed', async () => {
-    const account = await accountWithPasskey();
+    const account = await accountWithPasskey(server.ctx);
     const person = await staleSession(account);
     await person.get(CONFIRM);
     const right = await person.post('/console/account/confirm', { password: TEST_PASSWORD, next: '//evil.example/' });
@@ -175,7 +165,7 @@ describe('confirming with the password', () => {
 
 describe('what counts as fresh', () => {
   it('signing in counts: right after it, a sign-in method can be removed without confirming', async () => {
-    const account = await accountWithPasskey();
+    const account = await accountWithPasskey(server.ctx);
     const person = await signIn(server.baseUrl, account.email);
     await person.get('/console/account');
     expect((await person.post(`/console/account/passkeys/cred-${account.id}/remove`)).location).toBe(

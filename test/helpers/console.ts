@@ -137,6 +137,22 @@ export async function createPasswordAccount(
   });
 }
 
+/** An account with a password and a passkey (its public key is never checked: no sign-in uses it). */
+export async function accountWithPasskey(ctx: Context): Promise<AccountRecord> {
+  const account = await createPasswordAccount(ctx);
+  await ctx.store.passkeys.insert({
+    id: `cred-${account.id}`,
+    account_id: account.id,
+    public_key: 'x',
+    counter: 0,
+    transports: null,
+    name: 'Laptop',
+    created_at: ctx.clock(),
+    last_used_at: null,
+  });
+  return account;
+}
+
 /** A console session signed in with the account's password. */
 export async function signIn(baseUrl: string, email: string, password = TEST_PASSWORD): Promise<ConsoleSession> {
   const session = new ConsoleSession(baseUrl);
