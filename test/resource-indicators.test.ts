@@ -207,6 +207,35 @@ describe('resource indicators (RFC 8707)', () => {
 });
 
 describe('which resources tokens may be for', () => {
+  it('takes a registered resource in another spelling (host case, default port, a bare slash) as that resource: the token is for it as registered', async () => {
+    const bare = 'https://notes-mcp.example.com';
+    await registerClient(server.ctx, { name: 'Notes MCP server', redirectUris: [], resources: [bare] });
+    // What clients built on the WHATWG URL parser send: the host in any case, a port, a slash.
+    for (const [asked, registered, atRefresh] of [
+      ['HTTPS://Notes-MCP.example.com:443/', bare, `${bare}/`],
+      [`${bare}/`, bare, 'https://NOTES-MCP.example.com'],
+      ['https://MCP.EXAMPLE.COM:443/mcp', RESOURCE, 'https://mcp.example.com:443/mcp'],
+    ] as const) {
+      const tokens = await tokensFor({ resource: asked }, { resource: asked });
+      expect(claimsOf(tokens.access_token).aud).toBe(registered);
+      expect(await introspect(tokens.access_token)).toMatchObject({ active: true, aud: registered });
+      // At /token, any spelling of the grant's resource is that resource; another one is not.
+      const refreshed = await postForm(server, '/token', {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token,
+        client_id: party.clientId,
+        client_secret: party.clientSecret,
+        resource: atRefresh,
+      });
+      expect(refreshed.status).toBe(200);
+      expect(claimsOf(((await refreshed.json()) as Tokens).access_token).aud).toBe(registered);
+    }
+  });
+
+  it('keeps a path’s trailing slash: /mcp/ is not /mcp, whose server may serve another thing there', async () => {
+    await expectErrorPage(await authorizeFor(server, party, { resource: `${RESOURCE}/` }), 400, 'invalid_target');
+  });
+
   it('by default refuses a resource nobody registered, whoever the client is (invalid_target on the page)', async () => {
     const response = await authorizeFor(server, party, { resource: 'https://rs.example/mcp' });
     await expectErrorPage(response, 400, 'invalid_target');

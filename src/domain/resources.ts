@@ -8,6 +8,32 @@ import { InvalidTarget } from '../errors.ts';
 import { resourceProblem } from './rules/client.ts';
 
 /**
+ * A resource URI in its normal form, for comparing two spellings (RFC 3986 §6.2.2, §6.2.3): an
+ * http(s) URI with its scheme and host in lower case, without its default port, and with an
+ * empty path for a bare `/` (the WHATWG URL parser adds that slash to a host-only URI, so
+ * clients built on it send one). Anything else is compared as it is written: another scheme,
+ * a URI with user information, a path's trailing slash (`/mcp/` may differ from `/mcp`).
+ *
+ * @example
+ * normalResource('HTTPS://MCP.Example.com:443/'); // 'https://mcp.example.com'
+ * normalResource('https://mcp.example.com/mcp/'); // 'https://mcp.example.com/mcp/'
+ */
+export function normalResource(resource: string): string {
+  const url = URL.parse(resource);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password) return resource;
+  const path = url.pathname === '/' && !url.search ? '' : url.pathname;
+  return `${url.protocol}//${url.host}${path}${url.search}`;
+}
+
+/**
+ * Whether two resource URIs name the same resource: equal in their normal form.
+ *
+ * @example
+ * sameResource('https://MCP.example.com/', 'https://mcp.example.com'); // true
+ */
+export const sameResource = (a: string, b: string): boolean => a === b || normalResource(a) === normalResource(b);
+
+/**
  * Whether `resource` is, or lies below, one of `listed` (same origin, path under the listed
  * path at a segment boundary, no query on either).
  *
@@ -17,7 +43,7 @@ import { resourceProblem } from './rules/client.ts';
  */
 export function isListedResource(resource: string, listed: readonly string[]): boolean {
   return listed.some((entry) => {
-    if (entry === resource) return true;
+    if (sameResource(entry, resource)) return true;
     const [base, candidate] = [URL.parse(entry), URL.parse(resource)];
     if (
       !base ||
@@ -53,8 +79,10 @@ export function resourceParameter(value: string | string[] | undefined): string 
 
 /**
  * The resource an authorization request names, if tokens may be issued for it here
- * (docs/design.md §13): one an active resource-server client registered (exactly), one listed
- * in ALLOWED_RESOURCES (or below one), or any with ALLOWED_RESOURCES=*. Otherwise
+ * (docs/design.md §13): one an active resource-server client registered (the same URI in its
+ * normal form: the token is then for the URI as registered, the audience its server checks),
+ * one listed in ALLOWED_RESOURCES (or below one), or any with ALLOWED_RESOURCES=* (the token
+ * is for the URI as asked). Otherwise
  * InvalidTarget: a website cannot make the agent's identity a token for a server that
  * nobody here vouched for.
  *
@@ -69,7 +97,8 @@ export async function permittedResource(
   if (resource === null) return null;
   const allowed = ctx.config.allowedResources;
   if (allowed === '*' || isListedResource(resource, allowed)) return resource;
-  if ((await ctx.store.clients.listResources()).includes(resource)) return resource;
+  const registered = (await ctx.store.clients.listResources()).find((entry) => sameResource(entry, resource));
+  if (registered !== undefined) return registered;
   throw new InvalidTarget(
     'Tokens are not issued for this resource on this server: its operator has not registered it.',
   );

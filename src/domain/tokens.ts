@@ -22,7 +22,7 @@ import { agentCredentialsExpired } from './agent-policy.ts';
 import { isPublicClient, recordClientUse } from './clients.ts';
 import { authenticateClient, type ClientCredentials, clientRefused } from './client-authentication.ts';
 import { signIdToken } from './jwt.ts';
-import { resourceParameter } from './resources.ts';
+import { resourceParameter, sameResource } from './resources.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
 
 export interface TokenResponse {
@@ -143,7 +143,8 @@ export interface CodeExchange {
 function confirmResource(requested: string | string[] | undefined, bound: string | null): void {
   if (requested === undefined) return;
   const resource = resourceParameter(requested);
-  if (resource !== bound)
+  // The same resource in another spelling (case, default port, a host's bare slash) is the same.
+  if (bound === null || resource === null || !sameResource(resource, bound))
     throw new InvalidTarget(
       bound === null
         ? 'This grant was not issued for a resource.'
