@@ -260,7 +260,10 @@ export class WebhookDispatcher {
     const delays = this.options.retryDelaysMs;
     const status = error === null ? 'delivered' : attempt > delays.length ? 'failed' : 'pending';
     const pause = status === 'pending' ? delays[attempt - 1]! * (0.9 + Math.random() * 0.2) : 0;
-    const recorded = await this.deps.store.webhooks.finishAttempt(owner, {
+    // The breaker first, while this delivery still holds its slot: were the slot given back
+    // before the pause is set, a half-open endpoint would have a slot free for a second trial.
+    if (statusCode === null) await this.pauseIfUnanswered(endpoint.id, error ?? '', finished);
+    await this.deps.store.webhooks.finishAttempt(owner, {
       attempt: {
         endpoint_id: endpoint.id,
         message_id: delivery.message_id,
@@ -273,7 +276,6 @@ export class WebhookDispatcher {
       status,
       next_attempt_at: Math.round(finished + pause),
     });
-    if (recorded && statusCode === null) await this.pauseIfUnanswered(endpoint.id, error ?? '', finished);
     if (status !== 'delivered') await this.disableIfFailing(endpoint.id, finished);
   }
 
@@ -288,13 +290,16 @@ export class WebhookDispatcher {
   private async pauseIfUnanswered(id: string, error: string, now: number): Promise<void> {
     const webhook = (await this.deps.store.webhooks.find(id))?.webhook;
     const { pauseAfterUnanswered, pauseMs, maxPauseMs } = this.options;
-    if (webhook?.status !== 'enabled' || webhook.unanswered_attempts < pauseAfterUnanswered) return;
+    if (webhook?.status !== 'enabled') return;
     if (webhook.paused_until !== null && webhook.paused_until > now) return;
-    const trials = webhook.paused_until === null ? 0 : webhook.unanswered_attempts - pauseAfterUnanswered;
+    // The attempt being recorded counts too: its finishAttempt follows the pause.
+    const unanswered = webhook.unanswered_attempts + 1;
+    if (unanswered < pauseAfterUnanswered) return;
+    const trials = webhook.paused_until === null ? 0 : unanswered - pauseAfterUnanswered;
     const length = Math.min(maxPauseMs, pauseMs * 2 ** Math.min(trials, 20));
     const reason =
       trials === 0
-        ? `${webhook.unanswered_attempts} attempts in a row got no answer (${error}); paused for ${duration(length)}, then one delivery is tried`
+        ? `${unanswered} attempts in a row got no answer (${error}); paused for ${duration(length)}, then one delivery is tried`
         : `the delivery tried after a pause got no answer either (${error}); paused for ${duration(length)}, then one is tried again`;
     await this.deps.store.webhooks.pause(
       id,
