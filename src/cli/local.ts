@@ -117,7 +117,6 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
         return { agent: agentView(rotated.agent, now()), agent_secret: rotated.secret };
       }),
     revokeAgentGrants: (id) => agent(id, () => revokeAgentGrants(ctx, actor, id)),
-    getAgentPolicy: (id) => agent(id, async () => agentPolicyView(await getAgentPolicy(ctx, actor, id))),
     changeAgentPolicy: (id, change) =>
       agent(id, async () => {
         const current = await getAgentPolicy(ctx, actor, id);

@@ -94,8 +94,6 @@ export interface Management {
   rotateAgentSecret(id: string, graceSeconds: number): Promise<{ agent: AgentView; agent_secret: string }>;
   revokeAgentGrants(id: string): Promise<Revoked>;
   deleteAgent(id: string): Promise<Revoked>;
-  /** What the agent's owner allows it (the default when nobody restricted it). */
-  getAgentPolicy(id: string): Promise<AgentPolicyView>;
   /**
    * Changes the policy by `change` (null: no change), applied to the policy as it is when it is
    * written, so a change made meanwhile by someone else is kept, not overwritten (docs/design.md

@@ -241,7 +241,6 @@ export function remoteManagement(target: RemoteTarget): Management {
       call('POST', at('agents', id, 'rotate-secret'), { body: { grace_seconds: grace } }),
     revokeAgentGrants: (id) => call<Revoked>('POST', at('agents', id, 'revoke-grants')),
     deleteAgent: (id) => call<Revoked>('DELETE', at('agents', id)),
-    getAgentPolicy: (id) => call<AgentPolicyView>('GET', at('agents', id, 'policy')),
     // Read with its tag, changed, written If-Match the tag: a change that landed between is
     // not overwritten but read again and the command's change applied to it.
     changeAgentPolicy: async (id, change) => {
