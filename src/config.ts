@@ -28,6 +28,8 @@ export interface Config {
   codeTtl: number;
   accessTokenTtl: number;
   refreshTokenTtl: number;
+  /** Seconds a rotated refresh token still answers its successor pair to its client (0: never). */
+  refreshTokenReuseWindow: number;
   /** How long expired rows are kept (so expiry stays reportable) before the purge deletes them. */
   purgeAfter: number;
   purgeInterval: number;
@@ -790,6 +792,19 @@ export const SETTINGS = [
     type: onOff,
     default: false,
     doc: '`true` turns on everything an MCP client needs at once: `PUBLIC_CLIENTS`, `CLIENT_ID_METADATA_DOCUMENTS` and `DYNAMIC_REGISTRATION` (each may still be set on its own beside it). See the [MCP servers guide](../guides/mcp-servers.md).',
+  }),
+  setting({
+    name: 'REFRESH_TOKEN_REUSE_WINDOW',
+    key: 'refreshTokenReuseWindow',
+    type: seconds(0),
+    default: (read) => (read.mcpAuthorization ? 30 : 0),
+    shownDefault: '`30` with `MCP_AUTHORIZATION`, else `0`',
+    doc: 'For how long after a refresh token was rotated its client may present it again and get the same successor pair (the same refresh and access token, `expires_in` what remains) instead of having its grant revoked: MCP hosts such as Claude Code refresh one shared credential from several processes at once. Another client, or a presentation after the window, is reuse: the grant is revoked. `0` is the strict rule: every reuse revokes. At most 300, and less than `ACCESS_TOKEN_TTL`.',
+    check: (value, read) => {
+      if (value > 300 || value >= read.accessTokenTtl) {
+        throw new ConfigError('REFRESH_TOKEN_REUSE_WINDOW must be at most 300 seconds and less than ACCESS_TOKEN_TTL');
+      }
+    },
   }),
   setting({
     name: 'PUBLIC_CLIENTS',

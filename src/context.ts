@@ -1,7 +1,7 @@
 /** What every rule of the server works with; built once at start-up (see app.ts). */
 import type { Config } from './config.ts';
 import type { Mailer } from './mail.ts';
-import { BrowserBindings, SecretBox } from './crypto.ts';
+import { BrowserBindings, SecretBox, SuccessorSeal } from './crypto.ts';
 import { AccessTokenKeys } from './domain/jwt.ts';
 import type { ClientMetadataDocuments } from './domain/client-metadata/index.ts';
 import type { StatusEvents } from './domain/status-events.ts';
@@ -24,6 +24,8 @@ export interface ServerSecrets {
   bindings: BrowserBindings;
   /** Seals the way back to a website from an error page, so its state is never in the page. */
   returns: SecretBox;
+  /** Seals a rotated refresh token's successor pair for the reuse window, under that token too. */
+  successors: SuccessorSeal;
 }
 
 export function serverSecrets(current: string, previous: string[], issuer: string): ServerSecrets {
@@ -32,6 +34,7 @@ export function serverSecrets(current: string, previous: string[], issuer: strin
     box: new SecretBox(current, previous),
     bindings: new BrowserBindings(current, previous),
     returns: new SecretBox(current, previous, 'error-return'),
+    successors: new SuccessorSeal(current, previous),
   };
 }
 

@@ -214,3 +214,58 @@ export class SecretBox {
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
   }
 }
+
+/**
+ * Seals the successor pair of a rotated refresh token (docs/design.md §6, "Concurrent refresh")
+ * with AES-256-GCM under a key derived (HKDF-SHA256) from the server secret AND the rotated
+ * refresh token itself: the database holds only its digest, so a reader of the database cannot
+ * open the pair, and neither can anyone without the server secret. A pair sealed under a
+ * previous server secret still opens while that secret is listed in JWT_PREVIOUS_SECRETS.
+ *
+ * @example
+ * const seal = new SuccessorSeal(process.env.JWT_SECRET!);
+ * const sealed = seal.seal('rft_old…', '{"refresh_token":"rft_new…"}');
+ * seal.open('rft_old…', sealed);   // '{"refresh_token":"rft_new…"}'
+ * seal.open('rft_other…', sealed); // null
+ */
+export class SuccessorSeal {
+  private readonly secrets = new Map<string, string>();
+  private readonly currentKid: string;
+
+  constructor(current: string, previous: string[] = []) {
+    this.currentKid = secretKeyId(current);
+    for (const secret of [current, ...previous]) this.secrets.set(secretKeyId(secret), secret);
+  }
+
+  seal(refreshToken: string, plaintext: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key(this.secrets.get(this.currentKid)!, refreshToken), iv);
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return [
+      'v1',
+      this.currentKid,
+      iv.toString('base64url'),
+      body.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+    ].join('.');
+  }
+
+  /** The plaintext, or null when `sealed` was not sealed for this token under a known secret. */
+  open(refreshToken: string, sealed: string): string | null {
+    const [version, kid, iv, body, tag] = sealed.split('.');
+    const secret = kid === undefined ? undefined : this.secrets.get(kid);
+    if (version !== 'v1' || !secret || !iv || body === undefined || !tag) return null;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key(secret, refreshToken), Buffer.from(iv, 'base64url'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    } catch {
+      return null;
+    }
+  }
+
+  /** The token is HKDF's salt and the server secret its input keying material: both are needed. */
+  private key(secret: string, refreshToken: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', secret, refreshToken, 'agentauth refresh-successor', 32));
+  }
+}

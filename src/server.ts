@@ -118,6 +118,8 @@ export async function purgeOnce(ctx: Context) {
     console: await ctx.store.accounts.purge(now, auditBefore),
     idempotency: await ctx.store.idempotency.purge(now - IDEMPOTENCY_RETENTION),
     approvals: await ctx.store.approvals.purge(now - ctx.config.purgeAfter),
+    // A rotated refresh token's sealed successor is kept only for REFRESH_TOKEN_REUSE_WINDOW.
+    refreshSuccessors: await ctx.store.refreshTokens.forgetSuccessors(now - ctx.config.refreshTokenReuseWindow),
     // Delivery times are milliseconds; kept WEBHOOK_RETENTION for the delivery log, except the
     // expiries of requests no agent authenticated, which go with their requests.
     webhookDeliveries: await ctx.store.webhooks.purge(

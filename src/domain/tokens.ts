@@ -17,13 +17,20 @@ import {
 } from '../errors.ts';
 import type { AgentProfile } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
-import type { AccessTokenRecord, GrantRecord, IssuedTokens, TokenContext } from '../store/tokens.ts';
+import type {
+  AccessTokenRecord,
+  GrantRecord,
+  IssuedTokens,
+  RefreshTokenRecord,
+  TokenContext,
+} from '../store/tokens.ts';
 import { agentCredentialsExpired } from './agent-policy.ts';
 import { isPublicClient, recordClientUse } from './clients.ts';
 import { authenticateClient, type ClientCredentials, clientRefused } from './client-authentication.ts';
 import { signIdToken } from './jwt.ts';
 import { resourceParameter, sameResource } from './resources.ts';
 import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
+import { agentEvent } from './webhooks/events.ts';
 
 export interface TokenResponse {
   access_token: string;
@@ -236,17 +243,27 @@ export async function refreshTokens(
   if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
   const found = read?.token;
   const now = ctx.clock();
-  if (!found || found.grant.client_id !== client.id) throw new InvalidGrant('The refresh token is invalid.');
+  if (!found) throw new InvalidGrant('The refresh token is invalid.');
+  // With a reuse window, a rotated token presented by another client has left its client: reuse.
+  if (found.grant.client_id !== client.id) {
+    if (ctx.config.refreshTokenReuseWindow > 0 && found.token.used_at !== null && found.grant.revoked_at === null)
+      await revokeForReuse(ctx, found, client);
+    throw new InvalidGrant('The refresh token is invalid.');
+  }
   const { token, grant } = found;
   if (grant.revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
 
-  const reuse = async (): Promise<never> => {
-    // RFC 9700 §4.14.2: a rotated refresh token presented again means one of the two parties
-    // holding it is an attacker; revoke the whole grant.
-    await ctx.store.grants.revoke(grant.id, ctx.clock());
-    throw new InvalidGrant('The refresh token has already been used; the grant is revoked.');
-  };
-  if (token.used_at !== null) return reuse();
+  const window = ctx.config.refreshTokenReuseWindow;
+  const reuse = (): Promise<never> => revokeForReuse(ctx, found, client);
+  if (token.used_at !== null) {
+    // Within the window the client's other processes converge on the one successor pair.
+    const converged = window > 0 ? await convergedPair(ctx, input.refresh_token, tokenDigest, now) : null;
+    if (converged) {
+      confirmResource(input.resource, grant.resource);
+      return converged;
+    }
+    return reuse();
+  }
   if (now >= token.expires_at) throw new InvalidGrant('The refresh token has expired.');
 
   let scope = grant.scope;
@@ -270,10 +287,89 @@ export async function refreshTokens(
     agent,
     now,
   );
-  if (!(await ctx.store.refreshTokens.rotate(tokenDigest, now, rows))) return reuse();
+  const successor = window > 0 ? sealSuccessor(ctx, input.refresh_token, rows, response) : undefined;
+  if (!(await ctx.store.refreshTokens.rotate(tokenDigest, now, rows, successor))) {
+    // Lost the conditional write to a concurrent refresh: converge on its pair, within the window.
+    const converged = window > 0 ? await convergedPair(ctx, input.refresh_token, tokenDigest, ctx.clock()) : null;
+    return converged ?? reuse();
+  }
   await recordClientUse(ctx, client); // a self-registered client's, at most daily; no write for others
   return response;
 }
+
+/** The successor pair as sealed for the reuse window: the answer, and when its access token expires. */
+interface SuccessorPair {
+  response: TokenResponse;
+  access_expires_at: number;
+}
+
+/** The successor pair sealed under the server secret and the presented token (docs/design.md §6). */
+function sealSuccessor(ctx: Context, presented: string, rows: IssuedTokens, response: TokenResponse) {
+  const pair: SuccessorPair = { response, access_expires_at: rows.accessToken.expires_at };
+  return { sealed: ctx.secrets.successors.seal(presented, JSON.stringify(pair)), digest: rows.refreshToken.digest };
+}
+
+/**
+ * The pair a rotated refresh token converges on when presented again by its client within
+ * REFRESH_TOKEN_REUSE_WINDOW: the same refresh and access token, `expires_in` what remains. Null
+ * (reuse) after the window, when no pair was kept, when the grant is revoked, or when the
+ * successor has itself been rotated since: the chain is not followed (docs/design.md §6). One read.
+ */
+async function convergedPair(
+  ctx: Context,
+  presented: string,
+  presentedDigest: string,
+  now: number,
+): Promise<TokenResponse | null> {
+  const state = await ctx.store.refreshTokens.findSuccessor(presentedDigest);
+  if (!state || state.used_at === null || state.successor === null) return null;
+  if (now >= state.used_at + ctx.config.refreshTokenReuseWindow || state.grant_revoked || state.successor_rotated)
+    return null;
+  const opened = ctx.secrets.successors.open(presented, state.successor);
+  if (opened === null) return null;
+  const pair = JSON.parse(opened) as SuccessorPair;
+  return { ...pair.response, expires_in: Math.max(0, pair.access_expires_at - now) };
+}
+
+/**
+ * RFC 9700 §4.14.2: a rotated refresh token presented again, outside what the reuse window
+ * forgives, means one of the parties holding it is an attacker; the whole grant is revoked, and
+ * that is announced: the sign-in history's `refresh_token_reused` and `agent.grants_revoked`.
+ */
+async function revokeForReuse(
+  ctx: Context,
+  found: TokenContext<RefreshTokenRecord>,
+  client: ClientRecord,
+): Promise<never> {
+  const { grant } = found;
+  const now = ctx.clock();
+  const agent = await ctx.store.agents.find(grant.agent_id);
+  const event = {
+    at: now,
+    agent_id: grant.agent_id,
+    request_id: null,
+    client_id: grant.client_id,
+    model: grant.model,
+    ip: null,
+    user_agent: null,
+    outcome: REFRESH_TOKEN_REUSED,
+  };
+  // The grant's website: the presenting client's, or (reuse from another client) read here; reuse is rare.
+  const website = grant.client_id === client.id ? client : await ctx.store.clients.find(grant.client_id);
+  const announce = agent
+    ? [
+        agentEvent('agent.grants_revoked', agent, {
+          client: { id: grant.client_id, name: website?.name ?? null },
+          reason: 'refresh_token_reuse',
+        }),
+      ]
+    : [];
+  await ctx.store.refreshTokens.revokeForReuse(grant.id, now, event, announce);
+  throw new InvalidGrant('The refresh token has already been used; the grant is revoked.');
+}
+
+/** The sign-in history's outcome of a grant revoked for the reuse of a refresh token. */
+export const REFRESH_TOKEN_REUSED = 'refresh_token_reused';
 
 // ---------------------------------------------------------------------------------------------
 // Access tokens in use: userinfo, introspection, revocation

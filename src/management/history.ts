@@ -332,6 +332,8 @@ const OUTCOMES: Record<string, { text: string; kind: 'success' | 'failure' | 'in
   request_already_used: { text: 'Request already used', kind: 'incomplete' },
   invalid_request: { text: 'Unknown request', kind: 'incomplete' },
   invalid_client: { text: 'Website inactive', kind: 'incomplete' },
+  // A rotated refresh token presented again (docs/design.md §6): the grant was revoked.
+  refresh_token_reused: { text: 'Refresh token reused: grant revoked', kind: 'failure' },
 };
 
 /**

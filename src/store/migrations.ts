@@ -480,4 +480,17 @@ $$`,
       'ALTER TABLE webhook_endpoints ADD COLUMN version integer NOT NULL DEFAULT 1',
     ],
   },
+  {
+    // Concurrent refresh (docs/design.md §6, REFRESH_TOKEN_REUSE_WINDOW): a rotated refresh token
+    // keeps, for the window, its successor pair sealed under the server secret and the rotated
+    // token itself (never in clear), and the successor refresh token's digest, so a repeat
+    // presentation can tell whether the successor has been rotated since. The purge forgets both
+    // once the window is over; the partial index finds the few rows that still hold one.
+    version: '0019_refresh_successors',
+    statements: [
+      'ALTER TABLE refresh_tokens ADD COLUMN successor text',
+      'ALTER TABLE refresh_tokens ADD COLUMN successor_digest varchar(64)',
+      'CREATE INDEX refresh_tokens_successor_used_at ON refresh_tokens (used_at) WHERE successor IS NOT NULL',
+    ],
+  },
 ];

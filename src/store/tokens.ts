@@ -10,6 +10,7 @@ import { AGENT, AGENT_PROFILE, type AgentProfile, type AgentRecord, agentIn, age
 import { CALLER, CLIENT_STATUS, type ClientRecord, clientIn } from './clients.ts';
 import type { Driver, Step } from './driver.ts';
 import { columnsOf, JoinedRead, type Table } from './joined.ts';
+import { type AuditEvent, auditStep } from './history.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 import {
   type GrantOwner,
@@ -148,8 +149,41 @@ export interface RefreshTokenStore {
   findContext(digest: string): Promise<TokenContext<RefreshTokenRecord> | undefined>;
   /** The client calling a token endpoint and the refresh token it presents, with its context, in one statement. */
   findWithCaller(clientId: string, digest: string): Promise<CallerAndToken<RefreshTokenRecord>>;
-  /** Marks the refresh token used and stores its successors in one transaction; false if it was already used. */
-  rotate(digest: string, now: number, tokens: IssuedTokens): Promise<boolean>;
+  /**
+   * Marks the refresh token used and stores its successors in one transaction; false if it was
+   * already used. With `successor` (a reuse window is on), the rotated row keeps the sealed pair
+   * and the successor's digest, written by the same conditional UPDATE.
+   */
+  rotate(digest: string, now: number, tokens: IssuedTokens, successor?: SealedSuccessor): Promise<boolean>;
+  /**
+   * What a repeat presentation of a rotated refresh token converges on: its sealed successor
+   * pair, whether that successor has been rotated since and whether the grant is revoked, in one
+   * read. Undefined when the token is unknown.
+   */
+  findSuccessor(digest: string): Promise<SuccessorState | undefined>;
+  /**
+   * Revokes the grant for reuse of one of its refresh tokens, with the sign-in history's event
+   * and the webhook events announcing it, in one unit; false if it was already revoked.
+   */
+  revokeForReuse(grantId: string, now: number, event: AuditEvent, announce: WebhookEvent[]): Promise<boolean>;
+  /** Forgets the sealed successors of tokens rotated before `before` (the purge); how many. */
+  forgetSuccessors(before: number): Promise<number>;
+}
+
+/** A successor pair sealed for the reuse window, and the successor refresh token's digest. */
+export interface SealedSuccessor {
+  sealed: string;
+  digest: string;
+}
+
+/** A rotated refresh token's successor as a repeat presentation reads it (RefreshTokenStore.findSuccessor). */
+export interface SuccessorState {
+  used_at: number | null;
+  /** The sealed pair; null when none was kept (window 0 at rotation) or the purge forgot it. */
+  successor: string | null;
+  /** The successor refresh token has itself been rotated (or is gone). */
+  successor_rotated: boolean;
+  grant_revoked: boolean;
 }
 
 /** Access tokens in the store (Store.accessTokens). */
@@ -298,16 +332,64 @@ export function refreshTokenStore(driver: Driver): RefreshTokenStore {
       return REFRESH_TOKEN_CONTEXT.findWithCaller(driver, clientId, digest);
     },
 
-    rotate(digest, now, tokens) {
-      return wonIndependent(
+    rotate(digest, now, tokens, successor) {
+      // Without a window the statement is today's: nothing more is written on the hot path.
+      const mark = successor
+        ? {
+            sql: 'UPDATE refresh_tokens SET used_at = ?, successor = ?, successor_digest = ? WHERE digest = ? AND used_at IS NULL',
+            params: [now, successor.sealed, successor.digest, digest],
+          }
+        : { sql: 'UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL', params: [now, digest] };
+      return wonIndependent(driver, { ...mark, guard: true }, ...tokenSteps(tokens));
+    },
+
+    async findSuccessor(digest) {
+      // A fresh statement: on PostgreSQL (READ COMMITTED) it sees the winner's committed rotation.
+      const row = await driver.one<{
+        used_at: number | null;
+        successor: string | null;
+        successor_used_at: number | null;
+        successor_found: number | null;
+        grant_revoked_at: number | null;
+      }>(
+        `SELECT t.used_at, t.successor, s.used_at AS successor_used_at, CASE WHEN s.digest IS NULL THEN 0 ELSE 1 END AS successor_found,
+          g.revoked_at AS grant_revoked_at
+        FROM refresh_tokens t JOIN grants g ON g.id = t.grant_id LEFT JOIN refresh_tokens s ON s.digest = t.successor_digest
+        WHERE t.digest = ?`,
+        [digest],
+      );
+      return (
+        row && {
+          used_at: row.used_at === null ? null : Number(row.used_at),
+          successor: row.successor,
+          successor_rotated: row.successor_used_at !== null || Number(row.successor_found) === 0,
+          grant_revoked: row.grant_revoked_at !== null,
+        }
+      );
+    },
+
+    revokeForReuse(grantId, now, event, announce) {
+      return won(
         driver,
         {
-          sql: 'UPDATE refresh_tokens SET used_at = ? WHERE digest = ? AND used_at IS NULL',
-          params: [now, digest],
+          sql: 'UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+          params: [now, grantId],
           guard: true,
         },
-        ...tokenSteps(tokens),
+        auditStep(event),
+        ...announceSteps(announce),
       );
+    },
+
+    async forgetSuccessors(before) {
+      const [forgotten = 0] =
+        (await driver.write([
+          {
+            sql: 'UPDATE refresh_tokens SET successor = NULL, successor_digest = NULL WHERE successor IS NOT NULL AND used_at < ?',
+            params: [before],
+          },
+        ])) ?? [];
+      return forgotten;
     },
   };
 }
