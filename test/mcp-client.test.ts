@@ -375,7 +375,7 @@ describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the exa
     expect(await whoami(client)).toMatchObject({ agent_id: agent.agentId, client_id: clientId });
   });
 
-  it('c. refresh: once the access token has expired, the next tool call refreshes it; the rotated refresh token is then refused', async () => {
+  it('c. refresh: once the access token has expired, the next tool call refreshes it; a repeat converges, after the window it is refused', async () => {
     const provider = new MemoryProvider({
       redirectUrl: await loopbackRedirect(),
       clientInformation: { client_id: publicClientId },
@@ -398,7 +398,20 @@ describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the exa
     expect(claimsOf(after.access_token)).toMatchObject({ aud: mcp.resource });
     expect(provider.authorizationUrls).toHaveLength(1); // no second sign-in
 
-    // The old refresh token is refused, and presenting it revokes the grant (RFC 9700 §4.14.2)...
+    // Within REFRESH_TOKEN_REUSE_WINDOW (30 s under MCP_AUTHORIZATION) another process of the
+    // host presenting the old refresh token converges on the same pair...
+    const concurrent = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: before.refresh_token!,
+      client_id: publicClientId,
+    });
+    expect(concurrent.status).toBe(200);
+    expect(await concurrent.json()).toMatchObject({
+      refresh_token: after.refresh_token,
+      access_token: after.access_token,
+    });
+    // ...after it, the old refresh token is refused, and presenting it revokes the grant (RFC 9700 §4.14.2)...
+    server.clock.advance(30);
     const replay = await postForm(server, '/token', {
       grant_type: 'refresh_token',
       refresh_token: before.refresh_token!,
@@ -425,6 +438,7 @@ describe(`MCP TypeScript SDK ${SDK_VERSION} client against agentauth and the exa
     expect(after.refresh_token).not.toBe(before.refresh_token);
     expect(provider.authorizationUrls).toHaveLength(1);
     expect(await whoami(await connect(provider))).toMatchObject({ agent_id: agent.agentId });
+    server.clock.advance(30); // past REFRESH_TOKEN_REUSE_WINDOW: a repeat is reuse
     const replay = await postForm(server, '/token', {
       grant_type: 'refresh_token',
       refresh_token: before.refresh_token!,
