@@ -243,13 +243,9 @@ export async function refreshTokens(
   if (!input.refresh_token) throw new InvalidRequest('refresh_token is required');
   const found = read?.token;
   const now = ctx.clock();
-  if (!found) throw new InvalidGrant('The refresh token is invalid.');
-  // With a reuse window, a rotated token presented by another client has left its client: reuse.
-  if (found.grant.client_id !== client.id) {
-    if (ctx.config.refreshTokenReuseWindow > 0 && found.token.used_at !== null && found.grant.revoked_at === null)
-      await revokeForReuse(ctx, found, client);
-    throw new InvalidGrant('The refresh token is invalid.');
-  }
+  // Another client's token revokes nothing, window or not: whoever presents it cannot use it to
+  // cut its client off (as with a code redeemed by another client).
+  if (!found || found.grant.client_id !== client.id) throw new InvalidGrant('The refresh token is invalid.');
   const { token, grant } = found;
   if (grant.revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
 
@@ -354,12 +350,10 @@ async function revokeForReuse(
     user_agent: null,
     outcome: REFRESH_TOKEN_REUSED,
   };
-  // The grant's website: the presenting client's, or (reuse from another client) read here; reuse is rare.
-  const website = grant.client_id === client.id ? client : await ctx.store.clients.find(grant.client_id);
   const announce = agent
     ? [
         agentEvent('agent.grants_revoked', agent, {
-          client: { id: grant.client_id, name: website?.name ?? null },
+          client: { id: client.id, name: client.name },
           reason: 'refresh_token_reuse',
         }),
       ]
