@@ -187,6 +187,60 @@ describe('registration (RFC 7591)', () => {
     expect(tokens.scope).toBe('email profile');
   });
 
+  it("leaves an app-scheme redirect URI out when others remain (Cursor's registration) and signs in on the loopback one", async () => {
+    // What Cursor's dynamic registration sends (its MCP OAuth flow, 2026): an app scheme, its
+    // hosted callback and a loopback one, in one request.
+    const client = await registered({
+      client_name: 'Cursor',
+      redirect_uris: [
+        'cursor://anysphere.cursor-mcp/oauth/callback',
+        'https://www.cursor.com/agents/mcp/oauth/callback',
+        'http://localhost:8787/callback',
+      ],
+      grant_types: GRANT_TYPES,
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    });
+    expect(client.redirect_uris).toEqual([
+      'https://www.cursor.com/agents/mcp/oauth/callback',
+      'http://localhost:8787/callback',
+    ]);
+    const stored = await server.ctx.store.clients.find(client.client_id);
+    expect(stored?.redirect_uris).toEqual(client.redirect_uris);
+
+    const party = await partyOf(client, 'http://localhost:8787/callback');
+    const started = await startFlow(server, party);
+    expect((await authenticate(server, party, started.requestId)).status).toBe(200);
+    const redirect = await continueFlow(server, started);
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')).toMatch(/^http:\/\/localhost:8787\/callback\?code=/);
+
+    // The app-scheme URI itself was not registered: /authorize refuses it on a page, never a redirect.
+    const refused = await fetch(
+      authorizeUrl(server, {
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: 'cursor://anysphere.cursor-mcp/oauth/callback',
+        state: 'st',
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+      }),
+      { redirect: 'manual' },
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('location')).toBeNull();
+  });
+
+  it('still refuses a set of app-scheme URIs only, and an http URI on a public host beside them', async () => {
+    for (const redirect_uris of [
+      ['cursor://anysphere.cursor-mcp/oauth/callback'],
+      ['cursor://anysphere.cursor-mcp/oauth/callback', 'http://evil.example/cb'],
+    ]) {
+      const response = await register(server, { redirect_uris, token_endpoint_auth_method: 'none' });
+      await expectJsonError(response, 400, 'invalid_redirect_uri');
+    }
+  });
+
   it('registers a client that asks for scopes this server does not issue, answering the scope it registered', async () => {
     const client = await registered({ redirect_uris: [REDIRECT_URI], scope: 'openid email offline_access mcp:tools' });
     expect(client.scope).toBe('openid email profile');

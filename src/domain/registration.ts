@@ -268,11 +268,28 @@ function checkMetadata(config: Pick<Context['config'], 'publicClients'>, metadat
 function checkRedirectUris(value: unknown): string[] {
   if (value === undefined) throw new InvalidClientMetadata('redirect_uris is required.');
   if (!isStringArray(value)) throw new InvalidClientMetadata('redirect_uris must be an array of strings.');
-  const [problem] = redirectUrisProblems(value);
+  const problems = redirectUrisProblems(value);
+  // Desktop hosts register an app-scheme URI beside their loopback or https ones (Cursor sends
+  // cursor://anysphere.cursor-mcp/oauth/callback with http://localhost:8787/callback). This server
+  // redirects only to https and loopback, so such a URI is left out and the answer lists what was
+  // registered (RFC 7591 §2 lets the server replace requested values), instead of refusing the set.
+  const dropped = new Set(
+    problems.flatMap((problem) =>
+      problem.index !== undefined && isAppSchemeUri(value[problem.index]!) ? [problem.index] : [],
+    ),
+  );
+  const kept = value.filter((_, index) => !dropped.has(index));
+  const [problem] = kept.length > 0 ? problems.filter((each) => !dropped.has(each.index ?? -1)) : problems;
   // The index, not the URI: the description stays plain ASCII whatever was sent.
   if (problem?.rule === 'invalid') throw new InvalidRedirectUri(`redirect_uris[${problem.index}] ${problem.message}.`);
   if (problem) throw new InvalidClientMetadata(`redirect_uris ${problem.message}.`);
-  return [...new Set(value)];
+  return [...new Set(kept)];
+}
+
+/** An absolute URI of a scheme other than http and https: a native app's own (RFC 8252 §7.1), or worse. */
+function isAppSchemeUri(uri: string): boolean {
+  const url = URL.parse(uri);
+  return url !== null && url.protocol !== 'http:' && url.protocol !== 'https:';
 }
 
 /** The name shown to the person signing in; by default the host of the first redirect URI, which is what they would check anyway. */
