@@ -16,6 +16,7 @@ import { StatusEvents } from './domain/status-events.ts';
 import { type DispatcherOptions, WebhookDispatcher } from './domain/webhooks/dispatcher.ts';
 import { type AppOptions, createHttpServer } from './http/server.ts';
 import { createMailer } from './mail.ts';
+import { browserEndpoints } from './protocol/cors.ts';
 import { agentRoutes } from './protocol/routes/agent.ts';
 import { authorizeRoutes } from './protocol/routes/authorize.ts';
 import { discoveryRoutes } from './protocol/routes/discovery.ts';
@@ -94,12 +95,13 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
   await app.register(consoleRoutes, ctx);
   await app.register(agentRoutes, ctx);
   await app.register(statusStreamRoutes, ctx);
-  await app.register(tokenRoutes, ctx);
-  await app.register(userinfoRoutes, ctx);
-  await app.register(discoveryRoutes, ctx);
   await app.register(apiRoutes, ctx);
-  // Opt-in (docs/design.md §13): without DYNAMIC_REGISTRATION, /register is an unknown path.
-  if (ctx.config.dynamicRegistration) await app.register(registrationRoutes, ctx);
+  // What a browser app calls. Opt-in (docs/design.md §13): without DYNAMIC_REGISTRATION, /register
+  // is an unknown path; without CORS, these routes are mounted as any other, and answer no CORS.
+  const browserCalled = [tokenRoutes, userinfoRoutes, discoveryRoutes];
+  if (ctx.config.dynamicRegistration) browserCalled.push(registrationRoutes);
+  if (ctx.config.cors) await app.register(browserEndpoints, { ctx, routes: browserCalled });
+  else for (const routes of browserCalled) await app.register(routes, ctx);
   return app;
 }
 

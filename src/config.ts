@@ -100,6 +100,8 @@ export interface Config {
   clientIdMetadataDocuments: boolean;
   /** POST /register (RFC 7591) and its management endpoint (RFC 7592) are served. */
   dynamicRegistration: boolean;
+  /** CORS on what a browser app calls: discovery, the key set, /token, /revoke, /userinfo, /register (docs/design.md §13). */
+  cors: boolean;
   /** Registrations allowed per client address and node within the window. */
   registrationLimitPerIp: number;
   registrationLimitWindow: number;
@@ -836,6 +838,21 @@ export const SETTINGS = [
     default: (read) => read.mcpAuthorization,
     shownDefault: '`MCP_AUTHORIZATION`',
     doc: 'Serves `POST /register` (RFC 7591) and `/register/{client_id}` (RFC 7592). Adds `registration_endpoint` to the metadata.',
+  }),
+  setting({
+    name: 'CORS',
+    key: 'cors',
+    type: onOff,
+    default: (read) => read.publicClients,
+    shownDefault: '`PUBLIC_CLIENTS`',
+    doc: 'Browser apps (single-page apps, the MCP Inspector) may call the server across origins: CORS on the metadata, the key set, `/userinfo` and `/register` for any origin, and on `/token` and `/revoke` for a public client from the origin of one of its redirect URIs (a loopback one on any port). A call to `/token` or `/revoke` from any other origin, or for a confidential client, is refused (401 `invalid_client`) before its code or token is used. Never on `/authorize`, `/introspect`, the agent back channel, the management API or the console; never with credentials (cookies). Needs `PUBLIC_CLIENTS`. See [browser apps](../guides/browser-apps.md).',
+    check: (value, read) => {
+      if (value && !read.publicClients) {
+        throw new ConfigError(
+          'CORS=true needs PUBLIC_CLIENTS=true: a browser app calls the token endpoint as a public client, with no secret',
+        );
+      }
+    },
   }),
   setting({
     name: 'REGISTRATION_LIMIT_PER_IP',

@@ -143,6 +143,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ ALLOWED_RESOURCES: '*' }).allowedResources).toBe('*');
   });
 
+  it('CORS follows PUBLIC_CLIENTS (so MCP_AUTHORIZATION turns it on), may be turned off, and needs public clients', () => {
+    expect(loadConfig({}).cors).toBe(false);
+    expect(loadConfig({ PUBLIC_CLIENTS: 'true' }).cors).toBe(true);
+    expect(loadConfig({ MCP_AUTHORIZATION: 'true' }).cors).toBe(true);
+    expect(loadConfig({ MCP_AUTHORIZATION: 'true', CORS: 'false' }).cors).toBe(false);
+    expect(() => loadConfig({ CORS: 'true' })).toThrow(
+      new ConfigError(
+        'CORS=true needs PUBLIC_CLIENTS=true: a browser app calls the token endpoint as a public client, with no secret',
+      ),
+    );
+  });
+
   it('SELF_REGISTERED_CLIENT_RETENTION is 0 (never purge) or at least a day', () => {
     expect(loadConfig({ SELF_REGISTERED_CLIENT_RETENTION: '0' }).selfRegisteredClientRetention).toBe(0);
     expect(loadConfig({ SELF_REGISTERED_CLIENT_RETENTION: '86400' }).selfRegisteredClientRetention).toBe(86400);
