@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient } from '../src/domain/clients.ts';
 import { authenticate, continueFlow, postForm, postJson, startFlow, type Party, type Tokens } from './helpers/flow.ts';
+import { startHttpsServer, TEST_CA } from './helpers/https.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { expectJsonError } from './security/support.ts';
 
@@ -286,6 +287,46 @@ describe('CORS on (PUBLIC_CLIENTS=true turns it on)', () => {
     });
     expect(corsHeaders(noOrigin)).toEqual({});
     await expectJsonError(noOrigin, 404, 'not_found');
+  });
+});
+
+describe('CORS for a client known by its metadata document (MCP_AUTHORIZATION)', () => {
+  it('admits the origin of the document’s redirect URIs, not that of the document’s own host', async () => {
+    const site = await startHttpsServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          client_id: `${siteOrigin}/client.json`,
+          client_name: 'Notes for MCP',
+          redirect_uris: [APP_REDIRECT_URI],
+          token_endpoint_auth_method: 'none',
+        }),
+      );
+    });
+    const siteOrigin = site.origin;
+    const server = await startTestServer({
+      env: { MCP_AUTHORIZATION: 'true' },
+      clientMetadataFetch: { ca: TEST_CA, allowAddress: (ip) => ip === '127.0.0.1' || ip === '::1' },
+    });
+    try {
+      const party: Party = {
+        clientId: `${siteOrigin}/client.json`,
+        clientSecret: '',
+        redirectUri: APP_REDIRECT_URI,
+        ...(await server.createAgent()),
+      };
+      const grant = await codeFor(server, party);
+      const fromDocumentHost = await exchange(server, party, grant, siteOrigin);
+      expect(corsHeaders(fromDocumentHost)).toEqual({});
+      await expectJsonError(fromDocumentHost, 401, 'invalid_client');
+
+      const fromApp = await exchange(server, party, grant, APP_ORIGIN);
+      expect(fromApp.status).toBe(200);
+      expect(fromApp.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
+    } finally {
+      await server.close();
+      await site.close();
+    }
   });
 });
 
