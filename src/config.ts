@@ -102,6 +102,8 @@ export interface Config {
   dynamicRegistration: boolean;
   /** CORS on what a browser app calls: discovery, the key set, /token, /revoke, /userinfo, /register (docs/design.md §13). */
   cors: boolean;
+  /** The scope offline_access is accepted at /authorize and published (docs/design.md §13). */
+  offlineAccess: boolean;
   /** Registrations allowed per client address and node within the window. */
   registrationLimitPerIp: number;
   registrationLimitWindow: number;
@@ -853,6 +855,14 @@ export const SETTINGS = [
         );
       }
     },
+  }),
+  setting({
+    name: 'OFFLINE_ACCESS',
+    key: 'offlineAccess',
+    type: onOff,
+    default: (read) => read.mcpAuthorization,
+    shownDefault: '`MCP_AUTHORIZATION`',
+    doc: '`/authorize` accepts the scope `offline_access` (OpenID Connect Core §11), which MCP clients ask for, and the metadata lists it in `scopes_supported`. It grants nothing more: every client gets a refresh token already. Off: it is `invalid_scope`, as any unknown scope.',
   }),
   setting({
     name: 'REGISTRATION_LIMIT_PER_IP',

@@ -63,7 +63,7 @@ describe('discovery', () => {
     }
   });
 
-  it('MCP_AUTHORIZATION=true adds public clients, metadata documents and registration, and changes nothing else', async () => {
+  it('MCP_AUTHORIZATION=true adds public clients, metadata documents, registration and offline_access, and changes nothing else', async () => {
     const mcp = await startTestServer({ env: { MCP_AUTHORIZATION: 'true' } });
     try {
       const base = (await get('/.well-known/oauth-authorization-server')) as Record<string, unknown>;
@@ -82,6 +82,8 @@ describe('discovery', () => {
         revocation_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
         registration_endpoint: `${issuer}/register`,
         client_id_metadata_document_supported: true,
+        // OFFLINE_ACCESS follows MCP_AUTHORIZATION (docs/design.md §13).
+        scopes_supported: ['openid', 'email', 'profile', 'offline_access'],
       });
       const openid = (await (await fetch(`${mcp.url}/.well-known/openid-configuration`)).json()) as Record<
         string,

@@ -11,7 +11,8 @@ import type { GrantBounds, RevokedGrants } from '../store/rows.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import type { AuthorizationRequestRecord } from '../store/requests.ts';
 import type { Problem } from './rules/problem.ts';
-import { SUPPORTED_SCOPES, scopeValues } from './scopes.ts';
+import { registeredScopeNames } from './resource-scopes.ts';
+import { OFFLINE_ACCESS, SUPPORTED_SCOPES, scopeValues } from './scopes.ts';
 import { agentEvent } from './webhooks/events.ts';
 
 /** The policy of an agent that has none: any website, any scope, no expiry, no limit. */
@@ -43,14 +44,15 @@ export type PolicyRule = 'invalid' | 'too_many' | 'unknown_client' | 'unknown_sc
 
 /**
  * What is wrong with a policy, field by field (the client ids' existence is checked by
- * {@link setAgentPolicy}, which reads them).
+ * {@link setAgentPolicy}, which reads them). A scope ceiling names the contract's scopes and
+ * `resourceScopes`, the scopes resource servers register (docs/design.md §16).
  *
  * @example
  * policyProblems({ ...DEFAULT_POLICY, websites: 'listed', allowed_clients: [] }); // []
  * policyProblems({ ...DEFAULT_POLICY, scope_ceiling: ['admin'] });
  * // [{ field: 'scope_ceiling', rule: 'unknown_scope', message: 'names admin, which is not a scope (openid, email, profile)' }]
  */
-export function policyProblems(policy: AgentPolicy): Problem<PolicyRule>[] {
+export function policyProblems(policy: AgentPolicy, resourceScopes: readonly string[] = []): Problem<PolicyRule>[] {
   const problems: Problem<PolicyRule>[] = [];
   if (!WEBSITES_RULES.includes(policy.websites))
     problems.push({ field: 'websites', rule: 'invalid', message: 'must be any, listed or ask' });
@@ -60,14 +62,13 @@ export function policyProblems(policy: AgentPolicy): Problem<PolicyRule>[] {
       rule: 'too_many',
       message: `holds more than ${MAX_ALLOWED_CLIENTS} websites`,
     });
-  const unknown = (policy.scope_ceiling ?? []).filter(
-    (scope) => !(SUPPORTED_SCOPES as readonly string[]).includes(scope),
-  );
+  const known = [...SUPPORTED_SCOPES, ...resourceScopes];
+  const unknown = (policy.scope_ceiling ?? []).filter((scope) => !known.includes(scope));
   if (unknown.length > 0)
     problems.push({
       field: 'scope_ceiling',
       rule: 'unknown_scope',
-      message: `names ${unknown.join(', ')}, which ${unknown.length === 1 ? 'is not a scope' : 'are not scopes'} (${SUPPORTED_SCOPES.join(', ')})`,
+      message: `names ${unknown.join(', ')}, which ${unknown.length === 1 ? 'is not a scope' : 'are not scopes'} (${known.join(', ')})`,
     });
   const expiry = policy.credentials_expire_at;
   if (expiry !== null && (!Number.isSafeInteger(expiry) || expiry <= 0))
@@ -106,14 +107,18 @@ export async function setAgentPolicy(
   const agent = await deps.store.agents.find(agentId);
   if (!agent) throw new NotFound(`no agent ${agentId}`);
   const policy = normalizePolicy(input);
-  const [problem] = policyProblems(policy);
+  // Only a ceiling reads the resource servers' scopes: it may name them, and the others are above it.
+  const registered = policy.scope_ceiling === null ? [] : await registeredScopeNames(deps);
+  const [problem] = policyProblems(policy, registered);
   if (problem) throw new InvalidField(problem.field, `${problem.field} ${problem.message}`);
   for (const clientId of policy.allowed_clients) {
     if (!(await deps.store.clients.find(clientId)))
       throw new InvalidField('allowed_clients', `allowed_clients names ${clientId}, which is not a registered website`);
   }
-  const bounds = grantBounds(policy);
-  const cutOff = await websitesBeyond(deps, agentId, bounds);
+  const granted =
+    policy.websites === 'listed' || policy.scope_ceiling !== null ? await deps.store.grants.grantedScopes(agentId) : [];
+  const bounds = grantBounds(policy, [...registered, ...granted.flatMap((grant) => scopeValues(grant.scope))]);
+  const cutOff = websitesBeyond(granted, bounds);
   const announce = [
     agentEvent('agent.updated', agent, { policy }),
     ...cutOff.map((client) => agentEvent('agent.grants_revoked', agent, { client, reason: 'policy' })),
@@ -129,7 +134,9 @@ export async function setAgentPolicy(
  * What a policy allows an agent to keep holding (docs/design.md §16). Only listed websites:
  * grants at any other website end. A scope ceiling: grants naming a scope above it end (revoked,
  * not narrowed: a website asked for that scope, and its tokens already issued say it; it signs
- * in again within the ceiling). 'ask' keeps existing grants (it asks about new websites), and an
+ * in again within the ceiling). Above it is every scope it does not name, of the contract's and of
+ * `scopesInUse` (the resource servers' registered scopes and those the agent's grants hold), but
+ * offline_access, which shares nothing. 'ask' keeps existing grants (it asks about new websites), and an
  * expiry ends nothing here: the tokens stop at the date (agentCredentialsExpired), and come back
  * if the owner extends it, as a disabled agent's do.
  *
@@ -137,23 +144,23 @@ export async function setAgentPolicy(
  * grantBounds({ ...DEFAULT_POLICY, websites: 'listed', allowed_clients: ['cli_a'], scope_ceiling: ['openid'] });
  * // { websites: ['cli_a'], scopesAbove: ['email', 'profile'] }
  */
-export function grantBounds(policy: AgentPolicy): GrantBounds {
+export function grantBounds(policy: AgentPolicy, scopesInUse: readonly string[] = []): GrantBounds {
   const ceiling = policy.scope_ceiling;
+  const scopes = [...new Set([...SUPPORTED_SCOPES, ...scopesInUse])];
   return {
     ...(policy.websites === 'listed' ? { websites: policy.allowed_clients } : {}),
-    scopesAbove: ceiling === null ? [] : SUPPORTED_SCOPES.filter((scope) => !ceiling.includes(scope)),
+    scopesAbove: ceiling === null ? [] : scopes.filter((scope) => !ceiling.includes(scope) && scope !== OFFLINE_ACCESS),
   };
 }
 
-/** The websites where the agent holds a grant beyond `bounds`, by id and name (no read when nothing is bounded). */
-async function websitesBeyond(
-  deps: Pick<Context, 'store'>,
-  agentId: string,
+/** The websites where the agent holds a grant (of `granted`) beyond `bounds`, by id and name. */
+function websitesBeyond(
+  granted: ReadonlyArray<{ client_id: string; client_name: string | null; scope: string }>,
   bounds: GrantBounds,
-): Promise<Array<{ id: string; name: string | null }>> {
+): Array<{ id: string; name: string | null }> {
   if (bounds.websites === undefined && bounds.scopesAbove.length === 0) return [];
   const beyond = new Map<string, string | null>();
-  for (const grant of await deps.store.grants.grantedScopes(agentId)) {
+  for (const grant of granted) {
     const unlisted = bounds.websites !== undefined && !bounds.websites.includes(grant.client_id);
     if (unlisted || scopeValues(grant.scope).some((scope) => bounds.scopesAbove.includes(scope)))
       beyond.set(grant.client_id, grant.client_name);
@@ -237,7 +244,8 @@ export async function decideSignIn(policy: AgentPolicy, attempt: SignInAttempt):
     );
   if (policy.scope_ceiling !== null) {
     const ceiling = policy.scope_ceiling;
-    const above = scopeValues(request.scope).filter((scope) => !ceiling.includes(scope));
+    // offline_access shares nothing about the owner: every client gets a refresh token anyway.
+    const above = scopeValues(request.scope).filter((scope) => !ceiling.includes(scope) && scope !== OFFLINE_ACCESS);
     if (above.length > 0)
       return refuse(`Your owner does not allow this agent to share ${above.join(', ')}, which ${website} asks for.`);
   }

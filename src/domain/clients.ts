@@ -12,7 +12,7 @@ import {
   NotFound,
   PreconditionFailed,
 } from '../errors.ts';
-import type { Approval, ClientRecord, ClientStatus } from '../store/clients.ts';
+import type { Approval, ClientRecord, ClientStatus, ResourceScope } from '../store/clients.ts';
 import type { RevokedGrants } from '../store/rows.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';
@@ -28,6 +28,7 @@ import {
   redirectUrisProblems,
   resourcesProblems,
 } from './rules/client.ts';
+import { type ResourceScopeProblem, resourceScopesProblems } from './rules/resource-scope.ts';
 
 type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
 
@@ -75,6 +76,8 @@ export interface NewClient {
   public?: boolean;
   /** The resources (RFC 8707) it serves: it may introspect the tokens issued for them. */
   resources?: string[];
+  /** The scopes it serves at its resources, each with a description (docs/design.md §13). */
+  scopes?: ResourceScope[];
   /**
    * Dynamic registration (RFC 7591): the digest of the registration access token that manages
    * the client (RFC 7592). Its presence makes the client's source 'dynamic'.
@@ -86,21 +89,32 @@ export interface NewClient {
  * Checks a new client's fields (the rules in ./rules/client.ts); throws InvalidRedirectUri for a
  * redirect URI and InvalidClientMetadata for anything else, with the message the CLI prints.
  */
-export function validateNewClient(input: NewClient): { name: string; redirectUris: string[]; resources: string[] } {
+export function validateNewClient(input: NewClient): {
+  name: string;
+  redirectUris: string[];
+  resources: string[];
+  scopes: ResourceScope[];
+} {
   const name = input.name.trim();
   const resources = [...new Set(input.resources ?? [])];
+  const scopes = (input.scopes ?? []).map((scope) => ({ name: scope.name, description: scope.description.trim() }));
   const [problem] = [
     ...clientNameProblems(name),
     // A client that is only a resource server needs no redirect URI.
     ...redirectUrisProblems(input.redirectUris, { required: resources.length === 0 }),
     ...resourcesProblems(resources, { public: input.public }),
+    ...resourceScopesProblems(scopes, resources.length),
   ];
   if (problem) throw newClientError(problem, input.redirectUris, resources);
-  return { name, redirectUris: [...new Set(input.redirectUris)], resources };
+  return { name, redirectUris: [...new Set(input.redirectUris)], resources, scopes };
 }
 
 /** The error for a problem of a new client, worded as the CLI has always printed it. */
-function newClientError(problem: ClientProblem, redirectUris: string[], resources: string[]): Error {
+function newClientError(
+  problem: ClientProblem | ResourceScopeProblem,
+  redirectUris: string[],
+  resources: string[],
+): Error {
   switch (problem.field) {
     case 'client_name':
       return new InvalidClientMetadata(`client name must be 1 to ${MAX_CLIENT_NAME_LENGTH} characters`);
@@ -111,6 +125,8 @@ function newClientError(problem: ClientProblem, redirectUris: string[], resource
       return new InvalidRedirectUri(`redirect URI ${redirectUris[problem.index!]} ${problem.message}`);
     case 'resource':
       return new InvalidClientMetadata(`resource ${resources[problem.index!]} ${problem.message}`);
+    case 'scopes':
+      return new InvalidField('scopes', `scopes ${problem.message}`);
   }
   if (problem.rule === 'public_resource_server')
     return new InvalidClientMetadata(
@@ -132,7 +148,7 @@ export async function registerClient(
   deps: Deps,
   input: NewClient,
 ): Promise<{ client: ClientRecord; secret: string | null }> {
-  const { name, redirectUris, resources } = validateNewClient(input);
+  const { name, redirectUris, resources, scopes } = validateNewClient(input);
   const secret = input.public ? null : newClientSecret();
   const now = deps.clock();
   const client: ClientRecord = {
@@ -150,6 +166,7 @@ export async function registerClient(
     source: input.registrationTokenDigest ? 'dynamic' : 'manual',
     registration_token_digest: input.registrationTokenDigest ?? null,
     resources,
+    scopes,
     last_used_at: input.registrationTokenDigest ? now : null,
     version: 1,
   };
@@ -197,6 +214,8 @@ export interface ClientChanges {
   approval?: Approval;
   /** The resources (RFC 8707) it serves; the list given replaces the old one. */
   resources?: string[];
+  /** The scopes it serves at its resources; the list given replaces the old one. */
+  scopes?: ResourceScope[];
 }
 
 /**
@@ -218,13 +237,20 @@ export async function updateClient(
   if (!client) throw new NotFound(`no client ${clientId}`);
   if (client.source === 'metadata_document')
     throw new InvalidField('name', 'This client is described by its metadata document: change the document instead.');
-  const { name, redirectUris, resources } = validateNewClient({
+  const { name, redirectUris, resources, scopes } = validateNewClient({
     name: changes.name ?? client.name,
     redirectUris: changes.redirectUris ?? client.redirect_uris,
     resources: changes.resources ?? client.resources,
+    scopes: changes.scopes ?? client.scopes,
     public: isPublicClient(client),
   });
-  const patch = { name, redirect_uris: redirectUris, approval: changes.approval ?? client.approval, resources };
+  const patch = {
+    name,
+    redirect_uris: redirectUris,
+    approval: changes.approval ?? client.approval,
+    resources,
+    scopes,
+  };
   const updated = { ...client, ...patch };
   if (!(await deps.store.clients.update(client.id, patch, [clientEvent('client.updated', updated)], version)))
     throw lost(version, `no client ${clientId}`);
@@ -359,6 +385,7 @@ function metadataDocumentClient(document: ClientMetadataDocument, now: number): 
     source: 'metadata_document',
     registration_token_digest: null,
     resources: [],
+    scopes: [],
     last_used_at: now,
     version: 1,
   };

@@ -29,7 +29,7 @@ import { isPublicClient, recordClientUse } from './clients.ts';
 import { authenticateClient, type ClientCredentials, clientRefused } from './client-authentication.ts';
 import { signIdToken } from './jwt.ts';
 import { resourceParameter, sameResource } from './resources.ts';
-import { hasScope, isSubset, normalizeScope, unknownScopes } from './scopes.ts';
+import { hasScope, isSubset, normalizeScope } from './scopes.ts';
 import { agentEvent } from './webhooks/events.ts';
 
 export interface TokenResponse {
@@ -264,7 +264,8 @@ export async function refreshTokens(
 
   let scope = grant.scope;
   if (input.scope !== undefined) {
-    if (unknownScopes(input.scope).length > 0 || !isSubset(input.scope, grant.scope) || !normalizeScope(input.scope)) {
+    // Within the grant's scope only (RFC 6749 §6): what it holds was checked when it was granted.
+    if (!isSubset(input.scope, grant.scope) || !normalizeScope(input.scope)) {
       throw new InvalidScope('The requested scope exceeds the scope of the grant.');
     }
     scope = normalizeScope(input.scope);

@@ -18,6 +18,14 @@ export type Approval = 'auto' | 'manual';
 export type ClientAuthMethod = 'client_secret_post' | 'none';
 /** Where a client's record came from: the CLI or the console, a Client ID Metadata Document, or dynamic registration (RFC 7591). */
 export type ClientSource = 'manual' | 'metadata_document' | 'dynamic';
+/** One scope a resource server serves, and what it allows in words a person reads (docs/design.md §13). */
+export interface ResourceScope {
+  /** The scope value (RFC 6749 §3.3 scope-token), e.g. notes:read. */
+  name: string;
+  /** What it allows, in plain text: "Read your notes". */
+  description: string;
+}
+
 /** A client: a website (or app) that agents sign in to, its credentials, redirect URIs and resources. */
 export interface ClientRecord {
   /** Issued by the server, or the https URL of the client's metadata document. */
@@ -40,6 +48,8 @@ export interface ClientRecord {
   registration_token_digest: string | null;
   /** The resources (RFC 8707) this client serves as a resource server: it may introspect tokens issued for them. */
   resources: string[];
+  /** The scopes a resource server serves at each of its resources (none for any other client). */
+  scopes: ResourceScope[];
   /**
    * When a self-registered client (metadata document, dynamic) was last used, to within a day;
    * the purge deletes one unused for long (docs/design.md §9). Null for manual clients.
@@ -48,6 +58,9 @@ export interface ClientRecord {
   /** How many times it was changed (1 when made): what If-Match compares and sets (rows.ts update). */
   version: number;
 }
+
+/** A client as it is inserted: a client that serves no scopes may leave them out. */
+export type NewClientRecord = Omit<ClientRecord, 'scopes'> & Partial<Pick<ClientRecord, 'scopes'>>;
 
 /** What a change of a client may set. */
 export type ClientPatch = Partial<
@@ -61,6 +74,7 @@ export type ClientPatch = Partial<
     | 'redirect_uris'
     | 'approval'
     | 'resources'
+    | 'scopes'
     | 'token_endpoint_auth_method'
     | 'registration_token_digest'
     | 'last_used_at'
@@ -68,21 +82,24 @@ export type ClientPatch = Partial<
 >;
 
 /** A client as its row holds it: the lists as JSON text. */
-type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources'> & {
+type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources' | 'scopes'> & {
   redirect_uris: string;
   resources: string;
+  scopes: string;
 };
 /** A client record from its row. */
 const toClient = (row: ClientRow): ClientRecord => ({
   ...row,
   redirect_uris: JSON.parse(row.redirect_uris) as string[],
   resources: JSON.parse(row.resources) as string[],
+  scopes: JSON.parse(row.scopes) as ResourceScope[],
 });
 /** The lists of a client record as their JSON columns. */
 const clientColumns = <T extends Partial<ClientRecord>>(client: T) => ({
   ...client,
   ...(client.redirect_uris === undefined ? {} : { redirect_uris: JSON.stringify(client.redirect_uris) }),
   ...(client.resources === undefined ? {} : { resources: JSON.stringify(client.resources) }),
+  ...(client.scopes === undefined ? {} : { scopes: JSON.stringify(client.scopes) }),
 });
 /** Every column of a client, for the joined reads. */
 const CLIENT_COLUMNS = columnsOf<ClientRow>()([
@@ -100,6 +117,7 @@ const CLIENT_COLUMNS = columnsOf<ClientRow>()([
   'source',
   'registration_token_digest',
   'resources',
+  'scopes',
   'last_used_at',
   'version',
 ]);
@@ -117,7 +135,7 @@ export const clientIn = (read: JoinedRead, row: readonly unknown[], table: Table
 
 /** Clients in the store (Store.clients). */
 export interface ClientStore {
-  insert(client: ClientRecord, announce?: WebhookEvent[]): Promise<void>;
+  insert(client: NewClientRecord, announce?: WebhookEvent[]): Promise<void>;
   find(id: string): Promise<ClientRecord | undefined>;
   /**
    * Clients oldest first: every one, or an account's (`accountId`), or one page of either (with a
@@ -126,6 +144,8 @@ export interface ClientStore {
   list(query?: ListQuery): Promise<ClientRecord[]>;
   /** The resources (RFC 8707) that active resource-server clients serve, in no order. */
   listResources(): Promise<string[]>;
+  /** The resources and scopes of the active resource-server clients that registered scopes, in no order. */
+  listResourceScopes(): Promise<Array<{ resources: string[]; scopes: ResourceScope[] }>>;
   /**
    * Changes the client with the events announcing it, in one unit, adding one to its version;
    * false when there is no such client or (with `version`) it no longer has that version.
@@ -184,6 +204,16 @@ export function clientStore(driver: Driver): ClientStore {
         "SELECT resources FROM clients WHERE status = 'active' AND resources <> '[]'",
       );
       return rows.flatMap((row) => JSON.parse(row.resources) as string[]);
+    },
+
+    async listResourceScopes() {
+      const rows = await driver.all<{ resources: string; scopes: string }>(
+        "SELECT resources, scopes FROM clients WHERE status = 'active' AND scopes <> '[]'",
+      );
+      return rows.map((row) => ({
+        resources: JSON.parse(row.resources) as string[],
+        scopes: JSON.parse(row.scopes) as ResourceScope[],
+      }));
     },
 
     update(id, patch, announce, version) {

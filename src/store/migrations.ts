@@ -493,4 +493,20 @@ $$`,
       'CREATE INDEX refresh_tokens_successor_used_at ON refresh_tokens (used_at) WHERE successor IS NOT NULL',
     ],
   },
+  {
+    // Scopes of resource servers (issue 36; docs/design.md §13): the scopes a resource-server
+    // client serves, with a description each (JSON text, '[]' for every other client). A request
+    // may now name them beside the standard ones, so its scope may be longer when it names a
+    // resource (authorization-request/validation.ts): the columns holding one are widened on
+    // PostgreSQL (SQLite does not enforce a varchar's length).
+    version: '0020_resource_scopes',
+    statements: ["ALTER TABLE clients ADD COLUMN scopes text NOT NULL DEFAULT '[]'"],
+    postgresOnly: [
+      'ALTER TABLE authorization_requests ALTER COLUMN scope TYPE varchar(1000)',
+      'ALTER TABLE authorization_codes ALTER COLUMN scope TYPE varchar(1000)',
+      'ALTER TABLE grants ALTER COLUMN scope TYPE varchar(1000)',
+      'ALTER TABLE access_tokens ALTER COLUMN scope TYPE varchar(1000)',
+      'ALTER TABLE approvals ALTER COLUMN scope TYPE varchar(1000)',
+    ],
+  },
 ];

@@ -83,7 +83,7 @@ export interface GrantBounds {
  * The steps of revokeGrantsSteps for the agent's grants, codes and authenticated requests beyond
  * `bounds`: at a website not listed, or naming a scope above the ceiling. None when the bounds
  * allow everything. The scope is a space-separated list: a value is matched with a space each
- * side, in SQL both engines read alike.
+ * side, in SQL both engines read alike; a scope-token may hold `%` and `_`, which are escaped.
  *
  * @example
  * revokeBeyondSteps('agt_…', { websites: ['cli_notes'], scopesAbove: ['email'] }, now, 'No longer allowed.');
@@ -97,8 +97,9 @@ export function revokeBeyondSteps(agentId: string, bounds: GrantBounds, now: num
     params.push(...listed);
   }
   for (const scope of bounds.scopesAbove) {
-    conditions.push("(' ' || scope || ' ') LIKE ?");
-    params.push(`% ${scope} %`);
+    // RFC 6749 §3.3 keeps `\` out of a scope-token, so it can be the escape character.
+    conditions.push("(' ' || scope || ' ') LIKE ? ESCAPE '\\'");
+    params.push(`% ${scope.replace(/[%_]/g, '\\$&')} %`);
   }
   if (conditions.length === 0) return [];
   return revocationSteps(`agent_id = ? AND (${conditions.join(' OR ')})`, [agentId, ...params], now, description);

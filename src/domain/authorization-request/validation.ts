@@ -7,13 +7,24 @@ import type { Context } from '../../context.ts';
 import { InvalidClient, InvalidRequest, InvalidScope, OAuthError, UnsupportedResponseType } from '../../errors.ts';
 import type { ClientRecord } from '../../store/clients.ts';
 import { findAuthorizingClient, isPublicClient, redirectUriMatches } from '../clients.ts';
+import { requestedScope } from '../resource-scopes.ts';
 import { permittedResource } from '../resources.ts';
 import { MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH } from '../rules/client.ts';
-import { DEFAULT_SCOPE, normalizeScope, SUPPORTED_SCOPES, unknownScopes, withoutScope } from '../scopes.ts';
+import { DEFAULT_SCOPE, withoutScope } from '../scopes.ts';
 import { returnTarget, withReturnTarget } from './return-tickets.ts';
 
-/** The longest value each parameter may have (client_id's is the registration rules'). */
-export const LIMITS = { clientId: MAX_CLIENT_ID_LENGTH, state: 2048, nonce: 512, scope: 200, loginHint: 128 } as const;
+/**
+ * The longest value each parameter may have (client_id's is the registration rules'). A scope
+ * may be longer when the request names a resource, whose server's scopes it may list.
+ */
+export const LIMITS = {
+  clientId: MAX_CLIENT_ID_LENGTH,
+  state: 2048,
+  nonce: 512,
+  scope: 200,
+  scopeWithResource: 1000,
+  loginHint: 128,
+} as const;
 
 /** The query of GET /authorize as the parser gives it: a repeated parameter is an array. */
 export type AuthorizeQuery = Record<string, string | string[] | undefined>;
@@ -150,21 +161,16 @@ async function validateParameters(
     );
   }
 
-  const requestedScope = single(query, 'scope', LIMITS.scope);
-  let scope = DEFAULT_SCOPE;
-  if (requestedScope !== undefined) {
-    const unknown = unknownScopes(requestedScope);
-    if (unknown.length > 0)
-      throw new InvalidScope(`Unknown scope ${unknown.join(', ')}; allowed values are ${SUPPORTED_SCOPES.join(', ')}.`);
-    scope = normalizeScope(requestedScope);
-    if (!scope) throw new InvalidScope(`scope must name at least one of ${SUPPORTED_SCOPES.join(', ')}.`);
-  }
+  const asked = single(query, 'scope', query.resource === undefined ? LIMITS.scope : LIMITS.scopeWithResource);
+  // A resource server's scope is granted only with the resource that registered it (§13).
+  const scope = asked === undefined ? DEFAULT_SCOPE : await requestedScope(ctx, asked, query.resource);
+  let granted = scope;
   if (isPublicClient(client)) {
     // An ID token is keyed with the client's secret (OIDC Core §10.1) and the key set is empty by
     // contract, so a public client could verify none: it is granted the rest of what it asked
     // for, without openid, as RFC 6749 §3.3 allows (docs/design.md §13).
-    scope = withoutScope(scope, 'openid');
-    if (!scope)
+    granted = withoutScope(scope, 'openid');
+    if (!granted)
       throw new InvalidScope(
         'A public client cannot be issued an ID token (it has no secret to key it with); ask for email or profile.',
       );
@@ -180,5 +186,5 @@ async function validateParameters(
 
   const resource = await permittedResource(ctx, query.resource);
 
-  return { client, redirectUri, state, codeChallenge, scope, nonce, loginHint, resource };
+  return { client, redirectUri, state, codeChallenge, scope: granted, nonce, loginHint, resource };
 }

@@ -19,7 +19,19 @@ const SCOPE_TEXT: Record<string, string> = {
   openid: 'Sign in with the identity of your AI agent',
   email: "Your agent owner's email address",
   profile: "Your agent owner's name",
+  offline_access: 'Access that lasts after you leave, renewed without asking you again',
 };
+
+/**
+ * One requested scope in words: the contract's wording, or what the resource server registered
+ * for it (plain text, escaped like every value here), with the scope and the service named.
+ */
+function scopeItem(scope: string, descriptions: ReadonlyMap<string, string>, resource: string | null): Html {
+  const described = descriptions.get(scope);
+  if (described === undefined || resource === null) return html`<li>${SCOPE_TEXT[scope] ?? scope}</li>`;
+  const host = URL.parse(resource)?.host || resource;
+  return html`<li class="resource-scope" data-scope="${scope}">${described} <span class="muted">at ${host} (<code>${scope}</code>)</span></li>`;
+}
 
 export interface AuthorizePageView {
   baseUrl: string;
@@ -30,6 +42,8 @@ export interface AuthorizePageView {
   notice?: string;
   /** Set while the agent's owner is asked to approve: the progress shows it (data-state="approval"). */
   awaitingOwner?: boolean;
+  /** What each of the request's resource scopes allows, as its resource server registered it. */
+  scopeDescriptions?: ReadonlyMap<string, string>;
 }
 
 /** The mark of agentauth, drawn inline (markup, not script or style: the CSP allows it). */
@@ -188,7 +202,7 @@ ${request.login_hint ? html`<p id="login-hint">Only the agent <code>${request.lo
 </section>
 ${continueForm(request, 'Continue', false, client.name)}
 <h2>What ${client.name} will receive</h2>
-<ul id="scopes">${scopeValues(request.scope).map((s) => html`<li>${SCOPE_TEXT[s] ?? s}</li>`)}</ul>
+<ul id="scopes">${scopeValues(request.scope).map((s) => scopeItem(s, view.scopeDescriptions ?? new Map(), request.resource))}</ul>
 ${aboutThisPage(client.name, baseUrl)}`,
     { bodyClass: 'authorize', header: brandHeader(baseUrl) },
   );

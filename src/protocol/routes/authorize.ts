@@ -7,6 +7,7 @@ import { authenticatedAgentFor, continueAuthorization } from '../../domain/autho
 import { redeemReturnTicket, returnTargetOf } from '../../domain/authorization-request/return-tickets.ts';
 import { bindingCookieLifetime, startAuthorization } from '../../domain/authorization-request/state.ts';
 import { type AuthorizeQuery, validateAuthorization } from '../../domain/authorization-request/validation.ts';
+import { scopeDescriptions } from '../../domain/resource-scopes.ts';
 import { authorizePage, confirmPage, flowErrorPage, waitingForOwnerText } from '../pages/authorize-page.ts';
 import { pageHeaders } from '../../web/layout.ts';
 import { browserCookie, formRoutes, refuseCrossSite, sendErrorPage } from '../../web/browser.ts';
@@ -54,9 +55,15 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
       const valid = await validated(request);
       const { request: created, browserBinding } = await startAuthorization(ctx, valid, bindingOf(request));
       binding.set(reply, browserBinding, bindingCookieLifetime(ctx.config.requestTtl));
-      return reply
-        .headers(pageHeaders([new URL(valid.redirectUri).origin]))
-        .send(authorizePage({ baseUrl, request: created, client: valid.client, expiresIn: expiresIn(created) }));
+      return reply.headers(pageHeaders([new URL(valid.redirectUri).origin])).send(
+        authorizePage({
+          baseUrl,
+          request: created,
+          client: valid.client,
+          expiresIn: expiresIn(created),
+          scopeDescriptions: await scopeDescriptions(ctx, created.scope, created.resource),
+        }),
+      );
     } catch (error) {
       return sendFlowError(reply, error);
     }
@@ -146,6 +153,7 @@ export async function authorizeRoutes(app: FastifyInstance, ctx: Context): Promi
                   ? waitingForOwnerText(approval, outcome.client.name)
                   : 'Your agent has not authenticated yet. This page continues as soon as it has.',
                 awaitingOwner: approval !== undefined,
+                scopeDescriptions: await scopeDescriptions(ctx, outcome.request.scope, outcome.request.resource),
               }),
             );
           } catch (error) {

@@ -3,14 +3,18 @@ import { GRANT_TYPES } from '../../domain/rules/grant-type-names.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Context } from '../../context.ts';
-import { SUPPORTED_SCOPES } from '../../domain/scopes.ts';
+import { OFFLINE_ACCESS, SUPPORTED_SCOPES } from '../../domain/scopes.ts';
 
 /** The optional features that change what the metadata publishes (docs/design.md §13). */
-export type MetadataFeatures = Pick<Config, 'publicClients' | 'clientIdMetadataDocuments' | 'dynamicRegistration'>;
+export type MetadataFeatures = Pick<
+  Config,
+  'publicClients' | 'clientIdMetadataDocuments' | 'dynamicRegistration' | 'offlineAccess'
+>;
 const NO_FEATURES: MetadataFeatures = {
   publicClients: false,
   clientIdMetadataDocuments: false,
   dynamicRegistration: false,
+  offlineAccess: false,
 };
 
 /**
@@ -32,7 +36,9 @@ export function authorizationServerMetadata(issuer: string, features: MetadataFe
     grant_types_supported: [...GRANT_TYPES],
     token_endpoint_auth_methods_supported: authMethods,
     code_challenge_methods_supported: ['S256'],
-    scopes_supported: [...SUPPORTED_SCOPES],
+    // The scopes resource servers register are not listed: each belongs to its resource, whose
+    // own metadata (RFC 9728) lists it, and a name may mean two things at two resources.
+    scopes_supported: features.offlineAccess ? [...SUPPORTED_SCOPES, OFFLINE_ACCESS] : [...SUPPORTED_SCOPES],
     authorization_response_iss_parameter_supported: true,
     introspection_endpoint_auth_methods_supported: ['client_secret_post'],
     // RFC 7009 §2.1: a public client revokes its own tokens with its client_id alone.
