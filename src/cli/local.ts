@@ -139,6 +139,7 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
         approval: input.confirmation,
         type: input.type,
         resources: input.resources,
+        scopes: input.scopes,
       });
       if (secret === null && !ctx.config.publicClients)
         warn('public clients sign in only while the server runs with PUBLIC_CLIENTS=true (or MCP_AUTHORIZATION=true)');
@@ -146,8 +147,8 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
     },
     updateClient: (id, changes) =>
       client(id, async () => {
-        const { name, redirect_uris: redirectUris, confirmation: approval } = changes;
-        return clientView(await updateClient(ctx, actor, id, { name, redirectUris, approval }), now());
+        const { name, redirect_uris: redirectUris, confirmation: approval, scopes } = changes;
+        return clientView(await updateClient(ctx, actor, id, { name, redirectUris, approval, scopes }), now());
       }),
     setClientStatus: (id, status) =>
       client(id, async () => clientView(await setClientStatus(ctx, actor, id, status), now())),

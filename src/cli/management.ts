@@ -43,10 +43,18 @@ export interface AgentOwner {
   email_verified?: boolean;
 }
 
+/** A scope a resource server serves, with what it allows in words (the API's shape). */
+export interface ResourceScopeInput {
+  name: string;
+  description: string;
+}
+
 export interface NewClient {
   name: string;
   redirect_uris: string[];
   resources: string[];
+  /** The scopes it serves at its resources (a resource server's). */
+  scopes?: ResourceScopeInput[];
   type: 'confidential' | 'public';
   /** The client's confirmation setting (the CLI's --approval). */
   confirmation: 'auto' | 'manual';
@@ -55,6 +63,8 @@ export interface NewClient {
 export interface ClientChanges {
   name?: string;
   redirect_uris?: string[];
+  /** Replaces the scopes a resource server serves. */
+  scopes?: ResourceScopeInput[];
   confirmation?: 'auto' | 'manual';
 }
 

@@ -12,10 +12,30 @@ import {
   MAX_REDIRECT_URIS,
   redirectUrisProblems,
 } from '../domain/rules/client.ts';
-import type { Approval, ClientRecord } from '../store/clients.ts';
+import { resourceScopeOf } from '../domain/rules/resource-scope.ts';
+import type { Approval, ClientRecord, ResourceScope } from '../store/clients.ts';
 import { InvalidField } from '../errors.ts';
 
-type ClientForm = { name?: string; redirect_uris?: string; approval?: string; client_type?: string };
+type ClientForm = { name?: string; redirect_uris?: string; approval?: string; client_type?: string; scopes?: string };
+
+/**
+ * A resource server's scopes as the edit form writes them: one per line, the scope, a space, and
+ * what it allows ("notes:read Read your notes"); the rules of registration check them.
+ *
+ * @example
+ * scopesField('notes:read Read your notes\nnotes:write Add notes'); // [{ name: 'notes:read', … }, { name: 'notes:write', … }]
+ */
+export function scopesField(text: string): ResourceScope[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map(resourceScopeOf);
+}
+
+/** The form's text of a resource server's scopes: one per line, the scope and its description. */
+export const scopesText = (scopes: readonly ResourceScope[]) =>
+  scopes.map((scope) => `${scope.name} ${scope.description}`).join('\n');
 
 /**
  * The fields a registration and an edit share: the name, the redirect URIs (one per line; none
@@ -73,11 +93,12 @@ export function publicChosen(clientType: string | undefined, publicClients: bool
 
 /**
  * The edit form's fields as the changes of an existing client, checked as a registration's;
- * its kind (public or confidential) does not change.
+ * its kind (public or confidential) does not change. A resource server's form has its scopes too.
  */
 export function clientChanges(form: ClientForm, client: ClientRecord): ClientChanges {
   const { name, uris, approval } = websiteFields(form, { urisRequired: client.resources.length === 0 });
-  return { name, redirectUris: uris, approval };
+  const scopes = client.resources.length > 0 && form.scopes !== undefined ? scopesField(form.scopes) : undefined;
+  return { name, redirectUris: uris, approval, ...(scopes === undefined ? {} : { scopes }) };
 }
 
 /** A problem of the client rules as the form shows it, beside its field. */

@@ -43,7 +43,17 @@ export function policyFromForm(form: Record<string, string | undefined>, current
   const websites = form.websites ?? '';
   if (!(WEBSITES_RULES as readonly string[]).includes(websites))
     throw new InvalidField('websites', 'Choose which websites the agent may sign in to.');
-  const scopes = SUPPORTED_SCOPES.filter((scope) => form[scopeField(scope)] !== undefined);
+  // The contract's scopes in their order, then any resource server's the form ticked (setAgentPolicy
+  // refuses one that no resource server registers).
+  const ticked = Object.keys(form)
+    .filter(
+      (name) => name.length > scopeField('').length && name.startsWith(scopeField('')) && form[name] !== undefined,
+    )
+    .map((name) => name.slice(scopeField('').length));
+  const scopes = [
+    ...SUPPORTED_SCOPES.filter((scope) => ticked.includes(scope)),
+    ...ticked.filter((scope) => !(SUPPORTED_SCOPES as readonly string[]).includes(scope)),
+  ];
   const expires = (form.expires ?? '').trim();
   const perHour = (form.per_hour ?? '').trim();
   return {

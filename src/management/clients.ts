@@ -17,7 +17,7 @@ import {
 import { revokeGrants } from '../domain/revocation.ts';
 import { AccessDenied, InsufficientScope, InvalidField, NotFound } from '../errors.ts';
 import type { RevokedGrants } from '../store/rows.ts';
-import type { Approval, ClientRecord, ClientStatus } from '../store/clients.ts';
+import type { Approval, ClientRecord, ClientStatus, ResourceScope } from '../store/clients.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
 import { reachableClient } from './reach.ts';
@@ -45,6 +45,8 @@ export interface NewClientInput {
   name: string;
   redirectUris: string[];
   resources?: string[];
+  /** The scopes a resource server serves at its resources, each with a description. */
+  scopes?: ResourceScope[];
   approval?: Approval;
   /** A public client has no secret; chosen only while the server lets public clients sign in. */
   type?: 'confidential' | 'public';
@@ -66,7 +68,7 @@ export async function createClient(
   input: NewClientInput,
 ): Promise<{ client: ClientRecord; secret: string | null }> {
   requireWrite(actor);
-  if ((input.resources ?? []).length > 0) requireResourceServerRight(actor);
+  if ((input.resources ?? []).length > 0 || (input.scopes ?? []).length > 0) requireResourceServerRight(actor);
   const isPublic = input.type === 'public';
   if (isPublic && !deps.config.publicClients && actor.door !== 'cli')
     throw new InvalidField('client_type', 'This server does not let public clients sign in.');
@@ -77,6 +79,7 @@ export async function createClient(
       name: input.name,
       redirectUris: input.redirectUris,
       resources: input.resources,
+      scopes: input.scopes,
       approval: input.approval,
       public: isPublic,
       accountId: owner?.id,
@@ -87,9 +90,10 @@ export async function createClient(
 }
 
 /**
- * Which resources a client serves is an administrator's decision (docs/design.md §13): a
- * resource server may introspect every token issued for its resources, whoever they were issued
- * to, and its resources are the ones tokens may be issued for. So only an admin (the console's,
+ * Which resources a client serves, and which scopes there, is an administrator's decision
+ * (docs/design.md §13): a resource server may introspect every token issued for its resources,
+ * whoever they were issued to, and its resources and scopes are the ones tokens may be issued
+ * for. So only an admin (the console's,
  * an admin's key that reaches all accounts, the operator) registers or changes them, through
  * every door; a member's key, or an admin's own-reach key, is refused (403).
  */
@@ -105,6 +109,10 @@ function sameResources(a: readonly string[], b: readonly string[]): boolean {
   const named = new Set(a);
   return named.size === new Set(b).size && b.every((resource) => named.has(resource));
 }
+
+/** Whether two lists name the same scopes with the same descriptions, in the same order. */
+const sameScopes = (a: readonly ResourceScope[], b: readonly ResourceScope[]) =>
+  JSON.stringify(a) === JSON.stringify(b);
 
 /** The client after a change, as stored now. */
 async function current(deps: Deps, id: string): Promise<ClientRecord> {
@@ -138,7 +146,10 @@ export async function updateClient(
   precondition?: Precondition<ClientRecord>,
 ): Promise<ClientRecord> {
   const { client, version } = await changeable(deps, actor, id, precondition);
-  if (changes.resources !== undefined && !sameResources(changes.resources, client.resources))
+  if (
+    (changes.resources !== undefined && !sameResources(changes.resources, client.resources)) ||
+    (changes.scopes !== undefined && !sameScopes(changes.scopes, client.scopes))
+  )
     requireResourceServerRight(actor);
   const changed = await asActor(actor, () => updateClientRecord(deps, client.id, changes, version));
   await recordAct(deps, actor, 'website.update', client.id, changesDetail(client, changed));
@@ -264,6 +275,7 @@ function changesDetail(before: ClientRecord, after: ClientRecord): string {
       ? ''
       : `redirect URIs ${after.redirect_uris.join(' ')}`,
     before.approval === after.approval ? '' : `approval ${after.approval}`,
+    sameScopes(before.scopes, after.scopes) ? '' : `scopes ${after.scopes.map((scope) => scope.name).join(' ')}`,
   ].filter(Boolean);
   return changed.join('; ') || 'no change';
 }

@@ -99,8 +99,10 @@ export const AgentPolicyView = Type.Object(
       description: 'The websites (client ids) it may sign in to without asking; each must be registered.',
     }),
     scope_ceiling: Nullable(
-      Type.Array(Type.Union([Type.Literal('openid'), Type.Literal('email'), Type.Literal('profile')]), {
-        description: 'The most a sign-in may share: a request for a scope outside it is refused. null: no ceiling.',
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        maxItems: 100,
+        description:
+          'The most a sign-in may share: a request for a scope outside it is refused, a resource server’s scope too. Each is openid, email, profile or a scope a resource server registers. null: no ceiling.',
       }),
     ),
     credentials_expire_at: Nullable(
@@ -168,6 +170,9 @@ export const ClientView = Type.Object(
     }),
     redirect_uris: Type.Array(Type.String(), { description: 'Where its sign-ins may return.' }),
     resources: Type.Array(Type.String(), { description: 'RFC 8707 resources it serves as a resource server.' }),
+    scopes: Type.Array(Type.Object({ name: Type.String(), description: Type.String() }), {
+      description: 'The scopes it serves at its resources, each with what it allows in words (none for a website).',
+    }),
     confirmation: Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
       description:
         'Whether the person at the browser confirms a sign-in: auto, it goes on once the agent authenticates; manual, the person confirms after seeing who authenticated.',
@@ -197,6 +202,7 @@ export function clientView(client: ClientRecord, now: number): ClientView {
     token_endpoint_auth_method: client.token_endpoint_auth_method,
     redirect_uris: client.redirect_uris,
     resources: client.resources,
+    scopes: client.scopes,
     confirmation: client.approval,
     source: client.source,
     account_id: client.account_id,

@@ -14,7 +14,7 @@ import {
   setClientStatus,
   updateClient,
 } from '../../management/clients.ts';
-import type { Approval, ClientRecord } from '../../store/clients.ts';
+import type { Approval, ClientRecord, ResourceScope } from '../../store/clients.ts';
 import { pageSize, timeCursor, pageOf } from '../conditions.ts';
 import { ClientView, clientView, Page, RevokedView } from '../../management/views.ts';
 import { type ApiScope, callerOf } from './caller.ts';
@@ -41,6 +41,29 @@ const Resources = Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), {
   description:
     'RFC 8707 resources it serves as a resource server: it may introspect the tokens issued for them. Only an admin’s key that reaches all accounts sets or changes them (403 `insufficient_scope` otherwise).',
 });
+const Scopes = Type.Array(
+  Type.Object(
+    {
+      name: Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'The scope value (an RFC 6749 §3.3 scope-token), e.g. `notes:read`; not openid, email, profile or offline_access.',
+      }),
+      description: Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'What it allows, in plain text a person reads on the sign-in page: "Read your notes".',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  {
+    maxItems: 20,
+    description:
+      'The scopes a resource server serves at its resources, granted only with one of them (`resource`). Needs `resources`; the same admin’s right as they.',
+  },
+);
 const ConfirmationField = Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
   description:
     'Whether the person at the browser confirms a sign-in: auto (default), it goes on as soon as the agent authenticates; manual, the person confirms after seeing who authenticated.',
@@ -51,6 +74,7 @@ const NewClientBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200, description: 'Shown on the sign-in page.' }),
     redirect_uris: Type.Optional(Uris('Where sign-ins return; required unless `resources` are given.')),
     resources: Type.Optional(Resources),
+    scopes: Type.Optional(Scopes),
     type: Type.Optional(
       Type.Union([Type.Literal('confidential'), Type.Literal('public')], {
         description:
@@ -73,6 +97,7 @@ type NewClientBody = {
   name: string;
   redirect_uris?: string[];
   resources?: string[];
+  scopes?: ResourceScope[];
   type?: 'confidential' | 'public';
   confirmation?: Approval;
   account_id?: string;
@@ -83,6 +108,7 @@ const ClientChangesBody = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     redirect_uris: Type.Optional(Uris('Replaces every registered redirect URI.')),
     resources: Type.Optional(Resources),
+    scopes: Type.Optional(Scopes),
     confirmation: Type.Optional(ConfirmationField),
     status: Type.Optional(
       Type.Union([Type.Literal('active'), Type.Literal('inactive')], {
@@ -160,6 +186,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
           name: body.name,
           redirectUris: body.redirect_uris ?? [],
           resources: body.resources,
+          scopes: body.scopes,
           approval: body.confirmation,
           type: body.type,
           accountId: body.account_id,
@@ -201,8 +228,8 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
     },
     async (request, reply) => {
       const caller = callerOf(request);
-      const { status, name, redirect_uris, resources, confirmation } = request.body;
-      const changes = [name, redirect_uris, resources, confirmation].some((field) => field !== undefined);
+      const { status, name, redirect_uris, resources, scopes, confirmation } = request.body;
+      const changes = [name, redirect_uris, resources, scopes, confirmation].some((field) => field !== undefined);
       let client = await getClient(ctx, caller, request.params.id);
       const precondition = ifMatch(request, view);
       if (changes)
@@ -210,7 +237,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
           ctx,
           caller,
           client.id,
-          { name, redirectUris: redirect_uris, resources, approval: confirmation },
+          { name, redirectUris: redirect_uris, resources, scopes, approval: confirmation },
           precondition,
         );
       if (status !== undefined)

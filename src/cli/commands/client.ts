@@ -1,6 +1,7 @@
 /** `agentauth client …`: client applications (relying parties; the console calls them websites). */
 import { type Command, Option } from 'commander';
 import { resealClientSecrets } from '../../domain/clients.ts';
+import { resourceScopeOf } from '../../domain/rules/resource-scope.ts';
 import { InvalidRequest } from '../../errors.ts';
 import { collect, print, withContext } from '../common.ts';
 import type { ClientView } from '../management.ts';
@@ -17,8 +18,13 @@ const clientJson = (c: ClientView) => ({
   token_endpoint_auth_method: c.token_endpoint_auth_method,
   source: c.source,
   resources: c.resources,
+  scopes: c.scopes,
   created_at: c.created_at,
 });
+
+/** What --scope says of a scope: its name, a space, what it allows. */
+const SCOPE_OPTION =
+  "a scope this resource server serves, then what it allows in words a person reads: --scope 'notes:read Read your notes' (repeat for several; needs --resource)";
 
 const clientLines = (c: ClientView) =>
   `name:          ${c.name}\nredirect URIs: ${c.redirect_uris.join(' ') || '(none)'}\napproval:      ${c.confirmation}`;
@@ -45,6 +51,7 @@ export function clientCommand(program: Command): void {
       collect,
       [],
     )
+    .option('--scope <scope>', SCOPE_OPTION, collect, [])
     .option('--json', 'print JSON')
     .action(
       async (
@@ -54,6 +61,7 @@ export function clientCommand(program: Command): void {
           approval: 'auto' | 'manual';
           public?: boolean;
           resource: string[];
+          scope: string[];
           json?: boolean;
         },
         command: Command,
@@ -65,6 +73,7 @@ export function clientCommand(program: Command): void {
             confirmation: options.approval,
             type: options.public ? 'public' : 'confidential',
             resources: options.resource,
+            scopes: options.scope.map(resourceScopeOf),
           }),
         );
         print(
@@ -108,7 +117,9 @@ export function clientCommand(program: Command): void {
   }
   client
     .command('update <client_id>')
-    .description('change a client: its name, its redirect URIs (the list given replaces the old one) or its approval')
+    .description(
+      "change a client: its name, its redirect URIs or a resource server's scopes (a list given replaces the old one) or its approval",
+    )
     .option('--name <name>', 'display name shown on the authorization page')
     .option('--redirect-uri <uri>', 'redirect URI (repeat for several; replaces every registered one)', collect, [])
     .addOption(
@@ -117,20 +128,28 @@ export function clientCommand(program: Command): void {
         'auto: continue as soon as the agent authenticates; manual: the person confirms',
       ).choices(['auto', 'manual']),
     )
+    .option('--scope <scope>', `${SCOPE_OPTION}; replaces every registered one`, collect, [])
     .option('--json', 'print JSON')
     .action(
       async (
         id: string,
-        options: { name?: string; redirectUri: string[]; approval?: 'auto' | 'manual'; json?: boolean },
+        options: {
+          name?: string;
+          redirectUri: string[];
+          approval?: 'auto' | 'manual';
+          scope: string[];
+          json?: boolean;
+        },
         command: Command,
       ) => {
         const changes = {
           name: options.name,
           redirect_uris: options.redirectUri.length > 0 ? options.redirectUri : undefined,
+          scopes: options.scope.length > 0 ? options.scope.map(resourceScopeOf) : undefined,
           confirmation: options.approval,
         };
         if (Object.values(changes).every((value) => value === undefined))
-          throw new InvalidRequest('nothing to change: give --name, --redirect-uri or --approval');
+          throw new InvalidRequest('nothing to change: give --name, --redirect-uri, --scope or --approval');
         const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
         const updated = await withManagement(command, (management) => management.updateClient(id, defined));
         print(!!options.json, clientJson(updated), `${id} is updated\n${clientLines(updated)}`);

@@ -17,6 +17,7 @@ import {
   pageNotice,
   rotateForm,
 } from './owned.ts';
+import { scopesText } from '../clients.ts';
 import {
   type ConsolePage,
   consolePage,
@@ -179,7 +180,8 @@ function editForm(
   errors: Record<string, string>,
 ): Html {
   const editing = values?.name !== undefined || values?.redirect_uris !== undefined;
-  const value = (name: 'name' | 'redirect_uris' | 'approval', current: string) => (editing ? values?.[name] : current);
+  const value = (name: 'name' | 'redirect_uris' | 'approval' | 'scopes', current: string) =>
+    editing ? values?.[name] : current;
   return html`<section aria-labelledby="edit-heading">
 <h2 id="edit-heading">Edit</h2>
 <form method="post" action="${clientPath(client.id)}/edit" class="stack" id="edit-form">
@@ -187,6 +189,7 @@ ${csrfField(csrf)}
 ${field({ label: 'Name', name: 'name', value: value('name', client.name), required: true, maxlength: 200, error: errors.name, hint: 'People see it on the sign-in page.' })}
 ${field({ label: 'Redirect URIs', name: 'redirect_uris', type: 'textarea', value: value('redirect_uris', client.redirect_uris.join('\n')), required: client.resources.length === 0, error: errors.redirect_uris, hint: 'One per line, exactly as your website sends them. A sign-in in progress to a URI you remove cannot complete.' })}
 ${field({ label: 'Approval', name: 'approval', type: 'select', choices: APPROVALS, value: value('approval', client.approval) ?? client.approval, error: errors.approval, hint: 'Manual: the person in the browser clicks Approve after the agent has authenticated.' })}
+${client.resources.length > 0 ? field({ label: 'Scopes', name: 'scopes', type: 'textarea', value: value('scopes', scopesText(client.scopes)), error: errors.scopes, hint: 'The scopes this resource server serves, one per line: the scope, a space, and what it allows in words people read on the sign-in page (notes:read Read your notes). A website asks for them with this resource.' }) : ''}
 <button type="submit">Save changes</button>
 </form>
 </section>`;

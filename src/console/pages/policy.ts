@@ -26,6 +26,21 @@ const SCOPE_WORDS: Record<string, string> = {
   profile: 'your name',
 };
 
+/**
+ * The scopes active resource servers serve, each once with its words (the first server's, and
+ * the resources that serve it): what a ceiling may tick beside the contract's (docs/design.md §16).
+ */
+function resourceScopeWords(clients: readonly ClientRecord[]): Array<readonly [string, string]> {
+  const words = new Map<string, string>();
+  for (const client of clients) {
+    if (client.status !== 'active') continue;
+    const hosts = client.resources.map((resource) => URL.parse(resource)?.host ?? resource).join(', ');
+    for (const scope of client.scopes)
+      if (!words.has(scope.name)) words.set(scope.name, `${scope.description} (at ${hosts})`);
+  }
+  return [...words];
+}
+
 /** The fields the policy form posts (a re-shown form has them in its values). */
 const POLICY_FIELDS = ['websites', 'expires', 'per_hour'];
 
@@ -134,12 +149,12 @@ ${(Object.keys(WEBSITES_WORDS) as WebsitesRule[]).map(
 </fieldset>
 <fieldset class="field" id="field-scope_ceiling"${groupError('field-scope_ceiling', errors.scope_ceiling)}>
 <legend>Scope ceiling</legend>
-<p class="hint">What the agent may share with a website at most. None ticked: whatever the website asks for. A website already granted more loses its grant.</p>
+<p class="hint">What the agent may share with a website at most. None ticked: whatever the website asks for. A website already granted more loses its grant. A resource server’s scope not ticked is refused too.</p>
 ${errors.scope_ceiling ? html`<p class="field-error" id="field-scope_ceiling-error">${errors.scope_ceiling}</p>` : ''}
 <ul class="checks">
-${SUPPORTED_SCOPES.map(
-  (scope) =>
-    html`<li><label class="check"><input type="checkbox" name="${scopeField(scope)}" value="on"${ticked(scope) ? html` checked` : ''}> <span class="check-text"><code>${scope}</code> <span class="muted">${SCOPE_WORDS[scope]}</span></span></label></li>`,
+${[...SUPPORTED_SCOPES.map((scope) => [scope, SCOPE_WORDS[scope]!] as const), ...resourceScopeWords(input.clients)].map(
+  ([scope, words]) =>
+    html`<li><label class="check"><input type="checkbox" name="${scopeField(scope)}" value="on"${ticked(scope) ? html` checked` : ''}> <span class="check-text"><code>${scope}</code> <span class="muted">${words}</span></span></label></li>`,
 )}
 </ul>
 </fieldset>
