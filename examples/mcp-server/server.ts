@@ -2,7 +2,9 @@
  * An example MCP server (Streamable HTTP) protected by agentauth: it accepts only agentauth
  * access tokens issued for its own resource URI (RFC 8707), checked by introspection (RFC 7662)
  * with its own resource-server credentials, and publishes RFC 9728 Protected Resource Metadata
- * so that MCP clients find agentauth by themselves. One tool, `whoami`.
+ * so that MCP clients find agentauth by themselves. One tool, `whoami`; with `scopes`, two more
+ * that need the server's own scopes (notes:read, notes:write), published in its metadata and
+ * asked for with an `insufficient_scope` challenge (RFC 6750 §3.1) that MCP clients step up on.
  *
  *   AGENTAUTH_ISSUER=http://localhost:3000 AGENTAUTH_CLIENT_ID=cli_… AGENTAUTH_CLIENT_SECRET=cls_… \
  *   MCP_PUBLIC_URL=http://localhost:8808/mcp PORT=8808 node --import tsx examples/mcp-server/server.ts
@@ -58,7 +60,23 @@ export interface McpServerOptions {
   clock?: () => number;
   /** Where failures to reach agentauth are reported (never a token or secret). Default: stderr. */
   log?: (line: string) => void;
+  /**
+   * Serve the notes tools, which need this server's own scopes (NOTE_SCOPES: register them with
+   * the resource, `--scope 'notes:read Read your notes'`): `scopes_supported` in the metadata, the
+   * first scope in the 401 challenge, and a 403 `insufficient_scope` for a tool whose scope the
+   * token lacks. Default false: `whoami` only, any token for this resource.
+   */
+  scopes?: boolean;
 }
+
+/** The scopes this server serves with `scopes`, and what each allows, as registered at agentauth. */
+export const NOTE_SCOPES = {
+  'notes:read': 'Read your notes',
+  'notes:write': 'Add notes',
+} as const;
+type NoteScope = keyof typeof NOTE_SCOPES;
+/** Which scope each scoped tool needs. */
+const TOOL_SCOPES: Record<string, NoteScope> = { read_notes: 'notes:read', add_note: 'notes:write' };
 
 export interface RunningMcpServer {
   /** The MCP endpoint (publicUrl): what clients connect to. */
@@ -262,8 +280,11 @@ async function checkCredentials(
   }
 }
 
-/** A fresh McpServer with the one tool; stateless mode builds one per request. */
-function buildMcpServer(): McpServer {
+/** The notes each agent (token subject) added, in memory: what the scoped tools read and write. */
+type Notes = Map<string, string[]>;
+
+/** A fresh McpServer with its tools; stateless mode builds one per request. */
+function buildMcpServer(notes: Notes | null): McpServer {
   const server = new McpServer({ name: 'agentauth-example-mcp-server', version: '0.1.0' });
   server.registerTool(
     'whoami',
@@ -298,7 +319,53 @@ function buildMcpServer(): McpServer {
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
     },
   );
+  if (notes === null) return server;
+  // Their scopes are checked before the request reaches here (insufficientScope), where a 403 can still be answered.
+  server.registerTool(
+    'read_notes',
+    {
+      title: 'Read notes',
+      description: 'The notes the signed-in agent added. Needs the scope notes:read.',
+      outputSchema: { notes: z.array(z.string()) },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (extra) => {
+      const result = { notes: notes.get(String(extra.authInfo?.extra?.sub)) ?? [] };
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+    },
+  );
+  server.registerTool(
+    'add_note',
+    {
+      title: 'Add a note',
+      description: 'Adds a note for the signed-in agent. Needs the scope notes:write.',
+      inputSchema: { text: z.string().min(1).max(1000) },
+      outputSchema: { notes: z.array(z.string()) },
+      annotations: { readOnlyHint: false, openWorldHint: false },
+    },
+    async ({ text }, extra) => {
+      const agent = String(extra.authInfo?.extra?.sub);
+      const list = [...(notes.get(agent) ?? []), text].slice(-100);
+      notes.set(agent, list);
+      const result = { notes: list };
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+    },
+  );
   return server;
+}
+
+/**
+ * The scope a JSON-RPC request (or batch) needs and the token lacks: the first tools/call of a
+ * scoped tool whose scope is not among `granted`. Null when nothing is missing.
+ */
+function missingScope(body: unknown, granted: readonly string[]): NoteScope | null {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const call = message as { method?: unknown; params?: { name?: unknown } } | null;
+    if (call?.method !== 'tools/call' || typeof call.params?.name !== 'string') continue;
+    const needed = TOOL_SCOPES[call.params.name];
+    if (needed && !granted.includes(needed)) return needed;
+  }
+  return null;
 }
 
 export async function startMcpServer(options: McpServerOptions): Promise<RunningMcpServer> {
@@ -333,7 +400,11 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
       authorization_servers: [issuer],
       bearer_methods_supported: ['header'],
       resource_name: 'agentauth example MCP server',
+      // RFC 9728 §2: the scopes a client may ask for this resource; MCP clients ask for them all
+      // unless a challenge names fewer.
+      ...(options.scopes ? { scopes_supported: Object.keys(NOTE_SCOPES) } : {}),
     };
+    const notes: Notes | null = options.scopes ? new Map() : null;
     app.use(new URL(resourceMetadataUrl).pathname, metadataHandler(protectedResource));
     app.use('/.well-known/oauth-protected-resource', metadataHandler(protectedResource));
 
@@ -353,7 +424,9 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
     app.use(path, (request, response, next) => {
       // RFC 6750 §3.1: a request without credentials gets the challenge, but no error code.
       if (request.headers.authorization === undefined) {
-        response.status(401).set('WWW-Authenticate', `Bearer resource_metadata="${resourceMetadataUrl}"`).json({
+        // With scopes, the challenge names the least a client needs to start (MCP: step up later).
+        const scope = options.scopes ? ` scope="notes:read",` : '';
+        response.status(401).set('WWW-Authenticate', `Bearer${scope} resource_metadata="${resourceMetadataUrl}"`).json({
           error: 'unauthorized',
           error_description: 'This MCP server needs an agentauth access token (Authorization: Bearer).',
         });
@@ -361,10 +434,28 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
       }
       bearer(request, response, next);
     });
+    if (options.scopes) {
+      app.post(path, (request, response, next) => {
+        const granted = request.auth?.scopes ?? [];
+        const needed = missingScope(request.body, granted);
+        if (needed === null) return next();
+        // RFC 6750 §3.1: 403 insufficient_scope, naming the scope the request needs. The scopes
+        // already granted are named too: MCP clients ask for exactly this scope when they step
+        // up, and a new token with the new scope alone would lose the old ones.
+        const scope = [...new Set([...granted.filter((each) => each in NOTE_SCOPES), needed])].join(' ');
+        response
+          .status(403)
+          .set(
+            'WWW-Authenticate',
+            `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${resourceMetadataUrl}", error_description="This tool needs the scope ${needed}"`,
+          )
+          .json({ error: 'insufficient_scope', error_description: `This tool needs the scope ${needed}.` });
+      });
+    }
 
     // Stateless Streamable HTTP: every request carries its token and is verified on its own.
     app.post(path, async (request, response) => {
-      const server = buildMcpServer();
+      const server = buildMcpServer(notes);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       response.on('close', () => {
         void transport.close();
@@ -433,6 +524,8 @@ async function main(): Promise<void> {
     host: process.env.HOST,
     publicUrl: process.env.MCP_PUBLIC_URL ?? `http://localhost:${port}/mcp`,
     introspectionCacheSeconds: cache,
+    // MCP_SCOPES=off serves whoami alone, to any token for this resource.
+    scopes: process.env.MCP_SCOPES !== 'off',
   });
   process.stdout.write(
     `Example MCP server on ${server.url} (tokens from ${issuer}; metadata at ${server.resourceMetadataUrl}). Ctrl-C stops it.\n`,
