@@ -11,7 +11,8 @@ import type { Config } from './config.ts';
 import { FIRST_ADMIN_COMMAND } from './domain/accounts.ts';
 import { consoleRouterErrorPage, consoleRoutes } from './console/routes/index.ts';
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
-import { ClientMetadataDocuments, type FetchOptions } from './domain/client-metadata/index.ts';
+import { ClientKeySets } from './domain/client-keys/index.ts';
+import { allowingAddresses, ClientMetadataDocuments, type FetchOptions } from './domain/client-metadata/index.ts';
 import { StatusEvents } from './domain/status-events.ts';
 import { type DispatcherOptions, WebhookDispatcher } from './domain/webhooks/dispatcher.ts';
 import { type AppOptions, createHttpServer } from './http/server.ts';
@@ -51,6 +52,7 @@ export async function createContext(
   options: ContextOptions = {},
 ): Promise<Context> {
   const clock = options.clock ?? systemClock;
+  const metadataFetch = allowingAddresses(config.clientMetadataAllowedAddresses, options.clientMetadataFetch);
   const base: Omit<Context, 'webhooks'> = {
     config,
     store,
@@ -70,7 +72,11 @@ export async function createContext(
       message: 'Too many client registrations from this address; wait and try again.',
     }),
     clientMetadata: config.clientIdMetadataDocuments
-      ? new ClientMetadataDocuments({ fetch: options.clientMetadataFetch })
+      ? new ClientMetadataDocuments({ fetch: metadataFetch, privateKeyJwt: config.privateKeyJwt })
+      : null,
+    // Its clock is the context's, so a test that moves time moves the cache and the refetch bound too.
+    clientKeySets: config.privateKeyJwt
+      ? new ClientKeySets({ fetch: metadataFetch, clock: () => clock() * 1000 })
       : null,
     statusEvents: new StatusEvents(store),
     mailer: createMailer(config),

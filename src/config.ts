@@ -104,6 +104,16 @@ export interface Config {
   cors: boolean;
   /** The scope offline_access is accepted at /authorize and published (docs/design.md §13). */
   offlineAccess: boolean;
+  /**
+   * Clients may authenticate with an assertion signed by one of their keys (RFC 7523
+   * private_key_jwt): registered, dynamic and metadata-document clients (docs/design.md §18).
+   */
+  privateKeyJwt: boolean;
+  /**
+   * Networks (CIDRs) whose special-use addresses metadata documents and key sets (jwks_uri) may
+   * still be fetched from: MCP clients an operator runs on an internal network. Empty: none.
+   */
+  clientMetadataAllowedAddresses: string[];
   /** Registrations allowed per client address and node within the window. */
   registrationLimitPerIp: number;
   registrationLimitWindow: number;
@@ -318,6 +328,23 @@ const onOff: Type<boolean> = {
 };
 
 const text: Type<string> = { takes: 'text', parse: (raw) => raw };
+/** Networks as comma-separated CIDRs (the allow-lists of special-use addresses: webhooks, metadata documents). */
+const cidrs: Type<string[]> = {
+  takes: 'comma-separated CIDRs (`10.0.0.0/8`, `fd00::/8`, `127.0.0.1/32`)',
+  parse: (raw, name) =>
+    raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((cidr) => {
+        const [network, bits, extra] = cidr.split('/');
+        const family = isIP(network ?? '');
+        const max = family === 6 ? 128 : 32;
+        if (family === 0 || extra !== undefined || !/^\d{1,3}$/.test(bits ?? '') || Number(bits) > max)
+          throw new ConfigError(`${name} takes CIDRs such as 10.0.0.0/8 (got "${cidr}")`);
+        return cidr;
+      }),
+};
 
 /** "a, b or c". */
 const either = (words: readonly string[]) =>
@@ -795,7 +822,7 @@ export const SETTINGS = [
     key: 'mcpAuthorization',
     type: onOff,
     default: false,
-    doc: '`true` turns on everything an MCP client needs at once: `PUBLIC_CLIENTS`, `CLIENT_ID_METADATA_DOCUMENTS` and `DYNAMIC_REGISTRATION` (each may still be set on its own beside it). See the [MCP servers guide](../guides/mcp-servers.md).',
+    doc: '`true` turns on everything an MCP client needs at once: `PUBLIC_CLIENTS` (and with it `CORS`), `CLIENT_ID_METADATA_DOCUMENTS`, `PRIVATE_KEY_JWT`, `DYNAMIC_REGISTRATION` and `OFFLINE_ACCESS`, and a 30 s `REFRESH_TOKEN_REUSE_WINDOW` (each may still be set on its own beside it). See the [MCP servers guide](../guides/mcp-servers.md).',
   }),
   setting({
     name: 'REFRESH_TOKEN_REUSE_WINDOW',
@@ -832,6 +859,22 @@ export const SETTINGS = [
         );
       }
     },
+  }),
+  setting({
+    name: 'PRIVATE_KEY_JWT',
+    key: 'privateKeyJwt',
+    type: onOff,
+    default: (read) => read.mcpAuthorization,
+    shownDefault: '`MCP_AUTHORIZATION`',
+    doc: 'Clients may authenticate at `/token`, `/introspect` and `/revoke` with an assertion signed by one of their keys (RFC 7523 `private_key_jwt`; RS256, PS256, ES256 or EdDSA; `jti` used once; at most 5 minutes ahead): clients registered with a key set (`agentauth client create --jwks`/`--jwks-uri`, the API), dynamic registration with `jwks` or `jwks_uri`, and metadata documents that declare it (ChatGPT). A `jwks_uri` is fetched as metadata documents are. Adds `client_secret_basic` and `private_key_jwt` to `token_endpoint_auth_methods_supported` and the introspection and revocation lists, and `token_endpoint_auth_signing_alg_values_supported`. Off: such a client is `invalid_client`.',
+  }),
+  setting({
+    name: 'CLIENT_METADATA_ALLOWED_ADDRESSES',
+    key: 'clientMetadataAllowedAddresses',
+    type: cidrs,
+    default: () => [],
+    shownDefault: 'empty',
+    doc: "Metadata documents and clients' key sets (`jwks_uri`) are never fetched from special-use addresses (loopback, private, link-local and the like), judged before connecting and again on the connected socket. An MCP client an operator runs on an internal network is let through when its address lies in one of these networks. Empty by default: only public addresses.",
   }),
   setting({
     name: 'DYNAMIC_REGISTRATION',
@@ -920,22 +963,7 @@ export const SETTINGS = [
   setting({
     name: 'WEBHOOK_ALLOWED_ADDRESSES',
     key: 'webhookAllowedAddresses',
-    type: {
-      takes: 'comma-separated CIDRs (`10.0.0.0/8`, `fd00::/8`, `127.0.0.1/32`)',
-      parse: (raw, name) =>
-        raw
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean)
-          .map((cidr) => {
-            const [network, bits, extra] = cidr.split('/');
-            const family = isIP(network ?? '');
-            const max = family === 6 ? 128 : 32;
-            if (family === 0 || extra !== undefined || !/^\d{1,3}$/.test(bits ?? '') || Number(bits) > max)
-              throw new ConfigError(`${name} takes CIDRs such as 10.0.0.0/8 (got "${cidr}")`);
-            return cidr;
-          }),
-    },
+    type: cidrs,
     default: () => [],
     shownDefault: 'empty',
     doc: 'Webhooks are never sent to special-use addresses (loopback, private, link-local and the like), judged before connecting and again on the connected socket. A receiver an operator runs on an internal network is let through when its address lies in one of these networks. Empty by default: only public addresses.',

@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { Mailer } from './mail.ts';
 import { BrowserBindings, SecretBox, SuccessorSeal } from './crypto.ts';
 import { AccessTokenKeys } from './domain/jwt.ts';
+import type { ClientKeySets } from './domain/client-keys/index.ts';
 import type { ClientMetadataDocuments } from './domain/client-metadata/index.ts';
 import type { StatusEvents } from './domain/status-events.ts';
 import type { WebhookDispatcher } from './domain/webhooks/dispatcher.ts';
@@ -51,6 +52,8 @@ export interface Context {
   statusEvents: StatusEvents;
   /** Fetches and caches Client ID Metadata Documents; null unless CLIENT_ID_METADATA_DOCUMENTS is on. */
   clientMetadata: ClientMetadataDocuments | null;
+  /** Clients' key sets (jwks_uri fetched and cached) and their assertions' check; null unless PRIVATE_KEY_JWT is on. */
+  clientKeySets: ClientKeySets | null;
   /** Sends the outbox's webhook deliveries; started by the server on every node (docs/design.md §15). */
   webhooks: WebhookDispatcher;
   /**

@@ -436,10 +436,10 @@ describe('throttling and the purge', () => {
       server.ctx.store.purge({ expiredBefore: at, unauthenticatedBefore: at, auditBefore: 0 });
     await purgeAt(now + 30 + ASSERTION_CLOCK_SKEW);
     // The id is still remembered: the same jti again is refused.
-    expect(await server.ctx.store.agents.useAssertion(agentId, jti, now + 60)).toBe(false);
+    expect(await server.ctx.store.assertions.use(agentId, jti, now + 60)).toBe(false);
     const purged = await purgeAt(now + 30 + ASSERTION_CLOCK_SKEW + 1);
-    expect(purged.agentAssertions).toBeGreaterThanOrEqual(1);
-    expect(await server.ctx.store.agents.useAssertion(agentId, jti, now + 60)).toBe(true);
+    expect(purged.assertions).toBeGreaterThanOrEqual(1);
+    expect(await server.ctx.store.assertions.use(agentId, jti, now + 60)).toBe(true);
   });
 });
 

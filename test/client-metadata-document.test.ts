@@ -272,6 +272,7 @@ describe('validateClientMetadataDocument', () => {
       redirect_uris: ['https://app.example/callback', 'http://127.0.0.1:8123/cb'],
       client_uri: 'https://app.example/',
       logo_uri: 'https://app.example/logo.png',
+      token_endpoint_auth_method: 'none',
     });
   });
 
@@ -333,8 +334,39 @@ describe('validateClientMetadataDocument', () => {
         new RegExp(`${method} needs a shared secret`),
       );
     }
-    refused(documentFor(url, { token_endpoint_auth_method: 'private_key_jwt' })).toThrow(/must be none/);
-    refused(documentFor(url, { token_endpoint_auth_method: null })).toThrow(/must be none/);
+    refused(documentFor(url, { token_endpoint_auth_method: 'private_key_jwt' })).toThrow(
+      /private_key_jwt is not enabled on this server \(PRIVATE_KEY_JWT\), and the document does not offer none/,
+    );
+    refused(documentFor(url, { token_endpoint_auth_method: null })).toThrow(/must be none or private_key_jwt/);
+    refused(documentFor(url, { token_endpoint_auth_method: 'tls_client_auth' })).toThrow(
+      /must be none or private_key_jwt/,
+    );
+  });
+
+  it('serves private_key_jwt with PRIVATE_KEY_JWT; without it, as public only when none is offered too', () => {
+    const jwksUri = 'https://app.example/jwks.json';
+    const declared = documentFor(url, { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: jwksUri });
+    expect(validateClientMetadataDocument(url, declared, { privateKeyJwt: true })).toMatchObject({
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks_uri: jwksUri,
+    });
+    const offersNone = { ...declared, token_endpoint_auth_methods_supported: ['none', 'private_key_jwt'] };
+    // The declared method is the one the client uses: with the feature on it signs, whatever else it offers.
+    expect(validateClientMetadataDocument(url, offersNone, { privateKeyJwt: true }).token_endpoint_auth_method).toBe(
+      'private_key_jwt',
+    );
+    const publicClient = validateClientMetadataDocument(url, offersNone, { privateKeyJwt: false });
+    expect(publicClient.token_endpoint_auth_method).toBe('none');
+    expect(publicClient).not.toHaveProperty('jwks_uri');
+    const refusedWith = (body: unknown) => () => validateClientMetadataDocument(url, body, { privateKeyJwt: true });
+    expect(refusedWith({ ...declared, jwks_uri: undefined })).toThrow(/exactly one of jwks and jwks_uri/);
+    expect(refusedWith({ ...declared, jwks: { keys: [] } })).toThrow(/exactly one of jwks and jwks_uri/);
+    expect(refusedWith({ ...declared, jwks_uri: 'http://app.example/jwks.json' })).toThrow(
+      /jwks_uri must be an https URL/,
+    );
+    expect(refusedWith({ ...declared, token_endpoint_auth_methods_supported: 'none' })).toThrow(
+      /token_endpoint_auth_methods_supported must be an array/,
+    );
   });
 
   it('refuses client_secret, client_secret_expires_at and private key material', () => {
@@ -370,6 +402,7 @@ describe('fetching a document over HTTPS', () => {
       client_name: 'Example App',
       redirect_uris: ['https://app.example/callback'],
       client_uri: 'https://app.example/',
+      token_endpoint_auth_method: 'none',
     });
     expect(server.paths).toEqual(['/oauth/client.json']);
   });

@@ -63,7 +63,7 @@ describe('discovery', () => {
     }
   });
 
-  it('MCP_AUTHORIZATION=true adds public clients, metadata documents, registration and offline_access, and changes nothing else', async () => {
+  it('MCP_AUTHORIZATION=true adds public clients, metadata documents, key-signed clients, registration and offline_access, and changes nothing else', async () => {
     const mcp = await startTestServer({ env: { MCP_AUTHORIZATION: 'true' } });
     try {
       const base = (await get('/.well-known/oauth-authorization-server')) as Record<string, unknown>;
@@ -78,8 +78,17 @@ describe('discovery', () => {
       );
       expect(metadata).toEqual({
         ...rebased,
-        token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
-        revocation_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
+        token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'private_key_jwt', 'none'],
+        introspection_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'private_key_jwt'],
+        revocation_endpoint_auth_methods_supported: [
+          'client_secret_post',
+          'client_secret_basic',
+          'private_key_jwt',
+          'none',
+        ],
+        token_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+        introspection_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+        revocation_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
         registration_endpoint: `${issuer}/register`,
         client_id_metadata_document_supported: true,
         // OFFLINE_ACCESS follows MCP_AUTHORIZATION (docs/design.md §13).
@@ -107,6 +116,32 @@ describe('discovery', () => {
       expect(metadata).not.toHaveProperty('client_id_metadata_document_supported');
     } finally {
       await only.close();
+    }
+  });
+
+  it('PRIVATE_KEY_JWT alone publishes Basic, private_key_jwt and the signing algorithms, nothing else', async () => {
+    const keys = await startTestServer({ env: { PRIVATE_KEY_JWT: 'true' } });
+    try {
+      const base = (await get('/.well-known/oauth-authorization-server')) as Record<string, unknown>;
+      const metadata = (await (await fetch(`${keys.url}/.well-known/oauth-authorization-server`)).json()) as Record<
+        string,
+        unknown
+      >;
+      const methods = ['client_secret_post', 'client_secret_basic', 'private_key_jwt'];
+      const algorithms = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+      const rebased = (value: unknown) =>
+        typeof value === 'string' ? value.replace(server.baseUrl, keys.baseUrl) : value;
+      expect(metadata).toEqual({
+        ...Object.fromEntries(Object.entries(base).map(([key, value]) => [key, rebased(value)])),
+        token_endpoint_auth_methods_supported: methods,
+        introspection_endpoint_auth_methods_supported: methods,
+        revocation_endpoint_auth_methods_supported: methods,
+        token_endpoint_auth_signing_alg_values_supported: algorithms,
+        introspection_endpoint_auth_signing_alg_values_supported: algorithms,
+        revocation_endpoint_auth_signing_alg_values_supported: algorithms,
+      });
+    } finally {
+      await keys.close();
     }
   });
 });

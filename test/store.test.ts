@@ -309,6 +309,8 @@ describe.each(engines)('Store on $name', (engine) => {
       resources: ['https://api.example/'],
       last_used_at: null,
       version: 1,
+      jwks: null,
+      jwks_uri: null,
     });
     expect(await store.clients.find('cli_rt')).toMatchObject({
       redirect_uris: ['https://a/cb', 'http://localhost/cb'],
@@ -359,6 +361,8 @@ describe.each(engines)('Store on $name', (engine) => {
       resources: [],
       last_used_at: null,
       version: 1,
+      jwks: null,
+      jwks_uri: null,
     });
     await store.agents.insert({
       id: 'agt_join',
@@ -459,6 +463,8 @@ describe.each(engines)('Store on $name', (engine) => {
       resources: ['https://api.example/'],
       last_used_at: null,
       version: 1,
+      jwks: null,
+      jwks_uri: null,
     });
     const caller = await store.clients.find('cli_caller');
     expect(await store.accessTokens.findWithCaller('cli_caller', t.accessToken.jti)).toEqual({

@@ -140,8 +140,15 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
         type: input.type,
         resources: input.resources,
         scopes: input.scopes,
+        ...(input.jwks !== undefined || input.jwks_uri !== undefined
+          ? { keys: { jwks: input.jwks, jwksUri: input.jwks_uri } }
+          : {}),
       });
-      if (secret === null && !ctx.config.publicClients)
+      if (client.token_endpoint_auth_method === 'private_key_jwt' && !ctx.config.privateKeyJwt)
+        warn(
+          'clients that sign with keys sign in only while the server runs with PRIVATE_KEY_JWT=true (or MCP_AUTHORIZATION=true)',
+        );
+      else if (secret === null && !ctx.config.publicClients)
         warn('public clients sign in only while the server runs with PUBLIC_CLIENTS=true (or MCP_AUTHORIZATION=true)');
       return { client: clientView(client, now()), client_secret: secret };
     },

@@ -58,6 +58,10 @@ export interface NewClient {
   type: 'confidential' | 'public';
   /** The client's confirmation setting (the CLI's --approval). */
   confirmation: 'auto' | 'manual';
+  /** A client that signs with keys (private_key_jwt): its public key set (the CLI's --jwks file). */
+  jwks?: Record<string, unknown>;
+  /** …or where it publishes one (--jwks-uri). */
+  jwks_uri?: string;
 }
 
 export interface ClientChanges {

@@ -128,7 +128,7 @@ export interface VerifiedAssertion {
  * with the key's algorithm, with iss = sub = the agent, aud = our issuer, the request's id, a
  * jti, and iat/exp at most MAX_ASSERTION_LIFETIME apart and current within the clock skew; null
  * otherwise, whatever the reason (the caller answers 401 invalid_credentials for all alike).
- * Single use is the caller's: it records the jti (Store.agents.useAssertion).
+ * Single use is the caller's: it records the jti (Store.assertions.use).
  *
  * @example
  * const verified = verifyAssertion(agent.public_jwk, body.agent_assertion, {

@@ -271,7 +271,7 @@ export async function verifyAgentCredentials(
   });
   if (!verified || !agent?.public_jwk || agent.status !== 'active') return null;
   // Single use, decided by the database before any state change: of two uses, one records it.
-  return (await deps.store.agents.useAssertion(agent.id, verified.jti, verified.rememberUntil)) ? agent : null;
+  return (await deps.store.assertions.use(agent.id, verified.jti, verified.rememberUntil)) ? agent : null;
 }
 
 /** The secret path, as it has always been: no read or write beyond the agent's row. */

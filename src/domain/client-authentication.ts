@@ -1,22 +1,26 @@
 /**
  * Client authentication at the token, introspection and revocation endpoints (docs/contract.md
- * "Client", docs/design.md §7, §13): the credentials a request presents (client_secret_post,
- * client_secret_basic, or none for a public client) and their check against the client's
- * secret, with the rotation's grace.
+ * "Client", docs/design.md §7, §13, §18): the credentials a request presents (client_secret_post,
+ * client_secret_basic, an RFC 7523 assertion for private_key_jwt, or none for a public client)
+ * and their check against the client's secret, with the rotation's grace, or its keys.
  */
 import type { Context } from '../context.ts';
 import { safeEqual } from '../crypto.ts';
 import { InvalidClient, InvalidRequest } from '../errors.ts';
 import type { ClientRecord } from '../store/clients.ts';
+import { assertionClientId, CLIENT_ASSERTION_TYPE, KeySetUnavailable } from './client-keys/index.ts';
 import { isPublicClient, openSealed } from './clients.ts';
 import { MAX_CLIENT_ID_LENGTH } from './rules/client.ts';
 
-type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
+type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config' | 'clientKeySets'>;
 
 /** What a client presents to authenticate at the token, introspection and revocation endpoints. */
 export interface ClientCredentials {
   client_id?: string;
   client_secret?: string;
+  /** RFC 7523 §2.2: a JWT signed by one of the client's keys (private_key_jwt). */
+  client_assertion?: string;
+  client_assertion_type?: string;
   /**
    * They came in the Authorization header (client_secret_basic): a refusal then answers with
    * WWW-Authenticate: Basic (RFC 6749 §5.2).
@@ -63,9 +67,11 @@ function formDecoded(part: string): string | null {
  */
 export function clientCredentials(
   authorization: string | undefined,
-  body: Pick<ClientCredentials, 'client_id' | 'client_secret'>,
+  body: Pick<ClientCredentials, 'client_id' | 'client_secret' | 'client_assertion' | 'client_assertion_type'>,
 ): ClientCredentials {
   const scheme = authorization?.match(/^basic(?: +(.*))?$/is);
+  const asserted = body.client_assertion !== undefined || body.client_assertion_type !== undefined;
+  if (asserted) return assertionCredentials(body, scheme !== null && scheme !== undefined);
   if (!scheme) return { client_id: body.client_id, client_secret: body.client_secret, basic: false };
   const basic = { basic: true };
   const malformed = (why: string) => clientRefused(basic, `client authentication failed: ${why}`);
@@ -103,12 +109,38 @@ export function clientCredentials(
 }
 
 /**
+ * The credentials of a request carrying an RFC 7523 assertion: alone (with a secret, in the body or
+ * the Basic header, it is two methods: invalid_request), of the one type, and naming its client
+ * by client_id or, when that is left out (RFC 7523 §3), by the assertion's own sub.
+ */
+function assertionCredentials(
+  body: Pick<ClientCredentials, 'client_id' | 'client_secret' | 'client_assertion' | 'client_assertion_type'>,
+  basic: boolean,
+): ClientCredentials {
+  if (basic || body.client_secret !== undefined)
+    throw new InvalidRequest(
+      'Use one client authentication method: a client assertion (private_key_jwt) or a client secret, not both.',
+    );
+  if (body.client_assertion === undefined)
+    throw new InvalidRequest('client_assertion is required with client_assertion_type (RFC 7523).');
+  if (body.client_assertion_type === undefined)
+    throw new InvalidRequest(`client_assertion_type is required with client_assertion: ${CLIENT_ASSERTION_TYPE}.`);
+  if (body.client_assertion_type !== CLIENT_ASSERTION_TYPE)
+    throw new InvalidClient(`client authentication failed: client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`);
+  const named = body.client_id ?? assertionClientId(body.client_assertion);
+  const clientId =
+    named !== undefined && named.length <= MAX_CLIENT_ID_LENGTH && !hasControlCharacter(named) ? named : undefined;
+  return { client_id: clientId, client_assertion: body.client_assertion, basic: false };
+}
+
+/**
  * Client authentication at the token, introspection and revocation endpoints:
  * client_secret_basic or client_secret_post (RFC 6749 §2.3.1; clientCredentials reads which),
- * or, for a public client while PUBLIC_CLIENTS is on, its client_id alone (RFC 6749 §2.1; it
- * must then send no secret, and Basic always carries one, if empty). The same answer for an
- * unknown client, a wrong secret and an inactive client, so the endpoint does not tell which
- * client ids exist.
+ * an assertion signed by one of its keys for a private_key_jwt client while PRIVATE_KEY_JWT is
+ * on (RFC 7523, authenticateWithAssertion), or, for a public client while PUBLIC_CLIENTS is on,
+ * its client_id alone (RFC 6749 §2.1; it must then send no secret, and Basic always carries one,
+ * if empty). The same answer for an unknown client, a wrong secret, an inactive client and a
+ * method the client does not use, so the endpoint does not tell which client ids exist.
  */
 export async function authenticateClient(
   deps: Deps & Pick<Context, 'config'>,
@@ -121,6 +153,18 @@ export async function authenticateClient(
   const refused = (description = 'client authentication failed') => clientRefused(credentials, description);
   if (!clientId) throw refused('client authentication failed: client_id is required');
   const client = known ? known.client : await deps.store.clients.find(clientId);
+  const asserted = credentials.client_assertion !== undefined;
+  if (client?.token_endpoint_auth_method === 'private_key_jwt') {
+    if (!deps.config.privateKeyJwt || client.status !== 'active' || !asserted) {
+      throw refused(
+        client.status === 'active' && deps.config.privateKeyJwt
+          ? `client authentication failed: this client signs its requests: send client_assertion_type=${CLIENT_ASSERTION_TYPE} and client_assertion (private_key_jwt)`
+          : undefined,
+      );
+    }
+    return authenticateWithAssertion(deps, client, credentials.client_assertion!);
+  }
+  if (asserted) throw refused();
   if (client && isPublicClient(client)) {
     if (!deps.config.publicClients || client.status !== 'active' || clientSecret !== undefined) throw refused();
     return client;
@@ -147,5 +191,33 @@ export async function authenticateClient(
   const matchesCurrent = safeEqual(clientSecret, expected ?? `${clientSecret}\0`);
   const matchesPrevious = safeEqual(clientSecret, previous ?? `${clientSecret}\0`);
   if (!client || !(matchesCurrent || matchesPrevious) || client.status !== 'active') throw refused();
+  return client;
+}
+
+/**
+ * RFC 7523 §3: the assertion is checked against the client's keys (ClientKeySets.verify: the
+ * algorithm, the key, the signature, iss, sub, aud, exp, jti), and its jti is then recorded as
+ * used on every node until it expires, so a replay is refused anywhere. The assertion itself is a
+ * credential: it is never logged or repeated.
+ */
+async function authenticateWithAssertion(deps: Deps, client: ClientRecord, assertion: string): Promise<ClientRecord> {
+  const refused = (problem: string) => new InvalidClient(`client authentication failed: ${problem}`);
+  const keySets = deps.clientKeySets;
+  if (!keySets) throw refused('signed assertions (private_key_jwt) are not enabled on this server');
+  const issuer = deps.config.baseUrl;
+  let checked: Awaited<ReturnType<typeof keySets.verify>>;
+  try {
+    checked = await keySets.verify(client, assertion, {
+      clientId: client.id,
+      audiences: [issuer, `${issuer}/token`],
+      now: deps.clock(),
+    });
+  } catch (error) {
+    if (error instanceof KeySetUnavailable) throw refused(error.message);
+    throw error;
+  }
+  if ('problem' in checked) throw refused(checked.problem);
+  if (!(await deps.store.assertions.use(client.id, checked.jti, checked.rememberUntil)))
+    throw refused('this assertion was used already (its jti): make a new one for each request');
   return client;
 }

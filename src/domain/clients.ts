@@ -16,6 +16,7 @@ import type { Approval, ClientRecord, ClientStatus, ResourceScope } from '../sto
 import type { RevokedGrants } from '../store/rows.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';
+import { keySetUriProblem, readKeySet } from './client-keys/key-set.ts';
 import { clientEvent } from './webhooks/events.ts';
 import {
   type ClientProblem,
@@ -35,6 +36,46 @@ type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
 /** A client without a secret (token_endpoint_auth_method none): an app on a device, an MCP client. */
 export const isPublicClient = (client: Pick<ClientRecord, 'token_endpoint_auth_method'>) =>
   client.token_endpoint_auth_method === 'none';
+
+/**
+ * A client with a secret (client_secret_post or Basic). Only such a client is issued an ID token,
+ * which is keyed with that secret (OIDC Core §10.1; the key set is empty by contract): a public
+ * client and one that signs with its keys (private_key_jwt) have none.
+ *
+ * @example
+ * hasClientSecret({ token_endpoint_auth_method: 'private_key_jwt' }); // false
+ */
+export const hasClientSecret = (client: Pick<ClientRecord, 'token_endpoint_auth_method'>) =>
+  client.token_endpoint_auth_method === 'client_secret_post';
+
+/**
+ * The keys a client signs its assertions with (RFC 7523 private_key_jwt): a key set (JWKS, an
+ * object or JSON text) or the https URL where it publishes one, not both.
+ */
+export interface ClientKeysInput {
+  jwks?: unknown;
+  jwksUri?: string;
+}
+
+/**
+ * A client's keys checked by the rule (./client-keys/key-set.ts): the columns they are stored in,
+ * or an InvalidClientMetadata saying why not, worded for every door (`jwks`, `jwks_uri`).
+ *
+ * @example
+ * clientKeyColumns({ jwksUri: 'https://app.example/jwks.json' }); // { jwks: null, jwks_uri: 'https://app.example/jwks.json' }
+ */
+export function clientKeyColumns(keys: ClientKeysInput): Pick<ClientRecord, 'jwks' | 'jwks_uri'> {
+  if ((keys.jwks === undefined) === (keys.jwksUri === undefined))
+    throw new InvalidClientMetadata('a client that signs with keys gives exactly one of jwks and jwks_uri');
+  if (keys.jwksUri !== undefined) {
+    const problem = keySetUriProblem(keys.jwksUri);
+    if (problem) throw new InvalidClientMetadata(`jwks_uri ${problem}`);
+    return { jwks: null, jwks_uri: keys.jwksUri };
+  }
+  const read = readKeySet(keys.jwks);
+  if ('problem' in read) throw new InvalidClientMetadata(`jwks: ${read.problem}`);
+  return { jwks: read.json, jwks_uri: null };
+}
 
 /** http://localhost, 127.0.0.1 or [::1]: a redirect to the person's own machine. */
 export function isLoopbackRedirect(uri: string): boolean {
@@ -74,6 +115,11 @@ export interface NewClient {
   accountId?: string;
   /** A public client: no secret, token_endpoint_auth_method none (needs PUBLIC_CLIENTS to sign in). */
   public?: boolean;
+  /**
+   * A client that signs with its keys: no secret, token_endpoint_auth_method private_key_jwt
+   * (needs PRIVATE_KEY_JWT to sign in). Not with `public`.
+   */
+  keys?: ClientKeysInput;
   /** The resources (RFC 8707) it serves: it may introspect the tokens issued for them. */
   resources?: string[];
   /** The scopes it serves at its resources, each with a description (docs/design.md §13). */
@@ -135,10 +181,10 @@ function newClientError(
   return new InvalidClientMetadata(`${problem.field} ${problem.message}`);
 }
 
-/** Registers a client; `secret` is null for a public client, which has none. */
+/** Registers a client; `secret` is null for a public client and one that signs with keys, which have none. */
 export async function registerClient(
   deps: Deps,
-  input: NewClient & { public?: false },
+  input: NewClient & { public?: false; keys?: undefined },
 ): Promise<{ client: ClientRecord; secret: string }>;
 export async function registerClient(
   deps: Deps,
@@ -149,7 +195,10 @@ export async function registerClient(
   input: NewClient,
 ): Promise<{ client: ClientRecord; secret: string | null }> {
   const { name, redirectUris, resources, scopes } = validateNewClient(input);
-  const secret = input.public ? null : newClientSecret();
+  if (input.public && input.keys)
+    throw new InvalidClientMetadata('a public client has no keys: it does not authenticate');
+  const keys = input.keys ? clientKeyColumns(input.keys) : { jwks: null, jwks_uri: null };
+  const secret = input.public || input.keys ? null : newClientSecret();
   const now = deps.clock();
   const client: ClientRecord = {
     id: newClientId(),
@@ -162,13 +211,14 @@ export async function registerClient(
     approval: input.approval ?? 'auto',
     created_at: now,
     account_id: input.accountId ?? null,
-    token_endpoint_auth_method: input.public ? 'none' : 'client_secret_post',
+    token_endpoint_auth_method: input.public ? 'none' : input.keys ? 'private_key_jwt' : 'client_secret_post',
     source: input.registrationTokenDigest ? 'dynamic' : 'manual',
     registration_token_digest: input.registrationTokenDigest ?? null,
     resources,
     scopes,
     last_used_at: input.registrationTokenDigest ? now : null,
     version: 1,
+    ...keys,
   };
   await deps.store.clients.insert(client, [clientEvent('client.created', client)]);
   return { client, secret };
@@ -191,6 +241,8 @@ export async function rotateClientSecret(
   if (!client) throw new NotFound(`no client ${clientId}`);
   if (isPublicClient(client))
     throw new InvalidRequest(`client ${clientId} is a public client; it has no secret to rotate`);
+  if (!hasClientSecret(client))
+    throw new InvalidRequest(`client ${clientId} signs with its keys (private_key_jwt); it has no secret to rotate`);
   const secret = newClientSecret();
   const keepOld = graceSeconds > 0;
   const done = await deps.store.clients.update(
@@ -327,11 +379,17 @@ export async function findAuthorizingClient(
   }
   const document = await documents.resolve(clientId);
   const now = ctx.clock();
+  const fresh = metadataDocumentClient(document, now);
   const unchanged =
-    known && known.name === document.client_name && sameList(known.redirect_uris, document.redirect_uris);
+    known &&
+    known.name === fresh.name &&
+    sameList(known.redirect_uris, fresh.redirect_uris) &&
+    known.token_endpoint_auth_method === fresh.token_endpoint_auth_method &&
+    known.jwks === fresh.jwks &&
+    known.jwks_uri === fresh.jwks_uri;
   if (unchanged && !clientUseIsStale(known, now)) return known;
   // Written as an upsert: should the purge have deleted the row since it was read, it is back.
-  return ctx.store.clients.saveMetadataDocument(metadataDocumentClient(document, now));
+  return ctx.store.clients.saveMetadataDocument(fresh);
 }
 
 /** How stale a self-registered client's last_used_at may be: use costs at most one write per client and day. */
@@ -381,13 +439,15 @@ function metadataDocumentClient(document: ClientMetadataDocument, now: number): 
     approval: 'auto',
     created_at: now,
     account_id: null,
-    token_endpoint_auth_method: 'none',
+    token_endpoint_auth_method: document.token_endpoint_auth_method,
     source: 'metadata_document',
     registration_token_digest: null,
     resources: [],
     scopes: [],
     last_used_at: now,
     version: 1,
+    jwks: document.jwks ?? null,
+    jwks_uri: document.jwks_uri ?? null,
   };
 }
 
@@ -408,7 +468,7 @@ export async function resealClientSecrets(deps: Deps): Promise<{ resealed: strin
   const resealed: string[] = [];
   const unreadable: string[] = [];
   for (const client of await deps.store.clients.list()) {
-    if (isPublicClient(client)) continue;
+    if (!hasClientSecret(client)) continue;
     const secret = openSealed(deps, client.secret_sealed);
     const previous = client.previous_secret_sealed === null ? null : openSealed(deps, client.previous_secret_sealed);
     if (secret === null || (client.previous_secret_sealed !== null && previous === null)) {

@@ -14,7 +14,14 @@ import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
 import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../errors.ts';
 import type { ClientAuthMethod, ClientRecord } from '../store/clients.ts';
-import { isPublicClient, recordClientUse, registerClient } from './clients.ts';
+import {
+  type ClientKeysInput,
+  clientKeyColumns,
+  hasClientSecret,
+  isPublicClient,
+  recordClientUse,
+  registerClient,
+} from './clients.ts';
 import {
   clientNameProblems,
   couldBeClientId,
@@ -67,6 +74,10 @@ export interface RegistrationResponse {
   response_types: string[];
   token_endpoint_auth_method: ClientAuthMethod;
   scope: string;
+  /** A private_key_jwt client's key set (RFC 7591 §2), as registered. */
+  jwks?: unknown;
+  /** Where a private_key_jwt client publishes its key set (RFC 7591 §2). */
+  jwks_uri?: string;
 }
 
 /** What a registration or an update asks for, checked and reduced to what a client record holds. */
@@ -75,6 +86,8 @@ interface RequestedMetadata {
   redirectUris: string[];
   /** Undefined when the request did not say (registration then uses client_secret_post; an update keeps the current method). */
   authMethod: ClientAuthMethod | undefined;
+  /** The keys of a private_key_jwt client (jwks or jwks_uri), as sent; undefined when neither was. */
+  keys: ClientKeysInput | undefined;
 }
 
 /**
@@ -92,10 +105,15 @@ export async function registerDynamicClient(ctx: Deps, metadata: unknown): Promi
   const requested = checkMetadata(ctx.config, metadata);
   const authMethod = requested.authMethod ?? 'client_secret_post';
   const registrationAccessToken = newRegistrationAccessToken();
+  if (authMethod === 'private_key_jwt' && !requested.keys)
+    throw new InvalidClientMetadata(
+      "token_endpoint_auth_method private_key_jwt needs the client's keys: jwks or jwks_uri.",
+    );
   const { client, secret } = await registerClient(ctx, {
     name: requested.name,
     redirectUris: requested.redirectUris,
     public: authMethod === 'none',
+    ...(authMethod === 'private_key_jwt' ? { keys: requested.keys } : {}),
     registrationTokenDigest: digest(registrationAccessToken),
   });
   return clientInformation(ctx.config.baseUrl, client, registrationAccessToken, secret);
@@ -192,7 +210,10 @@ export async function updateDynamicClient(
       `token_endpoint_auth_method cannot be changed from ${client.token_endpoint_auth_method}; register a new client instead.`,
     );
   }
-  const patch = { name: requested.name, redirect_uris: requested.redirectUris, last_used_at: ctx.clock() };
+  // A client that signs with keys may replace them (key rotation); others have none to send.
+  const keys =
+    requested.keys && client.token_endpoint_auth_method === 'private_key_jwt' ? clientKeyColumns(requested.keys) : {};
+  const patch = { name: requested.name, redirect_uris: requested.redirectUris, last_used_at: ctx.clock(), ...keys };
   // Deleted since it was read: as if it had not been found.
   if (!(await ctx.store.clients.update(client.id, patch))) throw new InvalidToken(NOT_AUTHORIZED);
   return clientInformation(ctx.config.baseUrl, { ...client, ...patch }, presented, null);
@@ -223,7 +244,7 @@ function clientInformation(
     client_id: client.id,
     ...(secret ? { client_secret: secret } : {}),
     client_id_issued_at: client.created_at,
-    ...(isPublicClient(client) ? {} : { client_secret_expires_at: 0 as const }),
+    ...(hasClientSecret(client) ? { client_secret_expires_at: 0 as const } : {}),
     registration_access_token: registrationAccessToken,
     registration_client_uri: `${issuer}/register/${encodeURIComponent(client.id)}`,
     client_name: client.name,
@@ -231,7 +252,9 @@ function clientInformation(
     grant_types: [...GRANT_TYPES],
     response_types: [...RESPONSE_TYPES],
     token_endpoint_auth_method: client.token_endpoint_auth_method,
-    scope: isPublicClient(client) ? PUBLIC_CLIENT_SCOPE : REGISTERED_SCOPE,
+    scope: hasClientSecret(client) ? REGISTERED_SCOPE : PUBLIC_CLIENT_SCOPE,
+    ...(client.jwks === null ? {} : { jwks: JSON.parse(client.jwks) as unknown }),
+    ...(client.jwks_uri === null ? {} : { jwks_uri: client.jwks_uri }),
   };
 }
 
@@ -253,15 +276,29 @@ const isStringArray = (value: unknown): value is string[] =>
  * RFC 7591 §2 metadata, checked and reduced to what this server registers. Unknown fields are
  * ignored (§2); so are the known ones the record has no place for (see the file comment).
  */
-function checkMetadata(config: Pick<Context['config'], 'publicClients'>, metadata: unknown): RequestedMetadata {
+function checkMetadata(
+  config: Pick<Context['config'], 'publicClients' | 'privateKeyJwt'>,
+  metadata: unknown,
+): RequestedMetadata {
   const body = asObject(metadata);
   const redirectUris = checkRedirectUris(given(body, 'redirect_uris'));
   checkGrantAndResponseTypes(given(body, 'grant_types'), given(body, 'response_types'));
   checkScope(given(body, 'scope'));
+  const authMethod = checkAuthMethod(config, given(body, 'token_endpoint_auth_method'));
+  const jwks = given(body, 'jwks');
+  const jwksUri = given(body, 'jwks_uri');
+  const sentKeys = jwks !== undefined || jwksUri !== undefined;
+  if (sentKeys && jwksUri !== undefined && typeof jwksUri !== 'string')
+    throw new InvalidClientMetadata('jwks_uri must be a string.');
+  // Keys are checked now, so a registration never stores a set it could not use.
+  const keys = sentKeys ? { jwks, jwksUri: jwksUri as string | undefined } : undefined;
+  if (keys && authMethod === 'private_key_jwt') clientKeyColumns(keys);
   return {
     name: checkName(given(body, 'client_name'), redirectUris[0]!),
     redirectUris,
-    authMethod: checkAuthMethod(config, given(body, 'token_endpoint_auth_method')),
+    authMethod,
+    // Keys sent by a client of another method are ignored, as other metadata it has no use for.
+    keys: authMethod === 'private_key_jwt' || authMethod === undefined ? keys : undefined,
   };
 }
 
@@ -304,10 +341,16 @@ function checkName(value: unknown, firstRedirectUri: string): string {
 }
 
 function checkAuthMethod(
-  config: Pick<Context['config'], 'publicClients'>,
+  config: Pick<Context['config'], 'publicClients' | 'privateKeyJwt'>,
   value: unknown,
 ): ClientAuthMethod | undefined {
-  const supported = config.publicClients ? 'client_secret_post or none' : 'client_secret_post';
+  const supported = [
+    'client_secret_post',
+    ...(config.privateKeyJwt ? ['private_key_jwt'] : []),
+    ...(config.publicClients ? ['none'] : []),
+  ]
+    .join(', ')
+    .replace(/, ([^,]*)$/, ' or $1');
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw new InvalidClientMetadata('token_endpoint_auth_method must be a string.');
   // RFC 7591 §3.2.1 lets the server replace a requested value as long as it returns the one it
@@ -319,6 +362,12 @@ function checkAuthMethod(
     if (config.publicClients) return 'none';
     throw new InvalidClientMetadata(
       'token_endpoint_auth_method none (a public client) is not enabled on this server (PUBLIC_CLIENTS); use client_secret_post.',
+    );
+  }
+  if (value === 'private_key_jwt') {
+    if (config.privateKeyJwt) return 'private_key_jwt';
+    throw new InvalidClientMetadata(
+      'token_endpoint_auth_method private_key_jwt (a client that signs with its keys) is not enabled on this server (PRIVATE_KEY_JWT); use client_secret_post.',
     );
   }
   throw new InvalidClientMetadata(`token_endpoint_auth_method must be ${supported}.`);

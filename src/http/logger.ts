@@ -12,6 +12,8 @@ export const REDACTED_PATHS = [
   '*.agent_secret',
   '*.agent_assertion',
   '*.client_secret',
+  // RFC 7523: a client's signed assertion is a credential until it expires.
+  '*.client_assertion',
   // Authorization codes: never in logs. (Not '*.code', which would hide every error's code.)
   'req.body.code',
   'req.query.code',

@@ -7,6 +7,7 @@ import type { Context } from '../context.ts';
 import { digest, randomId } from '../crypto.ts';
 import {
   type ClientChanges,
+  type ClientKeysInput,
   deleteClient as deleteClientRecord,
   isPublicClient,
   registerClient,
@@ -52,6 +53,11 @@ export interface NewClientInput {
   type?: 'confidential' | 'public';
   /** The owning account: the actor's own unless an admin names another; the operator's have none. */
   accountId?: string;
+  /**
+   * A client that signs with keys (private_key_jwt, RFC 7523): its key set or jwks_uri instead of
+   * a secret; chosen only while the server accepts such clients (PRIVATE_KEY_JWT), as `public`.
+   */
+  keys?: ClientKeysInput;
 }
 
 /**
@@ -72,6 +78,10 @@ export async function createClient(
   const isPublic = input.type === 'public';
   if (isPublic && !deps.config.publicClients && actor.door !== 'cli')
     throw new InvalidField('client_type', 'This server does not let public clients sign in.');
+  if (input.keys && isPublic)
+    throw new InvalidField('client_type', 'A public client has no keys: it does not authenticate.');
+  if (input.keys && !deps.config.privateKeyJwt && actor.door !== 'cli')
+    throw new InvalidField('jwks', 'This server does not let clients that sign with keys (private_key_jwt) sign in.');
   const owner =
     actor.account === null && input.accountId === undefined ? null : await ownerAccount(deps, actor, input.accountId);
   const made = await asActor(actor, () =>
@@ -82,6 +92,7 @@ export async function createClient(
       scopes: input.scopes,
       approval: input.approval,
       public: isPublic,
+      ...(input.keys ? { keys: input.keys } : {}),
       accountId: owner?.id,
     }),
   );

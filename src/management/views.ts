@@ -166,8 +166,18 @@ export const ClientView = Type.Object(
       description: 'confidential: a website with a server and a secret; public: no secret (PKCE only).',
     }),
     token_endpoint_auth_method: Type.String({
-      description: 'client_secret_post (a confidential client; HTTP Basic works as well) or none (a public client).',
+      description:
+        'client_secret_post (a confidential client; HTTP Basic works as well), private_key_jwt (a confidential client that signs an RFC 7523 assertion with one of its keys) or none (a public client).',
     }),
+    jwks: Nullable(
+      Type.Object(
+        { keys: Type.Array(Type.Object({}, { additionalProperties: true })) },
+        { description: 'A private_key_jwt client’s registered public keys (JWKS); null otherwise.' },
+      ),
+    ),
+    jwks_uri: Nullable(
+      Type.String({ description: 'Where a private_key_jwt client publishes its public keys; null otherwise.' }),
+    ),
     redirect_uris: Type.Array(Type.String(), { description: 'Where its sign-ins may return.' }),
     resources: Type.Array(Type.String(), { description: 'RFC 8707 resources it serves as a resource server.' }),
     scopes: Type.Array(Type.Object({ name: Type.String(), description: Type.String() }), {
@@ -200,6 +210,8 @@ export function clientView(client: ClientRecord, now: number): ClientView {
     status: client.status,
     type: client.token_endpoint_auth_method === 'none' ? 'public' : 'confidential',
     token_endpoint_auth_method: client.token_endpoint_auth_method,
+    jwks: client.jwks === null ? null : (JSON.parse(client.jwks) as ClientView['jwks']),
+    jwks_uri: client.jwks_uri,
     redirect_uris: client.redirect_uris,
     resources: client.resources,
     scopes: client.scopes,

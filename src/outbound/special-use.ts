@@ -77,3 +77,37 @@ function embeddedIPv4(high: string, low: string): string {
   const bits = (parseInt(high, 16) << 16) | parseInt(low, 16);
   return [24, 16, 8, 0].map((shift) => (bits >>> shift) & 0xff).join('.');
 }
+
+/**
+ * The networks an operator trusts despite their special use (WEBHOOK_ALLOWED_ADDRESSES for
+ * webhooks, CLIENT_METADATA_ALLOWED_ADDRESSES for metadata documents and key sets: servers it runs
+ * on an internal network), as CIDRs the configuration has checked.
+ *
+ * @example
+ * trustedNetworks(['10.0.0.0/8']).check('10.1.2.3', 'ipv4'); // true
+ */
+export function trustedNetworks(cidrs: readonly string[]): BlockList {
+  const networks = new BlockList();
+  for (const cidr of cidrs) {
+    const [network, bits] = cidr.split('/') as [string, string];
+    networks.addSubnet(network, Number(bits), isIPv4(network) ? 'ipv4' : 'ipv6');
+  }
+  return networks;
+}
+
+/**
+ * Whether an address lies in one of `cidrs`: the predicate an outbound request's allowAddress takes.
+ *
+ * @example
+ * trustedAddresses(['127.0.0.1/32'])('127.0.0.1'); // true
+ */
+export function trustedAddresses(cidrs: readonly string[]): (ip: string) => boolean {
+  const networks = trustedNetworks(cidrs);
+  return (ip) => {
+    try {
+      return networks.check(ip, isIPv4(ip) ? 'ipv4' : 'ipv6');
+    } catch {
+      return false;
+    }
+  };
+}

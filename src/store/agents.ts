@@ -276,11 +276,6 @@ export interface AgentStore {
     announce?: WebhookEvent[],
     version?: number,
   ): Promise<RevokedGrants | null>;
-  /**
-   * Records a key-bound agent's assertion id (jti) as used until `expiresAt` (epoch seconds):
-   * false when the agent has used it already, on any node (a replay). The purge forgets it after.
-   */
-  useAssertion(agentId: string, jti: string, expiresAt: number): Promise<boolean>;
 }
 
 /**
@@ -329,15 +324,6 @@ export function agentStore(driver: Driver): AgentStore {
 
     delete(id, now, description, announce, version) {
       return deleteWithGrants(driver, 'agents', id, now, description, announce, version);
-    },
-
-    useAssertion(agentId, jti, expiresAt) {
-      // The primary key (agent_id, jti) decides: of two racing uses, on any node, one inserts.
-      return won(driver, {
-        sql: 'INSERT INTO agent_assertions (agent_id, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-        params: [agentId, jti, expiresAt],
-        guard: true,
-      });
     },
   };
 }

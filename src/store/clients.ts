@@ -14,8 +14,11 @@ import { deleteWithGrants, insert, type ListQuery, pageRows, type RevokedGrants,
 export type ClientStatus = 'active' | 'inactive';
 /** Whether a person confirms each sign-in in the browser (manual) or the agent's authentication suffices (auto). */
 export type Approval = 'auto' | 'manual';
-/** How a client authenticates at the token endpoint: with its secret, or not at all (a public client, RFC 6749 §2.1). */
-export type ClientAuthMethod = 'client_secret_post' | 'none';
+/**
+ * How a client authenticates at the token endpoint: with its secret, with an assertion signed by
+ * one of its keys (RFC 7523 private_key_jwt), or not at all (a public client, RFC 6749 §2.1).
+ */
+export type ClientAuthMethod = 'client_secret_post' | 'private_key_jwt' | 'none';
 /** Where a client's record came from: the CLI or the console, a Client ID Metadata Document, or dynamic registration (RFC 7591). */
 export type ClientSource = 'manual' | 'metadata_document' | 'dynamic';
 /** One scope a resource server serves, and what it allows in words a person reads (docs/design.md §13). */
@@ -57,6 +60,10 @@ export interface ClientRecord {
   last_used_at: number | null;
   /** How many times it was changed (1 when made): what If-Match compares and sets (rows.ts update). */
   version: number;
+  /** A private_key_jwt client's public key set (JWKS) as JSON text, when it registered one; else null. */
+  jwks: string | null;
+  /** The https URL where a private_key_jwt client publishes its key set, when it gave one; else null. */
+  jwks_uri: string | null;
 }
 
 /** A client as it is inserted: a client that serves no scopes may leave them out. */
@@ -78,6 +85,8 @@ export type ClientPatch = Partial<
     | 'token_endpoint_auth_method'
     | 'registration_token_digest'
     | 'last_used_at'
+    | 'jwks'
+    | 'jwks_uri'
   >
 >;
 
@@ -120,6 +129,8 @@ const CLIENT_COLUMNS = columnsOf<ClientRow>()([
   'scopes',
   'last_used_at',
   'version',
+  'jwks',
+  'jwks_uri',
 ]);
 /** A request's client in a joined read (requests.ts). */
 export const CLIENT: Table = { alias: 'c', columns: CLIENT_COLUMNS };
@@ -152,8 +163,9 @@ export interface ClientStore {
    */
   update(id: string, patch: ClientPatch, announce?: WebhookEvent[], version?: number): Promise<boolean>;
   /**
-   * Stores the client of a Client ID Metadata Document: inserted the first time, its name and
-   * redirect URIs brought up to date afterwards, its status (an operator may disable it) kept.
+   * Stores the client of a Client ID Metadata Document: inserted the first time, its name,
+   * redirect URIs, authentication method and keys brought up to date afterwards, its status (an
+   * operator may disable it) kept.
    * Returns the row as it now is.
    */
   saveMetadataDocument(client: ClientRecord): Promise<ClientRecord>;
@@ -226,7 +238,7 @@ export function clientStore(driver: Driver): ClientStore {
       // happened to be the same URL would keep its record.
       await driver.write([
         {
-          sql: `${row.sql} ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris, last_used_at = excluded.last_used_at WHERE clients.source = 'metadata_document'`,
+          sql: `${row.sql} ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris, token_endpoint_auth_method = excluded.token_endpoint_auth_method, jwks = excluded.jwks, jwks_uri = excluded.jwks_uri, last_used_at = excluded.last_used_at WHERE clients.source = 'metadata_document'`,
           params: row.params,
         },
       ]);

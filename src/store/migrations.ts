@@ -509,4 +509,21 @@ $$`,
       'ALTER TABLE approvals ALTER COLUMN scope TYPE varchar(1000)',
     ],
   },
+  {
+    // Clients that sign with keys (RFC 7523 private_key_jwt, docs/design.md §18): the public key
+    // set a client registered (JWKS as JSON text) or the https URL it publishes one at (jwks_uri);
+    // NULL for clients with a secret or none. Used assertion ids become one store for agents' and
+    // clients' assertions, keyed by who signed (an agent_id, or a client_id of up to 512
+    // characters): a replay is refused on every node, whoever signed.
+    version: '0021_client_keys',
+    statements: [
+      'ALTER TABLE clients ADD COLUMN jwks text',
+      'ALTER TABLE clients ADD COLUMN jwks_uri varchar(2048)',
+      'ALTER TABLE agent_assertions RENAME TO used_assertions',
+      'ALTER TABLE used_assertions RENAME COLUMN agent_id TO signer',
+      'DROP INDEX agent_assertions_expires_at',
+      'CREATE INDEX used_assertions_expires_at ON used_assertions (expires_at)',
+    ],
+    postgresOnly: ['ALTER TABLE used_assertions ALTER COLUMN signer TYPE varchar(512)'],
+  },
 ];

@@ -1,6 +1,6 @@
 /**
  * The Store in SQL, one text for SQLite and PostgreSQL: a facade of one namespace per entity
- * (agents.ts, clients.ts, requests.ts, tokens.ts, accounts.ts, sessions.ts, api-keys.ts,
+ * (agents.ts, clients.ts, assertions.ts, requests.ts, tokens.ts, accounts.ts, sessions.ts, api-keys.ts,
  * history.ts, webhooks.ts, approvals.ts), each an object of closures over the one driver, made
  * once; a call costs one property access more than a method of the facade itself would. What
  * belongs to the database rather than to an entity stays here: migrations, the ping, closing,
@@ -22,6 +22,7 @@ import {
 import { type AgentStore, agentStore } from './agents.ts';
 import { type ApiKeyStore, apiKeyStore, type IdempotencyStore, idempotencyStore } from './api-keys.ts';
 import { type ApprovalStore, approvalStore } from './approvals.ts';
+import { type AssertionStore, assertionStore } from './assertions.ts';
 import { type ClientStore, clientStore } from './clients.ts';
 import type { ChangeListener, Driver } from './driver.ts';
 import { type ActivityStore, activityStore, type SignInStore, signInStore } from './history.ts';
@@ -48,6 +49,7 @@ export class SqlStore implements Store {
   readonly engine: 'sqlite' | 'postgres';
   readonly agents: AgentStore;
   readonly clients: ClientStore;
+  readonly assertions: AssertionStore;
   readonly requests: RequestStore;
   readonly codes: CodeStore;
   readonly grants: GrantStore;
@@ -70,6 +72,7 @@ export class SqlStore implements Store {
     this.engine = driver.engine;
     this.agents = agentStore(driver);
     this.clients = clientStore(driver);
+    this.assertions = assertionStore(driver);
     this.requests = requestStore(driver);
     this.codes = codeStore(driver);
     this.grants = grantStore(driver);
@@ -155,17 +158,17 @@ export class SqlStore implements Store {
         )
       : 0;
     // An assertion is refused once expired, so its used id need not be kept longer.
-    // Its key is two columns (agent_id, jti): the batch's condition is repeated outside, so a
-    // jti another agent also used, still unexpired, stays.
-    const agentAssertions = await this.deleteInBatches(
-      'agent_assertions',
+    // Its key is two columns (signer, jti): the batch's condition is repeated outside, so a
+    // jti another signer also used, still unexpired, stays.
+    const assertions = await this.deleteInBatches(
+      'used_assertions',
       'jti',
       'expires_at < ?',
       [unauthenticatedBefore],
       batchSize,
       'expires_at < ?',
     );
-    return { requests, codes, refreshTokens, accessTokens, grants, auditEvents, clients, agentAssertions };
+    return { requests, codes, refreshTokens, accessTokens, grants, auditEvents, clients, assertions };
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * The storage interface (docs/design.md §9): the Store, a facade of one namespace per entity,
- * each declared beside its SQL (agents.ts, clients.ts, requests.ts, tokens.ts, accounts.ts,
+ * each declared beside its SQL (agents.ts, clients.ts, assertions.ts, requests.ts, tokens.ts, accounts.ts,
  * sessions.ts, api-keys.ts, history.ts, webhooks.ts, approvals.ts), and what belongs to the
  * database itself. Records use the column names of the schema. Times are epoch seconds. Every
  * operation that must happen once is a conditional statement or a transaction in the
@@ -10,6 +10,7 @@ import type { AccountStore, ChallengeStore, LinkStore, PasskeyStore } from './ac
 import type { AgentStore } from './agents.ts';
 import type { ApiKeyStore, IdempotencyStore } from './api-keys.ts';
 import type { ApprovalStore } from './approvals.ts';
+import type { AssertionStore } from './assertions.ts';
 import type { ClientStore } from './clients.ts';
 import type { ChangeListener } from './driver.ts';
 import type { ActivityStore, SignInStore } from './history.ts';
@@ -44,8 +45,8 @@ export interface PurgeCounts {
   auditEvents: number;
   /** Self-registered clients purged as unused. */
   clients: number;
-  /** Used assertion ids of key-bound agents whose assertions expired (a replay is refused by expiry then). */
-  agentAssertions: number;
+  /** Used assertion ids (agents' and clients') whose assertions expired (a replay is refused by expiry then). */
+  assertions: number;
 }
 
 /**
@@ -58,6 +59,8 @@ export interface Store {
   readonly agents: AgentStore;
   /** Clients, the websites agents sign in to (clients.ts). */
   readonly clients: ClientStore;
+  /** Used assertion ids of key-bound agents and of clients that sign with keys (assertions.ts). */
+  readonly assertions: AssertionStore;
   /** Authorization requests (requests.ts). */
   readonly requests: RequestStore;
   /** Authorization codes (tokens.ts). */

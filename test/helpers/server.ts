@@ -85,7 +85,7 @@ export interface TestServer extends RunningServer {
   /** The DATABASE_URL; pass it to another startTestServer to share the database. */
   databaseUrl: string;
   createClient(
-    input?: Omit<Partial<NewClient>, 'public'>,
+    input?: Omit<Partial<NewClient>, 'public' | 'keys'>,
   ): Promise<{ clientId: string; clientSecret: string; redirectUri: string }>;
   createAgent(input?: Partial<NewAgent>): Promise<{ agentId: string; agentSecret: string }>;
 }
@@ -144,6 +144,7 @@ export async function startTestServer(
         redirectUris: [redirectUri],
         ...input,
         public: false,
+        keys: undefined,
       });
       return { clientId: client.id, clientSecret: secret, redirectUri };
     },

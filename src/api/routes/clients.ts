@@ -90,6 +90,22 @@ const NewClientBody = Type.Object(
         description: 'The owning account; only a key reaching all accounts may name another.',
       }),
     ),
+    jwks: Type.Optional(
+      Type.Object(
+        { keys: Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 10 }) },
+        {
+          description:
+            'A client that signs with keys (private_key_jwt, RFC 7523): its public keys (RSA ≥ 2048 bits, P-256, Ed25519), instead of a secret. Not with `jwks_uri` or `type: public`; only where the server accepts such clients.',
+        },
+      ),
+    ),
+    jwks_uri: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        description:
+          'A client that signs with keys (private_key_jwt): the https URL where it publishes its public keys, fetched as metadata documents are. Not with `jwks`.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -101,6 +117,8 @@ type NewClientBody = {
   type?: 'confidential' | 'public';
   confirmation?: Approval;
   account_id?: string;
+  jwks?: { keys: Record<string, unknown>[] };
+  jwks_uri?: string;
 };
 
 const ClientChangesBody = Type.Object(
@@ -171,7 +189,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
         operationId: 'createClient',
         summary: 'Register a client (website)',
         description:
-          'Answers the client and its secret, once (null for a public client). Send an `Idempotency-Key` to retry safely.',
+          'Answers the client and its secret, once (null for a public client and one that signs with keys). Send an `Idempotency-Key` to retry safely.',
         tags,
         headers: IdempotencyHeaders,
         body: NewClientBody,
@@ -190,6 +208,9 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
           approval: body.confirmation,
           type: body.type,
           accountId: body.account_id,
+          ...(body.jwks !== undefined || body.jwks_uri !== undefined
+            ? { keys: { jwks: body.jwks, jwksUri: body.jwks_uri } }
+            : {}),
         });
         return { location: `clients/${client.id}`, body: { client: view(client), client_secret: secret } };
       });

@@ -1,4 +1,5 @@
 /** `agentauth client …`: client applications (relying parties; the console calls them websites). */
+import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { resealClientSecrets } from '../../domain/clients.ts';
 import { resourceScopeOf } from '../../domain/rules/resource-scope.ts';
@@ -8,6 +9,28 @@ import type { ClientView } from '../management.ts';
 import { BESIDE_THE_SERVER, requireDatabase, withManagement } from '../target.ts';
 import { deleteCommand, revokeGrantsCommand, rotateSecretCommand } from './grants.ts';
 
+/**
+ * The key set (JWKS) in `path`, as an object; whether its keys are acceptable is the domain's
+ * rule, checked on the database or by the server.
+ */
+function keySetFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read the key set file ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`${path} is not JSON: give the client's public key set, {"keys": [...]}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`${path} does not hold a key set (a JSON object with a "keys" array)`);
+  return value as Record<string, unknown>;
+}
+
 /** A client as the command prints it, on the database or a remote server alike. */
 const clientJson = (c: ClientView) => ({
   client_id: c.id,
@@ -16,6 +39,7 @@ const clientJson = (c: ClientView) => ({
   status: c.status,
   approval: c.confirmation,
   token_endpoint_auth_method: c.token_endpoint_auth_method,
+  ...(c.jwks_uri === null ? {} : { jwks_uri: c.jwks_uri }),
   source: c.source,
   resources: c.resources,
   scopes: c.scopes,
@@ -52,6 +76,14 @@ export function clientCommand(program: Command): void {
       [],
     )
     .option('--scope <scope>', SCOPE_OPTION, collect, [])
+    .option(
+      '--jwks <file>',
+      'a client that signs with keys (private_key_jwt, RFC 7523) instead of a secret: the file holding its public key set (JWKS); needs PRIVATE_KEY_JWT or MCP_AUTHORIZATION on the server',
+    )
+    .option(
+      '--jwks-uri <url>',
+      'a client that signs with keys (private_key_jwt): the https URL where it publishes its public key set',
+    )
     .option('--json', 'print JSON')
     .action(
       async (
@@ -62,6 +94,8 @@ export function clientCommand(program: Command): void {
           public?: boolean;
           resource: string[];
           scope: string[];
+          jwks?: string;
+          jwksUri?: string;
           json?: boolean;
         },
         command: Command,
@@ -74,14 +108,18 @@ export function clientCommand(program: Command): void {
             type: options.public ? 'public' : 'confidential',
             resources: options.resource,
             scopes: options.scope.map(resourceScopeOf),
+            ...(options.jwks === undefined ? {} : { jwks: keySetFile(options.jwks) }),
+            ...(options.jwksUri === undefined ? {} : { jwks_uri: options.jwksUri }),
           }),
         );
         print(
           !!options.json,
           { ...clientJson(created), ...(secret === null ? {} : { client_secret: secret }) },
-          secret === null
-            ? `client_id:     ${created.id}\n(a public client: it has no secret and authenticates with its client_id and PKCE)`
-            : `client_id:     ${created.id}\nclient_secret: ${secret}\n(the secret is shown only now; store it safely)`,
+          secret !== null
+            ? `client_id:     ${created.id}\nclient_secret: ${secret}\n(the secret is shown only now; store it safely)`
+            : created.token_endpoint_auth_method === 'private_key_jwt'
+              ? `client_id:     ${created.id}\n(it has no secret: it authenticates with assertions signed by its keys, private_key_jwt)`
+              : `client_id:     ${created.id}\n(a public client: it has no secret and authenticates with its client_id and PKCE)`,
         );
       },
     );

@@ -6,7 +6,7 @@
 import type { Context } from '../../context.ts';
 import { InvalidClient, InvalidRequest, InvalidScope, OAuthError, UnsupportedResponseType } from '../../errors.ts';
 import type { ClientRecord } from '../../store/clients.ts';
-import { findAuthorizingClient, isPublicClient, redirectUriMatches } from '../clients.ts';
+import { findAuthorizingClient, hasClientSecret, isPublicClient, redirectUriMatches } from '../clients.ts';
 import { requestedScope } from '../resource-scopes.ts';
 import { permittedResource } from '../resources.ts';
 import { MAX_CLIENT_ID_LENGTH, MAX_REDIRECT_URI_LENGTH } from '../rules/client.ts';
@@ -111,6 +111,8 @@ export async function validateAuthorization(
   if (client?.status !== 'active') throw new InvalidClient('The client is unknown or inactive.', 400);
   if (isPublicClient(client) && !ctx.config.publicClients)
     throw new InvalidClient('Public clients are not enabled on this server.', 400);
+  if (client.token_endpoint_auth_method === 'private_key_jwt' && !ctx.config.privateKeyJwt)
+    throw new InvalidClient('Clients that sign with keys (private_key_jwt) are not enabled on this server.', 400);
 
   const redirectUri = required(query, 'redirect_uri', MAX_REDIRECT_URI_LENGTH);
   if (!redirectUriMatches(client, redirectUri)) {
@@ -165,14 +167,15 @@ async function validateParameters(
   // A resource server's scope is granted only with the resource that registered it (§13).
   const scope = asked === undefined ? DEFAULT_SCOPE : await requestedScope(ctx, asked, query.resource);
   let granted = scope;
-  if (isPublicClient(client)) {
+  if (!hasClientSecret(client)) {
     // An ID token is keyed with the client's secret (OIDC Core §10.1) and the key set is empty by
-    // contract, so a public client could verify none: it is granted the rest of what it asked
-    // for, without openid, as RFC 6749 §3.3 allows (docs/design.md §13).
+    // contract, so a client without one (public, or signing with its keys) could verify none: it
+    // is granted the rest of what it asked for, without openid, as RFC 6749 §3.3 allows
+    // (docs/design.md §13).
     granted = withoutScope(scope, 'openid');
     if (!granted)
       throw new InvalidScope(
-        'A public client cannot be issued an ID token (it has no secret to key it with); ask for email or profile.',
+        `A ${isPublicClient(client) ? 'public client' : 'client without a secret'} cannot be issued an ID token (it has no secret to key it with); ask for email or profile.`,
       );
   }
 

@@ -12,6 +12,7 @@ import {
   responseTypesProblems,
 } from '../rules/client.ts';
 import { GRANT_TYPES } from '../rules/grant-type-names.ts';
+import { keySetUriProblem, readKeySet } from '../client-keys/key-set.ts';
 
 /**
  * The client as its metadata document describes it, reduced to what this server uses.
@@ -26,6 +27,23 @@ export interface ClientMetadataDocument {
   redirect_uris: string[];
   client_uri?: string;
   logo_uri?: string;
+  /** How it authenticates at /token: none (a public client), or with an assertion signed by its keys. */
+  token_endpoint_auth_method: 'none' | 'private_key_jwt';
+  /** A private_key_jwt client's key set as JSON text (its usable public keys), when the document holds one. */
+  jwks?: string;
+  /** Where a private_key_jwt client publishes its key set, when the document names it. */
+  jwks_uri?: string;
+}
+
+/**
+ * What the server accepts of a document beyond public clients.
+ *
+ * @example
+ * validateClientMetadataDocument(url, body, { privateKeyJwt: true });
+ */
+export interface DocumentOptions {
+  /** PRIVATE_KEY_JWT: a document declaring private_key_jwt is served with it. */
+  privateKeyJwt?: boolean;
 }
 
 /**
@@ -91,14 +109,19 @@ export function clientIdUrlProblem(clientId: string): string | null {
 /**
  * Checks a fetched document against `url` (the Client Identifier URL it was fetched from) and
  * returns what this server uses of it, or throws {@link InvalidMetadataDocument} with the reason.
- * Only public clients with the authorization code flow are supported, so the only token
- * endpoint authentication method is "none".
+ * Clients with the authorization code flow and no shared secret: a public client ("none", or no
+ * method), or, with PRIVATE_KEY_JWT, one that signs with its keys ("private_key_jwt" with jwks or
+ * jwks_uri). How the method is chosen is {@link authenticationOf}'s.
  *
  * @example
  * const client = validateClientMetadataDocument(url, (await fetchJsonDocument(url)).body);
  * client.redirect_uris; // ['https://app.example/callback']
  */
-export function validateClientMetadataDocument(url: string, body: unknown): ClientMetadataDocument {
+export function validateClientMetadataDocument(
+  url: string,
+  body: unknown,
+  options: DocumentOptions = {},
+): ClientMetadataDocument {
   const problem = (reason: string) =>
     new InvalidMetadataDocument(`the client's metadata document is invalid: ${reason}`);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw problem('it is not a JSON object');
@@ -117,8 +140,8 @@ export function validateClientMetadataDocument(url: string, body: unknown): Clie
   if (typeof method === 'string' && SHARED_SECRET_METHODS.has(method)) {
     throw problem(`token_endpoint_auth_method ${method} needs a shared secret, which a published document cannot have`);
   }
-  if (method !== undefined && method !== 'none') throw problem('token_endpoint_auth_method must be none (or absent)');
   if (hasPrivateKeys(doc.jwks)) throw problem('jwks must not contain private or symmetric key material');
+  const authentication = authenticationOf(doc, options, problem);
 
   const grantTypes = doc.grant_types;
   if (grantTypes !== undefined) {
@@ -152,11 +175,53 @@ export function validateClientMetadataDocument(url: string, body: unknown): Clie
     client_id: url,
     client_name: name,
     redirect_uris: [...new Set(redirectUris)],
+    ...authentication,
   };
   // Display links are optional: a bad one is dropped rather than failing the whole client.
   if (isDisplayLink(doc.client_uri)) client.client_uri = doc.client_uri;
   if (isDisplayLink(doc.logo_uri)) client.logo_uri = doc.logo_uri;
   return client;
+}
+
+/**
+ * How a document's client authenticates at /token (docs/design.md §13, §18). The method it
+ * declares (token_endpoint_auth_method) is the one it will use, as RFC 7591 §2 says of a
+ * registration: "none" or none declared is a public client; "private_key_jwt" is served with it
+ * while PRIVATE_KEY_JWT is on, its keys in jwks or at jwks_uri (one of them, RFC 7591 §2), and the
+ * code is then exchanged only with a valid assertion. While PRIVATE_KEY_JWT is off, a document
+ * declaring private_key_jwt is served as a public client only when it offers "none" too
+ * (token_endpoint_auth_methods_supported, which ChatGPT's newer documents carry): PKCE, which
+ * every client here must use, then protects its code; otherwise it is refused, saying why.
+ */
+function authenticationOf(
+  doc: Record<string, unknown>,
+  options: DocumentOptions,
+  problem: (reason: string) => InvalidMetadataDocument,
+): Pick<ClientMetadataDocument, 'token_endpoint_auth_method' | 'jwks' | 'jwks_uri'> {
+  const method = doc.token_endpoint_auth_method;
+  const offered = doc.token_endpoint_auth_methods_supported;
+  if (offered !== undefined && !isStringArray(offered))
+    throw problem('token_endpoint_auth_methods_supported must be an array of strings');
+  if (method === undefined || method === 'none') return { token_endpoint_auth_method: 'none' };
+  if (method !== 'private_key_jwt')
+    throw problem('token_endpoint_auth_method must be none or private_key_jwt (or absent)');
+  if (!options.privateKeyJwt) {
+    if (offered?.includes('none')) return { token_endpoint_auth_method: 'none' };
+    throw problem(
+      'token_endpoint_auth_method private_key_jwt is not enabled on this server (PRIVATE_KEY_JWT), and the document does not offer none',
+    );
+  }
+  const { jwks, jwks_uri: uri } = doc;
+  if ((jwks === undefined) === (uri === undefined))
+    throw problem('a private_key_jwt client needs its keys in exactly one of jwks and jwks_uri');
+  if (uri !== undefined) {
+    const uriProblem = keySetUriProblem(uri);
+    if (uriProblem) throw problem(`jwks_uri ${uriProblem}`);
+    return { token_endpoint_auth_method: 'private_key_jwt', jwks_uri: uri as string };
+  }
+  const read = readKeySet(jwks, { lenient: true });
+  if ('problem' in read) throw problem(`jwks: ${read.problem}`);
+  return { token_endpoint_auth_method: 'private_key_jwt', jwks: read.json };
 }
 
 /** How a document's client_name problems have always been worded. */

@@ -10,7 +10,13 @@ import {
   InvalidMetadataDocument,
   validateClientMetadataDocument,
 } from './document.ts';
-import { type FetchedJson, fetchJsonDocument, type FetchOptions, MetadataFetchError } from './fetch.ts';
+import {
+  type FetchedJson,
+  fetchJsonDocument,
+  type FetchOptions,
+  freshnessLifetime,
+  MetadataFetchError,
+} from './fetch.ts';
 
 export {
   type ClientMetadataDocument,
@@ -18,7 +24,7 @@ export {
   isClientIdUrl,
   validateClientMetadataDocument,
 } from './document.ts';
-export { fetchJsonDocument, type FetchOptions } from './fetch.ts';
+export { allowingAddresses, fetchJsonDocument, type FetchOptions } from './fetch.ts';
 
 /**
  * Options of {@link ClientMetadataDocuments}; every one has a production default.
@@ -39,6 +45,8 @@ export interface ClientMetadataDocumentsOptions {
   maxCacheSeconds?: number;
   /** Time a document without Cache-Control max-age or Expires is kept. Default 300. */
   defaultCacheSeconds?: number;
+  /** PRIVATE_KEY_JWT: documents declaring private_key_jwt are served with it. Default false. */
+  privateKeyJwt?: boolean;
 }
 
 interface CacheEntry {
@@ -147,39 +155,14 @@ export class ClientMetadataDocuments {
   private async fetchAndValidate(url: string): Promise<{ document: ClientMetadataDocument; response: FetchedJson }> {
     try {
       const response = await fetchJsonDocument(url, this.options.fetch);
-      return { document: validateClientMetadataDocument(url, response.body), response };
+      return {
+        document: validateClientMetadataDocument(url, response.body, { privateKeyJwt: this.options.privateKeyJwt }),
+        response,
+      };
     } catch (error) {
       if (error instanceof MetadataFetchError || error instanceof InvalidMetadataDocument)
         throw new InvalidClient(error.message, 400);
       throw error;
     }
   }
-}
-
-/** Seconds the response stays fresh by its own headers, or undefined when they do not say. */
-function freshnessLifetime(response: FetchedJson, now: number): number | undefined {
-  const directives = parseCacheControl(response.cacheControl);
-  const age = /^\d+$/.test(response.age?.trim() ?? '') ? Number(response.age) : 0;
-  if (directives.has('no-store') || directives.has('no-cache')) return 0;
-  const maxAge = directives.get('max-age');
-  if (maxAge !== undefined) return Math.max(0, (/^\d+$/.test(maxAge) ? Number(maxAge) : 0) - age);
-  if (response.expires !== undefined) {
-    const expires = Date.parse(response.expires);
-    const date = response.date !== undefined ? Date.parse(response.date) : Number.NaN;
-    // An unparseable Expires ("0", "-1") means already expired (RFC 9111 §5.3).
-    if (Number.isNaN(expires)) return 0;
-    return Math.max(0, Math.floor((expires - (Number.isNaN(date) ? now : date)) / 1000) - age);
-  }
-  return undefined;
-}
-
-/** Cache-Control directives by lower-case name; for a repeated directive the first one counts. */
-function parseCacheControl(header: string | undefined): Map<string, string> {
-  const directives = new Map<string, string>();
-  for (const part of (header ?? '').split(',')) {
-    const [name = '', value = ''] = part.split('=', 2).map((piece) => piece.trim());
-    const key = name.toLowerCase();
-    if (key && !directives.has(key)) directives.set(key, value.replace(/^"(.*)"$/, '$1'));
-  }
-  return directives;
 }

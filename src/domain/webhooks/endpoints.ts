@@ -16,7 +16,7 @@ import type {
   WebhookStatus,
   WebhookWithEvents,
 } from '../../store/webhooks.ts';
-import { isSpecialUseAddress } from '../../outbound/special-use.ts';
+import { isSpecialUseAddress, trustedNetworks } from '../../outbound/special-use.ts';
 import { UNDISPLAYABLE_IN_NAME } from '../rules/client.ts';
 import { ALL_EVENTS, isEventType } from './event-types.ts';
 
@@ -48,21 +48,7 @@ export interface WebhookWithSecret {
   secret: string;
 }
 
-/**
- * The networks an operator trusts with webhooks despite their special use (WEBHOOK_ALLOWED_ADDRESSES:
- * a receiver on an internal network), for the URL check and for the dispatcher's connections.
- *
- * @example
- * trustedNetworks(['10.0.0.0/8']).check('10.1.2.3', 'ipv4'); // true
- */
-export function trustedNetworks(cidrs: readonly string[]): BlockList {
-  const networks = new BlockList();
-  for (const cidr of cidrs) {
-    const [network, bits] = cidr.split('/') as [string, string];
-    networks.addSubnet(network, Number(bits), isIPv4(network) ? 'ipv4' : 'ipv6');
-  }
-  return networks;
-}
+export { trustedNetworks };
 
 /**
  * The URL a webhook may be sent to, or an InvalidField naming `url`: https, no user name or

@@ -3,18 +3,20 @@ import { GRANT_TYPES } from '../../domain/rules/grant-type-names.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
 import type { Context } from '../../context.ts';
+import { CLIENT_ASSERTION_ALGORITHMS } from '../../domain/client-keys/key-set.ts';
 import { OFFLINE_ACCESS, SUPPORTED_SCOPES } from '../../domain/scopes.ts';
 
 /** The optional features that change what the metadata publishes (docs/design.md §13). */
 export type MetadataFeatures = Pick<
   Config,
-  'publicClients' | 'clientIdMetadataDocuments' | 'dynamicRegistration' | 'offlineAccess'
+  'publicClients' | 'clientIdMetadataDocuments' | 'dynamicRegistration' | 'offlineAccess' | 'privateKeyJwt'
 >;
 const NO_FEATURES: MetadataFeatures = {
   publicClients: false,
   clientIdMetadataDocuments: false,
   dynamicRegistration: false,
   offlineAccess: false,
+  privateKeyJwt: false,
 };
 
 /**
@@ -23,7 +25,12 @@ const NO_FEATURES: MetadataFeatures = {
  * only when an operator turns the feature on.
  */
 export function authorizationServerMetadata(issuer: string, features: MetadataFeatures = NO_FEATURES) {
-  const authMethods = features.publicClients ? ['client_secret_post', 'none'] : ['client_secret_post'];
+  // With PRIVATE_KEY_JWT every method accepted is published (docs/design.md §18): Basic, accepted
+  // always (§14), and the signed assertion; without it, exactly the contract's list.
+  const authenticated = features.privateKeyJwt
+    ? ['client_secret_post', 'client_secret_basic', 'private_key_jwt']
+    : ['client_secret_post'];
+  const authMethods = features.publicClients ? [...authenticated, 'none'] : authenticated;
   return {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
@@ -40,9 +47,16 @@ export function authorizationServerMetadata(issuer: string, features: MetadataFe
     // own metadata (RFC 9728) lists it, and a name may mean two things at two resources.
     scopes_supported: features.offlineAccess ? [...SUPPORTED_SCOPES, OFFLINE_ACCESS] : [...SUPPORTED_SCOPES],
     authorization_response_iss_parameter_supported: true,
-    introspection_endpoint_auth_methods_supported: ['client_secret_post'],
+    introspection_endpoint_auth_methods_supported: authenticated,
     // RFC 7009 §2.1: a public client revokes its own tokens with its client_id alone.
     revocation_endpoint_auth_methods_supported: authMethods,
+    ...(features.privateKeyJwt
+      ? {
+          token_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
+          introspection_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
+          revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
+        }
+      : {}),
     ...(features.dynamicRegistration ? { registration_endpoint: `${issuer}/register` } : {}),
     ...(features.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };

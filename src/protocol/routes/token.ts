@@ -1,13 +1,14 @@
 /**
  * POST /token, /introspect and /revoke: form-encoded (RFC 6749) or JSON bodies, client
- * authentication client_secret_post or client_secret_basic (the Authorization header, read by
- * clientCredentials), Cache-Control: no-store (docs/design.md §6).
+ * authentication client_secret_post, client_secret_basic (the Authorization header) or an RFC 7523
+ * assertion (private_key_jwt), read by clientCredentials, Cache-Control: no-store (docs/design.md §6).
  */
 import formbody from '@fastify/formbody';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Context } from '../../context.ts';
 import { authenticateClient, clientCredentials } from '../../domain/client-authentication.ts';
+import { MAX_CLIENT_ASSERTION_LENGTH } from '../../domain/client-keys/assertion.ts';
 import { grantFor } from '../../domain/grant-types.ts';
 import { MAX_CLIENT_ID_LENGTH } from '../../domain/rules/client.ts';
 import { GRANT_TYPES } from '../../domain/rules/grant-type-names.ts';
@@ -18,8 +19,14 @@ import { Token } from '../../http/schemas.ts';
 const param = (maxLength = 2048) => Type.Optional(Type.String({ maxLength }));
 const token = (maxLength: number) => Type.Optional(Token(maxLength));
 // A client_id may be the https URL of a Client ID Metadata Document (docs/design.md §13).
-// Both optional: a public client sends no secret, and client_secret_basic sends neither here.
-const ClientCredentials = { client_id: token(MAX_CLIENT_ID_LENGTH), client_secret: token(512) };
+// All optional: a public client sends no secret, client_secret_basic sends neither here, and a
+// private_key_jwt client (RFC 7523) its assertion, with or without its client_id.
+const ClientCredentials = {
+  client_id: token(MAX_CLIENT_ID_LENGTH),
+  client_secret: token(512),
+  client_assertion_type: param(128),
+  client_assertion: token(MAX_CLIENT_ASSERTION_LENGTH),
+};
 /** RFC 8707: repeated, it is an array, which the rule answers with invalid_target rather than a schema error. */
 const Resource = Type.Optional(
   Type.Union([Type.String({ maxLength: 2048 }), Type.Array(Type.String({ maxLength: 2048 }), { maxItems: 10 })]),
