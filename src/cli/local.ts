@@ -148,7 +148,7 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
         warn(
           'clients that sign with keys sign in only while the server runs with PRIVATE_KEY_JWT=true (or MCP_AUTHORIZATION=true)',
         );
-      else if (secret === null && !ctx.config.publicClients)
+      if (client.token_endpoint_auth_method === 'none' && !ctx.config.publicClients)
         warn('public clients sign in only while the server runs with PUBLIC_CLIENTS=true (or MCP_AUTHORIZATION=true)');
       return { client: clientView(client, now()), client_secret: secret };
     },
