@@ -9,6 +9,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient } from '../src/domain/clients.ts';
+import { assertionFields, chatGptDocument, clientAssertion, signingKey } from './helpers/client-keys.ts';
 import { authenticate, continueFlow, type Party, postForm, postJson, startFlow, type Tokens } from './helpers/flow.ts';
 import { type HttpsTestServer, startHttpsServer, TEST_CA } from './helpers/https.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
@@ -19,7 +20,7 @@ let server: TestServer;
 let documents: HttpsTestServer;
 let resourceServer: { id: string; secret: string };
 let agent: { agentId: string; agentSecret: string };
-/** Served by `documents` at /<name>, with its own URL as client_id. */
+/** Served by `documents` at each path: metadata documents and key sets. */
 const served = new Map<string, Record<string, unknown>>();
 
 beforeAll(async () => {
@@ -73,6 +74,7 @@ async function signIn(
   clientId: string,
   redirectUri: string,
   extra: Record<string, string> = {},
+  authentication: () => Promise<Record<string, string>> = async () => ({ client_id: clientId }),
 ): Promise<{ page: string; tokens: Tokens }> {
   const party: Party = { clientId, clientSecret: '', redirectUri, ...agent };
   const started = await startFlow(server, party, { resource: RESOURCE, ...extra });
@@ -87,9 +89,9 @@ async function signIn(
     grant_type: 'authorization_code',
     code,
     code_verifier: started.verifier,
-    client_id: clientId,
     redirect_uri: redirectUri,
     resource: RESOURCE,
+    ...(await authentication()),
   });
   const text = await exchanged.text();
   expect(exchanged.status, text).toBe(200);
@@ -209,6 +211,38 @@ describe('Cursor', () => {
 });
 
 describe('ChatGPT', () => {
+  it('signs in with its metadata document and exchanges the code with an RS256 client assertion', async () => {
+    // Its document declares private_key_jwt with an RS256 jwks_uri, and does not fall back
+    // (recorded in test/helpers/client-keys.ts).
+    const key = await signingKey('RS256', 'chatgpt-1');
+    served.set('/oauth/jwks.json', { keys: [key.publicJwk] });
+    const document = chatGptDocument(documents.origin, 'g-notes', { newer: true });
+    const clientId = document.client_id as string;
+    served.set(new URL(clientId).pathname, document);
+    const redirectUri = (document.redirect_uris as string[])[0]!;
+    const assertion = async () =>
+      assertionFields(await clientAssertion(key, clientId, `${server.baseUrl}/token`, Math.floor(Date.now() / 1000)));
+    const { page, tokens } = await signIn(clientId, redirectUri, {}, async () => ({
+      client_id: clientId,
+      ...(await assertion()),
+    }));
+    expect(page).toContain('ChatGPT');
+    expect(await introspect(tokens.access_token)).toMatchObject({ active: true, aud: RESOURCE, client_id: clientId });
+    // Without an assertion the code of a key-signed client is not exchanged, nor its token refreshed.
+    const refused = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      client_id: clientId,
+    });
+    expect(refused.status).toBe(401);
+    const refreshed = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token!,
+      ...(await assertion()),
+    });
+    expect(refreshed.status, await refreshed.clone().text()).toBe(200);
+  });
+
   it('registers dynamically with its one https callback, signs in, and reconnects without a scope', async () => {
     // Its connector's callback and the reconnect that sends no scope (community.openai.com,
     // "OAuth missing scopes after reconnect").
