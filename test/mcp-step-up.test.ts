@@ -1,17 +1,20 @@
 /**
- * Step-up with the official MCP TypeScript SDK (issue 36, item 2; docs/guides/mcp-servers.md):
- * the example MCP server serves its own scopes (notes:read, notes:write), registered at
- * agentauth with its resource. Its 401 challenge names notes:read, so the SDK's client signs in
- * for that alone; a tool that needs notes:write answers 403 `insufficient_scope` (RFC 6750
- * §3.1), the SDK asks again with the wider scope, the person's agent signs in again, and the
- * same call then succeeds. The test plays the browser and the agent; the SDK does the rest.
+ * Step-up with the official MCP TypeScript SDK 1.x, `@modelcontextprotocol/sdk` 1.32.2 (issue 36,
+ * item 2; docs/guides/mcp-servers.md): the example MCP server serves its own scopes (notes:read,
+ * notes:write), registered at agentauth with its resource. Its 401 challenge names notes:read, so
+ * the SDK's client signs in for that alone; a tool that needs notes:write answers 403
+ * `insufficient_scope` (RFC 6750 §3.1), the SDK asks again with the wider scope, the person's
+ * agent signs in again, and the same call then succeeds. The test plays the browser and the
+ * agent; the SDK does the rest.
  *
- * SDK 1.32.2 (the one installed) tries a refresh first when it holds a refresh token, which
- * cannot widen a scope (RFC 6749 §6), so it gives up with "403 after trying upscoping"
- * (modelcontextprotocol/typescript-sdk#2255, fixed upstream by forcing a new authorization when
- * the challenged scope is wider). A host that keeps no refresh token steps up through the
- * transport alone; one that keeps it drops its tokens and calls the SDK's auth() with the
- * challenge's scope, which is what the fixed SDK does inside. Both are shown.
+ * SDK 1.32.2 tries a refresh first when it holds a refresh token, which cannot widen a scope
+ * (RFC 6749 §6), so it gives up with "403 after trying upscoping"
+ * (modelcontextprotocol/typescript-sdk#2255). A host that keeps no refresh token steps up through
+ * the transport alone; one that keeps it drops its tokens and calls the SDK's auth() with the
+ * challenge's scope. Both are shown here, as the hosts on 1.x behave. The v2 client,
+ * `@modelcontextprotocol/client` 2.4.0, steps up by itself while keeping its refresh token
+ * (SEP-2350: the union of granted and challenged scopes, a new authorization when the union is
+ * wider, one re-authorization per request): test/mcp-step-up-v2.test.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
