@@ -9,12 +9,16 @@
  *
  * The example MCP server serves notes:read and notes:write; the test plays the person's browser
  * and agent, the SDK does the rest. A second instance is registered at agentauth with notes:read
- * alone, so its challenge for notes:write names a scope its resource never registered.
+ * alone, so its challenge for notes:write names a scope its resource never registered. A third
+ * server, written here, is a broken one that challenges for a scope its tokens already hold: the
+ * SDK refreshes once and gives up instead of looping.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import {
   Client,
   type OAuthClientProvider,
+  SdkHttpError,
   type OAuthDiscoveryState,
   type StoredOAuthTokens,
   StreamableHTTPClientTransport,
@@ -111,6 +115,8 @@ let server: TestServer;
 let notes: RunningMcpServer;
 /** The same server, registered with notes:read alone: its notes:write is no scope of its resource. */
 let underRegistered: RunningMcpServer;
+/** A broken MCP server: it challenges every token with insufficient_scope for notes:read, which the token holds. */
+let broken: { url: string; server: Server; toolPosts: number; clientId: string; clientSecret: string };
 let introspector: { clientId: string; clientSecret: string };
 let hostClientId: string;
 const clients: Client[] = [];
@@ -137,12 +143,67 @@ async function startNotesServer(name: string, scopes: Array<keyof typeof NOTE_SC
   return { running, credentials };
 }
 
+/**
+ * Registers a resource with notes:read and serves, at it, what a misconfigured MCP server answers:
+ * its metadata, a 401 naming notes:read without a token, and with any token 403
+ * `insufficient_scope` naming notes:read again (it checks the wrong claim, say).
+ */
+async function startBrokenServer() {
+  const port = await freePort();
+  const resource = `http://127.0.0.1:${port}/mcp`;
+  const registered = await registerClient(server.ctx, {
+    name: 'Broken MCP server',
+    redirectUris: [],
+    resources: [resource],
+    scopes: [{ name: 'notes:read', description: NOTE_SCOPES['notes:read'] }],
+  });
+  const metadataUrl = `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`;
+  const state = {
+    url: resource,
+    toolPosts: 0,
+    server: createServer(),
+    clientId: registered.client.id,
+    clientSecret: registered.secret,
+  };
+  state.server.on('request', (request, response) => {
+    if (request.url === '/.well-known/oauth-protected-resource/mcp') {
+      response.setHeader('content-type', 'application/json');
+      response.end(
+        JSON.stringify({ resource, authorization_servers: [server.baseUrl], scopes_supported: ['notes:read'] }),
+      );
+      return;
+    }
+    if (request.method !== 'POST' || request.url !== '/mcp') {
+      response.statusCode = 404;
+      response.end();
+      return;
+    }
+    request.resume();
+    response.setHeader('content-type', 'application/json');
+    if (request.headers.authorization === undefined) {
+      response.statusCode = 401;
+      response.setHeader('www-authenticate', `Bearer scope="notes:read", resource_metadata="${metadataUrl}"`);
+    } else {
+      state.toolPosts++;
+      response.statusCode = 403;
+      response.setHeader(
+        'www-authenticate',
+        `Bearer error="insufficient_scope", scope="notes:read", resource_metadata="${metadataUrl}"`,
+      );
+    }
+    response.end('{"error":"see WWW-Authenticate"}');
+  });
+  await new Promise<void>((resolve) => state.server.listen(port, '127.0.0.1', resolve));
+  return state;
+}
+
 beforeAll(async () => {
   server = await startTestServer({ env: { MCP_AUTHORIZATION: 'true' } });
   const full = await startNotesServer('Notes MCP server', ['notes:read', 'notes:write']);
   notes = full.running;
   introspector = full.credentials;
   underRegistered = (await startNotesServer('Notes MCP server, read only', ['notes:read'])).running;
+  broken = await startBrokenServer();
   hostClientId = (
     await registerClient(server.ctx, { name: 'Desktop MCP host', redirectUris: [REDIRECT], public: true })
   ).client.id;
@@ -152,6 +213,8 @@ afterAll(async () => {
   await Promise.all(clients.map((client) => client.close().catch(() => {})));
   await notes?.close();
   await underRegistered?.close();
+  broken?.server.closeAllConnections();
+  await new Promise((resolve) => broken?.server.close(resolve));
   await server?.close();
 });
 
@@ -180,13 +243,10 @@ async function signIn(
   return { callback, page };
 }
 
-const introspect = async (token: string) =>
+/** Introspection by a resource server (the notes server's unless another is named). */
+const introspect = async (token: string, by = introspector) =>
   (await (
-    await postForm(server, '/introspect', {
-      token,
-      client_id: introspector.clientId,
-      client_secret: introspector.clientSecret,
-    })
+    await postForm(server, '/introspect', { token, client_id: by.clientId, client_secret: by.clientSecret })
   ).json()) as { active: boolean; scope?: string; aud?: string };
 
 /** What a host asks for, in the order the SDK builds it: `scope`, then offline_access where it declares refresh. */
@@ -316,6 +376,40 @@ describe('step-up with the MCP SDK v2 client (@modelcontextprotocol/client), ref
     // The host still holds its token for notes:read, which still works, and no grant was added.
     expect(provider.tokens()).toEqual(before);
     expect((await client.callTool({ name: 'read_notes' })).structuredContent).toEqual({ notes: [] });
+    const grants = await server.ctx.store.grants.list({ limit: 10, agentId: agent.agentId });
+    expect(grants.map(({ scope, revoked_at }) => ({ scope, revoked_at }))).toEqual([
+      { scope: 'notes:read', revoked_at: null },
+    ]);
+  });
+
+  it('a server that challenges for a scope the token holds: the SDK refreshes once, then stops at its retry cap', async () => {
+    const agent = await server.createAgent();
+    const provider = new HostProvider(hostClientId, false);
+    const recorder = recordingFetch();
+    const options = { authProvider: provider, fetch: recorder.fetch };
+    const first = new StreamableHTTPClientTransport(new URL(broken.url), options);
+    await expect(new Client({ name: 'host', version: '0.0.0' }).connect(first)).rejects.toThrow(UnauthorizedError);
+    await first.finishAuth((await signIn(provider, agent)).callback);
+    const before = provider.tokens()!;
+    expect(before.scope).toBe('notes:read');
+    const start = recorder.requests.length;
+
+    const failed = await new Client({ name: 'host', version: '0.0.0' })
+      .connect(new StreamableHTTPClientTransport(new URL(broken.url), options))
+      .catch((error: unknown) => error);
+    // The union (notes:read) is no wider than the token's scope, so the SDK refreshes rather than
+    // asking the person again; the retried request is refused again and the SDK stops.
+    expect(failed).toBeInstanceOf(SdkHttpError);
+    expect((failed as SdkHttpError).message).toMatch(/403 insufficient_scope after step-up re-authorization/);
+    const after = recorder.requests.slice(start);
+    expect(after.filter((request) => request.url === broken.url)).toHaveLength(2);
+    expect(broken.toolPosts).toBe(2);
+    expect(after.filter((request) => request.grantType === 'refresh_token')).toHaveLength(1);
+    expect(provider.authorizationUrls).toHaveLength(1);
+    // The refresh was an ordinary rotation: the grant lives, with the scope it had.
+    const refreshed = provider.tokens()!;
+    expect(refreshed.refresh_token).not.toBe(before.refresh_token);
+    expect(await introspect(refreshed.access_token, broken)).toMatchObject({ active: true, scope: 'notes:read' });
     const grants = await server.ctx.store.grants.list({ limit: 10, agentId: agent.agentId });
     expect(grants.map(({ scope, revoked_at }) => ({ scope, revoked_at }))).toEqual([
       { scope: 'notes:read', revoked_at: null },
