@@ -485,12 +485,14 @@ $$`,
     // keeps, for the window, its successor pair sealed under the server secret and the rotated
     // token itself (never in clear), and the successor refresh token's digest, so a repeat
     // presentation can tell whether the successor has been rotated since. The purge forgets both
-    // once the window is over; the partial index finds the few rows that still hold one.
+    // once the window is over; the partial index finds the few rows that still hold one. It names
+    // no column a rotation without a window writes (used_at): an index on used_at made every
+    // rotation a non-HOT update on PostgreSQL, about 300 more WAL bytes per refresh.
     version: '0019_refresh_successors',
     statements: [
       'ALTER TABLE refresh_tokens ADD COLUMN successor text',
       'ALTER TABLE refresh_tokens ADD COLUMN successor_digest varchar(64)',
-      'CREATE INDEX refresh_tokens_successor_used_at ON refresh_tokens (used_at) WHERE successor IS NOT NULL',
+      'CREATE INDEX refresh_tokens_successor ON refresh_tokens (successor_digest) WHERE successor IS NOT NULL',
     ],
   },
   {
