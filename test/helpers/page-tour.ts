@@ -11,6 +11,7 @@
  */
 import type { BrowserContext, Dialog, Page } from 'playwright-core';
 import { createOwnedAgent, createOwnedClient, createOwnedKeyBoundAgent } from './owned.ts';
+import { registerClient } from '../../src/domain/clients.ts';
 import type { Context } from '../../src/context.ts';
 import { createAccount, issueLink } from '../../src/domain/accounts.ts';
 import { createApiKey, revokeApiKey } from '../../src/management/api-keys.ts';
@@ -95,6 +96,8 @@ export interface Seed {
   webhookId: string;
   /** A webhook paused by its breaker: its receiver stopped answering. */
   pausedWebhookId: string;
+  /** An MCP server registered as a resource server, with scopes of its own (docs/design.md §13). */
+  resource: { uri: string; scopes: string };
   /**
    * An agent of the admin whose policy says "Ask me for a new website" (with every other field
    * set), with approvals decided before; `party`'s website is not listed, so it asks for it.
@@ -240,6 +243,16 @@ export async function seedConsole(
   });
   const { webhookId, pausedWebhookId } = await seedWebhooks(ctx, admin, names.webhook);
   const asking = await seedApprovals(ctx, admin, party, names.askingAgent, options.baseUrl);
+  const resource = 'https://mcp.acme-notes.example/mcp';
+  await registerClient(ctx, {
+    name: `${names.website} MCP`,
+    redirectUris: [],
+    resources: [resource],
+    scopes: [
+      { name: 'notes:read', description: 'Read your notes and notebooks' },
+      { name: 'notes:write', description: 'Create, change and delete notes' },
+    ],
+  });
   return {
     data: options.data,
     admin,
@@ -252,6 +265,7 @@ export async function seedConsole(
     webhookId,
     pausedWebhookId,
     asking,
+    resource: { uri: resource, scopes: 'notes:read notes:write' },
     names,
   };
 }
@@ -428,7 +442,7 @@ export async function signInAdmin(context: BrowserContext, page: Page, baseUrl: 
 export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: number) => void): PageState[] {
   const { party } = seed;
   const server = { baseUrl } as TestServer;
-  const authorizePath = (clientId: string, redirectUri: string) =>
+  const authorizePath = (clientId: string, redirectUri: string, extra: Record<string, string> = {}) =>
     authorizeUrl(server, {
       client_id: clientId,
       redirect_uri: redirectUri,
@@ -437,6 +451,7 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
       state: 'page-tour',
       code_challenge: pkcePair().challenge,
       code_challenge_method: 'S256',
+      ...extra,
     });
   const requestIdOf = async (page: Page) => (await page.locator('meta[name="request-id"]').getAttribute('content'))!;
   const agentPath = `/console/agents/${party.agentId}`;
@@ -469,6 +484,15 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
 
   return [
     get('authorize', 'visitor', authorizePath(party.clientId, party.redirectUri).replace(baseUrl, '')),
+    // For an MCP server with scopes of its own: the page names the server and says what each scope allows.
+    get(
+      'authorize-resource',
+      'visitor',
+      authorizePath(party.clientId, party.redirectUri, {
+        scope: `openid email ${seed.resource.scopes}`,
+        resource: seed.resource.uri,
+      }).replace(baseUrl, ''),
+    ),
     {
       // After the agent authenticated: the page's script says who signed in and posts the
       // continue form; the post is answered 204 No Content, so the browser stays on the page.
