@@ -154,8 +154,9 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
     },
     updateClient: (id, changes) =>
       client(id, async () => {
-        const { name, redirect_uris: redirectUris, confirmation: approval, scopes } = changes;
-        return clientView(await updateClient(ctx, actor, id, { name, redirectUris, approval, scopes }), now());
+        const { name, redirect_uris: redirectUris, confirmation: approval, scopes, jwks, jwks_uri } = changes;
+        const keys = jwks !== undefined || jwks_uri !== undefined ? { keys: { jwks, jwksUri: jwks_uri } } : {};
+        return clientView(await updateClient(ctx, actor, id, { name, redirectUris, approval, scopes, ...keys }), now());
       }),
     setClientStatus: (id, status) =>
       client(id, async () => clientView(await setClientStatus(ctx, actor, id, status), now())),

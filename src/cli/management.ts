@@ -70,6 +70,10 @@ export interface ClientChanges {
   /** Replaces the scopes a resource server serves. */
   scopes?: ResourceScopeInput[];
   confirmation?: 'auto' | 'manual';
+  /** A client that signs with keys: its new public key set (the CLI's --jwks file)… */
+  jwks?: Record<string, unknown>;
+  /** …or where it publishes it now (--jwks-uri). */
+  jwks_uri?: string;
 }
 
 export interface NewWebhook {

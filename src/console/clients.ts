@@ -3,7 +3,8 @@
  * read into what the operations (src/management/clients.ts) take, each refusal beside its field
  * in the form's words; the operations then apply the rules of registration.
  */
-import type { ClientChanges } from '../domain/clients.ts';
+import type { ClientChanges, ClientKeysInput } from '../domain/clients.ts';
+import { keySetUriProblem, readKeySet } from '../domain/client-keys/key-set.ts';
 import type { NewClientInput } from '../management/clients.ts';
 import {
   type ClientProblem,
@@ -16,7 +17,26 @@ import { resourceScopeOf } from '../domain/rules/resource-scope.ts';
 import type { Approval, ClientRecord, ResourceScope } from '../store/clients.ts';
 import { InvalidField } from '../errors.ts';
 
-type ClientForm = { name?: string; redirect_uris?: string; approval?: string; client_type?: string; scopes?: string };
+type ClientForm = {
+  name?: string;
+  redirect_uris?: string;
+  approval?: string;
+  client_type?: string;
+  scopes?: string;
+  jwks?: string;
+  jwks_uri?: string;
+};
+
+/** What kinds of client this server lets sign in, beside a confidential one (always). */
+export interface ClientKinds {
+  /** PUBLIC_CLIENTS: apps without a secret. */
+  publicClients: boolean;
+  /** PRIVATE_KEY_JWT: servers that sign with keys instead of a secret. */
+  privateKeyJwt: boolean;
+}
+
+/** The registration form's kind of a client that signs with keys (private_key_jwt). */
+export const KEYS_KIND = 'private_key_jwt';
 
 /**
  * A resource server's scopes as the edit form writes them: one per line, the scope, a space, and
@@ -63,13 +83,55 @@ function websiteFields(
 
 /**
  * The form's fields as a NewClient, or InvalidField naming what to fix. A public client (no
- * secret) may be chosen only while the server lets public clients sign in.
+ * secret) may be chosen only while the server lets public clients sign in, one that signs with
+ * keys only while it accepts them (its key set pasted, or its jwks_uri: keysField).
+ *
+ * @example
+ * clientInput({ name: 'Shop', redirect_uris: 'https://shop.example/cb', client_type: 'private_key_jwt', jwks_uri: 'https://shop.example/jwks.json' }, { publicClients: false, privateKeyJwt: true });
  */
-export function clientInput(form: ClientForm, publicClients = false): NewClientInput {
+export function clientInput(form: ClientForm, kinds: ClientKinds): NewClientInput {
   const { name, uris, approval } = websiteFields(form);
-  const type = publicChosen(form.client_type, publicClients) ? 'public' : 'confidential';
+  if (form.client_type === KEYS_KIND) {
+    if (!kinds.privateKeyJwt)
+      throw new InvalidField('client_type', 'This server does not let clients that sign with keys sign in.');
+    return { name, redirectUris: uris, approval, type: 'confidential', keys: keysField(form) };
+  }
+  const type = publicChosen(form.client_type, kinds.publicClients) ? 'public' : 'confidential';
   return { name, redirectUris: uris, approval, type };
 }
+
+/**
+ * The keys a form gives a client that signs with keys: its key set pasted as JSON (jwks) or the
+ * URL where it publishes one (jwks_uri), exactly one, checked by the key-set rule
+ * (../domain/client-keys/key-set.ts), or InvalidField beside the field with the rule's words.
+ *
+ * @example
+ * keysField({ jwks: '{"keys":[…]}' }); // { jwks: '{"keys":[…]}' }
+ * keysField({ jwks: '{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}' }); // InvalidField('jwks', 'The key set contains private or symmetric key material: …')
+ */
+export function keysField(form: Pick<ClientForm, 'jwks' | 'jwks_uri'>): ClientKeysInput {
+  const jwks = (form.jwks ?? '').trim();
+  const jwksUri = (form.jwks_uri ?? '').trim();
+  if (jwks !== '' && jwksUri !== '')
+    throw new InvalidField('jwks', 'Give the public keys or the key set URL, not both.');
+  if (jwksUri !== '') {
+    const problem = keySetUriProblem(jwksUri);
+    if (problem) throw new InvalidField('jwks_uri', `The key set URL ${problem}.`);
+    return { jwksUri };
+  }
+  if (jwks === '')
+    throw new InvalidField(
+      'jwks',
+      'Paste the public keys (a JWKS, {"keys": [...]}) or give the URL where the server publishes them.',
+    );
+  const read = readKeySet(jwks);
+  if ('problem' in read) throw new InvalidField('jwks', `${keySetProblemSentence(read.problem)}.`);
+  return { jwks };
+}
+
+/** The key-set rule's words as a sentence: "The key set is not JSON…", "In the key set, keys[0] is…". */
+const keySetProblemSentence = (problem: string) =>
+  problem.startsWith('the ') ? `T${problem.slice(1)}` : `In the key set, ${problem}`;
 
 /**
  * Whether an owner chose a public client (no secret) over a confidential one (the default), or

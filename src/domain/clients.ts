@@ -268,13 +268,19 @@ export interface ClientChanges {
   resources?: string[];
   /** The scopes it serves at its resources; the list given replaces the old one. */
   scopes?: ResourceScope[];
+  /**
+   * A client that signs with keys: its new key set or jwks_uri, replacing the old one (the old
+   * keys' assertions are refused from then on). Only for a client registered with keys.
+   */
+  keys?: ClientKeysInput;
 }
 
 /**
- * Changes a client's name, redirect URIs, approval or resources under the rules of registration
- * (validateNewClient: the same errors and wording). A client a metadata document describes is
- * changed by changing the document. A redirect URI taken away is refused from then on: at
- * /authorize, and for a request started before (authenticateAgent, continueAuthorization).
+ * Changes a client's name, redirect URIs, approval, resources or keys under the rules of
+ * registration (validateNewClient, clientKeyColumns: the same errors and wording). A client a
+ * metadata document describes is changed by changing the document. A redirect URI taken away is
+ * refused from then on: at /authorize, and for a request started before (authenticateAgent,
+ * continueAuthorization). New keys apply to the next assertion: the old keys' are refused.
  *
  * @example
  * const client = await updateClient(ctx, 'cli_abc', { redirectUris: ['https://shop.example/callback'] });
@@ -289,6 +295,7 @@ export async function updateClient(
   if (!client) throw new NotFound(`no client ${clientId}`);
   if (client.source === 'metadata_document')
     throw new InvalidField('name', 'This client is described by its metadata document: change the document instead.');
+  const keys = changes.keys === undefined ? {} : replacedKeyColumns(client, changes.keys);
   const { name, redirectUris, resources, scopes } = validateNewClient({
     name: changes.name ?? client.name,
     redirectUris: changes.redirectUris ?? client.redirect_uris,
@@ -302,11 +309,32 @@ export async function updateClient(
     approval: changes.approval ?? client.approval,
     resources,
     scopes,
+    ...keys,
   };
   const updated = { ...client, ...patch };
   if (!(await deps.store.clients.update(client.id, patch, [clientEvent('client.updated', updated)], version)))
     throw lost(version, `no client ${clientId}`);
   return { ...updated, version: client.version + 1 };
+}
+
+/**
+ * The columns of a client's new keys, checked by the rule of registration (clientKeyColumns), or
+ * why they cannot replace its keys: only a client that signs with keys has keys to replace, and a
+ * dynamically registered one replaces them itself, at its registration endpoint (RFC 7592), as it
+ * changes everything else it registered.
+ */
+function replacedKeyColumns(client: ClientRecord, keys: ClientKeysInput): Pick<ClientRecord, 'jwks' | 'jwks_uri'> {
+  if (client.token_endpoint_auth_method !== 'private_key_jwt')
+    throw new InvalidField(
+      'jwks',
+      'Only a client that signs with keys (private_key_jwt) has keys to replace; this one has a secret or is public.',
+    );
+  if (client.source === 'dynamic')
+    throw new InvalidField(
+      'jwks',
+      'This client registered itself (dynamic registration): it replaces its keys at its registration endpoint (RFC 7592).',
+    );
+  return clientKeyColumns(keys);
 }
 
 const DELETED_DESCRIPTION = 'The website of this sign-in was deleted; start again.';

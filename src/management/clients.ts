@@ -143,11 +143,14 @@ async function changeable(deps: Deps, actor: Actor, id: string, precondition?: P
 }
 
 /**
- * Changes a client's name, redirect URIs, approval or resources under the rules of registration;
- * a client a metadata document describes is changed by changing the document.
+ * Changes a client's name, redirect URIs, approval, resources or keys (a client that signs with
+ * keys: a new key set or jwks_uri) under the rules of registration; a client a metadata document
+ * describes is changed by changing the document, a dynamically registered one's keys at its
+ * registration endpoint. One write, with the version it checked, announced as client.updated.
  *
  * @example
  * const client = await updateClient(ctx, actor, 'cli_…', { name: 'Shop' });
+ * await updateClient(ctx, actor, 'cli_…', { keys: { jwksUri: 'https://shop.example/jwks.json' } });
  */
 export async function updateClient(
   deps: Deps,
@@ -287,6 +290,14 @@ function changesDetail(before: ClientRecord, after: ClientRecord): string {
       : `redirect URIs ${after.redirect_uris.join(' ')}`,
     before.approval === after.approval ? '' : `approval ${after.approval}`,
     sameScopes(before.scopes, after.scopes) ? '' : `scopes ${after.scopes.map((scope) => scope.name).join(' ')}`,
+    before.jwks === after.jwks && before.jwks_uri === after.jwks_uri ? '' : `keys ${keysDetail(after)}`,
   ].filter(Boolean);
   return changed.join('; ') || 'no change';
+}
+
+/** A client's keys for the audit: its jwks_uri, or its keys by kid (public names, never key material). */
+function keysDetail(client: ClientRecord): string {
+  if (client.jwks_uri !== null) return `at ${client.jwks_uri}`;
+  const { keys } = JSON.parse(client.jwks ?? '{"keys":[]}') as { keys: Array<{ kid?: string }> };
+  return keys.map((key, index) => key.kid ?? `#${index + 1}`).join(' ');
 }

@@ -40,5 +40,9 @@ export function createOwnedClient(
   account: AccountRecord,
   form: { name?: string; redirect_uris?: string; approval?: string; client_type?: string },
 ): Promise<{ client: ClientRecord; secret: string | null }> {
-  return createClient(ctx, consoleActor(account, null), clientInput(form, ctx.config.publicClients));
+  return createClient(
+    ctx,
+    consoleActor(account, null),
+    clientInput(form, { publicClients: ctx.config.publicClients, privateKeyJwt: ctx.config.privateKeyJwt }),
+  );
 }

@@ -16,7 +16,8 @@ import type { Context } from '../../src/context.ts';
 import { createAccount, issueLink } from '../../src/domain/accounts.ts';
 import { createApiKey, revokeApiKey } from '../../src/management/api-keys.ts';
 import { createWebhook, updateWebhook } from '../../src/domain/webhooks/endpoints.ts';
-import { consoleActor } from '../../src/management/actor.ts';
+import { consoleActor, operator } from '../../src/management/actor.ts';
+import { createClient } from '../../src/management/clients.ts';
 import { generateKeyPairSync } from 'node:crypto';
 
 import { agentKeyOf } from '../../src/domain/agents.ts';
@@ -90,6 +91,10 @@ export interface Seed {
   rotated: { agentId: string; clientId: string };
   /** A key-bound agent (docs/design.md §16): its page shows the key's thumbprint instead of a secret. */
   keyAgentId: string;
+  /** A website that signs with keys (private_key_jwt): its page lists its keys and the form that replaces them. */
+  keyClientId: string;
+  /** A resource server with its scopes, each with a description: its page has the Scopes field. */
+  resourceServerId: string;
   /** A one-time link of each kind, for their pages (GET shows them without using them). */
   links: { invite: string; setup: string; verify: string };
   /** A webhook with a delivery log: one delivered, one to be tried again, one waiting. */
@@ -183,6 +188,7 @@ export async function seedConsole(
     agentKeyOf(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' })),
   );
   const party: Party = { clientId: client.id, clientSecret, redirectUri: callback.uri, agentId: agent.id, agentSecret };
+  const { keyClientId, resourceServerId } = await seedKeysAndScopes(ctx, admin, names.website, callback.origin);
 
   // Real sign-ins, then earlier ones: more than one page of history (20) and a month of chart.
   const target = { baseUrl: options.baseUrl } as TestServer;
@@ -261,6 +267,8 @@ export async function seedConsole(
     manualClientId: manual.id,
     rotated: { agentId: otherAgent.id, clientId: manual.id },
     keyAgentId: keyAgent.id,
+    keyClientId,
+    resourceServerId,
     links: { invite: invite.path, setup: setup.path, verify: verify.path },
     webhookId,
     pausedWebhookId,
@@ -433,6 +441,40 @@ export async function signInAdmin(context: BrowserContext, page: Page, baseUrl: 
     await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
   }
   await cdp.detach();
+}
+
+/**
+ * A website of the admin that signs with keys (two keys: RSA and Ed25519, one with a long kid)
+ * and a resource server with scopes, registered as the operator does (the server the tour runs
+ * need not accept key-signed clients for their pages to show).
+ */
+async function seedKeysAndScopes(ctx: Context, admin: AccountRecord, website: string, origin: string) {
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' });
+  const ed = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' });
+  const { client: keyClient } = await createClient(ctx, operator(), {
+    name: `${website.slice(0, 40)} (keys)`,
+    redirectUris: [`${origin}/keys/callback`],
+    accountId: admin.id,
+    keys: {
+      jwks: {
+        keys: [
+          { ...rsa, kid: 'production-signing-key-2026-11-rotated-quarterly-by-the-platform-team', alg: 'RS256' },
+          { ...ed, kid: 'ed-1' },
+        ],
+      },
+    },
+  });
+  const { client: resourceServer } = await createClient(ctx, operator(), {
+    name: `${website.slice(0, 40)} MCP server`,
+    redirectUris: [],
+    resources: ['https://mcp.notes.example/mcp'],
+    accountId: admin.id,
+    scopes: [
+      { name: 'notes:read', description: 'Read your notes and the notebooks they are in' },
+      { name: 'notes:write', description: 'Create, change and delete notes in every notebook you can open' },
+    ],
+  });
+  return { keyClientId: keyClient.id, resourceServerId: resourceServer.id };
 }
 
 /**
@@ -636,6 +678,8 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
     get('approval-decided', 'admin', `/console/approvals/${seed.asking.decidedApprovalId}`),
     get('websites', 'admin', '/console/websites', '/websites'),
     get('website', 'admin', websitePath, '/websites/:id'),
+    get('website-keys', 'admin', `/console/websites/${seed.keyClientId}`),
+    get('website-resource-server', 'admin', `/console/websites/${seed.resourceServerId}`),
     {
       name: 'website-created',
       viewer: 'admin',

@@ -64,6 +64,9 @@ const Scopes = Type.Array(
       'The scopes a resource server serves at its resources, granted only with one of them (`resource`). Needs `resources`; the same admin’s right as they.',
   },
 );
+const KeySet = (description: string) =>
+  Type.Object({ keys: Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 10 }) }, { description });
+const KeySetUri = (description: string) => Type.String({ maxLength: 2048, description });
 const ConfirmationField = Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
   description:
     'Whether the person at the browser confirms a sign-in: auto (default), it goes on as soon as the agent authenticates; manual, the person confirms after seeing who authenticated.',
@@ -91,20 +94,14 @@ const NewClientBody = Type.Object(
       }),
     ),
     jwks: Type.Optional(
-      Type.Object(
-        { keys: Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 10 }) },
-        {
-          description:
-            'A client that signs with keys (private_key_jwt, RFC 7523): its public keys (RSA ≥ 2048 bits, P-256, Ed25519), instead of a secret. Not with `jwks_uri` or `type: public`; only where the server accepts such clients.',
-        },
+      KeySet(
+        'A client that signs with keys (private_key_jwt, RFC 7523): its public keys (RSA ≥ 2048 bits, P-256, Ed25519), instead of a secret. Not with `jwks_uri` or `type: public`; only where the server accepts such clients.',
       ),
     ),
     jwks_uri: Type.Optional(
-      Type.String({
-        maxLength: 2048,
-        description:
-          'A client that signs with keys (private_key_jwt): the https URL where it publishes its public keys, fetched as metadata documents are. Not with `jwks`.',
-      }),
+      KeySetUri(
+        'A client that signs with keys (private_key_jwt): the https URL where it publishes its public keys, fetched as metadata documents are. Not with `jwks`.',
+      ),
     ),
   },
   { additionalProperties: false },
@@ -128,6 +125,16 @@ const ClientChangesBody = Type.Object(
     resources: Type.Optional(Resources),
     scopes: Type.Optional(Scopes),
     confirmation: Type.Optional(ConfirmationField),
+    jwks: Type.Optional(
+      KeySet(
+        'A client that signs with keys (private_key_jwt) only: its new public keys, replacing its key set or jwks_uri; assertions signed with the old keys are refused from then on. Not with `jwks_uri`; a dynamically registered client replaces its keys at its registration endpoint (RFC 7592).',
+      ),
+    ),
+    jwks_uri: Type.Optional(
+      KeySetUri(
+        'A client that signs with keys (private_key_jwt) only: where it publishes its public keys from now on, replacing its key set or jwks_uri. Not with `jwks`.',
+      ),
+    ),
     status: Type.Optional(
       Type.Union([Type.Literal('active'), Type.Literal('inactive')], {
         description: 'inactive: disabled; its sign-ins and tokens are refused until it is active again.',
@@ -239,7 +246,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
         operationId: 'updateClient',
         summary: 'Change, disable or enable a client (website)',
         description:
-          'Fields left out stay as they are; a list given replaces the old one. Checked as a registration is. A client described by its metadata document is changed by changing the document (its status may still change).',
+          'Fields left out stay as they are; a list given replaces the old one, and new keys (`jwks` or `jwks_uri`) replace a key-signed client’s keys. Checked as a registration is. A client described by its metadata document is changed by changing the document (its status may still change).',
         tags,
         params: IdParams,
         headers: IfMatchHeaders,
@@ -249,8 +256,11 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
     },
     async (request, reply) => {
       const caller = callerOf(request);
-      const { status, name, redirect_uris, resources, scopes, confirmation } = request.body;
-      const changes = [name, redirect_uris, resources, scopes, confirmation].some((field) => field !== undefined);
+      const { status, name, redirect_uris, resources, scopes, confirmation, jwks, jwks_uri } = request.body;
+      const changes = [name, redirect_uris, resources, scopes, confirmation, jwks, jwks_uri].some(
+        (field) => field !== undefined,
+      );
+      const keys = jwks !== undefined || jwks_uri !== undefined ? { keys: { jwks, jwksUri: jwks_uri } } : {};
       let client = await getClient(ctx, caller, request.params.id);
       const precondition = ifMatch(request, view);
       if (changes)
@@ -258,7 +268,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
           ctx,
           caller,
           client.id,
-          { name, redirectUris: redirect_uris, resources, scopes, approval: confirmation },
+          { name, redirectUris: redirect_uris, resources, scopes, approval: confirmation, ...keys },
           precondition,
         );
       if (status !== undefined)

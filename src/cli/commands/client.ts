@@ -51,7 +51,16 @@ const SCOPE_OPTION =
   "a scope this resource server serves, then what it allows in words a person reads: --scope 'notes:read Read your notes' (repeat for several; needs --resource)";
 
 const clientLines = (c: ClientView) =>
-  `name:          ${c.name}\nredirect URIs: ${c.redirect_uris.join(' ') || '(none)'}\napproval:      ${c.confirmation}`;
+  `name:          ${c.name}\nredirect URIs: ${c.redirect_uris.join(' ') || '(none)'}\napproval:      ${c.confirmation}${keyLines(c)}`;
+
+/** A client's keys as the command prints them: its jwks_uri, or each key's kid and algorithm. */
+function keyLines(c: ClientView): string {
+  if (c.jwks_uri !== null) return `\nkeys:          at ${c.jwks_uri}`;
+  if (c.jwks === null) return '';
+  const keys = c.jwks.keys as Array<{ kid?: string; alg?: string; kty?: string }>;
+  const named = keys.map((key, index) => `${key.kid ?? `#${index + 1}`} (${key.alg ?? key.kty})`);
+  return `\nkeys:          ${named.join(', ')}`;
+}
 
 export function clientCommand(program: Command): void {
   const client = program.command('client').description('manage client applications (relying parties)');
@@ -156,7 +165,7 @@ export function clientCommand(program: Command): void {
   client
     .command('update <client_id>')
     .description(
-      "change a client: its name, its redirect URIs or a resource server's scopes (a list given replaces the old one) or its approval",
+      "change a client: its name, its redirect URIs or a resource server's scopes (a list given replaces the old one), its approval, or the keys of a client that signs with keys",
     )
     .option('--name <name>', 'display name shown on the authorization page')
     .option('--redirect-uri <uri>', 'redirect URI (repeat for several; replaces every registered one)', collect, [])
@@ -167,6 +176,14 @@ export function clientCommand(program: Command): void {
       ).choices(['auto', 'manual']),
     )
     .option('--scope <scope>', `${SCOPE_OPTION}; replaces every registered one`, collect, [])
+    .option(
+      '--jwks <file>',
+      'a client that signs with keys (private_key_jwt): the file holding its new public key set (JWKS), replacing its keys; assertions signed with the old ones are refused from then on',
+    )
+    .option(
+      '--jwks-uri <url>',
+      'a client that signs with keys (private_key_jwt): the https URL where it publishes its key set from now on, replacing its keys',
+    )
     .option('--json', 'print JSON')
     .action(
       async (
@@ -176,6 +193,8 @@ export function clientCommand(program: Command): void {
           redirectUri: string[];
           approval?: 'auto' | 'manual';
           scope: string[];
+          jwks?: string;
+          jwksUri?: string;
           json?: boolean;
         },
         command: Command,
@@ -185,9 +204,13 @@ export function clientCommand(program: Command): void {
           redirect_uris: options.redirectUri.length > 0 ? options.redirectUri : undefined,
           scopes: options.scope.length > 0 ? options.scope.map(resourceScopeOf) : undefined,
           confirmation: options.approval,
+          jwks: options.jwks === undefined ? undefined : keySetFile(options.jwks),
+          jwks_uri: options.jwksUri,
         };
         if (Object.values(changes).every((value) => value === undefined))
-          throw new InvalidRequest('nothing to change: give --name, --redirect-uri, --scope or --approval');
+          throw new InvalidRequest(
+            'nothing to change: give --name, --redirect-uri, --scope, --approval, --jwks or --jwks-uri',
+          );
         const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
         const updated = await withManagement(command, (management) => management.updateClient(id, defined));
         print(!!options.json, clientJson(updated), `${id} is updated\n${clientLines(updated)}`);

@@ -17,7 +17,9 @@ import {
   pageNotice,
   rotateForm,
 } from './owned.ts';
-import { scopesText } from '../clients.ts';
+import { type ClientKinds, KEYS_KIND, scopesText } from '../clients.ts';
+import { hasClientSecret } from '../../domain/clients.ts';
+import { readKeySet } from '../../domain/client-keys/key-set.ts';
 import {
   type ConsolePage,
   consolePage,
@@ -43,19 +45,115 @@ const APPROVALS: Array<[string, string]> = [
   ['manual', 'Manual'],
 ];
 const approvalText = (approval: string) => (approval === 'manual' ? 'Manual' : 'Automatic');
-const CLIENT_TYPES: Array<[string, string]> = [
-  ['confidential', 'Website with a server (it keeps a secret)'],
-  ['public', 'App without a server: desktop, mobile or MCP client (public, no secret)'],
-];
+/** The kinds the registration form offers: a confidential website always, the others where the server lets them sign in. */
+function clientTypes(kinds: ClientKinds): Array<[string, string]> {
+  return [
+    ['confidential', 'Website with a server (it keeps a secret)'],
+    ...(kinds.privateKeyJwt
+      ? [
+          [KEYS_KIND, 'Website with a server that signs with keys instead of a secret (private_key_jwt)'] as [
+            string,
+            string,
+          ],
+        ]
+      : []),
+    ...(kinds.publicClients
+      ? [['public', 'App without a server: desktop, mobile or MCP client (public, no secret)'] as [string, string]]
+      : []),
+  ];
+}
 const clientTypeText = (client: ClientRecord) =>
-  client.token_endpoint_auth_method === 'none' ? 'Public (no secret; PKCE only)' : 'Confidential (client secret)';
+  client.token_endpoint_auth_method === 'none'
+    ? 'Public (no secret; PKCE only)'
+    : client.token_endpoint_auth_method === 'private_key_jwt'
+      ? 'Signs with keys (private_key_jwt; no secret)'
+      : 'Confidential (client secret)';
+
+const KEYS_HINT =
+  'Paste its public keys as a JWKS, {"keys": [...]}: RSA of at least 2048 bits (RS256, PS256), P-256 (ES256) or Ed25519 (EdDSA), public members only. Or leave this empty and give the key set URL below.';
+const KEY_SET_URI_HINT =
+  'Or the https URL where the server publishes its public keys (jwks_uri); this server fetches them from there, and again when an assertion names a key it has not seen.';
+
+/** The key fields of a client that signs with keys: its key set pasted, or its jwks_uri. */
+const keyFields = (values: FormState['values'], errors: Record<string, string>, labels: { jwks: string }) =>
+  html`${field({ label: labels.jwks, name: 'jwks', type: 'textarea', value: values?.jwks, error: errors.jwks, hint: KEYS_HINT })}
+${field({ label: 'Key set URL (jwks_uri)', name: 'jwks_uri', type: 'url', value: values?.jwks_uri, error: errors.jwks_uri, maxlength: 2048, hint: KEY_SET_URI_HINT })}`;
+
+/** One registered key as shown: what names it, its type, the algorithms it verifies. */
+interface ShownKey {
+  kid: string | null;
+  type: string;
+  algorithms: string;
+}
+
+/** A client's registered keys as people read them (kid, kty and curve, algorithms); none for a jwks_uri. */
+function shownKeys(client: ClientRecord): ShownKey[] {
+  if (client.jwks === null) return [];
+  const read = readKeySet(client.jwks);
+  const usable = 'problem' in read ? [] : read.keys;
+  const { keys } = JSON.parse(client.jwks) as { keys: Array<{ kid?: string; kty: string; crv?: string }> };
+  return keys.map((key, index) => ({
+    kid: key.kid ?? null,
+    type: key.crv ? `${key.kty} ${key.crv}` : key.kty,
+    algorithms: usable[index]?.algorithms.join(', ') ?? '',
+  }));
+}
+
+/**
+ * The keys of a client that signs with keys: its jwks_uri or each registered key, and the form that
+ * replaces them (not for a client that registered itself or a metadata document describes).
+ */
+function keySection(
+  csrf: string,
+  client: ClientRecord,
+  values: FormState['values'],
+  errors: Record<string, string>,
+): Html {
+  const keys = shownKeys(client);
+  const replaceable = client.source === 'manual';
+  return html`<section aria-labelledby="keys-heading" id="client-keys">
+<h2 id="keys-heading">Keys</h2>
+<p>The website proves itself at the token endpoint with an assertion (RFC 7523) signed by one of these keys; it has no secret.</p>
+${
+  client.jwks_uri !== null
+    ? html`<dl><dt>Key set URL (jwks_uri)</dt><dd id="client-jwks-uri"><code>${client.jwks_uri}</code></dd></dl>`
+    : dataTable({
+        caption: 'Its public keys',
+        id: 'client-key-list',
+        rows: keys,
+        columns: [
+          {
+            heading: 'Key ID (kid)',
+            kind: 'title',
+            cell: (key) => (key.kid === null ? html`<span class="muted">none</span>` : html`<code>${key.kid}</code>`),
+          },
+          { heading: 'Type', kind: 'narrow', cell: (key) => key.type },
+          { heading: 'Algorithms', cell: (key) => key.algorithms },
+        ],
+      })
+}
+${
+  replaceable
+    ? html`<details${errors.jwks || errors.jwks_uri ? html` open` : ''}>
+<summary>Replace the keys</summary>
+<form method="post" action="${clientPath(client.id)}/keys" class="stack" id="keys-form">
+${csrfField(csrf)}
+${keyFields(values, errors, { jwks: 'New public keys (JWKS)' })}
+<p class="hint">The new keys replace every key above at once: assertions signed with the old ones are refused from then on. To change keys without a gap, publish both and remove the old one later.</p>
+<button type="submit">Replace keys</button>
+</form>
+</details>`
+    : html`<p class="hint" id="keys-elsewhere">${client.source === 'dynamic' ? 'It registered itself: it replaces its keys at its registration endpoint (RFC 7592).' : 'Its metadata document names its keys: they change when the document does.'}</p>`
+}
+</section>`;
+}
 
 const uriList = (uris: string[]) =>
   html`<ul class="uris">${uris.map((uri) => html`<li><code>${uri}</code></li>`)}</ul>`;
 
 export function clientsPage(
   page: SignedInPage,
-  input: { websites: ClientRecord[]; publicClients: boolean; notice?: ConsolePage['notice'] } & FormState,
+  input: { websites: ClientRecord[]; kinds: ClientKinds; notice?: ConsolePage['notice'] } & FormState,
 ): string {
   const { csrf } = page;
   const errors = input.errors ?? {};
@@ -94,16 +192,33 @@ ${field({ label: 'Name', name: 'name', value: input.values?.name, required: true
 ${field({ label: 'Redirect URIs', name: 'redirect_uris', type: 'textarea', value: input.values?.redirect_uris, required: true, error: errors.redirect_uris, hint: 'One per line, exactly as your website sends them: https, or http for localhost, 127.0.0.1 and [::1] only; no fragment (#).' })}
 ${field({ label: 'Approval', name: 'approval', type: 'select', choices: APPROVALS, value: input.values?.approval ?? 'auto', error: errors.approval, hint: 'Automatic: the sign-in completes as soon as the agent has authenticated. Manual: the person in the browser first sees which agent authenticated, and for whom, and clicks Approve.' })}
 ${
-  input.publicClients || errors.client_type
+  input.kinds.publicClients || input.kinds.privateKeyJwt || errors.client_type
     ? field({
         label: 'Kind',
         name: 'client_type',
         type: 'select',
-        choices: CLIENT_TYPES,
+        choices: clientTypes(input.kinds),
         value: input.values?.client_type ?? 'confidential',
         error: errors.client_type,
-        hint: 'An app that runs on people’s devices cannot keep a secret: register it as public. It signs in with PKCE alone, gets no ID token, and its loopback redirect URIs match on any port.',
+        hint: [
+          input.kinds.privateKeyJwt
+            ? 'A server that signs with keys proves itself with an assertion signed by its private key (private_key_jwt) instead of a secret: give its public keys below.'
+            : '',
+          input.kinds.publicClients
+            ? 'An app that runs on people’s devices cannot keep a secret: register it as public. It signs in with PKCE alone, gets no ID token, and its loopback redirect URIs match on any port.'
+            : '',
+        ]
+          .filter(Boolean)
+          .join(' '),
       })
+    : ''
+}
+${
+  input.kinds.privateKeyJwt || errors.jwks || errors.jwks_uri
+    ? html`<fieldset class="stack" id="register-keys">
+<legend>Keys (only for a server that signs with keys)</legend>
+${keyFields(input.values, errors, { jwks: 'Public keys (JWKS)' })}
+</fieldset>`
     : ''
 }
 <button type="submit">Register website</button>
@@ -130,9 +245,11 @@ export function clientCreatedPage(
     notice: {
       kind: 'success',
       text:
-        secret === null
-          ? 'The app is registered as a public client.'
-          : 'The website is registered. Copy its secret now: it is shown only once.',
+        secret !== null
+          ? 'The website is registered. Copy its secret now: it is shown only once.'
+          : client.token_endpoint_auth_method === 'private_key_jwt'
+            ? 'The website is registered. It signs with its keys: there is no secret to copy.'
+            : 'The app is registered as a public client.',
     },
     body: html`<dl>
 <dt>Client ID</dt><dd>${copyable('client-id', client.id)}</dd>
@@ -142,9 +259,11 @@ ${endpoints(input.issuer)}
 <dt>Kind</dt><dd id="client-type">${clientTypeText(client)}</dd>
 </dl>
 ${
-  secret === null
-    ? html`<p id="public-client-note">A public client has no secret: it sends its client ID and the PKCE code verifier to the token endpoint (token_endpoint_auth_method none).</p>`
-    : html`${secretOnce('Client secret', 'client-secret', secret)}
+  client.token_endpoint_auth_method === 'private_key_jwt'
+    ? html`<p id="keys-client-note">Your website authenticates at the token endpoint with an assertion signed by one of its keys (<code>private_key_jwt</code>, RFC 7523): a JWT whose <code>iss</code> and <code>sub</code> are its client ID and whose <code>aud</code> is the issuer or the token endpoint, sent as <code>client_assertion</code>.</p>`
+    : secret === null
+      ? html`<p id="public-client-note">A public client has no secret: it sends its client ID and the PKCE code verifier to the token endpoint (token_endpoint_auth_method none).</p>`
+      : html`${secretOnce('Client secret', 'client-secret', secret)}
 <p>Your website authenticates at the token endpoint with the client ID and this secret, by HTTP Basic or in the form body (<code>client_secret_basic</code> or <code>client_secret_post</code>): most OpenID Connect libraries do either by default.</p>`
 }
 <p><a href="${clientPath(client.id)}">Go to the website's page</a></p>`,
@@ -229,10 +348,14 @@ export function clientPage(page: SignedInPage, input: ClientPageInput): string {
   const { client } = input;
   const errors = input.errors ?? {};
   const base = clientPath(client.id);
+  // A website without the keys form (a secret, a public app, keys it replaces elsewhere) hears
+  // a refused replacement in the notice: there is no field to show it beside.
+  const keysFormShown = client.token_endpoint_auth_method === 'private_key_jwt' && client.source === 'manual';
+  const keysRefusal = keysFormShown ? undefined : (errors.jwks ?? errors.jwks_uri);
   return ownedPage(page, {
     title: client.name,
     section: 'websites',
-    notice: input.notice,
+    notice: input.notice ?? (keysRefusal ? { kind: 'error', text: keysRefusal } : undefined),
     errors,
     details: html`<dt>Client ID</dt><dd>${copyable('client-id', client.id)}</dd>
 <dt>Status</dt><dd id="website-status">${clientBadge(client)}</dd>
@@ -243,7 +366,7 @@ export function clientPage(page: SignedInPage, input: ClientPageInput): string {
 ${endpoints(input.issuer)}`,
     previousSecret: { expiresAt: client.previous_secret_expires_at, now: input.now },
     manage: html`${
-      client.token_endpoint_auth_method === 'none'
+      !hasClientSecret(client)
         ? ''
         : html`<h3>Secret</h3>
 ${rotateForm(csrf, `${base}/rotate`, errors.grace, 'this website')}`
@@ -276,7 +399,8 @@ ${client.status === 'active' ? '' : enableAction(csrf, base, 'website')}`,
         confirm: `Delete the website ${client.name}? ${DELETE_CONSEQUENCES}`,
       },
     ],
-    after: html`${testSignIn(csrf, client, errors.redirect_uri, input.publicClients ?? false)}
+    after: html`${client.token_endpoint_auth_method === 'private_key_jwt' ? keySection(csrf, client, input.values, errors) : ''}
+${testSignIn(csrf, client, errors.redirect_uri, input.publicClients ?? false)}
 ${client.source === 'metadata_document' ? '' : editForm(csrf, client, input.values, errors)}
 ${historyTable(
   input.history,

@@ -200,6 +200,8 @@ const NOTICES: Record<string, string> = {
   webhook_secret_shown_once:
     'A signing secret is shown only once, and that page was already shown. If you did not copy it, rotate the secret below.',
   website_updated: 'The website is saved.',
+  website_keys_replaced:
+    'The website’s keys are replaced: its assertions are checked with the new keys from now on, and those signed with the old ones are refused.',
   policy_saved: 'The policy is saved: it applies from the agent’s next sign-in.',
   website_listed: 'The website is listed: the agent signs in to it without asking.',
   website_unlisted: 'The website is no longer listed.',

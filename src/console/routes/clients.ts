@@ -20,7 +20,7 @@ import type { ClientRecord } from '../../store/clients.ts';
 import { InvalidField } from '../../errors.ts';
 import { noticeFor } from '../pages/shell.ts';
 import { clientCreatedPage, clientPage, clientPath, clientSecretPage, clientsPage } from '../pages/clients.ts';
-import { clientChanges, clientInput } from '../clients.ts';
+import { clientChanges, clientInput, keysField } from '../clients.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 import { actOn, loadHistory, ownedRoutes, REFUSED_FILTER, refusedForm, type ShownState } from './owned.ts';
 
@@ -31,6 +31,8 @@ const createdPath = (id: string) => `${clientPath(id)}/created`;
 
 export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
+  /** The kinds of client this server lets sign in, which the registration form offers. */
+  const kinds = () => ({ publicClients: ctx.config.publicClients, privateKeyJwt: ctx.config.privateKeyJwt });
   /** The website if the account may reach it; NotFound otherwise, the same for a missing and a foreign one. */
   const reachable = (actor: Actor, id: string) => getClient(ctx, actor, id);
 
@@ -38,7 +40,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const list = async (request: FastifyRequest, reply: FastifyReply, state: ShownState, status = 200) => {
     const page = await area.page(request, reply);
     const websites = await listClients(ctx, area.actor(request), { accountId: page.account.id });
-    return area.send(reply, clientsPage(page, { websites, publicClients: ctx.config.publicClients, ...state }), status);
+    return area.send(reply, clientsPage(page, { websites, kinds: kinds(), ...state }), status);
   };
 
   /** A website's page: details, actions and one page of its sign-ins. */
@@ -76,11 +78,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   scope.post<{ Body: Form }>('/websites', { preHandler: guard }, async (request, reply) => {
     const form = request.body ?? {};
     try {
-      const { client, secret } = await createClient(
-        ctx,
-        area.actor(request),
-        clientInput(form, ctx.config.publicClients),
-      );
+      const { client, secret } = await createClient(ctx, area.actor(request), clientInput(form, kinds()));
       return area.redirectOnce(request, reply, createdPath(client.id), { secret });
     } catch (error) {
       if (!(error instanceof InvalidField)) throw error;
@@ -113,6 +111,14 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     act(request, reply, async (actor, client) => {
       await updateClient(ctx, actor, client.id, clientChanges(request.body ?? {}, client));
       return 'website_updated';
+    }),
+  );
+
+  // New keys of a website that signs with keys: its key set or jwks_uri, replacing the old ones.
+  scope.post<{ Params: Params; Body: Form }>('/websites/:id/keys', { preHandler: guard }, (request, reply) =>
+    act(request, reply, async (actor, client) => {
+      await updateClient(ctx, actor, client.id, { keys: keysField(request.body ?? {}) });
+      return 'website_keys_replaced';
     }),
   );
 

@@ -22,7 +22,7 @@ export const EVENT_TYPES = {
     "A key-bound agent's public key was replaced, or an agent with a secret was bound to a key (the old key or secret stops at once).",
   'agent.grants_revoked': "An agent's grants were revoked: its tokens stop working.",
   'client.created': 'A website (client) was registered.',
-  'client.updated': "A website's name, redirect URIs, resources or approval changed.",
+  'client.updated': "A website's name, redirect URIs, resources, scopes, approval or keys changed.",
   'client.disabled': 'A website was disabled: it can no longer start sign-ins or use tokens.',
   'client.enabled': 'A disabled website was enabled again.',
   'client.deleted': 'A website was deleted, with its grants revoked.',
