@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from '../context.ts';
 import { isWaiting } from '../domain/approvals.ts';
+import { scopeDescriptions } from '../domain/resource-scopes.ts';
 import { NotFound } from '../errors.ts';
 import type { AccountRecord } from '../store/accounts.ts';
 import type { ApprovalDecision, ApprovalView } from '../store/approvals.ts';
@@ -20,6 +21,30 @@ export const PENDING_LIMIT = 100;
 export const RECENT_LIMIT = 20;
 
 export const DECISIONS: readonly ApprovalDecision[] = ['once', 'always', 'deny'];
+
+/** What each resource scope an approval asks for allows, by scope, as its resource server registered it. */
+export type ScopeWords = ReadonlyMap<string, string>;
+
+/**
+ * What the resource scopes of each approval allow, by approval id: the words the authorization
+ * page shows (scopeDescriptions), so the owner decides on the same words as the person at the
+ * browser. An approval asking only for the contract's scopes costs no read.
+ *
+ * @example
+ * const words = await approvalScopeWords(ctx, [approval]);
+ * words.get(approval.id)?.get('notes:read'); // 'Read your notes'
+ */
+export async function approvalScopeWords(
+  deps: Pick<Context, 'store'>,
+  approvals: ReadonlyArray<Pick<ApprovalView, 'id' | 'scope' | 'resource'>>,
+): Promise<Map<string, ScopeWords>> {
+  const described = await Promise.all(
+    approvals.map(
+      async (approval) => [approval.id, await scopeDescriptions(deps, approval.scope, approval.resource)] as const,
+    ),
+  );
+  return new Map(described);
+}
 
 /** Whose approvals an account sees: its own agents', or every agent's for an admin. */
 export const approvalsOwner = (actor: AccountRecord): string | null => (actor.role === 'admin' ? null : actor.id);

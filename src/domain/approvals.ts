@@ -18,6 +18,8 @@ import type { AuditEvent } from '../store/history.ts';
 import type { AuthorizationRequestRecord } from '../store/requests.ts';
 import type { ApprovalRecord, ApprovalView } from '../store/approvals.ts';
 import { policyOf } from './agent-policy.ts';
+import { scopeDescriptions } from './resource-scopes.ts';
+import { scopeValues } from './scopes.ts';
 import { approvalDecided, approvalRequested, signInFailed, signInSucceeded } from './webhooks/events.ts';
 
 /** What the request says once its owner denied it (the website and the browser read it too: no names). */
@@ -198,19 +200,24 @@ const ALWAYS_ATTEMPTS = 20;
  * void mailOwner(ctx, view, { agentOwnerVerified: true }).catch((error) => log.warn({ err: error }, 'approval mail failed'));
  */
 export async function mailOwner(
-  ctx: Pick<Context, 'config' | 'mailer'>,
+  ctx: Pick<Context, 'config' | 'mailer' | 'store'>,
   approval: ApprovalView,
   owner: Pick<AgentRecord, 'account_id' | 'owner_email_verified'>,
 ): Promise<boolean> {
   const mailer = ctx.mailer;
   if (!mailer || (owner.account_id === null && !owner.owner_email_verified)) return false;
   const minutes = Math.max(1, Math.round((approval.expires_at - approval.created_at) / 60));
+  // Each resource scope in the words the authorization page says it in (plain text: a mail has no markup).
+  const words = await scopeDescriptions(ctx, approval.scope, approval.resource);
+  const asked = scopeValues(approval.scope)
+    .map((scope) => (words.has(scope) ? `${scope} (${words.get(scope)})` : scope))
+    .join(' ');
   await mailer.send({
     to: approval.owner_email,
     subject: `Approve ${approval.agent_name} signing in to ${approval.client_name}?`,
     text: [
       `Your agent ${approval.agent_name} (model ${approval.model}) is signing in to ${approval.client_name}`,
-      `(${hostOf(approval.redirect_uri)}) for the first time, asking for: ${approval.scope}.`,
+      `(${hostOf(approval.redirect_uri)}) for the first time, asking for: ${asked}.`,
       '',
       `Approve or deny it within ${minutes} minutes:`,
       `${ctx.config.baseUrl}/console/approvals/${approval.id}`,

@@ -5,12 +5,14 @@
  * the agent's page), and approves it once, always, or denies it, each with a fresh password in
  * the same post; check-status and the agent's policy follow. A decision without a fresh proof,
  * a second decision, another member's look or decision are refused; an admin may decide. The
- * live stream counts what waits and tells of each change.
+ * live stream counts what waits and tells of each change. A resource scope is said in the words
+ * its resource server registered, as on the sign-in page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwnedAgent } from '../helpers/owned.ts';
 
 import { DEFAULT_POLICY, setAgentPolicy } from '../../src/domain/agent-policy.ts';
+import { registerClient } from '../../src/domain/clients.ts';
 import type { AccountRecord } from '../../src/store/accounts.ts';
 import { STREAMS_PER_SESSION } from '../../src/console/routes/approval-events.ts';
 import {
@@ -48,8 +50,8 @@ async function askingAgent(account: AccountRecord = owner, name = 'Research assi
 }
 
 /** The agent authenticates for a new website: 202, and the approval it waits for. */
-async function asked(agent: Party, scope = 'openid email') {
-  const started = await startFlow(server, agent, { scope, resource: undefined });
+async function asked(agent: Party, scope = 'openid email', resource?: string) {
+  const started = await startFlow(server, agent, { scope, resource });
   const response = await authenticate(server, agent, started.requestId, 'claude-sonnet-4');
   expect(response.status).toBe(202);
   const body = (await response.json()) as { approval_id: string };
@@ -57,6 +59,9 @@ async function asked(agent: Party, scope = 'openid email') {
 }
 
 const approvalPage = (id: string) => `/console/approvals/${id}`;
+
+const HOSTILE = '<script>alert(1)</script> & "Delete" <b>everything</b>';
+const HOSTILE_ESCAPED = '&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;Delete&quot; &lt;b&gt;everything&lt;/b&gt;';
 
 /** Opens the approval's page, then posts a decision with the form's token. */
 async function decide(id: string, form: Record<string, string | null>, as = session) {
@@ -118,6 +123,39 @@ describe('the approvals list', () => {
       expect(answer.status, path).toBe(303);
       expect(answer.location).toBe(`/console/sign-in?next=${encodeURIComponent(path)}`);
     }
+  });
+});
+
+describe('the scopes in words', () => {
+  it('the list and the page say what each resource scope allows, as the sign-in page does, escaped', async () => {
+    const notes = 'https://notes.example/mcp';
+    await registerClient(server.ctx, {
+      name: 'Notes MCP server',
+      redirectUris: [],
+      resources: [notes],
+      scopes: [
+        { name: 'notes:read', description: 'Read your notes' },
+        { name: 'notes:write', description: HOSTILE },
+      ],
+    });
+    const agent = await askingAgent(owner, 'Scoped agent');
+    const { started, approvalId } = await asked(agent, 'openid notes:read notes:write', notes);
+    // The words the person at the browser read.
+    expect(started.page).toContain('Read your notes');
+
+    const read =
+      '<span class="resource-scope" data-scope="notes:read">Read your notes (<code>notes:read</code>)</span>';
+    const write = `<span class="resource-scope" data-scope="notes:write">${HOSTILE_ESCAPED} (<code>notes:write</code>)</span>`;
+    const page = await session.get(approvalPage(approvalId));
+    expect(page.status).toBe(200);
+    const scopes = /<dd id="approval-scopes">([\s\S]*?)<\/dd>/.exec(page.text)?.[1];
+    expect(scopes).toBe(`<code>openid</code> ${read} ${write} `);
+    expect(page.text).not.toContain('<script>alert(1)</script>');
+
+    const list = await session.get('/console/approvals');
+    const row = new RegExp(`<tr data-approval="${approvalId}">([\\s\\S]*?)</tr>`).exec(list.text)?.[1];
+    expect(row).toContain(`<code>openid</code> ${read} ${write} `);
+    expect(list.text).not.toContain('<script>alert(1)</script>');
   });
 });
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/domain/accounts.ts';
 import { DEFAULT_POLICY, setAgentPolicy } from '../../src/domain/agent-policy.ts';
 import { decideApproval } from '../../src/domain/approvals.ts';
+import { registerClient } from '../../src/domain/clients.ts';
 import { createWebhook } from '../../src/domain/webhooks/endpoints.ts';
 import type { AccountRecord } from '../../src/store/accounts.ts';
 import { authenticate, type Party, setupParty, startFlow } from '../helpers/flow.ts';
@@ -94,5 +95,21 @@ describe('telling the owner about an approval', () => {
     await receiver.until((all) => all.some((d) => d.payload.data?.request?.id === started.requestId));
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(mailbox.received.length).toBe(before);
+  });
+
+  it('says what each resource scope allows, in the words its resource server registered', async () => {
+    const notes = 'https://notes.example/mcp';
+    await registerClient(server.ctx, {
+      name: 'Notes MCP server',
+      redirectUris: [],
+      resources: [notes],
+      scopes: [{ name: 'notes:read', description: 'Read your notes' }],
+    });
+    const agent = await askingAgent({ ownerEmail: owner.email, accountId: owner.id, name: 'Note taker' });
+    const started = await startFlow(server, agent, { scope: 'openid notes:read', resource: notes });
+    expect((await authenticate(server, agent, started.requestId)).status).toBe(202);
+    const mail = await mailbox.next();
+    expect(mail.headers).toMatch(/Subject: Approve Note taker signing in/);
+    expect(mail.text).toContain('asking for: openid notes:read (Read your notes).');
   });
 });

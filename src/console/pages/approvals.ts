@@ -7,7 +7,7 @@
 import type { AccountRecord } from '../../store/accounts.ts';
 import type { ApprovalView } from '../../store/approvals.ts';
 import { type Html, html } from '../../web/html.ts';
-import { approvalState, hostOf, isWaiting, timeLeft } from '../approvals.ts';
+import { approvalState, hostOf, isWaiting, type ScopeWords, timeLeft } from '../approvals.ts';
 import { type ConsolePage, consolePage, csrfField, field, type PageContext, when } from './shell.ts';
 import { dataTable } from './table.ts';
 
@@ -27,8 +27,17 @@ function stateBadge(approval: ApprovalView, now: number): Html {
   return html`<span class="badge ${kind}">${state}</span>`;
 }
 
-const scopes = (approval: ApprovalView) =>
-  html`${approval.scope.split(' ').map((scope) => html`<code>${scope}</code> `)}`;
+/**
+ * The scopes an approval asks for: each resource scope in the words its resource server
+ * registered (as the authorization page says them), the scope beside; the others by name.
+ */
+const scopes = (approval: ApprovalView, words: ScopeWords = new Map()) =>
+  html`${approval.scope.split(' ').map((scope) => {
+    const described = words.get(scope);
+    return described === undefined
+      ? html`<code>${scope}</code> `
+      : html`<span class="resource-scope" data-scope="${scope}">${described} (<code>${scope}</code>)</span> `;
+  })}`;
 
 /** "Research assistant wants to sign in to Acme Notes (notes.example)", as a link to decide. */
 function waitingSentence(approval: ApprovalView, viewer: AccountRecord): Html {
@@ -60,6 +69,8 @@ ${pending.map((approval) => html`<li>${waitingSentence(approval, viewer)}: ${exp
 export interface ApprovalsPageInput {
   pending: ApprovalView[];
   recent: ApprovalView[];
+  /** What each pending approval's resource scopes allow, by approval id (approvalScopeWords). */
+  scopeWords?: ReadonlyMap<string, ScopeWords>;
   now: number;
   notice?: ConsolePage['notice'];
 }
@@ -102,7 +113,7 @@ ${
           {
             heading: 'Asks for',
             cell: (a) =>
-              html`${scopes(a)}${a.resource ? html`<span class="muted approval-resource">for ${a.resource}</span>` : ''}`,
+              html`${scopes(a, input.scopeWords?.get(a.id))}${a.resource ? html`<span class="muted approval-resource">for ${a.resource}</span>` : ''}`,
           },
           { heading: 'Time left', kind: 'narrow', cell: (a) => expiry(a, now) },
           {
@@ -151,6 +162,8 @@ export interface ApprovalPageInput {
   now: number;
   /** Who decided it, as shown (null while undecided). */
   decidedBy: string | null;
+  /** What its resource scopes allow, as their resource server registered them. */
+  scopeWords?: ScopeWords;
   /** How the viewer can confirm a decision. */
   proof: { password: boolean; passkey: boolean };
   errors?: Record<string, string>;
@@ -235,7 +248,7 @@ export function approvalPage(page: SignedInPage, input: ApprovalPageInput): stri
 <dt>Model</dt><dd id="approval-model">${approval.model}</dd>
 <dt>Website</dt><dd id="approval-website">${approval.client_name} <code class="muted">${approval.client_id}</code></dd>
 <dt>Host</dt><dd id="approval-host">${hostOf(approval.redirect_uri)}</dd>
-<dt>Scopes asked for</dt><dd id="approval-scopes">${scopes(approval)}</dd>
+<dt>Scopes asked for</dt><dd id="approval-scopes">${scopes(approval, input.scopeWords)}</dd>
 <dt>Resource</dt><dd id="approval-resource">${approval.resource ?? html`<span class="muted">none</span>`}</dd>
 <dt>Asked</dt><dd>${when(approval.created_at)}${approval.ip ? html` from <code>${approval.ip}</code>` : ''}</dd>
 </dl>

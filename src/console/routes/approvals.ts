@@ -9,10 +9,12 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { findAccount } from '../../domain/accounts.ts';
 import { decideApproval } from '../../domain/approvals.ts';
+import { scopeDescriptions } from '../../domain/resource-scopes.ts';
 import { Conflict, InvalidField, TooManyRequests } from '../../errors.ts';
 import type { AccountRecord } from '../../store/accounts.ts';
 import type { ApprovalDecision, ApprovalView } from '../../store/approvals.ts';
 import {
+  approvalScopeWords,
   DECISIONS,
   decisionPurpose,
   hostOf,
@@ -61,9 +63,10 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
       pendingApprovals(ctx, page.account),
       recentApprovals(ctx, page.account),
     ]);
+    const scopeWords = await approvalScopeWords(ctx, pending);
     return area.send(
       reply,
-      approvalsPage(page, { pending, recent, now: ctx.clock(), notice: noticeFor(request.query.notice) }),
+      approvalsPage(page, { pending, recent, scopeWords, now: ctx.clock(), notice: noticeFor(request.query.notice) }),
     );
   });
 
@@ -76,9 +79,10 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
     status = 200,
   ) => {
     const page = await area.page(request, reply);
-    const [passkeys, decider] = await Promise.all([
+    const [passkeys, decider, scopeWords] = await Promise.all([
       listPasskeys(ctx, page.account),
       approval.decided_by === null ? undefined : findAccount(ctx, approval.decided_by),
+      scopeDescriptions(ctx, approval.scope, approval.resource),
     ]);
     const decidedBy =
       approval.decided_by === null
@@ -92,6 +96,7 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
         approval,
         now: ctx.clock(),
         decidedBy,
+        scopeWords,
         proof: { password: page.account.password_hash !== null, passkey: passkeys.length > 0 },
         ...state,
       }),
