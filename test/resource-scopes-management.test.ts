@@ -221,6 +221,14 @@ describe('registering scopes', () => {
     // The description is shown escaped in the form, never as markup.
     expect(saved.text).toContain('notes:write &lt;img src=x onerror=alert(1)&gt; &quot;quoted&quot; &amp; more');
     expect(saved.text).not.toContain('<img src=x');
+    // The details say which resource it serves and what each scope allows, escaped too.
+    const details =
+      /<dd id="client-resources">([\s\S]*?)<\/dd>\s*<dt>Scopes<\/dt><dd id="client-scopes">([\s\S]*?)<\/dd>/.exec(
+        saved.text,
+      );
+    expect(details?.[1]).toContain(`<code>${resource}</code>`);
+    expect(details?.[2]).toContain('<code>notes:read</code> Read your notes');
+    expect(details?.[2]).toContain('<code>notes:write</code> &lt;img src=x onerror=alert(1)&gt;');
 
     const refused = await session.post(`${base}/edit`, {
       name: 'Console notes',

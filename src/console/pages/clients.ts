@@ -149,7 +149,20 @@ ${keyFields(values, errors, { jwks: 'New public keys (JWKS)' })}
 }
 
 const uriList = (uris: string[]) =>
-  html`<ul class="uris">${uris.map((uri) => html`<li><code>${uri}</code></li>`)}</ul>`;
+  uris.length === 0
+    ? html`<span class="muted">none</span>`
+    : html`<ul class="uris">${uris.map((uri) => html`<li><code>${uri}</code></li>`)}</ul>`;
+
+/** A resource server's resources and the scopes it serves there, in the words people read on the sign-in page. */
+const resourceRows = (client: ClientRecord) =>
+  client.resources.length === 0
+    ? ''
+    : html`<dt>Resources</dt><dd id="client-resources">${uriList(client.resources)}</dd>
+<dt>Scopes</dt><dd id="client-scopes">${
+        client.scopes.length === 0
+          ? html`<span class="muted">none registered</span>`
+          : html`<ul class="uris">${client.scopes.map((scope) => html`<li><code>${scope.name}</code> ${scope.description}</li>`)}</ul>`
+      }</dd>`;
 
 export function clientsPage(
   page: SignedInPage,
@@ -362,6 +375,7 @@ export function clientPage(page: SignedInPage, input: ClientPageInput): string {
 <dt>Approval</dt><dd>${approvalText(client.approval)}</dd>
 <dt>Kind</dt><dd id="client-type">${clientTypeText(client)}</dd>
 <dt>Redirect URIs</dt><dd>${uriList(client.redirect_uris)}</dd>
+${resourceRows(client)}
 <dt>Registered</dt><dd>${when(client.created_at)}</dd>
 ${endpoints(input.issuer)}`,
     previousSecret: { expiresAt: client.previous_secret_expires_at, now: input.now },
