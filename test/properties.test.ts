@@ -1250,9 +1250,12 @@ describe('POST /token, /introspect and /revoke with generated form and JSON bodi
           const given = values.get(name);
           return given?.length === 1 && typeof given[0] === 'string' ? given[0] : undefined;
         };
+        // An RFC 7523 assertion beside the secret, even an empty one, is a second method (invalid_request).
+        const asserted = values.has('client_assertion') || values.has('client_assertion_type');
         const realClient =
-          (single('client_id') === party.clientId && single('client_secret') === party.clientSecret) ||
-          (single('client_id') === otherClient.clientId && single('client_secret') === otherClient.clientSecret);
+          !asserted &&
+          ((single('client_id') === party.clientId && single('client_secret') === party.clientSecret) ||
+            (single('client_id') === otherClient.clientId && single('client_secret') === otherClient.clientSecret));
         // 'other' sends the form-encoded text under another content type: parsed as a form only under a form type.
         const formUnderOtherType =
           request.encoding === 'other' && /^application\/x-www-form-urlencoded/.test(type ?? '');
