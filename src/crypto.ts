@@ -168,16 +168,7 @@ export class SecretBox {
   }
 
   seal(plaintext: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.currentKid)!, iv);
-    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return [
-      'v1',
-      this.currentKid,
-      iv.toString('base64url'),
-      body.toString('base64url'),
-      cipher.getAuthTag().toString('base64url'),
-    ].join('.');
+    return sealGcm(this.keys.get(this.currentKid)!, this.currentKid, plaintext);
   }
 
   /**
@@ -204,15 +195,39 @@ export class SecretBox {
   }
 
   private decrypt(sealed: string): string {
-    const [version, kid, iv, body, tag] = sealed.split('.');
-    const key = kid === undefined ? undefined : this.keys.get(kid);
-    if (version !== 'v1' || !key || !iv || body === undefined || !tag) {
-      throw new Error('client secret was sealed under an unknown server secret');
-    }
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    const parts = sealedParts(sealed);
+    const key = parts && this.keys.get(parts.kid);
+    if (!parts || !key) throw new Error('client secret was sealed under an unknown server secret');
+    return openGcm(key, parts);
   }
+}
+
+/** The parts of a value sealed by sealGcm: v1.kid.iv.body.tag, or null when it is not one. */
+function sealedParts(sealed: string): { kid: string; iv: string; body: string; tag: string } | null {
+  const [version, kid, iv, body, tag, extra] = sealed.split('.');
+  if (version !== 'v1' || !kid || !iv || body === undefined || !tag || extra !== undefined) return null;
+  return { kid, iv, body, tag };
+}
+
+/** AES-256-GCM under `key`, written v1.kid.iv.body.tag so the key that opens it can be found again. */
+function sealGcm(key: Buffer, kid: string, plaintext: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return [
+    'v1',
+    kid,
+    iv.toString('base64url'),
+    body.toString('base64url'),
+    cipher.getAuthTag().toString('base64url'),
+  ].join('.');
+}
+
+/** The plaintext of sealGcm's parts under `key`; throws when the tag does not verify. */
+function openGcm(key: Buffer, parts: { iv: string; body: string; tag: string }): string {
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(parts.iv, 'base64url'));
+  decipher.setAuthTag(Buffer.from(parts.tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(parts.body, 'base64url')), decipher.final()]).toString('utf8');
 }
 
 /**
@@ -238,27 +253,16 @@ export class SuccessorSeal {
   }
 
   seal(refreshToken: string, plaintext: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key(this.secrets.get(this.currentKid)!, refreshToken), iv);
-    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return [
-      'v1',
-      this.currentKid,
-      iv.toString('base64url'),
-      body.toString('base64url'),
-      cipher.getAuthTag().toString('base64url'),
-    ].join('.');
+    return sealGcm(this.key(this.secrets.get(this.currentKid)!, refreshToken), this.currentKid, plaintext);
   }
 
   /** The plaintext, or null when `sealed` was not sealed for this token under a known secret. */
   open(refreshToken: string, sealed: string): string | null {
-    const [version, kid, iv, body, tag] = sealed.split('.');
-    const secret = kid === undefined ? undefined : this.secrets.get(kid);
-    if (version !== 'v1' || !secret || !iv || body === undefined || !tag) return null;
+    const parts = sealedParts(sealed);
+    const secret = parts && this.secrets.get(parts.kid);
+    if (!parts || !secret) return null;
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.key(secret, refreshToken), Buffer.from(iv, 'base64url'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+      return openGcm(this.key(secret, refreshToken), parts);
     } catch {
       return null;
     }
