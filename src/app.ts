@@ -13,6 +13,7 @@ import { consoleRouterErrorPage, consoleRoutes } from './console/routes/index.ts
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
 import { ClientKeySets } from './domain/client-keys/index.ts';
 import { allowingAddresses, ClientMetadataDocuments, type FetchOptions } from './domain/client-metadata/index.ts';
+import { SigningKeys } from './domain/signing-keys.ts';
 import { StatusEvents } from './domain/status-events.ts';
 import { type DispatcherOptions, WebhookDispatcher } from './domain/webhooks/dispatcher.ts';
 import { type AppOptions, createHttpServer } from './http/server.ts';
@@ -53,11 +54,14 @@ export async function createContext(
 ): Promise<Context> {
   const clock = options.clock ?? systemClock;
   const metadataFetch = allowingAddresses(config.clientMetadataAllowedAddresses, options.clientMetadataFetch);
+  const secrets = serverSecrets(jwtSecret, config.jwtPreviousSecrets, config.baseUrl);
   const base: Omit<Context, 'webhooks'> = {
     config,
     store,
     clock,
-    secrets: serverSecrets(jwtSecret, config.jwtPreviousSecrets, config.baseUrl),
+    secrets,
+    // Reads the shared key set when first used; the server settles it at start (server.ts).
+    signingKeys: new SigningKeys({ config, store, clock, box: secrets.signingKeys }),
     throttle: await AuthThrottle.create(config, store),
     authorizeLimit: new AddressLimit({
       keyPrefix: 'authorize',

@@ -28,6 +28,10 @@ export interface Config {
   codeTtl: number;
   accessTokenTtl: number;
   refreshTokenTtl: number;
+  /** What signs tokens: HS256 with JWT_SECRET (the contract), or the server's rotating key pairs. */
+  tokenSigningAlg: TokenSigningAlg;
+  /** Seconds a signing key signs before the next one takes over (0: only on demand). */
+  signingKeyRotation: number;
   /** Seconds a rotated refresh token still answers its successor pair to its client (0: never). */
   refreshTokenReuseWindow: number;
   /** How long expired rows are kept (so expiry stays reportable) before the purge deletes them. */
@@ -144,6 +148,18 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/** TOKEN_SIGNING_ALG's values: HS256 (the contract's default) and the key pairs' algorithms. */
+export const TOKEN_SIGNING_ALGS = ['HS256', 'ES256', 'EdDSA', 'RS256'] as const;
+export type TokenSigningAlg = (typeof TOKEN_SIGNING_ALGS)[number];
+
+/**
+ * Seconds the key set may be cached (JWKS `cache-control: max-age`) and a signing key is
+ * published before it may sign; and seconds a node uses the key set it read before reading it
+ * again, so a rotation on another node reaches it within that time (docs/design.md §19).
+ */
+export const JWKS_MAX_AGE = 3600;
+export const SIGNING_KEYS_RELOAD = 30;
 
 /** ALLOWED_RESOURCES: space- or comma-separated absolute http(s) URIs without fragment, or `*` alone for any. */
 function allowedResources(raw: string | undefined): string[] | '*' {
@@ -562,6 +578,38 @@ export const SETTINGS = [
     type: seconds(),
     default: 2592000,
     doc: 'Lifetime of each refresh token, counted from its own issue. Every refresh issues a new one.',
+  }),
+  setting({
+    name: 'TOKEN_SIGNING_ALG',
+    key: 'tokenSigningAlg',
+    type: {
+      takes: either(quoted(TOKEN_SIGNING_ALGS)),
+      parse: (raw, name) => {
+        const alg = TOKEN_SIGNING_ALGS.find((value) => value.toLowerCase() === raw.trim().toLowerCase());
+        if (!alg) throw new ConfigError(`${name} must be ${either(TOKEN_SIGNING_ALGS)} (got "${raw}")`);
+        return alg;
+      },
+    },
+    default: 'HS256',
+    doc: "What signs access tokens and ID tokens. `HS256` (the contract): access tokens with `JWT_SECRET`, ID tokens with the client's secret, an empty key set, and no ID token for public clients. `ES256`, `EdDSA` (Ed25519) or `RS256` (2048-bit RSA): key pairs the server generates and keeps in the database (the private half sealed under `JWT_SECRET`), shared by every node and published at `/.well-known/jwks.json`; every token carries its key's `kid`, public clients may have ID tokens, and anyone can verify a token offline. Tokens signed before a switch, either way, stay valid until they expire ([operator guide](../guides/operator.md#signing-keys)).",
+  }),
+  setting({
+    name: 'SIGNING_KEY_ROTATION',
+    key: 'signingKeyRotation',
+    type: {
+      takes: `0, or seconds ≥ ${JWKS_MAX_AGE + SIGNING_KEYS_RELOAD}`,
+      parse: (raw, name) => {
+        const value = wholeNumber(raw, name, 0);
+        if (value !== 0 && value < JWKS_MAX_AGE + SIGNING_KEYS_RELOAD)
+          throw new ConfigError(
+            `${name} must be 0 (only on demand) or at least ${JWKS_MAX_AGE + SIGNING_KEYS_RELOAD} seconds, so the next key is published a whole JWKS cache period before it signs (got "${raw}")`,
+          );
+        return value;
+      },
+      show: (value) => `\`${value}\` (${value / 86400} days)`,
+    },
+    default: 7776000,
+    doc: `With a key pair (\`TOKEN_SIGNING_ALG\` other than \`HS256\`): how long the current signing key signs before the next one, published since the last rotation, takes over; the old one stays published until the last token it signed has expired. \`0\`: only \`agentauth signing-key rotate\`. At least ${JWKS_MAX_AGE + SIGNING_KEYS_RELOAD}: the next key is published one JWKS cache period (${JWKS_MAX_AGE} seconds) and one reload of the nodes (${SIGNING_KEYS_RELOAD} seconds) before it signs.`,
   }),
   setting({
     name: 'PURGE_AFTER',

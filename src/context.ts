@@ -4,6 +4,7 @@ import type { Mailer } from './mail.ts';
 import { BrowserBindings, SecretBox, SuccessorSeal } from './crypto.ts';
 import { AccessTokenKeys } from './domain/jwt.ts';
 import type { ClientKeySets } from './domain/client-keys/index.ts';
+import type { SigningKeys } from './domain/signing-keys.ts';
 import type { ClientMetadataDocuments } from './domain/client-metadata/index.ts';
 import type { StatusEvents } from './domain/status-events.ts';
 import type { WebhookDispatcher } from './domain/webhooks/dispatcher.ts';
@@ -27,6 +28,8 @@ export interface ServerSecrets {
   returns: SecretBox;
   /** Seals a rotated refresh token's successor pair for the reuse window, under that token too. */
   successors: SuccessorSeal;
+  /** Seals the private halves of the signing keys (docs/design.md §19). */
+  signingKeys: SecretBox;
 }
 
 export function serverSecrets(current: string, previous: string[], issuer: string): ServerSecrets {
@@ -36,6 +39,7 @@ export function serverSecrets(current: string, previous: string[], issuer: strin
     bindings: new BrowserBindings(current, previous),
     returns: new SecretBox(current, previous, 'error-return'),
     successors: new SuccessorSeal(current, previous),
+    signingKeys: new SecretBox(current, previous, 'signing-key'),
   };
 }
 
@@ -44,6 +48,11 @@ export interface Context {
   store: Store;
   clock: Clock;
   secrets: ServerSecrets;
+  /**
+   * The key pairs that sign tokens with TOKEN_SIGNING_ALG ES256, EdDSA or RS256; with HS256 only
+   * those a key mode left behind, which still verify until their tokens expire (docs/design.md §19).
+   */
+  signingKeys: SigningKeys;
   throttle: AuthThrottle;
   authorizeLimit: AddressLimit;
   /** Dynamic client registrations per client address (POST /register). */

@@ -120,6 +120,8 @@ export async function purgeOnce(ctx: Context) {
     approvals: await ctx.store.approvals.purge(now - ctx.config.purgeAfter),
     // A rotated refresh token's sealed successor is kept only for REFRESH_TOKEN_REUSE_WINDOW.
     refreshSuccessors: await ctx.store.refreshTokens.forgetSuccessors(now - ctx.config.refreshTokenReuseWindow),
+    // A retired signing key once the last token it signed has expired (docs/design.md §19).
+    signingKeys: await ctx.store.signingKeys.purge(now),
     // Delivery times are milliseconds; kept WEBHOOK_RETENTION for the delivery log, except the
     // expiries of requests no agent authenticated, which go with their requests.
     webhookDeliveries: await ctx.store.webhooks.purge(
@@ -164,6 +166,8 @@ export async function startServer(
   }
   await store.migrate();
   const ctx = await createContext(config, store, resolveJwtSecret(config, warn), options);
+  // A first key pair, or the switch of TOKEN_SIGNING_ALG, before the node answers (docs/design.md §19).
+  await ctx.signingKeys.start();
   for (const notice of await startupNotices(ctx)) warn(notice);
   const registry = new Registry();
   const app = await buildApp(ctx, registry, options);

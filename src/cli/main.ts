@@ -14,6 +14,7 @@ import { agentCommand } from './commands/agent.ts';
 import { apiKeyCommand } from './commands/api-key.ts';
 import { clientCommand } from './commands/client.ts';
 import { webhookCommand } from './commands/webhook.ts';
+import { signingKeyCommand } from './commands/signing-key.ts';
 import { serveCommands } from './commands/serve.ts';
 import { remoteOptions } from './target.ts';
 
@@ -30,6 +31,7 @@ export function buildCli(): Command {
   accountCommand(program);
   apiKeyCommand(program);
   webhookCommand(program);
+  signingKeyCommand(program);
   // The management commands' --help shows the program's --url and --api-key, which they take.
   for (const group of program.commands) showGlobalOptions(group);
   // The agent's commands, as `agentauth-agent` (packages/agent) has them: one code, two names.

@@ -42,7 +42,10 @@ const RESPONSE_TYPES = ['code'] as const;
  * the server register a default set).
  */
 const REGISTERED_SCOPE = SUPPORTED_SCOPES.join(' ');
-/** A public client is never granted openid (docs/design.md §13: no secret to key an ID token with). */
+/**
+ * A public client is not granted openid with HS256 (docs/design.md §13: no secret to key an ID
+ * token with); with a key pair it is (§19).
+ */
 const PUBLIC_CLIENT_SCOPE = withoutScope(REGISTERED_SCOPE, 'openid');
 /** Fields of the client information response that an update must not send (RFC 7592 §2.2). */
 const SERVER_MANAGED_FIELDS = [
@@ -116,7 +119,7 @@ export async function registerDynamicClient(ctx: Deps, metadata: unknown): Promi
     ...(authMethod === 'private_key_jwt' ? { keys: requested.keys } : {}),
     registrationTokenDigest: digest(registrationAccessToken),
   });
-  return clientInformation(ctx.config.baseUrl, client, registrationAccessToken, secret);
+  return clientInformation(ctx.config, client, registrationAccessToken, secret);
 }
 
 /**
@@ -171,7 +174,7 @@ export async function readDynamicClient(
 ): Promise<RegistrationResponse> {
   const { client, token: presented } = await managedClient(ctx, clientId, token);
   if (!(await recordClientUse(ctx, client))) throw new InvalidToken(NOT_AUTHORIZED);
-  return clientInformation(ctx.config.baseUrl, client, presented, null);
+  return clientInformation(ctx.config, client, presented, null);
 }
 
 /**
@@ -216,7 +219,7 @@ export async function updateDynamicClient(
   const patch = { name: requested.name, redirect_uris: requested.redirectUris, last_used_at: ctx.clock(), ...keys };
   // Deleted since it was read: as if it had not been found.
   if (!(await ctx.store.clients.update(client.id, patch))) throw new InvalidToken(NOT_AUTHORIZED);
-  return clientInformation(ctx.config.baseUrl, { ...client, ...patch }, presented, null);
+  return clientInformation(ctx.config, { ...client, ...patch }, presented, null);
 }
 
 /**
@@ -235,7 +238,7 @@ export async function deleteDynamicClient(ctx: Deps, clientId: string, token: st
 
 /** The answer to registration, read and update, built from the record alone. */
 function clientInformation(
-  issuer: string,
+  config: Pick<Deps['config'], 'baseUrl' | 'tokenSigningAlg'>,
   client: ClientRecord,
   registrationAccessToken: string,
   secret: string | null,
@@ -246,13 +249,13 @@ function clientInformation(
     client_id_issued_at: client.created_at,
     ...(hasClientSecret(client) ? { client_secret_expires_at: 0 as const } : {}),
     registration_access_token: registrationAccessToken,
-    registration_client_uri: `${issuer}/register/${encodeURIComponent(client.id)}`,
+    registration_client_uri: `${config.baseUrl}/register/${encodeURIComponent(client.id)}`,
     client_name: client.name,
     redirect_uris: [...client.redirect_uris],
     grant_types: [...GRANT_TYPES],
     response_types: [...RESPONSE_TYPES],
     token_endpoint_auth_method: client.token_endpoint_auth_method,
-    scope: hasClientSecret(client) ? REGISTERED_SCOPE : PUBLIC_CLIENT_SCOPE,
+    scope: !hasClientSecret(client) && config.tokenSigningAlg === 'HS256' ? PUBLIC_CLIENT_SCOPE : REGISTERED_SCOPE,
     ...(client.jwks === null ? {} : { jwks: JSON.parse(client.jwks) as unknown }),
     ...(client.jwks_uri === null ? {} : { jwks_uri: client.jwks_uri }),
   };

@@ -1,8 +1,8 @@
 /**
  * Token issuance and the rules of the token, introspection, revocation and userinfo endpoints
- * (docs/design.md §6). Access tokens are HS256 JWTs (RFC 9068 profile) whose `jti` is recorded, so
- * revocation is visible to /introspect and /userinfo; refresh tokens and codes are stored as
- * digests only.
+ * (docs/design.md §6). Access tokens are JWTs (RFC 9068 profile), HS256 or signed with the current
+ * key pair (§19), whose `jti` is recorded, so revocation is visible to /introspect and /userinfo;
+ * refresh tokens and codes are stored as digests only.
  */
 import { digest, newGrantId, newRefreshToken, newTokenId, pkceS256Matches } from '../crypto.ts';
 import type { Context } from '../context.ts';
@@ -27,7 +27,8 @@ import type {
 import { agentCredentialsExpired } from './agent-policy.ts';
 import { isPublicClient, recordClientUse } from './clients.ts';
 import { authenticateClient, type ClientCredentials, clientRefused } from './client-authentication.ts';
-import { signIdToken } from './jwt.ts';
+import { jwtHeader, signIdToken } from './jwt.ts';
+import type { TokenSigner } from './signing-keys.ts';
 import { resourceParameter, sameResource } from './resources.ts';
 import { hasScope, isSubset, normalizeScope } from './scopes.ts';
 import { agentEvent } from './webhooks/events.ts';
@@ -52,17 +53,27 @@ interface Issue {
   /**
    * The secret the client authenticated with at this request: the HS256 key of its ID token
    * (OIDC Core §10.1). During a rotation's grace period it may be the previous one. Null for a
-   * public client, which is never granted openid (authorization-request/validation.ts).
+   * public client, which is granted openid only when a key pair signs (validation.ts).
    */
   clientSecret: string | null;
+  /** The current key pair with TOKEN_SIGNING_ALG other than HS256; null: JWT_SECRET and the client's secret sign. */
+  signer: TokenSigner | null;
   grant: GrantRecord;
   /** Scope of this access token (may be narrower than the grant's on refresh). */
   scope: string;
   nonce: string | null;
 }
 
-function signAccessToken(ctx: Context, grant: GrantRecord, scope: string, jti: string, now: number): string {
-  return ctx.secrets.accessTokens.sign({
+function signAccessToken(
+  ctx: Context,
+  signer: TokenSigner | null,
+  grant: GrantRecord,
+  scope: string,
+  jti: string,
+  now: number,
+): string {
+  const sign = signer ? signer.accessToken : (claims: Record<string, unknown>) => ctx.secrets.accessTokens.sign(claims);
+  return sign({
     iss: ctx.config.baseUrl,
     sub: grant.agent_id,
     // RFC 8707 §2: a token for a resource is audience-restricted to it (RFC 9068 §3).
@@ -76,10 +87,17 @@ function signAccessToken(ctx: Context, grant: GrantRecord, scope: string, jti: s
   });
 }
 
-/** OpenID Connect Core §2, §5.4: the ID token, keyed with the client's secret (§10.1). */
-function idToken(ctx: Context, issue: Issue & { clientSecret: string }, agent: AgentProfile, now: number): string {
+/**
+ * OpenID Connect Core §2, §5.4: the ID token, signed with the current key pair, or with HS256
+ * keyed with the client's secret (§10.1).
+ */
+function idToken(ctx: Context, issue: Issue, signWith: TokenSigner | string, agent: AgentProfile, now: number): string {
   const { sub: _sub, ...claims } = userClaims(agent, issue.scope);
-  return signIdToken(issue.clientSecret, {
+  const sign =
+    typeof signWith === 'string'
+      ? (payload: Record<string, unknown>) => signIdToken(signWith, payload)
+      : signWith.idToken;
+  return sign({
     iss: ctx.config.baseUrl,
     sub: agent.id,
     aud: issue.client.id,
@@ -101,14 +119,15 @@ function prepareTokens(
   const jti = newTokenId();
   const refreshToken = newRefreshToken();
   const response: TokenResponse = {
-    access_token: signAccessToken(ctx, issue.grant, issue.scope, jti, now),
+    access_token: signAccessToken(ctx, issue.signer, issue.grant, issue.scope, jti, now),
     token_type: 'Bearer',
     expires_in: ctx.config.accessTokenTtl,
     refresh_token: refreshToken,
     scope: issue.scope,
   };
-  if (hasScope(issue.scope, 'openid') && issue.clientSecret !== null)
-    response.id_token = idToken(ctx, { ...issue, clientSecret: issue.clientSecret }, agent, now);
+  const idTokenKey = issue.signer ?? issue.clientSecret;
+  if (hasScope(issue.scope, 'openid') && idTokenKey !== null)
+    response.id_token = idToken(ctx, issue, idTokenKey, agent, now);
   const rows: IssuedTokens = {
     accessToken: {
       jti,
@@ -128,6 +147,10 @@ function prepareTokens(
   };
   return { rows, response };
 }
+
+/** The current key pair's signer in a key mode (docs/design.md §19); null with HS256. */
+const tokenSigner = (ctx: Context): Promise<TokenSigner> | null =>
+  ctx.signingKeys.algorithm === null ? null : ctx.signingKeys.signer();
 
 // ---------------------------------------------------------------------------------------------
 // grant_type=authorization_code
@@ -215,7 +238,14 @@ export async function exchangeCode(
   };
   const { rows, response } = prepareTokens(
     ctx,
-    { client, clientSecret: input.client_secret ?? null, grant, scope: code.scope, nonce: code.nonce },
+    {
+      client,
+      clientSecret: input.client_secret ?? null,
+      signer: await tokenSigner(ctx),
+      grant,
+      scope: code.scope,
+      nonce: code.nonce,
+    },
     agent,
     now,
   );
@@ -280,7 +310,7 @@ export async function refreshTokens(
     );
   const { rows, response } = prepareTokens(
     ctx,
-    { client, clientSecret: input.client_secret ?? null, grant, scope, nonce: null },
+    { client, clientSecret: input.client_secret ?? null, signer: await tokenSigner(ctx), grant, scope, nonce: null },
     agent,
     now,
   );
@@ -381,15 +411,24 @@ export interface AccessTokenClaims {
   model: string;
 }
 
-/** Verifies signature, type, issuer and lifetime; null when the JWT is not one of our valid access tokens. */
-function verifyAccessJwt(ctx: Context, token: string): AccessTokenClaims | null {
-  const claims = ctx.secrets.accessTokens.verify(token, ctx.clock());
+/**
+ * Verifies signature, type, issuer and lifetime; null when the JWT is not one of our valid access
+ * tokens. Whatever TOKEN_SIGNING_ALG says now, an HS256 token of JWT_SECRET (or a previous secret)
+ * and a token of any published key pair verify, so a switch either way ends no token early
+ * (docs/design.md §19).
+ */
+async function verifyAccessJwt(ctx: Context, token: string): Promise<AccessTokenClaims | null> {
+  const now = ctx.clock();
+  const claims =
+    jwtHeader(token)?.alg === 'HS256'
+      ? ctx.secrets.accessTokens.verify(token, now)
+      : await ctx.signingKeys.verify(token, 'at+jwt', now);
   return claims && typeof claims.jti === 'string' ? (claims as unknown as AccessTokenClaims) : null;
 }
 
 /** The token's claims when it is active: a valid JWT, not revoked, of a usable grant. */
 async function activeAccessToken(ctx: Context, token: string): Promise<ActiveAccessToken | null> {
-  const claims = verifyAccessJwt(ctx, token);
+  const claims = await verifyAccessJwt(ctx, token);
   return claims && activeFrom(claims, await ctx.store.accessTokens.findContext(claims.jti), ctx.clock());
 }
 
@@ -508,7 +547,7 @@ export async function introspect(
       ...(grant.resource === null ? {} : { aud: grant.resource }),
     };
   }
-  const claims = verifyAccessJwt(ctx, token);
+  const claims = await verifyAccessJwt(ctx, token);
   if (!claims || !credentials.client_id) {
     await authenticate();
     return inactive;
@@ -546,7 +585,7 @@ export async function revoke(ctx: Context, client: ClientRecord, token: string, 
     await ctx.store.grants.revoke(grant.id, now);
     return;
   }
-  const claims = verifyAccessJwt(ctx, token);
+  const claims = await verifyAccessJwt(ctx, token);
   if (!claims) return;
   const record = await ctx.store.accessTokens.find(claims.jti);
   if (!record) return;

@@ -17,7 +17,8 @@ export type Act =
   | `api_key.${'create' | 'revoke' | 'revoke_all'}`
   | `webhook.${'create' | 'update' | 'disable' | 'enable' | 'delete' | 'rotate_secret' | 'redeliver'}`
   | `admin.${'create_account' | 'rename_account' | 'set_role' | 'disable_account' | 'enable_account' | 'setup_link' | 'verify_email' | 'revoke_link'}`
-  | 'account.invite';
+  | 'account.invite'
+  | 'signing_key.rotate';
 
 const acted = new WeakSet<Actor>();
 

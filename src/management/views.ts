@@ -13,6 +13,7 @@ import type { AgentPolicy, AgentRecord } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import type { GrantRecord } from '../store/tokens.ts';
 import type { WebhookWithEvents } from '../store/webhooks.ts';
+import type { SigningKeyRecord } from '../store/signing-keys.ts';
 import type { DeliveryWithAttempts } from '../domain/webhooks/endpoints.ts';
 
 const Time = Type.String({ format: 'date-time', description: 'RFC 3339, UTC.' });
@@ -389,6 +390,35 @@ export function apiKeyView(key: ApiKeyRecord): Static<typeof ApiKeyView> {
     last_used_at: maybeTime(key.last_used_at),
     last_used_ip: key.last_used_ip,
     revoked_at: maybeTime(key.revoked_at),
+  };
+}
+
+export const SigningKeyView = Type.Object(
+  {
+    kid: Type.String({ description: 'The key’s id in the key set and in the header of every token it signs.' }),
+    alg: Type.Union([Type.Literal('ES256'), Type.Literal('EdDSA'), Type.Literal('RS256')]),
+    state: Type.Union([Type.Literal('next'), Type.Literal('current'), Type.Literal('retired')], {
+      description:
+        'next: published, signs from the next rotation; current: signs; retired: published until its last token expires.',
+    }),
+    created_at: Time,
+    activated_at: Nullable(Time),
+    retired_at: Nullable(Time),
+    published_until: Nullable(Time),
+  },
+  { $id: 'SigningKey', title: 'Signing key' },
+);
+
+/** A signing key as the CLI and the API show it: never its private half, sealed or not. */
+export function signingKeyView(key: SigningKeyRecord): Static<typeof SigningKeyView> {
+  return {
+    kid: key.kid,
+    alg: key.alg as Static<typeof SigningKeyView>['alg'],
+    state: key.state,
+    created_at: time(key.created_at),
+    activated_at: maybeTime(key.activated_at),
+    retired_at: maybeTime(key.retired_at),
+    published_until: maybeTime(key.publish_until),
   };
 }
 

@@ -528,4 +528,25 @@ $$`,
     ],
     postgresOnly: ['ALTER TABLE used_assertions ALTER COLUMN signer TYPE varchar(512)'],
   },
+  {
+    // Signing keys (docs/design.md §19, TOKEN_SIGNING_ALG): key pairs the nodes share, the private
+    // half sealed under the server secret. At most one key is `current` and one `next` (the
+    // partial unique indexes), so of two nodes bootstrapping or rotating at once one wins.
+    version: '0022_signing_keys',
+    statements: [
+      `CREATE TABLE signing_keys (
+        kid varchar(64) PRIMARY KEY,
+        alg varchar(16) NOT NULL,
+        state varchar(16) NOT NULL,
+        public_jwk text NOT NULL,
+        private_key_sealed text NOT NULL,
+        created_at bigint NOT NULL,
+        activated_at bigint,
+        retired_at bigint,
+        publish_until bigint
+      )`,
+      "CREATE UNIQUE INDEX signing_keys_one_current ON signing_keys (state) WHERE state = 'current'",
+      "CREATE UNIQUE INDEX signing_keys_one_next ON signing_keys (state) WHERE state = 'next'",
+    ],
+  },
 ];

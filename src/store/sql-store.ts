@@ -1,7 +1,7 @@
 /**
  * The Store in SQL, one text for SQLite and PostgreSQL: a facade of one namespace per entity
  * (agents.ts, clients.ts, assertions.ts, requests.ts, tokens.ts, accounts.ts, sessions.ts, api-keys.ts,
- * history.ts, webhooks.ts, approvals.ts), each an object of closures over the one driver, made
+ * history.ts, webhooks.ts, approvals.ts, signing-keys.ts), each an object of closures over the one driver, made
  * once; a call costs one property access more than a method of the facade itself would. What
  * belongs to the database rather than to an entity stays here: migrations, the ping, closing,
  * the limiters, the status channel and the purge across entities. Each exactly-once transition
@@ -31,6 +31,7 @@ import { migrations } from './migrations.ts';
 import { type RequestStore, requestStore } from './requests.ts';
 import { PURGE_BATCH } from './rows.ts';
 import { type FlashStore, flashStore, type SessionStore, sessionStore } from './sessions.ts';
+import { type SigningKeyStore, signingKeyStore } from './signing-keys.ts';
 import {
   type AccessTokenStore,
   accessTokenStore,
@@ -67,6 +68,7 @@ export class SqlStore implements Store {
   readonly idempotency: IdempotencyStore;
   readonly webhooks: WebhookStore;
   readonly approvals: ApprovalStore;
+  readonly signingKeys: SigningKeyStore;
 
   constructor(private readonly driver: Driver) {
     this.engine = driver.engine;
@@ -90,6 +92,7 @@ export class SqlStore implements Store {
     this.idempotency = idempotencyStore(driver);
     this.webhooks = webhookStore(driver);
     this.approvals = approvalStore(driver);
+    this.signingKeys = signingKeyStore(driver);
   }
 
   migrate(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * The storage interface (docs/design.md §9): the Store, a facade of one namespace per entity,
  * each declared beside its SQL (agents.ts, clients.ts, assertions.ts, requests.ts, tokens.ts, accounts.ts,
- * sessions.ts, api-keys.ts, history.ts, webhooks.ts, approvals.ts), and what belongs to the
+ * sessions.ts, api-keys.ts, history.ts, webhooks.ts, approvals.ts, signing-keys.ts), and what belongs to the
  * database itself. Records use the column names of the schema. Times are epoch seconds. Every
  * operation that must happen once is a conditional statement or a transaction in the
  * implementation, reported back as a boolean "this call won".
@@ -17,6 +17,7 @@ import type { ActivityStore, SignInStore } from './history.ts';
 import type { Limiter, LimiterOptions } from './limits.ts';
 import type { RequestStore } from './requests.ts';
 import type { FlashStore, SessionStore } from './sessions.ts';
+import type { SigningKeyStore } from './signing-keys.ts';
 import type { AccessTokenStore, CodeStore, GrantStore, RefreshTokenStore } from './tokens.ts';
 import type { WebhookStore } from './webhooks.ts';
 
@@ -95,6 +96,8 @@ export interface Store {
   readonly webhooks: WebhookStore;
   /** Owner approvals of sign-ins an agent's policy holds back (docs/design.md §16). */
   readonly approvals: ApprovalStore;
+  /** The key pairs that sign tokens when TOKEN_SIGNING_ALG names one (docs/design.md §19). */
+  readonly signingKeys: SigningKeyStore;
   /**
    * A counter seen by every node that uses this store: process memory for SQLite (one node),
    * a shared table for PostgreSQL, so throttling holds however many nodes there are.

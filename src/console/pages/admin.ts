@@ -250,6 +250,7 @@ const ACTION_WORDS: Record<string, string> = {
   'webhook.delete': 'Webhook deleted',
   'webhook.rotate_secret': 'Webhook secret rotated',
   'webhook.redeliver': 'Webhook delivery sent again',
+  'signing_key.rotate': 'Signing key rotated',
 };
 
 /** A key named in the activity, linked to its line in the API keys' list. */

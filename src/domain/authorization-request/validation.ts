@@ -167,11 +167,12 @@ async function validateParameters(
   // A resource server's scope is granted only with the resource that registered it (§13).
   const scope = asked === undefined ? DEFAULT_SCOPE : await requestedScope(ctx, asked, query.resource);
   let granted = scope;
-  if (!hasClientSecret(client)) {
-    // An ID token is keyed with the client's secret (OIDC Core §10.1) and the key set is empty by
-    // contract, so a client without one (public, or signing with its keys) could verify none: it
-    // is granted the rest of what it asked for, without openid, as RFC 6749 §3.3 allows
-    // (docs/design.md §13).
+  if (!hasClientSecret(client) && ctx.config.tokenSigningAlg === 'HS256') {
+    // With HS256 an ID token is keyed with the client's secret (OIDC Core §10.1) and the key set
+    // is empty by contract, so a client without one (public, or signing with its keys) could
+    // verify none: it is granted the rest of what it asked for, without openid, as RFC 6749 §3.3
+    // allows (docs/design.md §13). A key pair (TOKEN_SIGNING_ALG, §19) signs ID tokens anyone
+    // verifies from jwks_uri, so every client may have them.
     granted = withoutScope(scope, 'openid');
     if (!granted)
       throw new InvalidScope(

@@ -1,7 +1,10 @@
-/** RFC 8414 metadata, OpenID Connect discovery and the (empty) key set (docs/contract.md). */
+/**
+ * RFC 8414 metadata, OpenID Connect discovery and the key set: empty with HS256 (docs/contract.md),
+ * the published key pairs with TOKEN_SIGNING_ALG (docs/design.md §19).
+ */
 import { GRANT_TYPES } from '../../domain/rules/grant-type-names.ts';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../../config.ts';
+import { type Config, JWKS_MAX_AGE } from '../../config.ts';
 import type { Context } from '../../context.ts';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../domain/client-keys/key-set.ts';
 import { OFFLINE_ACCESS, SUPPORTED_SCOPES } from '../../domain/scopes.ts';
@@ -9,7 +12,7 @@ import { OFFLINE_ACCESS, SUPPORTED_SCOPES } from '../../domain/scopes.ts';
 /** The optional features that change what the metadata publishes (docs/design.md §13). */
 export type MetadataFeatures = Pick<
   Config,
-  'publicClients' | 'clientIdMetadataDocuments' | 'dynamicRegistration' | 'offlineAccess' | 'privateKeyJwt'
+  'publicClients' | 'clientIdMetadataDocuments' | 'dynamicRegistration' | 'offlineAccess' | 'privateKeyJwt' | 'tokenSigningAlg'
 >;
 const NO_FEATURES: MetadataFeatures = {
   publicClients: false,
@@ -17,6 +20,7 @@ const NO_FEATURES: MetadataFeatures = {
   dynamicRegistration: false,
   offlineAccess: false,
   privateKeyJwt: false,
+  tokenSigningAlg: 'HS256',
 };
 
 /**
@@ -66,7 +70,8 @@ export function openIdConfiguration(issuer: string, features: MetadataFeatures =
   return {
     ...authorizationServerMetadata(issuer, features),
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: ['HS256'],
+    // Exactly the algorithm that signs ID tokens now: HS256 (the contract) or the key pairs'.
+    id_token_signing_alg_values_supported: [features.tokenSigningAlg],
     response_modes_supported: ['query'],
     claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'email_verified', 'name'],
     claims_parameter_supported: false,
@@ -81,5 +86,10 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: Context): Promi
   const cache = { 'cache-control': 'public, max-age=3600' };
   app.get('/.well-known/oauth-authorization-server', async (_request, reply) => reply.headers(cache).send(metadata));
   app.get('/.well-known/openid-configuration', async (_request, reply) => reply.headers(cache).send(openid));
-  app.get('/.well-known/jwks.json', async (_request, reply) => reply.headers(cache).send({ keys: [] }));
+  // The next key is published a whole max-age (and a node's reload) before it signs, so no cached
+  // set can lack a key that signs; with HS256 and no key left from a key mode, `{"keys":[]}`.
+  const jwksCache = { 'cache-control': `public, max-age=${JWKS_MAX_AGE}` };
+  app.get('/.well-known/jwks.json', async (_request, reply) =>
+    reply.headers(jwksCache).send({ keys: await ctx.signingKeys.published(ctx.clock()) }),
+  );
 }

@@ -1,0 +1,63 @@
+/** `agentauth signing-key …`: the key pairs that sign tokens with TOKEN_SIGNING_ALG (docs/design.md §19). */
+import type { Command } from 'commander';
+import type { Static } from '@sinclair/typebox';
+import { SIGNING_KEYS_RELOAD } from '../../config.ts';
+import { operator } from '../../management/actor.ts';
+import { listSigningKeys, rotateSigningKey } from '../../management/signing-keys.ts';
+import type { SigningKeyView } from '../../management/views.ts';
+import { operatorLog, print, withContext } from '../common.ts';
+import { BESIDE_THE_SERVER, requireDatabase } from '../target.ts';
+
+type View = Static<typeof SigningKeyView>;
+
+/** One line per key: kid, alg, state and its times. */
+function lines(keys: View[]): string {
+  if (keys.length === 0) return 'no signing keys (TOKEN_SIGNING_ALG is HS256: JWT_SECRET signs)';
+  return keys
+    .map((key) =>
+      [
+        key.kid,
+        key.alg,
+        key.state,
+        `created ${key.created_at}`,
+        key.activated_at ? `activated ${key.activated_at}` : null,
+        key.retired_at ? `retired ${key.retired_at}` : null,
+        key.published_until ? `published until ${key.published_until}` : null,
+      ]
+        .filter(Boolean)
+        .join('  '),
+    )
+    .join('\n');
+}
+
+export function signingKeyCommand(program: Command): void {
+  const signingKey = program
+    .command('signing-key')
+    .description('the key pairs that sign tokens when TOKEN_SIGNING_ALG is ES256, EdDSA or RS256: list, rotate');
+
+  signingKey
+    .command('list')
+    .description('every key of the set with its state (next, current, retired) and times; never a private key')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      requireDatabase(command, `signing-key list reads the database: ${BESIDE_THE_SERVER}`);
+      const keys = await withContext((ctx) => listSigningKeys(ctx, operator(undefined, operatorLog)));
+      print(!!options.json, { signing_keys: keys }, lines(keys));
+    });
+
+  signingKey
+    .command('rotate')
+    .description(
+      'the next key signs from now and the current one retires (published until its last token expires); a new next key is published. Refused while the next key is younger than one JWKS cache period',
+    )
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      requireDatabase(command, `signing-key rotate changes the keys in the database: ${BESIDE_THE_SERVER}`);
+      const keys = await withContext((ctx) => rotateSigningKey(ctx, operator(undefined, operatorLog)));
+      print(
+        !!options.json,
+        { signing_keys: keys },
+        `rotated; every node signs with the new key within ${SIGNING_KEYS_RELOAD} seconds\n${lines(keys)}`,
+      );
+    });
+}

@@ -1,0 +1,47 @@
+/**
+ * The signing keys, as an admin sees and rotates them (docs/design.md §19): the same for every
+ * door. The private halves never leave the domain; the views show ids, states and times.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { Context } from '../context.ts';
+import { type Actor, requireAdmin, requireWrite } from './actor.ts';
+import { recordAct } from './audit.ts';
+import { type SigningKeyView, signingKeyView } from './views.ts';
+
+type Deps = Pick<Context, 'store' | 'clock' | 'signingKeys'>;
+type View = Static<typeof SigningKeyView>;
+
+/**
+ * Every signing key of the shared set, oldest first: next, current and the retired ones still
+ * published (an admin's).
+ *
+ * @example
+ * const keys = await listSigningKeys(ctx, operator()); // [{ kid, alg: 'ES256', state: 'current', … }, …]
+ */
+export async function listSigningKeys(ctx: Deps, actor: Actor): Promise<View[]> {
+  requireAdmin(actor);
+  return (await ctx.signingKeys.list()).map(signingKeyView);
+}
+
+/**
+ * Rotates on demand: the next key signs from now, the current one retires (published until its
+ * last token expires), a new next key is published. Conflict (409) when no key signs (HS256) or
+ * the next key has not been published for a whole JWKS cache period yet.
+ *
+ * @example
+ * const keys = await rotateSigningKey(ctx, operator()); // the set after the rotation
+ */
+export async function rotateSigningKey(ctx: Deps, actor: Actor): Promise<View[]> {
+  requireAdmin(actor);
+  requireWrite(actor);
+  const keys = await ctx.signingKeys.rotate();
+  const current = keys.find((key) => key.state === 'current');
+  await recordAct(
+    ctx,
+    actor,
+    'signing_key.rotate',
+    current?.kid ?? null,
+    current ? `${current.alg} key signs now` : null,
+  );
+  return keys.map(signingKeyView);
+}
