@@ -273,6 +273,42 @@ describe('switching TOKEN_SIGNING_ALG keeps every token valid until it expires',
   });
 });
 
+describe('a key sealed under a server secret no longer configured', () => {
+  it('is retired and replaced at start; its tokens still verify, since verifying needs only the public key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentauth-reseal-'));
+    const database = await freshDatabase(dir);
+    const first = node(
+      await startTestServer({ env: { TOKEN_SIGNING_ALG: 'ES256', BASE_URL: ISSUER }, databaseUrl: database.url }),
+    );
+    const party = await setupParty(first);
+    const before = await obtainTokens(first, party);
+    const oldKeys = await states(first);
+    await first.close();
+    const other = node(
+      await startTestServer({
+        env: {
+          TOKEN_SIGNING_ALG: 'ES256',
+          BASE_URL: ISSUER,
+          JWT_SECRET: 'another-secret-of-at-least-32-bytes-9876543210',
+        },
+        databaseUrl: database.url,
+      }),
+    );
+    try {
+      const now = await states(other);
+      expect(now.retired.sort()).toEqual([...oldKeys.current, ...oldKeys.next].sort());
+      expect(now.current).toHaveLength(1);
+      expect(now.current).not.toEqual(oldKeys.current);
+      expect((await userinfo(other, before.access_token)).status).toBe(200);
+      expect(kids(await keySet(other))).toEqual([...now.retired, ...now.current, ...now.next].sort());
+    } finally {
+      await other.close();
+      await database.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('agentauth signing-key', () => {
   let server: TestServer;
   const env = () =>

@@ -221,6 +221,10 @@ export class SigningKeys {
         `There was no next key; one is published now and can sign from ${iso(signsFrom({ created_at: now }))}. Rotate again then.`,
       );
     }
+    if (!this.opens(next))
+      throw new Conflict(
+        `The next key (${next.kid}) was sealed under a server secret this process does not have: run the command with the server's JWT_SECRET and JWT_PREVIOUS_SECRETS.`,
+      );
     if (now < signsFrom(next))
       throw new Conflict(
         `The next key (${next.kid}) has been published only since ${iso(next.created_at)}; it can sign from ${iso(signsFrom(next))}, once no verifier can hold a cached key set without it (JWKS max-age ${JWKS_MAX_AGE} seconds, and ${SIGNING_KEYS_RELOAD} seconds for every node to read the set).`,
@@ -303,15 +307,18 @@ export class SigningKeys {
       await this.change({ retire, add: [] }, now);
       return true;
     }
-    if (!current || current.alg !== alg || !this.opens(current) || (next && next.alg !== alg)) {
-      // No verifier can have cached a key made now: it signs at once, as the very first one does.
-      // Tokens of the keys retired here verify until they expire.
+    if (!current || current.alg !== alg || !this.opens(current)) {
+      // A switch of algorithm, or a key sealed under a server secret no longer configured. No
+      // verifier can have cached a key made now: it signs at once, as the very first one does;
+      // verifiers that meet its kid fetch the set again. Tokens of the keys retired here verify
+      // until they expire.
       const add = [await this.newKey(alg, 'current', now), await this.newKey(alg, 'next', now)];
       await this.change({ retire, add }, now);
       return true;
     }
-    if (!next) {
-      await this.change({ retire: [], add: [await this.newKey(alg, 'next', now)] }, now);
+    if (!next || next.alg !== alg || !this.opens(next)) {
+      const stale = next ? [{ kid: next.kid, state: 'next' as const }] : [];
+      await this.change({ retire: stale, add: [await this.newKey(alg, 'next', now)] }, now);
       return true;
     }
     if (this.rotationDue(now)) {
