@@ -891,7 +891,7 @@ export const SETTINGS = [
     type: onOff,
     default: (read) => read.mcpAuthorization,
     shownDefault: '`MCP_AUTHORIZATION`',
-    doc: 'Public clients (`agentauth client create --public`, the console\'s "App without a server", metadata documents, `none` at registration) may sign in: `token_endpoint_auth_method` `none`, PKCE, rotating refresh tokens, no ID token, loopback redirect URIs on any port. Adds `none` to `token_endpoint_auth_methods_supported` and `revocation_endpoint_auth_methods_supported`. Off: a public client is `invalid_client`.',
+    doc: 'Public clients (`agentauth client create --public`, the console\'s "App without a server", metadata documents, `none` at registration) may sign in: `token_endpoint_auth_method` `none`, PKCE, rotating refresh tokens, no ID token unless `TOKEN_SIGNING_ALG` names a key pair, loopback redirect URIs on any port. Adds `none` to `token_endpoint_auth_methods_supported` and `revocation_endpoint_auth_methods_supported`. Off: a public client is `invalid_client`.',
   }),
   setting({
     name: 'CLIENT_ID_METADATA_DOCUMENTS',
