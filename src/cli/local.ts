@@ -35,6 +35,7 @@ import {
   updateClient,
 } from '../management/clients.ts';
 import { getAgentPolicy, setAgentPolicy } from '../management/policies.ts';
+import { listSigningKeys, rotateSigningKey } from '../management/signing-keys.ts';
 import {
   accountView,
   agentPolicyView,
@@ -200,5 +201,8 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
     listWebhookDeliveries: async (id, limit) =>
       (await listWebhookDeliveries(ctx, actor, id, { limit })).data.map(deliveryView),
     retryWebhookDelivery: async (id, messageId) => deliveryView(await redeliverWebhook(ctx, actor, id, messageId)),
+
+    listSigningKeys: () => listSigningKeys(ctx, actor),
+    rotateSigningKey: () => rotateSigningKey(ctx, actor),
   };
 }

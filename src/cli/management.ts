@@ -14,6 +14,7 @@ import type {
   ClientView,
   DeliveryView,
   RevokedView,
+  SigningKeyView,
   WebhookView,
 } from '../management/views.ts';
 
@@ -25,6 +26,7 @@ export type ApiKey = Static<typeof ApiKeyView>;
 export type Revoked = Static<typeof RevokedView>;
 export type Webhook = Static<typeof WebhookView>;
 export type WebhookDelivery = Static<typeof DeliveryView>;
+export type SigningKey = Static<typeof SigningKeyView>;
 
 /** A one-time setup link for an account, as the command shows it. */
 export interface SetupLink {
@@ -152,4 +154,9 @@ export interface Management {
   listWebhookDeliveries(id: string, limit: number): Promise<WebhookDelivery[]>;
   /** Sends a delivery again, with its message id, now. */
   retryWebhookDelivery(id: string, messageId: string): Promise<WebhookDelivery>;
+
+  /** The signing keys (an admin's): every key of the shared set, oldest first. */
+  listSigningKeys(): Promise<SigningKey[]>;
+  /** Rotates on demand; answers the set after the rotation. */
+  rotateSigningKey(): Promise<SigningKey[]>;
 }

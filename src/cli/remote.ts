@@ -14,6 +14,7 @@ import type {
   ClientView,
   Management,
   Revoked,
+  SigningKey,
   Webhook,
   WebhookDelivery,
 } from './management.ts';
@@ -296,5 +297,8 @@ export function remoteManagement(target: RemoteTarget): Management {
         .data,
     retryWebhookDelivery: (id, messageId) =>
       call<WebhookDelivery>('POST', at('webhooks', id, `deliveries/${encodeURIComponent(messageId)}/retry`)),
+
+    listSigningKeys: async () => (await call<{ data: SigningKey[] }>('GET', 'signing-keys')).data,
+    rotateSigningKey: async () => (await call<{ data: SigningKey[] }>('POST', 'signing-keys/rotate')).data,
   };
 }

@@ -23,7 +23,9 @@ let admin: Awaited<ReturnType<typeof accountWithKey>>;
 let doc: any;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // A key pair signs, and its next key is old enough to sign, so that rotateSigningKey rotates.
+  server = await startTestServer({ env: { TOKEN_SIGNING_ALG: 'ES256' } });
+  server.clock.advance(3600 + 30);
   // Deliveries stay as written: a dispatcher sending one would make its retry a 409 for a moment.
   await server.ctx.webhooks.stop();
   admin = await accountWithKey(server, { role: 'admin', key: { reach: 'all' } });

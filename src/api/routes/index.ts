@@ -17,6 +17,7 @@ import {
   AgentPolicyView,
   AgentView,
   ApiKeyView,
+  SigningKeyView,
   ClientView,
   ErrorView,
   GrantView,
@@ -34,6 +35,7 @@ import { grantRoutes } from './grants.ts';
 import { historyRoutes } from './history.ts';
 import { keyRoutes } from './keys.ts';
 import { webhookRoutes } from './webhooks.ts';
+import { signingKeyRoutes } from './signing-keys.ts';
 
 export const API_PREFIX = '/api/admin/v1';
 
@@ -47,7 +49,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
             title: 'agentauth management API',
             version: '1',
             description:
-              'Manage agents, websites (OAuth clients), accounts, grants, API keys and webhooks, and read the sign-in history and the console activity. Authenticate with an API key: `Authorization: Bearer aak_…`. Errors are `{error, error_description}`.',
+              'Manage agents, websites (OAuth clients), accounts, grants, API keys, webhooks and signing keys, and read the sign-in history and the console activity. Authenticate with an API key: `Authorization: Bearer aak_…`. Errors are `{error, error_description}`.',
           },
           servers: [{ url: `${ctx.config.baseUrl}${API_PREFIX}` }],
           components: {
@@ -75,6 +77,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
         SignInView,
         ActivityView,
         ApiKeyView,
+        SigningKeyView,
         WebhookView,
         DeliveryView,
         WebhookEventTypeView,
@@ -136,6 +139,7 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
       await api.register(async (routes) => historyRoutes(routes, scope));
       await api.register(async (routes) => keyRoutes(routes, scope));
       await api.register(async (routes) => webhookRoutes(routes, scope));
+      await api.register(async (routes) => signingKeyRoutes(routes, scope));
     },
     { prefix: API_PREFIX },
   );

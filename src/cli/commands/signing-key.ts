@@ -1,14 +1,9 @@
 /** `agentauth signing-key …`: the key pairs that sign tokens with TOKEN_SIGNING_ALG (docs/design.md §19). */
 import type { Command } from 'commander';
-import type { Static } from '@sinclair/typebox';
 import { SIGNING_KEYS_RELOAD } from '../../config.ts';
-import { operator } from '../../management/actor.ts';
-import { listSigningKeys, rotateSigningKey } from '../../management/signing-keys.ts';
-import type { SigningKeyView } from '../../management/views.ts';
-import { operatorLog, print, withContext } from '../common.ts';
-import { BESIDE_THE_SERVER, requireDatabase } from '../target.ts';
-
-type View = Static<typeof SigningKeyView>;
+import { print } from '../common.ts';
+import type { SigningKey as View } from '../management.ts';
+import { withManagement } from '../target.ts';
 
 /** One line per key: kid, alg, state and its times. */
 function lines(keys: View[]): string {
@@ -33,15 +28,16 @@ function lines(keys: View[]): string {
 export function signingKeyCommand(program: Command): void {
   const signingKey = program
     .command('signing-key')
-    .description('the key pairs that sign tokens when TOKEN_SIGNING_ALG is ES256, EdDSA or RS256: list, rotate');
+    .description(
+      'the key pairs that sign tokens when TOKEN_SIGNING_ALG is ES256, EdDSA or RS256: list, rotate (an admin’s, on a remote server)',
+    );
 
   signingKey
     .command('list')
     .description('every key of the set with its state (next, current, retired) and times; never a private key')
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }, command: Command) => {
-      requireDatabase(command, `signing-key list reads the database: ${BESIDE_THE_SERVER}`);
-      const keys = await withContext((ctx) => listSigningKeys(ctx, operator(undefined, operatorLog)));
+      const keys = await withManagement(command, (management) => management.listSigningKeys());
       print(!!options.json, { signing_keys: keys }, lines(keys));
     });
 
@@ -52,8 +48,7 @@ export function signingKeyCommand(program: Command): void {
     )
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }, command: Command) => {
-      requireDatabase(command, `signing-key rotate changes the keys in the database: ${BESIDE_THE_SERVER}`);
-      const keys = await withContext((ctx) => rotateSigningKey(ctx, operator(undefined, operatorLog)));
+      const keys = await withManagement(command, (management) => management.rotateSigningKey());
       print(
         !!options.json,
         { signing_keys: keys },
