@@ -273,6 +273,42 @@ describe('switching TOKEN_SIGNING_ALG keeps every token valid until it expires',
   });
 });
 
+describe('a rolling switch back to HS256', () => {
+  it('keys a node still in a key mode makes meanwhile are retired by the HS256 nodes and drain too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentauth-rolling-'));
+    const database = await freshDatabase(dir);
+    const start = async (alg: string) =>
+      node(await startTestServer({ env: { TOKEN_SIGNING_ALG: alg, BASE_URL: ISSUER }, databaseUrl: database.url }));
+    const keyNode = await start('ES256');
+    const hsNode = await start('HS256');
+    try {
+      const party = await setupParty(keyNode);
+      expect((await states(hsNode)).current).toEqual([]);
+      // The node not yet restarted reads the set within a reload, finds no key signing, makes one.
+      keyNode.clock.advance(30);
+      const late = await obtainTokens(keyNode, party);
+      const made = await states(keyNode);
+      expect(made.current).toEqual([kidOf(late.access_token)]);
+      await keyNode.close();
+      // The HS256 node, serving the key set it holds keys of, reads the set again within a reload
+      // and retires the new keys; they are published until their tokens expire.
+      hsNode.clock.advance(30);
+      expect(kids(await keySet(hsNode))).toContain(made.current[0]);
+      const after = await states(hsNode);
+      expect(after.current).toEqual([]);
+      expect(after.next).toEqual([]);
+      expect(after.retired).toContain(made.current[0]);
+      expect((await userinfo(hsNode, late.access_token)).status).toBe(200);
+      hsNode.clock.advance(3600 + 30);
+      expect(await (await fetch(`${hsNode.baseUrl}/.well-known/jwks.json`)).text()).toBe('{"keys":[]}');
+    } finally {
+      await hsNode.close();
+      await database.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a key sealed under a server secret no longer configured', () => {
   it('is retired and replaced at start; its tokens still verify, since verifying needs only the public key', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentauth-reseal-'));

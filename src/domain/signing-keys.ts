@@ -187,7 +187,11 @@ export class SigningKeys {
 
   /** The key set to publish at `now`: next, current and the retired keys still published. */
   async published(now: number): Promise<PublishedKey[]> {
-    if (this.algorithm !== null && now - this.readAt >= SIGNING_KEYS_RELOAD) await this.refresh();
+    // With HS256 and no key ever held (the contract's default) the set is never read here; with
+    // keys left by a key mode it is, so that keys a node still in that mode made during a rolling
+    // switch are retired and drain too.
+    const reads = this.algorithm !== null || this.held.size > 0;
+    if (reads && now - this.readAt >= SIGNING_KEYS_RELOAD) await this.refresh();
     return [...this.held.values()]
       .filter(({ record }) => record.state !== 'retired' || (record.publish_until ?? 0) > now)
       .map(({ jwk }) => jwk);
