@@ -30,6 +30,7 @@ const ADMIN_PAGES = [
   '/console/admin/agents',
   '/console/admin/websites',
   '/console/admin/events',
+  '/console/admin/signing-keys',
 ];
 const ACTIONS: Array<[string, Record<string, string>]> = [
   ['disable', {}],

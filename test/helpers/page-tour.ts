@@ -740,6 +740,7 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
     get('admin-agents', 'admin', '/console/admin/agents', '/admin/agents'),
     get('admin-websites', 'admin', '/console/admin/websites', '/admin/websites'),
     get('admin-events', 'admin', '/console/admin/events', '/admin/events'),
+    get('admin-signing-keys', 'admin', '/console/admin/signing-keys', '/admin/signing-keys'),
     get('not-found', 'admin', '/console/agents/agt_no_such_agent'),
   ];
 }

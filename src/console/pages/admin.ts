@@ -1,4 +1,7 @@
-/** The admin area: every account with its actions, the unused links, every agent, every website, the console's audit. */
+/**
+ * The admin area: every account with its actions, the unused links, every agent, every website,
+ * the console's audit, and the signing keys (read only).
+ */
 import { type Html, html } from '../../web/html.ts';
 import type { AccountRecord } from '../../store/accounts.ts';
 import type { ConsoleEventView, SignInRecord } from '../../store/history.ts';
@@ -6,6 +9,8 @@ import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
 import type { OutstandingLink } from '../../domain/account-links.ts';
 import { type ActivityEntry, type ApiCall, apiCallOf } from '../../management/history.ts';
+import type { SigningKeyView } from '../../management/views.ts';
+import type { Static } from '@sinclair/typebox';
 import { apiKeyAnchor } from './api-keys.ts';
 import { linkTable } from './links.ts';
 import { outcomeBadge } from './owned.ts';
@@ -15,7 +20,9 @@ import { dataTable, userAgentCell } from './table.ts';
 type AdminPage = PageContext & { account: AccountRecord };
 
 /** The admin pages, with the current one marked. */
-export function adminNavigation(current: 'accounts' | 'links' | 'agents' | 'websites' | 'events' | 'webhooks'): Html {
+export function adminNavigation(
+  current: 'accounts' | 'links' | 'agents' | 'websites' | 'events' | 'webhooks' | 'signing-keys',
+): Html {
   const link = (key: typeof current, href: string, label: string) =>
     html`<li><a href="${href}"${key === current ? html` aria-current="page"` : ''}>${label}</a></li>`;
   return html`<nav aria-label="Admin" class="admin-nav">
@@ -26,6 +33,7 @@ ${link('agents', '/console/admin/agents', 'All agents')}
 ${link('websites', '/console/admin/websites', 'All websites')}
 ${link('events', '/console/admin/events', 'Activity')}
 ${link('webhooks', '/console/admin/webhooks', 'Webhooks')}
+${link('signing-keys', '/console/admin/signing-keys', 'Signing keys')}
 </ul>
 </nav>`;
 }
@@ -201,6 +209,52 @@ ${
             cell: (client) => statusBadge(client.status, client.status === 'active'),
           },
           { heading: 'Created', cell: (client) => when(client.created_at) },
+        ],
+      })
+}`,
+  });
+}
+
+/** An RFC 3339 time of a representation, shown as `when` shows epoch seconds. */
+const whenIso = (iso: string | null) =>
+  iso === null ? html`<span class="muted">—</span>` : when(Date.parse(iso) / 1000);
+
+/**
+ * The signing keys, read only (docs/design.md §19): what signs tokens now and every key of the
+ * shared set with its state and times. Rotation is the CLI's and the API's.
+ */
+export function adminSigningKeysPage(
+  page: AdminPage,
+  input: { algorithm: string; keys: Static<typeof SigningKeyView>[] },
+): string {
+  const hs256 = input.algorithm === 'HS256';
+  return consolePage(page, {
+    title: 'Admin: signing keys',
+    section: 'admin',
+    body: html`${adminNavigation('signing-keys')}
+<p>${
+      hs256
+        ? html`Tokens are signed with <code>HS256</code> and <code>JWT_SECRET</code> (<code>TOKEN_SIGNING_ALG=HS256</code>, the default), and ID tokens with each website's secret: the key set at <code>/.well-known/jwks.json</code> is empty${input.keys.length > 0 ? ', except for the keys below, kept until the last token they signed has expired' : ''}.`
+        : html`Tokens are signed with <code>${input.algorithm}</code> key pairs the server made (<code>TOKEN_SIGNING_ALG</code>), published at <code>/.well-known/jwks.json</code>: the next key ahead of use, the current one, and retired ones until their last token has expired. Keys rotate on schedule (<code>SIGNING_KEY_ROTATION</code>), or with <code>agentauth signing-key rotate</code> or the management API.`
+    }</p>
+${
+  input.keys.length === 0
+    ? html`<p>There are no signing keys.</p>`
+    : dataTable({
+        caption: 'Every signing key, oldest first',
+        rows: input.keys,
+        columns: [
+          { heading: 'Key id (kid)', kind: 'title', cell: (key) => html`<code>${key.kid}</code>` },
+          { heading: 'Algorithm', kind: 'narrow', cell: (key) => html`${key.alg}` },
+          {
+            heading: 'State',
+            kind: 'narrow',
+            cell: (key) => statusBadge(key.state, key.state === 'current'),
+          },
+          { heading: 'Created', cell: (key) => whenIso(key.created_at) },
+          { heading: 'Signing since', cell: (key) => whenIso(key.activated_at) },
+          { heading: 'Retired', cell: (key) => whenIso(key.retired_at) },
+          { heading: 'Published until', cell: (key) => whenIso(key.published_until) },
         ],
       })
 }`,

@@ -1,7 +1,7 @@
 /**
  * The admin area (docs/design.md §11): every account with its actions (disable, enable, role,
  * email verification, a new setup link), every unused setup and invitation link (revoke), every
- * agent, every website, and the console's audit.
+ * agent, every website, the console's audit, and the signing keys (read only).
  * Every route starts with requireAdmin, as every operation does: a member gets the 403 page and
  * nothing changes.
  */
@@ -19,6 +19,7 @@ import {
 import { type Actor, requireAdmin } from '../../management/actor.ts';
 import { listAgents } from '../../management/agents.ts';
 import { listClients } from '../../management/clients.ts';
+import { listSigningKeys } from '../../management/signing-keys.ts';
 import { InvalidField } from '../../errors.ts';
 import { type ActivityKind, activityPage, decodeCursor } from '../../management/history.ts';
 import {
@@ -28,6 +29,7 @@ import {
   adminEventsPage,
   adminLinksPage,
   adminClientsPage,
+  adminSigningKeysPage,
 } from '../pages/admin.ts';
 import { type ConsolePage, noticeFor } from '../pages/shell.ts';
 import type { ConsoleScope, Form } from './scope.ts';
@@ -87,6 +89,13 @@ export function adminRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   scope.get<{ Querystring: Form }>('/admin', (request, reply) =>
     showAccounts(request, reply, { notice: noticeFor(request.query.notice) }),
   );
+
+  scope.get('/admin/signing-keys', async (request, reply) => {
+    const actor = admin(request);
+    const page = await area.page(request, reply);
+    const keys = await listSigningKeys(ctx, actor);
+    return area.send(reply, adminSigningKeysPage(page, { algorithm: ctx.config.tokenSigningAlg, keys }));
+  });
 
   scope.get<{ Querystring: Form }>('/admin/links', async (request, reply) => {
     const actor = admin(request);
