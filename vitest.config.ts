@@ -25,6 +25,7 @@ const POSTGRES_ONLY = [
   'test/multinode.test.ts',
   'test/multinode-webhooks.test.ts',
   'test/multinode-approvals.test.ts',
+  'test/multinode-signing.test.ts',
   'test/faults/database-outage.test.ts',
 ];
 const ONCE = runOnce(import.meta.dirname).filter((suite) => !POSTGRES_ONLY.includes(suite));
