@@ -12,7 +12,12 @@ import { OFFLINE_ACCESS, SUPPORTED_SCOPES } from '../../domain/scopes.ts';
 /** The optional features that change what the metadata publishes (docs/design.md §13). */
 export type MetadataFeatures = Pick<
   Config,
-  'publicClients' | 'clientIdMetadataDocuments' | 'dynamicRegistration' | 'offlineAccess' | 'privateKeyJwt' | 'tokenSigningAlg'
+  | 'publicClients'
+  | 'clientIdMetadataDocuments'
+  | 'dynamicRegistration'
+  | 'offlineAccess'
+  | 'privateKeyJwt'
+  | 'tokenSigningAlg'
 >;
 const NO_FEATURES: MetadataFeatures = {
   publicClients: false,
