@@ -1,10 +1,12 @@
 /**
  * The OpenID Foundation's Basic OP and Config OP checks that apply to an agent-mediated server,
  * written as tests against a real server with a key pair (TOKEN_SIGNING_ALG, docs/design.md §19):
- * RS256, the algorithm OpenID Connect Discovery §3 makes every OP offer, and ES256. The checks
+ * RS256, the algorithm OpenID Connect Discovery §3 makes every OP offer, ES256 and EdDSA (whose
+ * at_hash takes SHA-512); and what stays the contract's under HS256, the default. The checks
  * that cannot apply here (there is no person's login session: prompt=none, max_age,
  * id_token_hint) are listed, with the reason, in docs/design.md §19.
  */
+import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -24,7 +26,22 @@ type Json = Record<string, unknown>;
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'];
 
-describe.each(['RS256', 'ES256'] as const)('OpenID Basic and Config OP checks, TOKEN_SIGNING_ALG=%s', (alg) => {
+/**
+ * OIDC Core §3.1.3.6, computed here on its own: the left half of the hash of the access token's
+ * ASCII octets, base64url; the hash is the one of the ID token's alg (SHA-512 for Ed25519, as
+ * the OpenID conformance suite computes it).
+ */
+function expectedAtHash(alg: string, accessToken: string): string {
+  const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256')
+    .update(Buffer.from(accessToken, 'ascii'))
+    .digest();
+  return digest.subarray(0, digest.length / 2).toString('base64url');
+}
+
+/** RS256, which OpenID Connect Discovery makes every OP offer; ES256; EdDSA, whose at_hash takes SHA-512. */
+const ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
+
+describe.each(ALGORITHMS)('OpenID Basic and Config OP checks, TOKEN_SIGNING_ALG=%s', (alg) => {
   let server: TestServer;
   let party: Party;
   let discovery: Json;
@@ -106,9 +123,25 @@ describe.each(['RS256', 'ES256'] as const)('OpenID Basic and Config OP checks, T
     expect(payload.nonce).toBe('n-0S6_WzA2Mj');
     expect(payload.auth_time).toBe(authenticatedAt);
     expect(payload.auth_time as number).toBeLessThanOrEqual(payload.iat!);
-    // Core §3.1.3.6: at_hash is OPTIONAL when the access token comes from the token endpoint; not sent.
-    expect(payload).not.toHaveProperty('at_hash');
     expect(payload).not.toHaveProperty('azp');
+  });
+
+  it('at_hash: the left half of the hash of the access token issued with it, at sign-in and at refresh', async () => {
+    const { tokens } = await signIn();
+    const { payload } = await verifyIdToken(tokens.id_token!);
+    const hashLength = alg === 'EdDSA' ? 43 : 22;
+    expect(payload.at_hash).toBe(expectedAtHash(alg, tokens.access_token));
+    expect((payload.at_hash as string).length).toBe(hashLength);
+    const refreshed = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+    });
+    const renewed = (await refreshed.json()) as Tokens;
+    const renewedClaims = (await verifyIdToken(renewed.id_token!)).payload;
+    expect(renewedClaims.at_hash).toBe(expectedAtHash(alg, renewed.access_token));
+    expect(renewedClaims.at_hash).not.toBe(payload.at_hash);
   });
 
   it('nonce: returned unchanged when sent, absent when not; a tampered ID token fails its signature', async () => {
@@ -128,7 +161,7 @@ describe.each(['RS256', 'ES256'] as const)('OpenID Basic and Config OP checks, T
     expect(location.searchParams.get('code')).toBeTruthy();
   });
 
-  it("userinfo by header, GET and POST: sub equals the ID token's; the token in a body instead is refused", async () => {
+  it("userinfo by header, GET and POST: sub equals the ID token's", async () => {
     const { tokens } = await signIn();
     const { payload } = await verifyIdToken(tokens.id_token!);
     for (const method of ['GET', 'POST']) {
@@ -138,12 +171,69 @@ describe.each(['RS256', 'ES256'] as const)('OpenID Basic and Config OP checks, T
       });
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(await response.json()).toMatchObject({ sub: payload.sub, email: 'ada@example.com', name: 'Ada Lovelace' });
+      expect(await response.json()).toMatchObject({
+        sub: payload.sub,
+        email: 'ada@example.com',
+        name: 'Ada Lovelace',
+      });
     }
-    // RFC 6750 §2.2 lets a server decline the form-body method; agentauth takes the header only.
-    const body = await postForm(server, '/userinfo', { access_token: tokens.access_token });
-    expect(body.status).toBe(401);
-    expect(body.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it("userinfo by form body on POST (RFC 6750 §2.2): sub equals the ID token's; a bad token is invalid_token", async () => {
+    const { tokens } = await signIn();
+    const { payload } = await verifyIdToken(tokens.id_token!);
+    for (const type of ['application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=UTF-8']) {
+      const response = await fetch(discovery.userinfo_endpoint as string, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: new URLSearchParams({ access_token: tokens.access_token }).toString(),
+      });
+      expect(response.status, type).toBe(200);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(await response.json()).toMatchObject({
+        sub: payload.sub,
+        email: 'ada@example.com',
+        name: 'Ada Lovelace',
+      });
+    }
+    const forged = await postForm(server, '/userinfo', { access_token: `${tokens.access_token.slice(0, -4)}AAAA` });
+    expect(forged.status).toBe(401);
+    expect(((await forged.json()) as Json).error).toBe('invalid_token');
+    expect(forged.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
+  });
+
+  it('userinfo: a token in both header and body, twice in the body, or in the URL is invalid_request (RFC 6750 §2)', async () => {
+    const { tokens } = await signIn();
+    const bearer = { authorization: `Bearer ${tokens.access_token}` };
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const token = encodeURIComponent(tokens.access_token);
+    const refused = [
+      fetch(`${server.baseUrl}/userinfo`, {
+        method: 'POST',
+        headers: { ...bearer, ...form },
+        body: `access_token=${token}`,
+      }),
+      fetch(`${server.baseUrl}/userinfo`, {
+        method: 'POST',
+        headers: form,
+        body: `access_token=${token}&access_token=${token}`,
+      }),
+      fetch(`${server.baseUrl}/userinfo?access_token=${token}`),
+      fetch(`${server.baseUrl}/userinfo?access_token=${token}`, { headers: bearer }),
+      fetch(`${server.baseUrl}/userinfo?access_token=${token}`, { method: 'POST', headers: form, body: '' }),
+    ];
+    for (const response of await Promise.all(refused)) {
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as Json).error).toBe('invalid_request');
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_request"/);
+    }
+    // A body of another content type is no method of presenting a token: ignored, the header counts.
+    const json = await fetch(`${server.baseUrl}/userinfo`, {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ access_token: 'x' }),
+    });
+    expect(json.status).toBe(200);
   });
 
   it('code reuse: a second redemption is invalid_grant and revokes the tokens of the first', async () => {
@@ -207,5 +297,34 @@ describe.each(['RS256', 'ES256'] as const)('OpenID Basic and Config OP checks, T
     });
     expect(renewed.iat).toBe((original.iat as number) + 60);
     expect(renewed).not.toHaveProperty('nonce');
+  });
+});
+
+describe('TOKEN_SIGNING_ALG=HS256, the default: the ID token and userinfo stay the contract’s', () => {
+  let server: TestServer;
+  let party: Party;
+  beforeAll(async () => {
+    server = await startTestServer();
+    party = await setupParty(server, { name: 'OpenID checks HS256' });
+  });
+  afterAll(() => server?.close());
+
+  it('no at_hash in the ID token; userinfo takes the header only, a body or a query token is not read', async () => {
+    const { code, verifier } = await obtainCode(server, party, { scope: 'openid email' });
+    const tokens = (await (await redeem(server, party, code, verifier)).json()) as Tokens;
+    const claims = JSON.parse(Buffer.from(tokens.id_token!.split('.')[1]!, 'base64url').toString()) as Json;
+    expect(Object.keys(claims).sort()).toEqual(
+      ['aud', 'auth_time', 'email', 'email_verified', 'exp', 'iat', 'iss', 'sub'].sort(),
+    );
+    const body = await postForm(server, '/userinfo', { access_token: tokens.access_token });
+    expect(body.status).toBe(401);
+    expect(body.headers.get('www-authenticate')).toBe('Bearer');
+    const query = await fetch(`${server.baseUrl}/userinfo?access_token=${encodeURIComponent(tokens.access_token)}`);
+    expect(query.status).toBe(401);
+    expect(query.headers.get('www-authenticate')).toBe('Bearer');
+    const header = await fetch(`${server.baseUrl}/userinfo?access_token=x`, {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(header.status).toBe(200);
   });
 });

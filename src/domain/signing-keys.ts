@@ -105,6 +105,22 @@ export async function newSigningKey(
   };
 }
 
+/**
+ * The `at_hash` of an access token for an ID token signed with `alg` (OpenID Connect Core
+ * §3.1.3.6): the left half of the digest of its ASCII text, base64url. The digest is the one of
+ * the signing algorithm: SHA-256 for ES256 and RS256, SHA-512 for EdDSA with Ed25519 (as the
+ * OpenID conformance suite and the libraries compute it).
+ *
+ * @example
+ * accessTokenHash('ES256', 'eyJhbGciOiJFUzI1NiIs…'); // 22 base64url characters (16 bytes)
+ */
+export function accessTokenHash(alg: KeyAlgorithm, accessToken: string): string {
+  const hash = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256')
+    .update(accessToken, 'ascii')
+    .digest();
+  return hash.subarray(0, hash.length / 2).toString('base64url');
+}
+
 /** When a next key may sign: once a key set that lacks it can no longer be cached anywhere. */
 export const signsFrom = (next: Pick<SigningKeyRecord, 'created_at'>) =>
   next.created_at + JWKS_MAX_AGE + SIGNING_KEYS_RELOAD;

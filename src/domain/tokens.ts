@@ -28,7 +28,7 @@ import { agentCredentialsExpired } from './agent-policy.ts';
 import { isPublicClient, recordClientUse } from './clients.ts';
 import { authenticateClient, type ClientCredentials, clientRefused } from './client-authentication.ts';
 import { jwtHeader, signIdToken } from './jwt.ts';
-import type { TokenSigner } from './signing-keys.ts';
+import { accessTokenHash, type TokenSigner } from './signing-keys.ts';
 import { resourceParameter, sameResource } from './resources.ts';
 import { hasScope, isSubset, normalizeScope } from './scopes.ts';
 import { agentEvent } from './webhooks/events.ts';
@@ -89,9 +89,18 @@ function signAccessToken(
 
 /**
  * OpenID Connect Core §2, §5.4: the ID token, signed with the current key pair, or with HS256
- * keyed with the client's secret (§10.1).
+ * keyed with the client's secret (§10.1). With a key pair it carries `at_hash` of the access
+ * token issued with it (§3.1.3.6, what the OpenID conformance suite checks); under HS256 the
+ * contract's ID token is unchanged (docs/design.md §19).
  */
-function idToken(ctx: Context, issue: Issue, signWith: TokenSigner | string, agent: AgentProfile, now: number): string {
+function idToken(
+  ctx: Context,
+  issue: Issue,
+  signWith: TokenSigner | string,
+  agent: AgentProfile,
+  accessToken: string,
+  now: number,
+): string {
   const { sub: _sub, ...claims } = userClaims(agent, issue.scope);
   const sign =
     typeof signWith === 'string'
@@ -104,6 +113,7 @@ function idToken(ctx: Context, issue: Issue, signWith: TokenSigner | string, age
     iat: now,
     exp: now + ctx.config.accessTokenTtl,
     auth_time: issue.grant.auth_time,
+    ...(typeof signWith === 'string' ? {} : { at_hash: accessTokenHash(signWith.alg, accessToken) }),
     ...(issue.nonce === null ? {} : { nonce: issue.nonce }),
     ...claims,
   });
@@ -127,7 +137,7 @@ function prepareTokens(
   };
   const idTokenKey = issue.signer ?? issue.clientSecret;
   if (hasScope(issue.scope, 'openid') && idTokenKey !== null)
-    response.id_token = idToken(ctx, issue, idTokenKey, agent, now);
+    response.id_token = idToken(ctx, issue, idTokenKey, agent, response.access_token, now);
   const rows: IssuedTokens = {
     accessToken: {
       jti,
