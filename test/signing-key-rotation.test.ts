@@ -2,7 +2,8 @@
  * The shared key set over time (docs/design.md §19): rotation on demand and on schedule, the next
  * key published a whole cache period before it signs, retired keys published until their last
  * token has expired, two nodes on one database signing and verifying with one set, switching
- * TOKEN_SIGNING_ALG either way without ending a token early, and `agentauth signing-key`.
+ * TOKEN_SIGNING_ALG either way without ending a token early, the emergency rotation for a key that
+ * leaked (at once, and withdrawing earlier keys on every node), and `agentauth signing-key`.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operator } from '../src/management/actor.ts';
 import { listSigningKeys, rotateSigningKey } from '../src/management/signing-keys.ts';
 import { purgeOnce } from '../src/server.ts';
+import { accountWithKey } from './helpers/api.ts';
 import { obtainTokens, type Party, postForm, setupParty, type Tokens } from './helpers/flow.ts';
 import { freshDatabase, startTestServer, TEST_JWT_SECRET, type TestServer } from './helpers/server.ts';
 
@@ -203,6 +205,136 @@ describe('two nodes on one database', () => {
     b.clock.advance(30);
     expect(kidOf((await obtainTokens(b, party)).access_token)).toBe(current[0]);
     expect(kids(await keySet(b))).toEqual(kids(await keySet(a)));
+  });
+});
+
+describe('emergency rotation, two nodes on one database (a key leaked)', () => {
+  let a: TestServer;
+  let b: TestServer;
+  let party: Party;
+  let admin: Awaited<ReturnType<typeof accountWithKey>>;
+  beforeAll(async () => {
+    a = node(await startTestServer({ env: { TOKEN_SIGNING_ALG: 'ES256', BASE_URL: ISSUER } }));
+    b = node(
+      await startTestServer({ env: { TOKEN_SIGNING_ALG: 'ES256', BASE_URL: ISSUER }, databaseUrl: a.databaseUrl }),
+    );
+    party = await setupParty(a);
+    admin = await accountWithKey(a, { role: 'admin', key: { reach: 'all' } });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  const refreshOn = async (server: TestServer, tokens: Tokens) => {
+    const response = await postForm(server, '/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: party.clientId,
+      client_secret: party.clientSecret,
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as Tokens;
+  };
+
+  it('now: a new key pair signs at once however young the next key is; the old keys stay published for their tokens', async () => {
+    const first = await states(a);
+    const old = await obtainTokens(b, party, { scope: 'openid' });
+    expect(kidOf(old.access_token)).toBe(first.current[0]);
+
+    // Without now, the refusal stays: the next key was published only now.
+    const refused = await admin.call('POST', '/signing-keys/rotate');
+    expect(refused.status).toBe(409);
+    expect(refused.json.error_description).toContain('can sign from');
+    expect(await states(a)).toEqual(first);
+
+    const rotated = await admin.call('POST', '/signing-keys/rotate', { now: true });
+    expect(rotated.status).toBe(200);
+    const after = await states(a);
+    expect(after.retired.sort()).toEqual([...first.current, ...first.next].sort());
+    expect(after.current).toHaveLength(1);
+    expect(after.next).toHaveLength(1);
+    expect([...first.current, ...first.next]).not.toContain(after.current[0]);
+    for (const key of rotated.json.data.filter((k: { state: string }) => k.state === 'retired'))
+      expect(Date.parse(key.published_until) - Date.parse(key.retired_at)).toBe((3600 + 30) * 1000);
+    const activity = await admin.call('GET', '/activity');
+    expect(activity.json.data.find((act: { action: string }) => act.action.startsWith('signing_key.'))).toMatchObject({
+      action: 'signing_key.rotate_now',
+      target: after.current[0],
+      detail: `key ${admin.key.id}: ES256 key signs now`,
+    });
+
+    // A signs with the new key at once; B verifies it at once (an unknown kid makes it read) and signs with it within a reload.
+    const fresh = await obtainTokens(a, party, { scope: 'openid' });
+    expect(kidOf(fresh.access_token)).toBe(after.current[0]);
+    expect(kidOf(fresh.id_token!)).toBe(after.current[0]);
+    expect((await userinfo(b, fresh.access_token)).status).toBe(200);
+    b.clock.advance(30);
+    a.clock.advance(30);
+    expect(kidOf((await obtainTokens(b, party)).access_token)).toBe(after.current[0]);
+    // Tokens of the replaced key verify until they expire, with the server and offline.
+    expect((await userinfo(a, old.access_token)).status).toBe(200);
+    expect(await introspect(b, party, old.access_token)).toBe(true);
+    const published = await keySet(b);
+    expect(kids(published)).toEqual([...after.retired, ...after.current, ...after.next].sort());
+    await jwtVerify(old.access_token, createLocalJWKSet(published), {
+      typ: 'at+jwt',
+      currentDate: new Date(b.clock() * 1000),
+    });
+  });
+
+  it('revoke previous: every earlier key leaves the set at once; its tokens stop verifying on every node within a reload', async () => {
+    const before = await states(a);
+    const leaked = await obtainTokens(a, party, { scope: 'openid' });
+    const olderStill = before.retired;
+    expect(olderStill.length).toBeGreaterThan(0);
+    expect((await userinfo(b, leaked.access_token)).status).toBe(200);
+
+    // Withdrawing the keys that sign without replacing them at once is refused; nothing changes.
+    const alone = await admin.call('POST', '/signing-keys/rotate', { revoke_previous: true });
+    expect(alone.status).toBe(400);
+    expect(alone.json.error).toBe('invalid_request');
+    const wrong = await admin.call('POST', '/signing-keys/rotate', { now: 'yes' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.json.error).toBe('invalid_request');
+    expect(await states(a)).toEqual(before);
+
+    const rotated = await admin.call('POST', '/signing-keys/rotate', { now: true, revoke_previous: true });
+    expect(rotated.status).toBe(200);
+    const after = await states(a);
+    expect(after.current).toHaveLength(1);
+    expect(after.retired.sort()).toEqual([...before.retired, ...before.current, ...before.next].sort());
+    for (const key of rotated.json.data.filter((k: { state: string }) => k.state === 'retired'))
+      expect(Date.parse(key.published_until)).toBe(a.clock() * 1000);
+    const acts = (await admin.call('GET', '/activity')).json.data;
+    expect(acts.find((act: { action: string }) => act.action.startsWith('signing_key.'))).toMatchObject({
+      action: 'signing_key.rotate_now',
+      detail: `key ${admin.key.id}: ES256 key signs now; earlier keys withdrawn from the key set`,
+    });
+
+    // On the node that rotated, at once: the set has only the new pair, the leaked key's token is refused.
+    expect(kids(await keySet(a))).toEqual([...after.current, ...after.next].sort());
+    expect((await userinfo(a, leaked.access_token)).status).toBe(401);
+    expect(await introspect(a, party, leaked.access_token)).toBe(false);
+    await expect(
+      jwtVerify(leaked.access_token, createLocalJWKSet(await keySet(a)), { typ: 'at+jwt' }),
+    ).rejects.toThrow();
+
+    // On the other node, within a reload: the same.
+    b.clock.advance(30);
+    expect((await userinfo(b, leaked.access_token)).status).toBe(401);
+    expect(await introspect(b, party, leaked.access_token)).toBe(false);
+    expect(kids(await keySet(b))).toEqual([...after.current, ...after.next].sort());
+    expect(kidOf((await obtainTokens(b, party)).access_token)).toBe(after.current[0]);
+
+    // The client is not cut off: its refresh token (never signed by a key) gets tokens of the new key.
+    const renewed = await refreshOn(b, leaked);
+    expect(kidOf(renewed.access_token)).toBe(after.current[0]);
+    expect((await userinfo(a, renewed.access_token)).status).toBe(200);
+
+    // The withdrawn keys leave the database at the next purge.
+    a.clock.advance(1);
+    expect((await purgeOnce(a.ctx)).signingKeys).toBe(after.retired.length);
   });
 });
 

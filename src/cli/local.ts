@@ -203,6 +203,6 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
     retryWebhookDelivery: async (id, messageId) => deliveryView(await redeliverWebhook(ctx, actor, id, messageId)),
 
     listSigningKeys: () => listSigningKeys(ctx, actor),
-    rotateSigningKey: () => rotateSigningKey(ctx, actor),
+    rotateSigningKey: (input) => rotateSigningKey(ctx, actor, input),
   };
 }

@@ -6,6 +6,7 @@
  * same on either side.
  */
 import type { Static } from '@sinclair/typebox';
+import type { RotateInput } from '../management/signing-keys.ts';
 import type {
   AccountView,
   AgentPolicyView,
@@ -157,6 +158,6 @@ export interface Management {
 
   /** The signing keys (an admin's): every key of the shared set, oldest first. */
   listSigningKeys(): Promise<SigningKey[]>;
-  /** Rotates on demand; answers the set after the rotation. */
-  rotateSigningKey(): Promise<SigningKey[]>;
+  /** Rotates on demand (at once with `now`, for a leaked key); answers the set after the rotation. */
+  rotateSigningKey(input?: RotateInput): Promise<SigningKey[]>;
 }

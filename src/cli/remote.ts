@@ -299,6 +299,10 @@ export function remoteManagement(target: RemoteTarget): Management {
       call<WebhookDelivery>('POST', at('webhooks', id, `deliveries/${encodeURIComponent(messageId)}/retry`)),
 
     listSigningKeys: async () => (await call<{ data: SigningKey[] }>('GET', 'signing-keys')).data,
-    rotateSigningKey: async () => (await call<{ data: SigningKey[] }>('POST', 'signing-keys/rotate')).data,
+    async rotateSigningKey({ now, revokePrevious } = {}) {
+      const body = { ...(now ? { now } : {}), ...(revokePrevious ? { revoke_previous: revokePrevious } : {}) };
+      const options = Object.keys(body).length > 0 ? { body } : {};
+      return (await call<{ data: SigningKey[] }>('POST', 'signing-keys/rotate', options)).data;
+    },
   };
 }

@@ -13,7 +13,7 @@ import { JWKS_MAX_AGE, SIGNING_KEYS_RELOAD, type TokenSigningAlg } from '../conf
 import type { Clock } from '../context.ts';
 import type { SecretBox } from '../crypto.ts';
 import type { Config } from '../config.ts';
-import { Conflict } from '../errors.ts';
+import { Conflict, InvalidRequest } from '../errors.ts';
 import type { SigningKeyChange, SigningKeyRecord } from '../store/signing-keys.ts';
 import type { Store } from '../store/types.ts';
 import { type Claims, jwtHeader } from './jwt.ts';
@@ -40,6 +40,18 @@ interface HeldKey {
   jwk: PublishedKey;
   verify: (token: string) => Claims;
 }
+
+/** How an on-demand rotation goes: at once (a key leaked), and whether earlier keys leave the set at once too. */
+export interface RotateOptions {
+  /** A new key pair signs at once, however young the next key is. */
+  now?: boolean;
+  /** With `now`: every earlier key leaves the key set at once, and the tokens it signed stop verifying. */
+  revokePrevious?: boolean;
+}
+
+/** Whether a key is in the set at `now`: next and current always, retired until its publish_until. */
+const publishedAt = (record: SigningKeyRecord, now: number) =>
+  record.state !== 'retired' || (record.publish_until ?? 0) > now;
 
 /** The least time between two reads of the set prompted by unknown kids (milliseconds). */
 const UNKNOWN_KID_RELOAD_GAP_MS = 1000;
@@ -185,13 +197,15 @@ export class SigningKeys {
   async verify(token: string, typ: string, now: number): Promise<Claims | null> {
     const header = jwtHeader(token);
     if (header?.typ !== typ || typeof header.kid !== 'string' || typeof header.alg !== 'string') return null;
+    // A key withdrawn on another node (an emergency rotation) stops verifying here within a reload.
+    if (this.held.size > 0 && now - this.readAt >= SIGNING_KEYS_RELOAD) await this.refresh();
     let key = this.held.get(header.kid);
     if (!key && Date.now() - this.lastUnknownRead >= UNKNOWN_KID_RELOAD_GAP_MS) {
       this.lastUnknownRead = Date.now();
       await this.refresh();
       key = this.held.get(header.kid);
     }
-    if (!key || key.record.alg !== header.alg) return null;
+    if (!key || key.record.alg !== header.alg || !publishedAt(key.record, now)) return null;
     let claims: Claims;
     try {
       claims = key.verify(token);
@@ -208,9 +222,7 @@ export class SigningKeys {
     // switch are retired and drain too.
     const reads = this.algorithm !== null || this.held.size > 0;
     if (reads && now - this.readAt >= SIGNING_KEYS_RELOAD) await this.refresh();
-    return [...this.held.values()]
-      .filter(({ record }) => record.state !== 'retired' || (record.publish_until ?? 0) > now)
-      .map(({ jwk }) => jwk);
+    return [...this.held.values()].filter(({ record }) => publishedAt(record, now)).map(({ jwk }) => jwk);
   }
 
   /** Every key of the shared set as the database has it now, oldest first (the private half never leaves). */
@@ -224,8 +236,17 @@ export class SigningKeys {
    * (Conflict) when no key signs, or while the next key is younger than one JWKS cache
    * period and a reload: a verifier may not have it yet. Acts on the database's set, whatever
    * this process's TOKEN_SIGNING_ALG. Returns the set after the rotation.
+   *
+   * `now` is the emergency path, for a key that leaked: a new key pair signs at once (the current
+   * and next keys retire; the next may have leaked with it), whatever their age. With
+   * `revokePrevious`, every earlier key also leaves the set at once, so the tokens they signed
+   * stop verifying everywhere within a reload.
    */
-  async rotate(): Promise<SigningKeyRecord[]> {
+  async rotate({ now: atOnce = false, revokePrevious = false }: RotateOptions = {}): Promise<SigningKeyRecord[]> {
+    if (revokePrevious && !atOnce)
+      throw new InvalidRequest(
+        'Revoking the previous keys needs a rotation at once (now): otherwise the key that signs would be withdrawn while it still signs.',
+      );
     const now = this.deps.clock();
     const records = await this.deps.store.signingKeys.list();
     const current = records.find((record) => record.state === 'current');
@@ -234,6 +255,7 @@ export class SigningKeys {
       throw new Conflict(
         'No signing key signs tokens: TOKEN_SIGNING_ALG is HS256 (JWT_SECRET signs), so there is nothing to rotate.',
       );
+    if (atOnce) return this.rotateAtOnce(records, revokePrevious, now);
     if (!next) {
       // Only a set changed by hand lacks one; publishing it is all a rotation can do now.
       await this.change({ retire: [], add: [await this.newKey(current.alg as KeyAlgorithm, 'next', now)] }, now);
@@ -257,6 +279,37 @@ export class SigningKeys {
       },
       now,
     );
+    if (!won) throw new Conflict('Another rotation changed the key set at the same moment; list the keys to see it.');
+    await this.read();
+    return this.deps.store.signingKeys.list();
+  }
+
+  /**
+   * The emergency rotation: a new pair (current and next) of the current key's algorithm, the keys
+   * that signed or would have signed retired; with `revokePrevious` every earlier key is withdrawn
+   * (published until now). Verifiers holding a cached set meet the new kid and fetch it again.
+   */
+  private async rotateAtOnce(
+    records: SigningKeyRecord[],
+    revokePrevious: boolean,
+    now: number,
+  ): Promise<SigningKeyRecord[]> {
+    const current = records.find((record) => record.state === 'current')!;
+    const alg = current.alg as KeyAlgorithm;
+    const retire = records
+      .filter((record) => record.state !== 'retired')
+      .map(({ kid, state }) => ({ kid, state: state as 'current' | 'next' }));
+    const withdraw = revokePrevious
+      ? records.filter((record) => record.state === 'retired' && publishedAt(record, now)).map(({ kid }) => kid)
+      : [];
+    const add = [await this.newKey(alg, 'current', now), await this.newKey(alg, 'next', now)];
+    const won = await this.deps.store.signingKeys.change({
+      retire,
+      add,
+      withdraw,
+      now,
+      publishUntil: revokePrevious ? now : now + this.deps.config.accessTokenTtl + SIGNING_KEYS_RELOAD,
+    });
     if (!won) throw new Conflict('Another rotation changed the key set at the same moment; list the keys to see it.');
     await this.read();
     return this.deps.store.signingKeys.list();
@@ -299,7 +352,7 @@ export class SigningKeys {
     const records = await this.deps.store.signingKeys.list();
     const held = new Map<string, HeldKey>();
     for (const record of records) {
-      if (record.state === 'retired' && (record.publish_until ?? 0) <= now) continue;
+      if (!publishedAt(record, now)) continue;
       const known = this.held.get(record.kid);
       held.set(record.kid, known ? { ...known, record } : this.hold(record));
     }

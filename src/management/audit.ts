@@ -18,7 +18,7 @@ export type Act =
   | `webhook.${'create' | 'update' | 'disable' | 'enable' | 'delete' | 'rotate_secret' | 'redeliver'}`
   | `admin.${'create_account' | 'rename_account' | 'set_role' | 'disable_account' | 'enable_account' | 'setup_link' | 'verify_email' | 'revoke_link'}`
   | 'account.invite'
-  | 'signing_key.rotate';
+  | `signing_key.${'rotate' | 'rotate_now'}`;
 
 const acted = new WeakSet<Actor>();
 

@@ -23,25 +23,37 @@ export async function listSigningKeys(ctx: Deps, actor: Actor): Promise<View[]> 
   return (await ctx.signingKeys.list()).map(signingKeyView);
 }
 
+/** What an on-demand rotation asks: at once (a key leaked), and whether earlier keys leave the key set too. */
+export interface RotateInput {
+  /** A new key pair signs at once, however young the next key is (the emergency rotation). */
+  now?: boolean;
+  /** With `now`: every earlier key leaves the key set at once; the tokens it signed stop verifying. */
+  revokePrevious?: boolean;
+}
+
 /**
  * Rotates on demand: the next key signs from now, the current one retires (published until its
  * last token expires), a new next key is published. Conflict (409) when no key signs (HS256) or
- * the next key has not been published for a whole JWKS cache period yet.
+ * the next key has not been published for a whole JWKS cache period yet. With `now`, a new key
+ * pair signs at once (recorded as `signing_key.rotate_now`); with `revokePrevious` too, every
+ * earlier key is withdrawn from the key set at once.
  *
  * @example
  * const keys = await rotateSigningKey(ctx, operator()); // the set after the rotation
+ * await rotateSigningKey(ctx, operator(), { now: true, revokePrevious: true }); // a key leaked
  */
-export async function rotateSigningKey(ctx: Deps, actor: Actor): Promise<View[]> {
+export async function rotateSigningKey(ctx: Deps, actor: Actor, input: RotateInput = {}): Promise<View[]> {
   requireAdmin(actor);
   requireWrite(actor);
-  const keys = await ctx.signingKeys.rotate();
+  const keys = await ctx.signingKeys.rotate(input);
   const current = keys.find((key) => key.state === 'current');
+  const signs = current ? `${current.alg} key signs now` : null;
   await recordAct(
     ctx,
     actor,
-    'signing_key.rotate',
+    input.now ? 'signing_key.rotate_now' : 'signing_key.rotate',
     current?.kid ?? null,
-    current ? `${current.alg} key signs now` : null,
+    signs && input.revokePrevious ? `${signs}; earlier keys withdrawn from the key set` : signs,
   );
   return keys.map(signingKeyView);
 }

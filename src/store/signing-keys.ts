@@ -35,6 +35,8 @@ export interface SigningKeyChange {
   promote?: string;
   /** New keys (a first current one, the next one); none may take a state another key holds. */
   add: SigningKeyRecord[];
+  /** Retired keys withdrawn from the set at `now` (an emergency rotation): their tokens stop verifying. */
+  withdraw?: string[];
   now: number;
   /** The retired keys' publish_until. */
   publishUntil: number;
@@ -62,7 +64,7 @@ export function signingKeyStore(driver: Driver): SigningKeyStore {
       return driver.all<SigningKeyRecord>('SELECT * FROM signing_keys ORDER BY created_at, kid');
     },
 
-    async change({ retire, promote, add, now, publishUntil }) {
+    async change({ retire, promote, add, withdraw = [], now, publishUntil }) {
       const steps: Step[] = [
         ...retire.map(({ kid, state }) => ({
           sql: "UPDATE signing_keys SET state = 'retired', retired_at = ?, publish_until = ? WHERE kid = ? AND state = ?",
@@ -78,6 +80,11 @@ export function signingKeyStore(driver: Driver): SigningKeyStore {
                 guard: true,
               },
             ]),
+        // Unguarded: a key another node withdrew or purged meanwhile is gone either way.
+        ...withdraw.map((kid) => ({
+          sql: "UPDATE signing_keys SET publish_until = ? WHERE kid = ? AND state = 'retired' AND publish_until > ?",
+          params: [now, kid, now],
+        })),
         // A state another node's key took meanwhile (one current, one next: the partial unique
         // indexes) inserts nothing, and the guard makes the whole unit void.
         ...add.map((record) => {

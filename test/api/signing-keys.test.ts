@@ -100,6 +100,32 @@ describe('agentauth signing-key on a remote server (AGENTAUTH_URL)', () => {
 
     const refusal = await cli.refusal(cli.remoteEnv(admin.secret), ['signing-key', 'rotate']);
     expect(refusal).toMatch(/can sign from/);
+    expect(await cli.refusal(cli.remoteEnv(admin.secret), ['signing-key', 'rotate', '--revoke-previous'])).toMatch(
+      /needs a rotation at once/,
+    );
+    const before = await server.ctx.store.signingKeys.list();
+    const current = before.find((key) => key.state === 'current')!;
+    const printed = await cli.json(cli.remoteEnv(admin.secret), [
+      'signing-key',
+      'rotate',
+      '--now',
+      '--revoke-previous',
+    ]);
+    const keys = printed.signing_keys as { kid: string; state: string; published_until: string | null }[];
+    const signing = keys.find((key) => key.state === 'current')!;
+    expect(before.map((key) => key.kid)).not.toContain(signing.kid);
+    const withdrawn = keys.find((key) => key.kid === current.kid);
+    expect(withdrawn).toMatchObject({ state: 'retired', published_until: expect.any(String) });
+    expect(Date.parse((withdrawn as unknown as { published_until: string }).published_until)).toBe(
+      server.clock() * 1000,
+    );
+    const jwks = (await (await fetch(`${server.baseUrl}/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] };
+    expect(jwks.keys.map((key) => key.kid).sort()).toEqual(
+      keys
+        .filter((key) => key.state !== 'retired')
+        .map((key) => key.kid)
+        .sort(),
+    );
     const member = await accountWithKey(server);
     expect(await cli.refusal(cli.remoteEnv(member.secret), ['signing-key', 'list'])).toContain('all accounts');
     expect(cli.printed()).not.toContain(admin.secret);

@@ -44,15 +44,22 @@ export function signingKeyCommand(program: Command): void {
   signingKey
     .command('rotate')
     .description(
-      'the next key signs from now and the current one retires (published until its last token expires); a new next key is published. Refused while the next key is younger than one JWKS cache period',
+      'the next key signs from now and the current one retires (published until its last token expires); a new next key is published. Refused while the next key is younger than one JWKS cache period, unless --now',
+    )
+    .option('--now', 'a key leaked: a new key pair signs at once, however young the next key is')
+    .option(
+      '--revoke-previous',
+      'with --now: every earlier key leaves the key set at once, and the tokens it signed stop verifying everywhere',
     )
     .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }, command: Command) => {
-      const keys = await withManagement(command, (management) => management.rotateSigningKey());
+    .action(async (options: { now?: boolean; revokePrevious?: boolean; json?: boolean }, command: Command) => {
+      const { now, revokePrevious } = options;
+      const keys = await withManagement(command, (management) => management.rotateSigningKey({ now, revokePrevious }));
+      const withdrawn = revokePrevious ? '; earlier keys are withdrawn from the key set' : '';
       print(
         !!options.json,
         { signing_keys: keys },
-        `rotated; every node signs with the new key within ${SIGNING_KEYS_RELOAD} seconds\n${lines(keys)}`,
+        `rotated${now ? ' at once' : ''}; every node signs with the new key within ${SIGNING_KEYS_RELOAD} seconds${withdrawn}\n${lines(keys)}`,
       );
     });
 }

@@ -305,6 +305,7 @@ const ACTION_WORDS: Record<string, string> = {
   'webhook.rotate_secret': 'Webhook secret rotated',
   'webhook.redeliver': 'Webhook delivery sent again',
   'signing_key.rotate': 'Signing key rotated',
+  'signing_key.rotate_now': 'Signing key replaced at once',
 };
 
 /** A key named in the activity, linked to its line in the API keys' list. */
