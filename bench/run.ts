@@ -1,6 +1,6 @@
 /**
  * npm run bench [-- --quick] [--figures=flows,refresh] [--no-postgres] [--sqlite-dir=DIR]
- *                 [--sqlite-synchronous=normal] [--agentauth-dir=DIR] [--profile]
+ *                 [--sqlite-synchronous=normal] [--agentauth-dir=DIR] [--agentauth-env=K=V …] [--profile]
  *
  * Starts, side by side in one run on this machine, the raw node:http baseline, agentauth on
  * SQLite (durable defaults) and on PostgreSQL (a durable throwaway cluster, when installed),
@@ -39,6 +39,10 @@
  *
  * --agentauth-dir=DIR runs the agentauth of another checkout (another revision) against the
  * same baseline and peer.
+ *
+ * --agentauth-env=NAME=VALUE (repeatable) sets a setting of every agentauth server of the
+ * figures and the push run, e.g. --agentauth-env=TOKEN_SIGNING_ALG=ES256 to measure a signing
+ * mode; the run prints and records them.
  *
  * After the figures, a sustained run (--figures=sustained alone, or left out by any other
  * --figures list) takes full flows for 40 s (8 s quick) on a separate agentauth/sqlite whose
@@ -102,6 +106,17 @@ if (sqliteSynchronous !== undefined && !['full', 'normal'].includes(sqliteSynchr
   throw new Error('--sqlite-synchronous must be full or normal');
 const agentauthDirOption = option('agentauth-dir');
 const agentauthDir = agentauthDirOption === undefined ? undefined : resolve(agentauthDirOption);
+/** Settings of the measured agentauth servers beyond the benchmark's own (--agentauth-env=NAME=VALUE). */
+const agentauthEnv: Record<string, string> = Object.fromEntries(
+  args
+    .filter((a) => a.startsWith('--agentauth-env='))
+    .map((a) => {
+      const setting = a.slice('--agentauth-env='.length);
+      const equals = setting.indexOf('=');
+      if (equals < 1) throw new Error(`--agentauth-env needs NAME=VALUE, not ${setting}`);
+      return [setting.slice(0, equals), setting.slice(equals + 1)];
+    }),
+);
 const WINDOW: Window = quick ? { warmupMs: 500, durationMs: 1000 } : { warmupMs: 3000, durationMs: 10_000 };
 /** Flows one at a time, after each loaded flow window (latency without queueing). */
 const UNLOADED_WINDOW: Window = quick ? { warmupMs: 200, durationMs: 1000 } : { warmupMs: 500, durationMs: 3000 };
@@ -312,7 +327,10 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(sqliteDir ?? tmpdir(), 'agentauth-bench-'));
   const profileDir = join(work, 'profiles');
   const commitMs = durableCommitMs(work);
-  const agentauth = agentauthRevision(resolve(agentauthDir ?? fileURLToPath(new URL('..', import.meta.url))));
+  const agentauth = {
+    ...agentauthRevision(resolve(agentauthDir ?? fileURLToPath(new URL('..', import.meta.url)))),
+    env: agentauthEnv,
+  };
   const machine = {
     nproc: availableParallelism(),
     cpu: cpus()[0]?.model ?? 'unknown',
@@ -331,7 +349,13 @@ async function main(): Promise<void> {
     `machine: ${machine.nproc} cores (${machine.cpu}), Node ${machine.node}, Linux ${machine.kernel}, load average ${machine.loadAverageAtStart.join(' ')}`,
   );
   say(
-    `agentauth: ${agentauth.dir} at ${agentauth.commit}${agentauth.modified ? ' with uncommitted changes to its sources' : ''}`,
+    `agentauth: ${agentauth.dir} at ${agentauth.commit}${agentauth.modified ? ' with uncommitted changes to its sources' : ''}${
+      Object.keys(agentauthEnv).length > 0
+        ? `, with ${Object.entries(agentauthEnv)
+            .map(([name, value]) => `${name}=${value}`)
+            .join(' ')}`
+        : ''
+    }`,
   );
   say(
     `disk: a durable SQLite commit (WAL, synchronous=FULL) takes ${number(commitMs, 2)} ms here (median): at most ${number(1000 / commitMs, 0)} commits/s made one at a time`,
@@ -392,7 +416,7 @@ async function main(): Promise<void> {
         nodeFlags,
         dir: agentauthDir,
         observeDatabase,
-        env: withWebhooks ? WEBHOOK_SETTINGS : {},
+        env: { ...(withWebhooks ? WEBHOOK_SETTINGS : {}), ...agentauthEnv },
       });
       // The peer on the same cluster, in a database of its own (issue 25: like with like).
       const peerDatabase = await createDatabase(cluster.url);
@@ -418,6 +442,7 @@ async function main(): Promise<void> {
         env: {
           ...(sqliteSynchronous ? { SQLITE_SYNCHRONOUS: sqliteSynchronous } : {}),
           ...(withWebhooks ? WEBHOOK_SETTINGS : {}),
+          ...agentauthEnv,
         },
       }),
       ...(postgres ? [postgres] : []),
@@ -499,6 +524,7 @@ async function main(): Promise<void> {
               databaseUrl: postgresUrl!,
               logFile: logPath(work, 'agentauth-postgres-2'),
               dir: agentauthDir,
+              env: agentauthEnv,
             })
           : undefined;
         try {
