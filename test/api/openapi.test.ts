@@ -93,7 +93,6 @@ const BODIES: Record<string, () => unknown> = {
   updateAgent: () => ({ name: 'Walked again' }),
   rotateAgentSecret: () => ({ grace_seconds: 60 }),
   // A plain rotation on the schedule's terms: no `now`, so the walk's key set is not withdrawn.
-  rotateSigningKey: () => ({}),
   setAgentPolicy: () => ({
     clients: 'ask',
     scope_ceiling: ['openid', 'profile'],

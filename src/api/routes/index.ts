@@ -63,6 +63,19 @@ export async function apiRoutes(app: FastifyInstance, ctx: Context): Promise<voi
           },
           security: [{ apiKey: [] }],
         },
+        // @fastify/swagger marks every body required; a route whose body may be left out (it fills
+        // in {} before validation) says `'x-body-optional': true`, and the document says so too.
+        transformObject: (document) => {
+          if (!('openapiObject' in document)) return document.swaggerObject;
+          const { openapiObject } = document;
+          for (const path of Object.values(openapiObject.paths ?? {}))
+            for (const operation of Object.values(path ?? {}) as Record<string, unknown>[]) {
+              if (!operation?.['x-body-optional']) continue;
+              delete operation['x-body-optional'];
+              (operation.requestBody as { required: boolean }).required = false;
+            }
+          return openapiObject;
+        },
         // Shared schemas become components/schemas under their own names.
         refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
       });

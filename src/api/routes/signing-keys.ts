@@ -42,6 +42,8 @@ export async function signingKeyRoutes(api: FastifyInstance, { ctx }: ApiScope):
     async (request) => ({ data: await listSigningKeys(ctx, callerOf(request)) }),
   );
 
+  /** The document's requestBody.required: false (routes/index.ts), which FastifySchema has no field for. */
+  const BODY_OPTIONAL: Record<string, unknown> = { 'x-body-optional': true };
   api.post<{ Body: Static<typeof RotateBody> | undefined }>(
     '/signing-keys/rotate',
     {
@@ -52,6 +54,7 @@ export async function signingKeyRoutes(api: FastifyInstance, { ctx }: ApiScope):
           'The next key signs from now, the current one retires, a new next key is published; every node signs with the new key within 30 seconds. 409 `conflict` when no key signs (`HS256`) or while the next key has been published for less than one JWKS cache period and a reload (3630 s). With `now: true` (a key leaked), a new key pair signs at once whatever the next key’s age, recorded as `signing_key.rotate_now`: verifiers with a cached key set fetch it again on the new `kid`. With `revoke_previous: true` too, every earlier key leaves the key set at once, and the tokens it signed stop verifying (introspection and userinfo included) on every node within 30 seconds. Answers the set after the rotation.',
         tags,
         body: Type.Optional(RotateBody),
+        ...BODY_OPTIONAL,
         response: answers({ 200: KeyList }, 400, 403, 409),
       },
       // The body is optional (a plain rotation sends none, as before `now` existed); the schema
