@@ -12,8 +12,10 @@ import { runOnce } from './test/setup/engines.ts';
  *
  * A suite that starts a server but checks nothing the engine can change (the layout of pages)
  * says so in its header, `@engine-independent` and why, and runs once too. When in doubt it does
- * not: clients that wait on push (the SDKs, `agentauth sign-in`) stay on both, since push is
- * LISTEN/NOTIFY on PostgreSQL and once failed there alone (test/cli-sign-in.test.ts).
+ * not: clients that wait on push (the JavaScript SDK, `agentauth sign-in`) stay on both, since push
+ * is LISTEN/NOTIFY on PostgreSQL and once failed there alone (test/cli-sign-in.test.ts); a second
+ * client of the same stream (the Python SDK) and the CLI on a remote server (a client of the
+ * management API, which test/api/ runs on both) run once.
  *
  * Besides, some suites pin SQLite by their nature although a server's engine reaches them (SQLite
  * itself, the CLI on a file of its own, the agent package's installs, which no engine changes),

@@ -7,6 +7,11 @@
  *
  * python3 is required: without it every case fails with a message saying so (CI installs
  * Debian's python3).
+ *
+ * @engine-independent a second client of the same endpoints and status stream as the JavaScript
+ * SDK, whose suites (test/agent-sdk*.test.ts) and `agentauth sign-in`'s wait on push on both
+ * engines (LISTEN/NOTIFY on PostgreSQL); what this suite checks is the Python client, so it runs
+ * once (vitest.config.ts), which keeps CI inside its time.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';

@@ -4,6 +4,10 @@
  * a child process with AGENTAUTH_URL and AGENTAUTH_API_KEY against a real server on loopback,
  * on either engine, with the database checked. The server lets public clients sign in, so that
  * `client create --public` is accepted remotely as it is beside the database.
+ *
+ * @engine-independent the command on a remote server is an HTTP client of the management API,
+ * whose every operation runs on both engines in test/api/; what this suite checks is the client,
+ * so it runs once (vitest.config.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digest } from '../src/crypto.ts';

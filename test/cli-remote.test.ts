@@ -3,6 +3,10 @@
  * real command, run as a child process with AGENTAUTH_URL and AGENTAUTH_API_KEY, against a real
  * server on loopback, on either engine. Its database is out of the command's reach (a
  * DATABASE_URL that cannot open), so everything it does goes through the management API.
+ *
+ * @engine-independent the command on a remote server is an HTTP client of the management API,
+ * whose every operation runs on both engines in test/api/; what this suite checks is the client
+ * (its arguments, output and exit statuses), so it runs once (vitest.config.ts).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
