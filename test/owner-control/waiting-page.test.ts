@@ -47,7 +47,7 @@ describe('the browser while the owner is asked', () => {
     expect(page.status).toBe(200);
     const html = await page.text();
     expect(html).toContain(
-      'Waiting for Grace Hopper&#39;s approval. Your agent asked its owner to allow signing in to Acme Notes; this page continues as soon as they approve.',
+      'Waiting for approval from Grace Hopper. Your agent asked its owner to allow signing in to Acme Notes; this page continues as soon as they approve.',
     );
     expect(html).toContain('data-state="approval"');
     expect(html).not.toContain('owner@example.com');
@@ -60,7 +60,7 @@ describe('the browser while the owner is asked', () => {
       approval: { agent_name: 'Nameless bot', owner_name: null },
     });
     const html = await (await continueFlow(server, started)).text();
-    expect(html).toContain('Waiting for the approval of Nameless bot&#39;s owner.');
+    expect(html).toContain('Waiting for approval from the owner of Nameless bot.');
     expect(html).not.toContain('owner@example.com');
   });
 });

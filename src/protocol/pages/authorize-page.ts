@@ -143,16 +143,15 @@ export function handoverSentence(siteName: string, requestId: string): string {
  *
  * @example
  * waitingForOwnerText({ agent_name: 'Research assistant', owner_name: 'Ada' }, 'Acme Notes');
- * // "Waiting for Ada's approval. Your agent asked its owner to allow signing in to Acme Notes; this page continues as soon as they approve."
+ * // "Waiting for approval from Ada. Your agent asked its owner to allow signing in to Acme Notes; this page continues as soon as they approve."
  */
 export function waitingForOwnerText(
   approval: { agent_name: string; owner_name: string | null },
   siteName: string,
 ): string {
-  const whose = approval.owner_name
-    ? `${approval.owner_name}'s approval`
-    : `the approval of ${approval.agent_name}'s owner`;
-  return `Waiting for ${whose}. Your agent asked its owner to allow signing in to ${siteName}; this page continues as soon as they approve.`;
+  // No possessive: a name such as "You" (the guides' example) or "Ms. X" reads wrongly with 's.
+  const whom = approval.owner_name ?? `the owner of ${approval.agent_name}`;
+  return `Waiting for approval from ${whom}. Your agent asked its owner to allow signing in to ${siteName}; this page continues as soon as they approve.`;
 }
 
 /** "10 minutes", "1 minute", "45 seconds": how long the request stays valid, without script. */

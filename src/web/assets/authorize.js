@@ -200,10 +200,8 @@
       .then((body) => {
         var approval = body.approval;
         if (done || !approval) return;
-        var whose = approval.owner_name
-          ? `${approval.owner_name}'s approval`
-          : `the approval of ${approval.agent_name}'s owner`;
-        show(`Waiting for ${whose}.${tail}`);
+        var whom = approval.owner_name || `the owner of ${approval.agent_name}`;
+        show(`Waiting for approval from ${whom}.${tail}`);
       })
       .catch(() => {});
   }
