@@ -7,7 +7,7 @@ import {
   keygenCommand,
   signInCommand,
   withoutSecret
-} from "./chunks/chunk-NRP527G7.js";
+} from "./chunks/chunk-7NGS7XOX.js";
 import "./chunks/chunk-ER33LZII.js";
 
 // src/cli/mcp.ts
@@ -42,7 +42,7 @@ function mcpCommand(program) {
     "--allow-insecure-http",
     "accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)"
   ).option("--key-file <file>", "a key-bound agent's private key file, instead of AGENTAUTH_AGENT_SECRET").action(async (flags) => {
-    const { runMcpServer } = await import("./chunks/mcp-server-UZADTNHC.js");
+    const { runMcpServer } = await import("./chunks/mcp-server-HLOEFSTW.js");
     await runMcpServer({ allowInsecureHttp: flags.allowInsecureHttp === true, keyFile: flags.keyFile });
   });
 }

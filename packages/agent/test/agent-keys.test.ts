@@ -5,7 +5,7 @@
  * Against a real server over real HTTP; the command is the built one (dist/cli.js).
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -184,6 +184,29 @@ describe('agentauth-agent keygen and sign-in --key-file', () => {
       public_key: { kty: 'EC', crv: 'P-256' },
       key_thumbprint: expect.stringMatching(/^[\w-]{43}$/),
     });
+  });
+
+  it('keygen makes the folder of --out for its user alone, writes --public-out after the private key, and refuses either file existing before writing anything', async () => {
+    // As the guide says on a fresh machine: ~/.agentauth does not exist yet.
+    const home = join(server.dir, 'fresh-home');
+    const out = join(home, '.agentauth', 'agent-key.json');
+    const publicOut = join(server.dir, 'fresh-public.jwk');
+    const made = await agentauthAgent(['keygen', '--out', out, '--public-out', publicOut]);
+    expect(made.code, made.stderr).toBe(0);
+    expect(statSync(join(home, '.agentauth')).mode & 0o777).toBe(0o700);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const publicKey = JSON.parse(readFileSync(publicOut, 'utf8'));
+    expect(publicKey).toEqual(JSON.parse(made.stdout));
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toMatchObject({ ...publicKey, d: expect.any(String) });
+
+    // The public file exists: nothing is written, not even a new private key.
+    const otherOut = join(home, '.agentauth', 'second-key.json');
+    const refused = await agentauthAgent(['keygen', '--out', otherOut, '--public-out', publicOut]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${publicOut} exists; keygen does not overwrite`);
+    expect(refused.stdout).toBe('');
+    expect(existsSync(otherOut)).toBe(false);
+    expect(JSON.parse(readFileSync(publicOut, 'utf8'))).toEqual(publicKey);
   });
 
   it('the key keygen made signs in with sign-in --key-file and with AGENTAUTH_AGENT_KEY_FILE; a key file others can read is refused', async () => {

@@ -11,7 +11,7 @@ import {
   keyOptions,
   quoteUntrusted,
   withoutSecret
-} from "./chunk-NRP527G7.js";
+} from "./chunk-7NGS7XOX.js";
 import "./chunk-ER33LZII.js";
 
 // src/cli/mcp-server.ts

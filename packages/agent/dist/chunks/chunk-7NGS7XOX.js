@@ -4474,7 +4474,8 @@ function resourceProblem(requested, expected) {
 }
 
 // src/cli/keys.ts
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 
 // ../../node_modules/commander/esm.mjs
 var import_index = __toESM(require_commander(), 1);
@@ -4522,20 +4523,29 @@ function algorithm(value) {
 function keygenCommand(program2, name = "agentauth-agent") {
   program2.command("keygen").description(
     "make a key pair for a key-bound agent: writes the private key (a JWK) to a file only you can read, prints the public key for the agent's owner to register"
-  ).option("--out <file>", "where to write the private key (refused if it exists)", DEFAULT_KEY_FILE).option("--alg <alg>", "Ed25519 (EdDSA) or ES256 (P-256)", algorithm, "Ed25519").option("--json", 'print {"public_key", "key_thumbprint", "key_file"} as one JSON object').addHelpText(
+  ).option(
+    "--out <file>",
+    "where to write the private key (refused if it exists; its folder is made, readable only by you)",
+    DEFAULT_KEY_FILE
+  ).option("--public-out <file>", "also write the public key to this file (refused if it exists)").option("--alg <alg>", "Ed25519 (EdDSA) or ES256 (P-256)", algorithm, "Ed25519").option("--json", 'print {"public_key", "key_thumbprint", "key_file"} as one JSON object').addHelpText(
     "after",
     `
-stdout is the public key alone (JSON), so it can go straight to a file for the owner:
-  ${name} keygen --out ~/.agentauth/agent-key.json > agent-public.jwk
+stdout is the public key alone (JSON); --public-out writes it to a file for the owner, only once
+the private key is safely written (a shell's "> file" would leave an empty file on a failure):
+  ${name} keygen --out ~/.agentauth/agent-key.json --public-out agent-public.jwk
   agentauth agent create --owner-email you@example.com --public-key agent-public.jwk
 Then, where the agent runs: AGENTAUTH_AGENT_KEY_FILE=~/.agentauth/agent-key.json (instead of
 AGENTAUTH_AGENT_SECRET). The private key never leaves that file: each sign-in sends a signed
 assertion, good for one minute, one request and this issuer only.`
   ).action(async (flags) => {
+    for (const file of [flags.out, flags.publicOut])
+      if (file !== void 0 && existsSync(file))
+        throw new Error(`${file} exists; keygen does not overwrite a key (choose another file, or remove it first)`);
     const { privateKey, publicKey } = await generateAgentKey(flags.alg);
     const thumbprint = await keyThumbprint(publicKey);
     const stored = { ...privateKey, alg: flags.alg === "Ed25519" ? "EdDSA" : "ES256", kid: thumbprint };
     try {
+      mkdirSync(dirname(flags.out), { recursive: true, mode: 448 });
       writeFileSync(flags.out, `${JSON.stringify(stored, null, 2)}
 `, { flag: "wx", mode: 384 });
     } catch (error) {
@@ -4543,6 +4553,20 @@ assertion, good for one minute, one request and this issuer only.`
       throw new Error(
         code === "EEXIST" ? `${flags.out} exists; keygen does not overwrite a key (choose another --out, or remove it first)` : `cannot write ${flags.out}: ${code ?? String(error)}`
       );
+    }
+    if (flags.publicOut !== void 0) {
+      try {
+        mkdirSync(dirname(flags.publicOut), { recursive: true });
+        writeFileSync(flags.publicOut, `${JSON.stringify(publicKey, null, 2)}
+`, { flag: "wx" });
+      } catch (error) {
+        const code = error.code;
+        process.stdout.write(`${JSON.stringify(publicKey, null, 2)}
+`);
+        throw new Error(
+          `private key written to ${flags.out}, but cannot write ${flags.publicOut}: ${code ?? String(error)}; the public key is on stdout`
+        );
+      }
     }
     if (flags.json) {
       process.stdout.write(
