@@ -4,28 +4,12 @@
  * or folder of the repository, and its #anchor a heading of that file (GitHub's slugs). Links
  * to other sites are not fetched (the tests run offline); they must at least be well-formed.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { documentationFiles } from './helpers/docs.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-
-/** The Markdown a newcomer reads; node_modules, build output and test fixtures are not documentation. */
-function documentationFiles(): string[] {
-  const files = readdirSync(ROOT)
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => join(ROOT, name));
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue;
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.md')) files.push(path);
-    }
-  };
-  for (const dir of ['docs', 'packages', 'python', 'examples']) walk(join(ROOT, dir));
-  return files;
-}
 
 /** The text outside fenced code blocks, where a line starting with # is a heading. */
 function outsideFences(markdown: string): string {
