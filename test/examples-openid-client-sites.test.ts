@@ -66,6 +66,10 @@ describe.each(EXAMPLES)('$file: the $name website of the guide', ({ file, client
     await server?.close();
   });
 
+  it('says where it serves when it starts', () => {
+    expect(site.output()).toContain(`Open ${site.origin} and sign in with your AI agent\n`);
+  });
+
   it("signs the agent's owner in and shows the agent's id and model", async () => {
     const browser = new CookieJar();
     const home = await browser.fetch(`${site.origin}/`);

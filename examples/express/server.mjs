@@ -97,4 +97,4 @@ app.get('/', (req, res) => {
 
 app.post('/logout', (req, res) => req.session.destroy(() => res.redirect('/')));
 
-app.listen(port, env.HOST ?? '127.0.0.1');
+app.listen(port, env.HOST ?? '127.0.0.1', () => console.log(`Open ${publicUrl} and sign in with your AI agent`));

@@ -107,4 +107,4 @@ createServer(async (request, response) => {
       cancelled ? 'You cancelled the sign-in.' : 'The sign-in failed. <a href="/login">Try again</a>',
     );
   }
-}).listen(port, env.HOST ?? '127.0.0.1');
+}).listen(port, env.HOST ?? '127.0.0.1', () => console.log(`Open ${publicUrl} and sign in with your AI agent`));
