@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { apiRoutes } from './api/routes/index.ts';
 import type { Registry } from 'prom-client';
 import type { Config } from './config.ts';
-import { FIRST_ADMIN_COMMAND } from './domain/accounts.ts';
+import { firstAdminCommand } from './domain/accounts.ts';
 import { consoleRouterErrorPage, consoleRoutes } from './console/routes/index.ts';
 import { type Clock, type Context, serverSecrets, systemClock } from './context.ts';
 import { ClientKeySets } from './domain/client-keys/index.ts';
@@ -122,6 +122,6 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
 export async function startupNotices(ctx: Context): Promise<string[]> {
   if ((await ctx.store.accounts.count()) > 0) return [];
   return [
-    `the console has no account yet: run \`${FIRST_ADMIN_COMMAND}\` with this server's environment, then open the setup link it prints`,
+    `the console has no account yet: run \`${firstAdminCommand()}\` with this server's environment, then open the setup link it prints`,
   ];
 }

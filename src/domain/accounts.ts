@@ -4,6 +4,7 @@
  */
 import { digest, PREFIX, randomId } from '../crypto.ts';
 import type { Context } from '../context.ts';
+import { agentauthCommand } from '../paths.ts';
 import { EMAIL } from './rules/agent.ts';
 import type { AccountLinkRecord, AccountPatch, AccountRecord, AccountRole, LinkPurpose } from '../store/accounts.ts';
 import type { WebhookEvent } from '../store/outbox.ts';
@@ -76,7 +77,7 @@ let decoyHash: Promise<string> | undefined;
  * What makes the first administrator on a server without any account: run where the server runs,
  * with its environment; it prints a one-time setup link.
  */
-export const FIRST_ADMIN_COMMAND = 'agentauth account create --email you@example.com --admin';
+export const firstAdminCommand = (): string => `${agentauthCommand()} account create --email you@example.com --admin`;
 
 /** Longer passwords are refused without hashing them. */
 const CHECKED_PASSWORD_LENGTH = 1024;

@@ -4,10 +4,16 @@
  * command, run as shown with the server's environment, gives a setup link that signs them in.
  */
 import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { agentauthCommand } from '../../src/paths.ts';
 import { ConsoleSession } from '../helpers/console.ts';
+import { freePort } from '../helpers/net.ts';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../helpers/server.ts';
+import { spawnServer, waitReady } from '../helpers/server-process.ts';
 
 const run = promisify(execFile);
 const servers: TestServer[] = [];
@@ -66,5 +72,47 @@ describe('the first admin of a fresh server', () => {
     const quiet: string[] = [];
     servers.push(await startTestServer({ databaseUrl: server.databaseUrl, warn: (message) => quiet.push(message) }));
     expect(quiet.filter((line) => line.includes('no account yet'))).toEqual([]);
+  });
+});
+
+describe('the command the hints name', () => {
+  const ROOT = resolve(import.meta.dirname, '..', '..');
+  const BIN = join(ROOT, 'bin', 'agentauth');
+
+  it('is ./bin/agentauth when a checkout runs it, where agentauth is on no PATH', async () => {
+    // A fresh database of this project's engine, with no account, for the command to start on.
+    const fresh = await startTestServer();
+    servers.push(fresh);
+    const port = await freePort();
+    const server = spawnServer({
+      PORT: String(port),
+      BASE_URL: `http://127.0.0.1:${port}`,
+      DATABASE_URL: fresh.databaseUrl,
+      JWT_SECRET: TEST_JWT_SECRET,
+      PATH: '/usr/bin:/bin',
+    });
+    try {
+      await waitReady(server);
+      expect(server.output()).toContain(
+        'the console has no account yet: run `./bin/agentauth account create --email you@example.com --admin`',
+      );
+    } finally {
+      await server.kill('SIGTERM');
+    }
+  });
+
+  it('is agentauth when that name on the PATH is this program, or the process is not the command', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'agentauth-path-'));
+    try {
+      mkdirSync(join(folder, 'bin'));
+      symlinkSync(BIN, join(folder, 'bin', 'agentauth'));
+      expect(agentauthCommand(BIN, ROOT, `/nonexistent:${join(folder, 'bin')}`)).toBe('agentauth');
+      expect(agentauthCommand(BIN, ROOT, '/nonexistent')).toBe('./bin/agentauth');
+      expect(agentauthCommand(BIN, join(ROOT, 'docs'), '')).toBe(BIN);
+      expect(agentauthCommand('/usr/lib/node_modules/vitest/vitest.mjs', ROOT, '')).toBe('agentauth');
+      expect(agentauthCommand(undefined, ROOT, '')).toBe('agentauth');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,6 @@
 /** The console's pages for people not yet signed in: sign-in, sign-up, one-time links. */
 import { type Html, html } from '../../web/html.ts';
-import { FIRST_ADMIN_COMMAND, MIN_PASSWORD_LENGTH } from '../../domain/accounts.ts';
+import { firstAdminCommand, MIN_PASSWORD_LENGTH } from '../../domain/accounts.ts';
 import { consolePage, csrfField, field, type PageContext } from './shell.ts';
 
 export interface FormState {
@@ -24,7 +24,7 @@ const passwordHint = `At least ${MIN_PASSWORD_LENGTH} characters. A few unrelate
 const firstAdmin = html`<section aria-labelledby="first-admin-heading" id="first-admin">
 <h2 id="first-admin-heading">This server has no account yet</h2>
 <p>Whoever runs the server makes the first administrator where it runs, with the server's environment, and opens the one-time setup link the command prints:</p>
-<pre class="snippet"><code id="first-admin-command">${FIRST_ADMIN_COMMAND}</code></pre>
+<pre class="snippet"><code id="first-admin-command">${firstAdminCommand()}</code></pre>
 <button type="button" class="secondary copy" data-copy="first-admin-command">Copy</button>
 </section>
 `;
