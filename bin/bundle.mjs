@@ -5,12 +5,17 @@
 // '@agentauth/source' export condition names, so it needs no build either.
 //
 // bin/agentauth calls it at every start in a checkout (src/ beside bin/); `npm run build` calls it
-// once for an install that has no sources and is never written to (a container image, a package).
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+// once for an install that has no sources and is never written to (a container image, a package:
+// `npm pack` runs it as prepack).
+import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const BUNDLE = `${ROOT}dist/agentauth.mjs`;
+/** What the bundle is made of, besides package.json: a file here newer than the bundle is not in it. */
+const SOURCES = ['src', 'packages/agent/src'];
+/** The errors of a dist/ this user may not write: a checkout installed by another user, a read-only mount. */
+const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS']);
 
 /** Writes dist/agentauth.mjs from src/ and answers its path. */
 export async function bundle() {
@@ -47,6 +52,43 @@ export async function bundle() {
   writeFileSync(temporary, outputFiles[0].contents);
   renameSync(temporary, BUNDLE);
   return BUNDLE;
+}
+
+/**
+ * The bundle a checkout runs: made afresh, or, where this user cannot write dist/ (a checkout
+ * installed by root and run by a service's user), the one `npm run build` left, with a warning
+ * on stderr when a source is newer. Without one, it says what to run and exits 1.
+ */
+export async function checkoutBundle() {
+  try {
+    return await bundle();
+  } catch (error) {
+    if (!NOT_WRITABLE.has(error?.code)) throw error;
+    const build = `run \`npm run build\` in ${ROOT} as a user who may write there`;
+    if (!existsSync(BUNDLE)) {
+      process.stderr.write(`agentauth: cannot write ${ROOT}dist/ (${error.code}) and no bundle is there: ${build}\n`);
+      process.exit(1);
+    }
+    const built = statSync(BUNDLE).mtimeMs;
+    const newer = sourceFiles().find((file) => statSync(`${ROOT}${file}`).mtimeMs > built);
+    if (newer)
+      process.stderr.write(
+        `agentauth: cannot write ${ROOT}dist/ (${error.code}); running dist/agentauth.mjs, older than ${newer}: ${build}\n`,
+      );
+    return BUNDLE;
+  }
+}
+
+/** package.json and every file under SOURCES, relative to ROOT. */
+function sourceFiles() {
+  return [
+    'package.json',
+    ...SOURCES.filter((folder) => existsSync(`${ROOT}${folder}`)).flatMap((folder) =>
+      readdirSync(`${ROOT}${folder}`, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => `${entry.parentPath}/${entry.name}`.slice(ROOT.length)),
+    ),
+  ];
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -19,13 +19,29 @@ export interface ServerProcess {
  * `openFiles`, under that descriptor limit (`ulimit -n`, soft and hard).
  */
 export function spawnServer(env: Record<string, string>, options: { openFiles?: number } = {}): ServerProcess {
-  const command: [string, string[]] =
+  const command =
     options.openFiles === undefined
-      ? ['node', ['bin/agentauth', 'serve']]
-      : ['sh', ['-c', `ulimit -n ${Math.floor(options.openFiles)} && exec node bin/agentauth serve`]];
+      ? ['node', 'bin/agentauth', 'serve']
+      : ['sh', '-c', `ulimit -n ${Math.floor(options.openFiles)} && exec node bin/agentauth serve`];
   // Load from one address would otherwise meet the /authorize flood guard.
-  const child = spawn(command[0], command[1], {
-    env: { ...process.env, AUTHORIZE_LIMIT_PER_IP: '100000', ...env },
+  return spawnCommand(command, { env: { ...process.env, AUTHORIZE_LIMIT_PER_IP: '100000', ...env }, port: env.PORT! });
+}
+
+/**
+ * Starts a server by any command line (an installed `agentauth`, a systemd unit's `ExecStart`)
+ * with exactly this environment, in `cwd`, listening on `port` of 127.0.0.1.
+ *
+ * @example
+ * const server = spawnCommand(['/opt/agentauth/bin/agentauth', 'serve'], { env: { PATH, PORT: '4100' }, port: '4100' });
+ * await waitReady(server);
+ */
+export function spawnCommand(
+  command: string[],
+  options: { env: NodeJS.ProcessEnv; port: string; cwd?: string },
+): ServerProcess {
+  const child = spawn(command[0]!, command.slice(1), {
+    env: options.env,
+    cwd: options.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -36,7 +52,7 @@ export function spawnServer(env: Record<string, string>, options: { openFiles?: 
   );
   return {
     child,
-    baseUrl: `http://127.0.0.1:${env.PORT}`,
+    baseUrl: `http://127.0.0.1:${options.port}`,
     output: () => output,
     exited,
     kill(signal) {
