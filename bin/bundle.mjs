@@ -39,7 +39,8 @@ export async function bundle() {
     ],
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    // package.json's engines: the oldest Node the server runs on.
+    target: 'node22',
     keepNames: true,
     write: false,
     logLevel: 'error',
