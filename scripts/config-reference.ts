@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { SETTINGS, type Setting, shownDefault } from '../src/config.ts';
+import { fileVariable, SETTINGS, type Setting, shownDefault } from '../src/config.ts';
 
 export const REFERENCE_PATH = fileURLToPath(new URL('../docs/reference/configuration.md', import.meta.url));
 
@@ -14,9 +14,10 @@ const cell = (markdown: string) => markdown.replace(/\|/g, '\\|').replace(/\s*\n
 
 /** The text of docs/reference/configuration.md. */
 export function configurationReference(): string {
-  const rows = (SETTINGS as readonly Setting[]).map(
-    (entry) => `| \`${entry.name}\` | ${cell(entry.type.takes)} | ${cell(shownDefault(entry))} | ${cell(entry.doc)} |`,
-  );
+  const rows = (SETTINGS as readonly Setting[]).map((entry) => {
+    const doc = entry.fromFile ? `${entry.doc} Or from a file: \`${fileVariable(entry.name)}\`.` : entry.doc;
+    return `| \`${entry.name}\` | ${cell(entry.type.takes)} | ${cell(shownDefault(entry))} | ${cell(doc)} |`;
+  });
   return [
     '<!-- Generated from the table in src/config.ts (SETTINGS) by `npm run docs:config`: edit the table, not this file. -->',
     '',
@@ -25,6 +26,11 @@ export function configurationReference(): string {
     'All configuration comes from environment variables; an empty variable counts as unset. An',
     'invalid value stops start-up (and every CLI command) with one line naming the variable.',
     'Durations are in whole seconds.',
+    '',
+    'A secret (a row ending "Or from a file") may come instead from a file, named by the same',
+    'variable with `_FILE` appended: `JWT_SECRET_FILE=/run/secrets/jwt_secret` (a Docker or Compose',
+    'secret, a systemd credential). The file holds the value alone; a final line break is dropped.',
+    'Setting both variables, or naming a file that cannot be read or is empty, stops start-up.',
     '',
     '| Variable | Takes | Default | Meaning |',
     '| --- | --- | --- | --- |',

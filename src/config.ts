@@ -409,6 +409,11 @@ export interface Setting<K extends Key = Key> {
   readonly shownDefault?: string;
   /** What it does, for the reference (Markdown; paths relative to docs/reference/). */
   readonly doc: string;
+  /**
+   * A secret, or a value holding one: it may come instead from the file `NAME_FILE` names (a
+   * Docker or Compose secret, a systemd credential), so that it need not sit in the environment.
+   */
+  readonly fromFile?: boolean;
   /** A rule tying it to the settings above it in the table; throws ConfigError. */
   check?(value: Read[K], read: Read): void;
 }
@@ -472,6 +477,7 @@ export const SETTINGS = [
       },
     },
     default: 'sqlite:./data/agentauth.db',
+    fromFile: true,
     doc: '`sqlite:PATH` (relative to the working directory), `sqlite:///absolute/path` or `sqlite::memory:`; or `postgres://user:password@host:5432/dbname` (also `postgresql://`, and any option of libpq-style URLs that `pg` understands, such as `?sslmode=require` or `?host=/run/postgresql` for a unix socket). With PostgreSQL, `JWT_SECRET` is required.',
   }),
   setting({
@@ -501,14 +507,17 @@ export const SETTINGS = [
     key: 'jwtSecret',
     type: secretText,
     default: null,
+    fromFile: true,
     doc: 'Server secret, at least 32 bytes. The HS256 key of access tokens is its UTF-8 bytes exactly as configured. It is also the source of the key that encrypts client secrets. Required when `NODE_ENV=production`. Without it, in development, a secret is generated once and kept in `jwt-secret` next to the SQLite file (`data/jwt-secret` by default, mode 0600); with `sqlite::memory:` a random per-process secret is used. A `jwt-secret` file holding less than 32 bytes (after trimming whitespace) stops start-up with a line naming the file.',
     check: (value, read) => {
       if (!value && read.production) {
-        throw new ConfigError('JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)');
+        throw new ConfigError(
+          'JWT_SECRET (or JWT_SECRET_FILE) is required when NODE_ENV=production (at least 32 bytes)',
+        );
       }
       if (!value && !read.databaseUrl.startsWith('sqlite:')) {
         throw new ConfigError(
-          'JWT_SECRET is required with PostgreSQL: every node must sign and verify with the same secret (at least 32 bytes)',
+          'JWT_SECRET (or JWT_SECRET_FILE) is required with PostgreSQL: every node must sign and verify with the same secret (at least 32 bytes)',
         );
       }
     },
@@ -527,6 +536,7 @@ export const SETTINGS = [
     },
     default: () => [],
     shownDefault: 'empty',
+    fromFile: true,
     doc: 'Comma-separated earlier secrets (each at least 32 bytes), accepted during a rotation: access tokens signed with them still verify (selected by `kid`), and client secrets encrypted under them still decrypt.',
   }),
   setting({
@@ -746,6 +756,7 @@ export const SETTINGS = [
       },
     },
     default: null,
+    fromFile: true,
     doc: 'When set (at least 32 bytes, printable ASCII without spaces), `GET /metrics` on the main port answers to `Authorization: Bearer <METRICS_TOKEN>`, and 401 otherwise. Unset: `/metrics` is 404 on the main port.',
   }),
   setting({
@@ -855,6 +866,7 @@ export const SETTINGS = [
       },
     },
     default: null,
+    fromFile: true,
     doc: '`smtp://` or `smtps://` URL (user and password in it if the relay needs them) through which the console mails email verification links. Unset: no mail is sent, and admins verify emails in the console.',
   }),
   setting({
@@ -1060,7 +1072,42 @@ const given = (env: Env, name: string): string | undefined => (env[name] === '' 
  * const publicUrl = isSet('BASE_URL') ? loadConfig().baseUrl : null;
  */
 export function isSet(name: SettingName, env: Env = process.env): boolean {
-  return given(env, name) !== undefined;
+  const entry = (SETTINGS as readonly Setting[]).find((setting) => setting.name === name);
+  return given(env, name) !== undefined || (entry?.fromFile === true && given(env, fileVariable(name)) !== undefined);
+}
+
+/**
+ * The variable naming the file a secret setting (fromFile) may be read from instead.
+ *
+ * @example
+ * fileVariable('JWT_SECRET'); // 'JWT_SECRET_FILE'
+ */
+export const fileVariable = (name: string): string => `${name}_FILE`;
+
+/**
+ * A setting's text and how its messages name it: its variable's, or for a secret (fromFile) the
+ * text of the file NAME_FILE names, without its final line break; undefined when neither is set.
+ * Both set, an unreadable or an empty file are refused: each is a mistake a secret must not
+ * survive silently. The messages name the variables and the path, never the text.
+ */
+function settingText(env: Env, entry: Setting): { text: string; named: string } | undefined {
+  const direct = given(env, entry.name);
+  const path = entry.fromFile ? given(env, fileVariable(entry.name)) : undefined;
+  if (path === undefined) return direct === undefined ? undefined : { text: direct, named: entry.name };
+  const variable = fileVariable(entry.name);
+  if (direct !== undefined) throw new ConfigError(`${entry.name} and ${variable} are both set: set only one of them`);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    const user = process.getuid ? ` by this user (uid ${process.getuid()})` : '';
+    throw new ConfigError(`${variable} names ${path}, which cannot be read${user} (${code})`);
+  }
+  // A file written by echo or an editor ends with a line break that is no part of the secret.
+  const value = text.replace(/\r?\n$/, '');
+  if (value === '') throw new ConfigError(`${variable} names ${path}, which is empty`);
+  return { text: value, named: `${entry.name} (from ${variable})` };
 }
 
 /** The configuration from the environment: each variable of the table, in its order, or its default. */
@@ -1068,8 +1115,8 @@ export function loadConfig(env: Env = process.env): Config {
   const read = {} as Read;
   const record = read as Record<Key, unknown>;
   for (const entry of SETTINGS as readonly Setting[]) {
-    const raw = given(env, entry.name);
-    const value = raw === undefined ? undefined : entry.type.parse(raw, entry.name);
+    const raw = settingText(env, entry);
+    const value = raw === undefined ? undefined : entry.type.parse(raw.text, raw.named);
     record[entry.key] =
       value !== undefined ? value : typeof entry.default === 'function' ? entry.default(read) : entry.default;
     entry.check?.(read[entry.key], read);

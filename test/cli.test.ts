@@ -547,7 +547,7 @@ describe('agentauth serve', () => {
 
   it('refuses to start in production without JWT_SECRET, with one clear line', async () => {
     expect(await cliFails(['serve'], { NODE_ENV: 'production' })).toBe(
-      'agentauth: JWT_SECRET is required when NODE_ENV=production (at least 32 bytes)\n',
+      'agentauth: JWT_SECRET (or JWT_SECRET_FILE) is required when NODE_ENV=production (at least 32 bytes)\n',
     );
   });
 });

@@ -52,7 +52,7 @@ describe('loadConfig', () => {
     [{ BASE_URL: 'ftp://x' }, /BASE_URL must be an http\(s\) URL/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must start with sqlite: or postgres:\/\//],
     [{ JWT_SECRET: 'short' }, /JWT_SECRET must be at least 32 bytes/],
-    [{ NODE_ENV: 'production' }, /JWT_SECRET is required when NODE_ENV=production/],
+    [{ NODE_ENV: 'production' }, /JWT_SECRET \(or JWT_SECRET_FILE\) is required when NODE_ENV=production/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
     [{ REQUEST_TTL: '0' }, /REQUEST_TTL must be a whole number >= 1/],
     [{ ACCESS_TOKEN_TTL: '1.5' }, /ACCESS_TOKEN_TTL must be a whole number/],
