@@ -19,7 +19,8 @@ import { runOnce } from './test/setup/engines.ts';
  *
  * Besides, some suites pin SQLite by their nature although a server's engine reaches them (SQLite
  * itself, the CLI on a file of its own, the agent package's installs, which no engine changes),
- * and some need PostgreSQL itself (several nodes on one database, a database that goes away).
+ * and some need PostgreSQL itself (several nodes on one database, a database that goes away; the
+ * container image, run on SQLite and on PostgreSQL by one suite).
  */
 const SQLITE_ONLY = ['test/cli.test.ts', 'test/sqlite-*.test.ts', 'packages/agent/test/agent-sdk-package.test.ts'];
 /** Paths, not patterns: the suites run once are kept out of the postgres project unless listed here. */
@@ -29,6 +30,7 @@ const POSTGRES_ONLY = [
   'test/multinode-approvals.test.ts',
   'test/multinode-signing.test.ts',
   'test/faults/database-outage.test.ts',
+  'test/container.test.ts',
 ];
 const ONCE = runOnce(import.meta.dirname).filter((suite) => !POSTGRES_ONLY.includes(suite));
 /** The server's suites, and the agent SDK's beside it (packages/agent/test; never its node_modules or dist). */
