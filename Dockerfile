@@ -52,6 +52,7 @@ USER node
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/readyz`, { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # `serve` handles SIGTERM and SIGINT itself (in-flight requests finish, then exit 0), so node may
-# be PID 1 without an init. Arguments replace `serve`: `docker run IMAGE client list`.
-ENTRYPOINT ["node", "/app/bin/agentauth"]
+# be PID 1 without an init. Arguments replace `serve`: `docker run IMAGE client list`. The young
+# generation capped as `npm start` does (docs/guides/operator.md, Memory).
+ENTRYPOINT ["node", "--max-semi-space-size=4", "/app/bin/agentauth"]
 CMD ["serve"]
