@@ -82,7 +82,8 @@ const suffix = randomBytes(4).toString('hex');
 const IMAGE = `localhost/agentauth-test-container-${suffix}`;
 const made = { containers: [] as string[], volumes: [] as string[] };
 const figures: string[] = [];
-const secrets = mkdtempSync(join(tmpdir(), 'agentauth-container-'));
+/** The secrets' files the containers mount, made once the suite runs. */
+let secrets = '';
 const JWT_SECRET = `container-secret-${randomBytes(24).toString('base64url')}`;
 
 /**
@@ -256,6 +257,7 @@ describe.skipIf(unavailable !== undefined && !REQUIRED)('the container image', (
   }
 
   beforeAll(async () => {
+    secrets = mkdtempSync(join(tmpdir(), 'agentauth-container-'));
     const started = Date.now();
     // --format docker: the OCI format has no HEALTHCHECK, and podman would drop it. --pull=never:
     // the base image is the one here. --network=host: apt-get and npm ci reach their registries.
@@ -267,7 +269,7 @@ describe.skipIf(unavailable !== undefined && !REQUIRED)('the container image', (
     for (const name of made.containers) await podman(['rm', '--force', '--volumes', name]).catch(() => undefined);
     for (const name of made.volumes) await podman(['volume', 'rm', '--force', name]).catch(() => undefined);
     await podman(['rmi', '--force', IMAGE]).catch(() => undefined);
-    rmSync(secrets, { recursive: true, force: true });
+    if (secrets) rmSync(secrets, { recursive: true, force: true });
     console.log(`container image: ${figures.join(', ')}`);
   }, 120_000);
 
