@@ -41,7 +41,10 @@ COPY bin/ bin/
 COPY src/web/assets/ src/web/assets/
 # The data directory belongs to the server's user, before VOLUME: a new named volume takes its
 # owner and mode (0700: the database and the development secret are the server's alone).
-RUN mkdir -m 0700 /data && chown node:node /data
+RUN mkdir -m 0700 /data && chown node:node /data \
+  # `agentauth` on the PATH: `docker exec CONTAINER agentauth account create …`, the command the
+  # server's hints name.
+  && ln -s /app/bin/agentauth /usr/local/bin/agentauth
 ENV DATABASE_URL=sqlite:///data/agentauth.db \
   HOST=0.0.0.0 \
   PORT=3000

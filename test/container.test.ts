@@ -317,6 +317,11 @@ describe.skipIf(unavailable !== undefined && !REQUIRED)('the container image', (
       stderr: expect.stringContaining('Read-only file system'),
     });
     await podman(['exec', first.name, 'touch', '/data/written']);
+    // The command the start-up hint names is the one that works in the container.
+    expect(await podman(['logs', first.name])).toContain(
+      'the console has no account yet: run `agentauth account create --email you@example.com --admin`',
+    );
+    expect((await podman(['exec', first.name, 'agentauth', '--version'])).trim()).toMatch(/^\d+\.\d+\.\d+$/);
     // The image's HEALTHCHECK, run now (podman runs it on a systemd timer, which CI has not).
     await podman(['healthcheck', 'run', first.name]);
     expect((await podman(['inspect', '--format', '{{.State.Health.Status}}', first.name])).trim()).toBe('healthy');
