@@ -318,7 +318,8 @@ describe.skipIf(unavailable !== undefined && !REQUIRED)('the container image', (
     });
     await podman(['exec', first.name, 'touch', '/data/written']);
     // The command the start-up hint names is the one that works in the container.
-    expect(await podman(['logs', first.name])).toContain(
+    const logs = await run('podman', ['logs', first.name], { env: PODMAN_ENV });
+    expect(logs.stdout + logs.stderr).toContain(
       'the console has no account yet: run `agentauth account create --email you@example.com --admin`',
     );
     expect((await podman(['exec', first.name, 'agentauth', '--version'])).trim()).toMatch(/^\d+\.\d+\.\d+$/);
