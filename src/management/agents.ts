@@ -65,7 +65,7 @@ export async function createAgent(
 ): Promise<{ agent: AgentRecord; secret: string | null }> {
   requireWrite(actor);
   const { owner, key } = input;
-  const record = owner ? unownedRecord(actor, input, owner) : await accountRecord(deps, actor, input);
+  const record = owner ? await ownerRecord(deps, actor, input, owner) : await accountRecord(deps, actor, input);
   const made = await asActor(actor, async () =>
     key ? { agent: await registerKeyBoundAgent(deps, record, key), secret: null } : registerAgent(deps, record),
   );
@@ -73,10 +73,30 @@ export async function createAgent(
   return made;
 }
 
-/** Someone without a console account, as the CLI makes them: only with every account's reach. */
-function unownedRecord(actor: Actor, input: NewAgentInput, owner: NonNullable<NewAgentInput['owner']>): NewAgent {
+/**
+ * An agent of the owner named by email, as the CLI makes them: only with every account's reach.
+ * When a console account has that email (any case), the agent is that account's, with its
+ * claims, so that it is listed under that person's agents whichever door made it; otherwise it
+ * belongs to someone without a console account.
+ */
+async function ownerRecord(
+  deps: Deps,
+  actor: Actor,
+  input: NewAgentInput,
+  owner: NonNullable<NewAgentInput['owner']>,
+): Promise<NewAgent> {
   if (input.accountId !== undefined) throw new InvalidRequest('Send account_id or owner, not both.');
   requireAdmin(actor);
+  const account = await deps.store.accounts.findByEmail(owner.email.trim().toLowerCase());
+  if (account) {
+    return {
+      name: input.name,
+      ownerEmail: account.email,
+      ownerName: account.name ?? undefined,
+      emailVerified: account.email_verified,
+      accountId: account.id,
+    };
+  }
   return {
     name: input.name,
     ownerEmail: owner.email,

@@ -92,7 +92,7 @@ const NewAgentBody = Type.Object(
         {
           additionalProperties: false,
           description:
-            'Instead of an account: an agent of someone without a console account, as `agentauth agent create --owner-email` makes. Only an admin’s `all` key; not with `account_id`.',
+            'Instead of an account: the owner by email, as `agentauth agent create --owner-email` names them. When a console account has this email (any case), the agent is that account’s, with its claims (name and email_verified here are then ignored); otherwise it is an agent of someone without a console account. Only an admin’s `all` key; not with `account_id`.',
         },
       ),
     ),

@@ -54,7 +54,7 @@ export function agentCommand(program: Command): void {
     .description('register an agent; prints its agent_secret once')
     .option(
       '--owner-email <email>',
-      "the owner's email (the email claim); required on the database; on a remote server, without it the agent belongs to the API key's account",
+      "the owner's email (the email claim): the agent of the console account with this email if there is one (with its name and verification), else of someone without an account; required on the database; on a remote server, without it the agent belongs to the API key's account",
     )
     .option('--owner-name <name>', "the owner's name (the name claim)")
     .option('--name <label>', 'a label for the agent')
