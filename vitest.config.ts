@@ -22,7 +22,12 @@ import { runOnce } from './test/setup/engines.ts';
  * and some need PostgreSQL itself (several nodes on one database, a database that goes away; the
  * container image, run on SQLite and on PostgreSQL by one suite).
  */
-const SQLITE_ONLY = ['test/cli.test.ts', 'test/sqlite-*.test.ts', 'packages/agent/test/agent-sdk-package.test.ts'];
+const SQLITE_ONLY = [
+  'test/cli.test.ts',
+  'test/cli-database.test.ts',
+  'test/sqlite-*.test.ts',
+  'packages/agent/test/agent-sdk-package.test.ts',
+];
 /** Paths, not patterns: the suites run once are kept out of the postgres project unless listed here. */
 const POSTGRES_ONLY = [
   'test/multinode.test.ts',
@@ -31,6 +36,7 @@ const POSTGRES_ONLY = [
   'test/multinode-signing.test.ts',
   'test/faults/database-outage.test.ts',
   'test/container.test.ts',
+  'test/database-check.test.ts',
 ];
 const ONCE = runOnce(import.meta.dirname).filter((suite) => !POSTGRES_ONLY.includes(suite));
 /** The server's suites, and the agent SDK's beside it (packages/agent/test; never its node_modules or dist). */

@@ -12,6 +12,7 @@ import { type AppOptions, buildApp, type ContextOptions, createContext, startupN
 import type { Context } from './context.ts';
 import { buildMetricsApp } from './http/server.ts';
 import { openStore, prepareDataDirectory, sqlitePath, warnIfOpenToOthers } from './store/open.ts';
+import { inWords } from './store/diagnosis.ts';
 import type { Store } from './store/types.ts';
 
 export type Warn = (message: string) => void;
@@ -151,6 +152,8 @@ export async function startServer(
   options: AppOptions & ContextOptions & { store?: Store; warn?: Warn } = {},
 ): Promise<RunningServer> {
   const warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
+  // What goes wrong opening or migrating the database is said in words, with its remedy
+  // (src/store/diagnosis.ts): the same as `agentauth database check` says.
   const store =
     options.store ??
     (await openStore(config.databaseUrl, {
@@ -158,13 +161,20 @@ export async function startServer(
       sqliteSynchronous: config.sqliteSynchronous,
       onBackgroundError: (error) => warn(`database connection lost (${error.message}); reconnecting on the next query`),
       warn,
+    }).catch((error: unknown) => {
+      throw inWords(error, config.databaseUrl);
     }));
   if (config.sqliteSynchronous === 'normal' && store.engine === 'sqlite') {
     warn(
       'SQLITE_SYNCHRONOUS=normal: answers survive a crash of the process, but a power loss may lose the last few seconds of them',
     );
   }
-  await store.migrate();
+  try {
+    await store.migrate();
+  } catch (error) {
+    if (!options.store) await store.close().catch(() => undefined);
+    throw inWords(error, config.databaseUrl);
+  }
   const ctx = await createContext(config, store, resolveJwtSecret(config, warn), options);
   // A first key pair, or the switch of TOKEN_SIGNING_ALG, before the node answers (docs/design.md §19).
   await ctx.signingKeys.start();

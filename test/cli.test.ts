@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'agentauth-cli-'));
@@ -23,6 +23,8 @@ const env = {
   BASE_URL: undefined,
 } as NodeJS.ProcessEnv;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// The database the commands use; none of them but serve and migrate makes one.
+beforeAll(() => run('./bin/agentauth', ['migrate'], { env }));
 
 async function cli(...args: string[]): Promise<Record<string, unknown>> {
   const { stdout } = await run('./bin/agentauth', [...args, '--json'], { env });
@@ -41,7 +43,8 @@ async function cliFails(args: string[], extraEnv: Record<string, string> = {}): 
   } catch (error) {
     const failure = error as { code: number; stderr: string };
     expect(failure.code).toBe(1);
-    return failure.stderr;
+    // What follows the line naming the database, when the command got as far as opening it.
+    return failure.stderr.replace(`database: ${join(dir, 'cli.db')}\n`, '');
   }
   throw new Error('expected the command to fail');
 }
@@ -362,7 +365,7 @@ describe('agentauth account commands', () => {
         /\nsetup link: \/console\/setup\/lnk_[A-Za-z0-9_-]+\nBASE_URL is not set, so this command does not know the server's address: open the path on the server's own address \(where its console is\), or set BASE_URL to the server's public URL to print the whole link\.\n\(the link works once, until \d{4}-/,
       );
       expect(stdout).not.toMatch(/https?:|localhost|3000|42100/);
-      expect(stderr).toBe('');
+      expect(stderr).toBe(`database: ${join(dir, 'cli.db')}\n`);
     }
     const json = await cli('account', 'setup-link', 'no.base.0@example.com');
     expect(json).toMatchObject({
@@ -533,7 +536,7 @@ describe('agentauth serve', () => {
       await server.kill('SIGTERM');
       const output = server.output();
       expect(output).toMatch(
-        /^\d\d:\d\d:\d\d\.\d{3} INFO {2}agentauth is serving {2}issuer=http:\/\/localhost:\d+ database=sqlite:\S+ statusStreamsMax=\d+$/m,
+        /^\d\d:\d\d:\d\d\.\d{3} INFO {2}agentauth is serving {2}issuer=http:\/\/localhost:\d+ database=\/\S+\/cli\.db statusStreamsMax=\d+$/m,
       );
       expect(output).toMatch(
         /^\d\d:\d\d:\d\d\.\d{3} INFO {2}request GET \/console\/setup\/lnk_\[redacted\] 404 [\d.]+ ms {2}reqId=req-\d+ from=127\.0\.0\.1$/m,

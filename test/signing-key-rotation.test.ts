@@ -513,7 +513,7 @@ describe('agentauth signing-key', () => {
     );
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toMatch(
-      /^agentauth: The next key \(\S+\) has been published only since .* it can sign from /,
+      /^database: \S+\nagentauth: The next key \(\S+\) has been published only since .* it can sign from /,
     );
     expect(await server.ctx.store.signingKeys.list()).toEqual(before);
   });

@@ -4,7 +4,8 @@ import { emailOf } from '../domain/accounts.ts';
 import type { Context } from '../context.ts';
 import { createContext } from '../app.ts';
 import { resolveJwtSecret } from '../server.ts';
-import { openStore } from '../store/open.ts';
+import { inWords } from '../store/diagnosis.ts';
+import { databaseName, openStore } from '../store/open.ts';
 import { actingAs } from '../domain/webhooks/actor.ts';
 
 /**
@@ -31,11 +32,25 @@ export const operatorLog = {
   },
 };
 
+/**
+ * Runs `work` on the database DATABASE_URL names, which must be there: a command other than
+ * serve and migrate never makes one (a mistyped or relative DATABASE_URL would otherwise give an
+ * empty database whose links fail). It says on stderr which database it used, keeping stdout for
+ * what it prints (--json).
+ *
+ * @example
+ * await withContext((ctx) => localManagement(ctx).listAgents());
+ */
 export async function withContext<T>(work: (ctx: Context) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const store = await openStore(config.databaseUrl, { poolSize: 1 });
+  const store = await openStore(config.databaseUrl, { poolSize: 1, create: false }).catch((error: unknown) => {
+    throw inWords(error, config.databaseUrl);
+  });
+  process.stderr.write(`database: ${databaseName(config.databaseUrl)}\n`);
   try {
-    await store.migrate();
+    await store.migrate().catch((error: unknown) => {
+      throw inWords(error, config.databaseUrl);
+    });
     const ctx = await createContext(
       config,
       store,

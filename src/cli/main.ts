@@ -13,6 +13,7 @@ import { terminalSafe } from './common.ts';
 import { agentCommand } from './commands/agent.ts';
 import { apiKeyCommand } from './commands/api-key.ts';
 import { clientCommand } from './commands/client.ts';
+import { databaseCommand } from './commands/database.ts';
 import { webhookCommand } from './commands/webhook.ts';
 import { signingKeyCommand } from './commands/signing-key.ts';
 import { serveCommands } from './commands/serve.ts';
@@ -26,6 +27,7 @@ export function buildCli(): Command {
     .showHelpAfterError();
   remoteOptions(program);
   serveCommands(program);
+  databaseCommand(program);
   clientCommand(program);
   agentCommand(program);
   accountCommand(program);

@@ -1,7 +1,8 @@
 /** Opens the store named by DATABASE_URL: SQLite (one node) or PostgreSQL (many nodes). */
-import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { DatabaseUnusable, noDatabase } from './diagnosis.ts';
 import { PostgresDriver } from './postgres-driver.ts';
 import { SqliteDriver } from './sqlite-driver.ts';
 import { SqlStore } from './sql-store.ts';
@@ -16,6 +17,11 @@ export interface StoreOptions {
   sqliteSynchronous?: 'full' | 'normal';
   /** SQLite only: told about a data directory or database file that group or others can read or write. */
   warn?: (message: string) => void;
+  /**
+   * Whether a missing database is made (serve, migrate; the default): false refuses one that is not
+   * there (DatabaseUnusable), a SQLite file or a PostgreSQL database without agentauth's tables.
+   */
+  create?: boolean;
 }
 
 /** The file behind a `sqlite:` URL (`sqlite:./data/x.db`, `sqlite:///abs/x.db`, `sqlite::memory:`). */
@@ -71,19 +77,58 @@ function prepareDatabaseFile(path: string, warn?: (message: string) => void): vo
   }
 }
 
+/**
+ * The store DATABASE_URL names, opened (not yet migrated); with `create: false`, only one that is
+ * there already.
+ *
+ * @example
+ * const store = await openStore('sqlite:./data/agentauth.db', { create: false });
+ */
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
+  const missing = () => new DatabaseUnusable(databaseName(databaseUrl), noDatabase(databaseUrl));
   if (databaseUrl.startsWith('sqlite:')) {
     const path = sqlitePath(databaseUrl);
+    if (path !== ':memory:' && options.create === false && !existsSync(path)) throw missing();
     if (path !== ':memory:') {
       prepareDataDirectory(dirname(path), options.warn);
       prepareDatabaseFile(path, options.warn);
     }
     return new SqlStore(new SqliteDriver(new Database(path), { synchronous: options.sqliteSynchronous }));
   }
-  return new SqlStore(await PostgresDriver.open(databaseUrl, options));
+  const driver = await PostgresDriver.open(databaseUrl, options);
+  if (options.create === false) {
+    const history = await driver
+      .one<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present")
+      .catch(async (error: unknown) => {
+        await driver.close();
+        throw error;
+      });
+    if (!history?.present) {
+      await driver.close();
+      throw missing();
+    }
+  }
+  return new SqlStore(driver);
 }
 
-/** A database URL with its password removed, for messages and logs. */
+/**
+ * A database URL with its passwords removed, for messages and logs: the one after the user name
+ * and those of the query (`password=`, `sslpassword=`, which pg reads too).
+ *
+ * @example
+ * redactUrl('postgres://app:s3cret@db/agentauth?sslpassword=x'); // 'postgres://app:***@db/agentauth?sslpassword=***'
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+  return url.replace(/\/\/([^:/@]*):[^/]*@/, '//$1:***@').replace(/([?&](?:ssl)?password=)[^&#]*/gi, '$1***');
+}
+
+/**
+ * The database a URL names, as a command says which one it used: a SQLite file's absolute path,
+ * or the PostgreSQL URL without its passwords.
+ *
+ * @example
+ * databaseName('sqlite:./data/agentauth.db'); // '/srv/agentauth/data/agentauth.db'
+ */
+export function databaseName(databaseUrl: string): string {
+  return databaseUrl.startsWith('sqlite:') ? sqlitePath(databaseUrl) : redactUrl(databaseUrl);
 }

@@ -165,9 +165,13 @@ export class PostgresDriver implements Driver {
       await client.query('BEGIN');
       // Nodes starting together migrate one after the other.
       await client.query("SELECT pg_advisory_xact_lock(hashtext('agentauth.migrate'))");
-      await client.query(
-        'CREATE TABLE IF NOT EXISTS schema_migrations (version varchar(100) PRIMARY KEY, applied_at bigint NOT NULL)',
-      );
+      // Made only when missing: CREATE TABLE IF NOT EXISTS needs the CREATE privilege even when
+      // the table is there, and a server role with only read and write grants starts here too.
+      const history = await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+      if (!history.rows[0]?.present)
+        await client.query(
+          'CREATE TABLE schema_migrations (version varchar(100) PRIMARY KEY, applied_at bigint NOT NULL)',
+        );
       const kysely = await client.query("SELECT to_regclass('kysely_migration') IS NOT NULL AS present");
       if (kysely.rows[0]?.present) {
         await client.query(

@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
+import { databaseName } from '../../src/store/open.ts';
 import { TEST_JWT_SECRET, type TestServer } from './server.ts';
 
 const run = promisify(execFile);
@@ -60,10 +61,13 @@ export function cliOn(server: TestServer) {
         AGENTAUTH_URL: undefined,
         AGENTAUTH_API_KEY: undefined,
       }) as NodeJS.ProcessEnv,
-    /** `… --json`, which must succeed silently on stderr: its one JSON object. */
+    /**
+     * `… --json`, which must succeed with only its one JSON object on stdout; on stderr nothing
+     * remotely, and beside the server the one line naming the database it used.
+     */
     async json(env: NodeJS.ProcessEnv, args: string[]): Promise<Record<string, unknown>> {
       const { code, stdout, stderr } = await agentauth(env, [...args, '--json']);
-      expect(stderr).toBe('');
+      expect(stderr).toBe(env.AGENTAUTH_URL ? '' : `database: ${databaseName(env.DATABASE_URL!)}\n`);
       expect(code).toBe(0);
       return JSON.parse(stdout) as Record<string, unknown>;
     },
@@ -72,8 +76,10 @@ export function cliOn(server: TestServer) {
       const { code, stdout, stderr } = await agentauth(env, args);
       expect(code).toBe(1);
       expect(stdout).toBe('');
-      expect(stderr).toMatch(/^agentauth: [^\n]+\n$/);
-      return stderr.slice('agentauth: '.length, -1);
+      // Beside the server, a refusal of the database's own comes after the line naming it.
+      const refused = stderr.replace(/^database: [^\n]+\n/, '');
+      expect(refused).toMatch(/^agentauth: [^\n]+\n$/);
+      return refused.slice('agentauth: '.length, -1);
     },
   };
 }

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { type Config, loadConfig } from '../../config.ts';
 import { startServer } from '../../server.ts';
-import { openStore, redactUrl } from '../../store/open.ts';
+import { inWords } from '../../store/diagnosis.ts';
+import { databaseName, openStore } from '../../store/open.ts';
 import { warn } from '../common.ts';
 import { BESIDE_THE_SERVER, requireDatabase } from '../target.ts';
 
@@ -16,7 +17,11 @@ export function serveCommands(program: Command): void {
       const server = await startServer(config, { warn });
       // The stream cap's default depends on the descriptor limit, so the operator sees what it came to.
       server.app.log.info(
-        { issuer: config.baseUrl, database: redactUrl(config.databaseUrl), statusStreamsMax: config.statusStreamsMax },
+        {
+          issuer: config.baseUrl,
+          database: databaseName(config.databaseUrl),
+          statusStreamsMax: config.statusStreamsMax,
+        },
         'agentauth is serving',
       );
       const stop = (signal: string) => {
@@ -45,12 +50,16 @@ export function serveCommands(program: Command): void {
     .action(async (_options: object, command: Command) => {
       requireDatabase(command, `migrate applies the migrations to the database: ${BESIDE_THE_SERVER}`);
       const config = loadConfig();
-      const store = await openStore(config.databaseUrl, { poolSize: 1 });
+      const store = await openStore(config.databaseUrl, { poolSize: 1 }).catch((error: unknown) => {
+        throw inWords(error, config.databaseUrl);
+      });
       try {
         await store.migrate();
+      } catch (error) {
+        throw inWords(error, config.databaseUrl);
       } finally {
         await store.close();
       }
-      process.stdout.write(`migrations applied to ${redactUrl(config.databaseUrl)}\n`);
+      process.stdout.write(`migrations applied to ${databaseName(config.databaseUrl)}\n`);
     });
 }
