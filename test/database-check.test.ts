@@ -3,11 +3,12 @@
  * a database URL lacks (connection, privileges, migrations) with the SQL that fixes it, never the
  * password; `agentauth serve` stops with the same words; and the least privilege the operator's
  * guide gives works: a role that owns the schema migrates, a role with only read and write grants
- * serves. On the PostgreSQL cluster the suites use (vitest.config.ts: POSTGRES_ONLY).
+ * serves, and the guide's SQL is run as written. On the PostgreSQL cluster the suites use
+ * (vitest.config.ts: POSTGRES_ONLY).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -198,6 +199,91 @@ describe('the two-role setup of the operator guide', () => {
       });
     } finally {
       await admin.query("DELETE FROM schema_migrations WHERE version = '9999_from_the_future'");
+    }
+  });
+});
+
+/**
+ * The SQL block of docs/guides/operator.md after `heading`, run as psql would: one statement a
+ * line, as the cluster's superuser until a `\\connect DATABASE ROLE` line, then as that role there.
+ */
+async function runGuideSql(heading: string): Promise<void> {
+  const guide = readFileSync('docs/guides/operator.md', 'utf8');
+  const block = /```sql\n([\s\S]*?)```/.exec(guide.slice(guide.indexOf(heading)))![1]!;
+  let client = new pg.Client({ connectionString: clusterUrl });
+  await client.connect();
+  try {
+    for (const line of block.split('\n').map((text) => text.trim())) {
+      if (line === '' || line.startsWith('--')) continue;
+      const connect = /^\\connect (\S+) (\S+)$/.exec(line);
+      if (!connect) {
+        await client.query(line);
+        continue;
+      }
+      await client.end();
+      const url = new URL(clusterUrl);
+      url.pathname = `/${connect[1]}`;
+      url.username = connect[2]!;
+      client = new pg.Client({ connectionString: url.href });
+      await client.connect();
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops what the guide's SQL made, as the cluster's superuser. */
+async function dropGuideObjects(roles: string[]): Promise<void> {
+  const cleanup = new pg.Client({ connectionString: clusterUrl });
+  await cleanup.connect();
+  try {
+    await cleanup.query('DROP DATABASE IF EXISTS agentauth WITH (FORCE)');
+    for (const role of roles) await cleanup.query(`DROP ROLE IF EXISTS ${role}`);
+  } finally {
+    await cleanup.end();
+  }
+}
+
+describe("the operator guide's SQL, as written", () => {
+  /** The cluster's URL on database agentauth as `role`. */
+  const guideUrl = (role: string) => {
+    const url = new URL(clusterUrl);
+    url.pathname = '/agentauth';
+    return as(role, url.href);
+  };
+
+  it('one role owning the database: nothing missing, its migrations to be applied at start', async () => {
+    await runGuideSql('**Simplest: one role that owns the database.**');
+    try {
+      const { code, report } = await checkJson(guideUrl('agentauth'));
+      expect(code).toBe(0);
+      expect(report.ok).toBe(true);
+      expect(report.checks.at(-1)?.message).toBe(
+        `0 of ${migrations.length} applied; ${migrations.length} pending (0001_initial … ${migrations.at(-1)!.version}). \`agentauth migrate\` or the server's start applies them.`,
+      );
+    } finally {
+      await dropGuideObjects(['agentauth']);
+    }
+  });
+
+  it('a role that migrates and a role that serves: the owner migrates, the other serves', async () => {
+    await runGuideSql('**Least privilege: a role that migrates and a role that serves.**');
+    try {
+      const migrated = await agentauth(guideUrl('agentauth_owner'), ['migrate']);
+      expect(migrated.code, migrated.stderr).toBe(0);
+      const checked = await check(guideUrl('agentauth_app'));
+      expect(checked.code, checked.stdout).toBe(0);
+      expect(checked.stdout).toContain(
+        'privileges: ok: Role agentauth_app may read and write every table of schema public, not create tables in it',
+      );
+      const server = spawnServer({ DATABASE_URL: guideUrl('agentauth_app'), ...serverEnv(await freePort()) });
+      try {
+        await waitReady(server);
+      } finally {
+        await server.kill('SIGTERM');
+      }
+    } finally {
+      await dropGuideObjects(['agentauth_app', 'agentauth_owner']);
     }
   });
 });
