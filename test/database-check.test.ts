@@ -6,9 +6,9 @@
  * serves, and the guide's SQL is run as written. On the PostgreSQL cluster the suites use
  * (vitest.config.ts: POSTGRES_ONLY).
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -340,29 +340,74 @@ describe('connections that fail, each in words with its remedy', () => {
     expect(tls.stdout).toContain('connection: MISSING: DATABASE_URL asks for TLS (sslmode), but PostgreSQL on ');
     expect(tls.stdout).toContain('Turn on TLS in PostgreSQL (ssl = on');
   });
+});
 
-  // The suites' cluster trusts every local connection; this one asks for passwords (a cluster of
-  // its own, which only local PostgreSQL binaries can start).
-  it.runIf(postgresBinDir() && !process.env.TEST_DATABASE_URL)('a password PostgreSQL refuses', async () => {
-    const { dir, data, run } = initDataDirectory('agentauth-pg-password-');
-    writeFileSync(join(data, 'pg_hba.conf'), 'local all postgres trust\nlocal all all scram-sha-256\n');
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    const options = `-c listen_addresses='' -c unix_socket_directories=${dir} -p ${port}`;
+/**
+ * A cluster of its own, which only local PostgreSQL binaries can start: the suites' cluster trusts
+ * every local connection and offers no TLS. This one asks for passwords on its socket and offers
+ * TLS on 127.0.0.1 with a self-signed certificate for another name (other.example).
+ */
+describe.runIf(postgresBinDir() && !process.env.TEST_DATABASE_URL)('passwords and certificates', () => {
+  let cluster: ReturnType<typeof initDataDirectory>;
+  let port: number;
+  beforeAll(async () => {
+    cluster = initDataDirectory('agentauth-pg-auth-');
+    const { dir, data, run } = cluster;
+    writeFileSync(
+      join(data, 'pg_hba.conf'),
+      'local all postgres trust\nlocal all all scram-sha-256\nhostssl all all 127.0.0.1/32 trust\n',
+    );
+    execFileSync(
+      'openssl',
+      [
+        ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=other.example'],
+        ...['-addext', 'subjectAltName=DNS:other.example', '-keyout', join(data, 'server.key')],
+        ...['-out', join(data, 'server.crt')],
+      ],
+      { stdio: 'ignore' },
+    );
+    chmodSync(join(data, 'server.key'), 0o600);
+    if (process.getuid?.() === 0)
+      execFileSync('chown', ['postgres', join(data, 'server.key'), join(data, 'server.crt')]);
+    port = await freePort();
+    const options = `-c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -p ${port} -c ssl=on`;
     run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', options, 'start']);
+  });
+  afterAll(() => {
+    if (!cluster) return;
     try {
-      const socket = `host=${encodeURIComponent(dir)}&port=${port}`;
-      const owner = new pg.Client({ connectionString: `postgres://postgres@localhost/postgres?${socket}` });
-      await owner.connect();
-      await owner.query("CREATE ROLE agentauth LOGIN PASSWORD 'the-right-one'");
-      await owner.end();
-      const refused = await check(`postgres://agentauth:${PASSWORD}@localhost/postgres?${socket}`);
-      expect(refused.code).toBe(1);
-      expect(refused.stdout).toContain('connection: MISSING: PostgreSQL on ');
-      expect(refused.stdout).toContain('refused the password of role agentauth.');
-      expect(refused.stdout).toContain("ALTER ROLE agentauth PASSWORD '…';");
+      cluster.run('pg_ctl', ['-D', cluster.data, '-m', 'immediate', '-w', 'stop']);
     } finally {
-      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(cluster.dir, { recursive: true, force: true });
     }
+  });
+
+  it('a password PostgreSQL refuses', async () => {
+    const socket = `host=${encodeURIComponent(cluster.dir)}&port=${port}`;
+    const owner = new pg.Client({ connectionString: `postgres://postgres@localhost/postgres?${socket}` });
+    await owner.connect();
+    await owner.query("CREATE ROLE agentauth LOGIN PASSWORD 'the-right-one'");
+    await owner.end();
+    const refused = await check(`postgres://agentauth:${PASSWORD}@localhost/postgres?${socket}`);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('connection: MISSING: PostgreSQL on ');
+    expect(refused.stdout).toContain('refused the password of role agentauth.');
+    expect(refused.stdout).toContain("ALTER ROLE agentauth PASSWORD '…';");
+  });
+
+  it('a certificate Node does not trust, and one for another name', async () => {
+    const url = `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/postgres?sslmode=verify-full`;
+    const untrusted = await check(url);
+    expect(untrusted.code).toBe(1);
+    expect(untrusted.stdout).toContain(
+      `connection: MISSING: The TLS certificate of PostgreSQL on 127.0.0.1:${port} is not trusted (DEPTH_ZERO_SELF_SIGNED_CERT).`,
+    );
+    expect(untrusted.stdout).toContain('NODE_EXTRA_CA_CERTS=/path/to/ca.pem');
+
+    const elsewhere = await check(`${url}&sslrootcert=${encodeURIComponent(join(cluster.data, 'server.crt'))}`);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stdout).toContain(
+      `connection: MISSING: The TLS certificate of PostgreSQL on 127.0.0.1:${port} is not for the name 127.0.0.1.`,
+    );
   });
 });
