@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/store/migrations.ts';
@@ -139,4 +139,39 @@ describe('database check on SQLite', () => {
     expect(listed.code).toBe(1);
     expect(listed.stderr).toContain(`${junk} is not a SQLite database, or it is damaged (SQLITE_NOTADB).`);
   });
+
+  // Root may read anything; another user, as a service runs, meets the directory's mode. The
+  // bundle the earlier commands built runs as `nobody` (bin/agentauth would write dist/ first).
+  it.runIf(process.getuid?.() === 0)(
+    "a user who may not read the server's database: said so, not 'missing', by the check and at start",
+    async () => {
+      const file = join(dir, 'data', 'agentauth.db');
+      await agentauth(['--version']); // bundles src/ into dist/ as it is now
+      const asNobody = (args: string[]) =>
+        new Promise<Run>((done) => {
+          const program = `import(${JSON.stringify(resolve('dist/agentauth.mjs'))}).then((m) => m.main(['node', 'agentauth', ...${JSON.stringify(args)}]))`;
+          execFile(
+            'runuser',
+            ['-u', 'nobody', '--', process.execPath, '-e', program],
+            {
+              cwd: tmpdir(),
+              env: { PATH: process.env.PATH, DATABASE_URL: `sqlite://${file}`, JWT_SECRET: 'x'.repeat(40), PORT: '0' },
+            },
+            (error, stdout, stderr) =>
+              done({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr }),
+          );
+        });
+      const problem = `The SQLite database ${file} or its directory cannot be read and written by this user (nobody): EACCES.`;
+      const remedy = `Give the directory and the database's files to this user (chown nobody ${dirname(file)} ${file}*; chmod 700 ${dirname(file)})`;
+      const checked = await asNobody(['database', 'check']);
+      expect(checked.code).toBe(1);
+      expect(checked.stdout).toContain(`connection: MISSING: ${problem}\n  what to do: ${remedy}`);
+      const served = await asNobody(['serve']);
+      expect(served.code).toBe(1);
+      expect(served.stderr).toContain(`agentauth: cannot use the database ${file}: ${problem} ${remedy}`);
+      const listed = await asNobody(['agent', 'list']);
+      expect(listed.code).toBe(1);
+      expect(listed.stderr).toContain(problem);
+    },
+  );
 });

@@ -13,6 +13,7 @@ import {
   explainPostgresError,
   explainSqliteError,
   noDatabase,
+  sqliteFileState,
   postgresTarget,
   sqlIdentifier,
   tableGrants,
@@ -128,7 +129,14 @@ async function checkSqlite(databaseUrl: string): Promise<DatabaseCheck> {
       { name: 'connection', ok: true, message: 'An in-memory database: made at each start, gone at each stop.' },
     ]);
   const directory = dirname(path);
-  if (!existsSync(path)) {
+  const file = sqliteFileState(path);
+  if (file === 'denied') {
+    const denied = explainSqliteError(Object.assign(new Error('not readable'), { code: 'EACCES' }), databaseUrl)!;
+    return report(databaseUrl, 'sqlite', [
+      { name: 'connection', ok: false, message: denied.problem, remedy: denied.remedy },
+    ]);
+  }
+  if (file === 'missing') {
     const missing = noDatabase(databaseUrl);
     const unwritable = existsSync(directory) && !canWrite(directory);
     return report(databaseUrl, 'sqlite', [

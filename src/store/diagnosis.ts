@@ -4,7 +4,9 @@
  * "PostgreSQL"). PostgreSQL's and SQLite's own messages name no remedy (`permission denied for
  * schema public`); these name the role, the database and the SQL or command to run.
  */
+import { statSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { dirname } from 'node:path';
 import { databaseName, sqlitePath } from './open.ts';
 
 /** A problem with the database, as an operator reads it. */
@@ -229,9 +231,11 @@ export function explainSqliteError(error: unknown, databaseUrl: string): Databas
   const user = userInfo().username;
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code.startsWith('SQLITE_READONLY'))
     return {
-      problem: `The SQLite database ${path} or its directory cannot be written by this user (${user}): ${code}.`,
+      problem: `The SQLite database ${path} or its directory cannot be ${code === 'EROFS' ? 'written: the file system is read-only' : `read and written by this user (${user}): ${code}`}.`,
       remedy:
-        `Give the directory and the file to this user (chown ${user} DIR DIR/*.db*; chmod 700 DIR), or set DATABASE_URL to a writable place, such as a volume (sqlite:///var/lib/agentauth/agentauth.db). ${code === 'EROFS' ? 'The file system is read-only: put the database on a volume.' : ''}`.trim(),
+        code === 'EROFS'
+          ? 'Put the database on a volume and set DATABASE_URL to it (sqlite:///var/lib/agentauth/agentauth.db).'
+          : `Give the directory and the database's files to this user (chown ${user} ${dirname(path)} ${path}*; chmod 700 ${dirname(path)}), or set DATABASE_URL to a place it may write, such as a volume (sqlite:///var/lib/agentauth/agentauth.db).`,
     };
   if (code === 'SQLITE_CANTOPEN')
     return {
@@ -244,6 +248,23 @@ export function explainSqliteError(error: unknown, databaseUrl: string): Databas
       remedy: 'Check that DATABASE_URL names the server’s database file; restore it from a backup if it is damaged.',
     };
   return undefined;
+}
+
+/**
+ * Whether the SQLite file is there: 'denied' when this user may not even look (a directory of
+ * another user's), which is not the same as missing.
+ *
+ * @example
+ * sqliteFileState('/srv/agentauth/data/agentauth.db'); // 'present'
+ */
+export function sqliteFileState(path: string): 'present' | 'missing' | 'denied' {
+  try {
+    statSync(path);
+    return 'present';
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    return code === 'EACCES' || code === 'EPERM' ? 'denied' : 'missing';
+  }
 }
 
 /**

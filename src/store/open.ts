@@ -1,8 +1,8 @@
 /** Opens the store named by DATABASE_URL: SQLite (one node) or PostgreSQL (many nodes). */
-import { chmodSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { DatabaseUnusable, noDatabase } from './diagnosis.ts';
+import { DatabaseUnusable, noDatabase, sqliteFileState } from './diagnosis.ts';
 import { PostgresDriver } from './postgres-driver.ts';
 import { SqliteDriver } from './sqlite-driver.ts';
 import { SqlStore } from './sql-store.ts';
@@ -88,7 +88,12 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
   const missing = () => new DatabaseUnusable(databaseName(databaseUrl), noDatabase(databaseUrl));
   if (databaseUrl.startsWith('sqlite:')) {
     const path = sqlitePath(databaseUrl);
-    if (path !== ':memory:' && options.create === false && !existsSync(path)) throw missing();
+    if (path !== ':memory:' && options.create === false) {
+      const state = sqliteFileState(path);
+      if (state === 'missing') throw missing();
+      // Not allowed to look: opening it says so in words (EACCES).
+      if (state === 'denied') statSync(path);
+    }
     if (path !== ':memory:') {
       prepareDataDirectory(dirname(path), options.warn);
       prepareDatabaseFile(path, options.warn);
