@@ -6,6 +6,8 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY, setAgentPolicy } from '../src/domain/agent-policy.ts';
+import { decideApproval } from '../src/domain/approvals.ts';
 import { authenticate, authorizeUrl, checkStatus, type Party, pkcePair, redeem } from './helpers/flow.ts';
 import {
   ARRIVAL_TIMEOUT,
@@ -199,6 +201,7 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
       await page.click('#cancel');
       const { query } = await arrival(watched, state);
       expect(query.get('error')).toBe('access_denied');
+      expect(query.get('error_description')).toBe('The user cancelled the authorization request.');
       expect(query.get('state')).toBe(state);
       expect(query.get('iss')).toBe(server.baseUrl);
       expect(query.get('code')).toBeNull();
@@ -208,6 +211,36 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
         status: 200,
         body: { status: 'error', error: 'access_denied', error_description: expect.any(String) },
       });
+      expect(cspViolations(watched)).toEqual([]);
+      expect(watched.errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("c2. an owner's denial: the page says nothing was shared; Back tells the website the owner denied it", async () => {
+    const asking = await server.createAgent({ name: 'Asking bot', ownerName: 'Ada' });
+    await setAgentPolicy(server.ctx, asking.agentId, { ...DEFAULT_POLICY, websites: 'ask' });
+    const context = await browser.newContext();
+    try {
+      const watched = await watchedPage(context);
+      const { page } = watched;
+      const state = 'deny me';
+      const { requestId } = await openAuthorize(page, { ...party, ...asking }, state);
+      const response = await authenticate(server, { ...party, ...asking }, requestId);
+      expect(response.status).toBe(202);
+      const { approval_id } = (await response.json()) as { approval_id: string };
+      await decideApproval(server.ctx, approval_id, 'deny', 'acc_owner');
+
+      await expect
+        .poll(() => page.locator('#status').textContent(), { timeout: ARRIVAL_TIMEOUT })
+        .toBe("The agent's owner denied this sign-in. Nothing was shared with Acme Notes.");
+      await page.click('#cancel');
+      const { query } = await arrival(watched, state);
+      expect(query.get('error')).toBe('access_denied');
+      expect(query.get('error_description')).toBe("The agent's owner denied this sign-in.");
+      expect(query.get('state')).toBe(state);
+      expect(query.get('code')).toBeNull();
       expect(cspViolations(watched)).toEqual([]);
       expect(watched.errors).toEqual([]);
     } finally {

@@ -106,7 +106,37 @@ describe('approval on first use', () => {
     // The browser is shown what happened, with the way back to the website.
     const page = await continueFlow(server, started);
     expect(page.status).toBe(400);
-    expect(await page.text()).toContain('denied this sign-in');
+    const text = await page.text();
+    expect(text).toContain('<h1>The agent&#39;s owner denied this sign-in</h1>');
+    expect(text).toContain('Nothing was shared with Acme Notes.');
+    // The page's way back (its script turns Cancel into it) tells the website the truth.
+    const back = await continueFlow(server, started, { action: 'cancel' });
+    expect(back.status).toBe(302);
+    const location = new URL(back.headers.get('location')!);
+    expect(location.searchParams.get('error')).toBe('access_denied');
+    expect(location.searchParams.get('error_description')).toBe("The agent's owner denied this sign-in.");
+    expect(location.searchParams.get('state')).toBe(started.state);
+  });
+
+  it('a cancel at the page tells the website the user cancelled, before and after the end', async () => {
+    const agent = await askingAgent();
+    const { started } = await asked(agent);
+    const cancelled = await continueFlow(server, started, { action: 'cancel' });
+    expect(cancelled.status).toBe(302);
+    const location = new URL(cancelled.headers.get('location')!);
+    expect(location.searchParams.get('error')).toBe('access_denied');
+    expect(location.searchParams.get('error_description')).toBe('The user cancelled the authorization request.');
+    expect(location.searchParams.get('state')).toBe(started.state);
+    // Back again from the ended request (another tab): the same words, not the owner's.
+    const again = await continueFlow(server, started, { action: 'cancel' });
+    expect(new URL(again.headers.get('location')!).searchParams.get('error_description')).toBe(
+      'The user cancelled the authorization request.',
+    );
+    const page = await continueFlow(server, started);
+    expect(page.status).toBe(400);
+    const text = await page.text();
+    expect(text).toContain('Nothing was shared.');
+    expect(text).not.toContain('owner denied');
   });
 
   it('a held request cannot be taken by another agent, and expiry ends the approval', async () => {

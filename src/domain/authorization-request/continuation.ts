@@ -23,6 +23,15 @@ import { errorResponseUri, type ReturnTarget, returnTarget, withQuery, withRetur
 import { NO_LONGER_REGISTERED } from './state.ts';
 import { statusView } from './status.ts';
 
+/**
+ * What the website is told when the person at the page cancels (error access_denied); an owner's
+ * denial tells it DENIED_DESCRIPTION (approvals.ts) instead.
+ *
+ * @example
+ * new URL(location).searchParams.get('error_description'); // CANCELLED_DESCRIPTION after Cancel
+ */
+export const CANCELLED_DESCRIPTION = 'The user cancelled the authorization request.';
+
 export type ContinueAction = 'approve' | 'cancel';
 
 export type ContinueOutcome =
@@ -132,14 +141,16 @@ export async function continueAuthorization(
   if (input.action === 'cancel') {
     // Cancel always takes the person back to the website, even once the request has ended
     // (expired, contested, cancelled in another tab): leaving is what they asked for.
+    // Once the request has ended, the website is told how it ended (the owner's denial, a
+    // cancel in another tab, a contest), not that this person cancelled it.
     if (view.status === 'error') {
       const description =
         view.error === 'request_expired'
           ? 'The authorization request expired before the user signed in; the user went back.'
-          : 'The user cancelled the authorization request.';
+          : view.error_description || CANCELLED_DESCRIPTION;
       return { kind: 'redirect', location: redirectBack('access_denied', description) };
     }
-    const description = 'The user cancelled the authorization request.';
+    const description = CANCELLED_DESCRIPTION;
     const cancelled = [requestCancelled(request, client)];
     if (
       !(await ctx.store.requests.fail(request.id, request.browser_digest, now, 'access_denied', description, cancelled))

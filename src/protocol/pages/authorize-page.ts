@@ -5,6 +5,7 @@
  * form once the agent has authenticated; without JavaScript, "Continue" does the same. Also the
  * confirmation page (approval=manual) and the error pages of the flow.
  */
+import { DENIED_DESCRIPTION } from '../../domain/approvals.ts';
 import type { ReturnTarget } from '../../domain/authorization-request/return-tickets.ts';
 import { redirectHost } from '../../domain/authorization-request/status.ts';
 import { isLoopbackRedirect } from '../../domain/clients.ts';
@@ -236,8 +237,18 @@ ${aboutThisPage(client.name, baseUrl)}`,
 }
 
 /** The person's words for an error of the flow; the code and developer text stay below them. */
-function errorWords(error: string, back: ReturnTarget | undefined): { heading: string; text: string } {
+function errorWords(
+  error: string,
+  description: string,
+  back: ReturnTarget | undefined,
+): { heading: string; text: string } {
   const site = back?.siteName ?? 'the website';
+  // The owner's denial is an access_denied of its own: the person is told who ended it.
+  if (error === 'access_denied' && description === DENIED_DESCRIPTION)
+    return {
+      heading: "The agent's owner denied this sign-in",
+      text: `Nothing was shared with ${site}. Go back to it to sign in another way, or ask the agent's owner.`,
+    };
   switch (error) {
     case 'invalid_client':
       return {
@@ -295,7 +306,7 @@ export interface FlowErrorView {
  */
 export function flowErrorPage(view: FlowErrorView): string {
   const { error, description, back, baseUrl } = view;
-  const words = errorWords(error, back);
+  const words = errorWords(error, description, back);
   return layout(
     `${words.heading} — agentauth`,
     html`<meta name="error" content="${error}">

@@ -216,7 +216,12 @@
       signedInThenContinue();
     } else if (body.status === 'error') {
       if (body.error === 'request_expired') ended(EXPIRED_TEXT, 'expired');
-      else ended(body.error_description || 'The authorization request failed.', 'ended');
+      // No code was issued: say so, whoever ended it (the owner's denial, a cancel elsewhere).
+      else
+        ended(
+          `${body.error_description || 'The authorization request failed.'} Nothing was shared with ${clientName}.`,
+          'ended',
+        );
     } else if (body.status === 'completed') {
       ended('This sign-in has already been completed.', 'ended');
       if (cancel) cancel.hidden = true;
