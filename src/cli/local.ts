@@ -55,6 +55,7 @@ import {
   listWebhooks,
   redeliverWebhook,
   rotateWebhookSecret,
+  sendWebhookTestEvent,
   updateWebhook,
 } from '../management/webhooks.ts';
 import type { AccountRecord } from '../store/accounts.ts';
@@ -201,6 +202,7 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
     listWebhookDeliveries: async (id, limit) =>
       (await listWebhookDeliveries(ctx, actor, id, { limit })).data.map(deliveryView),
     retryWebhookDelivery: async (id, messageId) => deliveryView(await redeliverWebhook(ctx, actor, id, messageId)),
+    sendWebhookTestEvent: async (id) => deliveryView(await sendWebhookTestEvent(ctx, actor, id)),
 
     listSigningKeys: () => listSigningKeys(ctx, actor),
     rotateSigningKey: (input) => rotateSigningKey(ctx, actor, input),

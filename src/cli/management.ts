@@ -155,6 +155,8 @@ export interface Management {
   listWebhookDeliveries(id: string, limit: number): Promise<WebhookDelivery[]>;
   /** Sends a delivery again, with its message id, now. */
   retryWebhookDelivery(id: string, messageId: string): Promise<WebhookDelivery>;
+  /** Sends a signed webhook.test event to the webhook now; the running server delivers it. */
+  sendWebhookTestEvent(id: string): Promise<WebhookDelivery>;
 
   /** The signing keys (an admin's): every key of the shared set, oldest first. */
   listSigningKeys(): Promise<SigningKey[]>;

@@ -297,6 +297,7 @@ export function remoteManagement(target: RemoteTarget): Management {
         .data,
     retryWebhookDelivery: (id, messageId) =>
       call<WebhookDelivery>('POST', at('webhooks', id, `deliveries/${encodeURIComponent(messageId)}/retry`)),
+    sendWebhookTestEvent: (id) => call<WebhookDelivery>('POST', at('webhooks', id, 'test')),
 
     listSigningKeys: async () => (await call<{ data: SigningKey[] }>('GET', 'signing-keys')).data,
     async rotateSigningKey({ now, revokePrevious } = {}) {

@@ -15,7 +15,7 @@ export type Act =
   | `website.${'create' | 'update' | 'rotate_secret' | 'disable' | 'enable' | 'revoke_grants' | 'delete' | 'test_sign_in'}`
   | 'grant.revoke'
   | `api_key.${'create' | 'revoke' | 'revoke_all'}`
-  | `webhook.${'create' | 'update' | 'disable' | 'enable' | 'delete' | 'rotate_secret' | 'redeliver'}`
+  | `webhook.${'create' | 'update' | 'disable' | 'enable' | 'delete' | 'rotate_secret' | 'redeliver' | 'test'}`
   | `admin.${'create_account' | 'rename_account' | 'set_role' | 'disable_account' | 'enable_account' | 'setup_link' | 'verify_email' | 'revoke_link'}`
   | 'account.invite'
   | `signing_key.${'rotate' | 'rotate_now'}`;

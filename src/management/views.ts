@@ -497,7 +497,18 @@ export const DeliveryView = Type.Object(
         at: Type.String({ format: 'date-time' }),
         duration_ms: Type.Integer(),
         status_code: Nullable(Type.Integer({ description: "The receiver's answer; null when there was none." })),
-        error: Nullable(Type.String()),
+        error: Nullable(
+          Type.String({
+            description:
+              'What went wrong, in words, with what fixes it (the receiver’s HTTP status, an untrusted certificate, a refused connection, …); null when it was delivered.',
+          }),
+        ),
+        request_headers: Nullable(
+          Type.Record(Type.String(), Type.String(), {
+            description:
+              'The headers this attempt was sent with: webhook-id, webhook-timestamp, webhook-signature, content-type, user-agent (the body is `payload`). Null for attempts logged before they were kept.',
+          }),
+        ),
       }),
     ),
   },
@@ -522,6 +533,7 @@ export function deliveryView({ delivery, attempts }: DeliveryWithAttempts): Stat
       duration_ms: attempt.duration_ms,
       status_code: attempt.status_code,
       error: attempt.error,
+      request_headers: attempt.request_headers === null ? null : JSON.parse(attempt.request_headers),
     })),
   };
 }

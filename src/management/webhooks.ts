@@ -15,6 +15,7 @@ import {
   reachableWebhook,
   redeliver,
   rotateWebhookSecret as rotateEndpointSecret,
+  sendTestEvent,
   updateWebhook as updateEndpoint,
   type WebhookChanges,
   type WebhookWithSecret,
@@ -27,7 +28,7 @@ import { type Actor, actingAccount, requireAdmin, requireWrite } from './actor.t
 import { asActor, recordAct } from './audit.ts';
 import { checkedVersion, type Precondition } from './shared.ts';
 
-type Deps = Pick<Context, 'store' | 'clock' | 'config' | 'secrets'>;
+type Deps = Pick<Context, 'store' | 'clock' | 'config' | 'secrets' | 'webhooks'>;
 
 /**
  * What the audit says of an endpoint: its host and events, never its URL (its path may be a
@@ -191,4 +192,18 @@ export async function redeliverWebhook(
     `${delivery.message_id} ${delivery.event_type}`,
   );
   return { delivery, attempts: await deps.store.webhooks.listAttempts(delivery.endpoint_id, delivery.message_id) };
+}
+
+/**
+ * Sends a signed `webhook.test` event to the endpoint now; its outcome shows in the delivery log.
+ *
+ * @example
+ * const { delivery } = await sendWebhookTestEvent(ctx, actor, 'whk_…'); // delivery.event_type: 'webhook.test'
+ */
+export async function sendWebhookTestEvent(deps: Deps, actor: Actor, id: string): Promise<DeliveryWithAttempts> {
+  const admin = await adminOf(deps, actor, id);
+  requireWrite(actor);
+  const delivery = await asActor(actor, () => sendTestEvent(deps, admin, id));
+  await recordAct(deps, actor, 'webhook.test', delivery.endpoint_id, delivery.message_id);
+  return { delivery, attempts: [] };
 }

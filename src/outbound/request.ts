@@ -64,8 +64,12 @@ export interface OutboundAnswer {
 
 /** How one use of {@link guardedRequest} words its failures and judges an answer. */
 export interface OutboundWording {
-  /** The error for `reason`; `host` is null when the URL does not parse. */
-  failure: (host: string | null, reason: string) => Error;
+  /**
+   * The error for `reason`; `host` is null when the URL does not parse. `unreached` says what
+   * went wrong before any answer, for a caller whose URL's chooser may be told (a webhook's
+   * admin); `reason` then is the one wording that tells nobody anything (UNREACHABLE).
+   */
+  failure: (host: string | null, reason: string, unreached?: Unreached) => Error;
   /** A reason to refuse the answer once its headers are in, or null to read its body. */
   check?: (res: IncomingMessage) => string | null;
   /** A body over maxBytes: a failure, or cut off there (a webhook receiver's answer is not needed whole). */
@@ -77,9 +81,91 @@ export interface OutboundWording {
 /**
  * The one reason given for every failure before an HTTP response: DNS, refused, reset, TLS,
  * silence. Telling them apart would tell whoever chose the URL whether a port is open, closed
- * or filtered, and so let them scan other hosts' ports through this server.
+ * or filtered, and so let them scan other hosts' ports through this server. A caller whose URL
+ * is chosen by someone trusted (a webhook, by an admin) words the Unreached instead.
  */
 const UNREACHABLE = 'the server could not be reached over HTTPS';
+
+/**
+ * Why a server was not reached, before any answer: the kind, the Node or TLS error code, and
+ * what is known besides (the address refused, the names a certificate holds, how far a timed-out
+ * exchange got). No text of the peer's is kept.
+ *
+ * @example
+ * const unreached: Unreached = { kind: 'untrusted_certificate', code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', port: 443 };
+ */
+export interface Unreached {
+  kind:
+    | 'name_not_resolved'
+    | 'special_use'
+    | 'refused'
+    | 'timed_out'
+    | 'reset'
+    | 'no_route'
+    | 'self_signed_certificate'
+    | 'untrusted_certificate'
+    | 'name_mismatch'
+    | 'expired_certificate'
+    | 'not_yet_valid_certificate'
+    | 'not_tls'
+    | 'tls'
+    | 'other';
+  /** The error's code (ECONNREFUSED, CERT_HAS_EXPIRED, …), when it had one. */
+  code?: string;
+  /** The port tried. */
+  port: number;
+  /** special_use: the address refused. */
+  address?: string;
+  /** name_mismatch: the names the certificate holds (its subjectAltName). */
+  certificateNames?: string;
+  /** timed_out: how far it got (connecting, the TLS handshake, waiting for the answer). */
+  stage?: 'connecting' | 'tls' | 'answer';
+  /** timed_out: the deadline, in ms. */
+  timeoutMs?: number;
+}
+
+const CODE_KINDS: Record<string, Unreached['kind']> = {
+  ENOTFOUND: 'name_not_resolved',
+  EAI_AGAIN: 'name_not_resolved',
+  EAI_NONAME: 'name_not_resolved',
+  EAI_FAIL: 'name_not_resolved',
+  ENODATA: 'name_not_resolved',
+  ECONNREFUSED: 'refused',
+  ECONNRESET: 'reset',
+  EPIPE: 'reset',
+  ETIMEDOUT: 'timed_out',
+  EHOSTUNREACH: 'no_route',
+  ENETUNREACH: 'no_route',
+  EHOSTDOWN: 'no_route',
+  EADDRNOTAVAIL: 'no_route',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'self_signed_certificate',
+  SELF_SIGNED_CERT_IN_CHAIN: 'self_signed_certificate',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'untrusted_certificate',
+  UNABLE_TO_GET_ISSUER_CERT: 'untrusted_certificate',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'untrusted_certificate',
+  CERT_UNTRUSTED: 'untrusted_certificate',
+  CERT_SIGNATURE_FAILURE: 'untrusted_certificate',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'name_mismatch',
+  CERT_HAS_EXPIRED: 'expired_certificate',
+  CERT_NOT_YET_VALID: 'not_yet_valid_certificate',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'not_tls',
+  ERR_SSL_PACKET_LENGTH_TOO_LONG: 'not_tls',
+  ERR_SSL_HTTP_REQUEST: 'not_tls',
+};
+
+/** What a failed exchange's error tells, by its code (never its message, which may quote the peer). */
+function unreachedOf(error: NodeJS.ErrnoException & { cert?: { subjectaltname?: string } }, port: number): Unreached {
+  const code = typeof error.code === 'string' ? error.code : undefined;
+  let kind: Unreached['kind'] = (code && CODE_KINDS[code]) || 'other';
+  // OpenSSL's own text (not the peer's) tells a plain-HTTP port behind an EPROTO.
+  if (code === 'EPROTO' && /wrong version number|http request/i.test(error.message)) kind = 'not_tls';
+  else if (kind === 'other' && code && /^(ERR_SSL_|ERR_TLS_|CERT_|EPROTO)/.test(code)) kind = 'tls';
+  const unreached: Unreached = { kind, port, ...(code ? { code } : {}) };
+  if (kind === 'name_mismatch' && typeof error.cert?.subjectaltname === 'string')
+    unreached.certificateNames = error.cert.subjectaltname.slice(0, 300);
+  if (kind === 'timed_out') unreached.stage = 'connecting';
+  return unreached;
+}
 
 type Refused = (ip: string, stage: AddressStage) => boolean;
 
@@ -110,18 +196,28 @@ export function guardedRequest(
   } catch {
     return Promise.reject(wording.failure(null, 'its URL is not valid'));
   }
-  const failure = (reason: string) => wording.failure(target.host, reason);
+  const failure = (reason: string, unreached?: Unreached) => wording.failure(target.host, reason, unreached);
   if (target.protocol !== 'https:') return Promise.reject(failure('only https URLs are fetched'));
-  const specialUse = failure('the host is at a special-use IP address, which is never fetched from');
+  const port = Number(target.port || 443);
+  const specialUse = (address: string) =>
+    new SpecialUseRefusal(
+      failure('the host is at a special-use IP address, which is never fetched from', {
+        kind: 'special_use',
+        port,
+        address,
+      }),
+    );
   const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
   // An IP-literal host never goes through the lookup, and the socket check runs only once the
   // connection is made, after a SYN was sent and the port's state learnt: a literal is judged
   // here, before any socket exists. The socket check below stays, for the same address twice.
-  if (isIP(host) !== 0 && refused(host, 'resolved')) return Promise.reject(specialUse);
+  if (isIP(host) !== 0 && refused(host, 'resolved')) return Promise.reject(specialUse(host).failure);
 
   return new Promise<OutboundAnswer>((resolve, reject) => {
     let settled = false;
     let responded = false;
+    /** How far the exchange got, for a deadline that passes before any answer. */
+    let stage: 'connecting' | 'tls' | 'answer' = 'connecting';
     const fail = (error: Error) => {
       if (settled) return;
       settled = true;
@@ -136,7 +232,12 @@ export function guardedRequest(
       resolve(value);
     };
     const deadline = setTimeout(
-      () => fail(failure(responded ? `no complete answer within ${timeoutMs} ms` : UNREACHABLE)),
+      () =>
+        fail(
+          responded
+            ? failure(`no complete answer within ${timeoutMs} ms`)
+            : failure(UNREACHABLE, { kind: 'timed_out', port, stage, timeoutMs }),
+        ),
       timeoutMs,
     );
     const brokeOff = `the connection broke off before ${wording.what} was complete`;
@@ -166,17 +267,28 @@ export function guardedRequest(
         const peer = socket.remoteAddress;
         if (peer === undefined || refused(peer, 'connected')) {
           socket.destroy();
-          fail(specialUse);
+          fail(specialUse(peer ?? 'unknown').failure);
         }
       };
-      if (socket.connecting) socket.prependOnceListener('connect', checkPeer);
-      else checkPeer();
+      if (socket.connecting) {
+        socket.prependOnceListener('connect', checkPeer);
+        socket.once('connect', () => {
+          stage = 'tls';
+        });
+        socket.once('secureConnect', () => {
+          stage = 'answer';
+        });
+      } else {
+        // A kept connection: connected and past its handshake already.
+        stage = 'answer';
+        checkPeer();
+      }
     });
 
-    // Whatever went wrong before a response (the peer's text may be anything), one reason.
+    // Whatever went wrong before a response, one reason (UNREACHABLE) and what it was, by code.
     req.on('error', (error: Error) => {
-      if (error === specialUse) return fail(error);
-      fail(failure(responded ? brokeOff : UNREACHABLE));
+      if (error instanceof SpecialUseRefusal) return fail(error.failure);
+      fail(responded ? failure(brokeOff) : failure(UNREACHABLE, unreachedOf(error, port)));
     });
 
     req.once('response', (res: IncomingMessage) => {
@@ -220,11 +332,18 @@ function trusting(ca: string | Buffer): SecureContext {
   return context;
 }
 
+/** A special-use address refused, carrying the caller's error for it through the lookup's callback. */
+class SpecialUseRefusal extends Error {
+  constructor(readonly failure: Error) {
+    super(failure.message);
+  }
+}
+
 /**
  * Resolves like dns.lookup but refuses a name with any special-use address, so that such a
  * name fails before a connection is even attempted.
  */
-function checkedLookup(refused: Refused, specialUse: Error) {
+function checkedLookup(refused: Refused, specialUse: (address: string) => SpecialUseRefusal) {
   return (
     hostname: string,
     options: LookupOptions,
@@ -234,7 +353,8 @@ function checkedLookup(refused: Refused, specialUse: Error) {
       if (error) return callback(error, '');
       const first = addresses[0];
       if (!first) return callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '');
-      if (addresses.some(({ address }) => refused(address, 'resolved'))) return callback(specialUse, '');
+      const special = addresses.find(({ address }) => refused(address, 'resolved'));
+      if (special) return callback(specialUse(special.address), '');
       if (options.all) callback(null, addresses);
       else callback(null, first.address, first.family);
     });

@@ -549,4 +549,11 @@ $$`,
       "CREATE UNIQUE INDEX signing_keys_one_next ON signing_keys (state) WHERE state = 'next'",
     ],
   },
+  {
+    // The signed request of each webhook attempt (issue 38; docs/design.md §15): its headers as
+    // JSON, for the delivery log; the body is the delivery's payload. About 250 bytes an attempt,
+    // purged with the delivery.
+    version: '0023_webhook_attempt_headers',
+    statements: ['ALTER TABLE webhook_attempts ADD COLUMN request_headers text'],
+  },
 ];

@@ -64,3 +64,29 @@ export function announceSteps(events: readonly WebhookEvent[] | undefined, now =
     channel: WEBHOOK_CHANNEL,
   }));
 }
+
+/**
+ * The delivery of a test event (Send test event) to one endpoint, whatever it subscribes to, as
+ * due now: the dispatcher sends it like any other. Returns the step and the message id.
+ *
+ * @example
+ * const { step, messageId } = testDeliveryStep('whk_abc', { type: 'webhook.test', data });
+ */
+export function testDeliveryStep(
+  endpointId: string,
+  event: WebhookEvent,
+  now = Date.now(),
+): { step: Step; messageId: string } {
+  const messageId = newWebhookMessageId(now);
+  const payload = JSON.stringify({ type: event.type, timestamp: new Date(now).toISOString(), data: event.data });
+  return {
+    messageId,
+    step: {
+      sql: `INSERT INTO webhook_deliveries (message_id, endpoint_id, event_type, payload, status, attempts, next_attempt_at, created_at)
+        VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)`,
+      params: [messageId, endpointId, event.type, payload, now, now],
+      notify: 'due',
+      channel: WEBHOOK_CHANNEL,
+    },
+  };
+}

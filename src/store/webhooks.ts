@@ -8,7 +8,7 @@
  */
 import { type ChangeListener, type Driver, type Step, WEBHOOK_CHANNEL } from './driver.ts';
 import { type ConsoleEvent, consoleEventStep } from './history.ts';
-import { announceSteps, type WebhookEvent } from './outbox.ts';
+import { announceSteps, testDeliveryStep, type WebhookEvent } from './outbox.ts';
 import { insert, PURGE_BATCH, update } from './rows.ts';
 
 /** A disabled endpoint is sent nothing; its deliveries wait. */
@@ -106,6 +106,11 @@ export interface AttemptRecord {
   /** The receiver's HTTP status, or null when there was no answer (then `error` says why). */
   status_code: number | null;
   error: string | null;
+  /**
+   * The headers the attempt was sent with, as JSON (webhook-id, webhook-timestamp,
+   * webhook-signature, content-type, user-agent); null for attempts logged before they were kept.
+   */
+  request_headers: string | null;
 }
 
 /** What one attempt came to, as the dispatcher records it. */
@@ -162,6 +167,8 @@ export interface WebhookStore {
   redeliver(endpointId: string, messageId: string, now: number): Promise<boolean>;
   /** Writes the deliveries of `events` for every enabled endpoint subscribed to them (no endpoint: no row). */
   announce(events: WebhookEvent[]): Promise<void>;
+  /** Writes a delivery of `event` to this endpoint alone, due now (a test event); answers it. */
+  sendTest(endpointId: string, event: WebhookEvent, now?: number): Promise<DeliveryRecord>;
   /**
    * Claims up to `limit` due deliveries for `owner` until `leaseUntil`: pending ones due by `now`,
    * and delivering ones whose lease ran out (their node died). Each enabled endpoint gets at most
@@ -374,6 +381,14 @@ export function webhookStore(driver: Driver): WebhookStore {
     async announce(events: WebhookEvent[]): Promise<void> {
       const steps = announceSteps(events);
       if (steps.length > 0) await driver.write(steps, { independent: true });
+    },
+
+    async sendTest(endpointId: string, event: WebhookEvent, now = Date.now()): Promise<DeliveryRecord> {
+      const { step, messageId } = testDeliveryStep(endpointId, event, now);
+      await driver.write([step]);
+      const delivery = await this.findDelivery(endpointId, messageId);
+      if (!delivery) throw new Error(`the test delivery ${messageId} was not written`);
+      return delivery;
     },
 
     async claimDue(

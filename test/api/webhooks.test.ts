@@ -41,6 +41,7 @@ describe('the webhooks API', () => {
         '/webhooks/{id}/rotate-secret',
         '/webhooks/{id}/deliveries',
         '/webhooks/{id}/deliveries/{message_id}/retry',
+        '/webhooks/{id}/test',
         '/webhook-event-types',
       ]),
     );
@@ -114,6 +115,27 @@ describe('the webhooks API', () => {
     const answer = await call('POST', '/webhooks', body);
     expect(answer.status).toBe(400);
     expect(answer.json).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining(words) });
+  });
+
+  it('sends a test event, refused while the webhook is disabled and for a read key', async () => {
+    // A receiver of its own: the other tests read everything theirs received.
+    const own = await startWebhookReceiver();
+    const made = await call('POST', '/webhooks', { url: own.url, events: ['client.deleted'] });
+    own.useSecret(made.json.secret);
+    const id = made.json.webhook.id;
+    const sent = await call('POST', `/webhooks/${id}/test`);
+    expect(sent.status).toBe(202);
+    expect(sent.json).toMatchObject({ event_type: 'webhook.test', payload: { type: 'webhook.test' } });
+    const [got] = await own.until((all) => all.length > 0);
+    await own.close();
+    expect(got).toMatchObject({ id: sent.json.message_id, verified: true });
+    const reader = await accountWithKey(server, { role: 'admin', key: { reach: 'all', access: 'read' } });
+    expect((await reader.call('POST', `/webhooks/${id}/test`)).status).toBe(403);
+    await call('PATCH', `/webhooks/${id}`, { status: 'disabled' });
+    const refused = await call('POST', `/webhooks/${id}/test`);
+    expect(refused.status).toBe(409);
+    expect(refused.json).toMatchObject({ error: 'conflict', error_description: expect.stringContaining('disabled') });
+    expect((await call('POST', '/webhooks/whk_doesnotexist/test')).status).toBe(404);
   });
 
   it("refuses a member's key, an admin's own-reach key and a read key", async () => {

@@ -79,6 +79,12 @@ describe('registering a webhook', () => {
   it.each([
     ['http://hooks.example.com/', 'url', 'https'],
     ['https://127.0.0.1/hook', 'url', 'special-use'],
+    // A name is resolved when saved (issue 38): localhost would fail every delivery.
+    [
+      'https://localhost/hook',
+      'url',
+      'localhost is at 127.0.0.1, which is a loopback, private or other special-use address, which webhooks are not sent to; to allow it, list its network in WEBHOOK_ALLOWED_ADDRESSES (e.g. 127.0.0.1/32)',
+    ],
     ['https://user:pw@hooks.example.com/', 'url', 'user name or password'],
   ])('refuses the URL %s beside its field, keeping what was typed', async (url, field, words) => {
     const before = (await server.ctx.store.webhooks.list()).length;
@@ -186,6 +192,36 @@ describe("a webhook's page", () => {
 
     const unknown = await adminSession.post(`/console/admin/webhooks/${id}/deliveries/msg_0123/send-again`);
     expect(unknown.status).toBe(404);
+  });
+
+  it('sends a test event from the page; a disabled webhook has no button and is refused', async () => {
+    const { id } = await addWebhook({ 'event.client.deleted': 'on' });
+    const page = await adminSession.get(`/console/admin/webhooks/${id}`);
+    expect(page.text).toContain(`action="/console/admin/webhooks/${id}/test"`);
+    expect(page.text).toContain('>Send test event</button>');
+    const sent = await adminSession.submit(`/console/admin/webhooks/${id}/test`);
+    expect(sent.posted.status).toBe(303);
+    expect(sent.posted.location).toBe(`/console/admin/webhooks/${id}?notice=webhook_test_sent#deliveries-heading`);
+    expect(noticeOf(sent)).toContain('A test event (webhook.test) is sent now');
+    const [delivery] = await server.ctx.store.webhooks.listDeliveries(id, 10);
+    expect(delivery).toMatchObject({ event_type: 'webhook.test', status: 'pending' });
+    expect(JSON.parse(delivery!.payload)).toMatchObject({
+      type: 'webhook.test',
+      data: { webhook: { id, host: 'hooks.example.com' }, actor: { type: 'account', email: admin.email } },
+    });
+    // The log's row, with the payload it is sent with (no attempt yet: no headers yet).
+    expect(sent.text).toContain(`id="delivery-${delivery!.message_id}"`);
+    expect(sent.text).toContain('<code>webhook.test</code>');
+    expect(sent.text).toContain('<summary>Payload</summary>');
+    expect(await eventsOf('webhook.test', id)).toHaveLength(1);
+
+    await adminSession.submit(`/console/admin/webhooks/${id}/disable`);
+    const disabled = await adminSession.get(`/console/admin/webhooks/${id}`);
+    expect(disabled.text).not.toContain(`action="/console/admin/webhooks/${id}/test"`);
+    const refused = await adminSession.post(`/console/admin/webhooks/${id}/test`);
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain('enable it, then send a test event');
+    expect(await server.ctx.store.webhooks.listDeliveries(id, 10)).toHaveLength(1);
   });
 });
 

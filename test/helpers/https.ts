@@ -14,6 +14,19 @@ const fixture = (name: string) => readFileSync(new URL(`../fixtures/tls/${name}`
 export const TEST_CA: Buffer = fixture('localhost.crt');
 const TEST_KEY: Buffer = fixture('localhost.key');
 
+/**
+ * A private CA's certificate (test/fixtures/tls/make-certificates.sh), and receivers' certificates
+ * it signed or not: `receiver` (localhost, valid), `receiver-wrong-name` (receiver.example only),
+ * `receiver-expired` (2020), `receiver-unknown-ca` (signed by a CA nobody trusts).
+ */
+export const PRIVATE_CA: Buffer = fixture('private-ca.crt');
+export type ReceiverCertificate = 'receiver' | 'receiver-wrong-name' | 'receiver-expired' | 'receiver-unknown-ca';
+/** The key and certificate of a receiver signed by the private CA (or not), for startHttpsServer's `tls`. */
+export const receiverTls = (name: ReceiverCertificate) => ({
+  key: fixture('receiver.key'),
+  cert: fixture(`${name}.crt`),
+});
+
 export interface HttpsTestServer {
   /** https://localhost:<port> on 127.0.0.1 (https://127.0.0.1:<port> reaches it too), else https://<host>:<port>. */
   origin: string;
@@ -37,13 +50,13 @@ export type HttpsHandler = (req: IncomingMessage, res: ServerResponse) => void;
 /** Starts an HTTPS server on 127.0.0.1 (or `host`) on a free port. */
 export async function startHttpsServer(
   handler: HttpsHandler,
-  options: { host?: string } = {},
+  options: { host?: string; tls?: { key: Buffer; cert: Buffer } } = {},
 ): Promise<HttpsTestServer> {
   const host = options.host ?? '127.0.0.1';
   const sockets = new Set<Socket>();
   const paths: string[] = [];
   let connections = 0;
-  const server = createServer({ key: TEST_KEY, cert: TEST_CA }, (req, res) => {
+  const server = createServer(options.tls ?? { key: TEST_KEY, cert: TEST_CA }, (req, res) => {
     paths.push(req.url ?? '');
     handler(req, res);
   });

@@ -399,6 +399,13 @@ async function seedWebhooks(
         duration_ms: 84 + i * 40,
         status_code: answer.status_code,
         error: null,
+        request_headers: JSON.stringify({
+          'content-type': 'application/json',
+          'user-agent': 'agentauth-webhooks',
+          'webhook-id': delivery.message_id,
+          'webhook-timestamp': String(Math.floor(now / 1000)),
+          'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+        }),
       },
       status: answer.status,
       next_attempt_at: answer.next,

@@ -24,7 +24,7 @@ export interface Received {
 /** Loopback allowed for test receivers at both checks (before connecting and on the socket). */
 export const allowLoopback = (ip: string) => ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1';
 
-export async function startWebhookReceiver(options: { host?: string } = {}) {
+export async function startWebhookReceiver(options: { host?: string; tls?: { key: Buffer; cert: Buffer } } = {}) {
   let secret: string | null = null;
   let status: number | 'hold' = 204;
   const received: Received[] = [];
@@ -64,7 +64,7 @@ export async function startWebhookReceiver(options: { host?: string } = {}) {
         for (const wake of waiters.splice(0)) wake();
       });
     },
-    { host: options.host },
+    { host: options.host, tls: options.tls },
   );
   const url = `https://localhost:${server.port}/hooks`;
   return {

@@ -10,7 +10,7 @@ import { createOwnedAgent } from '../helpers/owned.ts';
 import { issueLink } from '../../src/domain/accounts.ts';
 
 import { signAssertion, testKeyPair } from '../helpers/agent-keys.ts';
-import { caller } from '../helpers/api.ts';
+import { accountWithKey, caller } from '../helpers/api.ts';
 import { operator } from '../../src/management/actor.ts';
 import { createApiKey } from '../../src/management/api-keys.ts';
 import { ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
@@ -44,6 +44,8 @@ describe('CSRF and cross-site posts in the console', () => {
     expect(posts).toContain('/console/approvals/x/decide');
     expect(posts).toContain('/console/approvals/x/passkey/options');
     expect(posts).toContain('/console/approvals/x/decide/passkey');
+    // Webhooks' Send test event (issue 38).
+    expect(posts).toContain('/console/admin/webhooks/x/test');
     expect(posts.length).toBeGreaterThan(15);
   });
 
@@ -156,6 +158,49 @@ describe('privilege escalation and escaping', () => {
   });
 });
 
+describe('webhooks: what an admin types and what a receiver is sent', () => {
+  it("a webhook's description is escaped in the test event's payload shown on its page", async () => {
+    const account = await createPasswordAccount(server.ctx, { role: 'admin' });
+    const person = await signIn(server.baseUrl, account.email);
+    await person.get('/console/admin/webhooks');
+    const made = await person.submit('/console/admin/webhooks', {
+      url: 'https://hooks.example.com/escaped',
+      description: '<img src=x onerror=alert(1)>',
+      all_events: 'on',
+    });
+    const hookId = /whk_[\w-]+/.exec(made.text)![0];
+    const page = await person.submit(`/console/admin/webhooks/${hookId}/test`);
+    expect(page.text).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(page.text).not.toContain('<img src=x');
+  });
+
+  it('SSRF: a receiver whose name resolves to loopback is refused when saved, by the API and the console, naming the setting', async () => {
+    const { call: api } = await accountWithKey(server, { role: 'admin', key: { reach: 'all' } });
+    const account = await createPasswordAccount(server.ctx, { role: 'admin' });
+    const before = (await server.ctx.store.webhooks.list()).length;
+    const refused = await api('POST', '/webhooks', { url: 'https://localhost:8443/hooks', events: ['*'] });
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining(
+        'localhost is at 127.0.0.1, which is a loopback, private or other special-use address, which webhooks are not sent to; to allow it, list its network in WEBHOOK_ALLOWED_ADDRESSES (e.g. 127.0.0.1/32)',
+      ),
+    });
+    // …and a change of URL to one.
+    const made = await api('POST', '/webhooks', { url: 'https://hooks.example.com/ssrf', events: ['*'] });
+    expect(made.status).toBe(201);
+    const moved = await api('PATCH', `/webhooks/${made.json.webhook.id}`, { url: 'https://localhost/hooks' });
+    expect(moved.status).toBe(400);
+    expect(moved.json.error_description).toContain('WEBHOOK_ALLOWED_ADDRESSES');
+    const person = await signIn(server.baseUrl, account.email);
+    await person.get('/console/admin/webhooks');
+    const form = await person.post('/console/admin/webhooks', { url: 'https://localhost/hooks', all_events: 'on' });
+    expect(form.status).toBe(400);
+    expect(form.text).toContain('list its network in WEBHOOK_ALLOWED_ADDRESSES');
+    expect((await server.ctx.store.webhooks.list()).length).toBe(before + 1);
+  });
+});
+
 describe('bad input in console URLs and forms', () => {
   it('a repeated field, a NUL in an id, a malformed escape or an over-long id answer a 4xx page, never a 500', async () => {
     const account = await createPasswordAccount(server.ctx, { name: 'Before' });
@@ -250,6 +295,10 @@ describe('secrets in the logs', () => {
     const hookId = /whk_[\w-]+/.exec(hookPage.text)![0];
     const rotated = await person.submit(`/console/admin/webhooks/${hookId}/rotate-secret`);
     keep('rotated webhook secret', /whsec_[\w+/=]+/.exec(rotated.text)?.[0]);
+    // A test event is signed with it: the delivery log shows the signature, never the secret.
+    const tested = await person.submit(`/console/admin/webhooks/${hookId}/test`);
+    expect(tested.text).toContain('webhook.test');
+    expect(tested.text).not.toMatch(/whsec_/);
     // A key-bound agent's assertion (docs/design.md §16), accepted and then replayed, and its private key.
     const key = await testKeyPair('EdDSA');
     const keyed = await api('POST', '/agents', { name: 'Keyed agent', public_key: key.publicJwk });

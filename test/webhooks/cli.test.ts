@@ -31,6 +31,8 @@ const env = () =>
     JWT_SECRET: TEST_JWT_SECRET,
     BASE_URL: undefined,
     NODE_ENV: undefined,
+    // The receiver is on loopback: the operator's setting lets the CLI save it (issue 38).
+    WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32,::1/128',
   }) as NodeJS.ProcessEnv;
 
 // biome-ignore lint/suspicious/noExplicitAny: a test reads the JSON loosely, asserting what it needs
@@ -39,9 +41,18 @@ async function cli(...args: string[]): Promise<any> {
   return JSON.parse(stdout);
 }
 
+/** The command's text (not --json), as an operator reads it. */
+async function cliText(...args: string[]): Promise<string> {
+  return (await run('./bin/agentauth', ['webhook', ...args], { env: env() })).stdout;
+}
+
 async function cliFails(...args: string[]): Promise<string> {
+  return cliFailsWith({}, ...args);
+}
+
+async function cliFailsWith(settings: Record<string, string>, ...args: string[]): Promise<string> {
   try {
-    await run('./bin/agentauth', ['webhook', ...args], { env: env() });
+    await run('./bin/agentauth', ['webhook', ...args], { env: { ...env(), ...settings } });
   } catch (error) {
     return (error as { stderr: string }).stderr;
   }
@@ -119,5 +130,42 @@ describe('agentauth webhook', () => {
     expect(await cliFails('list', '--admin-email', 'cli-member@example.com')).toContain(
       'cli-member@example.com is not an active admin',
     );
+  });
+
+  it('refuses a loopback receiver when saved without the setting; sends a test event; shows the request sent', async () => {
+    // Without WEBHOOK_ALLOWED_ADDRESSES, https://localhost is refused when saved, naming the setting.
+    const refused = await cliFailsWith(
+      { WEBHOOK_ALLOWED_ADDRESSES: '' },
+      'create',
+      '--endpoint',
+      receiver.url,
+      '--event',
+      '*',
+    );
+    expect(refused).toContain(
+      'localhost is at 127.0.0.1, which is a loopback, private or other special-use address, which webhooks are not sent to; to allow it, list its network in WEBHOOK_ALLOWED_ADDRESSES (e.g. 127.0.0.1/32)',
+    );
+
+    const made = await cli('create', '--endpoint', receiver.url, '--event', 'client.deleted');
+    receiver.useSecret(made.secret);
+    const before = receiver.received.length;
+    const said = await cliText('test', made.id, '--wait', '10');
+    expect(said).toMatch(/^msg_[0-9a-f]+ {2}delivered: HTTP 204\n$/);
+    await receiver.until((all) => all.length > before);
+    const test = receiver.received[before]!;
+    expect(test.verified).toBe(true);
+    expect(test.payload).toMatchObject({
+      type: 'webhook.test',
+      data: { webhook: { id: made.id, host: new URL(receiver.url).host }, actor: { type: 'cli' } },
+    });
+
+    // The request as sent: its signed headers and its body, never the secret.
+    const shown = await cliText('deliveries', made.id, '--request');
+    expect(shown).toContain(`webhook-id: ${test.id}`);
+    expect(shown).toContain(`webhook-timestamp: ${test.timestamp}`);
+    expect(shown).toContain(`webhook-signature: ${test.headers['webhook-signature']}`);
+    expect(shown).toContain('content-type: application/json');
+    expect(shown).toContain(test.raw);
+    expect(shown).not.toContain('whsec_');
   });
 });

@@ -358,7 +358,10 @@ describe('webhooks', () => {
       await server.createClient({ name: 'Loopback' });
       const data = await settled(ids[0]!, (d) => d.delivery.status === 'failed');
       expect(data[0]!.delivery.status).toBe('failed');
-      expect(data[0]!.attempts[0]!.error).toBe('the host is at a special-use IP address, which is never fetched from');
+      // The admin is told which address was refused, and the setting that would allow it.
+      expect(data[0]!.attempts[0]!.error).toBe(
+        'localhost is at 127.0.0.1, which is a loopback, private or other special-use address, which webhooks are not sent to; to allow it, list its network in WEBHOOK_ALLOWED_ADDRESSES (e.g. 127.0.0.1/32)',
+      );
       expect(receiver.received).toHaveLength(0);
     } finally {
       await strict.close();

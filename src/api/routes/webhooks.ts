@@ -14,6 +14,7 @@ import {
   listWebhooks,
   redeliverWebhook,
   rotateWebhookSecret,
+  sendWebhookTestEvent,
   updateWebhook,
 } from '../../management/webhooks.ts';
 import { eventTypeList } from '../../domain/webhooks/event-types.ts';
@@ -218,6 +219,25 @@ export async function webhookRoutes(api: FastifyInstance, { ctx }: ApiScope): Pr
         cursor: request.query.cursor,
       });
       return { data: data.map(deliveryView), next_cursor };
+    },
+  );
+
+  api.post<{ Params: IdParams }>(
+    '/webhooks/:id/test',
+    {
+      schema: {
+        operationId: 'sendWebhookTestEvent',
+        summary: 'Send a test event',
+        description:
+          'Sends a signed `webhook.test` event to this webhook now, whatever it subscribes to, through the normal delivery path; its outcome (the receiver’s answer, or what failed) shows in the delivery log. 409 while the webhook is disabled.',
+        tags,
+        params: IdParams,
+        response: answers({ 202: Type.Ref(DeliveryView) }, 403, 404, 409),
+      },
+    },
+    async (request, reply) => {
+      const sent = await sendWebhookTestEvent(ctx, callerOf(request), request.params.id);
+      return reply.code(202).send(deliveryView(sent));
     },
   );
 

@@ -17,6 +17,21 @@ const line = (webhook: Webhook) =>
 const deliveryLine = (delivery: WebhookDelivery) =>
   `${delivery.message_id}  ${delivery.status.padEnd(10)}  ${delivery.event_type}  attempts ${delivery.attempts}${delivery.last_status_code === null ? '' : `  HTTP ${delivery.last_status_code}`}${delivery.last_error ? `  ${delivery.last_error}` : ''}`;
 
+/** The request a delivery's latest attempt was sent as: its headers, a blank line, its body. */
+const requestLines = (delivery: WebhookDelivery) => {
+  const headers = [...delivery.attempt_log]
+    .reverse()
+    .find((attempt) => attempt.request_headers !== null)?.request_headers;
+  const head = headers ? Object.entries(headers).map(([name, value]) => `    ${name}: ${value}`) : [];
+  return [...head, ...(head.length > 0 ? [''] : []), `    ${JSON.stringify(delivery.payload)}`].join('\n');
+};
+
+/** A delivery's outcome, once its first attempt is logged: the answer, or what went wrong. */
+const outcome = (delivery: WebhookDelivery) =>
+  delivery.status === 'delivered'
+    ? `delivered: HTTP ${delivery.last_status_code}`
+    : `not delivered: ${delivery.last_error ?? 'no answer'}${delivery.status === 'pending' ? ' (tried again later)' : ''}`;
+
 type Json = { json?: boolean };
 
 /** The options every webhook command takes. */
@@ -112,13 +127,46 @@ export function webhookCommand(program: Command): void {
     webhook
       .command('deliveries <id>')
       .description("a webhook's delivery log, newest first")
-      .option('--limit <n>', 'how many (1 to 100)', '20'),
-  ).action(async (id: string, options: Json & { limit: string }, command: Command) => {
+      .option('--limit <n>', 'how many (1 to 100)', '20')
+      .option('--request', 'print the request each was sent as: headers and payload (--json always has them)'),
+  ).action(async (id: string, options: Json & { limit: string; request?: boolean }, command: Command) => {
     const limit = Number(options.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100)
       throw new Error('--limit is a whole number from 1 to 100');
     const deliveries = await withManagement(command, (management) => management.listWebhookDeliveries(id, limit));
-    print(!!options.json, { deliveries }, deliveries.map(deliveryLine).join('\n') || '(no deliveries)');
+    const text = deliveries.map((d) => (options.request ? `${deliveryLine(d)}\n${requestLines(d)}` : deliveryLine(d)));
+    print(!!options.json, { deliveries }, text.join('\n') || '(no deliveries)');
+  });
+
+  withOptions(
+    webhook
+      .command('test <id>')
+      .description('send a signed webhook.test event to the endpoint now; its outcome shows in the delivery log')
+      .option(
+        '--wait <seconds>',
+        'wait up to this long for the first attempt and print its outcome (the server sends it)',
+      ),
+  ).action(async (id: string, options: Json & { wait?: string }, command: Command) => {
+    const wait = options.wait === undefined ? 0 : Number(options.wait);
+    if (!Number.isFinite(wait) || wait < 0 || wait > 120)
+      throw new Error('--wait is a number of seconds from 0 to 120');
+    const sent = await withManagement(command, async (management) => {
+      const delivery = await management.sendWebhookTestEvent(id);
+      // The running server's dispatcher sends it; the log says how its first attempt went.
+      for (const deadline = Date.now() + wait * 1000; Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        const found = (await management.listWebhookDeliveries(id, 20)).find(
+          (d) => d.message_id === delivery.message_id,
+        );
+        if (found && found.attempts > 0) return found;
+      }
+      return delivery;
+    });
+    const said =
+      sent.attempts > 0
+        ? `${sent.message_id}  ${outcome(sent)}`
+        : `${sent.message_id}  webhook.test is sent now by the running server; see: agentauth webhook deliveries ${id}`;
+    print(!!options.json, sent, said);
   });
 
   withOptions(

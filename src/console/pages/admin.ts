@@ -304,6 +304,7 @@ const ACTION_WORDS: Record<string, string> = {
   'webhook.delete': 'Webhook deleted',
   'webhook.rotate_secret': 'Webhook secret rotated',
   'webhook.redeliver': 'Webhook delivery sent again',
+  'webhook.test': 'Webhook test event sent',
   'signing_key.rotate': 'Signing key rotated',
   'signing_key.rotate_now': 'Signing key replaced at once',
 };

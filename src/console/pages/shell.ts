@@ -196,6 +196,7 @@ const NOTICES: Record<string, string> = {
   webhook_enabled: 'The webhook is enabled: waiting deliveries go out now.',
   webhook_deleted: 'The webhook is deleted with its delivery log.',
   webhook_sent_again: 'The delivery is sent again now; its new attempt appears in the log.',
+  webhook_test_sent: 'A test event (webhook.test) is sent now; its outcome appears in the log in a moment.',
   webhook_delivery_in_flight: 'That delivery is being sent right now; its answer appears in the log in a moment.',
   webhook_secret_shown_once:
     'A signing secret is shown only once, and that page was already shown. If you did not copy it, rotate the secret below.',

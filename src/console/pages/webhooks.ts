@@ -1,8 +1,8 @@
 /**
  * The admin's webhooks (docs/design.md §11, §15): every endpoint with its status, the form that
  * registers one, the page that shows a new signing secret once, and an endpoint's page: its
- * settings, its signing secret's rotation, enable or disable, delete, and its delivery log with
- * each attempt's answer and "Send again".
+ * settings, its signing secret's rotation, enable or disable, delete, "Send test event", and its
+ * delivery log with each attempt's answer, the request it was sent as, and "Send again".
  */
 import { type Html, html } from '../../web/html.ts';
 import { eventTypeList } from '../../domain/webhooks/event-types.ts';
@@ -201,6 +201,23 @@ function lastAnswer({ delivery, attempts }: DeliveryWithAttempts): Html {
   return html`${outcome} <span class="muted">in ${last.duration_ms} ms</span>${next}`;
 }
 
+/**
+ * The signed request of the delivery's latest attempt, as sent: its headers and its body (the
+ * signature is an HMAC of this body; the secret is never shown), folded away until asked for.
+ */
+function requestSent({ delivery, attempts }: DeliveryWithAttempts): Html {
+  const last = [...attempts].reverse().find((attempt) => attempt.request_headers !== null);
+  const headers = last
+    ? Object.entries(JSON.parse(last.request_headers!) as Record<string, string>)
+        .map(([name, value]) => `${name}: ${value}`)
+        .join('\n')
+    : null;
+  const summary = last ? `Request sent (attempt ${last.attempt})` : 'Payload';
+  return html`<details class="raw delivery-request" id="request-${delivery.message_id}"><summary>${summary}</summary>
+<pre class="snippet"><code>${headers === null ? '' : `${headers}\n\n`}${delivery.payload}</code></pre>
+</details>`;
+}
+
 export interface WebhookPageInput extends FormState {
   webhook: WebhookWithEvents;
   deliveries: DeliveryWithAttempts[];
@@ -226,8 +243,8 @@ function deliveryLog(page: AdminPage, input: WebhookPageInput): Html {
             {
               heading: 'Event',
               kind: 'title',
-              cell: ({ delivery }) =>
-                html`<code>${delivery.event_type}</code><br><code class="muted">${delivery.message_id}</code>`,
+              cell: (row) =>
+                html`<code>${row.delivery.event_type}</code><br><code class="muted">${row.delivery.message_id}</code>${requestSent(row)}`,
             },
             { heading: 'Created', cell: ({ delivery }) => whenMs(delivery.created_at) },
             { heading: 'Status', kind: 'narrow', cell: ({ delivery }) => DELIVERY_BADGES[delivery.status] },
@@ -253,8 +270,13 @@ function deliveryLog(page: AdminPage, input: WebhookPageInput): Html {
       : '';
   return html`<section aria-labelledby="deliveries-heading">
 <h2 id="deliveries-heading">Delivery log</h2>
-<p>Each event sent to this endpoint, with the receiver's last answer. “Send again” sends the same message, with the same <code>webhook-id</code>, now.</p>
+<p>Each event sent to this endpoint, with the receiver's last answer or what went wrong, and the request it was sent as. “Send again” sends the same message, with the same <code>webhook-id</code>, now.</p>
 ${paused ? html`<p id="delivery-pause" class="warning">${paused}</p>` : ''}
+${
+  input.webhook.webhook.status === 'enabled'
+    ? html`<div class="test-event" id="test-event">${actionButton(page.csrf, `${base}/test`, 'Send test event')} <span class="muted">A signed <code>webhook.test</code> event, sent now to this endpoint only; its outcome appears below.</span></div>`
+    : ''
+}
 ${table}
 ${pages}
 </section>`;

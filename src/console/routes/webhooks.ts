@@ -1,7 +1,7 @@
 /**
  * The admin's webhooks (docs/design.md §11, §15): the list and the form that registers an
  * endpoint, its signing secret shown once, its page with the delivery log, and its actions
- * (save, rotate the secret, disable, enable, delete, send a delivery again). Each is an
+ * (save, rotate the secret, disable, enable, delete, send a test event, send a delivery again). Each is an
  * operation of src/management/webhooks.ts, which the API and the CLI call too; a member is answered
  * as if there were no webhook (404), the list with the 403 page, as the rest of the admin area.
  */
@@ -26,6 +26,7 @@ import {
   listWebhooks,
   redeliverWebhook,
   rotateWebhookSecret,
+  sendWebhookTestEvent,
   updateWebhook,
 } from '../../management/webhooks.ts';
 import { eventsOfForm } from '../webhooks.ts';
@@ -164,6 +165,13 @@ export function webhookRoutes(scope: FastifyInstance, area: ConsoleScope): void 
   scope.post<{ Params: Params }>('/admin/webhooks/:id/delete', { preHandler: guard }, async (request, reply) => {
     await deleteWebhook(ctx, area.actor(request), request.params.id);
     return area.redirect(reply, `${WEBHOOKS_PATH}?notice=webhook_deleted`);
+  });
+
+  // Send test event: a signed webhook.test through the normal path; the log shows its outcome.
+  // A disabled webhook has no button; a post for one anyway meets the 409 page.
+  scope.post<{ Params: Params }>('/admin/webhooks/:id/test', { preHandler: guard }, async (request, reply) => {
+    const { delivery } = await sendWebhookTestEvent(ctx, area.actor(request), request.params.id);
+    return area.redirect(reply, `${webhookPath(delivery.endpoint_id)}?notice=webhook_test_sent#deliveries-heading`);
   });
 
   scope.post<{ Params: Params & { message: string } }>(

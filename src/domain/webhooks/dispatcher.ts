@@ -18,6 +18,8 @@ import { Webhook } from 'standardwebhooks';
 import type { Context } from '../../context.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../store/webhooks.ts';
 import { type AddressStage, guardedRequest, type OutboundOptions } from '../../outbound/request.ts';
+import { isSpecialUseAddress } from '../../outbound/special-use.ts';
+import { deliveryFailureWords } from './delivery-failures.ts';
 import { trustedNetworks, webhookSecret } from './endpoints.ts';
 import { requestExpired, webhookDisabled, webhookHost } from './events.ts';
 
@@ -249,8 +251,10 @@ export class WebhookDispatcher {
     const started = Date.now();
     let statusCode: number | null = null;
     let error: string | null = null;
+    // Signed at the attempt's start, so the log's time and webhook-timestamp agree.
+    const headers = this.signedHeaders(endpoint, delivery, new Date(started));
     try {
-      statusCode = await this.post(endpoint, delivery);
+      statusCode = await this.post(endpoint, delivery, headers);
       if (statusCode < 200 || statusCode > 299) error = `the receiver answered HTTP ${statusCode}`;
     } catch (failure) {
       error = failure instanceof DeliveryError ? failure.message : 'the delivery could not be made';
@@ -272,6 +276,7 @@ export class WebhookDispatcher {
         duration_ms: finished - started,
         status_code: statusCode,
         error: error?.slice(0, 500) ?? null,
+        request_headers: JSON.stringify(headers),
       },
       status,
       next_attempt_at: Math.round(finished + pause),
@@ -308,29 +313,46 @@ export class WebhookDispatcher {
     );
   }
 
-  /** Signs and POSTs the delivery; resolves with the receiver's status. */
-  private async post(endpoint: WebhookRecord, delivery: DeliveryRecord): Promise<number> {
-    const sentAt = new Date();
-    const signature = new Webhook(webhookSecret(this.deps, endpoint)).sign(
-      delivery.message_id,
-      sentAt,
-      delivery.payload,
-    );
+  /**
+   * The headers of one attempt, signed as Standard Webhooks says: what the delivery log shows
+   * (the signature is an HMAC of a payload the admin sees; the secret is never shown).
+   */
+  private signedHeaders(endpoint: WebhookRecord, delivery: DeliveryRecord, sentAt: Date): Record<string, string> {
+    return {
+      'content-type': 'application/json',
+      'user-agent': 'agentauth-webhooks',
+      'webhook-id': delivery.message_id,
+      'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+      'webhook-signature': new Webhook(webhookSecret(this.deps, endpoint)).sign(
+        delivery.message_id,
+        sentAt,
+        delivery.payload,
+      ),
+    };
+  }
+
+  /**
+   * Whether a delivery may reach `ip` (webhooks' guard, docs/design.md §15): any address not of
+   * special use, or one in WEBHOOK_ALLOWED_ADDRESSES (or a test's seam). Saving a URL asks it too.
+   *
+   * @example
+   * ctx.webhooks.addressAllowed('127.0.0.1', 'resolved'); // false unless 127.0.0.1 is allowed
+   */
+  addressAllowed(ip: string, stage: AddressStage): boolean {
+    return !isSpecialUseAddress(ip) || this.options.fetch?.allowAddress?.(ip, stage) === true || this.isAllowed(ip);
+  }
+
+  /** POSTs the delivery with its signed headers; resolves with the receiver's status. */
+  private async post(
+    endpoint: WebhookRecord,
+    delivery: DeliveryRecord,
+    headers: Record<string, string>,
+  ): Promise<number> {
     const allowAddress = (ip: string, stage: AddressStage) =>
       this.options.fetch?.allowAddress?.(ip, stage) === true || this.isAllowed(ip);
     const answer = await guardedRequest(
       endpoint.url,
-      {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'agentauth-webhooks',
-          'webhook-id': delivery.message_id,
-          'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-          'webhook-signature': signature,
-        },
-        body: delivery.payload,
-      },
+      { method: 'POST', headers, body: delivery.payload },
       {
         ca: this.options.fetch?.ca,
         allowAddress,
@@ -339,7 +361,9 @@ export class WebhookDispatcher {
         maxBytes: this.options.maxResponseBytes,
       },
       {
-        failure: (_host, reason) => new DeliveryError(reason),
+        // The admin who chose the URL is told what really failed (delivery-failures.ts).
+        failure: (host, reason, unreached) =>
+          new DeliveryError(unreached && host ? deliveryFailureWords(host, unreached) : reason),
         // Redirects are not followed: a 3xx is an answer like any other non-2xx.
         tooLarge: 'truncate',
         what: 'the answer',

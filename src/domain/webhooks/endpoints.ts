@@ -3,6 +3,7 @@
  * (the console's admins, and API keys of an admin that reach all accounts); anyone else is
  * answered as if there were none. The console, the API and the CLI all call these functions.
  */
+import { lookup } from 'node:dns/promises';
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import type { Context } from '../../context.ts';
 import { newWebhookId, newWebhookSecret } from '../../crypto.ts';
@@ -16,11 +17,16 @@ import type {
   WebhookStatus,
   WebhookWithEvents,
 } from '../../store/webhooks.ts';
-import { isSpecialUseAddress, trustedNetworks } from '../../outbound/special-use.ts';
+import { isSpecialUseAddress, trustedAddresses, trustedNetworks } from '../../outbound/special-use.ts';
 import { UNDISPLAYABLE_IN_NAME } from '../rules/client.ts';
+import { specialUseWords } from './delivery-failures.ts';
 import { ALL_EVENTS, isEventType } from './event-types.ts';
+import { webhookTest } from './events.ts';
 
-type Deps = Pick<Context, 'store' | 'clock' | 'secrets' | 'config'>;
+type Deps = Pick<Context, 'store' | 'clock' | 'secrets' | 'config' | 'webhooks'>;
+
+/** How long saving an endpoint waits for its host name to resolve. */
+const SAVE_LOOKUP_MS = 2000;
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 export const MAX_WEBHOOK_DESCRIPTION_LENGTH = 500;
@@ -78,11 +84,45 @@ export function checkWebhookUrl(value: unknown, trusted: BlockList = new BlockLi
   if (url.includes('#')) throw new InvalidField('url', 'a webhook URL may not have a fragment (#…)');
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
   if (isIP(host) !== 0 && isSpecialUseAddress(host) && !trusted.check(host, isIPv4(host) ? 'ipv4' : 'ipv6'))
-    throw new InvalidField(
-      'url',
-      `a webhook URL may not be at a special-use IP address (${host}) unless the operator trusts its network (WEBHOOK_ALLOWED_ADDRESSES)`,
-    );
+    throw new InvalidField('url', specialUseWords(host, host));
   return url;
+}
+
+/**
+ * Refuses, when an endpoint is saved, a URL whose host resolves to an address deliveries would
+ * refuse (loopback, private, other special use, unless WEBHOOK_ALLOWED_ADDRESSES holds it):
+ * such as `https://localhost`, which was accepted and then failed every delivery (issue 38). A
+ * name that does not resolve now (no record yet, a resolver down) is accepted: DNS may change
+ * before the first delivery, and the delivery log (or Send test event) names the failure.
+ * Every delivery checks the addresses again.
+ *
+ * @example
+ * await checkReceiverAddress(ctx, 'https://localhost/hooks'); // throws InvalidField('url', 'localhost is at 127.0.0.1, which is a loopback, …')
+ */
+export async function checkReceiverAddress(deps: Pick<Context, 'webhooks' | 'config'>, url: string): Promise<void> {
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+  const addresses = isIP(host) !== 0 ? [host] : await resolveForSave(host);
+  const trusted = trustedAddresses(deps.config.webhookAllowedAddresses);
+  for (const address of addresses)
+    if (isSpecialUseAddress(address) && !trusted(address) && !deps.webhooks.addressAllowed(address, 'resolved'))
+      throw new InvalidField('url', specialUseWords(host, address));
+}
+
+/** The addresses `host` resolves to, or none when it does not within SAVE_LOOKUP_MS. */
+async function resolveForSave(host: string): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<string[]>((resolve) => {
+    timer = setTimeout(() => resolve([]), SAVE_LOOKUP_MS);
+  });
+  const answered = lookup(host, { all: true }).then(
+    (found) => found.map(({ address }) => address),
+    () => [],
+  );
+  try {
+    return await Promise.race([answered, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -136,6 +176,7 @@ export async function createWebhook(deps: Deps, actor: AccountRecord, input: New
   const url = checkWebhookUrl(input.url, trustedNetworks(deps.config.webhookAllowedAddresses));
   const events = checkWebhookEvents(input.events);
   const description = checkDescription(input.description);
+  await checkReceiverAddress(deps, url);
   const secret = newWebhookSecret();
   const now = deps.clock();
   const webhook: WebhookRecord = {
@@ -202,8 +243,12 @@ export async function updateWebhook(
 ): Promise<WebhookWithEvents> {
   const { webhook, events } = await reachableWebhook(deps, actor, id);
   const patch: WebhookPatch = { updated_at: deps.clock() };
-  if (changes.url !== undefined)
+  if (changes.url !== undefined) {
     patch.url = checkWebhookUrl(changes.url, trustedNetworks(deps.config.webhookAllowedAddresses));
+    // Only a changed URL is resolved: saving the description of an endpoint allowed before
+    // (its network listed then) is not refused for it.
+    if (patch.url !== webhook.url) await checkReceiverAddress(deps, patch.url);
+  }
   if (changes.description !== undefined) patch.description = checkDescription(changes.description);
   const newEvents = changes.events === undefined ? undefined : checkWebhookEvents(changes.events);
   if (changes.status !== undefined) {
@@ -342,4 +387,19 @@ export async function redeliver(
   if (!(await deps.store.webhooks.redeliver(webhook.id, messageId, Date.now())))
     throw new Conflict('This delivery is being attempted right now; look again in a moment.');
   return (await deps.store.webhooks.findDelivery(webhook.id, messageId)) ?? delivery;
+}
+
+/**
+ * Sends a signed `webhook.test` event to the endpoint now, through the normal delivery path
+ * (signed, guarded, logged, retried on failure like any delivery): its outcome shows in the
+ * delivery log. A disabled endpoint is sent nothing, so it is refused (409).
+ *
+ * @example
+ * const delivery = await sendTestEvent(ctx, admin, 'whk_abc'); // { message_id: 'msg_…', event_type: 'webhook.test', status: 'pending', … }
+ */
+export async function sendTestEvent(deps: Deps, actor: AccountRecord, id: string): Promise<DeliveryRecord> {
+  const { webhook } = await reachableWebhook(deps, actor, id);
+  if (webhook.status !== 'enabled')
+    throw new Conflict('This webhook is disabled, and nothing is sent to it: enable it, then send a test event.');
+  return deps.store.webhooks.sendTest(webhook.id, webhookTest(webhook));
 }

@@ -34,6 +34,8 @@ export const EVENT_TYPES = {
   'account.enabled': 'A disabled account was enabled again.',
   'account.sign_in_method_changed': 'A passkey was added or removed, or a password set or removed, on an account.',
   'webhook.disabled': 'A webhook endpoint was disabled because its deliveries kept failing.',
+  'webhook.test':
+    'An admin sent a test event (Send test event): sent only to that endpoint, whatever it subscribes to.',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

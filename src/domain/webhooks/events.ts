@@ -241,3 +241,15 @@ export const webhookDisabled = (webhook: WebhookRecord, reason: string) =>
     webhook: { id: webhook.id, host: webhookHost(webhook.url), description: webhook.description },
     reason,
   });
+
+/**
+ * A test event, sent to one endpoint when an admin asks (Send test event): the endpoint as
+ * webhook.disabled names it, and who asked.
+ *
+ * @example
+ * webhookTest(webhook); // { type: 'webhook.test', data: { actor, webhook: { id, host: 'hooks.example.com', description } } }
+ */
+export const webhookTest = (webhook: WebhookRecord) =>
+  change('webhook.test', {
+    webhook: { id: webhook.id, host: webhookHost(webhook.url), description: webhook.description },
+  });
