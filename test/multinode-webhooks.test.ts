@@ -65,7 +65,12 @@ beforeAll(async () => {
   const store = await openStore(database.url, { poolSize: 2 });
   await store.migrate();
   ctx = await createContext(
-    loadConfig({ DATABASE_URL: database.url, JWT_SECRET, BASE_URL: ISSUER }),
+    loadConfig({
+      DATABASE_URL: database.url,
+      JWT_SECRET,
+      BASE_URL: ISSUER,
+      WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1/32,::1/128',
+    }),
     store,
     JWT_SECRET,
   );
