@@ -117,6 +117,16 @@ describe('agentauth agent … on a remote server (AGENTAUTH_URL, AGENTAUTH_API_K
     );
   });
 
+  it('webhook test sends a test event through the API, and its delivery is in the log', async () => {
+    const made = await admin.call('POST', '/webhooks', { url: 'https://hooks.example.com/remote', events: ['*'] });
+    const id = made.json.webhook.id as string;
+    const sent = await remote('webhook', 'test', id);
+    expect(sent).toMatchObject({ event_type: 'webhook.test', payload: { type: 'webhook.test' } });
+    const log = await admin.call('GET', `/webhooks/${id}/deliveries`);
+    expect(log.json.data.map((d: { message_id: string }) => d.message_id)).toContain(sent.message_id);
+    expect(log.json.data[0].payload.data.actor).toMatchObject({ type: 'api_key' });
+  });
+
   it('prints the same JSON as the command on the database', async () => {
     await setupParty(server);
     const made = await remote('agent', 'create', '--name', 'Twin');
