@@ -1026,7 +1026,7 @@ export const SETTINGS = [
     type: cidrs,
     default: () => [],
     shownDefault: 'empty',
-    doc: 'Webhooks are never sent to special-use addresses (loopback, private, link-local and the like), judged before connecting and again on the connected socket. A receiver an operator runs on an internal network is let through when its address lies in one of these networks. Empty by default: only public addresses.',
+    doc: 'Webhooks are never sent to special-use addresses (loopback, private, link-local and the like), judged when an endpoint is saved (its host name resolved), before connecting and again on the connected socket. A receiver an operator runs on an internal network is let through when its address lies in one of these networks. Empty by default: only public addresses. A receiver whose certificate a private CA signed needs that CA too: start the server with `NODE_EXTRA_CA_CERTS=/path/to/ca.pem`.',
   }),
   setting({
     name: 'WEBHOOK_LEASE',
