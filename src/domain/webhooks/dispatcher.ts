@@ -302,10 +302,12 @@ export class WebhookDispatcher {
     if (unanswered < pauseAfterUnanswered) return;
     const trials = webhook.paused_until === null ? 0 : unanswered - pauseAfterUnanswered;
     const length = Math.min(maxPauseMs, pauseMs * 2 ** Math.min(trials, 20));
+    // The log's words may be long (a host, a certificate's names): the reason fits its column.
+    const why = error.length > 300 ? `${error.slice(0, 299)}…` : error;
     const reason =
       trials === 0
-        ? `${unanswered} attempts in a row got no answer (${error}); paused for ${duration(length)}, then one delivery is tried`
-        : `the delivery tried after a pause got no answer either (${error}); paused for ${duration(length)}, then one is tried again`;
+        ? `${unanswered} attempts in a row got no answer (${why}); paused for ${duration(length)}, then one delivery is tried`
+        : `the delivery tried after a pause got no answer either (${why}); paused for ${duration(length)}, then one is tried again`;
     await this.deps.store.webhooks.pause(
       id,
       { seen: webhook.unanswered_attempts, count: pauseAfterUnanswered + trials, until: now + length, reason },
