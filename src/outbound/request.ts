@@ -162,7 +162,8 @@ function unreachedOf(error: NodeJS.ErrnoException & { cert?: { subjectaltname?: 
   else if (kind === 'other' && code && /^(ERR_SSL_|ERR_TLS_|CERT_|EPROTO)/.test(code)) kind = 'tls';
   const unreached: Unreached = { kind, port, ...(code ? { code } : {}) };
   if (kind === 'name_mismatch' && typeof error.cert?.subjectaltname === 'string')
-    unreached.certificateNames = error.cert.subjectaltname.slice(0, 300);
+    // The receiver's certificate chose them: printable ASCII only, for a terminal's sake.
+    unreached.certificateNames = error.cert.subjectaltname.replace(/[^\x20-\x7e]/g, '?').slice(0, 300);
   if (kind === 'timed_out') unreached.stage = 'connecting';
   return unreached;
 }
