@@ -166,7 +166,7 @@ describe.skipIf(!haveChromium)('the authorization page in a real browser (issue 
     return { ...party, ...agent };
   }
   const WAITING_FOR_ADA =
-    "Waiting for approval from Ada Lovelace. Your agent asked its owner to allow signing in to Acme Notes; this page continues as soon as they approve.";
+    'Waiting for approval from Ada Lovelace. Your agent asked its owner to allow signing in to Acme Notes; this page continues as soon as they approve.';
 
   it("while the agent's owner is asked, the page says whose approval it waits for (never an email), then goes on once approved", async () => {
     const asking = await askingParty();

@@ -576,7 +576,9 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
         const answer = await authenticate(server, seed.asking, await requestIdOf(page), 'claude-sonnet-4-20250514');
         if (answer.status !== 202) throw new Error(`the asking agent was answered ${answer.status}`);
         await page.locator('#progress[data-state="approval"]').waitFor();
-        await page.waitForFunction(() => /Waiting for approval from /.test(document.getElementById('status')?.textContent ?? ''));
+        await page.waitForFunction(() =>
+          /Waiting for approval from /.test(document.getElementById('status')?.textContent ?? ''),
+        );
       },
     },
     {
