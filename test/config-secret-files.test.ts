@@ -58,6 +58,9 @@ describe('secrets from files', () => {
       DATABASE_URL_FILE: file('database_url', `sqlite:${join(dir, 'data', 'agentauth.db')}\r\n`),
       LOG_LEVEL: 'warn',
     };
+    // Commands other than serve and migrate never create a database.
+    const migrated = await agentauth(['migrate'], env);
+    expect(migrated.code, migrated.stderr).toBe(0);
     const client = JSON.parse(
       (
         await agentauth(

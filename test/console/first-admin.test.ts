@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentauthCommand } from '../../src/paths.ts';
@@ -89,7 +89,8 @@ describe('the command the hints name', () => {
       BASE_URL: `http://127.0.0.1:${port}`,
       DATABASE_URL: fresh.databaseUrl,
       JWT_SECRET: TEST_JWT_SECRET,
-      PATH: '/usr/bin:/bin',
+      // The Node this suite runs on, and the system's folders: no agentauth on any of them.
+      PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
     });
     try {
       await waitReady(server);
