@@ -1111,6 +1111,21 @@ function settingText(env: Env, entry: Setting): { text: string; named: string } 
 }
 
 /** The configuration from the environment: each variable of the table, in its order, or its default. */
+/**
+ * DATABASE_URL alone (or DATABASE_URL_FILE, or the default), read and checked as loadConfig
+ * reads it, for a command that needs no other setting: `agentauth database check` answers about
+ * the database before the node's other settings (JWT_SECRET among them) are in place.
+ *
+ * @example
+ * loadDatabaseUrl({ DATABASE_URL: 'postgres://agentauth@db/agentauth' }); // 'postgres://agentauth@db/agentauth'
+ * loadDatabaseUrl({}); // 'sqlite:./data/agentauth.db'
+ */
+export function loadDatabaseUrl(env: Env = process.env): string {
+  const entry = (SETTINGS as readonly Setting[]).find((each) => each.key === 'databaseUrl')!;
+  const raw = settingText(env, entry);
+  return raw === undefined ? (entry.default as string) : (entry.type.parse(raw.text, raw.named) as string);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const read = {} as Read;
   const record = read as Record<Key, unknown>;

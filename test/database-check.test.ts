@@ -68,12 +68,12 @@ interface Run {
   stderr: string;
 }
 
-function agentauth(databaseUrl: string, args: string[]): Promise<Run> {
+function agentauth(databaseUrl: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       './bin/agentauth',
       args,
-      { env: { ...process.env, DATABASE_URL: databaseUrl, JWT_SECRET: TEST_JWT_SECRET, BASE_URL: undefined } },
+      { env: { ...process.env, DATABASE_URL: databaseUrl, JWT_SECRET: TEST_JWT_SECRET, BASE_URL: undefined, ...env } },
       (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr }),
     );
@@ -82,7 +82,8 @@ function agentauth(databaseUrl: string, args: string[]): Promise<Run> {
 
 /** `database check`, in text: its lines, exit code, and that the password is nowhere. */
 async function check(databaseUrl: string): Promise<Run> {
-  const run = await agentauth(databaseUrl, ['database', 'check']);
+  // Before the node's other settings are in place: the check needs the database's URL alone.
+  const run = await agentauth(databaseUrl, ['database', 'check'], { JWT_SECRET: undefined, NODE_ENV: 'production' });
   expect(run.stdout + run.stderr).not.toContain(PASSWORD);
   expect(run.stderr).toMatch(/^database: postgres:\/\/[^\n]*:\*\*\*@/m);
   return run;
@@ -96,7 +97,7 @@ interface Report {
 }
 
 async function checkJson(databaseUrl: string): Promise<{ code: number; report: Report }> {
-  const run = await agentauth(databaseUrl, ['database', 'check', '--json']);
+  const run = await agentauth(databaseUrl, ['database', 'check', '--json'], { JWT_SECRET: undefined });
   expect(run.stdout + run.stderr).not.toContain(PASSWORD);
   return { code: run.code, report: JSON.parse(run.stdout) as Report };
 }

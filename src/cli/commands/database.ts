@@ -4,7 +4,7 @@
  * it exits 1 when something is missing, so a deployment can run it before the server.
  */
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.ts';
+import { loadDatabaseUrl } from '../../config.ts';
 import { checkDatabase } from '../../store/check.ts';
 import { print } from '../common.ts';
 import { BESIDE_THE_SERVER, requireDatabase } from '../target.ts';
@@ -19,8 +19,8 @@ export function databaseCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }, command: Command) => {
       requireDatabase(command, `database check checks the database itself: ${BESIDE_THE_SERVER}`);
-      const config = loadConfig();
-      const result = await checkDatabase(config.databaseUrl);
+      // The database's URL only: the check answers before the node's other settings are set.
+      const result = await checkDatabase(loadDatabaseUrl());
       process.stderr.write(`database: ${result.database}\n`);
       const lines = result.checks.flatMap((check) => [
         `${check.name}: ${check.ok ? 'ok' : 'MISSING'}: ${check.message}`,
