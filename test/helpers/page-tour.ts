@@ -108,6 +108,8 @@ export interface Seed {
    * set), with approvals decided before; `party`'s website is not listed, so it asks for it.
    */
   asking: Party & { decidedApprovalId: string };
+  /** The owner (the admin) denies the approval the request `requestId` waits on. */
+  denyApprovalOf: (requestId: string) => Promise<void>;
   names: (typeof NAMES)[DataSet];
 }
 
@@ -273,6 +275,10 @@ export async function seedConsole(
     webhookId,
     pausedWebhookId,
     asking,
+    denyApprovalOf: async (requestId) => {
+      const { approval_id: approvalId } = (await ctx.store.requests.find(requestId))!;
+      await decideApproval(ctx, approvalId!, 'deny', admin.id);
+    },
     resource: { uri: resource, scopes: 'notes:read notes:write' },
     names,
   };
@@ -579,6 +585,21 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
         await page.waitForFunction(() =>
           /Waiting for approval from /.test(document.getElementById('status')?.textContent ?? ''),
         );
+      },
+    },
+    {
+      // The owner denied it while the page waited: the page says who ended it and that nothing
+      // was shared (the website hears "The agent's owner denied this sign-in.").
+      name: 'authorize-denied',
+      viewer: 'visitor',
+      visit: async (page) => {
+        await page.goto(authorizePath(party.clientId, party.redirectUri));
+        const requestId = await requestIdOf(page);
+        const answer = await authenticate(server, seed.asking, requestId, 'claude-sonnet-4-20250514');
+        if (answer.status !== 202) throw new Error(`the asking agent was answered ${answer.status}`);
+        await page.locator('#progress[data-state="approval"]').waitFor();
+        await seed.denyApprovalOf(requestId);
+        await page.waitForFunction(() => /Nothing was shared/.test(document.querySelector('main')?.textContent ?? ''));
       },
     },
     {
