@@ -251,8 +251,8 @@ function authorizeQuery(clientId: string, challenge: string, state: string): str
 
 const pathOf = (url: URL) => url.pathname + url.search;
 
-/** Runs `<dir>/bin/agentauth <args>` with `env` and returns the JSON object it prints. */
-function cli(dir: string, env: Record<string, string>, args: string[]): Promise<Record<string, string | undefined>> {
+/** Runs `<dir>/bin/agentauth <args>` with `env` and returns what it prints. */
+function command(dir: string, env: Record<string, string>, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
@@ -260,10 +260,19 @@ function cli(dir: string, env: Record<string, string>, args: string[]): Promise<
       { cwd: dir, env: { ...process.env, ...env } },
       (error, stdout, stderr) => {
         if (error) reject(new Error(`agentauth ${args.slice(0, 2).join(' ')} failed: ${stderr || error.message}`));
-        else resolve(JSON.parse(stdout) as Record<string, string | undefined>);
+        else resolve(stdout);
       },
     );
   });
+}
+
+/** Runs `<dir>/bin/agentauth <args>` with `env` and returns the JSON object it prints. */
+async function cli(
+  dir: string,
+  env: Record<string, string>,
+  args: string[],
+): Promise<Record<string, string | undefined>> {
+  return JSON.parse(await command(dir, env, args)) as Record<string, string | undefined>;
 }
 
 export interface AgentauthOptions {
@@ -315,9 +324,10 @@ export async function startAgentauth(options: AgentauthOptions): Promise<Target>
     ...options.env,
   };
 
-  // Register the client and the agent with the CLI, as an operator would (it migrates the
-  // database first). Going through the CLI rather than src/ keeps the benchmark independent of
-  // the store's internals.
+  // Make the database and register the client and the agent with the CLI, as an operator would
+  // (commands other than serve and migrate never create a database). Going through the CLI
+  // rather than src/ keeps the benchmark independent of the store's internals.
+  await command(dir, env, ['migrate']);
   const client = await cli(dir, env, [
     'client',
     'create',
