@@ -153,10 +153,30 @@ const CODE_KINDS: Record<string, Unreached['kind']> = {
   ERR_SSL_HTTP_REQUEST: 'not_tls',
 };
 
+/**
+ * What a network or TLS error's code says went wrong, for any connection (a webhook's, the
+ * database's): one table of Node's and OpenSSL's codes.
+ *
+ * @example
+ * unreachedKindOf('DEPTH_ZERO_SELF_SIGNED_CERT'); // 'self_signed_certificate'
+ * unreachedKindOf('EWHATEVER');                   // undefined
+ */
+export function unreachedKindOf(code: string): Unreached['kind'] | undefined {
+  return Object.hasOwn(CODE_KINDS, code) ? CODE_KINDS[code] : undefined;
+}
+
+/** The kinds of a certificate the connection did not trust, as unreachedKindOf names them. */
+export const CERTIFICATE_NOT_TRUSTED: ReadonlySet<Unreached['kind']> = new Set([
+  'self_signed_certificate',
+  'untrusted_certificate',
+  'expired_certificate',
+  'not_yet_valid_certificate',
+]);
+
 /** What a failed exchange's error tells, by its code (never its message, which may quote the peer). */
 function unreachedOf(error: NodeJS.ErrnoException & { cert?: { subjectaltname?: string } }, port: number): Unreached {
   const code = typeof error.code === 'string' ? error.code : undefined;
-  let kind: Unreached['kind'] = (code && CODE_KINDS[code]) || 'other';
+  let kind: Unreached['kind'] = (code && unreachedKindOf(code)) || 'other';
   // OpenSSL's own text (not the peer's) tells a plain-HTTP port behind an EPROTO.
   if (code === 'EPROTO' && /wrong version number|http request/i.test(error.message)) kind = 'not_tls';
   else if (kind === 'other' && code && /^(ERR_SSL_|ERR_TLS_|CERT_|EPROTO)/.test(code)) kind = 'tls';

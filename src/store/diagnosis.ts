@@ -7,6 +7,7 @@
 import { statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname } from 'node:path';
+import { CERTIFICATE_NOT_TRUSTED, unreachedKindOf } from '../outbound/request.ts';
 import { databaseName, sqlitePath } from './open.ts';
 
 /** A problem with the database, as an operator reads it. */
@@ -58,17 +59,6 @@ export function postgresTarget(databaseUrl: string): PostgresTarget {
 export function sqlIdentifier(name: string): string {
   return /^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
 }
-
-/** Node's and pg's codes for a certificate the connection did not trust. */
-const UNTRUSTED_CERTIFICATE = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-]);
 
 /** What a pg or Node error carries besides its message. */
 interface ErrorFields {
@@ -127,7 +117,7 @@ export function explainPostgresError(error: unknown, databaseUrl: string): Datab
       problem: `The TLS certificate of PostgreSQL ${on} is not for the name ${target.host}.`,
       remedy: 'Connect by a name the certificate lists (its subjectAltName), or issue a certificate for this name.',
     };
-  if (code !== undefined && UNTRUSTED_CERTIFICATE.has(code))
+  if (code !== undefined && CERTIFICATE_NOT_TRUSTED.has(unreachedKindOf(code) ?? 'other'))
     return {
       problem: `The TLS certificate of PostgreSQL ${on} is not trusted (${code}).`,
       remedy:
