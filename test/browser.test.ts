@@ -227,6 +227,7 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
       const { page } = watched;
       const state = 'deny me';
       const { requestId } = await openAuthorize(page, { ...party, ...asking }, state);
+      expect(await page.getByRole('heading', { name: 'What Acme Notes will receive' }).isVisible()).toBe(true);
       const response = await authenticate(server, { ...party, ...asking }, requestId);
       expect(response.status).toBe(202);
       const { approval_id } = (await response.json()) as { approval_id: string };
@@ -235,6 +236,8 @@ describe.skipIf(!haveChromium)('the flow in a real browser (Chromium)', () => {
       await expect
         .poll(() => page.locator('#status').textContent(), { timeout: ARRIVAL_TIMEOUT })
         .toBe("The agent's owner denied this sign-in. Nothing was shared with Acme Notes.");
+      // What the website would have received no longer shows: nothing will be.
+      expect(await page.getByRole('heading', { name: 'What Acme Notes will receive' }).isVisible()).toBe(false);
       await page.click('#cancel');
       const { query } = await arrival(watched, state);
       expect(query.get('error')).toBe('access_denied');

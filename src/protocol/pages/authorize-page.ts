@@ -201,8 +201,10 @@ ${request.login_hint ? html`<p id="login-hint">Only the agent <code>${request.lo
 <p id="time-left" data-expires-in="${String(view.expiresIn)}">This request stays valid for ${duration(view.expiresIn)}.</p>
 </section>
 ${continueForm(request, 'Continue', false, client.name)}
-<h2>What ${client.name} will receive</h2>
+<section id="what-is-shared" aria-labelledby="what-is-shared-title">
+<h2 id="what-is-shared-title">What ${client.name} will receive</h2>
 <ul id="scopes">${scopeValues(request.scope).map((s) => scopeItem(s, view.scopeDescriptions ?? new Map(), request.resource))}</ul>
+</section>
 ${aboutThisPage(client.name, baseUrl)}`,
     { bodyClass: 'authorize', header: brandHeader(baseUrl) },
   );

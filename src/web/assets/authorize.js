@@ -47,6 +47,7 @@
   // ---- Handover: Copy and Share --------------------------------------------------------------
   var sentence = document.getElementById('handover-sentence');
   var handover = document.querySelector('.handover');
+  var shared = document.getElementById('what-is-shared');
   var actions = document.getElementById('copy-actions');
   var feedback = document.getElementById('copy-feedback');
   var share = document.getElementById('share');
@@ -135,6 +136,8 @@
     }
     // The request can no longer be handed over: only the outcome and the way back remain.
     if (handover) handover.hidden = true;
+    // Nothing will be received any more: the list of what would have been shared would mislead.
+    if (shared) shared.hidden = true;
     document.title = `Sign-in request ended — ${clientName}`;
   }
 
