@@ -108,6 +108,8 @@ export interface Config {
   cors: boolean;
   /** The scope offline_access is accepted at /authorize and published (docs/design.md §13). */
   offlineAccess: boolean;
+  /** Websites may ask an agent's owner to approve an action: OpenID CIBA with RFC 9396 authorization details (docs/design.md §21). */
+  actionApprovals: boolean;
   /**
    * Clients may authenticate with an assertion signed by one of their keys (RFC 7523
    * private_key_jwt): registered, dynamic and metadata-document clients (docs/design.md §18).
@@ -966,6 +968,13 @@ export const SETTINGS = [
     default: (read) => read.mcpAuthorization,
     shownDefault: '`MCP_AUTHORIZATION`',
     doc: '`/authorize` accepts the scope `offline_access` (OpenID Connect Core §11), which MCP clients ask for, and the metadata lists it in `scopes_supported`. It grants nothing more: every client gets a refresh token already. Off: it is `invalid_scope`, as any unknown scope.',
+  }),
+  setting({
+    name: 'ACTION_APPROVALS',
+    key: 'actionApprovals',
+    type: onOff,
+    default: false,
+    doc: "OpenID CIBA with RFC 9396 authorization details: a website asks an agent's owner to approve an action, described by the action types the website registered. Off: registering action types or a token delivery mode is refused, and nothing is published.",
   }),
   setting({
     name: 'REGISTRATION_LIMIT_PER_IP',

@@ -556,4 +556,16 @@ $$`,
     version: '0023_webhook_attempt_headers',
     statements: ['ALTER TABLE webhook_attempts ADD COLUMN request_headers text'],
   },
+  {
+    // Action types (issue 39; docs/design.md §21): the actions a website may ask an agent's owner
+    // to approve (RFC 9396 authorization details types, JSON text; NULL for none), and how it
+    // learns the answer (OpenID CIBA: 'poll' or 'ping', NULL for a client that asks nothing; one
+    // with types and no mode polls), with the https endpoint a ping goes to.
+    version: '0024_client_action_types',
+    statements: [
+      'ALTER TABLE clients ADD COLUMN action_types text',
+      'ALTER TABLE clients ADD COLUMN backchannel_token_delivery_mode varchar(8)',
+      'ALTER TABLE clients ADD COLUMN backchannel_client_notification_endpoint varchar(2000)',
+    ],
+  },
 ];
