@@ -204,6 +204,7 @@ const NOTICES: Record<string, string> = {
   website_keys_replaced:
     'The website’s keys are replaced: its assertions are checked with the new keys from now on, and those signed with the old ones are refused.',
   policy_saved: 'The policy is saved: it applies from the agent’s next sign-in.',
+  action_answers_saved: 'The answers are saved: they apply to the next action a website asks about.',
   website_listed: 'The website is listed: the agent signs in to it without asking.',
   website_unlisted: 'The website is no longer listed.',
   approval_approved: 'Approved once: the sign-in goes ahead.',
