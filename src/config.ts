@@ -1052,7 +1052,7 @@ export const SETTINGS = [
     key: 'actionApprovals',
     type: onOff,
     default: false,
-    doc: 'OpenID CIBA with RFC 9396 authorization details: a website an agent signed in to may ask the agent\'s owner to approve one action ("Pay 20 EUR to Acme") at `POST /bc-authorize`, and learns the answer at `/token` with the grant `urn:openid:params:grant-type:ciba` (poll) or by a notification to its endpoint (ping); the token carries the approved `authorization_details`. Websites register their action types and delivery mode. Adds `backchannel_authentication_endpoint`, the delivery modes, the grant and `authorization_details_types_supported` to the metadata. Off: none of it exists. See [action approvals](../guides/action-approvals.md).',
+    doc: 'OpenID CIBA with RFC 9396 authorization details: a website an agent signed in to may ask the agent\'s owner to approve one action ("Pay 20 EUR to Acme") at `POST /bc-authorize`, and learns the answer at `/token` with the grant `urn:openid:params:grant-type:ciba` (poll) or by a notification to its endpoint (ping); the token carries the approved `authorization_details`. Websites register their action types and delivery mode. Adds `backchannel_authentication_endpoint`, the delivery modes, the grant and `authorization_details_types_supported` to the metadata. Off: none of it exists, and registering action types or a token delivery mode is refused. See [action approvals](../guides/action-approvals.md).',
   }),
   setting({
     name: 'ALLOWED_RESOURCES',

@@ -96,6 +96,14 @@ export class InvalidClientMetadata extends OAuthError {
   readonly error = 'invalid_client_metadata';
 }
 
+/**
+ * RFC 9396 §5: a request's `authorization_details` are malformed, name a type the client did not
+ * register, or a field or value its action type does not allow.
+ */
+export class InvalidAuthorizationDetails extends OAuthError {
+  readonly error = 'invalid_authorization_details';
+}
+
 /** 403 by default: the account may not do this (a member on an admin page, a disabled account). */
 export class AccessDenied extends OAuthError {
   readonly error = 'access_denied';
@@ -256,6 +264,7 @@ export const ERROR_CODES = [
   { code: 'invalid_target', statuses: [400], agent: false },
   { code: 'invalid_redirect_uri', statuses: [400], agent: false },
   { code: 'invalid_client_metadata', statuses: [400], agent: false },
+  { code: 'invalid_authorization_details', statuses: [400], agent: false },
   { code: 'access_denied', statuses: [400, 403], agent: true },
   { code: 'invalid_token', statuses: [401], agent: false },
   { code: 'invalid_credentials', statuses: [401], agent: true },

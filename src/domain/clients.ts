@@ -219,6 +219,9 @@ export async function registerClient(
     last_used_at: input.registrationTokenDigest ? now : null,
     version: 1,
     ...keys,
+    action_types: [],
+    backchannel_token_delivery_mode: null,
+    backchannel_client_notification_endpoint: null,
   };
   await deps.store.clients.insert(client, [clientEvent('client.created', client)]);
   return { client, secret };
@@ -476,6 +479,9 @@ function metadataDocumentClient(document: ClientMetadataDocument, now: number): 
     version: 1,
     jwks: document.jwks ?? null,
     jwks_uri: document.jwks_uri ?? null,
+    action_types: [],
+    backchannel_token_delivery_mode: null,
+    backchannel_client_notification_endpoint: null,
   };
 }
 

@@ -557,6 +557,18 @@ $$`,
     statements: ['ALTER TABLE webhook_attempts ADD COLUMN request_headers text'],
   },
   {
+    // Action types (issue 39; docs/design.md §21): the actions a website may ask an agent's owner
+    // to approve (RFC 9396 authorization details types, JSON text; NULL for none), and how it
+    // learns the answer (OpenID CIBA: 'poll' or 'ping', NULL for a client that asks nothing; one
+    // with types and no mode polls), with the https endpoint a ping goes to.
+    version: '0024_client_action_types',
+    statements: [
+      'ALTER TABLE clients ADD COLUMN action_types text',
+      'ALTER TABLE clients ADD COLUMN backchannel_token_delivery_mode varchar(8)',
+      'ALTER TABLE clients ADD COLUMN backchannel_client_notification_endpoint varchar(2000)',
+    ],
+  },
+  {
     // Owners approve actions (docs/design.md §21, ACTION_APPROVALS): a website's action request
     // (OpenID CIBA), found by the digest of its auth_req_id (never the value itself), with the
     // RFC 9396 authorization details as JSON text and the ping's notification token sealed like
