@@ -62,6 +62,7 @@ export function policyFromForm(form: Record<string, string | undefined>, current
     scope_ceiling: scopes.length === 0 ? null : scopes,
     credentials_expire_at: expires === '' ? null : dateOf(expires),
     max_sign_ins_per_hour: perHour === '' ? null : perHourOf(perHour),
+    actions: current.actions,
   };
 }
 

@@ -17,6 +17,7 @@ import type { ClientRecord } from '../store/clients.ts';
 import type { AuditEvent } from '../store/history.ts';
 import type { AuthorizationRequestRecord } from '../store/requests.ts';
 import type { ApprovalRecord, ApprovalView } from '../store/approvals.ts';
+import { decideAction } from './action-requests/decide.ts';
 import { policyOf } from './agent-policy.ts';
 import { scopeDescriptions } from './resource-scopes.ts';
 import { scopeValues } from './scopes.ts';
@@ -93,6 +94,7 @@ async function holdRequest(
   const now = ctx.clock();
   const approval: ApprovalRecord = {
     id: newApprovalId(),
+    kind: 'sign_in',
     request_id: request.id,
     agent_id: agent.id,
     client_id: client.id,
@@ -127,7 +129,8 @@ async function heldBy(
 /**
  * The owner's decision: 'once' and 'always' authenticate the request as the agent (with the
  * model it named), 'always' also adds the website to the agent's list; 'deny' ends the request
- * in error. `decidedBy` is the console account deciding (the console checks it may).
+ * in error. `decidedBy` is the console account deciding (the console checks it may). An action's
+ * approval (kind 'action') is decided by decideAction: 'once' and 'always' approve the action.
  *
  * @throws NotFound when there is no such approval; Conflict when it no longer waits.
  * @example
@@ -142,6 +145,9 @@ export async function decideApproval(
 ): Promise<ApprovalView> {
   const approval = await ctx.store.approvals.find(approvalId);
   if (!approval) throw new NotFound('No such approval.');
+  // An action's approval decides its action request instead (docs/design.md §21).
+  if (approval.kind === 'action')
+    return decideAction(ctx, approval, { decision: decision === 'deny' ? 'deny' : 'approve', by: decidedBy });
   const now = ctx.clock();
   if (!isWaiting(approval, now)) throw new Conflict(NO_LONGER_WAITING);
   const decided: ApprovalView = {
@@ -243,6 +249,8 @@ export function approvalView(
     redirect_uri: records.request.redirect_uri,
     resource: records.request.resource,
     request_status: records.request.status,
+    binding_message: null,
+    authorization_details: null,
   };
 }
 

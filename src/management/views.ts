@@ -84,6 +84,31 @@ export function agentView(agent: AgentRecord, now: number): AgentView {
   };
 }
 
+/** One website's standing answer to its action requests (docs/design.md §21). */
+export const ActionRuleView = Type.Object(
+  {
+    client_id: Type.String({ minLength: 1, maxLength: 512, description: 'The website (a registered client id).' }),
+    answer: Type.Union([Type.Literal('always'), Type.Literal('never'), Type.Literal('ask')], {
+      description:
+        'always: approved without asking (within up_to, when set); never: denied without asking; ask: the owner decides each one (as without a rule).',
+    }),
+    up_to: Type.Optional(
+      Type.Object(
+        {
+          amount: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000_000 }),
+          currency: Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217, e.g. EUR (stored in capitals).' }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'Only with always: approve without asking only an action of a type that names an amount and a currency, in this currency, whose amounts together are at most this; any other is asked about.',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * What an agent's owner allows it (docs/design.md §16): the domain's AgentPolicy, its expiry as
  * RFC 3339 like every time of the API. Agents nobody restricted have the default: any website,
@@ -119,6 +144,11 @@ export const AgentPolicyView = Type.Object(
         description: 'Sign-ins past this many in the last hour are refused. null: no limit.',
       }),
     ),
+    actions: Type.Array(ActionRuleView, {
+      maxItems: 100,
+      description:
+        'How the owner answers a website’s action requests (OpenID CIBA with RFC 9396 authorization details; ACTION_APPROVALS): one rule per website; a website without one asks the owner each time (the default). [] for none.',
+    }),
   },
   { $id: 'AgentPolicy', title: 'AgentPolicy', additionalProperties: false },
 );
@@ -133,6 +163,7 @@ export function agentPolicyView(policy: AgentPolicy): AgentPolicyView {
       policy.scope_ceiling === null ? null : ([...policy.scope_ceiling] as AgentPolicyView['scope_ceiling']),
     credentials_expire_at: maybeTime(policy.credentials_expire_at),
     max_sign_ins_per_hour: policy.max_sign_ins_per_hour,
+    actions: policy.actions.map((rule) => ({ ...rule, ...(rule.up_to ? { up_to: { ...rule.up_to } } : {}) })),
   };
 }
 
@@ -153,6 +184,7 @@ export function policyFromView(view: AgentPolicyView): AgentPolicy | undefined {
     scope_ceiling: view.scope_ceiling === null ? null : [...view.scope_ceiling],
     credentials_expire_at: expiry === null ? null : Math.ceil(expiry / 1000),
     max_sign_ins_per_hour: view.max_sign_ins_per_hour,
+    actions: view.actions.map((rule) => ({ ...rule, ...(rule.up_to ? { up_to: { ...rule.up_to } } : {}) })),
   };
 }
 

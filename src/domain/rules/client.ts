@@ -186,7 +186,7 @@ export function resourcesProblems(resources: readonly string[], options: { publi
 export function grantTypesProblems(grantTypes: readonly string[]): ClientProblem[] {
   const field = 'grant_types';
   const problems: ClientProblem[] = [];
-  if (!grantTypes.every(isGrantType))
+  if (!grantTypes.every((name) => isGrantType(name)))
     problems.push({ field, rule: 'not_served', message: `may contain only ${GRANT_TYPES.join(' and ')}` });
   if (!grantTypes.includes('authorization_code'))
     problems.push({
