@@ -242,6 +242,19 @@ describe('the names metadata publishes', () => {
     expect(await actionTypeNames(on.ctx)).not.toContain('zeta.delete');
     expect(await actionTypeNames(off.ctx)).toEqual([]);
   });
+
+  it('are what discovery publishes as authorization_details_types_supported where the setting is on', async () => {
+    const { call } = await accountWithKey(on);
+    await call('POST', '/clients', { ...website, action_types: [{ ...DELETION, type: 'beta/erase' }] });
+    const names = await actionTypeNames(on.ctx);
+    expect(names).toContain('beta/erase');
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+      const published = (await (await fetch(`${on.baseUrl}${path}`)).json()) as Record<string, unknown>;
+      expect(published.authorization_details_types_supported, path).toEqual(names);
+      const plain = (await (await fetch(`${off.baseUrl}${path}`)).json()) as Record<string, unknown>;
+      expect(plain, path).not.toHaveProperty('authorization_details_types_supported');
+    }
+  });
 });
 
 describe('dynamic registration (RFC 7591) with ACTION_APPROVALS on', () => {
