@@ -265,6 +265,17 @@ const NAMES_TTL_SECONDS = 10;
 const namesCache = new WeakMap<object, { until: number; names: Promise<string[]> }>();
 
 /**
+ * Forgets the names actionTypeNames read from `store`, after this node changed a client: here
+ * the change shows at once, on other nodes within the 10 seconds.
+ *
+ * @example
+ * forgetActionTypeNames(ctx.store);
+ */
+export function forgetActionTypeNames(store: object): void {
+  namesCache.delete(store);
+}
+
+/**
  * The sorted, distinct names of the action types active clients registered: discovery's
  * `authorization_details_types_supported`. Read at most once every 10 seconds per store (a
  * type registered shows within that on every node); none, without reading, while

@@ -188,6 +188,53 @@ export function policyFromView(view: AgentPolicyView): AgentPolicy | undefined {
   };
 }
 
+/** One action type a website registers (docs/design.md §21): its fields and how it reads in words. */
+export const ActionTypeView = Type.Object(
+  {
+    type: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[A-Za-z0-9_.:/-]+$',
+      examples: ['payment'],
+      description: 'The `type` of the RFC 9396 authorization details it describes.',
+    }),
+    description: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      examples: ['Pay {amount} {currency} to {payee}'],
+      description:
+        'How an action of this type reads to the agent’s owner: plain text naming its fields in braces, each replaced by the value (a missing optional field by nothing).',
+    }),
+    fields: Type.Record(
+      Type.String(),
+      Type.Object(
+        {
+          type: Type.Union([
+            Type.Literal('string'),
+            Type.Literal('number'),
+            Type.Literal('integer'),
+            Type.Literal('boolean'),
+          ]),
+          required: Type.Optional(Type.Boolean({ description: 'A request must give it (default false).' })),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        maxProperties: 16,
+        description:
+          'Its fields by name (a-z first, then a-z, 0-9 and _, up to 32 characters; not `type`): the only members a request’s detail of this type may have beside `type`.',
+      },
+    ),
+    amount_field: Type.Optional(
+      Type.String({ description: 'A number field: the amount an owner’s “up to” limit compares.' }),
+    ),
+    currency_field: Type.Optional(
+      Type.String({ description: 'A string field naming the currency of `amount_field` (needs it).' }),
+    ),
+  },
+  { $id: 'ActionType', title: 'Action type', additionalProperties: false },
+);
+
 export const ClientView = Type.Object(
   {
     id: Type.String({ examples: ['cli_7fQ2mN8pL1kJ0hG9'], description: 'The client_id.' }),
@@ -220,6 +267,19 @@ export const ClientView = Type.Object(
       description:
         'Whether the person at the browser confirms a sign-in: auto, it goes on once the agent authenticates; manual, the person confirms after seeing who authenticated.',
     }),
+    action_types: Type.Array(Type.Ref(ActionTypeView), {
+      description:
+        'The actions it may ask an agent’s owner to approve (OpenID CIBA with RFC 9396 authorization details, ACTION_APPROVALS); none for most websites.',
+    }),
+    backchannel_token_delivery_mode: Nullable(
+      Type.Union([Type.Literal('poll'), Type.Literal('ping')], {
+        description:
+          'How it learns an owner’s answer (CIBA): poll, it asks the token endpoint; ping, its notification endpoint is told first. poll for a website with action types that chose none; null for one that asks nothing.',
+      }),
+    ),
+    backchannel_client_notification_endpoint: Nullable(
+      Type.String({ description: 'A ping website’s https endpoint (CIBA §10.2); null otherwise.' }),
+    ),
     source: Type.Union([Type.Literal('manual'), Type.Literal('dynamic'), Type.Literal('metadata_document')], {
       description:
         'manual: registered in the console, the CLI or this API; dynamic: by RFC 7591 registration; metadata_document: a Client ID Metadata Document.',
@@ -235,6 +295,17 @@ export const ClientView = Type.Object(
 );
 export type ClientView = Static<typeof ClientView>;
 
+/**
+ * How a client learns an owner's answer: the mode it registered, poll for one with action types
+ * that chose none, null for one that asks nothing.
+ *
+ * @example
+ * tokenDeliveryMode({ action_types: [payment], backchannel_token_delivery_mode: null }); // 'poll'
+ */
+export const tokenDeliveryMode = (
+  client: Pick<ClientRecord, 'action_types' | 'backchannel_token_delivery_mode'>,
+): 'poll' | 'ping' | null => client.backchannel_token_delivery_mode ?? (client.action_types.length > 0 ? 'poll' : null);
+
 export function clientView(client: ClientRecord, now: number): ClientView {
   const previousLive = client.previous_secret_expires_at !== null && client.previous_secret_expires_at > now;
   return {
@@ -249,6 +320,9 @@ export function clientView(client: ClientRecord, now: number): ClientView {
     resources: client.resources,
     scopes: client.scopes,
     confirmation: client.approval,
+    action_types: client.action_types,
+    backchannel_token_delivery_mode: tokenDeliveryMode(client),
+    backchannel_client_notification_endpoint: client.backchannel_client_notification_endpoint,
     source: client.source,
     account_id: client.account_id,
     created_at: time(client.created_at),

@@ -13,25 +13,11 @@ import { DEFAULT_POLICY, setAgentPolicy } from '../../src/domain/agent-policy.ts
 import { setAgentStatus } from '../../src/domain/agents.ts';
 import { revokeGrants } from '../../src/domain/revocation.ts';
 import type { AccountRecord } from '../../src/store/accounts.ts';
-import type { ActionType } from '../../src/store/clients.ts';
+import { CIBA, PAY_ACME, PAYMENT } from '../helpers/action-requests.ts';
 import { type ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { obtainTokens, type Party, postForm } from '../helpers/flow.ts';
 import { createOwnedAgent } from '../helpers/owned.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-
-const PAYMENT: ActionType = {
-  type: 'payment',
-  description: 'Pay {amount} {currency} to {payee}',
-  fields: {
-    amount: { type: 'number', required: true },
-    currency: { type: 'string', required: true },
-    payee: { type: 'string', required: true },
-  },
-  amount_field: 'amount',
-  currency_field: 'currency',
-};
-const PAY_ACME = [{ type: 'payment', amount: 20, currency: 'EUR', payee: 'Acme' }];
-const CIBA = 'urn:openid:params:grant-type:ciba';
 
 let server: TestServer;
 let owner: AccountRecord;

@@ -32,6 +32,7 @@ import { jwtHeader } from '../jwt.ts';
 import { hasScope, isSubset, normalizeScope } from '../scopes.ts';
 import { approvalRequested } from '../webhooks/events.ts';
 import { ACTION_OUTCOMES, actionAudit } from './decide.ts';
+import type { SealedPing } from './ping.ts';
 
 /** Seconds between polls a website is told (CIBA §7.3), and what each slow_down adds. */
 export const POLL_INTERVAL = 5;
@@ -171,6 +172,7 @@ function delivery(
   ctx: Context,
   client: ClientRecord,
   token: string | undefined,
+  authReqId: string,
 ): Pick<ActionRequestRecord, 'delivery_mode' | 'notification_token_sealed' | 'notification_endpoint'> {
   if (client.backchannel_token_delivery_mode !== 'ping')
     return { delivery_mode: 'poll', notification_token_sealed: null, notification_endpoint: null };
@@ -182,9 +184,12 @@ function delivery(
     throw new InvalidRequest(
       `client_notification_token must be 1 to ${MAX_NOTIFICATION_TOKEN} visible ASCII characters (a bearer token).`,
     );
+  // The ping must name the auth_req_id, of which only the digest is stored otherwise: it is sealed
+  // with the token, under the server secret, so the database alone opens neither (ping.ts).
+  const sealed: SealedPing = { client_notification_token: token, auth_req_id: authReqId };
   return {
     delivery_mode: 'ping',
-    notification_token_sealed: ctx.secrets.box.seal(token),
+    notification_token_sealed: ctx.secrets.box.seal(JSON.stringify(sealed)),
     notification_endpoint: endpoint,
   };
 }
@@ -244,7 +249,8 @@ export async function askAction(
   if (body.authorization_details === undefined)
     throw new InvalidRequest('authorization_details is required: name the action the owner is asked to approve.');
   const details = checkAuthorizationDetails(body.authorization_details, client.action_types);
-  const deliveredBy = delivery(ctx, client, body.client_notification_token);
+  const authReqId = newAuthReqId();
+  const deliveredBy = delivery(ctx, client, body.client_notification_token, authReqId);
 
   const sub = body.login_hint ?? (await idTokenSubject(ctx, client, body.id_token_hint!));
   const found = await askableAgent(ctx, client, sub);
@@ -255,7 +261,6 @@ export async function askAction(
     throw new InvalidScope("scope exceeds what the agent's sign-in granted this client.");
 
   const now = ctx.clock();
-  const authReqId = newAuthReqId();
   const answer = actionAnswer(policyOf(agent), client.id, details, client.action_types);
   const id = newActionRequestId();
   const approval =

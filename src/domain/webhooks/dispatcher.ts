@@ -19,6 +19,7 @@ import type { Context } from '../../context.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../store/webhooks.ts';
 import { type AddressStage, guardedRequest, type OutboundOptions } from '../../outbound/request.ts';
 import { isSpecialUseAddress } from '../../outbound/special-use.ts';
+import { sendDuePings } from '../action-requests/ping.ts';
 import { deliveryFailureWords } from './delivery-failures.ts';
 import { trustedNetworks, webhookSecret } from './endpoints.ts';
 import { requestExpired, webhookDisabled, webhookHost } from './events.ts';
@@ -208,6 +209,8 @@ export class WebhookDispatcher {
         })
         .catch((error: unknown) => this.onError(error));
     }
+    // Owners approve actions (docs/design.md §21): CIBA's pings go through the same guard, timer and slots.
+    if (this.deps.config.actionApprovals) await this.sendPings().catch((error: unknown) => this.onError(error));
     for (;;) {
       if (this.stopped) return;
       const free = this.options.maxInFlight - this.inFlight.size;
@@ -372,6 +375,23 @@ export class WebhookDispatcher {
       },
     );
     return answer.status;
+  }
+
+  /** Starts the CIBA pings due (ping.ts), each held among the deliveries in flight until it ends. */
+  private async sendPings(): Promise<void> {
+    const allowAddress = (ip: string, stage: AddressStage) =>
+      this.options.fetch?.allowAddress?.(ip, stage) === true || this.isAllowed(ip);
+    const sendings = await sendDuePings(
+      this.deps,
+      { fetch: { ca: this.options.fetch?.ca, agent: this.connections }, allowAddress },
+      this.onError,
+    );
+    for (const each of sendings) {
+      const sending: Promise<void> = each
+        .catch((error: unknown) => this.onError(error))
+        .finally(() => this.inFlight.delete(sending));
+      this.inFlight.add(sending);
+    }
   }
 
   private isAllowed(ip: string): boolean {
