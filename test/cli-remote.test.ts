@@ -310,7 +310,8 @@ describe('agentauth agent policy …, on the database and on a remote server ali
         `  Listed websites:    ${website}\n` +
         '  Scope ceiling:      openid profile\n' +
         '  Credentials expire: 2027-02-01T12:30:00Z\n' +
-        '  Sign-ins per hour:  20\n',
+        '  Sign-ins per hour:  20\n' +
+        '  Actions:            ask the owner for every website\n',
     );
 
     // Every --no- option takes a part back to its default; all of them, the agent back to NULL.

@@ -264,6 +264,12 @@ class AgentAction:
 
     @classmethod
     def from_json(cls, data: Any) -> "AgentAction":
+        """One action as ``GET /api/agent/actions`` lists it; :class:`ProtocolError` for anything else.
+
+        Example::
+
+            AgentAction.from_json(answer["actions"][0]).status   # 'pending'
+        """
         if not isinstance(data, dict) or data.get("status") not in _ACTION_STATUSES:
             raise ProtocolError(description="An action without a known status.")
         try:
