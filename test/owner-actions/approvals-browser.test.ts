@@ -22,6 +22,8 @@ import {
   watchedPage,
 } from '../helpers/browser.ts';
 import { createPasswordAccount, TEST_PASSWORD } from '../helpers/console.ts';
+import { auditor } from '../helpers/page-audit.ts';
+import { VIEWPORTS } from '../helpers/page-tour.ts';
 import { obtainTokens } from '../helpers/flow.ts';
 import { createOwnedAgent } from '../helpers/owned.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -120,6 +122,24 @@ describe.skipIf(!haveChromium)('approving an action with a passkey, live, in Chr
       await page.locator('#approval-details-json summary').click();
       expect(JSON.parse((await page.locator('#approval-details-json code').textContent())!)).toEqual(PAY);
       expect(await page.getByRole('button', { name: /Always/ }).count()).toBe(0);
+
+      // The new page passes the page audit at both sizes (overflow, axe, targets on a phone), as
+      // does the agent's page with its actions form; then back to the desktop.
+      const audit = auditor(context);
+      const findings: string[] = [];
+      const auditHere = async (name: string) => {
+        for (const size of ['phone', 'desktop'] as const) {
+          await page.setViewportSize(VIEWPORTS[size]);
+          for (const finding of await audit.audit(page, size === 'phone'))
+            findings.push(`${name} @ ${size}: ${finding.check}: ${finding.detail}`);
+        }
+      };
+      await auditHere('action approval');
+      await page.goto(`${server.baseUrl}/console/agents/${agent.id}`);
+      expect(await page.locator('#action-0 legend').textContent()).toBe('Actions at Acme Notes');
+      await auditHere('agent page with the actions form');
+      expect(findings).toEqual([]);
+      await page.goto(`${server.baseUrl}/console/approvals/${approval.id}`);
 
       // The passkey alone decides (the password field left empty).
       await page.getByRole('button', { name: 'Approve', exact: true }).click();
