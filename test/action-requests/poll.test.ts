@@ -25,7 +25,7 @@ let session: ConsoleSession;
 let website: { clientId: string; clientSecret: string; redirectUri: string };
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { ACTION_APPROVALS: 'true' } });
+  server = await startTestServer({ env: { ACTION_APPROVALS: 'true', DYNAMIC_REGISTRATION: 'true' } });
   owner = await createPasswordAccount(server.ctx, { email: 'ada@example.org', name: 'Ada' });
   session = await signIn(server.baseUrl, owner.email);
   website = await actionWebsite('Acme Shop');
@@ -374,6 +374,26 @@ describe('bad input gets the documented error, never a 500', () => {
     });
     expect(response.status).toBe(400);
     expect(await body(response)).toMatchObject({ error: 'invalid_request' });
+  });
+});
+
+describe('registration while on', () => {
+  it('a client registering itself may name the CIBA grant among its grant_types', async () => {
+    const register = (grantTypes: string[]) =>
+      fetch(`${server.baseUrl}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          client_name: 'Self-registered Shop',
+          redirect_uris: ['https://self.example/callback'],
+          grant_types: grantTypes,
+          backchannel_token_delivery_mode: 'poll',
+        }),
+      });
+    expect((await register(['authorization_code', 'refresh_token', CIBA])).status).toBe(201);
+    const unknown = await register(['authorization_code', 'urn:example:unknown']);
+    expect(unknown.status).toBe(400);
+    expect(await body(unknown)).toMatchObject({ error: 'invalid_client_metadata' });
   });
 });
 
