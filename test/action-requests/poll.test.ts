@@ -294,6 +294,14 @@ describe('who may be asked about', () => {
     for (const answer of answers) expect(answer).toEqual(answers[0]);
   });
 
+  it('an agent that signed in again with a wider scope may be asked for it (its newest grant covers it)', async () => {
+    const { agent, secret } = await createOwnedAgent(server.ctx, owner, 'Twice signed in');
+    const party = { ...website, agentId: agent.id, agentSecret: secret };
+    await obtainTokens(server, party, { scope: 'openid' });
+    await obtainTokens(server, party, { scope: 'openid email profile' });
+    expect((await askFor(party, { scope: 'openid profile' })).status).toBe(200);
+  });
+
   it('a wrong client secret is invalid_client (401), as at /token', async () => {
     const agent = await signedInAgent();
     const wrong = await ask(
