@@ -374,6 +374,29 @@ describe('bad input gets the documented error, never a 500', () => {
     expect(await body(response)).toMatchObject({ error });
   });
 
+  it('a parameter sent twice, or a JSON array where a string goes, is invalid_request', async () => {
+    const twice = await fetch(`${server.baseUrl}/bc-authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `client_id=${website.clientId}&client_secret=${website.clientSecret}&scope=openid&login_hint=${agent.agentId}&login_hint=${agent.agentId}&authorization_details=${encodeURIComponent(JSON.stringify(PAY_ACME))}`,
+    });
+    expect(twice.status).toBe(400);
+    expect(await body(twice)).toMatchObject({ error: 'invalid_request' });
+    const json = await fetch(`${server.baseUrl}/bc-authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_id: website.clientId,
+        client_secret: website.clientSecret,
+        scope: 'openid',
+        login_hint: agent.agentId,
+        authorization_details: PAY_ACME,
+      }),
+    });
+    expect(json.status).toBe(400);
+    expect(await body(json)).toMatchObject({ error: 'invalid_request' });
+  });
+
   it('/token with the CIBA grant and no auth_req_id is invalid_request', async () => {
     const response = await postForm(server, '/token', {
       grant_type: CIBA,
