@@ -10,6 +10,7 @@ import type { ActionAnswer, ActionRule, AgentPolicy, AgentRecord, WebsitesRule }
 import type { GrantBounds, RevokedGrants } from '../store/rows.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import type { AuthorizationRequestRecord } from '../store/requests.ts';
+import type { ActionType, AuthorizationDetail } from './authorization-details.ts';
 import type { Problem } from './rules/problem.ts';
 import { registeredScopeNames } from './resource-scopes.ts';
 import { OFFLINE_ACCESS, SUPPORTED_SCOPES, scopeValues } from './scopes.ts';
@@ -331,13 +332,6 @@ const dateOf = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOStri
 /** What an agent's policy answers a website's action request: the owner need not be asked, or must. */
 export type ActionPolicyAnswer = 'allow' | 'deny' | 'ask';
 
-/** Of a website's action type, what a policy's "up to" reads (B's ActionType has these). */
-export interface AmountFields {
-  type: string;
-  amount_field?: string;
-  currency_field?: string;
-}
-
 /**
  * What the agent's policy answers for it when `clientId` asks whether the agent may do `details`
  * (docs/design.md §21). `never` denies. `always` without a limit allows. `always` up to an amount
@@ -355,8 +349,8 @@ export interface AmountFields {
 export function actionAnswer(
   policy: Pick<AgentPolicy, 'actions'>,
   clientId: string,
-  details: ReadonlyArray<{ type: string; [field: string]: unknown }>,
-  types: readonly AmountFields[],
+  details: readonly AuthorizationDetail[],
+  types: ReadonlyArray<Pick<ActionType, 'type' | 'amount_field' | 'currency_field'>>,
 ): ActionPolicyAnswer {
   const rule = (policy.actions ?? []).find((candidate) => candidate.client_id === clientId);
   if (rule === undefined || rule.answer === 'ask') return 'ask';

@@ -18,6 +18,7 @@ import type { AuditEvent } from '../store/history.ts';
 import type { AuthorizationRequestRecord } from '../store/requests.ts';
 import type { ApprovalRecord, ApprovalView } from '../store/approvals.ts';
 import { decideAction } from './action-requests/decide.ts';
+import { actionSummary, actionWords } from './action-words.ts';
 import { policyOf } from './agent-policy.ts';
 import { scopeDescriptions } from './resource-scopes.ts';
 import { scopeValues } from './scopes.ts';
@@ -213,6 +214,10 @@ export async function mailOwner(
   const mailer = ctx.mailer;
   if (!mailer || (owner.account_id === null && !owner.owner_email_verified)) return false;
   const minutes = Math.max(1, Math.round((approval.expires_at - approval.created_at) / 60));
+  if (approval.kind === 'action') {
+    await mailer.send(actionMail(ctx.config.baseUrl, approval, minutes));
+    return true;
+  }
   // Each resource scope in the words the authorization page says it in (plain text: a mail has no markup).
   const words = await scopeDescriptions(ctx, approval.scope, approval.resource);
   const asked = scopeValues(approval.scope)
@@ -234,6 +239,38 @@ export async function mailOwner(
   return true;
 }
 
+/** The longest subject an action's mail has: the action's words are cut to fit. */
+const SUBJECT_LENGTH = 150;
+
+/**
+ * The mail about an action (docs/design.md §21): the website's question in words, and its
+ * binding message quoted as the website's own words, never as agentauth's.
+ */
+function actionMail(baseUrl: string, approval: ApprovalView, minutes: number) {
+  const summary = actionSummary(approval.authorization_details, approval.client_action_types);
+  const subject = `Approve ${approval.agent_name} at ${approval.client_name}: ${summary}?`;
+  return {
+    to: approval.owner_email,
+    subject: subject.length > SUBJECT_LENGTH ? `${subject.slice(0, SUBJECT_LENGTH - 2)}…?` : subject,
+    text: [
+      `${approval.client_name} asks whether your agent ${approval.agent_name} may:`,
+      ...actionWords(approval.authorization_details, approval.client_action_types).map((words) => `  ${words}`),
+      ...(approval.binding_message === null
+        ? []
+        : [
+            '',
+            `${approval.client_name} says: "${approval.binding_message}"`,
+            '(the website’s own words: agentauth did not write or check them)',
+          ]),
+      '',
+      `Approve or deny it within ${minutes} minutes, with your passkey or password:`,
+      `${baseUrl}/console/approvals/${approval.id}`,
+      '',
+      'If you did not expect this, deny it: nothing happens until you approve.',
+    ].join('\n'),
+  };
+}
+
 /** An approval with the names and destination its owner is shown, from the records at hand. */
 export function approvalView(
   approval: ApprovalRecord,
@@ -251,6 +288,7 @@ export function approvalView(
     request_status: records.request.status,
     binding_message: null,
     authorization_details: null,
+    client_action_types: records.client.action_types,
   };
 }
 

@@ -10,6 +10,7 @@ import type { Driver, Step } from './driver.ts';
 import { type AuditEvent, auditStep } from './history.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 import { insert } from './rows.ts';
+import type { ActionType } from './clients.ts';
 
 /**
  * Where an approval is: waiting for the owner, decided, or cancelled (its request was cancelled
@@ -74,6 +75,8 @@ export interface ApprovalView extends ApprovalRecord {
   binding_message: string | null;
   /** An action's RFC 9396 authorization details (null for a sign-in). */
   authorization_details: ActionDetail[] | null;
+  /** The website's action types, which put an action's details in words ([] for none). */
+  client_action_types: ActionType[];
 }
 
 /** The payload every approval change is announced with on the status channel (no request id looks like it). */
@@ -151,16 +154,17 @@ export interface ApprovalStore {
 const VIEW = `SELECT p.*, a.name AS agent_name, a.account_id AS agent_account_id, a.owner_email, a.owner_name,
     COALESCE(c.name, p.client_id) AS client_name, r.redirect_uri, r.resource,
     COALESCE(r.status, q.status) AS request_status, q.binding_message, q.authorization_details,
-    c.redirect_uris AS client_redirect_uris
+    c.redirect_uris AS client_redirect_uris, c.action_types AS client_action_types
   FROM approvals p
   JOIN agents a ON a.id = p.agent_id
   LEFT JOIN authorization_requests r ON p.kind = 'sign_in' AND r.id = p.request_id
   LEFT JOIN action_requests q ON p.kind = 'action' AND q.id = p.request_id
   LEFT JOIN clients c ON c.id = p.client_id`;
 
-type ViewRow = Omit<ApprovalView, 'redirect_uri' | 'authorization_details'> & {
+type ViewRow = Omit<ApprovalView, 'redirect_uri' | 'authorization_details' | 'client_action_types'> & {
   redirect_uri: string | null;
   authorization_details: string | null;
+  client_action_types: string | null;
   client_redirect_uris: string | null;
 };
 
@@ -173,6 +177,7 @@ function viewOf({ client_redirect_uris, ...row }: ViewRow): ApprovalView {
     redirect_uri: row.redirect_uri ?? registered[0] ?? clientUrl,
     authorization_details:
       row.authorization_details === null ? null : (JSON.parse(row.authorization_details) as ActionDetail[]),
+    client_action_types: row.client_action_types === null ? [] : (JSON.parse(row.client_action_types) as ActionType[]),
   };
 }
 

@@ -4,10 +4,11 @@ const require = __agentauthCreateRequire(import.meta.url);
 import {
   Command,
   VERSION,
+  actionsCommand,
   keygenCommand,
   signInCommand,
   withoutSecret
-} from "./chunks/chunk-7NGS7XOX.js";
+} from "./chunks/chunk-KGI6T66Y.js";
 import "./chunks/chunk-ER33LZII.js";
 
 // src/cli/mcp.ts
@@ -42,17 +43,20 @@ function mcpCommand(program) {
     "--allow-insecure-http",
     "accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)"
   ).option("--key-file <file>", "a key-bound agent's private key file, instead of AGENTAUTH_AGENT_SECRET").action(async (flags) => {
-    const { runMcpServer } = await import("./chunks/mcp-server-HLOEFSTW.js");
+    const { runMcpServer } = await import("./chunks/mcp-server-SSBVY2S4.js");
     await runMcpServer({ allowInsecureHttp: flags.allowInsecureHttp === true, keyFile: flags.keyFile });
   });
 }
 
 // src/cli/index.ts
 function buildAgentCli() {
-  const program = new Command("agentauth-agent").description("sign an AI agent in to agentauth sign-in requests: from a shell (sign-in) or as an MCP server (mcp)").version(VERSION, "-V, --version", "print the version of @agentauth/agent").showHelpAfterError();
+  const program = new Command("agentauth-agent").description(
+    "sign an AI agent in to agentauth sign-in requests: from a shell (sign-in) or as an MCP server (mcp); see what its owner is asked to approve (actions)"
+  ).version(VERSION, "-V, --version", "print the version of @agentauth/agent").showHelpAfterError();
   signInCommand(program, { name: "agentauth-agent" });
   mcpCommand(program);
   keygenCommand(program, "agentauth-agent");
+  actionsCommand(program);
   return program;
 }
 async function main(argv) {

@@ -375,5 +375,6 @@ function actionApprovalView(
     request_status: request.status,
     binding_message: request.binding_message,
     authorization_details: request.authorization_details as AuthorizationDetail[],
+    client_action_types: client.action_types,
   };
 }
