@@ -241,11 +241,14 @@ describe('the owner reads an action in words and decides it', () => {
 describe('the mail and the webhooks say the action in words', () => {
   it('mails the owner the question and the website’s message, and announces kind, words and details', async () => {
     const agent = await signedInAgent('Mailing agent');
-    mailbox.received.length = 0;
     await askAbout(agent, pay(20), 'Order 1142');
     const approval = await waitingApproval(agent.agentId);
 
-    const mail = await mailbox.next();
+    // Every ask before mailed the owner too: this one's mail is the one linking its approval.
+    await expect
+      .poll(() => mailbox.received.some((each) => each.text.includes(approval.id)), { timeout: 10_000 })
+      .toBe(true);
+    const mail = mailbox.received.find((each) => each.text.includes(approval.id))!;
     expect(mail.to).toEqual([owner.email]);
     expect(mail.headers).toMatch(/Subject: Approve Mailing agent at Acme Shop: Pay 20 EUR to <b>Acme<\/b>\?/);
     expect(mail.text).toContain('Acme Shop asks whether your agent Mailing agent may:');

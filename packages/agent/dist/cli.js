@@ -23,6 +23,8 @@ Tools:
   sign_in {request_id, expected_host?, expected_client_id?, expected_resource?}
                                                                        refused without an expectation
   wait_for_sign_in {request_id, timeout_seconds?}                      until the browser has continued
+  list_actions {}                                                      what websites ask the owner to approve
+  wait_for_action {action_id, timeout_seconds?}                        until the owner decides one
 
 Results carry structuredContent (each tool has an outputSchema) and the same JSON as text.
 Errors are tool results with isError and {"error", "error_description"} as text. What a
@@ -38,7 +40,7 @@ or globally; docs/guides/mcp-hosts.md has each host's form):
             "AGENTAUTH_AGENT_SECRET": "aas_\u2026", "AGENTAUTH_MODEL": "claude-sonnet-4"}}}}`;
 function mcpCommand(program) {
   program.command("mcp").description(
-    "run an MCP server on stdio with the tools inspect_sign_in_request, sign_in and wait_for_sign_in (credentials from AGENTAUTH_* in the environment)"
+    "run an MCP server on stdio with the tools inspect_sign_in_request, sign_in, wait_for_sign_in, list_actions and wait_for_action (credentials from AGENTAUTH_* in the environment)"
   ).addHelpText("after", MCP_HELP).option(
     "--allow-insecure-http",
     "accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)"
