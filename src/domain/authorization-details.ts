@@ -61,7 +61,7 @@ function parsedJson(raw: unknown, fail: (message: string) => Error): unknown {
  * 1–64 characters of [A-Za-z0-9_.:/-], each once, at most 20 types; fields named
  * [a-z][a-z0-9_]{0,31} (not `type`, which names the type), at most 16, each of type string,
  * number, integer or boolean; a description of 1–200 characters, no control or text-direction
- * characters, whose braces name only declared fields; `amount_field` a number (or integer)
+ * characters, whose braces name only declared fields, and every one of them; `amount_field` a number (or integer)
  * field and `currency_field` a string field given with it. Throws InvalidClientMetadata saying
  * which entry and why, in words every door shows as they are.
  *
@@ -113,10 +113,16 @@ function parseActionType(entry: unknown, at: string): ActionType {
   if (!words || words.length > MAX_ACTION_DESCRIPTION_LENGTH)
     throw fail(`.description must be 1 to ${MAX_ACTION_DESCRIPTION_LENGTH} characters`);
   if (UNDISPLAYABLE_IN_NAME.test(words)) throw fail('.description contains control or text-direction characters');
+  const named = new Set<string>();
   for (const [brace, name] of words.matchAll(BRACES)) {
     if (name === undefined) throw fail(`.description has a lone ${quoted(brace)}: braces only name fields, {field}`);
     if (!Object.hasOwn(parsedFields, name)) throw fail(`.description names {${name}}, which is not one of its fields`);
+    named.add(name);
   }
+  // The owner approves what they read: a field the words leave out would be approved unseen.
+  const unread = names.find((name) => !named.has(name));
+  if (unread !== undefined)
+    throw fail(`.description must name every field, so the owner reads all they approve: {${unread}} is missing`);
   const parsed: ActionType = { type, description: words, fields: parsedFields };
   if (amountField !== undefined) {
     const field = typeof amountField === 'string' && Object.hasOwn(parsedFields, amountField) ? amountField : null;

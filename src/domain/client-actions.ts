@@ -51,9 +51,12 @@ export const NO_ACTIONS: ClientActionColumns = {
  * what needs ACTION_APPROVALS.
  */
 function asksForActions(input: ClientActionsInput): boolean {
-  const types = input.actionTypes;
-  const noTypes = types === undefined || types === null || (Array.isArray(types) && types.length === 0) || types === '';
-  return !noTypes || Boolean(input.tokenDelivery) || Boolean(input.notificationEndpoint);
+  return givesTypes(input) || Boolean(input.tokenDelivery) || Boolean(input.notificationEndpoint);
+}
+
+/** Whether `input` gives action types (not none: absent, null, '' or []). */
+function givesTypes({ actionTypes: types }: ClientActionsInput): boolean {
+  return !(types === undefined || types === null || types === '' || (Array.isArray(types) && types.length === 0));
 }
 
 /**
@@ -151,7 +154,7 @@ const pick = (current: ClientActionColumns): ClientActionColumns => ({
 
 /** The field a refusal of `input` as a whole is shown beside: the first it gives. */
 function fieldOf(input: ClientActionsInput): string {
-  if (input.actionTypes !== undefined && input.actionTypes !== null && input.actionTypes !== '') return 'action_types';
+  if (givesTypes(input)) return 'action_types';
   if (input.tokenDelivery) return 'backchannel_token_delivery_mode';
   return 'backchannel_client_notification_endpoint';
 }

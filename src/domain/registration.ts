@@ -326,7 +326,7 @@ function checkMetadata(
 ): RequestedMetadata {
   const body = asObject(metadata);
   const redirectUris = checkRedirectUris(given(body, 'redirect_uris'));
-  checkGrantAndResponseTypes(given(body, 'grant_types'), given(body, 'response_types'));
+  checkGrantAndResponseTypes(config, given(body, 'grant_types'), given(body, 'response_types'));
   checkScope(given(body, 'scope'));
   const authMethod = checkAuthMethod(config, given(body, 'token_endpoint_auth_method'));
   const jwks = given(body, 'jwks');
@@ -445,10 +445,14 @@ function checkAuthMethod(
  * agree with each other (RFC 7591 §2.1): the authorization_code grant goes with the code
  * response type, so neither can be left out.
  */
-function checkGrantAndResponseTypes(grantTypes: unknown, responseTypes: unknown): void {
+function checkGrantAndResponseTypes(
+  config: Pick<Context['config'], 'actionApprovals'>,
+  grantTypes: unknown,
+  responseTypes: unknown,
+): void {
   if (grantTypes !== undefined) {
     if (!isStringArray(grantTypes)) throw new InvalidClientMetadata('grant_types must be an array of strings.');
-    const [problem] = grantTypesProblems(grantTypes);
+    const [problem] = grantTypesProblems(grantTypes, config);
     if (problem) throw new InvalidClientMetadata(`grant_types ${problem.message}.`);
   }
   if (responseTypes !== undefined) {

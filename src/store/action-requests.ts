@@ -8,7 +8,7 @@
  * expires the request.
  */
 import { type ActionDetail, type ApprovalRecord, APPROVALS_CHANGED, approvalSpendStep } from './approvals.ts';
-import type { Driver, Step } from './driver.ts';
+import { type Driver, type Step, WEBHOOK_CHANNEL } from './driver.ts';
 import { type AuditEvent, auditStep } from './history.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 import { insert, PURGE_BATCH } from './rows.ts';
@@ -209,6 +209,8 @@ export function actionRequestStore(driver: Driver): ActionRequestStore {
           sql: OPEN_SQL,
           params: [...values, agent, client, now, limits.perWebsite, agent, now, limits.perAgent],
           guard: true,
+          // Answered by the policy for a ping client: its ping is due at once.
+          ...(request.notify_at === null ? {} : { notify: 'due', channel: WEBHOOK_CHANNEL }),
         },
         ...(approval ? [{ ...insert('approvals', approval), notify: APPROVALS_CHANGED }] : []),
         auditStep(audit),
@@ -259,6 +261,8 @@ export function actionRequestStore(driver: Driver): ActionRequestStore {
             sql: "UPDATE action_requests SET status = ?, answered_by = 'owner', decided_at = ?, decided_by = ?, notify_at = ? WHERE id = ? AND status = 'pending' AND approval_id = ? AND expires_at > ?",
             params: [decision.status, now, decision.by, notifyAt, request.id, approval.id, now],
             guard: true,
+            // A ping is due: every node's dispatcher wakes, as for a webhook delivery written.
+            ...(notifyAt === null ? {} : { notify: 'due', channel: WEBHOOK_CHANNEL }),
           },
           auditStep(audit),
           ...announceSteps(announce),

@@ -25,7 +25,7 @@ let session: ConsoleSession;
 let website: { clientId: string; clientSecret: string; redirectUri: string };
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { ACTION_APPROVALS: 'true' } });
+  server = await startTestServer({ env: { ACTION_APPROVALS: 'true', DYNAMIC_REGISTRATION: 'true' } });
   owner = await createPasswordAccount(server.ctx, { email: 'ada@example.org', name: 'Ada' });
   session = await signIn(server.baseUrl, owner.email);
   website = await actionWebsite('Acme Shop');
@@ -294,6 +294,14 @@ describe('who may be asked about', () => {
     for (const answer of answers) expect(answer).toEqual(answers[0]);
   });
 
+  it('an agent that signed in again with a wider scope may be asked for it (its newest grant covers it)', async () => {
+    const { agent, secret } = await createOwnedAgent(server.ctx, owner, 'Twice signed in');
+    const party = { ...website, agentId: agent.id, agentSecret: secret };
+    await obtainTokens(server, party, { scope: 'openid' });
+    await obtainTokens(server, party, { scope: 'openid email profile' });
+    expect((await askFor(party, { scope: 'openid profile' })).status).toBe(200);
+  });
+
   it('a wrong client secret is invalid_client (401), as at /token', async () => {
     const agent = await signedInAgent();
     const wrong = await ask(
@@ -366,6 +374,29 @@ describe('bad input gets the documented error, never a 500', () => {
     expect(await body(response)).toMatchObject({ error });
   });
 
+  it('a parameter sent twice, or a JSON array where a string goes, is invalid_request', async () => {
+    const twice = await fetch(`${server.baseUrl}/bc-authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `client_id=${website.clientId}&client_secret=${website.clientSecret}&scope=openid&login_hint=${agent.agentId}&login_hint=${agent.agentId}&authorization_details=${encodeURIComponent(JSON.stringify(PAY_ACME))}`,
+    });
+    expect(twice.status).toBe(400);
+    expect(await body(twice)).toMatchObject({ error: 'invalid_request' });
+    const json = await fetch(`${server.baseUrl}/bc-authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_id: website.clientId,
+        client_secret: website.clientSecret,
+        scope: 'openid',
+        login_hint: agent.agentId,
+        authorization_details: PAY_ACME,
+      }),
+    });
+    expect(json.status).toBe(400);
+    expect(await body(json)).toMatchObject({ error: 'invalid_request' });
+  });
+
   it('/token with the CIBA grant and no auth_req_id is invalid_request', async () => {
     const response = await postForm(server, '/token', {
       grant_type: CIBA,
@@ -374,6 +405,26 @@ describe('bad input gets the documented error, never a 500', () => {
     });
     expect(response.status).toBe(400);
     expect(await body(response)).toMatchObject({ error: 'invalid_request' });
+  });
+});
+
+describe('registration while on', () => {
+  it('a client registering itself may name the CIBA grant among its grant_types', async () => {
+    const register = (grantTypes: string[]) =>
+      fetch(`${server.baseUrl}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          client_name: 'Self-registered Shop',
+          redirect_uris: ['https://self.example/callback'],
+          grant_types: grantTypes,
+          backchannel_token_delivery_mode: 'poll',
+        }),
+      });
+    expect((await register(['authorization_code', 'refresh_token', CIBA])).status).toBe(201);
+    const unknown = await register(['authorization_code', 'urn:example:unknown']);
+    expect(unknown.status).toBe(400);
+    expect(await body(unknown)).toMatchObject({ error: 'invalid_client_metadata' });
   });
 });
 

@@ -132,6 +132,11 @@ describe('action types as a website registers them', () => {
     ['a lone brace', [type({ description: 'Pay {amount} }' })], 'has a lone "}"'],
     ['nested braces', [type({ description: 'Pay {{amount}}' })], 'has a lone "{"'],
     [
+      'a field the description leaves out',
+      [type({ fields: { amount: { type: 'number' }, iban: { type: 'string' } } })],
+      'action_types[0].description must name every field, so the owner reads all they approve: {iban} is missing',
+    ],
+    [
       'an amount field that is text',
       [type({ fields: { amount: { type: 'string' } }, amount_field: 'amount' })],
       'amount_field must name one of its number fields',
@@ -146,6 +151,7 @@ describe('action types as a website registers them', () => {
       [
         type({
           fields: { amount: { type: 'number' }, cur: { type: 'number' } },
+          description: 'Pay {amount} {cur}',
           amount_field: 'amount',
           currency_field: 'cur',
         }),
@@ -154,7 +160,13 @@ describe('action types as a website registers them', () => {
     ],
     [
       'a currency field without an amount',
-      [type({ fields: { amount: { type: 'number' }, cur: { type: 'string' } }, currency_field: 'cur' })],
+      [
+        type({
+          fields: { amount: { type: 'number' }, cur: { type: 'string' } },
+          description: 'Pay {amount} {cur}',
+          currency_field: 'cur',
+        }),
+      ],
       'currency_field is the currency of amount_field',
     ],
   ])('refuses %s, in words', (_case, input, words) => {

@@ -150,7 +150,7 @@ ${keyFields(values, errors, { jwks: 'New public keys (JWKS)' })}
 }
 
 const ACTION_TYPES_HINT =
-  'The actions this website may ask an agent’s owner to approve, as JSON: an array of {"type": "payment", "description": "Pay {amount} {currency} to {payee}", "fields": {"amount": {"type": "number", "required": true}, …}}. Fields are string, number, integer or boolean; the description names them in braces and is what the owner reads. Optional: "amount_field" and "currency_field", which an owner’s “up to” limit compares. Empty: none.';
+  'The actions this website may ask an agent’s owner to approve, as JSON: an array of {"type": "payment", "description": "Pay {amount} {currency} to {payee}", "fields": {"amount": {"type": "number", "required": true}, …}}. Fields are string, number, integer or boolean; the description names every one of them in braces and is what the owner reads. Optional: "amount_field" and "currency_field", which an owner’s “up to” limit compares. Empty: none.';
 const TOKEN_DELIVERIES: Array<[string, string]> = [
   ['', 'None'],
   ['poll', 'Poll: the website asks the token endpoint'],

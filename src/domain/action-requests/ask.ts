@@ -23,6 +23,7 @@ import type { ActionRequestRecord } from '../../store/action-requests.ts';
 import type { AgentRecord } from '../../store/agents.ts';
 import type { ApprovalRecord, ApprovalView } from '../../store/approvals.ts';
 import type { ClientRecord } from '../../store/clients.ts';
+import type { GrantRecord } from '../../store/tokens.ts';
 import { actionAnswer, agentCredentialsExpired, policyOf } from '../agent-policy.ts';
 import { mailOwner, type WarningLog } from '../approvals.ts';
 import { type AuthorizationDetail, checkAuthorizationDetails } from '../authorization-details.ts';
@@ -203,18 +204,21 @@ async function askableAgent(
   ctx: Context,
   client: ClientRecord,
   sub: string | null,
-): Promise<{ agent: AgentRecord; grant: { id: string; scope: string } } | null> {
+): Promise<{ agent: AgentRecord; grants: GrantRecord[] } | null> {
   const id = sub ?? '';
   const [agent, grants] = await Promise.all([
     ctx.store.agents.find(id),
-    ctx.store.grants.list({ agentId: id, clientId: client.id, live: true, limit: 1 }),
+    ctx.store.grants.list({ agentId: id, clientId: client.id, live: true, limit: GRANTS_READ }),
   ]);
   const account = await ctx.store.accounts.find(agent?.account_id ?? '');
-  const grant = grants[0];
-  if (!agent || !grant || agent.status !== 'active' || agentCredentialsExpired(agent, ctx.clock())) return null;
+  if (!agent || grants.length === 0 || agent.status !== 'active' || agentCredentialsExpired(agent, ctx.clock()))
+    return null;
   if (agent.account_id !== null && account?.status !== 'active') return null;
-  return { agent, grant };
+  return { agent, grants };
 }
+
+/** Live grants of one agent at one client read at most (each sign-in makes one; they go with their tokens). */
+const GRANTS_READ = 100;
 
 /**
  * POST /bc-authorize (CIBA §7): checks the client and the request, finds the agent it may ask
@@ -255,10 +259,12 @@ export async function askAction(
   const sub = body.login_hint ?? (await idTokenSubject(ctx, client, body.id_token_hint!));
   const found = await askableAgent(ctx, client, sub);
   if (!found) throw new UnknownUserId(UNKNOWN_USER);
-  const { agent, grant } = found;
-  // Within what the agent's sign-in granted this client: the action asks for no more.
-  if (!isSubset(body.scope, grant.scope))
-    throw new InvalidScope("scope exceeds what the agent's sign-in granted this client.");
+  const { agent } = found;
+  // Within what a sign-in of the agent granted this client: the action asks for no more. The
+  // tokens will belong to the newest such grant (the list is oldest first).
+  const scope = body.scope;
+  const grant = [...found.grants].reverse().find((each) => isSubset(scope, each.scope));
+  if (!grant) throw new InvalidScope("scope exceeds what the agent's sign-in granted this client.");
 
   const now = ctx.clock();
   const answer = actionAnswer(policyOf(agent), client.id, details, client.action_types);
