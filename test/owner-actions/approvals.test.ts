@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentAuth } from '../../packages/agent/src/index.ts';
+import { readPublicKey } from '../../src/domain/agent-keys.ts';
 import { DEFAULT_POLICY, setAgentPolicy } from '../../src/domain/agent-policy.ts';
 import { createWebhook } from '../../src/domain/webhooks/endpoints.ts';
 import type { AccountRecord } from '../../src/store/accounts.ts';
@@ -18,7 +19,8 @@ import type { ActionType } from '../../src/store/clients.ts';
 import { type ConsoleSession, createPasswordAccount, noticeOf, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { obtainTokens, type Party, postForm } from '../helpers/flow.ts';
 import { startMailbox } from '../helpers/mailbox.ts';
-import { createOwnedAgent } from '../helpers/owned.ts';
+import { signAssertion, testKeyPair } from '../helpers/agent-keys.ts';
+import { createOwnedAgent, createOwnedKeyBoundAgent } from '../helpers/owned.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { allowLoopback, startWebhookReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -365,6 +367,27 @@ describe('the agent learns of its actions', () => {
       answered_by: 'owner',
       message: 'Your owner approved: Pay 20 EUR to <b>Acme</b> (Acme Shop)',
     });
+  });
+
+  it('a key-bound agent lists with an assertion made for "agent-actions", once; one made for a sign-in is refused', async () => {
+    const keys = await testKeyPair();
+    const read = readPublicKey(keys.publicJwk);
+    if (!('key' in read)) throw new Error(read.problem);
+    const agent = await createOwnedKeyBoundAgent(server.ctx, owner, 'Key-bound agent', read.key);
+    const list = (assertion: string) =>
+      fetch(`${server.baseUrl}/api/agent/actions`, { headers: { authorization: `Bearer ${assertion}` } });
+    const claims = { agentId: agent.id, issuer: server.baseUrl, now: server.clock() };
+    const assertion = await signAssertion(keys, { ...claims, requestId: 'agent-actions' });
+    const first = await list(assertion);
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ actions: [], interval: 5 });
+    expect((await list(assertion)).status).toBe(401);
+    const forSignIn = await list(await signAssertion(keys, { ...claims, requestId: 'req_abcdefghijklmnopqrstuv' }));
+    expect(forSignIn.status).toBe(401);
+    // The SDK signs a fresh one for each call.
+    const sdk = new AgentAuth({ issuer: server.baseUrl, agentId: agent.id, privateKey: keys.privateJwk });
+    expect(await sdk.listActions()).toEqual([]);
+    expect(await sdk.listActions()).toEqual([]);
   });
 
   it('is not there where ACTION_APPROVALS is off', async () => {
