@@ -48,7 +48,12 @@ export const approvalActionWords = (
 ): string[] =>
   approval.kind === 'action' ? actionWords(approval.authorization_details, approval.client_action_types) : [];
 
-/** What an approval is about, in the console's words: "sign-in" or "action". */
+/**
+ * What an approval is about, in the console's words: "sign-in" or "action".
+ *
+ * @example
+ * `This ${approvalSubject(approval)} was already decided.`; // 'This action was already decided.'
+ */
 export const approvalSubject = (approval: Pick<ApprovalView, 'kind'>) =>
   approval.kind === 'action' ? 'action' : 'sign-in';
 
