@@ -34,6 +34,7 @@ const POSTGRES_ONLY = [
   'test/multinode-webhooks.test.ts',
   'test/multinode-approvals.test.ts',
   'test/multinode-signing.test.ts',
+  'test/action-requests/multinode.test.ts',
   'test/faults/database-outage.test.ts',
   'test/container.test.ts',
   'test/database-check.test.ts',

@@ -21,6 +21,8 @@ import { createMailer } from './mail.ts';
 import { browserEndpoints } from './protocol/cors.ts';
 import { agentRoutes } from './protocol/routes/agent.ts';
 import { authorizeRoutes } from './protocol/routes/authorize.ts';
+import { backchannelRoutes } from './protocol/routes/backchannel.ts';
+import { agentActionRoutes } from './protocol/routes/agent-actions.ts';
 import { discoveryRoutes } from './protocol/routes/discovery.ts';
 import { landingRoutes } from './protocol/routes/landing.ts';
 import { registrationRoutes } from './protocol/routes/register.ts';
@@ -112,6 +114,11 @@ export async function buildApp(ctx: Context, registry: Registry, options: AppOpt
   if (ctx.config.dynamicRegistration) browserCalled.push(registrationRoutes);
   if (ctx.config.cors) await app.register(browserEndpoints, { ctx, routes: browserCalled });
   else for (const routes of browserCalled) await app.register(routes, ctx);
+  // Owners approve actions (docs/design.md §21): without ACTION_APPROVALS, an unknown path.
+  if (ctx.config.actionApprovals) {
+    await app.register(backchannelRoutes, ctx);
+    await app.register(agentActionRoutes, ctx);
+  }
   return app;
 }
 

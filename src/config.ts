@@ -145,6 +145,11 @@ export interface Config {
   webhookLease: number;
   /** Seconds delivered and failed webhook deliveries (and their attempts) are kept for the log. */
   webhookRetention: number;
+  /**
+   * Websites may ask an agent's owner to approve an action (OpenID CIBA with RFC 9396
+   * authorization details, docs/design.md §21): /bc-authorize, the CIBA grant, their metadata.
+   */
+  actionApprovals: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -1041,6 +1046,13 @@ export const SETTINGS = [
     type: seconds(3600),
     default: 604800,
     doc: "How long delivered and failed webhook deliveries, with their attempts, are kept for the endpoint's delivery log after their last attempt, before the purge deletes them. Pending ones are kept until they are delivered or given up on. The expiry of a request no agent authenticated (`authorization_request.expired`, `status_before: pending`) goes with its request instead, `PURGE_UNAUTHENTICATED_AFTER` after the expiry, delivered or not: anyone can make such requests.",
+  }),
+  setting({
+    name: 'ACTION_APPROVALS',
+    key: 'actionApprovals',
+    type: onOff,
+    default: false,
+    doc: 'OpenID CIBA with RFC 9396 authorization details: a website an agent signed in to may ask the agent\'s owner to approve one action ("Pay 20 EUR to Acme") at `POST /bc-authorize`, and learns the answer at `/token` with the grant `urn:openid:params:grant-type:ciba` (poll) or by a notification to its endpoint (ping); the token carries the approved `authorization_details`. Websites register their action types and delivery mode. Adds `backchannel_authentication_endpoint`, the delivery modes, the grant and `authorization_details_types_supported` to the metadata. Off: none of it exists, and registering action types or a token delivery mode is refused. See [action approvals](../guides/action-approvals.md).',
   }),
   setting({
     name: 'ALLOWED_RESOURCES',

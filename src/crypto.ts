@@ -32,6 +32,7 @@ export const PREFIX = {
   webhookSecret: 'whsec_',
   webhookMessage: 'msg_',
   approval: 'apr_',
+  actionRequest: 'act_',
 } as const;
 
 /** A prefixed random value of `bytes` bytes from crypto.randomBytes, base64url-encoded. */
@@ -57,6 +58,10 @@ export const newApiKeyId = () => randomId(PREFIX.apiKeyId, 12);
 export const newWebhookId = () => randomId(PREFIX.webhook, 12);
 /** An owner approval (docs/design.md §16): named to the agent and the owner, decided only in the console. */
 export const newApprovalId = () => randomId(PREFIX.approval, 16);
+/** An action request's own id (docs/design.md §21): names it in approvals, tokens and the history. */
+export const newActionRequestId = () => randomId(PREFIX.actionRequest, 16);
+/** CIBA's auth_req_id: 32 random bytes, base64url, with no prefix (the website holds it; only its digest is stored). */
+export const newAuthReqId = () => randomBytes(32).toString('base64url');
 /**
  * A webhook's signing secret as Standard Webhooks writes one: `whsec_` and the base64 (not
  * base64url) of 32 random bytes, which its libraries decode to the HMAC key.

@@ -96,6 +96,43 @@ export class InvalidClientMetadata extends OAuthError {
   readonly error = 'invalid_client_metadata';
 }
 
+/**
+ * RFC 9396 §5: a request's `authorization_details` are malformed, name a type the client did not
+ * register, or a field or value its action type does not allow.
+ */
+export class InvalidAuthorizationDetails extends OAuthError {
+  readonly error = 'invalid_authorization_details';
+}
+
+/**
+ * OpenID CIBA Core §13: the hint of an action request (`login_hint`, `id_token_hint`) names no
+ * agent this client may ask about: none, one that never signed in to it, revoked or disabled,
+ * all in the same words (docs/design.md §21).
+ */
+export class UnknownUserId extends OAuthError {
+  readonly error = 'unknown_user_id';
+}
+
+/** CIBA §11: the owner has not decided yet; poll again after the interval. */
+export class AuthorizationPending extends OAuthError {
+  readonly error = 'authorization_pending';
+}
+
+/** CIBA §11: polled sooner than the interval; the interval grows by 5 seconds for this request. */
+export class SlowDown extends OAuthError {
+  readonly error = 'slow_down';
+}
+
+/** CIBA §11: the action request (its auth_req_id) expired before it was decided or used. */
+export class ExpiredToken extends OAuthError {
+  readonly error = 'expired_token';
+}
+
+/** CIBA §13: a `binding_message` too long, or with characters the owner could be misled by. */
+export class InvalidBindingMessage extends OAuthError {
+  readonly error = 'invalid_binding_message';
+}
+
 /** 403 by default: the account may not do this (a member on an admin page, a disabled account). */
 export class AccessDenied extends OAuthError {
   readonly error = 'access_denied';
@@ -256,6 +293,12 @@ export const ERROR_CODES = [
   { code: 'invalid_target', statuses: [400], agent: false },
   { code: 'invalid_redirect_uri', statuses: [400], agent: false },
   { code: 'invalid_client_metadata', statuses: [400], agent: false },
+  { code: 'invalid_authorization_details', statuses: [400], agent: false },
+  { code: 'unknown_user_id', statuses: [400], agent: false },
+  { code: 'authorization_pending', statuses: [400], agent: false },
+  { code: 'slow_down', statuses: [400], agent: false },
+  { code: 'expired_token', statuses: [400], agent: false },
+  { code: 'invalid_binding_message', statuses: [400], agent: false },
   { code: 'access_denied', statuses: [400, 403], agent: true },
   { code: 'invalid_token', statuses: [401], agent: false },
   { code: 'invalid_credentials', statuses: [401], agent: true },

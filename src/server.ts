@@ -119,6 +119,8 @@ export async function purgeOnce(ctx: Context) {
     console: await ctx.store.accounts.purge(now, auditBefore),
     idempotency: await ctx.store.idempotency.purge(now - IDEMPOTENCY_RETENTION),
     approvals: await ctx.store.approvals.purge(now - ctx.config.purgeAfter),
+    // Action requests (docs/design.md §21) as authorization requests: kept PURGE_AFTER past expiry.
+    actionRequests: await ctx.store.actionRequests.purge(now - ctx.config.purgeAfter),
     // A rotated refresh token's sealed successor is kept only for REFRESH_TOKEN_REUSE_WINDOW.
     refreshSuccessors: await ctx.store.refreshTokens.forgetSuccessors(now - ctx.config.refreshTokenReuseWindow),
     // A retired signing key once the last token it signed has expired (docs/design.md §19).

@@ -188,6 +188,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
       scope_ceiling: null,
       credentials_expire_at: null,
       max_sign_ins_per_hour: null,
+      actions: [],
     });
     expect((await admin.call('PUT', `/agents/${id}/policy`, listing([first]))).status).toBe(200);
     // In front of the server, a proxy that lets someone else list `third` just before the
@@ -238,6 +239,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
       scope_ceiling: null,
       credentials_expire_at: null,
       max_sign_ins_per_hour: null,
+      actions: [],
     };
     expect(await remote('agent', 'policy', id)).toEqual({ agent_id: id, policy: DEFAULT });
     expect(await local('agent', 'policy', id)).toEqual({ agent_id: id, policy: DEFAULT });
@@ -265,6 +267,7 @@ describe('agentauth agent policy …, on the database and on a remote server ali
       scope_ceiling: ['openid', 'profile'],
       credentials_expire_at: '2027-01-31T00:00:00Z',
       max_sign_ins_per_hour: 20,
+      actions: [],
     };
     expect(listed).toEqual({ agent_id: id, policy: expected });
     const { clients, ...rest } = expected;
@@ -307,7 +310,8 @@ describe('agentauth agent policy …, on the database and on a remote server ali
         `  Listed websites:    ${website}\n` +
         '  Scope ceiling:      openid profile\n' +
         '  Credentials expire: 2027-02-01T12:30:00Z\n' +
-        '  Sign-ins per hour:  20\n',
+        '  Sign-ins per hour:  20\n' +
+        '  Actions:            ask the owner for every website\n',
     );
 
     // Every --no- option takes a part back to its default; all of them, the agent back to NULL.

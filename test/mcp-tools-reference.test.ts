@@ -6,7 +6,13 @@ import { GUIDE_PATH, guideWith, listedTools } from '../scripts/mcp-tools-referen
 describe('the MCP tools reference', () => {
   it('docs/guides/mcp-hosts.md has what `npm run docs:mcp` writes from the tools (run it after changing them)', async () => {
     const tools = await listedTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['inspect_sign_in_request', 'sign_in', 'wait_for_sign_in']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'inspect_sign_in_request',
+      'list_actions',
+      'sign_in',
+      'wait_for_action',
+      'wait_for_sign_in',
+    ]);
     const guide = readFileSync(GUIDE_PATH, 'utf8');
     expect(guide).toBe(guideWith(tools, guide));
     // Every argument and output field is named in the guide.

@@ -79,10 +79,23 @@ async function call(name: string, args: Record<string, unknown>, timeout?: numbe
 const storedStatus = async (requestId: string) => (await server.ctx.store.requests.find(requestId))?.status;
 
 describe('agentauth mcp', () => {
-  it('lists its three tools, with the request id required', async () => {
+  it('lists its tools, with the request id (or the action id) required', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['inspect_sign_in_request', 'sign_in', 'wait_for_sign_in']);
-    for (const t of tools) expect(t.inputSchema.required).toEqual(['request_id']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'inspect_sign_in_request',
+      'list_actions',
+      'sign_in',
+      'wait_for_action',
+      'wait_for_sign_in',
+    ]);
+    const required = Object.fromEntries(tools.map((t) => [t.name, t.inputSchema.required ?? []]));
+    expect(required).toEqual({
+      inspect_sign_in_request: ['request_id'],
+      sign_in: ['request_id'],
+      wait_for_sign_in: ['request_id'],
+      list_actions: [],
+      wait_for_action: ['action_id'],
+    });
     const signIn = tools.find((t) => t.name === 'sign_in')!;
     expect(Object.keys(signIn.inputSchema.properties ?? {}).sort()).toEqual([
       'expected_client_id',

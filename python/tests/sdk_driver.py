@@ -84,6 +84,19 @@ def run(spec):
         told = []
         result = auth.sign_in(on_approval_pending=lambda pending: told.append(plain(pending)), **args)
         return {"sign_in": plain(result), "told": told}
+    if op == "list_actions":
+        return [plain(action) for action in auth.list_actions()]
+    if op == "wait_for_action":
+        # What on_waiting was told comes back with the decided action.
+        told = []
+
+        def on_waiting(action):
+            told.append(action.message)
+            sys.stderr.write("waiting for the owner\n")
+            sys.stderr.flush()
+
+        decided = auth.wait_for_action(on_waiting=on_waiting, **args)
+        return {"action": plain(decided), "told": told}
     if op == "authenticate":
         return auth._authenticate(**args)
     if op == "wait":

@@ -26,6 +26,7 @@ import {
 } from '../management/agents.ts';
 import { listApiKeys, revokeApiKey } from '../management/api-keys.ts';
 import {
+  actionsOf,
   createClient,
   deleteClient,
   listClients,
@@ -145,6 +146,7 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
         ...(input.jwks !== undefined || input.jwks_uri !== undefined
           ? { keys: { jwks: input.jwks, jwksUri: input.jwks_uri } }
           : {}),
+        ...actionsOf(input),
       });
       if (client.token_endpoint_auth_method === 'private_key_jwt' && !ctx.config.privateKeyJwt)
         warn(
@@ -158,7 +160,11 @@ export function localManagement(ctx: Context, options: LocalOptions = {}): Manag
       client(id, async () => {
         const { name, redirect_uris: redirectUris, confirmation: approval, scopes, jwks, jwks_uri } = changes;
         const keys = jwks !== undefined || jwks_uri !== undefined ? { keys: { jwks, jwksUri: jwks_uri } } : {};
-        return clientView(await updateClient(ctx, actor, id, { name, redirectUris, approval, scopes, ...keys }), now());
+        const actions = actionsOf(changes);
+        return clientView(
+          await updateClient(ctx, actor, id, { name, redirectUris, approval, scopes, ...keys, ...actions }),
+          now(),
+        );
       }),
     setClientStatus: (id, status) =>
       client(id, async () => clientView(await setClientStatus(ctx, actor, id, status), now())),

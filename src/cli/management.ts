@@ -65,6 +65,12 @@ export interface NewClient {
   jwks?: Record<string, unknown>;
   /** …or where it publishes one (--jwks-uri). */
   jwks_uri?: string;
+  /** The actions it may ask owners to approve (--action-type), as parseActionTypes reads them. */
+  action_types?: unknown[];
+  /** poll or ping (--token-delivery); null for none. */
+  backchannel_token_delivery_mode?: 'poll' | 'ping' | null;
+  /** A ping client's https endpoint (--notification-endpoint); null for none. */
+  backchannel_client_notification_endpoint?: string | null;
 }
 
 export interface ClientChanges {
@@ -77,6 +83,10 @@ export interface ClientChanges {
   jwks?: Record<string, unknown>;
   /** …or where it publishes it now (--jwks-uri). */
   jwks_uri?: string;
+  /** Replaces its action types ([] for none). */
+  action_types?: unknown[];
+  backchannel_token_delivery_mode?: 'poll' | 'ping' | null;
+  backchannel_client_notification_endpoint?: string | null;
 }
 
 export interface NewWebhook {

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Context } from '../context.ts';
+import { actionWords } from '../domain/action-words.ts';
 import { isWaiting } from '../domain/approvals.ts';
 import { scopeDescriptions } from '../domain/resource-scopes.ts';
 import { NotFound } from '../errors.ts';
@@ -21,6 +22,40 @@ export const PENDING_LIMIT = 100;
 export const RECENT_LIMIT = 20;
 
 export const DECISIONS: readonly ApprovalDecision[] = ['once', 'always', 'deny'];
+/**
+ * An action's decisions: approve it (stored as 'once') or deny it. No "always": standing answers
+ * live in the agent's policy (docs/design.md §21), where the owner sees them all.
+ */
+export const ACTION_DECISIONS: readonly ApprovalDecision[] = ['once', 'deny'];
+
+/**
+ * The decisions an approval offers: a sign-in's three, an action's two.
+ *
+ * @example
+ * decisionsOf({ kind: 'action' }); // ['once', 'deny']
+ */
+export const decisionsOf = (approval: Pick<ApprovalView, 'kind'>): readonly ApprovalDecision[] =>
+  approval.kind === 'action' ? ACTION_DECISIONS : DECISIONS;
+
+/**
+ * An action's details in words, one line each (plain text; the pages escape it). [] for a sign-in.
+ *
+ * @example
+ * approvalActionWords(approval); // ['Pay 20 EUR to Acme']
+ */
+export const approvalActionWords = (
+  approval: Pick<ApprovalView, 'kind' | 'authorization_details' | 'client_action_types'>,
+): string[] =>
+  approval.kind === 'action' ? actionWords(approval.authorization_details, approval.client_action_types) : [];
+
+/**
+ * What an approval is about, in the console's words: "sign-in" or "action".
+ *
+ * @example
+ * `This ${approvalSubject(approval)} was already decided.`; // 'This action was already decided.'
+ */
+export const approvalSubject = (approval: Pick<ApprovalView, 'kind'>) =>
+  approval.kind === 'action' ? 'action' : 'sign-in';
 
 /** What each resource scope an approval asks for allows, by scope, as its resource server registered it. */
 export type ScopeWords = ReadonlyMap<string, string>;
@@ -98,7 +133,8 @@ export { isWaiting };
  * approvalState({ status: 'approved', decision: 'always', expires_at: 0, request_status: 'completed' }, now); // 'Always allowed'
  */
 export function approvalState(
-  approval: Pick<ApprovalView, 'status' | 'decision' | 'expires_at' | 'request_status'>,
+  approval: Pick<ApprovalView, 'status' | 'decision' | 'expires_at' | 'request_status'> &
+    Partial<Pick<ApprovalView, 'kind'>>,
   now: number,
 ): string {
   if (approval.status === 'pending') {
@@ -107,6 +143,7 @@ export function approvalState(
   }
   if (approval.status === 'cancelled') return 'Cancelled';
   if (approval.status === 'denied') return 'Denied';
+  if (approval.kind === 'action') return 'Approved';
   return approval.decision === 'always' ? 'Always allowed' : 'Approved once';
 }
 

@@ -3,6 +3,7 @@
  * read into what the operations (src/management/clients.ts) take, each refusal beside its field
  * in the form's words; the operations then apply the rules of registration.
  */
+import type { ClientActionsInput } from '../domain/client-actions.ts';
 import type { ClientChanges, ClientKeysInput } from '../domain/clients.ts';
 import { keySetUriProblem, readKeySet } from '../domain/client-keys/key-set.ts';
 import type { NewClientInput } from '../management/clients.ts';
@@ -14,7 +15,7 @@ import {
   redirectUrisProblems,
 } from '../domain/rules/client.ts';
 import { resourceScopeOf } from '../domain/rules/resource-scope.ts';
-import type { Approval, ClientRecord, ResourceScope } from '../store/clients.ts';
+import type { ActionType, Approval, ClientRecord, ResourceScope } from '../store/clients.ts';
 import { InvalidField } from '../errors.ts';
 
 type ClientForm = {
@@ -25,6 +26,9 @@ type ClientForm = {
   scopes?: string;
   jwks?: string;
   jwks_uri?: string;
+  action_types?: string;
+  backchannel_token_delivery_mode?: string;
+  backchannel_client_notification_endpoint?: string;
 };
 
 /** What kinds of client this server lets sign in, beside a confidential one (always). */
@@ -33,7 +37,39 @@ export interface ClientKinds {
   publicClients: boolean;
   /** PRIVATE_KEY_JWT: servers that sign with keys instead of a secret. */
   privateKeyJwt: boolean;
+  /** ACTION_APPROVALS: websites may register action types and ask owners to approve actions. */
+  actionApprovals?: boolean;
 }
+
+/**
+ * A website's actions as the form gives them: its action types as JSON text (as the keys form
+ * takes a JWKS; empty for none), its token delivery ('' for none) and its notification
+ * endpoint ('' for none), each read only when the form has the field; the rules of registration
+ * check them (../domain/client-actions.ts).
+ *
+ * @example
+ * actionsField({ action_types: '[{"type":"payment",…}]', backchannel_token_delivery_mode: 'poll' });
+ * // { actions: { actionTypes: '[{"type":"payment",…}]', tokenDelivery: 'poll', notificationEndpoint: undefined } }
+ */
+export function actionsField(form: ClientForm): { actions?: ClientActionsInput } {
+  const {
+    action_types: types,
+    backchannel_token_delivery_mode: mode,
+    backchannel_client_notification_endpoint: endpoint,
+  } = form;
+  if (types === undefined && mode === undefined && endpoint === undefined) return {};
+  return {
+    actions: {
+      actionTypes: types === undefined ? undefined : types.trim() === '' ? null : types,
+      tokenDelivery: mode === undefined ? undefined : mode || null,
+      notificationEndpoint: endpoint === undefined ? undefined : endpoint.trim() || null,
+    },
+  };
+}
+
+/** The form's text of a website's action types: their JSON, indented; empty for none. */
+export const actionTypesText = (types: readonly ActionType[]) =>
+  types.length === 0 ? '' : JSON.stringify(types, null, 2);
 
 /** The registration form's kind of a client that signs with keys (private_key_jwt). */
 export const KEYS_KIND = 'private_key_jwt';
@@ -91,13 +127,14 @@ function websiteFields(
  */
 export function clientInput(form: ClientForm, kinds: ClientKinds): NewClientInput {
   const { name, uris, approval } = websiteFields(form);
+  const actions = actionsField(form);
   if (form.client_type === KEYS_KIND) {
     if (!kinds.privateKeyJwt)
       throw new InvalidField('client_type', 'This server does not let clients that sign with keys sign in.');
-    return { name, redirectUris: uris, approval, type: 'confidential', keys: keysField(form) };
+    return { name, redirectUris: uris, approval, type: 'confidential', keys: keysField(form), ...actions };
   }
   const type = publicChosen(form.client_type, kinds.publicClients) ? 'public' : 'confidential';
-  return { name, redirectUris: uris, approval, type };
+  return { name, redirectUris: uris, approval, type, ...actions };
 }
 
 /**
@@ -155,12 +192,13 @@ export function publicChosen(clientType: string | undefined, publicClients: bool
 
 /**
  * The edit form's fields as the changes of an existing client, checked as a registration's;
- * its kind (public or confidential) does not change. A resource server's form has its scopes too.
+ * its kind (public or confidential) does not change. A resource server's form has its scopes
+ * too, and, while ACTION_APPROVALS is on, every website's its actions.
  */
 export function clientChanges(form: ClientForm, client: ClientRecord): ClientChanges {
   const { name, uris, approval } = websiteFields(form, { urisRequired: client.resources.length === 0 });
   const scopes = client.resources.length > 0 && form.scopes !== undefined ? scopesField(form.scopes) : undefined;
-  return { name, redirectUris: uris, approval, ...(scopes === undefined ? {} : { scopes }) };
+  return { name, redirectUris: uris, approval, ...(scopes === undefined ? {} : { scopes }), ...actionsField(form) };
 }
 
 /** A problem of the client rules as the form shows it, beside its field. */

@@ -4,11 +4,11 @@
  * one rule for the console, the CLI and the API. Only what a form cannot say as the policy's
  * types (a date, a number) is read here; every rule on the values stays there.
  */
-import { WEBSITES_RULES } from '../domain/agent-policy.ts';
+import { ACTION_ANSWERS, WEBSITES_RULES } from '../domain/agent-policy.ts';
 import { SUPPORTED_SCOPES } from '../domain/scopes.ts';
 import { InvalidField } from '../errors.ts';
 import { POLICY_LABELS } from '../management/policies.ts';
-import type { AgentPolicy, WebsitesRule } from '../store/agents.ts';
+import type { ActionAnswer, ActionRule, AgentPolicy, WebsitesRule } from '../store/agents.ts';
 
 /** The form field of a scope's checkbox. */
 export const scopeField = (scope: string) => `scope.${scope}`;
@@ -62,7 +62,52 @@ export function policyFromForm(form: Record<string, string | undefined>, current
     scope_ceiling: scopes.length === 0 ? null : scopes,
     credentials_expire_at: expires === '' ? null : dateOf(expires),
     max_sign_ins_per_hour: perHour === '' ? null : perHourOf(perHour),
+    actions: current.actions,
   };
+}
+
+/** The fields of the actions form's line `index`: its website, answer, and "up to" amount and currency. */
+export const actionFields = (index: number) => ({
+  client: `action_client.${index}`,
+  answer: `action.${index}`,
+  amount: `up_to_amount.${index}`,
+  currency: `up_to_currency.${index}`,
+});
+
+const AMOUNT = /^\d{1,13}(?:\.\d{1,6})?$/;
+
+/**
+ * The policy with the answers the actions form gives, one line per website (docs/design.md §21):
+ * each line's website gets its answer, the others keep theirs. "Always allow" with an amount is
+ * "up to" that amount in the line's currency; with the amount empty, any amount; the amount is
+ * read only with "Always allow" (a line switched to Never keeps what was typed, unused). The
+ * rules on the values (a currency's form, a registered website) are setAgentPolicy's.
+ *
+ * @example
+ * actionsFromForm({ 'action_client.0': 'cli_shop', 'action.0': 'always', 'up_to_amount.0': '50', 'up_to_currency.0': 'eur' }, policyOf(agent));
+ * // { ...policy, actions: [{ client_id: 'cli_shop', answer: 'always', up_to: { amount: 50, currency: 'EUR' } }] }
+ */
+export function actionsFromForm(form: Record<string, string | undefined>, current: AgentPolicy): AgentPolicy {
+  const lines: ActionRule[] = [];
+  for (let index = 0; form[actionFields(index).client] !== undefined; index++) {
+    const names = actionFields(index);
+    const clientId = form[names.client]!;
+    const answer = form[names.answer] ?? '';
+    if (!(ACTION_ANSWERS as readonly string[]).includes(answer))
+      throw new InvalidField('actions', 'Choose how each website’s actions are answered.');
+    const amount = (form[names.amount] ?? '').trim();
+    const currency = (form[names.currency] ?? '').trim().toUpperCase();
+    if (answer !== 'always' || amount === '') {
+      lines.push({ client_id: clientId, answer: answer as ActionAnswer });
+      continue;
+    }
+    if (!AMOUNT.test(amount))
+      throw new InvalidField('actions', 'Enter an amount such as 50 or 19.99, or leave it empty for any amount.');
+    if (currency === '') throw new InvalidField('actions', 'Enter the amount’s currency, such as EUR.');
+    lines.push({ client_id: clientId, answer: 'always', up_to: { amount: Number(amount), currency } });
+  }
+  const given = new Set(lines.map((line) => line.client_id));
+  return { ...current, actions: [...current.actions.filter((rule) => !given.has(rule.client_id)), ...lines] };
 }
 
 /**

@@ -6,10 +6,11 @@
  */
 import type { Context } from '../context.ts';
 import { InvalidField, NotFound, PreconditionFailed } from '../errors.ts';
-import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
+import type { ActionAnswer, ActionRule, AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
 import type { GrantBounds, RevokedGrants } from '../store/rows.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import type { AuthorizationRequestRecord } from '../store/requests.ts';
+import type { ActionType, AuthorizationDetail } from './authorization-details.ts';
 import type { Problem } from './rules/problem.ts';
 import { registeredScopeNames } from './resource-scopes.ts';
 import { OFFLINE_ACCESS, SUPPORTED_SCOPES, scopeValues } from './scopes.ts';
@@ -22,6 +23,7 @@ export const DEFAULT_POLICY: Readonly<AgentPolicy> = Object.freeze({
   scope_ceiling: null,
   credentials_expire_at: null,
   max_sign_ins_per_hour: null,
+  actions: [],
 });
 
 export const WEBSITES_RULES: readonly WebsitesRule[] = ['any', 'listed', 'ask'];
@@ -29,6 +31,11 @@ export const WEBSITES_RULES: readonly WebsitesRule[] = ['any', 'listed', 'ask'];
 export const MAX_ALLOWED_CLIENTS = 100;
 /** The highest sign-ins-per-hour limit (beyond it, a limit limits nothing). */
 export const MAX_SIGN_INS_PER_HOUR = 100_000;
+export const ACTION_ANSWERS: readonly ActionAnswer[] = ['always', 'never', 'ask'];
+/** The highest "up to" amount: a limit past it limits nothing a website would ask. */
+export const MAX_ACTION_AMOUNT = 1_000_000_000_000;
+/** An ISO 4217 currency code, as a policy's "up to" names it. */
+export const CURRENCY_CODE = /^[A-Z]{3}$/;
 
 /**
  * The agent's policy, or the default when it has none.
@@ -37,7 +44,7 @@ export const MAX_SIGN_INS_PER_HOUR = 100_000;
  * policyOf(agent).websites; // 'any' for an agent nobody restricted
  */
 export function policyOf(agent: Pick<AgentRecord, 'policy'>): AgentPolicy {
-  return agent.policy ?? { ...DEFAULT_POLICY, allowed_clients: [] };
+  return agent.policy ?? { ...DEFAULT_POLICY, allowed_clients: [], actions: [] };
 }
 
 export type PolicyRule = 'invalid' | 'too_many' | 'unknown_client' | 'unknown_scope' | 'out_of_range';
@@ -80,7 +87,27 @@ export function policyProblems(policy: AgentPolicy, resourceScopes: readonly str
       rule: 'out_of_range',
       message: `must be a whole number from 1 to ${MAX_SIGN_INS_PER_HOUR}`,
     });
+  const actionProblem =
+    policy.actions.length > MAX_ALLOWED_CLIENTS
+      ? `holds more than ${MAX_ALLOWED_CLIENTS} websites`
+      : policy.actions.map(actionRuleProblem).find((message) => message !== undefined);
+  if (actionProblem) problems.push({ field: 'actions', rule: 'invalid', message: actionProblem });
   return problems;
+}
+
+/** What is wrong with one website's rule for actions, in words after "actions", or undefined. */
+function actionRuleProblem(rule: ActionRule): string | undefined {
+  if (typeof rule.client_id !== 'string' || rule.client_id === '')
+    return 'must name a website (client_id) in each rule';
+  if (!ACTION_ANSWERS.includes(rule.answer)) return `for ${rule.client_id} must be always, never or ask`;
+  if (rule.up_to === undefined) return undefined;
+  if (rule.answer !== 'always') return `for ${rule.client_id} may say "up to" only with always`;
+  const { amount, currency } = rule.up_to;
+  if (typeof amount !== 'number' || !Number.isFinite(amount) || amount <= 0 || amount > MAX_ACTION_AMOUNT)
+    return `for ${rule.client_id} must allow up to an amount above 0 and at most ${MAX_ACTION_AMOUNT}`;
+  if (typeof currency !== 'string' || !CURRENCY_CODE.test(currency))
+    return `for ${rule.client_id} must name its currency as a three-letter code such as EUR`;
+  return undefined;
 }
 
 /** What a request ended by a policy change tells its browser and agent. */
@@ -114,6 +141,10 @@ export async function setAgentPolicy(
   for (const clientId of policy.allowed_clients) {
     if (!(await deps.store.clients.find(clientId)))
       throw new InvalidField('allowed_clients', `allowed_clients names ${clientId}, which is not a registered website`);
+  }
+  for (const { client_id } of policy.actions) {
+    if (!(await deps.store.clients.find(client_id)))
+      throw new InvalidField('actions', `actions names ${client_id}, which is not a registered website`);
   }
   const granted =
     policy.websites === 'listed' || policy.scope_ceiling !== null ? await deps.store.grants.grantedScopes(agentId) : [];
@@ -192,7 +223,34 @@ function normalizePolicy(policy: AgentPolicy): AgentPolicy {
         : [...new Set(policy.scope_ceiling)].sort((a, b) => scopeRank(a) - scopeRank(b)),
     credentials_expire_at: policy.credentials_expire_at,
     max_sign_ins_per_hour: policy.max_sign_ins_per_hour,
+    actions: normalizeActions(policy.actions ?? []),
   };
+}
+
+/**
+ * One rule per website (the last given wins), 'ask' left out since it is what no rule says,
+ * currencies in capitals, in the websites' order: what two equal policies store alike.
+ */
+function normalizeActions(rules: readonly ActionRule[]): ActionRule[] {
+  const byWebsite = new Map<string, ActionRule>();
+  for (const rule of rules) {
+    const upTo = rule.up_to;
+    byWebsite.set(rule.client_id, {
+      client_id: rule.client_id,
+      answer: rule.answer,
+      ...(upTo === undefined
+        ? {}
+        : {
+            up_to: {
+              amount: upTo.amount,
+              currency: typeof upTo.currency === 'string' ? upTo.currency.toUpperCase() : upTo.currency,
+            },
+          }),
+    });
+  }
+  return [...byWebsite.values()]
+    .filter((rule) => rule.answer !== 'ask' || rule.up_to !== undefined)
+    .sort((a, b) => (a.client_id < b.client_id ? -1 : a.client_id > b.client_id ? 1 : 0));
 }
 
 /** Scopes in the order the server lists them; unknown ones (refused later) last. */
@@ -207,7 +265,8 @@ function isDefaultPolicy(policy: AgentPolicy): boolean {
     policy.allowed_clients.length === 0 &&
     policy.scope_ceiling === null &&
     policy.credentials_expire_at === null &&
-    policy.max_sign_ins_per_hour === null
+    policy.max_sign_ins_per_hour === null &&
+    policy.actions.length === 0
   );
 }
 
@@ -269,3 +328,46 @@ const refuse = (description: string): PolicyDecision => ({ kind: 'refuse', descr
 export const tooManySignIns = (perHour: number) =>
   `This agent has signed in ${perHour} times in the last hour, the most its owner allows; try again later.`;
 const dateOf = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString().replace('.000Z', 'Z');
+
+/** What an agent's policy answers a website's action request: the owner need not be asked, or must. */
+export type ActionPolicyAnswer = 'allow' | 'deny' | 'ask';
+
+/**
+ * What the agent's policy answers for it when `clientId` asks whether the agent may do `details`
+ * (docs/design.md §21). `never` denies. `always` without a limit allows. `always` up to an amount
+ * allows only when every detail is of an action type (of `types`, the website's) that names an
+ * amount field and a currency field, each detail's amount is a number at least 0 in the limit's
+ * currency, and the details' amounts together are within the limit: two payments of 40 EUR
+ * under "up to 50 EUR" are asked about, as one of 80 EUR is. Anything else asks the owner.
+ *
+ * @example
+ * const types = [{ type: 'payment', amount_field: 'amount', currency_field: 'currency' }];
+ * const policy = { ...DEFAULT_POLICY, actions: [{ client_id: 'cli_shop', answer: 'always', up_to: { amount: 50, currency: 'EUR' } }] };
+ * actionAnswer(policy, 'cli_shop', [{ type: 'payment', amount: 20, currency: 'EUR', payee: 'Acme' }], types); // 'allow'
+ * actionAnswer(policy, 'cli_shop', [{ type: 'payment', amount: 70, currency: 'EUR', payee: 'Acme' }], types); // 'ask'
+ */
+export function actionAnswer(
+  policy: Pick<AgentPolicy, 'actions'>,
+  clientId: string,
+  details: readonly AuthorizationDetail[],
+  types: ReadonlyArray<Pick<ActionType, 'type' | 'amount_field' | 'currency_field'>>,
+): ActionPolicyAnswer {
+  const rule = (policy.actions ?? []).find((candidate) => candidate.client_id === clientId);
+  if (rule === undefined || rule.answer === 'ask') return 'ask';
+  if (rule.answer === 'never') return 'deny';
+  if (rule.up_to === undefined) return 'allow';
+  if (details.length === 0) return 'ask';
+  const limit = rule.up_to;
+  let total = 0;
+  for (const detail of details) {
+    const type = types.find((candidate) => candidate.type === detail.type);
+    if (type?.amount_field === undefined || type.currency_field === undefined) return 'ask';
+    const amount = detail[type.amount_field];
+    const currency = detail[type.currency_field];
+    if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) return 'ask';
+    if (typeof currency !== 'string' || currency.toUpperCase() !== limit.currency) return 'ask';
+    total += amount;
+  }
+  // In millionths, so that 0.1 + 0.2 is within a limit of 0.3 as a person reads it.
+  return Math.round(total * 1e6) <= Math.round(limit.amount * 1e6) ? 'allow' : 'ask';
+}

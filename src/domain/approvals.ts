@@ -17,6 +17,8 @@ import type { ClientRecord } from '../store/clients.ts';
 import type { AuditEvent } from '../store/history.ts';
 import type { AuthorizationRequestRecord } from '../store/requests.ts';
 import type { ApprovalRecord, ApprovalView } from '../store/approvals.ts';
+import { decideAction } from './action-requests/decide.ts';
+import { actionSummary, actionWords } from './action-words.ts';
 import { policyOf } from './agent-policy.ts';
 import { scopeDescriptions } from './resource-scopes.ts';
 import { scopeValues } from './scopes.ts';
@@ -93,6 +95,7 @@ async function holdRequest(
   const now = ctx.clock();
   const approval: ApprovalRecord = {
     id: newApprovalId(),
+    kind: 'sign_in',
     request_id: request.id,
     agent_id: agent.id,
     client_id: client.id,
@@ -127,7 +130,8 @@ async function heldBy(
 /**
  * The owner's decision: 'once' and 'always' authenticate the request as the agent (with the
  * model it named), 'always' also adds the website to the agent's list; 'deny' ends the request
- * in error. `decidedBy` is the console account deciding (the console checks it may).
+ * in error. `decidedBy` is the console account deciding (the console checks it may). An action's
+ * approval (kind 'action') is decided by decideAction: 'once' and 'always' approve the action.
  *
  * @throws NotFound when there is no such approval; Conflict when it no longer waits.
  * @example
@@ -142,6 +146,9 @@ export async function decideApproval(
 ): Promise<ApprovalView> {
   const approval = await ctx.store.approvals.find(approvalId);
   if (!approval) throw new NotFound('No such approval.');
+  // An action's approval decides its action request instead (docs/design.md §21).
+  if (approval.kind === 'action')
+    return decideAction(ctx, approval, { decision: decision === 'deny' ? 'deny' : 'approve', by: decidedBy });
   const now = ctx.clock();
   if (!isWaiting(approval, now)) throw new Conflict(NO_LONGER_WAITING);
   const decided: ApprovalView = {
@@ -207,6 +214,10 @@ export async function mailOwner(
   const mailer = ctx.mailer;
   if (!mailer || (owner.account_id === null && !owner.owner_email_verified)) return false;
   const minutes = Math.max(1, Math.round((approval.expires_at - approval.created_at) / 60));
+  if (approval.kind === 'action') {
+    await mailer.send(actionMail(ctx.config.baseUrl, approval, minutes));
+    return true;
+  }
   // Each resource scope in the words the authorization page says it in (plain text: a mail has no markup).
   const words = await scopeDescriptions(ctx, approval.scope, approval.resource);
   const asked = scopeValues(approval.scope)
@@ -228,6 +239,38 @@ export async function mailOwner(
   return true;
 }
 
+/** The longest subject an action's mail has: the action's words are cut to fit. */
+const SUBJECT_LENGTH = 150;
+
+/**
+ * The mail about an action (docs/design.md §21): the website's question in words, and its
+ * binding message quoted as the website's own words, never as agentauth's.
+ */
+function actionMail(baseUrl: string, approval: ApprovalView, minutes: number) {
+  const summary = actionSummary(approval.authorization_details, approval.client_action_types);
+  const subject = `Approve ${approval.agent_name} at ${approval.client_name}: ${summary}?`;
+  return {
+    to: approval.owner_email,
+    subject: subject.length > SUBJECT_LENGTH ? `${subject.slice(0, SUBJECT_LENGTH - 2)}…?` : subject,
+    text: [
+      `${approval.client_name} asks whether your agent ${approval.agent_name} may:`,
+      ...actionWords(approval.authorization_details, approval.client_action_types).map((words) => `  ${words}`),
+      ...(approval.binding_message === null
+        ? []
+        : [
+            '',
+            `${approval.client_name} says: "${approval.binding_message}"`,
+            '(the website’s own words: agentauth did not write or check them)',
+          ]),
+      '',
+      `Approve or deny it within ${minutes} minutes, with your passkey or password:`,
+      `${baseUrl}/console/approvals/${approval.id}`,
+      '',
+      'If you did not expect this, deny it: nothing happens until you approve.',
+    ].join('\n'),
+  };
+}
+
 /** An approval with the names and destination its owner is shown, from the records at hand. */
 export function approvalView(
   approval: ApprovalRecord,
@@ -243,6 +286,9 @@ export function approvalView(
     redirect_uri: records.request.redirect_uri,
     resource: records.request.resource,
     request_status: records.request.status,
+    binding_message: null,
+    authorization_details: null,
+    client_action_types: records.client.action_types,
   };
 }
 

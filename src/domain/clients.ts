@@ -16,6 +16,8 @@ import type { Approval, ClientRecord, ClientStatus, ResourceScope } from '../sto
 import type { RevokedGrants } from '../store/rows.ts';
 import type { ClientMetadataDocument } from './client-metadata/document.ts';
 import { isClientIdUrl } from './client-metadata/document.ts';
+import { type ClientActionsInput, clientActionColumns, NO_ACTIONS } from './client-actions.ts';
+import { forgetActionTypeNames } from './authorization-details.ts';
 import { keySetUriProblem, readKeySet } from './client-keys/key-set.ts';
 import { clientEvent } from './webhooks/events.ts';
 import {
@@ -32,6 +34,8 @@ import {
 import { type ResourceScopeProblem, resourceScopesProblems } from './rules/resource-scope.ts';
 
 type Deps = Pick<Context, 'store' | 'secrets' | 'clock'>;
+/** What registering or changing a client needs: its actions are checked with the settings and the outbound guard. */
+type ChangeDeps = Deps & Pick<Context, 'config' | 'webhooks'>;
 
 /** A client without a secret (token_endpoint_auth_method none): an app on a device, an MCP client. */
 export const isPublicClient = (client: Pick<ClientRecord, 'token_endpoint_auth_method'>) =>
@@ -129,6 +133,8 @@ export interface NewClient {
    * the client (RFC 7592). Its presence makes the client's source 'dynamic'.
    */
   registrationTokenDigest?: string;
+  /** The actions it may ask owners to approve, and how it learns the answer (docs/design.md §21; ACTION_APPROVALS). */
+  actions?: ClientActionsInput;
 }
 
 /**
@@ -183,21 +189,25 @@ function newClientError(
 
 /** Registers a client; `secret` is null for a public client and one that signs with keys, which have none. */
 export async function registerClient(
-  deps: Deps,
+  deps: ChangeDeps,
   input: NewClient & { public?: false; keys?: undefined },
 ): Promise<{ client: ClientRecord; secret: string }>;
 export async function registerClient(
-  deps: Deps,
+  deps: ChangeDeps,
   input: NewClient,
 ): Promise<{ client: ClientRecord; secret: string | null }>;
 export async function registerClient(
-  deps: Deps,
+  deps: ChangeDeps,
   input: NewClient,
 ): Promise<{ client: ClientRecord; secret: string | null }> {
   const { name, redirectUris, resources, scopes } = validateNewClient(input);
   if (input.public && input.keys)
     throw new InvalidClientMetadata('a public client has no keys: it does not authenticate');
   const keys = input.keys ? clientKeyColumns(input.keys) : { jwks: null, jwks_uri: null };
+  const method = input.public ? 'none' : input.keys ? 'private_key_jwt' : 'client_secret_post';
+  const actions = input.actions
+    ? await clientActionColumns(deps, input.actions, { ...NO_ACTIONS, token_endpoint_auth_method: method })
+    : NO_ACTIONS;
   const secret = input.public || input.keys ? null : newClientSecret();
   const now = deps.clock();
   const client: ClientRecord = {
@@ -211,7 +221,7 @@ export async function registerClient(
     approval: input.approval ?? 'auto',
     created_at: now,
     account_id: input.accountId ?? null,
-    token_endpoint_auth_method: input.public ? 'none' : input.keys ? 'private_key_jwt' : 'client_secret_post',
+    token_endpoint_auth_method: method,
     source: input.registrationTokenDigest ? 'dynamic' : 'manual',
     registration_token_digest: input.registrationTokenDigest ?? null,
     resources,
@@ -219,8 +229,10 @@ export async function registerClient(
     last_used_at: input.registrationTokenDigest ? now : null,
     version: 1,
     ...keys,
+    ...actions,
   };
   await deps.store.clients.insert(client, [clientEvent('client.created', client)]);
+  if (actions.action_types.length > 0) forgetActionTypeNames(deps.store);
   return { client, secret };
 }
 
@@ -273,6 +285,8 @@ export interface ClientChanges {
    * keys' assertions are refused from then on). Only for a client registered with keys.
    */
   keys?: ClientKeysInput;
+  /** Its actions: what is given replaces what it had (docs/design.md §21; ACTION_APPROVALS). */
+  actions?: ClientActionsInput;
 }
 
 /**
@@ -286,7 +300,7 @@ export interface ClientChanges {
  * const client = await updateClient(ctx, 'cli_abc', { redirectUris: ['https://shop.example/callback'] });
  */
 export async function updateClient(
-  deps: Deps,
+  deps: ChangeDeps,
   clientId: string,
   changes: ClientChanges,
   version?: number,
@@ -303,6 +317,7 @@ export async function updateClient(
     scopes: changes.scopes ?? client.scopes,
     public: isPublicClient(client),
   });
+  const actions = changes.actions ? await clientActionColumns(deps, changes.actions, client) : {};
   const patch = {
     name,
     redirect_uris: redirectUris,
@@ -310,10 +325,12 @@ export async function updateClient(
     resources,
     scopes,
     ...keys,
+    ...actions,
   };
   const updated = { ...client, ...patch };
   if (!(await deps.store.clients.update(client.id, patch, [clientEvent('client.updated', updated)], version)))
     throw lost(version, `no client ${clientId}`);
+  forgetActionTypeNames(deps.store);
   return { ...updated, version: client.version + 1 };
 }
 
@@ -354,6 +371,7 @@ export async function deleteClient(deps: Deps, clientId: string, version?: numbe
   const revoked =
     announce && (await deps.store.clients.delete(clientId, deps.clock(), DELETED_DESCRIPTION, announce, version));
   if (!revoked) throw lost(version, `no client ${clientId}`);
+  forgetActionTypeNames(deps.store);
   return revoked;
 }
 
@@ -371,6 +389,7 @@ export async function setClientStatus(
       : [];
   if (!client || !(await deps.store.clients.update(clientId, { status }, announce, version)))
     throw lost(version, `no client ${clientId}`);
+  forgetActionTypeNames(deps.store);
 }
 
 /**
@@ -476,6 +495,7 @@ function metadataDocumentClient(document: ClientMetadataDocument, now: number): 
     version: 1,
     jwks: document.jwks ?? null,
     jwks_uri: document.jwks_uri ?? null,
+    ...NO_ACTIONS,
   };
 }
 

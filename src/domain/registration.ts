@@ -12,8 +12,9 @@
  */
 import { digest, newRegistrationAccessToken, safeEqual } from '../crypto.ts';
 import type { Context } from '../context.ts';
-import { InvalidClientMetadata, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../errors.ts';
+import { InvalidClientMetadata, InvalidField, InvalidRedirectUri, InvalidRequest, InvalidToken } from '../errors.ts';
 import type { ClientAuthMethod, ClientRecord } from '../store/clients.ts';
+import { type ClientActionsInput, clientActionColumns } from './client-actions.ts';
 import {
   type ClientKeysInput,
   clientKeyColumns,
@@ -32,7 +33,7 @@ import {
 import { GRANT_TYPES } from './rules/grant-type-names.ts';
 import { SUPPORTED_SCOPES, withoutScope } from './scopes.ts';
 
-type Deps = Pick<Context, 'config' | 'store' | 'secrets' | 'clock'>;
+type Deps = Pick<Context, 'config' | 'store' | 'secrets' | 'clock' | 'webhooks'>;
 
 /** Every client of this server may use both grants and the code response type (RFC 7591 §2.1). */
 const RESPONSE_TYPES = ['code'] as const;
@@ -81,6 +82,12 @@ export interface RegistrationResponse {
   jwks?: unknown;
   /** Where a private_key_jwt client publishes its key set (RFC 7591 §2). */
   jwks_uri?: string;
+  /** The names of the action types its owner registered for it (RFC 9396 §10), when it has any. */
+  authorization_details_types?: string[];
+  /** How it learns an owner's answer (CIBA Core 1.0 §4), when it registered one. */
+  backchannel_token_delivery_mode?: 'poll' | 'ping';
+  /** A ping client's endpoint (CIBA Core 1.0 §4), when it registered one. */
+  backchannel_client_notification_endpoint?: string;
 }
 
 /** What a registration or an update asks for, checked and reduced to what a client record holds. */
@@ -91,6 +98,8 @@ interface RequestedMetadata {
   authMethod: ClientAuthMethod | undefined;
   /** The keys of a private_key_jwt client (jwks or jwks_uri), as sent; undefined when neither was. */
   keys: ClientKeysInput | undefined;
+  /** Its CIBA token delivery (ACTION_APPROVALS on; undefined off, where the fields are ignored). */
+  actions: ClientActionsInput | undefined;
 }
 
 /**
@@ -112,13 +121,16 @@ export async function registerDynamicClient(ctx: Deps, metadata: unknown): Promi
     throw new InvalidClientMetadata(
       "token_endpoint_auth_method private_key_jwt needs the client's keys: jwks or jwks_uri.",
     );
-  const { client, secret } = await registerClient(ctx, {
-    name: requested.name,
-    redirectUris: requested.redirectUris,
-    public: authMethod === 'none',
-    ...(authMethod === 'private_key_jwt' ? { keys: requested.keys } : {}),
-    registrationTokenDigest: digest(registrationAccessToken),
-  });
+  const { client, secret } = await asClientMetadata(() =>
+    registerClient(ctx, {
+      name: requested.name,
+      redirectUris: requested.redirectUris,
+      public: authMethod === 'none',
+      ...(authMethod === 'private_key_jwt' ? { keys: requested.keys } : {}),
+      ...(requested.actions ? { actions: requested.actions } : {}),
+      registrationTokenDigest: digest(registrationAccessToken),
+    }),
+  );
   return clientInformation(ctx.config, client, registrationAccessToken, secret);
 }
 
@@ -216,7 +228,17 @@ export async function updateDynamicClient(
   // A client that signs with keys may replace them (key rotation); others have none to send.
   const keys =
     requested.keys && client.token_endpoint_auth_method === 'private_key_jwt' ? clientKeyColumns(requested.keys) : {};
-  const patch = { name: requested.name, redirect_uris: requested.redirectUris, last_used_at: ctx.clock(), ...keys };
+  // Omitted, the token delivery takes its default (none), as every omitted field (RFC 7592 §2.2).
+  const actions = requested.actions
+    ? await asClientMetadata(() => clientActionColumns(ctx, requested.actions!, client))
+    : {};
+  const patch = {
+    name: requested.name,
+    redirect_uris: requested.redirectUris,
+    last_used_at: ctx.clock(),
+    ...keys,
+    ...actions,
+  };
   // Deleted since it was read: as if it had not been found.
   if (!(await ctx.store.clients.update(client.id, patch))) throw new InvalidToken(NOT_AUTHORIZED);
   return clientInformation(ctx.config, { ...client, ...patch }, presented, null);
@@ -258,7 +280,26 @@ function clientInformation(
     scope: !hasClientSecret(client) && config.tokenSigningAlg === 'HS256' ? PUBLIC_CLIENT_SCOPE : REGISTERED_SCOPE,
     ...(client.jwks === null ? {} : { jwks: JSON.parse(client.jwks) as unknown }),
     ...(client.jwks_uri === null ? {} : { jwks_uri: client.jwks_uri }),
+    ...(client.action_types.length === 0
+      ? {}
+      : { authorization_details_types: client.action_types.map((type) => type.type) }),
+    ...(client.backchannel_token_delivery_mode === null
+      ? {}
+      : { backchannel_token_delivery_mode: client.backchannel_token_delivery_mode }),
+    ...(client.backchannel_client_notification_endpoint === null
+      ? {}
+      : { backchannel_client_notification_endpoint: client.backchannel_client_notification_endpoint }),
   };
+}
+
+/** `act`, its refusal of a field (the rules every door shares) answered as RFC 7591 §3.2.2's invalid_client_metadata. */
+async function asClientMetadata<T>(act: () => Promise<T>): Promise<T> {
+  try {
+    return await act();
+  } catch (error) {
+    if (error instanceof InvalidField) throw new InvalidClientMetadata(error.description);
+    throw error;
+  }
 }
 
 function asObject(value: unknown): Record<string, unknown> {
@@ -280,12 +321,12 @@ const isStringArray = (value: unknown): value is string[] =>
  * ignored (§2); so are the known ones the record has no place for (see the file comment).
  */
 function checkMetadata(
-  config: Pick<Context['config'], 'publicClients' | 'privateKeyJwt'>,
+  config: Pick<Context['config'], 'publicClients' | 'privateKeyJwt' | 'actionApprovals'>,
   metadata: unknown,
 ): RequestedMetadata {
   const body = asObject(metadata);
   const redirectUris = checkRedirectUris(given(body, 'redirect_uris'));
-  checkGrantAndResponseTypes(given(body, 'grant_types'), given(body, 'response_types'));
+  checkGrantAndResponseTypes(config, given(body, 'grant_types'), given(body, 'response_types'));
   checkScope(given(body, 'scope'));
   const authMethod = checkAuthMethod(config, given(body, 'token_endpoint_auth_method'));
   const jwks = given(body, 'jwks');
@@ -302,7 +343,30 @@ function checkMetadata(
     authMethod,
     // Keys sent by a client of another method are ignored, as other metadata it has no use for.
     keys: authMethod === 'private_key_jwt' || authMethod === undefined ? keys : undefined,
+    actions: config.actionApprovals ? checkActionMetadata(body) : undefined,
   };
+}
+
+/**
+ * The CIBA metadata of a registration (CIBA Core 1.0 §4), ACTION_APPROVALS on: a token delivery
+ * mode (poll or ping) and a ping client's notification endpoint, checked by the rules every door
+ * shares. `authorization_details_types` (RFC 9396 §10) is refused: a website's action types
+ * carry the words its owners read, so they are registered by an owner (console, management API,
+ * CLI), never by a client that registers itself (docs/design.md §21).
+ */
+function checkActionMetadata(body: Record<string, unknown>): ClientActionsInput {
+  const types = given(body, 'authorization_details_types');
+  if (types !== undefined && !(Array.isArray(types) && types.length === 0))
+    throw new InvalidClientMetadata(
+      'authorization_details_types cannot be registered here: a website’s action types, and the words its owners read, are registered by its owner in the console, the management API or the CLI.',
+    );
+  const mode = given(body, 'backchannel_token_delivery_mode');
+  if (mode !== undefined && mode !== 'poll' && mode !== 'ping')
+    throw new InvalidClientMetadata('backchannel_token_delivery_mode must be poll or ping (push is not supported).');
+  const endpoint = given(body, 'backchannel_client_notification_endpoint');
+  if (endpoint !== undefined && typeof endpoint !== 'string')
+    throw new InvalidClientMetadata('backchannel_client_notification_endpoint must be a string.');
+  return { tokenDelivery: mode ?? null, notificationEndpoint: (endpoint as string | undefined) ?? null };
 }
 
 function checkRedirectUris(value: unknown): string[] {
@@ -381,10 +445,14 @@ function checkAuthMethod(
  * agree with each other (RFC 7591 §2.1): the authorization_code grant goes with the code
  * response type, so neither can be left out.
  */
-function checkGrantAndResponseTypes(grantTypes: unknown, responseTypes: unknown): void {
+function checkGrantAndResponseTypes(
+  config: Pick<Context['config'], 'actionApprovals'>,
+  grantTypes: unknown,
+  responseTypes: unknown,
+): void {
   if (grantTypes !== undefined) {
     if (!isStringArray(grantTypes)) throw new InvalidClientMetadata('grant_types must be an array of strings.');
-    const [problem] = grantTypesProblems(grantTypes);
+    const [problem] = grantTypesProblems(grantTypes, config);
     if (problem) throw new InvalidClientMetadata(`grant_types ${problem.message}.`);
   }
   if (responseTypes !== undefined) {

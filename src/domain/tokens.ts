@@ -62,6 +62,8 @@ interface Issue {
   /** Scope of this access token (may be narrower than the grant's on refresh). */
   scope: string;
   nonce: string | null;
+  /** The ID token's auth_time when it is not the grant's sign-in (an action's decision). */
+  authTime?: number;
 }
 
 function signAccessToken(
@@ -71,19 +73,22 @@ function signAccessToken(
   scope: string,
   jti: string,
   now: number,
+  /** An action's token (docs/design.md §21): its shorter life, its audience and the approved details. */
+  action?: { ttl: number; audience: string; authorizationDetails: unknown[] },
 ): string {
   const sign = signer ? signer.accessToken : (claims: Record<string, unknown>) => ctx.secrets.accessTokens.sign(claims);
   return sign({
     iss: ctx.config.baseUrl,
     sub: grant.agent_id,
     // RFC 8707 §2: a token for a resource is audience-restricted to it (RFC 9068 §3).
-    aud: grant.resource ?? grant.client_id,
+    aud: action?.audience ?? grant.resource ?? grant.client_id,
     client_id: grant.client_id,
     scope,
     iat: now,
-    exp: now + ctx.config.accessTokenTtl,
+    exp: now + (action?.ttl ?? ctx.config.accessTokenTtl),
     jti,
     model: grant.model,
+    ...(action ? { authorization_details: action.authorizationDetails } : {}),
   });
 }
 
@@ -112,7 +117,7 @@ function idToken(
     aud: issue.client.id,
     iat: now,
     exp: now + ctx.config.accessTokenTtl,
-    auth_time: issue.grant.auth_time,
+    auth_time: issue.authTime ?? issue.grant.auth_time,
     ...(typeof signWith === 'string' ? {} : { at_hash: accessTokenHash(signWith.alg, accessToken) }),
     ...(issue.nonce === null ? {} : { nonce: issue.nonce }),
     ...claims,
@@ -161,6 +166,90 @@ function prepareTokens(
 /** The current key pair's signer in a key mode (docs/design.md §19); null with HS256. */
 const tokenSigner = (ctx: Context): Promise<TokenSigner> | null =>
   ctx.signingKeys.algorithm === null ? null : ctx.signingKeys.signer();
+
+// ---------------------------------------------------------------------------------------------
+// An action's tokens (grant_type=urn:openid:params:grant-type:ciba, docs/design.md §21)
+
+/** The CIBA grant's answer: no refresh token; the approved action's authorization_details. */
+export interface ActionTokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  id_token?: string;
+  authorization_details: unknown[];
+}
+
+/** The longest life of an action's access token (seconds): it serves that one action. */
+export const ACTION_TOKEN_TTL = 300;
+
+/**
+ * The access token (and ID token, with openid) of an approved action: bound to the client, for
+ * min(ACCESS_TOKEN_TTL, 300) seconds, carrying the approved authorization_details; the ID token's
+ * auth_time is the decision's. The caller stores the access token's row with the request's
+ * transition to issued.
+ *
+ * @example
+ * const { response, accessToken } = await prepareActionTokens(ctx, { client, clientSecret, grant, agent, scope, authorizationDetails, decidedAt, now });
+ */
+export async function prepareActionTokens(
+  ctx: Context,
+  input: {
+    client: ClientRecord;
+    clientSecret: string | null;
+    grant: GrantRecord;
+    agent: AgentProfile;
+    scope: string;
+    authorizationDetails: unknown[];
+    decidedAt: number;
+    now: number;
+  },
+): Promise<{ response: ActionTokenResponse; accessToken: AccessTokenRecord }> {
+  const { client, grant, agent, scope, now } = input;
+  const ttl = Math.min(ctx.config.accessTokenTtl, ACTION_TOKEN_TTL);
+  const signer = await tokenSigner(ctx);
+  const jti = newTokenId();
+  const action = { ttl, audience: client.id, authorizationDetails: input.authorizationDetails };
+  const accessToken = signAccessToken(ctx, signer, grant, scope, jti, now, action);
+  const response: ActionTokenResponse = {
+    access_token: accessToken,
+    token_type: 'Bearer',
+    expires_in: ttl,
+    scope,
+    authorization_details: input.authorizationDetails,
+  };
+  const idTokenKey = signer ?? input.clientSecret;
+  if (hasScope(scope, 'openid') && idTokenKey !== null) {
+    const issue: Issue = {
+      client,
+      clientSecret: input.clientSecret,
+      signer,
+      grant,
+      scope,
+      nonce: null,
+      authTime: input.decidedAt,
+    };
+    response.id_token = idToken(ctx, issue, idTokenKey, agent, accessToken, now);
+  }
+  const row: AccessTokenRecord = {
+    jti,
+    grant_id: grant.id,
+    client_id: client.id,
+    scope,
+    expires_at: now + ttl,
+    revoked_at: null,
+  };
+  return { response, accessToken: row };
+}
+
+/**
+ * The agent of a grant whose tokens may still be used, or null (revoked, disabled, expired
+ * credentials): what an action's tokens need too.
+ *
+ * @example
+ * const agent = grantAgent(found, now);
+ */
+export const grantAgent = (found: TokenContext<unknown>, now: number): AgentProfile | null => usableAgent(found, now);
 
 // ---------------------------------------------------------------------------------------------
 // grant_type=authorization_code
@@ -419,6 +508,8 @@ export interface AccessTokenClaims {
   exp: number;
   jti: string;
   model: string;
+  /** An action's token: the approved RFC 9396 authorization details (docs/design.md §21). */
+  authorization_details?: unknown[];
 }
 
 /**
@@ -579,6 +670,7 @@ export async function introspect(
     iss: claims.iss,
     jti: claims.jti,
     model: claims.model,
+    ...(claims.authorization_details === undefined ? {} : { authorization_details: claims.authorization_details }),
   };
 }
 

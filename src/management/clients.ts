@@ -5,6 +5,7 @@
  */
 import type { Context } from '../context.ts';
 import { digest, randomId } from '../crypto.ts';
+import type { ClientActionsInput } from '../domain/client-actions.ts';
 import {
   type ClientChanges,
   type ClientKeysInput,
@@ -24,7 +25,7 @@ import { asActor, recordAct } from './audit.ts';
 import { reachableClient } from './reach.ts';
 import { checkedVersion, type ListQuery, ownerAccount, type Precondition, revokedDetail } from './shared.ts';
 
-type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config'>;
+type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config' | 'webhooks'>;
 
 /**
  * The clients `actor` reaches, oldest first: an admin's of every account or of `accountId`,
@@ -58,6 +59,32 @@ export interface NewClientInput {
    * a secret; chosen only while the server accepts such clients (PRIVATE_KEY_JWT), as `public`.
    */
   keys?: ClientKeysInput;
+  /** The actions it may ask owners to approve, and how it learns the answer (ACTION_APPROVALS; docs/design.md §21). */
+  actions?: ClientActionsInput;
+}
+
+/** A client's actions as the API and the CLI name them (RFC 7591 / CIBA metadata), each left out when not given. */
+export interface ClientActionFields {
+  action_types?: unknown;
+  backchannel_token_delivery_mode?: string | null;
+  backchannel_client_notification_endpoint?: string | null;
+}
+
+/**
+ * The actions a body of the API or the CLI gives, as the operations take them; {} when it gives
+ * none of the three fields.
+ *
+ * @example
+ * actionsOf({ backchannel_token_delivery_mode: 'poll' }); // { actions: { actionTypes: undefined, tokenDelivery: 'poll', notificationEndpoint: undefined } }
+ */
+export function actionsOf(body: ClientActionFields): { actions?: ClientActionsInput } {
+  const {
+    action_types: actionTypes,
+    backchannel_token_delivery_mode: tokenDelivery,
+    backchannel_client_notification_endpoint: notificationEndpoint,
+  } = body;
+  if (actionTypes === undefined && tokenDelivery === undefined && notificationEndpoint === undefined) return {};
+  return { actions: { actionTypes, tokenDelivery, notificationEndpoint } };
 }
 
 /**
@@ -93,6 +120,7 @@ export async function createClient(
       approval: input.approval,
       public: isPublic,
       ...(input.keys ? { keys: input.keys } : {}),
+      ...(input.actions ? { actions: input.actions } : {}),
       accountId: owner?.id,
     }),
   );
@@ -143,8 +171,9 @@ async function changeable(deps: Deps, actor: Actor, id: string, precondition?: P
 }
 
 /**
- * Changes a client's name, redirect URIs, approval, resources or keys (a client that signs with
- * keys: a new key set or jwks_uri) under the rules of registration; a client a metadata document
+ * Changes a client's name, redirect URIs, approval, resources, keys (a client that signs with
+ * keys: a new key set or jwks_uri) or actions (its action types, token delivery mode and
+ * notification endpoint) under the rules of registration; a client a metadata document
  * describes is changed by changing the document, a dynamically registered one's keys at its
  * registration endpoint. One write, with the version it checked, announced as client.updated.
  *
@@ -291,9 +320,22 @@ function changesDetail(before: ClientRecord, after: ClientRecord): string {
     before.approval === after.approval ? '' : `approval ${after.approval}`,
     sameScopes(before.scopes, after.scopes) ? '' : `scopes ${after.scopes.map((scope) => scope.name).join(' ')}`,
     before.jwks === after.jwks && before.jwks_uri === after.jwks_uri ? '' : `keys ${keysDetail(after)}`,
+    JSON.stringify(before.action_types) === JSON.stringify(after.action_types)
+      ? ''
+      : `action types ${after.action_types.map((type) => type.type).join(' ') || 'none'}`,
+    before.backchannel_token_delivery_mode === after.backchannel_token_delivery_mode &&
+    before.backchannel_client_notification_endpoint === after.backchannel_client_notification_endpoint
+      ? ''
+      : `token delivery ${tokenDeliveryDetail(after)}`,
   ].filter(Boolean);
   return changed.join('; ') || 'no change';
 }
+
+/** A client's token delivery for the audit: ping with its endpoint, poll, or none. */
+const tokenDeliveryDetail = (client: ClientRecord) =>
+  client.backchannel_token_delivery_mode === 'ping'
+    ? `ping to ${client.backchannel_client_notification_endpoint}`
+    : (client.backchannel_token_delivery_mode ?? 'none');
 
 /** A client's keys for the audit: its jwks_uri, or its keys by kid (public names, never key material). */
 function keysDetail(client: ClientRecord): string {

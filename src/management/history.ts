@@ -332,6 +332,13 @@ const OUTCOMES: Record<string, { text: string; kind: 'success' | 'failure' | 'in
   request_already_used: { text: 'Request already used', kind: 'incomplete' },
   invalid_request: { text: 'Unknown request', kind: 'incomplete' },
   invalid_client: { text: 'Website inactive', kind: 'incomplete' },
+  // A website's action request about the agent (docs/design.md §21), and who answered it.
+  action_pending: { text: 'Action asked of its owner', kind: 'incomplete' },
+  action_approved: { text: 'Action approved by its owner', kind: 'success' },
+  action_denied: { text: 'Action denied by its owner', kind: 'failure' },
+  action_allowed_by_policy: { text: "Action allowed by its owner's policy", kind: 'success' },
+  action_denied_by_policy: { text: "Action refused by its owner's policy", kind: 'failure' },
+  action_token_issued: { text: 'Action’s token issued', kind: 'success' },
   // A rotated refresh token presented again (docs/design.md §6): the grant was revoked.
   refresh_token_reused: { text: 'Refresh token reused: grant revoked', kind: 'failure' },
 };

@@ -6,7 +6,7 @@
 import type { Context } from '../context.ts';
 import { Conflict, PreconditionFailed } from '../errors.ts';
 import { policyOf, setAgentPolicy as storePolicy } from '../domain/agent-policy.ts';
-import type { AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
+import type { ActionAnswer, ActionRule, AgentPolicy, AgentRecord, WebsitesRule } from '../store/agents.ts';
 import type { ClientRecord } from '../store/clients.ts';
 import { type Actor, requireWrite } from './actor.ts';
 import { asActor, recordAct } from './audit.ts';
@@ -20,7 +20,27 @@ export const POLICY_LABELS: Record<keyof AgentPolicy, string> = {
   scope_ceiling: 'Scope ceiling',
   credentials_expire_at: 'Credentials expire',
   max_sign_ins_per_hour: 'Sign-ins per hour',
+  actions: 'Actions',
 };
+
+/** How each standing answer to a website's action requests reads. */
+export const ACTION_ANSWER_WORDS: Record<ActionAnswer, string> = {
+  ask: 'Ask me',
+  always: 'Always allow',
+  never: 'Never',
+};
+
+/**
+ * One website's rule for actions in words: "Always allow up to 50 EUR", "Never", "Ask me".
+ *
+ * @example
+ * actionRuleWords({ client_id: 'cli_shop', answer: 'always', up_to: { amount: 50, currency: 'EUR' } }); // 'Always allow up to 50 EUR'
+ */
+export function actionRuleWords(rule: Pick<ActionRule, 'answer' | 'up_to'> | undefined): string {
+  if (rule === undefined) return ACTION_ANSWER_WORDS.ask;
+  const words = ACTION_ANSWER_WORDS[rule.answer];
+  return rule.up_to ? `${words} up to ${rule.up_to.amount} ${rule.up_to.currency}` : words;
+}
 
 export const WEBSITES_WORDS: Record<WebsitesRule, string> = {
   any: 'Any website',
@@ -43,6 +63,10 @@ function shown(field: keyof AgentPolicy, policy: AgentPolicy): string {
         : new Date(policy.credentials_expire_at * 1000).toISOString().slice(0, 10);
     case 'max_sign_ins_per_hour':
       return policy.max_sign_ins_per_hour === null ? 'no limit' : String(policy.max_sign_ins_per_hour);
+    case 'actions':
+      return policy.actions.length === 0
+        ? 'Ask me for every website'
+        : policy.actions.map((rule) => `${rule.client_id}: ${actionRuleWords(rule)}`).join(', ');
   }
 }
 

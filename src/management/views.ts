@@ -84,6 +84,31 @@ export function agentView(agent: AgentRecord, now: number): AgentView {
   };
 }
 
+/** One website's standing answer to its action requests (docs/design.md §21). */
+export const ActionRuleView = Type.Object(
+  {
+    client_id: Type.String({ minLength: 1, maxLength: 512, description: 'The website (a registered client id).' }),
+    answer: Type.Union([Type.Literal('always'), Type.Literal('never'), Type.Literal('ask')], {
+      description:
+        'always: approved without asking (within up_to, when set); never: denied without asking; ask: the owner decides each one (as without a rule).',
+    }),
+    up_to: Type.Optional(
+      Type.Object(
+        {
+          amount: Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000_000 }),
+          currency: Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217, e.g. EUR (stored in capitals).' }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'Only with always: approve without asking only an action of a type that names an amount and a currency, in this currency, whose amounts together are at most this; any other is asked about.',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * What an agent's owner allows it (docs/design.md §16): the domain's AgentPolicy, its expiry as
  * RFC 3339 like every time of the API. Agents nobody restricted have the default: any website,
@@ -119,6 +144,11 @@ export const AgentPolicyView = Type.Object(
         description: 'Sign-ins past this many in the last hour are refused. null: no limit.',
       }),
     ),
+    actions: Type.Array(ActionRuleView, {
+      maxItems: 100,
+      description:
+        'How the owner answers a website’s action requests (OpenID CIBA with RFC 9396 authorization details; ACTION_APPROVALS): one rule per website; a website without one asks the owner each time (the default). [] for none.',
+    }),
   },
   { $id: 'AgentPolicy', title: 'AgentPolicy', additionalProperties: false },
 );
@@ -133,6 +163,7 @@ export function agentPolicyView(policy: AgentPolicy): AgentPolicyView {
       policy.scope_ceiling === null ? null : ([...policy.scope_ceiling] as AgentPolicyView['scope_ceiling']),
     credentials_expire_at: maybeTime(policy.credentials_expire_at),
     max_sign_ins_per_hour: policy.max_sign_ins_per_hour,
+    actions: policy.actions.map((rule) => ({ ...rule, ...(rule.up_to ? { up_to: { ...rule.up_to } } : {}) })),
   };
 }
 
@@ -153,8 +184,56 @@ export function policyFromView(view: AgentPolicyView): AgentPolicy | undefined {
     scope_ceiling: view.scope_ceiling === null ? null : [...view.scope_ceiling],
     credentials_expire_at: expiry === null ? null : Math.ceil(expiry / 1000),
     max_sign_ins_per_hour: view.max_sign_ins_per_hour,
+    actions: view.actions.map((rule) => ({ ...rule, ...(rule.up_to ? { up_to: { ...rule.up_to } } : {}) })),
   };
 }
+
+/** One action type a website registers (docs/design.md §21): its fields and how it reads in words. */
+export const ActionTypeView = Type.Object(
+  {
+    type: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[A-Za-z0-9_.:/-]+$',
+      examples: ['payment'],
+      description: 'The `type` of the RFC 9396 authorization details it describes.',
+    }),
+    description: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      examples: ['Pay {amount} {currency} to {payee}'],
+      description:
+        'How an action of this type reads to the agent’s owner: plain text naming its fields in braces, each replaced by the value (a missing optional field by nothing).',
+    }),
+    fields: Type.Record(
+      Type.String(),
+      Type.Object(
+        {
+          type: Type.Union([
+            Type.Literal('string'),
+            Type.Literal('number'),
+            Type.Literal('integer'),
+            Type.Literal('boolean'),
+          ]),
+          required: Type.Optional(Type.Boolean({ description: 'A request must give it (default false).' })),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        maxProperties: 16,
+        description:
+          'Its fields by name (a-z first, then a-z, 0-9 and _, up to 32 characters; not `type`): the only members a request’s detail of this type may have beside `type`.',
+      },
+    ),
+    amount_field: Type.Optional(
+      Type.String({ description: 'A number field: the amount an owner’s “up to” limit compares.' }),
+    ),
+    currency_field: Type.Optional(
+      Type.String({ description: 'A string field naming the currency of `amount_field` (needs it).' }),
+    ),
+  },
+  { $id: 'ActionType', title: 'Action type', additionalProperties: false },
+);
 
 export const ClientView = Type.Object(
   {
@@ -188,6 +267,19 @@ export const ClientView = Type.Object(
       description:
         'Whether the person at the browser confirms a sign-in: auto, it goes on once the agent authenticates; manual, the person confirms after seeing who authenticated.',
     }),
+    action_types: Type.Array(Type.Ref(ActionTypeView), {
+      description:
+        'The actions it may ask an agent’s owner to approve (OpenID CIBA with RFC 9396 authorization details, ACTION_APPROVALS); none for most websites.',
+    }),
+    backchannel_token_delivery_mode: Nullable(
+      Type.Union([Type.Literal('poll'), Type.Literal('ping')], {
+        description:
+          'How it learns an owner’s answer (CIBA): poll, it asks the token endpoint; ping, its notification endpoint is told first. poll for a website with action types that chose none; null for one that asks nothing.',
+      }),
+    ),
+    backchannel_client_notification_endpoint: Nullable(
+      Type.String({ description: 'A ping website’s https endpoint (CIBA §10.2); null otherwise.' }),
+    ),
     source: Type.Union([Type.Literal('manual'), Type.Literal('dynamic'), Type.Literal('metadata_document')], {
       description:
         'manual: registered in the console, the CLI or this API; dynamic: by RFC 7591 registration; metadata_document: a Client ID Metadata Document.',
@@ -203,6 +295,17 @@ export const ClientView = Type.Object(
 );
 export type ClientView = Static<typeof ClientView>;
 
+/**
+ * How a client learns an owner's answer: the mode it registered, poll for one with action types
+ * that chose none, null for one that asks nothing.
+ *
+ * @example
+ * tokenDeliveryMode({ action_types: [payment], backchannel_token_delivery_mode: null }); // 'poll'
+ */
+export const tokenDeliveryMode = (
+  client: Pick<ClientRecord, 'action_types' | 'backchannel_token_delivery_mode'>,
+): 'poll' | 'ping' | null => client.backchannel_token_delivery_mode ?? (client.action_types.length > 0 ? 'poll' : null);
+
 export function clientView(client: ClientRecord, now: number): ClientView {
   const previousLive = client.previous_secret_expires_at !== null && client.previous_secret_expires_at > now;
   return {
@@ -217,6 +320,9 @@ export function clientView(client: ClientRecord, now: number): ClientView {
     resources: client.resources,
     scopes: client.scopes,
     confirmation: client.approval,
+    action_types: client.action_types,
+    backchannel_token_delivery_mode: tokenDeliveryMode(client),
+    backchannel_client_notification_endpoint: client.backchannel_client_notification_endpoint,
     source: client.source,
     account_id: client.account_id,
     created_at: time(client.created_at),

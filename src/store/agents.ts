@@ -76,6 +76,22 @@ export interface AgentPolicy {
   credentials_expire_at: number | null;
   /** Successful sign-ins allowed in any hour; null: no limit. */
   max_sign_ins_per_hour: number | null;
+  /**
+   * How the owner answers a website's action request (docs/design.md §21), per website; a website
+   * without a rule is 'ask'. Policies stored before actions existed read as [].
+   */
+  actions: ActionRule[];
+}
+
+/** The owner's standing answer to a website's action requests: allow, refuse, or ask each time. */
+export type ActionAnswer = 'always' | 'never' | 'ask';
+
+/** One website's rule for action requests; `up_to` limits 'always' to amounts in one currency. */
+export interface ActionRule {
+  client_id: string;
+  answer: ActionAnswer;
+  /** Only with 'always': allow an action whose amount is at most this, in this currency (ISO 4217). */
+  up_to?: { amount: number; currency: string };
 }
 
 /**
@@ -120,7 +136,10 @@ const toAgent = <R extends { owner_email_verified: number; policy?: string | nul
     ...row,
     owner_email_verified: row.owner_email_verified === 1,
     // The default policy is NULL: nothing to parse on the path every agent without one takes.
-    ...(row.policy == null ? {} : { policy: JSON.parse(row.policy) as AgentPolicy }),
+    // A policy stored before actions existed has none: every website is 'ask'.
+    ...(row.policy == null
+      ? {}
+      : { policy: { actions: [], ...(JSON.parse(row.policy) as Partial<AgentPolicy>) } as AgentPolicy }),
   }) as AgentFrom<R>;
 /** An agent record's columns as the database holds them. */
 const agentColumns = <T extends Partial<AgentRecord>>(agent: T) => ({

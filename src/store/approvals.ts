@@ -10,6 +10,7 @@ import type { Driver, Step } from './driver.ts';
 import { type AuditEvent, auditStep } from './history.ts';
 import { announceSteps, type WebhookEvent } from './outbox.ts';
 import { insert } from './rows.ts';
+import type { ActionType } from './clients.ts';
 
 /**
  * Where an approval is: waiting for the owner, decided, or cancelled (its request was cancelled
@@ -19,9 +20,27 @@ export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'cancelled';
 /** How the owner decided: this request only, this website from now on (added to the list), or no. */
 export type ApprovalDecision = 'once' | 'always' | 'deny';
 
-/** An owner's approval of one agent's sign-in to one website for one request (docs/design.md §16). */
+/** One entry of RFC 9396 authorization details as stored: its type and its fields (action-requests.ts). */
+export interface ActionDetail {
+  type: string;
+  [field: string]: unknown;
+}
+
+/**
+ * What an approval decides: an agent's sign-in to a website (its request is an authorization
+ * request), or an action a website asks to do on the agent's word (its request is an action
+ * request, docs/design.md §21).
+ */
+export type ApprovalKind = 'sign_in' | 'action';
+
+/**
+ * An owner's approval of one agent's sign-in to one website for one request (docs/design.md §16),
+ * or of one action a website asks about (kind 'action': `request_id` names the action request,
+ * `model` is '' and `scope` is the action request's).
+ */
 export interface ApprovalRecord {
   id: string;
+  kind: ApprovalKind;
   request_id: string;
   agent_id: string;
   client_id: string;
@@ -52,6 +71,12 @@ export interface ApprovalView extends ApprovalRecord {
   resource: string | null;
   /** The request's own status: an approval waits only while its request is pending. */
   request_status: string;
+  /** An action's binding message, as the website sent it (null for a sign-in or none sent). */
+  binding_message: string | null;
+  /** An action's RFC 9396 authorization details (null for a sign-in). */
+  authorization_details: ActionDetail[] | null;
+  /** The website's action types, which put an action's details in words ([] for none). */
+  client_action_types: ActionType[];
 }
 
 /** The payload every approval change is announced with on the status channel (no request id looks like it). */
@@ -121,13 +146,40 @@ export interface ApprovalStore {
   purge(before: number): Promise<number>;
 }
 
-/** An approval with the names the owner is shown: its agent's, its website's, the request's destination. */
+/**
+ * An approval with the names the owner is shown: its agent's, its website's, the request's
+ * destination. A sign-in's request is an authorization request, an action's an action request;
+ * an action has no redirect URI of its own, so the website's first registered one stands for it.
+ */
 const VIEW = `SELECT p.*, a.name AS agent_name, a.account_id AS agent_account_id, a.owner_email, a.owner_name,
-    COALESCE(c.name, p.client_id) AS client_name, r.redirect_uri, r.resource, r.status AS request_status
+    COALESCE(c.name, p.client_id) AS client_name, r.redirect_uri, r.resource,
+    COALESCE(r.status, q.status) AS request_status, q.binding_message, q.authorization_details,
+    c.redirect_uris AS client_redirect_uris, c.action_types AS client_action_types
   FROM approvals p
   JOIN agents a ON a.id = p.agent_id
-  JOIN authorization_requests r ON r.id = p.request_id
+  LEFT JOIN authorization_requests r ON p.kind = 'sign_in' AND r.id = p.request_id
+  LEFT JOIN action_requests q ON p.kind = 'action' AND q.id = p.request_id
   LEFT JOIN clients c ON c.id = p.client_id`;
+
+type ViewRow = Omit<ApprovalView, 'redirect_uri' | 'authorization_details' | 'client_action_types'> & {
+  redirect_uri: string | null;
+  authorization_details: string | null;
+  client_action_types: string | null;
+  client_redirect_uris: string | null;
+};
+
+/** A row of VIEW as the owner is shown it. */
+function viewOf({ client_redirect_uris, ...row }: ViewRow): ApprovalView {
+  const registered = client_redirect_uris ? (JSON.parse(client_redirect_uris) as string[]) : [];
+  const clientUrl = /^https:\/\//.test(row.client_id) ? row.client_id : `https://${row.client_id}.invalid/`;
+  return {
+    ...row,
+    redirect_uri: row.redirect_uri ?? registered[0] ?? clientUrl,
+    authorization_details:
+      row.authorization_details === null ? null : (JSON.parse(row.authorization_details) as ActionDetail[]),
+    client_action_types: row.client_action_types === null ? [] : (JSON.parse(row.client_action_types) as ActionType[]),
+  };
+}
 
 /**
  * The owner approvals of the database behind `driver`.
@@ -155,11 +207,12 @@ export function approvalStore(driver: Driver): ApprovalStore {
       return changes !== null;
     },
 
-    find(id: string): Promise<ApprovalView | undefined> {
-      return driver.one<ApprovalView>(`${VIEW} WHERE p.id = ?`, [id]);
+    async find(id: string): Promise<ApprovalView | undefined> {
+      const row = await driver.one<ViewRow>(`${VIEW} WHERE p.id = ?`, [id]);
+      return row && viewOf(row);
     },
 
-    list(filter: {
+    async list(filter: {
       accountId: string | null;
       status?: ApprovalStatus;
       now: number;
@@ -176,15 +229,16 @@ export function approvalStore(driver: Driver): ApprovalStore {
         params.push(filter.status);
         if (filter.status === 'pending') {
           // Waiting: undecided, unexpired, and its request still pending (whatever ended it).
-          where.push("p.expires_at > ? AND r.status = 'pending'");
+          where.push("p.expires_at > ? AND COALESCE(r.status, q.status) = 'pending'");
           params.push(filter.now);
         }
       }
       const condition = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
-      return driver.all<ApprovalView>(`${VIEW}${condition} ORDER BY p.created_at DESC, p.id DESC LIMIT ?`, [
+      const rows = await driver.all<ViewRow>(`${VIEW}${condition} ORDER BY p.created_at DESC, p.id DESC LIMIT ?`, [
         ...params,
         filter.limit,
       ]);
+      return rows.map(viewOf);
     },
 
     async approve(
@@ -201,7 +255,7 @@ export function approvalStore(driver: Driver): ApprovalStore {
       const { now } = decision;
       const changes = await driver.write(
         [
-          spendStep(approval, 'approved', decision.decision, decision.by, now),
+          approvalSpendStep(approval, 'approved', decision.decision, decision.by, now),
           {
             // The same transition as an agent's own authentication (RequestStore.authenticate),
             // only for the request this approval holds.
@@ -228,7 +282,7 @@ export function approvalStore(driver: Driver): ApprovalStore {
       const { now } = decision;
       const changes = await driver.write(
         [
-          spendStep(approval, 'denied', 'deny', decision.by, now),
+          approvalSpendStep(approval, 'denied', 'deny', decision.by, now),
           {
             sql: "UPDATE authorization_requests SET status = 'error', error = 'access_denied', error_description = ?, agent_id = ? WHERE id = ? AND status = 'pending' AND approval_id = ? AND expires_at > ?",
             params: [decision.description, approval.agent_id, approval.request_id, approval.id, now],
@@ -251,8 +305,20 @@ export function approvalStore(driver: Driver): ApprovalStore {
   };
 }
 
-/** The approval's one decision: only while pending and its request alive. */
-function spendStep(approval: ApprovalRecord, status: ApprovalStatus, decision: string, by: string, now: number): Step {
+/**
+ * The approval's one decision: only while pending and its request alive. Joined to the unit that
+ * decides what it holds (a sign-in's request, or an action request: action-requests.ts).
+ *
+ * @example
+ * driver.write([approvalSpendStep(approval, 'denied', 'deny', accountId, now), …]);
+ */
+export function approvalSpendStep(
+  approval: ApprovalRecord,
+  status: ApprovalStatus,
+  decision: string,
+  by: string,
+  now: number,
+): Step {
   return {
     sql: "UPDATE approvals SET status = ?, decision = ?, decided_at = ?, decided_by = ? WHERE id = ? AND status = 'pending' AND expires_at > ?",
     params: [status, decision, now, by, approval.id, now],

@@ -29,6 +29,29 @@ export interface ResourceScope {
   description: string;
 }
 
+/** One field of an action type: the JSON type of its value, and whether a request must give it. */
+export interface ActionField {
+  type: 'string' | 'number' | 'integer' | 'boolean';
+  required?: boolean;
+}
+
+/**
+ * One action a website may ask an agent's owner to approve (an RFC 9396 authorization details
+ * type): its name, its fields and how it reads in words (docs/design.md §21). The rules are
+ * src/domain/authorization-details.ts.
+ */
+export interface ActionType {
+  /** The type's name, e.g. 'payment': 1–64 characters of [A-Za-z0-9_.:/-]. */
+  type: string;
+  /** How a detail of this type reads, naming its fields in braces: 'Pay {amount} {currency} to {payee}'. */
+  description: string;
+  fields: Record<string, ActionField>;
+  /** A number field a policy's "up to" compares. */
+  amount_field?: string;
+  /** A string field naming the amount's currency. */
+  currency_field?: string;
+}
+
 /** A client: a website (or app) that agents sign in to, its credentials, redirect URIs and resources. */
 export interface ClientRecord {
   /** Issued by the server, or the https URL of the client's metadata document. */
@@ -64,10 +87,30 @@ export interface ClientRecord {
   jwks: string | null;
   /** The https URL where a private_key_jwt client publishes its key set, when it gave one; else null. */
   jwks_uri: string | null;
+  /** The actions it may ask an agent's owner to approve (RFC 9396 authorization details types); [] for none. */
+  action_types: ActionType[];
+  /**
+   * How it learns an owner's answer (OpenID CIBA): by polling the token endpoint, or pinged at
+   * its notification endpoint; null for a client that registered neither (one with action types
+   * then polls).
+   */
+  backchannel_token_delivery_mode: BackchannelTokenDeliveryMode | null;
+  /** A ping client's https endpoint (CIBA §10.2); else null. */
+  backchannel_client_notification_endpoint: string | null;
 }
 
-/** A client as it is inserted: a client that serves no scopes may leave them out. */
-export type NewClientRecord = Omit<ClientRecord, 'scopes'> & Partial<Pick<ClientRecord, 'scopes'>>;
+/** How a client learns the answer to its action requests (OpenID CIBA Core 1.0 §5). */
+export type BackchannelTokenDeliveryMode = 'poll' | 'ping';
+
+/** The fields of a client that asks owners to approve actions, which every other client leaves out. */
+type ActionClientFields =
+  | 'action_types'
+  | 'backchannel_token_delivery_mode'
+  | 'backchannel_client_notification_endpoint';
+
+/** A client as it is inserted: a client that serves no scopes and asks for no actions may leave them out. */
+export type NewClientRecord = Omit<ClientRecord, 'scopes' | ActionClientFields> &
+  Partial<Pick<ClientRecord, 'scopes' | ActionClientFields>>;
 
 /** What a change of a client may set. */
 export type ClientPatch = Partial<
@@ -87,14 +130,16 @@ export type ClientPatch = Partial<
     | 'last_used_at'
     | 'jwks'
     | 'jwks_uri'
+    | ActionClientFields
   >
 >;
 
-/** A client as its row holds it: the lists as JSON text. */
-type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources' | 'scopes'> & {
+/** A client as its row holds it: the lists as JSON text (the action types NULL for none). */
+type ClientRow = Omit<ClientRecord, 'redirect_uris' | 'resources' | 'scopes' | 'action_types'> & {
   redirect_uris: string;
   resources: string;
   scopes: string;
+  action_types: string | null;
 };
 /** A client record from its row. */
 const toClient = (row: ClientRow): ClientRecord => ({
@@ -102,6 +147,7 @@ const toClient = (row: ClientRow): ClientRecord => ({
   redirect_uris: JSON.parse(row.redirect_uris) as string[],
   resources: JSON.parse(row.resources) as string[],
   scopes: JSON.parse(row.scopes) as ResourceScope[],
+  action_types: row.action_types === null ? [] : (JSON.parse(row.action_types) as ActionType[]),
 });
 /** The lists of a client record as their JSON columns. */
 const clientColumns = <T extends Partial<ClientRecord>>(client: T) => ({
@@ -109,6 +155,9 @@ const clientColumns = <T extends Partial<ClientRecord>>(client: T) => ({
   ...(client.redirect_uris === undefined ? {} : { redirect_uris: JSON.stringify(client.redirect_uris) }),
   ...(client.resources === undefined ? {} : { resources: JSON.stringify(client.resources) }),
   ...(client.scopes === undefined ? {} : { scopes: JSON.stringify(client.scopes) }),
+  ...(client.action_types === undefined
+    ? {}
+    : { action_types: client.action_types.length === 0 ? null : JSON.stringify(client.action_types) }),
 });
 /** Every column of a client, for the joined reads. */
 const CLIENT_COLUMNS = columnsOf<ClientRow>()([
@@ -131,6 +180,9 @@ const CLIENT_COLUMNS = columnsOf<ClientRow>()([
   'version',
   'jwks',
   'jwks_uri',
+  'action_types',
+  'backchannel_token_delivery_mode',
+  'backchannel_client_notification_endpoint',
 ]);
 /** A request's client in a joined read (requests.ts). */
 export const CLIENT: Table = { alias: 'c', columns: CLIENT_COLUMNS };
@@ -157,6 +209,8 @@ export interface ClientStore {
   listResources(): Promise<string[]>;
   /** The resources and scopes of the active resource-server clients that registered scopes, in no order. */
   listResourceScopes(): Promise<Array<{ resources: string[]; scopes: ResourceScope[] }>>;
+  /** The names of the action types active clients registered, in no order, repeated where two clients share one. */
+  listActionTypeNames(): Promise<string[]>;
   /**
    * Changes the client with the events announcing it, in one unit, adding one to its version;
    * false when there is no such client or (with `version`) it no longer has that version.
@@ -226,6 +280,13 @@ export function clientStore(driver: Driver): ClientStore {
         resources: JSON.parse(row.resources) as string[],
         scopes: JSON.parse(row.scopes) as ResourceScope[],
       }));
+    },
+
+    async listActionTypeNames() {
+      const rows = await driver.all<{ action_types: string }>(
+        "SELECT action_types FROM clients WHERE status = 'active' AND action_types IS NOT NULL",
+      );
+      return rows.flatMap((row) => (JSON.parse(row.action_types) as ActionType[]).map((type) => type.type));
     },
 
     update(id, patch, announce, version) {

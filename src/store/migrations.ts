@@ -556,4 +556,61 @@ $$`,
     version: '0023_webhook_attempt_headers',
     statements: ['ALTER TABLE webhook_attempts ADD COLUMN request_headers text'],
   },
+  {
+    // Action types (issue 39; docs/design.md §21): the actions a website may ask an agent's owner
+    // to approve (RFC 9396 authorization details types, JSON text; NULL for none), and how it
+    // learns the answer (OpenID CIBA: 'poll' or 'ping', NULL for a client that asks nothing; one
+    // with types and no mode polls), with the https endpoint a ping goes to.
+    version: '0024_client_action_types',
+    statements: [
+      'ALTER TABLE clients ADD COLUMN action_types text',
+      'ALTER TABLE clients ADD COLUMN backchannel_token_delivery_mode varchar(8)',
+      'ALTER TABLE clients ADD COLUMN backchannel_client_notification_endpoint varchar(2000)',
+    ],
+  },
+  {
+    // Owners approve actions (docs/design.md §21, ACTION_APPROVALS): a website's action request
+    // (OpenID CIBA), found by the digest of its auth_req_id (never the value itself), with the
+    // RFC 9396 authorization details as JSON text and the ping's notification token sealed like
+    // client secrets. The slow_down interval and the next poll allowed are stored, so every node
+    // agrees. The ping is an outbox in the row itself: notify_at (epoch milliseconds) is set in
+    // the unit that decides or expires the request, and a node claims it under a lease, so it is
+    // sent once by one node and survives a node's end. An approval now has a kind ('sign_in' for
+    // every row so far, or 'action'); an access token issued for an action names its request.
+    version: '0025_action_requests',
+    statements: [
+      `CREATE TABLE action_requests (
+        id varchar(64) PRIMARY KEY,
+        auth_req_id_digest varchar(64) NOT NULL UNIQUE,
+        client_id varchar(512) NOT NULL,
+        agent_id varchar(64) NOT NULL,
+        grant_id varchar(64) NOT NULL,
+        scope varchar(1000) NOT NULL,
+        authorization_details text NOT NULL,
+        binding_message varchar(400),
+        delivery_mode varchar(8) NOT NULL,
+        notification_token_sealed text,
+        notification_endpoint varchar(2000),
+        status varchar(16) NOT NULL,
+        answered_by varchar(16),
+        decided_at bigint,
+        decided_by varchar(64),
+        poll_interval integer NOT NULL,
+        next_poll_at bigint NOT NULL,
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        approval_id varchar(64),
+        ip varchar(64),
+        notify_at bigint,
+        notify_attempts integer NOT NULL DEFAULT 0,
+        notify_lease_until bigint,
+        notified_at bigint
+      )`,
+      'CREATE INDEX action_requests_agent_status ON action_requests (agent_id, status, expires_at)',
+      'CREATE INDEX action_requests_expires_at ON action_requests (status, expires_at)',
+      'CREATE INDEX action_requests_notify_at ON action_requests (notify_at) WHERE notify_at IS NOT NULL',
+      "ALTER TABLE approvals ADD COLUMN kind varchar(16) NOT NULL DEFAULT 'sign_in'",
+      'ALTER TABLE access_tokens ADD COLUMN action_request_id varchar(64)',
+    ],
+  },
 ];

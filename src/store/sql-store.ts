@@ -19,6 +19,7 @@ import {
   type PasskeyStore,
   passkeyStore,
 } from './accounts.ts';
+import { type ActionRequestStore, actionRequestStore } from './action-requests.ts';
 import { type AgentStore, agentStore } from './agents.ts';
 import { type ApiKeyStore, apiKeyStore, type IdempotencyStore, idempotencyStore } from './api-keys.ts';
 import { type ApprovalStore, approvalStore } from './approvals.ts';
@@ -68,6 +69,7 @@ export class SqlStore implements Store {
   readonly idempotency: IdempotencyStore;
   readonly webhooks: WebhookStore;
   readonly approvals: ApprovalStore;
+  readonly actionRequests: ActionRequestStore;
   readonly signingKeys: SigningKeyStore;
 
   constructor(private readonly driver: Driver) {
@@ -92,6 +94,7 @@ export class SqlStore implements Store {
     this.idempotency = idempotencyStore(driver);
     this.webhooks = webhookStore(driver);
     this.approvals = approvalStore(driver);
+    this.actionRequests = actionRequestStore(driver);
     this.signingKeys = signingKeyStore(driver);
   }
 

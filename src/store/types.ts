@@ -6,6 +6,7 @@
  * operation that must happen once is a conditional statement or a transaction in the
  * implementation, reported back as a boolean "this call won".
  */
+import type { ActionRequestStore } from './action-requests.ts';
 import type { AccountStore, ChallengeStore, LinkStore, PasskeyStore } from './accounts.ts';
 import type { AgentStore } from './agents.ts';
 import type { ApiKeyStore, IdempotencyStore } from './api-keys.ts';
@@ -94,8 +95,10 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   /** Webhook endpoints, the outbox of their deliveries and the attempts' log (docs/design.md §15). */
   readonly webhooks: WebhookStore;
-  /** Owner approvals of sign-ins an agent's policy holds back (docs/design.md §16). */
+  /** Owner approvals of sign-ins an agent's policy holds back (docs/design.md §16), and of actions (§21). */
   readonly approvals: ApprovalStore;
+  /** Websites' action requests to agents' owners (OpenID CIBA, docs/design.md §21). */
+  readonly actionRequests: ActionRequestStore;
   /** The key pairs that sign tokens when TOKEN_SIGNING_ALG names one (docs/design.md §19). */
   readonly signingKeys: SigningKeyStore;
   /**

@@ -21,6 +21,7 @@ const DEFAULT = {
   scope_ceiling: null,
   credentials_expire_at: null,
   max_sign_ins_per_hour: null,
+  actions: [],
 };
 
 describe('management API: an agent’s policy', () => {
@@ -42,6 +43,7 @@ describe('management API: an agent’s policy', () => {
       scope_ceiling: ['profile', 'openid'],
       credentials_expire_at: '2027-01-31T00:00:00Z',
       max_sign_ins_per_hour: 10,
+      actions: [],
     };
     const set = await call('PUT', `/agents/${id}/policy`, policy, { 'if-match': etag });
     expect(set.status).toBe(200);
@@ -54,6 +56,7 @@ describe('management API: an agent’s policy', () => {
       scope_ceiling: ['openid', 'profile'],
       credentials_expire_at: Date.parse('2027-01-31T00:00:00Z') / 1000,
       max_sign_ins_per_hour: 10,
+      actions: [],
     });
     expect((await call('GET', `/agents/${id}/policy`)).json).toEqual(set.json);
 

@@ -87,6 +87,7 @@ describe("the agent page's Policy section", () => {
       scope_ceiling: ['openid', 'profile'],
       credentials_expire_at: Date.UTC(2099, 0, 31) / 1000,
       max_sign_ins_per_hour: 20,
+      actions: [],
     });
     // The form shows the policy as stored.
     expect(saved.text).toMatch(/<input type="radio" name="websites" value="ask" checked>/);

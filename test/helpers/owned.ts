@@ -12,7 +12,7 @@ import type { AccountRecord } from '../../src/store/accounts.ts';
 import type { AgentRecord } from '../../src/store/agents.ts';
 import type { ClientRecord } from '../../src/store/clients.ts';
 
-type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config'>;
+type Deps = Pick<Context, 'store' | 'secrets' | 'clock' | 'config' | 'webhooks'>;
 
 /** An agent of `account` with a secret. */
 export async function createOwnedAgent(

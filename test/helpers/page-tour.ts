@@ -325,6 +325,7 @@ async function seedApprovals(
     scope_ceiling: ['openid', 'email', 'profile'],
     credentials_expire_at: Date.UTC(2099, 11, 31) / 1000,
     max_sign_ins_per_hour: 60,
+    actions: [],
   });
   const asking: Party = { ...party, agentId: agent.id, agentSecret: secret };
   const decisions = ['once', 'deny'] as const;

@@ -6,7 +6,7 @@
  * issued secret (an API key included) reaches the logs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOwnedAgent } from '../helpers/owned.ts';
+import { createOwnedAgent, createOwnedClient } from '../helpers/owned.ts';
 import { issueLink } from '../../src/domain/accounts.ts';
 
 import { signAssertion, testKeyPair } from '../helpers/agent-keys.ts';
@@ -120,6 +120,28 @@ describe('privilege escalation and escaping', () => {
       expect(page.text, path).not.toContain('<script>alert(1)');
       expect(page.text, path).toContain('&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;');
     }
+  });
+
+  it("a website's action type is escaped where its page reads it back and in its edit form (issue 39)", async () => {
+    const evil = '<script>alert(1)</script>"\'&';
+    const account = await createPasswordAccount(server.ctx);
+    const { client } = await createOwnedClient(server.ctx, account, {
+      name: 'Pay shop',
+      redirect_uris: 'https://pay.example/callback',
+    });
+    // Stored as a website registered it while ACTION_APPROVALS was on (this server has it off).
+    const type = {
+      type: 'payment',
+      description: `Pay {amount} to {payee} ${evil}`,
+      fields: { amount: { type: 'number' as const }, payee: { type: 'string' as const } },
+    };
+    await server.ctx.store.clients.update(client.id, { action_types: [type] });
+    const person = await signIn(server.baseUrl, account.email);
+    const page = await person.get(`/console/websites/${client.id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain('<script>alert(1)');
+    expect(page.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;');
+    expect(page.text).toContain('<textarea id="field-action_types"');
   });
 
   it("an API key's name is escaped where the account page lists the keys", async () => {

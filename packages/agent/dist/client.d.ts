@@ -212,6 +212,53 @@ export interface WaitOptions {
 export interface CallOptions {
     signal?: AbortSignal;
 }
+/** Where an action a website asked the agent's owner about stands. */
+export type ActionStatus = 'pending' | 'approved' | 'denied' | 'expired';
+/**
+ * An action a website the agent signed in to asked its owner to approve (OpenID CIBA with RFC
+ * 9396 authorization details), as `GET /api/agent/actions` tells the agent. Website-chosen text
+ * (`client_name`, `words`, `binding_message`) is the website's: quote it as untrusted
+ * ({@link quoteUntrusted}) before a model reads it.
+ *
+ * @example
+ * const action: AgentAction = { id: 'act_…', client_id: 'cli_…', client_name: 'Acme Notes', words: ['Pay 20 EUR to Acme'], message: 'Waiting for your owner to approve: Pay 20 EUR to Acme (Acme Notes)', binding_message: null, authorization_details: [{ type: 'payment', amount: 20, currency: 'EUR', payee: 'Acme' }], status: 'pending', answered_by: null, created_at: 1767225000, expires_at: 1767225300, expires_in: 300, decided_at: null };
+ */
+export interface AgentAction {
+    /** The action request's id (`act_…`). */
+    id: string;
+    client_id: string;
+    client_name: string;
+    /** Each detail of the action in words, e.g. "Pay 20 EUR to Acme". */
+    words: string[];
+    /** A sentence for the agent's user: "Waiting for your owner to approve: …", "Your owner approved: …", "… denied: …", "Expired …". */
+    message: string;
+    binding_message: string | null;
+    authorization_details: Array<{
+        type: string;
+        [field: string]: unknown;
+    }>;
+    status: ActionStatus;
+    /** Who answered: the owner, or their standing policy (null while waiting or expired). */
+    answered_by: 'owner' | 'policy' | null;
+    created_at: number;
+    expires_at: number;
+    /** Seconds left while waiting, else 0. */
+    expires_in: number;
+    decided_at: number | null;
+}
+/**
+ * Options of {@link AgentAuth.waitForAction}.
+ *
+ * @example
+ * const options: ActionWaitOptions = { timeoutMs: 300_000, onWaiting: (action) => console.log(action.message) };
+ */
+export interface ActionWaitOptions {
+    /** Give up after this long: {@link TimeoutError}. Default: until the action expires, plus 35 s. */
+    timeoutMs?: number;
+    signal?: AbortSignal;
+    /** Called once with the action while it waits for the owner. */
+    onWaiting?: (action: AgentAction) => void;
+}
 /**
  * An agent's client of one agentauth server.
  *
@@ -306,4 +353,27 @@ export declare class AgentAuth {
     waitForCompletion(requestIdOrHtml: string, options?: WaitOptions): Promise<StatusView & {
         status: 'completed';
     }>;
+    /**
+     * The actions websites asked the agent's owner about (`GET /api/agent/actions`): those waiting
+     * and those decided or expired in the last ten minutes, newest first, each with its words and
+     * a sentence for the agent's user. Authenticates with the agent's secret (HTTP Basic) or, for a
+     * key-bound agent, a fresh assertion. The server must have ACTION_APPROVALS on (else
+     * {@link RequestNotFoundError}: no such endpoint).
+     *
+     * @example
+     * for (const action of await agent.listActions()) console.log(action.message);
+     * // Waiting for your owner to approve: Pay 20 EUR to Acme (Acme Notes)
+     */
+    listActions(options?: CallOptions): Promise<AgentAction[]>;
+    /**
+     * Waits until the owner (or their policy) decides the action `actionId`, asking again every
+     * `interval` seconds as the server says; resolves with it once `approved`, `denied` or
+     * `expired` (a decision is not an error: read `status`). Throws {@link InvalidInputError} when
+     * no such action is listed, {@link TimeoutError} after `timeoutMs`.
+     *
+     * @example
+     * const decided = await agent.waitForAction('act_…', { onWaiting: (a) => console.log(a.message) });
+     * console.log(decided.message); // "Your owner approved: Pay 20 EUR to Acme (Acme Notes)"
+     */
+    waitForAction(actionId: string, options?: ActionWaitOptions): Promise<AgentAction>;
 }

@@ -10,7 +10,7 @@
  *
  * @packageDocumentation
  */
-export { AgentAuth, VERSION, type AgentAuthOptions, type ApprovalPending, type CallOptions, type Expectation, type RequestStatus, type RequestView, type SignInOptions, type SignInResult, type StatusView, type WaitOptions, } from './client.js';
+export { AgentAuth, VERSION, type ActionStatus, type ActionWaitOptions, type AgentAction, type AgentAuthOptions, type ApprovalPending, type CallOptions, type Expectation, type RequestStatus, type RequestView, type SignInOptions, type SignInResult, type StatusView, type WaitOptions, } from './client.js';
 export { AccessDeniedError, AgentAuthError, AgentMismatchError, ConfigurationError, errorFromServer, InvalidClientError, InvalidCredentialsError, InvalidInputError, InvalidRequestError, IssuerMismatchError, NetworkError, RequestAlreadyUsedError, RequestContestedError, RequestExpiredError, RequestMismatchError, RequestNotFoundError, ServerError, TimeoutError, TooManyRequestsError, UnavailableError, UnexpectedResponseError, } from './errors.js';
 export { type AgentPrivateKey, type AgentPublicKey, generateAgentKey, keyThumbprint, publicKeyOf, readPrivateKey, signAssertion, } from './keys.js';
 export { issuerFromPageUrl, quoteUntrusted, requestIdFrom } from './page.js';

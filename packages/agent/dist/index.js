@@ -379,6 +379,12 @@ function tooLong(what, limit) {
 
 // src/client.ts
 var VERSION = "0.1.0";
+var ACTIONS_PATH = "/api/agent/actions";
+var ACTIONS_ASSERTION_REQUEST_ID = "agent-actions";
+var ACTION_POLL_SECONDS = 5;
+function isAgentAction(value) {
+  return isRecord(value) && typeof value.id === "string" && typeof value.client_name === "string" && typeof value.message === "string" && Array.isArray(value.words) && typeof value.status === "string" && typeof value.expires_at === "number";
+}
 var POLL_INTERVAL_MS = 1e3;
 var STEADY_POLLING_MS = 6e4;
 var BACKOFF_START_MS = 2e3;
@@ -824,6 +830,88 @@ var AgentAuth = class {
     }
   }
   /**
+   * The actions websites asked the agent's owner about (`GET /api/agent/actions`): those waiting
+   * and those decided or expired in the last ten minutes, newest first, each with its words and
+   * a sentence for the agent's user. Authenticates with the agent's secret (HTTP Basic) or, for a
+   * key-bound agent, a fresh assertion. The server must have ACTION_APPROVALS on (else
+   * {@link RequestNotFoundError}: no such endpoint).
+   *
+   * @example
+   * for (const action of await agent.listActions()) console.log(action.message);
+   * // Waiting for your owner to approve: Pay 20 EUR to Acme (Acme Notes)
+   */
+  async listActions(options = {}) {
+    const call = budget(this.#timeoutMs, options.signal, "listActions");
+    try {
+      return (await this.#actions(call)).actions;
+    } finally {
+      call.dispose();
+    }
+  }
+  /**
+   * Waits until the owner (or their policy) decides the action `actionId`, asking again every
+   * `interval` seconds as the server says; resolves with it once `approved`, `denied` or
+   * `expired` (a decision is not an error: read `status`). Throws {@link InvalidInputError} when
+   * no such action is listed, {@link TimeoutError} after `timeoutMs`.
+   *
+   * @example
+   * const decided = await agent.waitForAction('act_…', { onWaiting: (a) => console.log(a.message) });
+   * console.log(decided.message); // "Your owner approved: Pay 20 EUR to Acme (Acme Notes)"
+   */
+  async waitForAction(actionId, options = {}) {
+    if (typeof actionId !== "string" || actionId === "") throw new InvalidInputError("Pass the action id (act_\u2026).");
+    const first = budget(this.#timeoutMs, options.signal, "waitForAction");
+    let listed;
+    try {
+      listed = await this.#actions(first);
+    } finally {
+      first.dispose();
+    }
+    let action = listed.actions.find((each) => each.id === actionId);
+    if (!action)
+      throw new InvalidInputError(
+        `No action ${actionId} waits for this agent's owner or was decided in the last ten minutes.`
+      );
+    if (action.status !== "pending") return action;
+    options.onWaiting?.(action);
+    const timeoutMs = positive(options.timeoutMs, (action.expires_in + 35) * 1e3, "timeoutMs");
+    const call = budget(timeoutMs, options.signal, "waitForAction");
+    try {
+      for (; ; ) {
+        await sleep(listed.interval * 1e3, call.signal);
+        listed = await this.#actions(call);
+        action = listed.actions.find((each) => each.id === actionId) ?? { ...action, status: "expired" };
+        if (action.status !== "pending") return action;
+      }
+    } catch (error) {
+      if (call.signal.aborted && call.signal.reason instanceof TimeoutError)
+        throw new TimeoutError(
+          `The agent's owner has not decided within ${Math.round(timeoutMs / 1e3)} s; action ${actionId} still waits.`
+        );
+      throw error;
+    } finally {
+      call.dispose();
+    }
+  }
+  /** One listing of the agent's actions, with the interval the server asks a waiting agent to keep. */
+  async #actions(call) {
+    const agentId = this.#agentId;
+    const agentSecret = this.#agentSecret;
+    const privateKey = this.#privateKey;
+    if (agentId === void 0)
+      throw new ConfigurationError("The agent id is missing: pass agentId or set AGENTAUTH_AGENT_ID.");
+    if (agentSecret === void 0 && privateKey === void 0)
+      throw new ConfigurationError(
+        "The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET (or, for a key-bound agent, privateKey or AGENTAUTH_AGENT_KEY)."
+      );
+    const authorization = async () => privateKey === void 0 ? `Basic ${btoa(`${agentId}:${agentSecret}`)}` : `Bearer ${await signAssertion(privateKey, { agentId, issuer: this.issuer, requestId: ACTIONS_ASSERTION_REQUEST_ID })}`;
+    const answer = await this.#send("GET", ACTIONS_PATH, void 0, call, void 0, void 0, authorization);
+    if (!isRecord(answer) || !Array.isArray(answer.actions) || !answer.actions.every(isAgentAction))
+      throw unexpected(`${ACTIONS_PATH} answered something that is not a list of actions.`);
+    const interval = typeof answer.interval === "number" && answer.interval >= 1 ? answer.interval : ACTION_POLL_SECONDS;
+    return { actions: answer.actions, interval };
+  }
+  /**
    * Follows the request's status until `observe` returns a value (or throws): over the push
    * endpoint first when `push`, else (or when the stream fails) by polling every second for the
    * first minute, then backing off.
@@ -947,16 +1035,17 @@ var AgentAuth = class {
    * 429 and 503 are retried after `Retry-After` (1 s when absent) up to maxRetries times while
    * the budget lasts. Redirects are refused, so the secret never goes anywhere but the issuer.
    */
-  async #send(method, path, requestId, call, bodyOf, onRetry) {
-    const url = method === "GET" ? this.#url(path, requestId) : this.issuer + path;
+  async #send(method, path, requestId, call, bodyOf, onRetry, authorizationOf) {
+    const url = method === "GET" && requestId !== void 0 ? this.#url(path, requestId) : this.issuer + path;
     for (let attempt = 0; ; attempt++) {
       const body = typeof bodyOf === "function" ? await bodyOf() : bodyOf;
+      const authorization = authorizationOf ? { authorization: await authorizationOf() } : {};
       let response;
       try {
         response = await this.#fetch(url, {
           method,
           headers: this.#headers(
-            body ? { accept: "application/json", "content-type": "application/json" } : { accept: "application/json" }
+            body ? { accept: "application/json", "content-type": "application/json", ...authorization } : { accept: "application/json", ...authorization }
           ),
           body: body ? JSON.stringify(body) : null,
           signal: call.signal,

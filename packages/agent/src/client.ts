@@ -252,6 +252,71 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Where an action a website asked the agent's owner about stands. */
+export type ActionStatus = 'pending' | 'approved' | 'denied' | 'expired';
+
+/**
+ * An action a website the agent signed in to asked its owner to approve (OpenID CIBA with RFC
+ * 9396 authorization details), as `GET /api/agent/actions` tells the agent. Website-chosen text
+ * (`client_name`, `words`, `binding_message`) is the website's: quote it as untrusted
+ * ({@link quoteUntrusted}) before a model reads it.
+ *
+ * @example
+ * const action: AgentAction = { id: 'act_…', client_id: 'cli_…', client_name: 'Acme Notes', words: ['Pay 20 EUR to Acme'], message: 'Waiting for your owner to approve: Pay 20 EUR to Acme (Acme Notes)', binding_message: null, authorization_details: [{ type: 'payment', amount: 20, currency: 'EUR', payee: 'Acme' }], status: 'pending', answered_by: null, created_at: 1767225000, expires_at: 1767225300, expires_in: 300, decided_at: null };
+ */
+export interface AgentAction {
+  /** The action request's id (`act_…`). */
+  id: string;
+  client_id: string;
+  client_name: string;
+  /** Each detail of the action in words, e.g. "Pay 20 EUR to Acme". */
+  words: string[];
+  /** A sentence for the agent's user: "Waiting for your owner to approve: …", "Your owner approved: …", "… denied: …", "Expired …". */
+  message: string;
+  binding_message: string | null;
+  authorization_details: Array<{ type: string; [field: string]: unknown }>;
+  status: ActionStatus;
+  /** Who answered: the owner, or their standing policy (null while waiting or expired). */
+  answered_by: 'owner' | 'policy' | null;
+  created_at: number;
+  expires_at: number;
+  /** Seconds left while waiting, else 0. */
+  expires_in: number;
+  decided_at: number | null;
+}
+
+/**
+ * Options of {@link AgentAuth.waitForAction}.
+ *
+ * @example
+ * const options: ActionWaitOptions = { timeoutMs: 300_000, onWaiting: (action) => console.log(action.message) };
+ */
+export interface ActionWaitOptions {
+  /** Give up after this long: {@link TimeoutError}. Default: until the action expires, plus 35 s. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Called once with the action while it waits for the owner. */
+  onWaiting?: (action: AgentAction) => void;
+}
+
+/** The path where an agent lists its actions, and the request_id its assertion names there. */
+const ACTIONS_PATH = '/api/agent/actions';
+const ACTIONS_ASSERTION_REQUEST_ID = 'agent-actions';
+/** How often to ask again while an action waits, when the server does not say (it does: `interval`). */
+const ACTION_POLL_SECONDS = 5;
+
+function isAgentAction(value: unknown): value is AgentAction {
+  return (
+    isRecord(value) &&
+    typeof value.id === 'string' &&
+    typeof value.client_name === 'string' &&
+    typeof value.message === 'string' &&
+    Array.isArray(value.words) &&
+    typeof value.status === 'string' &&
+    typeof value.expires_at === 'number'
+  );
+}
+
 /** The polling plan of docs/contract.md: every second for the first minute, then backing off. */
 const POLL_INTERVAL_MS = 1_000;
 const STEADY_POLLING_MS = 60_000;
@@ -794,6 +859,96 @@ export class AgentAuth {
   }
 
   /**
+   * The actions websites asked the agent's owner about (`GET /api/agent/actions`): those waiting
+   * and those decided or expired in the last ten minutes, newest first, each with its words and
+   * a sentence for the agent's user. Authenticates with the agent's secret (HTTP Basic) or, for a
+   * key-bound agent, a fresh assertion. The server must have ACTION_APPROVALS on (else
+   * {@link RequestNotFoundError}: no such endpoint).
+   *
+   * @example
+   * for (const action of await agent.listActions()) console.log(action.message);
+   * // Waiting for your owner to approve: Pay 20 EUR to Acme (Acme Notes)
+   */
+  async listActions(options: CallOptions = {}): Promise<AgentAction[]> {
+    const call = budget(this.#timeoutMs, options.signal, 'listActions');
+    try {
+      return (await this.#actions(call)).actions;
+    } finally {
+      call.dispose();
+    }
+  }
+
+  /**
+   * Waits until the owner (or their policy) decides the action `actionId`, asking again every
+   * `interval` seconds as the server says; resolves with it once `approved`, `denied` or
+   * `expired` (a decision is not an error: read `status`). Throws {@link InvalidInputError} when
+   * no such action is listed, {@link TimeoutError} after `timeoutMs`.
+   *
+   * @example
+   * const decided = await agent.waitForAction('act_…', { onWaiting: (a) => console.log(a.message) });
+   * console.log(decided.message); // "Your owner approved: Pay 20 EUR to Acme (Acme Notes)"
+   */
+  async waitForAction(actionId: string, options: ActionWaitOptions = {}): Promise<AgentAction> {
+    if (typeof actionId !== 'string' || actionId === '') throw new InvalidInputError('Pass the action id (act_…).');
+    const first = budget(this.#timeoutMs, options.signal, 'waitForAction');
+    let listed: { actions: AgentAction[]; interval: number };
+    try {
+      listed = await this.#actions(first);
+    } finally {
+      first.dispose();
+    }
+    let action = listed.actions.find((each) => each.id === actionId);
+    if (!action)
+      throw new InvalidInputError(
+        `No action ${actionId} waits for this agent's owner or was decided in the last ten minutes.`,
+      );
+    if (action.status !== 'pending') return action;
+    options.onWaiting?.(action);
+    const timeoutMs = positive(options.timeoutMs, (action.expires_in + 35) * 1000, 'timeoutMs');
+    const call = budget(timeoutMs, options.signal, 'waitForAction');
+    try {
+      for (;;) {
+        await sleep(listed.interval * 1000, call.signal);
+        listed = await this.#actions(call);
+        action = listed.actions.find((each) => each.id === actionId) ?? { ...action, status: 'expired' };
+        if (action.status !== 'pending') return action;
+      }
+    } catch (error) {
+      if (call.signal.aborted && call.signal.reason instanceof TimeoutError)
+        throw new TimeoutError(
+          `The agent's owner has not decided within ${Math.round(timeoutMs / 1000)} s; action ${actionId} still waits.`,
+        );
+      throw error;
+    } finally {
+      call.dispose();
+    }
+  }
+
+  /** One listing of the agent's actions, with the interval the server asks a waiting agent to keep. */
+  async #actions(call: Budget): Promise<{ actions: AgentAction[]; interval: number }> {
+    const agentId = this.#agentId;
+    const agentSecret = this.#agentSecret;
+    const privateKey = this.#privateKey;
+    if (agentId === undefined)
+      throw new ConfigurationError('The agent id is missing: pass agentId or set AGENTAUTH_AGENT_ID.');
+    if (agentSecret === undefined && privateKey === undefined)
+      throw new ConfigurationError(
+        'The agent secret is missing: pass agentSecret or set AGENTAUTH_AGENT_SECRET (or, for a key-bound agent, privateKey or AGENTAUTH_AGENT_KEY).',
+      );
+    // A key-bound agent signs a fresh assertion for each attempt (each is used once).
+    const authorization = async () =>
+      privateKey === undefined
+        ? `Basic ${btoa(`${agentId}:${agentSecret}`)}`
+        : `Bearer ${await signAssertion(privateKey, { agentId, issuer: this.issuer, requestId: ACTIONS_ASSERTION_REQUEST_ID })}`;
+    const answer = await this.#send('GET', ACTIONS_PATH, undefined, call, undefined, undefined, authorization);
+    if (!isRecord(answer) || !Array.isArray(answer.actions) || !answer.actions.every(isAgentAction))
+      throw unexpected(`${ACTIONS_PATH} answered something that is not a list of actions.`);
+    const interval =
+      typeof answer.interval === 'number' && answer.interval >= 1 ? answer.interval : ACTION_POLL_SECONDS;
+    return { actions: answer.actions, interval };
+  }
+
+  /**
    * Follows the request's status until `observe` returns a value (or throws): over the push
    * endpoint first when `push`, else (or when the stream fails) by polling every second for the
    * first minute, then backing off.
@@ -941,21 +1096,27 @@ export class AgentAuth {
   async #send(
     method: 'GET' | 'POST',
     path: string,
-    requestId: string,
+    /** The request a GET is about (its query), or undefined for none. */
+    requestId: string | undefined,
     call: Budget,
     /** The JSON body, or what makes a fresh one for each attempt (a key-bound agent's new assertion). */
     bodyOf?: Record<string, unknown> | (() => Promise<Record<string, unknown>>),
     onRetry?: (status: number) => void,
+    /** The Authorization header, made afresh for each attempt. */
+    authorizationOf?: () => Promise<string>,
   ): Promise<unknown> {
-    const url = method === 'GET' ? this.#url(path, requestId) : this.issuer + path;
+    const url = method === 'GET' && requestId !== undefined ? this.#url(path, requestId) : this.issuer + path;
     for (let attempt = 0; ; attempt++) {
       const body = typeof bodyOf === 'function' ? await bodyOf() : bodyOf;
+      const authorization: Record<string, string> = authorizationOf ? { authorization: await authorizationOf() } : {};
       let response: Response;
       try {
         response = await this.#fetch(url, {
           method,
           headers: this.#headers(
-            body ? { accept: 'application/json', 'content-type': 'application/json' } : { accept: 'application/json' },
+            body
+              ? { accept: 'application/json', 'content-type': 'application/json', ...authorization }
+              : { accept: 'application/json', ...authorization },
           ),
           body: body ? JSON.stringify(body) : null,
           signal: call.signal,

@@ -13,6 +13,9 @@
 export {
   AgentAuth,
   VERSION,
+  type ActionStatus,
+  type ActionWaitOptions,
+  type AgentAction,
   type AgentAuthOptions,
   type ApprovalPending,
   type CallOptions,

@@ -253,7 +253,9 @@ console.log(JSON.stringify(done));
         const { tools } = await client.listTools();
         expect(tools.map((tool) => tool.name).sort()).toEqual([
           'inspect_sign_in_request',
+          'list_actions',
           'sign_in',
+          'wait_for_action',
           'wait_for_sign_in',
         ]);
         for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe('object');

@@ -20,7 +20,7 @@ refusals), never the secret.
 import logging as _logging
 
 from ._version import __version__
-from .client import AgentAuth, ApprovalPending, RequestStatus, SignInRequest, SignInResult
+from .client import AgentAction, AgentAuth, ApprovalPending, RequestStatus, SignInRequest, SignInResult
 from .errors import (
     AccessDeniedError,
     AgentAuthError,
@@ -55,6 +55,7 @@ __all__ = [
     "SignInRequest",
     "SignInResult",
     "ApprovalPending",
+    "AgentAction",
     "request_id_from",
     "issuer_from_page_url",
     "quote_untrusted",

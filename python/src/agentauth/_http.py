@@ -127,10 +127,13 @@ class Transport:
         body: Optional[bytes] = None,
         accept: str = "application/json",
         timeout: float,
+        authorization: Optional[str] = None,
     ) -> HTTPResponse:
         """Opens one request; an HTTP error answer is returned, not raised. Network failures
         raise :class:`NetworkError`."""
         headers = {"Accept": accept, "User-Agent": USER_AGENT}
+        if authorization is not None:
+            headers["Authorization"] = authorization
         if body is not None:
             headers["Content-Type"] = "application/json"
         if accept == "text/event-stream":
@@ -146,7 +149,7 @@ class Transport:
         finally:
             # The body holds the secret: leave it in no frame a traceback keeps (error
             # reporters such as Sentry record frame locals).
-            body = request = None
+            body = request = authorization = headers = None  # type: ignore[assignment]
         # Raised outside the except clause, so that it chains no low-level exception whose
         # frames (http.client's send) hold the body.
         raise NetworkError(description=failure)
@@ -171,12 +174,14 @@ class Transport:
         request: Any = None,
         retried: Optional[List[int]] = None,
         fresh: Optional[Callable[[], Dict[str, Any]]] = None,
+        authorization: Optional[Callable[[], str]] = None,
     ) -> Dict[str, Any]:
         """One JSON call; after 429 or 503 waits Retry-After and tries again (at most
         ``max_retries`` times, and only if the wait ends before ``deadline``). Returns the
         JSON object of a 2xx answer; raises the typed error otherwise. The statuses that were
         retried are appended to ``retried``. ``fresh`` adds fields made anew for each attempt
-        (a key-bound agent's assertion, which the server accepts once)."""
+        (a key-bound agent's assertion, which the server accepts once); ``authorization`` makes
+        the Authorization header anew for each attempt, likewise."""
         body = None if json_body is None else json.dumps(json_body).encode("utf-8")
         retries = 0
         try:
@@ -187,7 +192,8 @@ class Transport:
                 if fresh is not None:
                     body = json.dumps({**(json_body or {}), **fresh()}).encode("utf-8")
                 try:
-                    return self._once(method, path, query, body, remaining, request)
+                    header = authorization() if authorization is not None else None
+                    return self._once(method, path, query, body, remaining, request, header)
                 except (TooManyRequestsError, TemporarilyUnavailableError) as error:
                     wait = error.retry_after if error.retry_after is not None else DEFAULT_RETRY_AFTER
                     if retries >= max_retries or time.monotonic() + wait >= deadline:
@@ -198,7 +204,7 @@ class Transport:
                     log.info("agentauth: %s %s answered %s; retrying in %g s (retry %d of %d)", method, path, error.status, wait, retries, max_retries)
                     time.sleep(wait)
         finally:
-            body = json_body = None  # no secret in the frames a traceback keeps
+            body = json_body = header = None  # no secret in the frames a traceback keeps
 
     def _once(
         self,
@@ -208,12 +214,13 @@ class Transport:
         body: Optional[bytes],
         timeout: float,
         request: Any,
+        authorization: Optional[str] = None,
     ) -> Dict[str, Any]:
         deadline = time.monotonic() + timeout
         try:
-            response = self.open(method, path, query=query, body=body, timeout=timeout)
+            response = self.open(method, path, query=query, body=body, timeout=timeout, authorization=authorization)
         finally:
-            body = None  # no secret in the frames a traceback keeps
+            body = authorization = None  # no secret in the frames a traceback keeps
         try:
             status, data = self._read(response, method, path, deadline)
         finally:

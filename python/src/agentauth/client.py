@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
 import re
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.client import HTTPException, HTTPResponse
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
@@ -42,7 +43,7 @@ from .page import (
     request_id_from,
 )
 
-__all__ = ["AgentAuth", "ApprovalPending", "RequestStatus", "SignInRequest", "SignInResult"]
+__all__ = ["AgentAction", "AgentAuth", "ApprovalPending", "RequestStatus", "SignInRequest", "SignInResult"]
 
 log = logging.getLogger("agentauth")
 
@@ -68,6 +69,12 @@ APPROVAL_GRACE = 35.0
 _RESOURCE = re.compile(r"\A[\x21-\x7e]{1,1000}\Z")
 
 _STATUSES = ("pending", "authenticated", "completed", "error")
+_ACTION_STATUSES = ("pending", "approved", "denied", "expired")
+#: Where an agent lists its actions, and the request_id a key-bound agent's assertion names there.
+ACTIONS_PATH = "/api/agent/actions"
+ACTIONS_ASSERTION_REQUEST_ID = "agent-actions"
+#: Seconds between looks while an action waits, when the server does not say (it does: ``interval``).
+ACTION_POLL_INTERVAL = 5.0
 
 
 class _Secret:
@@ -214,6 +221,75 @@ class RequestStatus:
     error_description: Optional[str] = None
     #: True while the request waits for the agent's owner to approve it (status ``pending``).
     approval_pending: bool = False
+
+
+@dataclass(frozen=True)
+class AgentAction:
+    """An action a website the agent signed in to asked its owner to approve (OpenID CIBA with
+    RFC 9396 authorization details), as ``GET /api/agent/actions`` tells the agent. The
+    website's words (``client_name``, ``words``, ``binding_message``) are its own: quote them
+    (:func:`quote_untrusted`) before a model reads them.
+
+    Attributes:
+        id: The action request (``act_…``).
+        client_id, client_name: The website that asks.
+        words: Each detail of the action in words, e.g. "Pay 20 EUR to Acme".
+        message: A sentence for the agent's user: "Waiting for your owner to approve: …",
+            "Your owner approved: …", "Your owner denied: …", "Expired before …".
+        binding_message: The website's message to the owner, if any.
+        authorization_details: The action as RFC 9396 details.
+        status: ``pending``, ``approved``, ``denied`` or ``expired``.
+        answered_by: ``owner`` or ``policy`` once decided, else None.
+        expires_at, expires_in: When it expires (epoch seconds) and the seconds left while pending.
+
+    Example::
+
+        for action in auth.list_actions():
+            print(action.message)
+    """
+
+    id: str
+    client_id: str
+    client_name: str
+    words: Tuple[str, ...]
+    message: str
+    binding_message: Optional[str]
+    authorization_details: Tuple[Dict[str, Any], ...]
+    status: str
+    answered_by: Optional[str]
+    created_at: int
+    expires_at: int
+    expires_in: int
+    decided_at: Optional[int]
+
+    @classmethod
+    def from_json(cls, data: Any) -> "AgentAction":
+        """One action as ``GET /api/agent/actions`` lists it; :class:`ProtocolError` for anything else.
+
+        Example::
+
+            AgentAction.from_json(answer["actions"][0]).status   # 'pending'
+        """
+        if not isinstance(data, dict) or data.get("status") not in _ACTION_STATUSES:
+            raise ProtocolError(description="An action without a known status.")
+        try:
+            return cls(
+                id=str(data["id"]),
+                client_id=str(data["client_id"]),
+                client_name=str(data["client_name"]),
+                words=tuple(str(word) for word in data["words"]),
+                message=str(data["message"]),
+                binding_message=data.get("binding_message") if isinstance(data.get("binding_message"), str) else None,
+                authorization_details=tuple(dict(detail) for detail in data["authorization_details"]),
+                status=data["status"],
+                answered_by=data.get("answered_by") if data.get("answered_by") in ("owner", "policy") else None,
+                created_at=int(data["created_at"]),
+                expires_at=int(data["expires_at"]),
+                expires_in=int(data["expires_in"]),
+                decided_at=int(data["decided_at"]) if isinstance(data.get("decided_at"), int) else None,
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise ProtocolError(description=f"An action the SDK cannot read: {type(error).__name__}.") from None
 
 
 @dataclass(frozen=True)
@@ -555,6 +631,90 @@ class AgentAuth:
         if view.get("status") not in _STATUSES:
             raise ProtocolError(status=200, description="A status answer without a known status.")
         return view
+
+    # ----------------------------------------------------------------------------------------
+    # Actions the agent's owner is asked about
+
+    def _actions(self, deadline: float) -> Tuple[List[AgentAction], float]:
+        if not self.agent_id or not (self._secret or self._key):
+            raise ConfigurationError(
+                description="Listing actions needs the agent's id and secret (or key): missing AGENTAUTH_AGENT_ID or AGENTAUTH_AGENT_SECRET (or the matching AgentAuth argument)."
+            )
+        agent_id = self.agent_id
+
+        def authorization() -> str:
+            # A key-bound agent signs a fresh assertion for each attempt (each is used once).
+            if self._key is not None:
+                return "Bearer " + self._key.assertion(agent_id, self.issuer, ACTIONS_ASSERTION_REQUEST_ID)
+            pair = f"{agent_id}:{self._secret.reveal()}".encode("utf-8")  # type: ignore[union-attr]
+            return "Basic " + base64.b64encode(pair).decode("ascii")
+
+        data = self._transport.call("GET", ACTIONS_PATH, deadline=deadline, authorization=authorization)
+        actions = data.get("actions")
+        if not isinstance(actions, list):
+            raise ProtocolError(status=200, description=f"{ACTIONS_PATH} answered something that is not a list of actions.")
+        interval = data.get("interval")
+        every = float(interval) if isinstance(interval, (int, float)) and interval >= 1 else ACTION_POLL_INTERVAL
+        return [AgentAction.from_json(action) for action in actions], every
+
+    def list_actions(self) -> List[AgentAction]:
+        """The actions websites asked the agent's owner about (``GET /api/agent/actions``): those
+        waiting, and those decided or expired in the last ten minutes, newest first. The server
+        must have ACTION_APPROVALS on.
+
+        Raises:
+            ConfigurationError: no agent id or secret (or key).
+            InvalidCredentialsError: the server refused the credentials.
+            RequestNotFoundError: the server does not have the endpoint (ACTION_APPROVALS off).
+
+        Example::
+
+            for action in auth.list_actions():
+                print(action.message)   # Waiting for your owner to approve: Pay 20 EUR to Acme (Acme Notes)
+        """
+        return self._actions(time.monotonic() + self.timeout)[0]
+
+    def wait_for_action(
+        self,
+        action_id: str,
+        timeout: Optional[float] = None,
+        on_waiting: Optional[Callable[[AgentAction], None]] = None,
+    ) -> AgentAction:
+        """Waits until the owner (or their policy) decides the action, looking again every
+        ``interval`` seconds as the server says, and returns it ``approved``, ``denied`` or
+        ``expired`` (a decision is not an error: read ``status``). ``on_waiting`` is told once
+        while it waits. ``timeout`` defaults to the action's expiry plus 35 s.
+
+        Raises:
+            InvalidInputError: no such action is listed.
+            WaitTimeoutError: not decided within ``timeout``.
+
+        Example::
+
+            done = auth.wait_for_action("act_…", on_waiting=lambda a: print(a.message))
+            print(done.message)   # Your owner approved: Pay 20 EUR to Acme (Acme Notes)
+        """
+        if not isinstance(action_id, str) or not action_id:
+            raise InvalidInputError(description="Pass the action id (act_…).")
+        actions, every = self._actions(time.monotonic() + self.timeout)
+        action = next((each for each in actions if each.id == action_id), None)
+        if action is None:
+            raise InvalidInputError(
+                description=f"No action {action_id} waits for this agent's owner or was decided in the last ten minutes."
+            )
+        if action.status != "pending":
+            return action
+        if on_waiting is not None:
+            on_waiting(action)
+        limit = time.monotonic() + (timeout if timeout is not None else action.expires_in + APPROVAL_GRACE)
+        while True:
+            if time.monotonic() + every > limit:
+                raise WaitTimeoutError(description=f"The agent's owner has not decided in time; action {action_id} still waits.")
+            time.sleep(every)
+            actions, every = self._actions(min(limit, time.monotonic() + self.timeout))
+            action = next((each for each in actions if each.id == action_id), None) or replace(action, status="expired")
+            if action.status != "pending":
+                return action
 
     # ----------------------------------------------------------------------------------------
     # Signing in

@@ -129,6 +129,7 @@ const PolicyBody = Type.Object(
     scope_ceiling: Type.Optional(AgentPolicyView.properties.scope_ceiling),
     credentials_expire_at: Type.Optional(AgentPolicyView.properties.credentials_expire_at),
     max_sign_ins_per_hour: Type.Optional(AgentPolicyView.properties.max_sign_ins_per_hour),
+    actions: Type.Optional(AgentPolicyView.properties.actions),
   },
   { additionalProperties: false },
 );
@@ -273,7 +274,7 @@ export async function agentRoutes(api: FastifyInstance, { ctx }: ApiScope): Prom
         operationId: 'setAgentPolicy',
         summary: 'Set what an agent’s owner allows it',
         description:
-          'Replaces the policy; a field left out takes its default. Every listed client must be registered. Checked at each sign-in: a refusal is 403 `access_denied` in plain words, `ask` holds a new client for the owner (202 `approval_pending`). It reaches the grants the agent holds too: under `listed`, grants at a client not listed are revoked, and under a `scope_ceiling`, grants naming a scope above it (announced as `agent.grants_revoked`); `ask` keeps them; from `credentials_expire_at` on, its tokens are inactive at refresh, introspection and userinfo until the date is extended. `{"clients":"any"}` puts the agent back on the default.',
+          'Replaces the policy; a field left out takes its default. Every listed client must be registered. Checked at each sign-in: a refusal is 403 `access_denied` in plain words, `ask` holds a new client for the owner (202 `approval_pending`). It reaches the grants the agent holds too: under `listed`, grants at a client not listed are revoked, and under a `scope_ceiling`, grants naming a scope above it (announced as `agent.grants_revoked`); `ask` keeps them; from `credentials_expire_at` on, its tokens are inactive at refresh, introspection and userinfo until the date is extended. `actions` answers websites’ action requests for the owner (`always`, up to an amount in a currency where set; `never`); a website without a rule asks the owner. `{"clients":"any"}` puts the agent back on the default.',
         tags,
         params: IdParams,
         headers: IfMatchHeaders,

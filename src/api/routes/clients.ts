@@ -5,6 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import {
+  actionsOf,
   createClient,
   deleteClient,
   getClient,
@@ -14,9 +15,9 @@ import {
   setClientStatus,
   updateClient,
 } from '../../management/clients.ts';
-import type { Approval, ClientRecord, ResourceScope } from '../../store/clients.ts';
+import type { ActionType, Approval, ClientRecord, ResourceScope } from '../../store/clients.ts';
 import { pageSize, timeCursor, pageOf } from '../conditions.ts';
-import { ClientView, clientView, Page, RevokedView } from '../../management/views.ts';
+import { ActionTypeView, ClientView, clientView, Page, RevokedView } from '../../management/views.ts';
 import { type ApiScope, callerOf } from './caller.ts';
 import {
   AccountIdQuery,
@@ -67,6 +68,15 @@ const Scopes = Type.Array(
 const KeySet = (description: string) =>
   Type.Object({ keys: Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 10 }) }, { description });
 const KeySetUri = (description: string) => Type.String({ maxLength: 2048, description });
+const ActionTypes = (description: string) =>
+  Type.Array(Type.Ref(ActionTypeView), {
+    maxItems: 20,
+    description: `${description} Needs ACTION_APPROVALS (invalid_request naming it otherwise); not for a public client.`,
+  });
+const TokenDelivery = (description: string) =>
+  Type.Union([Type.Literal('poll'), Type.Literal('ping'), Type.Null()], { description });
+const NotificationEndpoint = (description: string) =>
+  Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description });
 const ConfirmationField = Type.Union([Type.Literal('auto'), Type.Literal('manual')], {
   description:
     'Whether the person at the browser confirms a sign-in: auto (default), it goes on as soon as the agent authenticates; manual, the person confirms after seeing who authenticated.',
@@ -103,6 +113,21 @@ const NewClientBody = Type.Object(
         'A client that signs with keys (private_key_jwt): the https URL where it publishes its public keys, fetched as metadata documents are. Not with `jwks`.',
       ),
     ),
+    action_types: Type.Optional(
+      ActionTypes(
+        'The actions it may ask an agent’s owner to approve (OpenID CIBA with RFC 9396 authorization details), each with its fields and how it reads in words.',
+      ),
+    ),
+    backchannel_token_delivery_mode: Type.Optional(
+      TokenDelivery(
+        'How it learns an owner’s answer: poll (the default for a website with action types) or ping (needs `backchannel_client_notification_endpoint`).',
+      ),
+    ),
+    backchannel_client_notification_endpoint: Type.Optional(
+      NotificationEndpoint(
+        'A ping website’s https endpoint, told when an owner has answered; checked as a webhook’s URL is (no special-use address unless WEBHOOK_ALLOWED_ADDRESSES lists it).',
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -116,6 +141,9 @@ type NewClientBody = {
   account_id?: string;
   jwks?: { keys: Record<string, unknown>[] };
   jwks_uri?: string;
+  action_types?: ActionType[];
+  backchannel_token_delivery_mode?: 'poll' | 'ping' | null;
+  backchannel_client_notification_endpoint?: string | null;
 };
 
 const ClientChangesBody = Type.Object(
@@ -134,6 +162,15 @@ const ClientChangesBody = Type.Object(
       KeySetUri(
         'A client that signs with keys (private_key_jwt) only: where it publishes its public keys from now on, replacing its key set or jwks_uri. Not with `jwks`.',
       ),
+    ),
+    action_types: Type.Optional(
+      ActionTypes('Replaces every action type it registered; [] for none. Requests already asked keep their words.'),
+    ),
+    backchannel_token_delivery_mode: Type.Optional(
+      TokenDelivery('poll or ping; null for none (a website with action types then polls).'),
+    ),
+    backchannel_client_notification_endpoint: Type.Optional(
+      NotificationEndpoint('A ping website’s https endpoint; null for none (poll, or no mode).'),
     ),
     status: Type.Optional(
       Type.Union([Type.Literal('active'), Type.Literal('inactive')], {
@@ -218,6 +255,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
           ...(body.jwks !== undefined || body.jwks_uri !== undefined
             ? { keys: { jwks: body.jwks, jwksUri: body.jwks_uri } }
             : {}),
+          ...actionsOf(body),
         });
         return { location: `clients/${client.id}`, body: { client: view(client), client_secret: secret } };
       });
@@ -257,9 +295,10 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
     async (request, reply) => {
       const caller = callerOf(request);
       const { status, name, redirect_uris, resources, scopes, confirmation, jwks, jwks_uri } = request.body;
-      const changes = [name, redirect_uris, resources, scopes, confirmation, jwks, jwks_uri].some(
-        (field) => field !== undefined,
-      );
+      const actions = actionsOf(request.body);
+      const changes =
+        [name, redirect_uris, resources, scopes, confirmation, jwks, jwks_uri].some((field) => field !== undefined) ||
+        actions.actions !== undefined;
       const keys = jwks !== undefined || jwks_uri !== undefined ? { keys: { jwks, jwksUri: jwks_uri } } : {};
       let client = await getClient(ctx, caller, request.params.id);
       const precondition = ifMatch(request, view);
@@ -268,7 +307,7 @@ export async function clientRoutes(api: FastifyInstance, { ctx }: ApiScope): Pro
           ctx,
           caller,
           client.id,
-          { name, redirectUris: redirect_uris, resources, scopes, approval: confirmation, ...keys },
+          { name, redirectUris: redirect_uris, resources, scopes, approval: confirmation, ...keys, ...actions },
           precondition,
         );
       if (status !== undefined)

@@ -1,7 +1,7 @@
 /** `agentauth agent …`: agent credentials. */
 import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
-import { WEBSITES_WORDS } from '../../management/policies.ts';
+import { WEBSITES_WORDS, actionRuleWords } from '../../management/policies.ts';
 import { collect, print } from '../common.ts';
 import type { AgentPolicyView, AgentView } from '../management.ts';
 import { withManagement } from '../target.ts';
@@ -140,6 +140,12 @@ export function agentCommand(program: Command): void {
     .option('--no-credentials-expire', 'credentials that do not expire')
     .option('--max-sign-ins-per-hour <n>', 'refuse sign-ins past this many in the last hour', perHour)
     .option('--no-max-sign-ins-per-hour', 'no limit on sign-ins per hour')
+    .option(
+      '--action <client_id=answer>',
+      "how the owner answers a website's action requests: always, always:50EUR (up to an amount), never or ask (repeatable)",
+      collectActionRule,
+      [],
+    )
     .option('--json', 'print JSON')
     .addHelpText('after', POLICY_HELP)
     .action(async (id: string, options: PolicyOptions, command: Command) => {
@@ -172,6 +178,8 @@ export function agentCommand(program: Command): void {
   deleteCommand(agent, 'agent');
 }
 
+type ActionRuleView = AgentPolicyView['actions'][number];
+
 interface PolicyOptions {
   clients?: AgentPolicyView['clients'];
   allow: string[];
@@ -180,6 +188,7 @@ interface PolicyOptions {
   scopeCeiling?: string | false;
   credentialsExpire?: string | false;
   maxSignInsPerHour?: number | false;
+  action: ActionRuleView[];
   json?: boolean;
 }
 
@@ -188,13 +197,16 @@ Without options it shows the policy; each option changes one part, the rest stay
 nobody restricted signs in to any website, with any scope, at any time (the default).
 A refusal is answered to the agent as access_denied in plain words, and recorded in the
 sign-in history; with --clients ask, a website not on the list is held for the owner's
-approval in the console (approve once, always, or deny).
+approval in the console (approve once, always, or deny). --action sets how a website's
+action requests are answered (ACTION_APPROVALS): always, up to an amount in a currency
+(always:50EUR), never, or ask (the default: the owner decides each one in the console).
 
 Examples:
   agentauth agent policy agt_… --clients listed --allow cli_notes --allow cli_mail
   agentauth agent policy agt_… --clients ask --scope-ceiling "openid profile"
   agentauth agent policy agt_… --credentials-expire 2027-01-31 --max-sign-ins-per-hour 20
-  agentauth agent policy agt_… --clients any --no-scope-ceiling --no-credentials-expire`;
+  agentauth agent policy agt_… --clients any --no-scope-ceiling --no-credentials-expire
+  agentauth agent policy agt_… --action cli_shop=always:50EUR --action cli_mail=never`;
 
 function clientsRule(value: string): AgentPolicyView['clients'] {
   if (value !== 'any' && value !== 'listed' && value !== 'ask') throw new InvalidArgumentError('any, listed or ask');
@@ -215,6 +227,27 @@ function perHour(value: string): number {
   return Number(value);
 }
 
+const ACTION_RULE = /^(always|never|ask)(?::(\d{1,13}(?:\.\d{1,6})?) ?([A-Za-z]{3}))?$/;
+
+/** `cli_shop=always:50EUR` as a rule (the last `=`: a client id may be a URL), added to those before. */
+function collectActionRule(value: string, rules: ActionRuleView[]): ActionRuleView[] {
+  const at = value.lastIndexOf('=');
+  const match = ACTION_RULE.exec(value.slice(at + 1));
+  if (at < 1 || !match || (match[2] !== undefined && match[1] !== 'always'))
+    throw new InvalidArgumentError(
+      'CLIENT_ID=always, CLIENT_ID=always:50EUR (up to an amount), CLIENT_ID=never or CLIENT_ID=ask',
+    );
+  const [, answer, amount, currency] = match;
+  return [
+    ...rules,
+    {
+      client_id: value.slice(0, at),
+      answer: answer as ActionRuleView['answer'],
+      ...(amount === undefined ? {} : { up_to: { amount: Number(amount), currency: currency!.toUpperCase() } }),
+    },
+  ];
+}
+
 /** The policy the options make of the current one, or undefined when no option changes it. */
 function changedPolicy(current: AgentPolicyView, options: PolicyOptions): AgentPolicyView | undefined {
   const rule = options.clients;
@@ -224,8 +257,10 @@ function changedPolicy(current: AgentPolicyView, options: PolicyOptions): AgentP
     options.disallow.length > 0 ||
     options.scopeCeiling !== undefined ||
     options.credentialsExpire !== undefined ||
-    options.maxSignInsPerHour !== undefined;
+    options.maxSignInsPerHour !== undefined ||
+    options.action.length > 0;
   if (!touched) return undefined;
+  const given = new Set(options.action.map((rule) => rule.client_id));
   const listed = [...current.allowed_clients, ...options.allow].filter((id) => !options.disallow.includes(id));
   return {
     clients: rule ?? current.clients,
@@ -241,6 +276,8 @@ function changedPolicy(current: AgentPolicyView, options: PolicyOptions): AgentP
       options.credentialsExpire === undefined ? current.credentials_expire_at : options.credentialsExpire || null,
     max_sign_ins_per_hour:
       options.maxSignInsPerHour === undefined ? current.max_sign_ins_per_hour : options.maxSignInsPerHour || null,
+    // A website's rule given here replaces its rule; the others stay (ask needs no rule: the server drops it).
+    actions: [...current.actions.filter((rule) => !given.has(rule.client_id)), ...options.action],
   };
 }
 
@@ -252,5 +289,6 @@ function policyText(id: string, policy: AgentPolicyView): string {
     `  Scope ceiling:      ${policy.scope_ceiling === null ? 'none' : policy.scope_ceiling.join(' ') || '(no scope at all)'}`,
     `  Credentials expire: ${policy.credentials_expire_at ?? 'never'}`,
     `  Sign-ins per hour:  ${policy.max_sign_ins_per_hour ?? 'no limit'}`,
+    `  Actions:            ${policy.actions.length === 0 ? 'ask the owner for every website' : policy.actions.map((rule) => `${rule.client_id}: ${actionRuleWords(rule)}`).join(', ')}`,
   ].join('\n');
 }

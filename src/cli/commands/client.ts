@@ -31,6 +31,41 @@ function keySetFile(path: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/**
+ * The action types one --action-type gives: JSON text (it starts with { or [), or a file holding
+ * it; one type (an object) or several (an array). Whether they are acceptable is the domain's
+ * rule (parseActionTypes), checked on the database or by the server.
+ */
+function actionTypesOption(value: string): unknown[] {
+  const inline = /^\s*[[{]/.test(value);
+  let text = value;
+  if (!inline) {
+    try {
+      text = readFileSync(value, 'utf8');
+    } catch (error) {
+      throw new Error(
+        `cannot read the action type file ${value}: ${(error as NodeJS.ErrnoException).code ?? error} (give a file, or the JSON itself)`,
+      );
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(
+      `${inline ? '--action-type' : value} is not JSON: give an action type, {"type": "payment", "description": "Pay {amount} {currency} to {payee}", "fields": {…}}, or an array of them`,
+    );
+  }
+  return Array.isArray(parsed) ? parsed : [parsed];
+}
+
+/** What --action-type says. */
+const ACTION_TYPE_OPTION =
+  'an action it may ask an agent\'s owner to approve (ACTION_APPROVALS): a file or the JSON of one type, {"type", "description", "fields"}, or of an array of them (repeat for several)';
+/** What --token-delivery says. */
+const TOKEN_DELIVERY_OPTION =
+  "how it learns an owner's answer to an action: poll (the default with action types) or ping (needs --notification-endpoint)";
+
 /** A client as the command prints it, on the database or a remote server alike. */
 const clientJson = (c: ClientView) => ({
   client_id: c.id,
@@ -43,6 +78,13 @@ const clientJson = (c: ClientView) => ({
   source: c.source,
   resources: c.resources,
   scopes: c.scopes,
+  ...(c.action_types.length === 0 && c.backchannel_token_delivery_mode === null
+    ? {}
+    : {
+        action_types: c.action_types,
+        backchannel_token_delivery_mode: c.backchannel_token_delivery_mode,
+        backchannel_client_notification_endpoint: c.backchannel_client_notification_endpoint,
+      }),
   created_at: c.created_at,
 });
 
@@ -51,7 +93,18 @@ const SCOPE_OPTION =
   "a scope this resource server serves, then what it allows in words a person reads: --scope 'notes:read Read your notes' (repeat for several; needs --resource)";
 
 const clientLines = (c: ClientView) =>
-  `name:          ${c.name}\nredirect URIs: ${c.redirect_uris.join(' ') || '(none)'}\napproval:      ${c.confirmation}${keyLines(c)}`;
+  `name:          ${c.name}\nredirect URIs: ${c.redirect_uris.join(' ') || '(none)'}\napproval:      ${c.confirmation}${keyLines(c)}${actionLines(c)}`;
+
+/** A client's action types and token delivery as the command prints them; nothing for one that asks nothing. */
+function actionLines(c: ClientView): string {
+  if (c.action_types.length === 0 && c.backchannel_token_delivery_mode === null) return '';
+  const types = c.action_types.map((type) => `\n  ${type.type}: ${type.description}`).join('');
+  const delivery =
+    c.backchannel_token_delivery_mode === 'ping'
+      ? `ping to ${c.backchannel_client_notification_endpoint}`
+      : c.backchannel_token_delivery_mode;
+  return `\naction types:  ${c.action_types.length === 0 ? '(none)' : types}\ntoken delivery: ${delivery}`;
+}
 
 /** A client's keys as the command prints them: its jwks_uri, or each key's kid and algorithm. */
 function keyLines(c: ClientView): string {
@@ -93,6 +146,9 @@ export function clientCommand(program: Command): void {
       '--jwks-uri <url>',
       'a client that signs with keys (private_key_jwt): the https URL where it publishes its public key set',
     )
+    .option('--action-type <file-or-json>', ACTION_TYPE_OPTION, collect, [])
+    .addOption(new Option('--token-delivery <mode>', TOKEN_DELIVERY_OPTION).choices(['poll', 'ping']))
+    .option('--notification-endpoint <url>', "a ping client's https endpoint, told when an owner has answered")
     .option('--json', 'print JSON')
     .action(
       async (
@@ -105,6 +161,9 @@ export function clientCommand(program: Command): void {
           scope: string[];
           jwks?: string;
           jwksUri?: string;
+          actionType: string[];
+          tokenDelivery?: 'poll' | 'ping';
+          notificationEndpoint?: string;
           json?: boolean;
         },
         command: Command,
@@ -119,6 +178,11 @@ export function clientCommand(program: Command): void {
             scopes: options.scope.map(resourceScopeOf),
             ...(options.jwks === undefined ? {} : { jwks: keySetFile(options.jwks) }),
             ...(options.jwksUri === undefined ? {} : { jwks_uri: options.jwksUri }),
+            ...(options.actionType.length === 0 ? {} : { action_types: options.actionType.flatMap(actionTypesOption) }),
+            ...(options.tokenDelivery === undefined ? {} : { backchannel_token_delivery_mode: options.tokenDelivery }),
+            ...(options.notificationEndpoint === undefined
+              ? {}
+              : { backchannel_client_notification_endpoint: options.notificationEndpoint }),
           }),
         );
         print(
@@ -165,7 +229,7 @@ export function clientCommand(program: Command): void {
   client
     .command('update <client_id>')
     .description(
-      "change a client: its name, its redirect URIs or a resource server's scopes (a list given replaces the old one), its approval, or the keys of a client that signs with keys",
+      "change a client: its name, its redirect URIs, a resource server's scopes or its action types (a list given replaces the old one), its approval, its token delivery, or the keys of a client that signs with keys",
     )
     .option('--name <name>', 'display name shown on the authorization page')
     .option('--redirect-uri <uri>', 'redirect URI (repeat for several; replaces every registered one)', collect, [])
@@ -184,6 +248,23 @@ export function clientCommand(program: Command): void {
       '--jwks-uri <url>',
       'a client that signs with keys (private_key_jwt): the https URL where it publishes its key set from now on, replacing its keys',
     )
+    .option(
+      '--action-type <file-or-json>',
+      `${ACTION_TYPE_OPTION}; replaces every registered one ('[]': none)`,
+      collect,
+      [],
+    )
+    .addOption(
+      new Option('--token-delivery <mode>', `${TOKEN_DELIVERY_OPTION}; none: neither`).choices([
+        'poll',
+        'ping',
+        'none',
+      ]),
+    )
+    .option(
+      '--notification-endpoint <url>',
+      "a ping client's https endpoint, told when an owner has answered ('none': no endpoint)",
+    )
     .option('--json', 'print JSON')
     .action(
       async (
@@ -195,6 +276,9 @@ export function clientCommand(program: Command): void {
           scope: string[];
           jwks?: string;
           jwksUri?: string;
+          actionType: string[];
+          tokenDelivery?: 'poll' | 'ping' | 'none';
+          notificationEndpoint?: string;
           json?: boolean;
         },
         command: Command,
@@ -206,10 +290,15 @@ export function clientCommand(program: Command): void {
           confirmation: options.approval,
           jwks: options.jwks === undefined ? undefined : keySetFile(options.jwks),
           jwks_uri: options.jwksUri,
+          action_types: options.actionType.length > 0 ? options.actionType.flatMap(actionTypesOption) : undefined,
+          backchannel_token_delivery_mode:
+            options.tokenDelivery === 'none' ? null : (options.tokenDelivery as 'poll' | 'ping' | undefined),
+          backchannel_client_notification_endpoint:
+            options.notificationEndpoint === 'none' ? null : options.notificationEndpoint,
         };
         if (Object.values(changes).every((value) => value === undefined))
           throw new InvalidRequest(
-            'nothing to change: give --name, --redirect-uri, --scope, --approval, --jwks or --jwks-uri',
+            'nothing to change: give --name, --redirect-uri, --scope, --approval, --jwks, --jwks-uri, --action-type, --token-delivery or --notification-endpoint',
           );
         const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
         const updated = await withManagement(command, (management) => management.updateClient(id, defined));

@@ -320,6 +320,8 @@ export interface AgentPageInput extends OwnedPageInput {
   clients: ClientRecord[];
   /** This agent's sign-ins waiting for a decision. */
   waiting: ApprovalView[];
+  /** Whether websites may ask about actions (ACTION_APPROVALS): the policy's actions form. */
+  actionApprovals: boolean;
 }
 
 export function agentPage(page: SignedInPage, input: AgentPageInput): string {
@@ -376,7 +378,7 @@ ${agent.status === 'active' ? '' : enableAction(csrf, base, 'agent')}`,
       },
     ],
     before: waitingNotice(page.account, input.waiting, input.now, base),
-    after: html`${policySection(csrf, agent, { clients: input.clients, values: input.values, errors })}
+    after: html`${policySection(csrf, agent, { clients: input.clients, sites: input.sites, actionApprovals: input.actionApprovals, values: input.values, errors })}
 <section aria-labelledby="chart-heading">
 <h2 id="chart-heading">Sign-ins in the last 30 days</h2>
 ${signInChart(input.chart)}

@@ -17,7 +17,8 @@ import {
   pageNotice,
   rotateForm,
 } from './owned.ts';
-import { type ClientKinds, KEYS_KIND, scopesText } from '../clients.ts';
+import { actionTypesText, type ClientKinds, KEYS_KIND, scopesText } from '../clients.ts';
+import { tokenDeliveryMode } from '../../management/views.ts';
 import { hasClientSecret } from '../../domain/clients.ts';
 import { readKeySet } from '../../domain/client-keys/key-set.ts';
 import {
@@ -148,6 +149,80 @@ ${keyFields(values, errors, { jwks: 'New public keys (JWKS)' })}
 </section>`;
 }
 
+const ACTION_TYPES_HINT =
+  'The actions this website may ask an agent’s owner to approve, as JSON: an array of {"type": "payment", "description": "Pay {amount} {currency} to {payee}", "fields": {"amount": {"type": "number", "required": true}, …}}. Fields are string, number, integer or boolean; the description names every one of them in braces and is what the owner reads. Optional: "amount_field" and "currency_field", which an owner’s “up to” limit compares. Empty: none.';
+const TOKEN_DELIVERIES: Array<[string, string]> = [
+  ['', 'None'],
+  ['poll', 'Poll: the website asks the token endpoint'],
+  ['ping', 'Ping: the website is told at its notification endpoint'],
+];
+const TOKEN_DELIVERY_HINT =
+  'How the website learns the owner’s answer (OpenID CIBA). A website with action types and none chosen polls.';
+const NOTIFICATION_ENDPOINT_HINT =
+  'For ping only: the https URL this server calls when the owner has answered. Loopback and private addresses are refused unless WEBHOOK_ALLOWED_ADDRESSES lists them.';
+
+/** The action fields of a form (registration or edit): the types as JSON, the token delivery and the ping endpoint. */
+const actionFields = (
+  values: {
+    action_types?: string;
+    backchannel_token_delivery_mode?: string;
+    backchannel_client_notification_endpoint?: string;
+  },
+  errors: Record<string, string>,
+) =>
+  html`${field({ label: 'Action types (JSON)', name: 'action_types', type: 'textarea', value: values.action_types, error: errors.action_types, hint: ACTION_TYPES_HINT })}
+${field({ label: 'Token delivery', name: 'backchannel_token_delivery_mode', type: 'select', choices: TOKEN_DELIVERIES, value: values.backchannel_token_delivery_mode ?? '', error: errors.backchannel_token_delivery_mode, hint: TOKEN_DELIVERY_HINT })}
+${field({ label: 'Notification endpoint', name: 'backchannel_client_notification_endpoint', type: 'url', value: values.backchannel_client_notification_endpoint, error: errors.backchannel_client_notification_endpoint, maxlength: 2000, hint: NOTIFICATION_ENDPOINT_HINT })}`;
+
+/** Whether a form shows a website's action fields: while ACTION_APPROVALS is on, or to show a refusal of them. */
+const actionFieldsShown = (on: boolean | undefined, errors: Record<string, string>) =>
+  Boolean(
+    on ||
+      errors.action_types ||
+      errors.backchannel_token_delivery_mode ||
+      errors.backchannel_client_notification_endpoint,
+  );
+
+/** A field's type in words: "number, required". */
+const fieldKind = (declared: { type: string; required?: boolean }) =>
+  declared.required ? `${declared.type}, required` : `${declared.type}, optional`;
+
+/**
+ * A website's action types as people read them: each type's name, how it reads (its fields in
+ * braces marked as such), and its fields; its token delivery. Plain text, escaped by html``.
+ */
+function actionRows(client: ClientRecord): Html | '' {
+  const mode = tokenDeliveryMode(client);
+  if (client.action_types.length === 0 && mode === null) return '';
+  return html`<dt>Action types</dt><dd id="client-action-types">${
+    client.action_types.length === 0
+      ? html`<span class="muted">none registered</span>`
+      : html`<ul class="uris">${client.action_types.map(
+          (
+            type,
+          ) => html`<li class="action-type"><code>${type.type}</code>: <q class="action-words">${readsAs(type.description)}</q>
+<span class="hint">${Object.entries(type.fields)
+            .map(([name, declared]) => `${name} (${fieldKind(declared)})`)
+            .join(
+              '; ',
+            )}${type.amount_field ? `; amount: ${type.amount_field}${type.currency_field ? ` in ${type.currency_field}` : ''}` : ''}</span></li>`,
+        )}</ul>`
+  }</dd>
+<dt>Token delivery</dt><dd id="client-token-delivery">${
+    mode === 'ping'
+      ? html`Ping to <code>${client.backchannel_client_notification_endpoint}</code>`
+      : mode === 'poll'
+        ? 'Poll'
+        : html`<span class="muted">none</span>`
+  }</dd>`;
+}
+
+/** A description template as it reads, each {field} shown as the field's name marked as a blank. */
+function readsAs(template: string): Html {
+  const parts = template.split(/(\{[a-z][a-z0-9_]*\})/);
+  return html`${parts.map((part, index) => (index % 2 === 1 ? html`<var>${part.slice(1, -1)}</var>` : html`${part}`))}`;
+}
+
 const uriList = (uris: string[]) =>
   uris.length === 0
     ? html`<span class="muted">none</span>`
@@ -234,6 +309,14 @@ ${keyFields(input.values, errors, { jwks: 'Public keys (JWKS)' })}
 </fieldset>`
     : ''
 }
+${
+  actionFieldsShown(input.kinds.actionApprovals, errors)
+    ? html`<fieldset class="stack" id="register-actions">
+<legend>Actions an owner approves (optional)</legend>
+${actionFields(input.values ?? {}, errors)}
+</fieldset>`
+    : ''
+}
 <button type="submit">Register website</button>
 </form>
 </section>`,
@@ -302,6 +385,8 @@ export interface ClientPageInput extends OwnedPageInput {
   issuer: string;
   /** Whether public clients may sign in here (a test sign-in of a public one needs it). */
   publicClients?: boolean;
+  /** ACTION_APPROVALS: the edit form has the website's actions. */
+  actionApprovals?: boolean;
 }
 
 /** The edit form: the registration's fields with the website's values, or the values just refused. */
@@ -310,10 +395,22 @@ function editForm(
   client: ClientRecord,
   values: FormState['values'],
   errors: Record<string, string>,
+  actionApprovals: boolean | undefined,
 ): Html {
   const editing = values?.name !== undefined || values?.redirect_uris !== undefined;
-  const value = (name: 'name' | 'redirect_uris' | 'approval' | 'scopes', current: string) =>
-    editing ? values?.[name] : current;
+  const value = (
+    name:
+      | 'name'
+      | 'redirect_uris'
+      | 'approval'
+      | 'scopes'
+      | 'action_types'
+      | 'backchannel_token_delivery_mode'
+      | 'backchannel_client_notification_endpoint',
+    current: string,
+  ) => (editing ? values?.[name] : current);
+  // A website that registered actions keeps its fields even with the setting off, to remove them.
+  const actionsShown = actionFieldsShown(actionApprovals, errors) || tokenDeliveryMode(client) !== null;
   return html`<section aria-labelledby="edit-heading">
 <h2 id="edit-heading">Edit</h2>
 <form method="post" action="${clientPath(client.id)}/edit" class="stack" id="edit-form">
@@ -322,6 +419,24 @@ ${field({ label: 'Name', name: 'name', value: value('name', client.name), requir
 ${field({ label: 'Redirect URIs', name: 'redirect_uris', type: 'textarea', value: value('redirect_uris', client.redirect_uris.join('\n')), required: client.resources.length === 0, error: errors.redirect_uris, hint: 'One per line, exactly as your website sends them. A sign-in in progress to a URI you remove cannot complete.' })}
 ${field({ label: 'Approval', name: 'approval', type: 'select', choices: APPROVALS, value: value('approval', client.approval) ?? client.approval, error: errors.approval, hint: 'Manual: the person in the browser clicks Approve after the agent has authenticated.' })}
 ${client.resources.length > 0 ? field({ label: 'Scopes', name: 'scopes', type: 'textarea', value: value('scopes', scopesText(client.scopes)), error: errors.scopes, hint: 'The scopes this resource server serves, one per line: the scope, a space, and what it allows in words people read on the sign-in page (notes:read Read your notes). A website asks for them with this resource.' }) : ''}
+${
+  actionsShown
+    ? actionFields(
+        {
+          action_types: value('action_types', actionTypesText(client.action_types)),
+          backchannel_token_delivery_mode: value(
+            'backchannel_token_delivery_mode',
+            client.backchannel_token_delivery_mode ?? '',
+          ),
+          backchannel_client_notification_endpoint: value(
+            'backchannel_client_notification_endpoint',
+            client.backchannel_client_notification_endpoint ?? '',
+          ),
+        },
+        errors,
+      )
+    : ''
+}
 <button type="submit">Save changes</button>
 </form>
 </section>`;
@@ -376,6 +491,7 @@ export function clientPage(page: SignedInPage, input: ClientPageInput): string {
 <dt>Kind</dt><dd id="client-type">${clientTypeText(client)}</dd>
 <dt>Redirect URIs</dt><dd>${uriList(client.redirect_uris)}</dd>
 ${resourceRows(client)}
+${actionRows(client)}
 <dt>Registered</dt><dd>${when(client.created_at)}</dd>
 ${endpoints(input.issuer)}`,
     previousSecret: { expiresAt: client.previous_secret_expires_at, now: input.now },
@@ -415,7 +531,7 @@ ${client.status === 'active' ? '' : enableAction(csrf, base, 'website')}`,
     ],
     after: html`${client.token_endpoint_auth_method === 'private_key_jwt' ? keySection(csrf, client, input.values, errors) : ''}
 ${testSignIn(csrf, client, errors.redirect_uri, input.publicClients ?? false)}
-${client.source === 'metadata_document' ? '' : editForm(csrf, client, input.values, errors)}
+${client.source === 'metadata_document' ? '' : editForm(csrf, client, input.values, errors, input.actionApprovals)}
 ${historyTable(
   input.history,
   {

@@ -3,13 +3,14 @@
  * when the credentials expire, sign-ins per hour, and the listed websites, each removable, with
  * a way to add one of the registered websites.
  */
-import type { AgentRecord, WebsitesRule } from '../../store/agents.ts';
+import type { ActionAnswer, ActionRule, AgentRecord, WebsitesRule } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
+import type { ConnectedSite } from '../../store/tokens.ts';
 import { type Html, html } from '../../web/html.ts';
 import { MAX_SIGN_INS_PER_HOUR, policyOf } from '../../domain/agent-policy.ts';
 import { SUPPORTED_SCOPES } from '../../domain/scopes.ts';
-import { scopeField } from '../policy.ts';
-import { WEBSITES_WORDS } from '../../management/policies.ts';
+import { actionFields, scopeField } from '../policy.ts';
+import { ACTION_ANSWER_WORDS, WEBSITES_WORDS } from '../../management/policies.ts';
 import type { FormState } from './owned.ts';
 import { actionButton, csrfField, field } from './shell.ts';
 import { dataTable } from './table.ts';
@@ -100,11 +101,106 @@ ${field({
 }`;
 }
 
+const ACTION_HINTS: Record<ActionAnswer, string> = {
+  ask: 'Each action waits for your approval here, by mail too where it is set up.',
+  always: 'Approved without asking; with an amount, only actions up to it in that currency (others are asked).',
+  never: 'Refused without asking.',
+};
+
+/** One website's line of the actions form, as sent (a refused form) or as stored. */
+interface ActionLine {
+  clientId: string;
+  name: string;
+  answer: string;
+  amount: string;
+  currency: string;
+}
+
+/**
+ * How the websites' action requests are answered (docs/design.md §21): one line per website the
+ * agent signed in to that registered action types, and per website with a rule.
+ */
+function actionAnswers(csrf: string, base: string, lines: ActionLine[], error: string | undefined): Html {
+  return html`<h3 id="action-answers-heading">Actions</h3>
+<p class="hint">What a website may ask you to approve after the agent signed in to it (a payment, say). Ask me: you decide each one, with your passkey or password.</p>
+${
+  lines.length === 0
+    ? html`<p id="no-action-websites">No website this agent signed in to asks about actions.</p>`
+    : html`<form method="post" action="${base}/policy/actions" class="stack" id="actions-form"${error ? html` aria-describedby="actions-error"` : ''}>
+${csrfField(csrf)}
+${error ? html`<p class="field-error" id="actions-error">${error}</p>` : ''}
+${lines.map((line, index) => {
+  const names = actionFields(index);
+  const id = `action-${index}`;
+  const radio = (answer: ActionAnswer, extra: Html | string = '') =>
+    html`<li><label class="check"><input type="radio" name="${names.answer}" value="${answer}"${line.answer === answer ? html` checked` : ''}> <span class="check-text"><strong>${ACTION_ANSWER_WORDS[answer]}</strong> <span class="muted">${ACTION_HINTS[answer]}</span></span></label>${extra}</li>`;
+  return html`<fieldset class="field" id="${id}"${error ? html` aria-invalid="true"` : ''}>
+<legend>Actions at ${line.name}</legend>
+<input type="hidden" name="${names.client}" value="${line.clientId}">
+<ul class="checks">
+${radio('ask')}
+${radio(
+  'always',
+  html`<div class="up-to"><label for="${id}-amount">up to</label> <input type="text" inputmode="decimal" id="${id}-amount" name="${names.amount}" value="${line.amount}" size="10" maxlength="20" aria-describedby="${id}-up-to-hint"> <label for="${id}-currency" class="visually-hidden">Currency</label><input type="text" id="${id}-currency" name="${names.currency}" value="${line.currency}" size="4" maxlength="3" placeholder="EUR" autocapitalize="characters"> <span class="hint" id="${id}-up-to-hint">Empty: any amount.</span></div>`,
+)}
+${radio('never')}
+</ul>
+</fieldset>`;
+})}
+<button type="submit">Save answers</button>
+</form>`
+}`;
+}
+
+/** The lines of the actions form: as sent when it was refused, else as the policy says. */
+function actionLines(
+  rules: readonly ActionRule[],
+  clients: readonly ClientRecord[],
+  sites: readonly ConnectedSite[],
+  values: Record<string, string | undefined>,
+): ActionLine[] {
+  const names = new Map(clients.map((client) => [client.id, client.name]));
+  const connected = new Set(sites.map((site) => site.client_id));
+  const asking = clients.filter((client) => client.action_types.length > 0 && connected.has(client.id));
+  const ids = [...new Set([...asking.map((client) => client.id), ...rules.map((rule) => rule.client_id)])];
+  const sent = values[actionFields(0).client] !== undefined;
+  return ids.map((clientId, index) => {
+    const name = names.get(clientId) ?? clientId;
+    const fields = actionFields(index);
+    if (sent && values[fields.client] === clientId)
+      return {
+        clientId,
+        name,
+        answer: values[fields.answer] ?? '',
+        amount: values[fields.amount] ?? '',
+        currency: values[fields.currency] ?? '',
+      };
+    const rule = rules.find((candidate) => candidate.client_id === clientId);
+    return {
+      clientId,
+      name,
+      answer: rule?.answer ?? 'ask',
+      amount: rule?.up_to === undefined ? '' : String(rule.up_to.amount),
+      currency: rule?.up_to?.currency ?? '',
+    };
+  });
+}
+
 /**
  * @example
- * policySection(csrf, agent, { clients, values, errors });
+ * policySection(csrf, agent, { clients, sites, actionApprovals: true, values, errors });
  */
-export function policySection(csrf: string, agent: AgentRecord, input: FormState & { clients: ClientRecord[] }): Html {
+export function policySection(
+  csrf: string,
+  agent: AgentRecord,
+  input: FormState & {
+    clients: ClientRecord[];
+    /** The websites holding the agent's tokens: those that may ask about actions. */
+    sites: readonly ConnectedSite[];
+    /** Whether websites may ask about actions (ACTION_APPROVALS): the actions form only then. */
+    actionApprovals: boolean;
+  },
+): Html {
   const policy = policyOf(agent);
   const errors = input.errors ?? {};
   const values = input.values ?? {};
@@ -163,5 +259,6 @@ ${field({ label: 'Sign-ins per hour', name: 'per_hour', type: 'number', value: p
 <button type="submit">Save policy</button>
 </form>
 ${listedWebsites(csrf, base, listed, addable, errors.allowed_clients)}
+${input.actionApprovals ? actionAnswers(csrf, base, actionLines(policy.actions, input.clients, input.sites, values), errors.actions) : ''}
 </section>`;
 }

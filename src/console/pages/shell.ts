@@ -204,9 +204,12 @@ const NOTICES: Record<string, string> = {
   website_keys_replaced:
     'The website’s keys are replaced: its assertions are checked with the new keys from now on, and those signed with the old ones are refused.',
   policy_saved: 'The policy is saved: it applies from the agent’s next sign-in.',
+  action_answers_saved: 'The answers are saved: they apply to the next action a website asks about.',
   website_listed: 'The website is listed: the agent signs in to it without asking.',
   website_unlisted: 'The website is no longer listed.',
   approval_approved: 'Approved once: the sign-in goes ahead.',
+  action_approved: 'Approved: the website may do this action, once.',
+  action_denied: 'Denied: the website is told you refused this action.',
   approval_allowed: 'Allowed always: the sign-in goes ahead, and the website is now listed for the agent.',
   approval_denied: 'Denied: the sign-in ends, and the agent is told its owner denied it.',
   website_deleted: 'The website is deleted, and every grant, token and sign-in in progress it had is ended.',

@@ -9,7 +9,7 @@ import { InvalidField, NotFound } from '../../errors.ts';
 import type { Actor } from '../../management/actor.ts';
 import { setAgentPolicy } from '../../management/policies.ts';
 import type { AgentPolicy, AgentRecord } from '../../store/agents.ts';
-import { formWorded, policyFromForm } from '../policy.ts';
+import { actionsFromForm, formWorded, policyFromForm } from '../policy.ts';
 import type { ConsoleScope, Form } from './scope.ts';
 
 type Request = FastifyRequest<{ Params: { id: string }; Body: Form }>;
@@ -40,6 +40,21 @@ export function agentPolicyRoutes(scope: FastifyInstance, area: ConsoleScope, ac
       reply,
       change('policy_saved', (current) => policyFromForm(request.body ?? {}, current)),
     ),
+  );
+
+  scope.post<{ Params: { id: string }; Body: Form }>(
+    '/agents/:id/policy/actions',
+    { preHandler: guard },
+    (request, reply) =>
+      act(
+        request,
+        reply,
+        change('action_answers_saved', (current) => {
+          // Off, websites cannot ask, and the page shows no such form.
+          if (!ctx.config.actionApprovals) throw new NotFound('Websites do not ask about actions on this server.');
+          return actionsFromForm(request.body ?? {}, current);
+        }),
+      ),
   );
 
   scope.post<{ Params: { id: string }; Body: Form }>(

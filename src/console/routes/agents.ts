@@ -75,6 +75,7 @@ export function agentRoutes(scope: FastifyInstance, area: ConsoleScope): void {
         history,
         clients,
         waiting: pending.filter((approval) => approval.agent_id === agent.id),
+        actionApprovals: ctx.config.actionApprovals,
         values: state.values,
         errors: state.errors,
         notice: state.notice ?? (refused ? REFUSED_FILTER : null),

@@ -12,11 +12,13 @@ import { decideApproval } from '../../domain/approvals.ts';
 import { scopeDescriptions } from '../../domain/resource-scopes.ts';
 import { Conflict, InvalidField, TooManyRequests } from '../../errors.ts';
 import type { AccountRecord } from '../../store/accounts.ts';
-import type { ApprovalDecision, ApprovalView } from '../../store/approvals.ts';
+import type { ApprovalDecision, ApprovalKind, ApprovalView } from '../../store/approvals.ts';
 import {
+  approvalActionWords,
   approvalScopeWords,
-  DECISIONS,
+  approvalSubject,
   decisionPurpose,
+  decisionsOf,
   hostOf,
   isWaiting,
   pendingApprovals,
@@ -33,23 +35,37 @@ import type { ConsoleScope, Form } from './scope.ts';
 
 type Params = { id: string };
 
-/** The console's audit action of each decision. */
-const ACTIONS: Record<ApprovalDecision, string> = {
-  once: 'approval.approve_once',
-  always: 'approval.allow_always',
-  deny: 'approval.deny',
+/** The console's audit action of each decision, a sign-in's and an action's. */
+const ACTIONS: Record<ApprovalKind, Partial<Record<ApprovalDecision, string>>> = {
+  sign_in: { once: 'approval.approve_once', always: 'approval.allow_always', deny: 'approval.deny' },
+  action: { once: 'approval.approve_action', deny: 'approval.deny_action' },
 };
 
-/** The notice after each decision. */
-const NOTICES: Record<ApprovalDecision, string> = {
-  once: 'approval_approved',
-  always: 'approval_allowed',
-  deny: 'approval_denied',
+/** The notice after each decision, a sign-in's and an action's. */
+const NOTICES: Record<ApprovalKind, Partial<Record<ApprovalDecision, string>>> = {
+  sign_in: { once: 'approval_approved', always: 'approval_allowed', deny: 'approval_denied' },
+  action: { once: 'action_approved', deny: 'action_denied' },
 };
 
-const decisionOf = (raw: unknown): ApprovalDecision => {
-  if (typeof raw === 'string' && (DECISIONS as readonly string[]).includes(raw)) return raw as ApprovalDecision;
-  throw new InvalidField('decision', 'Choose Approve once, Always allow or Deny.');
+/** The decision posted, if the approval offers it (an action has no "always"). */
+const decisionOf = (raw: unknown, approval: Pick<ApprovalView, 'kind'>): ApprovalDecision => {
+  if (typeof raw === 'string' && (decisionsOf(approval) as readonly string[]).includes(raw))
+    return raw as ApprovalDecision;
+  throw new InvalidField(
+    'decision',
+    approval.kind === 'action' ? 'Choose Approve or Deny.' : 'Choose Approve once, Always allow or Deny.',
+  );
+};
+
+/** Why a decision came too late, in the approval's words. */
+const tooLate = (approval: Pick<ApprovalView, 'kind'>) =>
+  `This ${approvalSubject(approval)} was already decided or has expired.`;
+
+/** How a decision was confirmed, as the activity records it. */
+type Proof = 'passkey' | 'password';
+const PROOF_WORDS: Record<Proof, string> = {
+  passkey: 'confirmed with a passkey',
+  password: 'confirmed with the password',
 };
 
 export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void {
@@ -66,7 +82,14 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
     const scopeWords = await approvalScopeWords(ctx, pending);
     return area.send(
       reply,
-      approvalsPage(page, { pending, recent, scopeWords, now: ctx.clock(), notice: noticeFor(request.query.notice) }),
+      approvalsPage(page, {
+        pending,
+        recent,
+        scopeWords,
+        actionApprovals: ctx.config.actionApprovals,
+        now: ctx.clock(),
+        notice: noticeFor(request.query.notice),
+      }),
     );
   });
 
@@ -115,21 +138,29 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
     return show(request, reply, current, { notice: { kind: 'error', text: description } }, 409);
   };
 
-  /** Decides, once the proof is checked: the domain's rule, then the console's audit. */
+  /**
+   * Decides, once the proof is checked: the domain's rule, then the console's audit, which says
+   * who decided what (the action in words), when, and with which proof.
+   */
   const decide = async (
     request: FastifyRequest,
     account: AccountRecord,
     approval: ApprovalView,
     decision: ApprovalDecision,
+    proof: Proof,
   ) => {
     await decideApproval(ctx, approval.id, decision, account.id);
+    const what =
+      approval.kind === 'action'
+        ? `${approval.agent_name} (${approval.agent_id}) at ${approval.client_name}: ${approvalActionWords(approval).join('; ')}`
+        : `${approval.agent_name} (${approval.agent_id}) → ${approval.client_name} (${hostOf(approval.redirect_uri)}), scope ${approval.scope}`;
     await recordConsoleEvent(
       ctx,
       account,
-      ACTIONS[decision],
+      ACTIONS[approval.kind][decision]!,
       approval.id,
       request.ip,
-      `${approval.agent_name} (${approval.agent_id}) → ${approval.client_name} (${hostOf(approval.redirect_uri)}), scope ${approval.scope}`,
+      `${what}; ${PROOF_WORDS[proof]}`,
     );
   };
 
@@ -139,13 +170,12 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
     const approval = await reachableApproval(ctx, account, request.params.id);
     let decision: ApprovalDecision;
     try {
-      decision = decisionOf(request.body?.decision);
+      decision = decisionOf(request.body?.decision, approval);
     } catch (error) {
       return show(request, reply, approval, { errors: { decision: (error as InvalidField).description } }, 400);
     }
     // Asked before the proof: a decided approval needs no password to say so.
-    if (!isWaiting(approval, ctx.clock()))
-      return noLongerWaiting(request, reply, approval.id, 'This sign-in was already decided or has expired.');
+    if (!isWaiting(approval, ctx.clock())) return noLongerWaiting(request, reply, approval.id, tooLate(approval));
     const password = request.body?.password ?? '';
     if (password === '') {
       const passkeyOnly = account.password_hash === null;
@@ -171,12 +201,12 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
       throw error;
     }
     try {
-      await decide(request, account, approval, decision);
+      await decide(request, account, approval, decision, 'password');
     } catch (error) {
       if (error instanceof Conflict) return noLongerWaiting(request, reply, approval.id, error.description);
       throw error;
     }
-    return area.redirect(reply, `${approvalPath(approval.id)}?notice=${NOTICES[decision]}`);
+    return area.redirect(reply, `${approvalPath(approval.id)}?notice=${NOTICES[approval.kind][decision]}`);
   });
 
   // A decision with a passkey (console.js): a challenge made for this approval and decision…
@@ -186,8 +216,8 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
     async (request, reply) => {
       const account = area.account(request);
       const approval = await reachableApproval(ctx, account, request.params.id);
-      const decision = decisionOf(request.body?.decision);
-      if (!isWaiting(approval, ctx.clock())) throw new Conflict('This sign-in was already decided or has expired.');
+      const decision = decisionOf(request.body?.decision, approval);
+      if (!isWaiting(approval, ctx.clock())) throw new Conflict(tooLate(approval));
       return reply
         .header('cache-control', 'no-store')
         .send(await reauthenticationOptions(ctx, account, decisionPurpose(approval.id, decision)));
@@ -201,7 +231,7 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
     async (request, reply) => {
       const account = area.account(request);
       const approval = await reachableApproval(ctx, account, request.params.id);
-      const decision = decisionOf(request.body?.decision);
+      const decision = decisionOf(request.body?.decision, approval);
       const { challengeId, response } = passkeyAnswerOf<AuthenticationResponseJSON>(request.body);
       await confirmWithOwnPasskey(
         ctx,
@@ -211,10 +241,10 @@ export function approvalRoutes(scope: FastifyInstance, area: ConsoleScope): void
         request.ip,
         decisionPurpose(approval.id, decision),
       );
-      await decide(request, account, approval, decision);
+      await decide(request, account, approval, decision, 'passkey');
       return reply
         .header('cache-control', 'no-store')
-        .send({ redirect: `${approvalPath(approval.id)}?notice=${NOTICES[decision]}` });
+        .send({ redirect: `${approvalPath(approval.id)}?notice=${NOTICES[approval.kind][decision]}` });
     },
   );
 }

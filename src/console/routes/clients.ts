@@ -32,7 +32,11 @@ const createdPath = (id: string) => `${clientPath(id)}/created`;
 export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
   const { ctx, guard } = area;
   /** The kinds of client this server lets sign in, which the registration form offers. */
-  const kinds = () => ({ publicClients: ctx.config.publicClients, privateKeyJwt: ctx.config.privateKeyJwt });
+  const kinds = () => ({
+    publicClients: ctx.config.publicClients,
+    privateKeyJwt: ctx.config.privateKeyJwt,
+    actionApprovals: ctx.config.actionApprovals,
+  });
   /** The website if the account may reach it; NotFound otherwise, the same for a missing and a foreign one. */
   const reachable = (actor: Actor, id: string) => getClient(ctx, actor, id);
 
@@ -64,6 +68,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
         errors: state.errors,
         notice: state.notice ?? (refused ? REFUSED_FILTER : null),
         publicClients: ctx.config.publicClients,
+        actionApprovals: ctx.config.actionApprovals,
       }),
       refused ? 400 : status,
     );
@@ -106,7 +111,7 @@ export function clientRoutes(scope: FastifyInstance, area: ConsoleScope): void {
     return show(request, reply, client, { notice: noticeFor(request.query.notice), query: request.query });
   });
 
-  // Edit: name, redirect URIs and approval, under the rules of registration.
+  // Edit: name, redirect URIs, approval (and a resource server's scopes, a website's actions), under the rules of registration.
   scope.post<{ Params: Params; Body: Form }>('/websites/:id/edit', { preHandler: guard }, (request, reply) =>
     act(request, reply, async (actor, client) => {
       await updateClient(ctx, actor, client.id, clientChanges(request.body ?? {}, client));

@@ -5,7 +5,7 @@
  * Each rule returns Problems (./problem.ts); each entry point throws the first in its own error
  * shape and wording. A leaf: it imports nothing from the rest of the domain but the other rules.
  */
-import { GRANT_TYPES, isGrantType } from './grant-type-names.ts';
+import { isGrantType, servedGrantTypes } from './grant-type-names.ts';
 import type { Problem } from './problem.ts';
 
 export const MAX_REDIRECT_URIS = 10;
@@ -183,11 +183,19 @@ export function resourcesProblems(resources: readonly string[], options: { publi
  * grantTypesProblems(['authorization_code', 'refresh_token']); // []
  * grantTypesProblems(['refresh_token']); // [{ field: 'grant_types', rule: 'no_authorization_code', … }]
  */
-export function grantTypesProblems(grantTypes: readonly string[]): ClientProblem[] {
+export function grantTypesProblems(
+  grantTypes: readonly string[],
+  /** The settings the grants served depend on: with ACTION_APPROVALS, the CIBA grant too. */
+  config: { actionApprovals: boolean } = { actionApprovals: false },
+): ClientProblem[] {
   const field = 'grant_types';
   const problems: ClientProblem[] = [];
-  if (!grantTypes.every(isGrantType))
-    problems.push({ field, rule: 'not_served', message: `may contain only ${GRANT_TYPES.join(' and ')}` });
+  if (!grantTypes.every((name) => isGrantType(name, config)))
+    problems.push({
+      field,
+      rule: 'not_served',
+      message: `may contain only ${servedGrantTypes(config).join(' and ')}`,
+    });
   if (!grantTypes.includes('authorization_code'))
     problems.push({
       field,

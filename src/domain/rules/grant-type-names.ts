@@ -13,15 +13,37 @@
  */
 export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 
-export type GrantType = (typeof GRANT_TYPES)[number];
+/**
+ * OpenID CIBA's grant (docs/design.md §21): served, published and registrable only while
+ * ACTION_APPROVALS is on, so it is kept apart from the contract's two.
+ *
+ * @example
+ * servedGrantTypes({ actionApprovals: true }); // ['authorization_code', 'refresh_token', CIBA_GRANT_TYPE]
+ */
+export const CIBA_GRANT_TYPE = 'urn:openid:params:grant-type:ciba';
+
+export type GrantType = (typeof GRANT_TYPES)[number] | typeof CIBA_GRANT_TYPE;
 
 /**
- * Whether `name` is a grant type served here.
+ * The grant types this server serves with its settings, in the order they are published.
+ *
+ * @example
+ * servedGrantTypes({ actionApprovals: false }); // ['authorization_code', 'refresh_token']
+ */
+export function servedGrantTypes(config: { actionApprovals: boolean }): GrantType[] {
+  return config.actionApprovals ? [...GRANT_TYPES, CIBA_GRANT_TYPE] : [...GRANT_TYPES];
+}
+
+/**
+ * Whether `name` is a grant type served here (with ACTION_APPROVALS, `config` says, the CIBA grant too).
  *
  * @example
  * isGrantType('refresh_token'); // true
  * isGrantType('password');      // false
  */
-export function isGrantType(name: string): name is GrantType {
-  return (GRANT_TYPES as readonly string[]).includes(name);
+export function isGrantType(
+  name: string,
+  config: { actionApprovals: boolean } = { actionApprovals: false },
+): name is GrantType {
+  return (servedGrantTypes(config) as readonly string[]).includes(name);
 }

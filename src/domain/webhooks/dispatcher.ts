@@ -19,6 +19,7 @@ import type { Context } from '../../context.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../store/webhooks.ts';
 import { type AddressStage, guardedRequest, type OutboundOptions } from '../../outbound/request.ts';
 import { isSpecialUseAddress } from '../../outbound/special-use.ts';
+import { sendDuePings } from '../action-requests/ping.ts';
 import { deliveryFailureWords } from './delivery-failures.ts';
 import { trustedNetworks, webhookSecret } from './endpoints.ts';
 import { requestExpired, webhookDisabled, webhookHost } from './events.ts';
@@ -92,6 +93,13 @@ const EXPIRY_OVERLAP = 60;
 const EXPIRY_BATCH = 100;
 const EXPIRY_CONCURRENCY = 8;
 
+/**
+ * How often the CIBA pings are looked for at most (ms): a round runs at each delivery's end, and
+ * two statements a round would add up under a webhook load; a decision's ping waits at most this
+ * (or the poll's second).
+ */
+const PING_ROUND_MS = 200;
+
 /** The error wording of a failed POST, as the delivery log shows it. */
 class DeliveryError extends Error {}
 
@@ -119,6 +127,8 @@ export class WebhookDispatcher {
   private again = false;
   private stopped = true;
   private lastSweep = 0;
+  /** When this node last looked for CIBA pings (ms): at most every PING_ROUND_MS, however often it wakes. */
+  private lastPings = 0;
   /** Up to when (epoch seconds) the expiry sweep has announced; null before the first sweep. */
   private sweptUntil: number | null = null;
   /** Deliveries being sent by this node; each one's end frees its slot and looks for more. */
@@ -207,6 +217,11 @@ export class WebhookDispatcher {
           }
         })
         .catch((error: unknown) => this.onError(error));
+    }
+    // Owners approve actions (docs/design.md §21): CIBA's pings go through the same guard, timer and slots.
+    if (this.deps.config.actionApprovals && Date.now() - this.lastPings >= PING_ROUND_MS) {
+      this.lastPings = Date.now();
+      await this.sendPings().catch((error: unknown) => this.onError(error));
     }
     for (;;) {
       if (this.stopped) return;
@@ -372,6 +387,23 @@ export class WebhookDispatcher {
       },
     );
     return answer.status;
+  }
+
+  /** Starts the CIBA pings due (ping.ts), each held among the deliveries in flight until it ends. */
+  private async sendPings(): Promise<void> {
+    const allowAddress = (ip: string, stage: AddressStage) =>
+      this.options.fetch?.allowAddress?.(ip, stage) === true || this.isAllowed(ip);
+    const sendings = await sendDuePings(
+      this.deps,
+      { fetch: { ca: this.options.fetch?.ca, agent: this.connections }, allowAddress },
+      this.onError,
+    );
+    for (const each of sendings) {
+      const sending: Promise<void> = each
+        .catch((error: unknown) => this.onError(error))
+        .finally(() => this.inFlight.delete(sending));
+      this.inFlight.add(sending);
+    }
   }
 
   private isAllowed(ip: string): boolean {

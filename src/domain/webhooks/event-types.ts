@@ -8,8 +8,9 @@ export const EVENT_TYPES = {
   'agent.sign_in.failed':
     'An agent could not authenticate a request: wrong credentials, a disabled agent, a refusal, an expired or used request.',
   'agent.approval.requested':
-    "An agent's policy asks its owner to approve a sign-in to a website it has not used before; the request waits.",
-  'agent.approval.decided': 'The owner approved (once or always) or denied a sign-in their agent asked for.',
+    "An agent's owner is asked to approve a sign-in to a website it has not used before, or an action a website asks about (kind action); the request waits.",
+  'agent.approval.decided':
+    'The owner approved (once or always) or denied a sign-in their agent asked for, or approved or denied an action.',
   'authorization_request.cancelled': 'The person at the authorization page cancelled the request.',
   'authorization_request.expired': 'A request expired while it waited for an agent or for the browser to finish.',
   'agent.created': 'An agent was created.',

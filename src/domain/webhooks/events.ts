@@ -8,6 +8,7 @@ import type { AgentRecord } from '../../store/agents.ts';
 import type { ClientRecord } from '../../store/clients.ts';
 import type { AuthorizationRequestRecord } from '../../store/requests.ts';
 import type { ApprovalRecord, ApprovalView } from '../../store/approvals.ts';
+import { actionWords } from '../action-words.ts';
 import type { WebhookEvent } from '../../store/outbox.ts';
 import type { ExpiredRequest, WebhookRecord } from '../../store/webhooks.ts';
 import { currentActor } from './actor.ts';
@@ -138,6 +139,7 @@ export const signInFailed = (
 /** An approval as events show it: never the agent's address or User-Agent. */
 const approvalData = (approval: ApprovalRecord) => ({
   id: approval.id,
+  kind: approval.kind,
   status: approval.status,
   decision: approval.decision,
   created_at: approval.created_at,
@@ -162,7 +164,23 @@ export const approvalRequested = (approval: ApprovalView) =>
     agent: { id: approval.agent_id, name: approval.agent_name },
     client: { id: approval.client_id, name: approval.client_name },
     model: approval.model,
+    ...actionData(approval),
   });
+
+/**
+ * What an action's approval asks (docs/design.md §21): the details in words, the binding message
+ * as the website sent it, and the details themselves; nothing for a sign-in's.
+ */
+const actionData = (approval: ApprovalView) =>
+  approval.kind === 'action'
+    ? {
+        action: {
+          words: actionWords(approval.authorization_details, approval.client_action_types),
+          binding_message: approval.binding_message,
+          authorization_details: approval.authorization_details,
+        },
+      }
+    : {};
 
 /**
  * The owner decided (the approval as decided, and who decided).
@@ -177,6 +195,7 @@ export const approvalDecided = (approval: ApprovalView) =>
     agent: { id: approval.agent_id, name: approval.agent_name },
     client: { id: approval.client_id, name: approval.client_name },
     model: approval.model,
+    ...actionData(approval),
   });
 
 /**

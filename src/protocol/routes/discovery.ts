@@ -2,11 +2,12 @@
  * RFC 8414 metadata, OpenID Connect discovery and the key set: empty with HS256 (docs/contract.md),
  * the published key pairs with TOKEN_SIGNING_ALG (docs/design.md §19).
  */
-import { GRANT_TYPES } from '../../domain/rules/grant-type-names.ts';
 import type { FastifyInstance } from 'fastify';
 import { type Config, JWKS_MAX_AGE } from '../../config.ts';
 import type { Context } from '../../context.ts';
+import { actionTypeNames } from '../../domain/authorization-details.ts';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../domain/client-keys/key-set.ts';
+import { servedGrantTypes } from '../../domain/rules/grant-type-names.ts';
 import { OFFLINE_ACCESS, SUPPORTED_SCOPES } from '../../domain/scopes.ts';
 
 /** The optional features that change what the metadata publishes (docs/design.md §13). */
@@ -18,6 +19,7 @@ export type MetadataFeatures = Pick<
   | 'offlineAccess'
   | 'privateKeyJwt'
   | 'tokenSigningAlg'
+  | 'actionApprovals'
 >;
 const NO_FEATURES: MetadataFeatures = {
   publicClients: false,
@@ -26,6 +28,7 @@ const NO_FEATURES: MetadataFeatures = {
   offlineAccess: false,
   privateKeyJwt: false,
   tokenSigningAlg: 'HS256',
+  actionApprovals: false,
 };
 
 /**
@@ -49,7 +52,7 @@ export function authorizationServerMetadata(issuer: string, features: MetadataFe
     revocation_endpoint: `${issuer}/revoke`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     response_types_supported: ['code'],
-    grant_types_supported: [...GRANT_TYPES],
+    grant_types_supported: servedGrantTypes(features),
     token_endpoint_auth_methods_supported: authMethods,
     code_challenge_methods_supported: ['S256'],
     // The scopes resource servers register are not listed: each belongs to its resource, whose
@@ -68,6 +71,15 @@ export function authorizationServerMetadata(issuer: string, features: MetadataFe
       : {}),
     ...(features.dynamicRegistration ? { registration_endpoint: `${issuer}/register` } : {}),
     ...(features.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
+    // OpenID CIBA Core §4 (docs/design.md §21); authorization_details_types_supported is added
+    // per request (the registered types change), by discoveryRoutes.
+    ...(features.actionApprovals
+      ? {
+          backchannel_authentication_endpoint: `${issuer}/bc-authorize`,
+          backchannel_token_delivery_modes_supported: ['poll', 'ping'],
+          backchannel_user_code_parameter_supported: false,
+        }
+      : {}),
   };
 }
 
@@ -89,8 +101,17 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: Context): Promi
   const metadata = authorizationServerMetadata(ctx.config.baseUrl, ctx.config);
   const openid = openIdConfiguration(ctx.config.baseUrl, ctx.config);
   const cache = { 'cache-control': 'public, max-age=3600' };
-  app.get('/.well-known/oauth-authorization-server', async (_request, reply) => reply.headers(cache).send(metadata));
-  app.get('/.well-known/openid-configuration', async (_request, reply) => reply.headers(cache).send(openid));
+  // With ACTION_APPROVALS, the names of the action types websites registered (RFC 9396 §10).
+  const withTypes = async <T extends object>(document: T) =>
+    ctx.config.actionApprovals
+      ? { ...document, authorization_details_types_supported: await actionTypeNames(ctx) }
+      : document;
+  app.get('/.well-known/oauth-authorization-server', async (_request, reply) =>
+    reply.headers(cache).send(await withTypes(metadata)),
+  );
+  app.get('/.well-known/openid-configuration', async (_request, reply) =>
+    reply.headers(cache).send(await withTypes(openid)),
+  );
   // The next key is published a whole max-age (and a node's reload) before it signs, so no cached
   // set can lack a key that signs; with HS256 and no key left from a key mode, `{"keys":[]}`.
   const jwksCache = { 'cache-control': `public, max-age=${JWKS_MAX_AGE}` };

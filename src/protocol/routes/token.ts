@@ -11,7 +11,7 @@ import { authenticateClient, clientCredentials } from '../../domain/client-authe
 import { MAX_CLIENT_ASSERTION_LENGTH } from '../../domain/client-keys/assertion.ts';
 import { grantFor } from '../../domain/grant-types.ts';
 import { MAX_CLIENT_ID_LENGTH } from '../../domain/rules/client.ts';
-import { GRANT_TYPES } from '../../domain/rules/grant-type-names.ts';
+import { servedGrantTypes } from '../../domain/rules/grant-type-names.ts';
 import { introspect, revoke } from '../../domain/tokens.ts';
 import { UnsupportedGrantType } from '../../errors.ts';
 import { Token } from '../../http/schemas.ts';
@@ -39,6 +39,8 @@ const TokenBody = Type.Object({
   code_verifier: token(256),
   redirect_uri: param(2048),
   refresh_token: token(256),
+  // CIBA's (ACTION_APPROVALS): 32 random bytes, base64url; longer ones are simply unknown.
+  auth_req_id: token(256),
   scope: param(200),
   resource: Resource,
 });
@@ -63,10 +65,10 @@ export async function tokenRoutes(app: FastifyInstance, ctx: Context): Promise<v
     const body = { ...request.body, ...credentials };
     const log = (message: string) => request.log.error(message);
     // Each grant authenticates the client from the same read as its code or refresh token (tokens.ts).
-    const grant = grantFor(body.grant_type);
+    const grant = grantFor(body.grant_type, ctx.config);
     if (!grant) {
       await authenticateClient(ctx, credentials, log);
-      throw new UnsupportedGrantType(`grant_type must be ${GRANT_TYPES.join(' or ')}.`);
+      throw new UnsupportedGrantType(`grant_type must be ${servedGrantTypes(ctx.config).join(' or ')}.`);
     }
     return reply.headers(NO_STORE).send(await grant(ctx, body, log));
   });

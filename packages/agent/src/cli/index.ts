@@ -8,10 +8,12 @@
  */
 import { Command } from 'commander';
 import { VERSION } from '../index.ts';
+import { actionsCommand } from './actions.ts';
 import { keygenCommand } from './keys.ts';
 import { mcpCommand } from './mcp.ts';
 import { signInCommand, withoutSecret } from './sign-in.ts';
 
+export { actionSentence, actionsCommand } from './actions.ts';
 export { DEFAULT_KEY_FILE, keygenCommand, keyOptions } from './keys.ts';
 export { MCP_HELP, mcpCommand } from './mcp.ts';
 export {
@@ -29,12 +31,15 @@ export {
 /** The `agentauth-agent` program: sign-in and mcp, nothing of the server's. */
 export function buildAgentCli(): Command {
   const program = new Command('agentauth-agent')
-    .description('sign an AI agent in to agentauth sign-in requests: from a shell (sign-in) or as an MCP server (mcp)')
+    .description(
+      'sign an AI agent in to agentauth sign-in requests: from a shell (sign-in) or as an MCP server (mcp); see what its owner is asked to approve (actions)',
+    )
     .version(VERSION, '-V, --version', 'print the version of @agentauth/agent')
     .showHelpAfterError();
   signInCommand(program, { name: 'agentauth-agent' });
   mcpCommand(program);
   keygenCommand(program, 'agentauth-agent');
+  actionsCommand(program);
   return program;
 }
 

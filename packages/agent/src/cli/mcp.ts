@@ -17,6 +17,8 @@ Tools:
   sign_in {request_id, expected_host?, expected_client_id?, expected_resource?}
                                                                        refused without an expectation
   wait_for_sign_in {request_id, timeout_seconds?}                      until the browser has continued
+  list_actions {}                                                      what websites ask the owner to approve
+  wait_for_action {action_id, timeout_seconds?}                        until the owner decides one
 
 Results carry structuredContent (each tool has an outputSchema) and the same JSON as text.
 Errors are tool results with isError and {"error", "error_description"} as text. What a
@@ -36,7 +38,7 @@ export function mcpCommand(program: Command): void {
   program
     .command('mcp')
     .description(
-      'run an MCP server on stdio with the tools inspect_sign_in_request, sign_in and wait_for_sign_in (credentials from AGENTAUTH_* in the environment)',
+      'run an MCP server on stdio with the tools inspect_sign_in_request, sign_in, wait_for_sign_in, list_actions and wait_for_action (credentials from AGENTAUTH_* in the environment)',
     )
     .addHelpText('after', MCP_HELP)
     .option(

@@ -1,0 +1,25 @@
+/** Action types the suites of test/action-types/ register (docs/design.md §21). */
+import type { ActionType } from '../../src/domain/authorization-details.ts';
+
+/** A payment, with the amount a policy's "up to" compares. */
+export const PAYMENT: ActionType = {
+  type: 'payment',
+  description: 'Pay {amount} {currency} to {payee}',
+  fields: {
+    amount: { type: 'number', required: true },
+    currency: { type: 'string', required: true },
+    payee: { type: 'string', required: true },
+  },
+  amount_field: 'amount',
+  currency_field: 'currency',
+};
+
+/** A deletion, with an optional field. */
+export const DELETION: ActionType = {
+  type: 'urn:acme:delete',
+  description: 'Delete {count} backups {note}',
+  fields: { count: { type: 'integer', required: true }, note: { type: 'string' } },
+};
+
+/** Where a ping website is told; .example never resolves, so saving it asks no receiver. */
+export const PING_ENDPOINT = 'https://shop.example/ciba/notify';
