@@ -101,17 +101,18 @@ export async function discoveryRoutes(app: FastifyInstance, ctx: Context): Promi
   const metadata = authorizationServerMetadata(ctx.config.baseUrl, ctx.config);
   const openid = openIdConfiguration(ctx.config.baseUrl, ctx.config);
   const cache = { 'cache-control': 'public, max-age=3600' };
-  // With ACTION_APPROVALS, the names of the action types websites registered (RFC 9396 §10).
-  const withTypes = async <T extends object>(document: T) =>
+  // With ACTION_APPROVALS, the names of the action types websites registered (RFC 9396 §10),
+  // read per request (cached briefly); without it, the fixed documents as they always were.
+  const served = <T extends object>(document: T) =>
     ctx.config.actionApprovals
-      ? { ...document, authorization_details_types_supported: await actionTypeNames(ctx) }
-      : document;
+      ? async () => ({ ...document, authorization_details_types_supported: await actionTypeNames(ctx) })
+      : () => document;
+  const metadataNow = served(metadata);
+  const openidNow = served(openid);
   app.get('/.well-known/oauth-authorization-server', async (_request, reply) =>
-    reply.headers(cache).send(await withTypes(metadata)),
+    reply.headers(cache).send(await metadataNow()),
   );
-  app.get('/.well-known/openid-configuration', async (_request, reply) =>
-    reply.headers(cache).send(await withTypes(openid)),
-  );
+  app.get('/.well-known/openid-configuration', async (_request, reply) => reply.headers(cache).send(await openidNow()));
   // The next key is published a whole max-age (and a node's reload) before it signs, so no cached
   // set can lack a key that signs; with HS256 and no key left from a key mode, `{"keys":[]}`.
   const jwksCache = { 'cache-control': `public, max-age=${JWKS_MAX_AGE}` };
