@@ -3,6 +3,9 @@
  * actions` (the package's built command, dist/cli.js) and the MCP tools list_actions and
  * wait_for_action (`agentauth mcp`, the same code) say "Waiting for your owner to approve: …" and
  * then the outcome, the website's words quoted as data; the secret never shows.
+ *
+ * @engine-independent a client of GET /api/agent/actions, which test/owner-actions/approvals.test.ts
+ * runs on both engines.
  */
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';

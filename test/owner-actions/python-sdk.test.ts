@@ -3,6 +3,9 @@
  * list_actions and wait_for_action against a real server, run through python/tests/sdk_driver.py
  * as test/agent-sdk-python.test.ts runs the rest of its surface: waiting, then approved by the
  * owner, with the words; wrong credentials are InvalidCredentialsError; the secret never printed.
+ *
+ * @engine-independent a client of GET /api/agent/actions, which test/owner-actions/approvals.test.ts
+ * runs on both engines.
  */
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
