@@ -43,6 +43,8 @@ async function main(): Promise<void> {
     DATABASE_URL: `sqlite:${join(dir, 'agentauth.db')}`,
     JWT_SECRET: 'screenshots-secret-of-at-least-32-bytes!',
     LOG_LEVEL: 'silent',
+    // Every page there is: action approvals (issue 39) are off by default.
+    ACTION_APPROVALS: 'on',
   });
   const server = await startServer(config, { clock, warn: () => {} });
   const callback = await startCallbackServer();

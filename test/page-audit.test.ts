@@ -54,7 +54,8 @@ describe.skipIf(!haveChromium)('every page, with realistic data, at 1280 × 800 
   beforeAll(async () => {
     // WebAuthn's relying party must be a domain name: the console is at http://localhost:<port>.
     [server, callback, browser] = await Promise.all([
-      startTestServer({ host: 'localhost' }),
+      // Every page there is: action approvals (issue 39) are off by default.
+      startTestServer({ host: 'localhost', env: { ACTION_APPROVALS: 'on' } }),
       startCallbackServer(),
       launchChromium(),
     ]);

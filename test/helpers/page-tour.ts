@@ -17,7 +17,8 @@ import { createAccount, issueLink } from '../../src/domain/accounts.ts';
 import { createApiKey, revokeApiKey } from '../../src/management/api-keys.ts';
 import { createWebhook, updateWebhook } from '../../src/domain/webhooks/endpoints.ts';
 import { consoleActor, operator } from '../../src/management/actor.ts';
-import { createClient } from '../../src/management/clients.ts';
+import { createClient, updateClient } from '../../src/management/clients.ts';
+import type { ActionType } from '../../src/store/clients.ts';
 import { generateKeyPairSync } from 'node:crypto';
 
 import { agentKeyOf } from '../../src/domain/agents.ts';
@@ -60,6 +61,9 @@ const NAMES = {
     webhook: 'Security alerts channel',
     newApiKey: 'Nightly backup',
     askingAgent: 'Travel booking agent',
+    payee: 'Acme Stationery',
+    notebook: 'Q3 drafts',
+    bindingMessage: 'Order 1142',
   },
   stress: {
     admin: 'Maximiliana Wolfeschlegelsteinhausenbergerdorff-Featherstonehaugh-Cholmondeley',
@@ -77,6 +81,9 @@ const NAMES = {
     webhook: 'Security-operations-centre-alert-ingestion-pipeline-for-the-identity-platform-team',
     newApiKey: 'Quarterly compliance export for the procurement and audit committee (read only)',
     askingAgent: 'Travel-booking-and-expense-reconciliation-agent-for-the-quarterly-review-team-v3',
+    payee: 'Featherstonehaugh-Cholmondeley-Office-Supplies-Wholesale-and-Distribution-GmbH-und-Co-KG',
+    notebook: 'Quarterly procurement and compliance review (EMEA): drafts, minutes and archived attachments',
+    bindingMessage: 'Order 1142 — office supplies for the quarterly procurement and compliance review',
   },
 } as const;
 
@@ -108,6 +115,13 @@ export interface Seed {
    * set), with approvals decided before; `party`'s website is not listed, so it asks for it.
    */
   asking: Party & { decidedApprovalId: string };
+  /**
+   * The party's website asks whether the admin's agent may pay (docs/design.md §21): the id of
+   * the action approval waiting for the admin, a new one only when none waits (the clock moves).
+   */
+  pendingAction: () => Promise<string>;
+  /** An action of the admin's agent the admin approved: its approval. */
+  decidedActionId: string;
   /** The owner (the admin) denies the approval the request `requestId` waits on. */
   denyApprovalOf: (requestId: string) => Promise<void>;
   names: (typeof NAMES)[DataSet];
@@ -251,6 +265,7 @@ export async function seedConsole(
   });
   const { webhookId, pausedWebhookId } = await seedWebhooks(ctx, admin, names.webhook);
   const asking = await seedApprovals(ctx, admin, party, names.askingAgent, options.baseUrl);
+  const { pendingAction, decidedActionId } = await seedActions(ctx, admin, party, names, options.baseUrl);
   const resource = 'https://mcp.acme-notes.example/mcp';
   await registerClient(ctx, {
     name: `${names.website} MCP`,
@@ -275,6 +290,8 @@ export async function seedConsole(
     webhookId,
     pausedWebhookId,
     asking,
+    pendingAction,
+    decidedActionId,
     denyApprovalOf: async (requestId) => {
       const { approval_id: approvalId } = (await ctx.store.requests.find(requestId))!;
       await decideApproval(ctx, approvalId!, 'deny', admin.id);
@@ -325,7 +342,8 @@ async function seedApprovals(
     scope_ceiling: ['openid', 'email', 'profile'],
     credentials_expire_at: Date.UTC(2099, 11, 31) / 1000,
     max_sign_ins_per_hour: 60,
-    actions: [],
+    // The party's website's actions answered without asking, up to an amount: the Policy section's actions lines.
+    actions: [{ client_id: party.clientId, answer: 'always', up_to: { amount: 50, currency: 'EUR' } }],
   });
   const asking: Party = { ...party, agentId: agent.id, agentSecret: secret };
   const decisions = ['once', 'deny'] as const;
@@ -346,6 +364,72 @@ async function seedApprovals(
     'The user cancelled the authorization request.',
   );
   return { ...asking, decidedApprovalId };
+}
+
+/** The party's website's action types: a payment an owner's "up to" measures, and a deletion. */
+const ACTION_TYPES: ActionType[] = [
+  {
+    type: 'payment',
+    description: 'Pay {amount} {currency} to {payee}',
+    fields: {
+      amount: { type: 'number', required: true },
+      currency: { type: 'string', required: true },
+      payee: { type: 'string', required: true },
+    },
+    amount_field: 'amount',
+    currency_field: 'currency',
+  },
+  {
+    type: 'notebook.delete',
+    description: 'Delete the notebook {notebook}',
+    fields: { notebook: { type: 'string', required: true } },
+  },
+];
+
+/**
+ * The party's website registers its action types as its owner does in the console, and asks
+ * (a real POST /bc-authorize with its credentials) whether the admin's agent, which signed in
+ * there, may act: one deletion the admin approved, and payments asked when a page needs one.
+ */
+async function seedActions(
+  ctx: Context,
+  admin: AccountRecord,
+  party: Party,
+  names: (typeof NAMES)[DataSet],
+  baseUrl: string,
+): Promise<Pick<Seed, 'pendingAction' | 'decidedActionId'>> {
+  await updateClient(ctx, consoleActor(admin, '2001:db8::1', { authenticatedAt: ctx.clock() }), party.clientId, {
+    actions: { actionTypes: ACTION_TYPES, tokenDelivery: 'poll' },
+  });
+  const waiting = async () =>
+    (await ctx.store.approvals.list({ accountId: admin.id, status: 'pending', now: ctx.clock(), limit: 50 })).find(
+      (approval) => approval.kind === 'action' && approval.agent_id === party.agentId,
+    )?.id;
+  const ask = async (details: Record<string, unknown>, bindingMessage?: string) => {
+    const answer = await fetch(`${baseUrl}/bc-authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        client_id: party.clientId,
+        client_secret: party.clientSecret,
+        scope: 'openid',
+        login_hint: party.agentId,
+        authorization_details: JSON.stringify([details]),
+        ...(bindingMessage ? { binding_message: bindingMessage } : {}),
+      }),
+    });
+    if (!answer.ok)
+      throw new Error(`the website could not ask about an action: ${answer.status} ${await answer.text()}`);
+    const id = await waiting();
+    if (!id) throw new Error('the action request opened no approval');
+    return id;
+  };
+  const decidedActionId = await ask({ type: 'notebook.delete', notebook: names.notebook });
+  await decideApproval(ctx, decidedActionId, 'once', admin.id);
+  const pendingAction = async () =>
+    (await waiting()) ??
+    ask({ type: 'payment', amount: 120, currency: 'EUR', payee: names.payee }, names.bindingMessage);
+  return { pendingAction, decidedActionId };
 }
 
 /**
@@ -694,7 +778,9 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
       viewer: 'admin',
       route: '/approvals',
       visit: async (page) => {
+        // A sign-in and an action waiting, side by side.
         await askApproval(baseUrl, seed.asking);
+        await seed.pendingAction();
         await page.goto(`${baseUrl}/console/approvals`);
       },
     },
@@ -707,6 +793,16 @@ export function pageTour(seed: Seed, baseUrl: string, advanceClock: (seconds: nu
       },
     },
     get('approval-decided', 'admin', `/console/approvals/${seed.asking.decidedApprovalId}`),
+    {
+      // The party's website asks whether the agent may pay: the action in words, the website's own message quoted.
+      name: 'approval-action',
+      viewer: 'admin',
+      route: '/approvals/:id',
+      visit: async (page) => {
+        await page.goto(`${baseUrl}/console/approvals/${await seed.pendingAction()}`);
+      },
+    },
+    get('approval-action-decided', 'admin', `/console/approvals/${seed.decidedActionId}`),
     get('websites', 'admin', '/console/websites', '/websites'),
     get('website', 'admin', websitePath, '/websites/:id'),
     get('website-keys', 'admin', `/console/websites/${seed.keyClientId}`),
