@@ -1,18 +1,8 @@
 /** Action types the suites of test/action-types/ register (docs/design.md §21). */
 import type { ActionType } from '../../src/domain/authorization-details.ts';
 
-/** A payment, with the amount a policy's "up to" compares. */
-export const PAYMENT: ActionType = {
-  type: 'payment',
-  description: 'Pay {amount} {currency} to {payee}',
-  fields: {
-    amount: { type: 'number', required: true },
-    currency: { type: 'string', required: true },
-    payee: { type: 'string', required: true },
-  },
-  amount_field: 'amount',
-  currency_field: 'currency',
-};
+/** A payment, with the amount a policy's "up to" compares: the one every suite registers. */
+export { PAYMENT } from '../helpers/action-requests.ts';
 
 /** A deletion, with an optional field. */
 export const DELETION: ActionType = {

@@ -28,6 +28,7 @@ import { decideApproval } from '../../src/domain/approvals.ts';
 import { recordConsoleEvent } from '../../src/console/events.ts';
 import { startSession } from '../../src/console/sessions.ts';
 import type { AccountRecord } from '../../src/store/accounts.ts';
+import { PAYMENT } from './action-requests.ts';
 import { addVirtualAuthenticator } from './browser.ts';
 import { authenticate, authorizeUrl, obtainTokens, type Party, pkcePair } from './flow.ts';
 import type { TestServer } from './server.ts';
@@ -368,17 +369,7 @@ async function seedApprovals(
 
 /** The party's website's action types: a payment an owner's "up to" measures, and a deletion. */
 const ACTION_TYPES: ActionType[] = [
-  {
-    type: 'payment',
-    description: 'Pay {amount} {currency} to {payee}',
-    fields: {
-      amount: { type: 'number', required: true },
-      currency: { type: 'string', required: true },
-      payee: { type: 'string', required: true },
-    },
-    amount_field: 'amount',
-    currency_field: 'currency',
-  },
+  PAYMENT,
   {
     type: 'notebook.delete',
     description: 'Delete the notebook {notebook}',

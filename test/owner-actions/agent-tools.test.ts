@@ -13,24 +13,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../src/store/accounts.ts';
-import type { ActionType } from '../../src/store/clients.ts';
 import { type ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { obtainTokens, postForm } from '../helpers/flow.ts';
 import { createOwnedAgent } from '../helpers/owned.ts';
+import { PAYMENT } from '../helpers/action-requests.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const run = promisify(execFile);
-const PAYMENT: ActionType = {
-  type: 'payment',
-  description: 'Pay {amount} {currency} to {payee}',
-  fields: {
-    amount: { type: 'number', required: true },
-    currency: { type: 'string', required: true },
-    payee: { type: 'string', required: true },
-  },
-  amount_field: 'amount',
-  currency_field: 'currency',
-};
 
 let server: TestServer;
 let owner: AccountRecord;

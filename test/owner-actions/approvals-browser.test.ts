@@ -11,7 +11,6 @@ import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentAuth } from '../../packages/agent/src/index.ts';
-import type { ActionType } from '../../src/store/clients.ts';
 import {
   addVirtualAuthenticator,
   ARRIVAL_TIMEOUT,
@@ -26,19 +25,9 @@ import { auditor } from '../helpers/page-audit.ts';
 import { VIEWPORTS } from '../helpers/page-tour.ts';
 import { obtainTokens } from '../helpers/flow.ts';
 import { createOwnedAgent } from '../helpers/owned.ts';
+import { PAYMENT } from '../helpers/action-requests.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const PAYMENT: ActionType = {
-  type: 'payment',
-  description: 'Pay {amount} {currency} to {payee}',
-  fields: {
-    amount: { type: 'number', required: true },
-    currency: { type: 'string', required: true },
-    payee: { type: 'string', required: true },
-  },
-  amount_field: 'amount',
-  currency_field: 'currency',
-};
 const PAY = [{ type: 'payment', amount: 20, currency: 'EUR', payee: 'Acme <i>Ltd</i>' }];
 
 describe.skipIf(!haveChromium)('approving an action with a passkey, live, in Chromium', () => {

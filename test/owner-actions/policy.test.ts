@@ -15,19 +15,9 @@ import { type ConsoleSession, createPasswordAccount, noticeOf, signIn } from '..
 import { obtainTokens } from '../helpers/flow.ts';
 import { createOwnedAgent } from '../helpers/owned.ts';
 import { cliOn } from '../helpers/remote-cli.ts';
+import { PAYMENT } from '../helpers/action-requests.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-const PAYMENT: ActionType = {
-  type: 'payment',
-  description: 'Pay {amount} {currency} to {payee}',
-  fields: {
-    amount: { type: 'number', required: true },
-    currency: { type: 'string', required: true },
-    payee: { type: 'string', required: true },
-  },
-  amount_field: 'amount',
-  currency_field: 'currency',
-};
 const DELETION: ActionType = {
   type: 'delete_note',
   description: 'Delete the note {title}',

@@ -11,27 +11,15 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActionType } from '../../src/store/clients.ts';
 import { type ConsoleSession, createPasswordAccount, signIn, TEST_PASSWORD } from '../helpers/console.ts';
 import { obtainTokens, postForm } from '../helpers/flow.ts';
 import { createOwnedAgent } from '../helpers/owned.ts';
+import { PAYMENT } from '../helpers/action-requests.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DRIVER = join(ROOT, 'python', 'tests', 'sdk_driver.py');
 const PYTHON = process.env.PYTHON ?? 'python3';
-
-const PAYMENT: ActionType = {
-  type: 'payment',
-  description: 'Pay {amount} {currency} to {payee}',
-  fields: {
-    amount: { type: 'number', required: true },
-    currency: { type: 'string', required: true },
-    payee: { type: 'string', required: true },
-  },
-  amount_field: 'amount',
-  currency_field: 'currency',
-};
 
 interface Outcome {
   exitCode: number | null;
