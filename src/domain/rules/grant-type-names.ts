@@ -18,7 +18,7 @@ export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
  * ACTION_APPROVALS is on, so it is kept apart from the contract's two.
  *
  * @example
- * servedGrantTypes({ actionApprovals: true }); // ['authorization_code', 'refresh_token', CIBA_GRANT_TYPE]
+ * CIBA_GRANT_TYPE; // 'urn:openid:params:grant-type:ciba'
  */
 export const CIBA_GRANT_TYPE = 'urn:openid:params:grant-type:ciba';
 
@@ -45,5 +45,6 @@ export function isGrantType(
   name: string,
   config: { actionApprovals: boolean } = { actionApprovals: false },
 ): name is GrantType {
-  return (servedGrantTypes(config) as readonly string[]).includes(name);
+  // Every /token call asks: no list is built for it.
+  return name === CIBA_GRANT_TYPE ? config.actionApprovals : (GRANT_TYPES as readonly string[]).includes(name);
 }
