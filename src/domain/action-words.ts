@@ -16,13 +16,13 @@ export function actionWords(details: readonly AuthorizationDetail[] | null, type
 }
 
 /**
- * The whole action in one line: its details in words, joined by "; ".
+ * The whole action in one line: its details' words (actionWords), joined by "; ".
  *
  * @example
- * actionSummary(details, types); // 'Pay 20 EUR to Acme; Delete the note Diary'
+ * actionSummary(actionWords(details, types)); // 'Pay 20 EUR to Acme; Delete the note Diary'
  */
-export function actionSummary(details: readonly AuthorizationDetail[] | null, types: ActionType[]): string {
-  return actionWords(details, types).join('; ');
+export function actionSummary(words: readonly string[]): string {
+  return words.join('; ');
 }
 
 /**

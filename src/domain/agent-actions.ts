@@ -110,12 +110,13 @@ export async function listAgentActions(
     const details = request.authorization_details as AuthorizationDetail[];
     const website = client?.name ?? request.client_id;
     const answeredBy = status === 'pending' || status === 'expired' ? null : request.answered_by;
+    const words = actionWords(details, types);
     actions.push({
       id: request.id,
       client_id: request.client_id,
       client_name: website,
-      words: actionWords(details, types),
-      message: actionMessage(status, answeredBy, actionSummary(details, types), website),
+      words,
+      message: actionMessage(status, answeredBy, actionSummary(words), website),
       binding_message: request.binding_message,
       authorization_details: details,
       status,

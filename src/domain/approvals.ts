@@ -247,14 +247,15 @@ const SUBJECT_LENGTH = 150;
  * binding message quoted as the website's own words, never as agentauth's.
  */
 function actionMail(baseUrl: string, approval: ApprovalView, minutes: number) {
-  const summary = actionSummary(approval.authorization_details, approval.client_action_types);
+  const words = actionWords(approval.authorization_details, approval.client_action_types);
+  const summary = actionSummary(words);
   const subject = `Approve ${approval.agent_name} at ${approval.client_name}: ${summary}?`;
   return {
     to: approval.owner_email,
     subject: subject.length > SUBJECT_LENGTH ? `${subject.slice(0, SUBJECT_LENGTH - 2)}…?` : subject,
     text: [
       `${approval.client_name} asks whether your agent ${approval.agent_name} may:`,
-      ...actionWords(approval.authorization_details, approval.client_action_types).map((words) => `  ${words}`),
+      ...words.map((each) => `  ${each}`),
       ...(approval.binding_message === null
         ? []
         : [
