@@ -8,7 +8,7 @@
  * may answer at once; otherwise its owner is asked (an approval of kind 'action'), and the
  * website learns the answer at /token (grant.ts) or by a ping (ping.ts).
  */
-import { createVerifier } from 'fast-jwt';
+import { createDecoder, createVerifier } from 'fast-jwt';
 import type { Context } from '../../context.ts';
 import { digest, newActionRequestId, newApprovalId, newAuthReqId } from '../../crypto.ts';
 import {
@@ -156,13 +156,13 @@ async function idTokenSubject(ctx: Context, client: ClientRecord, token: string)
   return claims.sub;
 }
 
+const decodeUnverified = createDecoder();
+
 /** A JWT's exp, read without verifying (only to pick the time it is verified at). */
 function expiryOf(token: string): number | null {
   try {
-    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
-      exp?: unknown;
-    };
-    return typeof payload.exp === 'number' ? payload.exp : null;
+    const { exp } = decodeUnverified(token) as { exp?: unknown };
+    return typeof exp === 'number' ? exp : null;
   } catch {
     return null;
   }
