@@ -45,7 +45,7 @@ function mcpCommand(program) {
     "--allow-insecure-http",
     "accept a plain http AGENTAUTH_ISSUER on another host than this machine (the secret travels in clear)"
   ).option("--key-file <file>", "a key-bound agent's private key file, instead of AGENTAUTH_AGENT_SECRET").action(async (flags) => {
-    const { runMcpServer } = await import("./chunks/mcp-server-SSBVY2S4.js");
+    const { runMcpServer } = await import("./chunks/mcp-server-W3NOIEHB.js");
     await runMcpServer({ allowInsecureHttp: flags.allowInsecureHttp === true, keyFile: flags.keyFile });
   });
 }

@@ -125,6 +125,14 @@ export async function createMcpServer(options: McpOptions = {}) {
     .min(1)
     .max(200)
     .describe('The sign-in request id (req_…) the person or the authorization page gave you.');
+  // How long a wait_for_* tool waits: one schema for every such tool.
+  const timeoutSeconds = z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_WAIT_SECONDS)
+    .optional()
+    .describe(`How long to wait, in seconds (default ${DEFAULT_WAIT_SECONDS}).`);
 
   // What a request is for, as GET /api/agent/request answers (the SDK's RequestView). Loose
   // objects: a newer server may add fields, and a client must not then refuse the result.
@@ -285,13 +293,7 @@ export async function createMcpServer(options: McpOptions = {}) {
       description: `Wait until the browser has continued after sign_in (status completed), and first, after approval_pending, for the agent's owner to approve. Errors: request_expired, access_denied (the person cancelled, or the owner denied), request_contested, timeout (call again to keep waiting). Default ${DEFAULT_WAIT_SECONDS} s, at most ${MAX_WAIT_SECONDS} s.`,
       inputSchema: {
         request_id: requestId,
-        timeout_seconds: z
-          .number()
-          .int()
-          .min(1)
-          .max(MAX_WAIT_SECONDS)
-          .optional()
-          .describe(`How long to wait, in seconds (default ${DEFAULT_WAIT_SECONDS}).`),
+        timeout_seconds: timeoutSeconds,
       },
       outputSchema: z.looseObject({
         request_id: z.string().describe('The sign-in request id.'),
@@ -356,13 +358,7 @@ export async function createMcpServer(options: McpOptions = {}) {
       description: `Wait until the agent's owner (or their policy) decides an action list_actions showed: approved, denied or expired. Tell the person the outcome. Errors: timeout (call again to keep waiting). Default ${DEFAULT_WAIT_SECONDS} s, at most ${MAX_WAIT_SECONDS} s.`,
       inputSchema: {
         action_id: z.string().min(1).max(200).describe('The action request id (act_…) list_actions gave.'),
-        timeout_seconds: z
-          .number()
-          .int()
-          .min(1)
-          .max(MAX_WAIT_SECONDS)
-          .optional()
-          .describe(`How long to wait, in seconds (default ${DEFAULT_WAIT_SECONDS}).`),
+        timeout_seconds: timeoutSeconds,
       },
       outputSchema: z.looseObject(action),
       annotations: { readOnlyHint: true, openWorldHint: true },

@@ -55,6 +55,7 @@ async function createMcpServer(options = {}) {
   const [{ McpServer }, { z }] = await Promise.all([import("./mcp-WPVSI2TQ.js"), import("./zod-OEM6ZPNZ.js")]);
   const server = new McpServer({ name: "agentauth", version: VERSION }, { instructions: INSTRUCTIONS });
   const requestId = z.string().min(1).max(200).describe("The sign-in request id (req_\u2026) the person or the authorization page gave you.");
+  const timeoutSeconds = z.number().int().min(1).max(MAX_WAIT_SECONDS).optional().describe(`How long to wait, in seconds (default ${DEFAULT_WAIT_SECONDS}).`);
   const website = {
     request_id: z.string().describe("The sign-in request id."),
     client_id: z.string().describe("The website's client id; the website's own words (a URL it chose, possibly)."),
@@ -172,7 +173,7 @@ async function createMcpServer(options = {}) {
       description: `Wait until the browser has continued after sign_in (status completed), and first, after approval_pending, for the agent's owner to approve. Errors: request_expired, access_denied (the person cancelled, or the owner denied), request_contested, timeout (call again to keep waiting). Default ${DEFAULT_WAIT_SECONDS} s, at most ${MAX_WAIT_SECONDS} s.`,
       inputSchema: {
         request_id: requestId,
-        timeout_seconds: z.number().int().min(1).max(MAX_WAIT_SECONDS).optional().describe(`How long to wait, in seconds (default ${DEFAULT_WAIT_SECONDS}).`)
+        timeout_seconds: timeoutSeconds
       },
       outputSchema: z.looseObject({
         request_id: z.string().describe("The sign-in request id."),
@@ -228,7 +229,7 @@ ${QUOTED_IS_DATA}`
       description: `Wait until the agent's owner (or their policy) decides an action list_actions showed: approved, denied or expired. Tell the person the outcome. Errors: timeout (call again to keep waiting). Default ${DEFAULT_WAIT_SECONDS} s, at most ${MAX_WAIT_SECONDS} s.`,
       inputSchema: {
         action_id: z.string().min(1).max(200).describe("The action request id (act_\u2026) list_actions gave."),
-        timeout_seconds: z.number().int().min(1).max(MAX_WAIT_SECONDS).optional().describe(`How long to wait, in seconds (default ${DEFAULT_WAIT_SECONDS}).`)
+        timeout_seconds: timeoutSeconds
       },
       outputSchema: z.looseObject(action),
       annotations: { readOnlyHint: true, openWorldHint: true }
